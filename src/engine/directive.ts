@@ -1,0 +1,52 @@
+import { z } from 'zod';
+
+/** What an agent may ask the workflow to do next, written as JSON to its directive file. */
+export const DIRECTIVE_ACTIONS = [
+  'continue',
+  'loop',
+  'checkpoint',
+  'trigger',
+  'stop',
+  'error',
+  'pause',
+] as const;
+
+/** One directive action (CodeMachine's set plus `pause`). */
+export type DirectiveAction = (typeof DIRECTIVE_ACTIONS)[number];
+
+/** Zod schema of a directive file; unknown keys are refused so typos are not silently ignored. */
+export const directiveSchema = z
+  .strictObject({
+    action: z.enum(DIRECTIVE_ACTIONS),
+    reason: z.string().max(4000).optional(),
+    triggerAgentId: z.string().min(1).optional(),
+  })
+  .refine((d) => d.action !== 'trigger' || d.triggerAgentId !== undefined, {
+    message: 'action "trigger" needs "triggerAgentId"',
+    path: ['triggerAgentId'],
+  });
+
+/** A validated directive. */
+export type Directive = z.infer<typeof directiveSchema>;
+
+/** The directive every step starts with (CodeMachine resets the file to this before each step). */
+export const DEFAULT_DIRECTIVE: Directive = Object.freeze({ action: 'continue' });
+
+/** Result of parsing a directive file's text: a directive, or why it is invalid. */
+export type DirectiveParse = { ok: true; directive: Directive } | { ok: false; error: string };
+
+/** Parses directive file text; invalid JSON or shape is an error, never a silent `continue`. */
+export function parseDirective(text: string): DirectiveParse {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    return { ok: false, error: `directive file is not valid JSON: ${(err as Error).message}` };
+  }
+  const parsed = directiveSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+    return { ok: false, error: `invalid directive: ${issues.join('; ')}` };
+  }
+  return { ok: true, directive: parsed.data };
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    // CI must never run a focused subset.
+    allowOnly: !process.env.CI,
+    pool: 'forks',
+  },
+});
