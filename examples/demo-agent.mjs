@@ -1,0 +1,189 @@
+#!/usr/bin/env node
+/**
+ * phasebridge demo agent: a scripted stand-in for a coding agent (plain Node, no dependencies).
+ *
+ * Behaviour comes from `DEMO_AGENT_BEHAVIOUR` and/or a line in the prompt, both in the form
+ *   demo: sleep=200 progress=3 directive=loop loops=2 reason="needs another pass"
+ * Both are read; for a key given in both, the PROMPT WINS (the env sets defaults for a whole
+ * agent, the prompt tunes one step).
+ *
+ * Keys:
+ *   sleep=N        work for N ms before finishing (default 300)
+ *   progress=N     print N lines `::progress step i/N` spread over the sleep
+ *   directive=A    write directive A: continue | loop | checkpoint | stop | error | pause | trigger
+ *                  | invalid (broken JSON) | badshape (unknown action)
+ *   reason="…"     the directive's reason
+ *   agent=ID       triggerAgentId for directive=trigger (default "helper")
+ *   loops=K        directive=loop loops only the first K times per run and step (default 1),
+ *                  then writes continue; the count is kept in `demo-loop-count.json` beside the
+ *                  directive file, so a demo workflow always terminates
+ *   exit=N         exit with code N after the work (a failing agent)
+ *   hang           never finish (sleep forever)
+ *   grandchild     start a grandchild process that hangs too, and print its pid
+ *   ignoreterm     ignore SIGTERM (agent and grandchild), so only SIGKILL stops them
+ *   noise=N        print about N bytes of filler output (to demo the output cap)
+ *
+ * The prompt is read from stdin, or from the file given as the first argument.
+ * The directive file is `$PHASEBRIDGE_DIRECTIVE_FILE`; the spec file is `$PHASEBRIDGE_SPEC_FILE`.
+ * The last stdout line is a Claude-like `{"type":"result",…}` stream-json event, so token usage
+ * and cost show up in demos.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const started = Date.now();
+
+/** Parses `key=value key="quoted value" flag` into an object; a bare flag is "true". */
+function parseBehaviour(text) {
+  const out = {};
+  const re = /([A-Za-z][\w-]*)(?:=(?:"((?:[^"\\]|\\.)*)"|(\S*)))?/g;
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    const value = m[2] !== undefined ? m[2].replace(/\\(.)/g, '$1') : m[3];
+    out[m[1]] = value ?? 'true';
+  }
+  return out;
+}
+
+/** The behaviour: env first, then the prompt's `demo:` line on top (the prompt wins). */
+function behaviourFor(prompt, envValue) {
+  const line = /^[ \t]*demo:(.*)$/m.exec(prompt);
+  return { ...parseBehaviour(envValue ?? ''), ...parseBehaviour(line ? line[1] : '') };
+}
+
+function readPrompt() {
+  const file = process.argv[2];
+  if (file) return Promise.resolve(fs.readFileSync(file, 'utf8'));
+  if (process.stdin.isTTY) return Promise.resolve('');
+  return new Promise((resolve) => {
+    let text = '';
+    process.stdin.setEncoding('utf8');
+    process.stdin.on('data', (d) => {
+      text += d;
+    });
+    process.stdin.on('end', () => resolve(text));
+    process.stdin.on('error', () => resolve(text));
+  });
+}
+
+function firstLine(text) {
+  const line = text.split('\n').find((l) => l.trim() !== '' && !/^\s*demo:/.test(l)) ?? '';
+  return line.length > 80 ? `${line.slice(0, 77)}...` : line.trim();
+}
+
+function specFirstLine() {
+  const spec = process.env.PHASEBRIDGE_SPEC_FILE;
+  if (!spec) return '(no spec file given)';
+  try {
+    return firstLine(fs.readFileSync(spec, 'utf8')) || '(empty spec file)';
+  } catch {
+    return `(cannot read ${spec})`;
+  }
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const int = (v, dflt) => (v !== undefined && /^\d+$/.test(v) ? Number(v) : dflt);
+
+function startGrandchild(ignoreTerm) {
+  const code = `${ignoreTerm ? "process.on('SIGTERM', () => {});" : ''} setInterval(() => {}, 1 << 30);`;
+  const child = spawn(process.execPath, ['-e', code], { stdio: 'ignore' });
+  console.log(`demo-agent: grandchild pid ${child.pid}`);
+}
+
+/** Loops left for this step: counts in `demo-loop-count.json` beside the directive file. */
+function takeLoop(directiveFile, limit) {
+  const stateFile = path.join(path.dirname(directiveFile), 'demo-loop-count.json');
+  const key = process.env.PHASEBRIDGE_STEP_ID ?? 'step';
+  let counts = {};
+  try {
+    counts = JSON.parse(fs.readFileSync(stateFile, 'utf8'));
+  } catch {
+    counts = {};
+  }
+  const done = Number(counts[key] ?? 0);
+  if (done >= limit) return false;
+  counts[key] = done + 1;
+  fs.writeFileSync(stateFile, `${JSON.stringify(counts)}\n`);
+  return true;
+}
+
+function writeDirective(b) {
+  const file = process.env.PHASEBRIDGE_DIRECTIVE_FILE;
+  const action = b.directive;
+  if (!action) return;
+  if (!file) {
+    console.error('demo-agent: PHASEBRIDGE_DIRECTIVE_FILE is not set; no directive written');
+    return;
+  }
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  let text;
+  if (action === 'invalid') text = '{"action": "loop", ';
+  else if (action === 'badshape') text = JSON.stringify({ action: 'explode' });
+  else if (action === 'loop' && !takeLoop(file, int(b.loops, 1))) {
+    text = JSON.stringify({ action: 'continue', reason: 'demo loop limit reached' });
+  } else {
+    const d = { action };
+    if (b.reason !== undefined) d.reason = b.reason;
+    if (action === 'trigger') d.triggerAgentId = b.agent ?? 'helper';
+    text = JSON.stringify(d);
+  }
+  fs.writeFileSync(file, `${text}\n`);
+  console.log(`demo-agent: directive ${text}`);
+}
+
+function resultLine(prompt, b, isError) {
+  const input = 40 + Math.ceil(prompt.length / 4);
+  const output = 120 + 10 * int(b.progress, 0);
+  const cacheRead = 1024;
+  const cost = (input * 3 + output * 15 + cacheRead * 0.3) / 1e6;
+  return JSON.stringify({
+    type: 'result',
+    subtype: 'success',
+    is_error: isError,
+    duration_ms: Date.now() - started,
+    num_turns: 1,
+    result: isError ? 'demo agent failed' : 'demo agent finished',
+    session_id: `demo-${process.pid}`,
+    total_cost_usd: Number(cost.toFixed(6)),
+    usage: {
+      input_tokens: input,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: cacheRead,
+      output_tokens: output,
+    },
+  });
+}
+
+async function main() {
+  const prompt = await readPrompt();
+  const b = behaviourFor(prompt, process.env.DEMO_AGENT_BEHAVIOUR);
+  const ignoreTerm = b.ignoreterm === 'true';
+  if (ignoreTerm) process.on('SIGTERM', () => console.log('demo-agent: ignoring SIGTERM'));
+  console.log(`demo-agent: prompt (${prompt.length} chars): ${firstLine(prompt) || '(no text)'}`);
+  console.log(`demo-agent: spec: ${specFirstLine()}`);
+  if (b.grandchild === 'true') startGrandchild(ignoreTerm);
+
+  const noise = int(b.noise, 0);
+  for (let sent = 0; sent < noise; sent += 64) console.log(`noise ${'.'.repeat(57)}`);
+
+  const total = int(b.sleep, 300);
+  const steps = int(b.progress, 0);
+  for (let i = 1; i <= steps; i++) {
+    await sleep(total / (steps + 1));
+    console.log(`::progress step ${i}/${steps}`);
+  }
+  await sleep(steps > 0 ? total / (steps + 1) : total);
+
+  if (b.hang === 'true') {
+    console.log('demo-agent: hanging');
+    setInterval(() => {}, 1 << 30);
+    return;
+  }
+  writeDirective(b);
+  const exitCode = int(b.exit, 0);
+  console.log(resultLine(prompt, b, exitCode !== 0));
+  if (exitCode !== 0) console.error(`demo-agent: failing with exit code ${exitCode}`);
+  process.exitCode = exitCode;
+}
+
+await main();

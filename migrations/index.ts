@@ -1,0 +1,22 @@
+/**
+ * The registry of bridge.db migrations. Each module is imported here (not discovered on disk)
+ * so the same code works under tsx, vitest and a bundle; kysely's FileMigrationProvider does not.
+ * To add one: create `NNNN_what.ts` exporting `up` (and `down`), then add a line below.
+ * Names must sort in the order the migrations run.
+ */
+import type { Migration, MigrationProvider } from 'kysely';
+import * as m0001 from './0001_initial.ts';
+import * as m0002 from './0002_job_queue.ts';
+
+/** Every migration this build knows, by name. */
+export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
+  '0001_initial': m0001,
+  '0002_job_queue': m0002,
+});
+
+/** A kysely MigrationProvider over `migrations` (default: every known migration). */
+export function migrationProvider(
+  migrations: Readonly<Record<string, Migration>> = MIGRATIONS,
+): MigrationProvider {
+  return { getMigrations: async () => ({ ...migrations }) };
+}

@@ -1,0 +1,130 @@
+import { type Command, Option } from 'commander';
+import type { AgentRecord } from '../../db/repositories/index.ts';
+import { DURATION_HINT, formatDuration, parseDuration } from '../../engine/workflow/duration.ts';
+import { InvalidInputError, NotFoundError } from '../../errors.ts';
+import type { CliContext } from '../context.ts';
+
+/** `agents list|add|remove`: the named agents workflows refer to. */
+export function registerAgentsCommand(program: Command, ctx: CliContext): void {
+  const agents = program.command('agents').description('list, add or remove named agents');
+
+  agents
+    .command('list')
+    .description('show every named agent')
+    .action(async () => {
+      const list = await (await ctx.repos()).agents.list();
+      if (list.length === 0) {
+        console.log('no agents yet; add one with `phasebridge agents add NAME --engine claude`');
+        return;
+      }
+      for (const a of list) console.log(describeAgent(a));
+    });
+
+  agents
+    .command('add')
+    .description('add a named agent; for engine "command" give its argv after --')
+    .argument('<name>', 'a short name workflows use, e.g. planner')
+    .argument('[argv...]', 'the command and its arguments (engine command), after --')
+    .addOption(
+      new Option('--engine <engine>', 'how to run it')
+        .choices(['command', 'claude', 'codex'])
+        .makeOptionMandatory(),
+    )
+    .option('--model <model>', 'model passed to claude or codex')
+    .option('--timeout <duration>', `longest a step may run (${DURATION_HINT})`)
+    .addOption(
+      new Option('--prompt-via <how>', 'how the prompt reaches the agent').choices([
+        'stdin',
+        'file',
+      ]),
+    )
+    .option(
+      '--env <KEY=VALUE...>',
+      'extra environment of the agent (never put bridge secrets here)',
+    )
+    .option('--disabled', 'add it disabled')
+    .action(async (name: string, argv: string[], opts: AddOptions) => {
+      if (!/^[a-z0-9][a-z0-9_-]{0,63}$/.test(name)) {
+        throw new InvalidInputError(
+          `agent name '${name}' must be lower-case letters, digits, - or _ (at most 64)`,
+        );
+      }
+      if (opts.engine === 'command' && argv.length === 0) {
+        throw new InvalidInputError(
+          'engine "command" needs its argv after --, e.g. `agents add lint --engine command -- npm run lint`',
+        );
+      }
+      const timeoutMs = opts.timeout === undefined ? null : parseDuration(opts.timeout);
+      if (timeoutMs === null && opts.timeout !== undefined) {
+        throw new InvalidInputError(
+          `--timeout '${opts.timeout}' is not a duration; ${DURATION_HINT}`,
+        );
+      }
+      const repos = await ctx.repos();
+      const added = await repos.agents.add({
+        name,
+        engine: opts.engine,
+        argv,
+        model: opts.model ?? null,
+        env: parseEnv(opts.env ?? []),
+        timeoutMs,
+        promptVia: opts.promptVia ?? null,
+        enabled: !opts.disabled,
+      });
+      await repos.audit.record({
+        actor: ctx.actor,
+        action: 'agents.add',
+        target: name,
+        outcome: 'allowed',
+      });
+      console.log(`added ${describeAgent(added)}`);
+    });
+
+  agents
+    .command('remove')
+    .description('remove a named agent')
+    .argument('<name>')
+    .action(async (name: string) => {
+      const repos = await ctx.repos();
+      if (!(await repos.agents.remove(name))) throw new NotFoundError(`no agent named '${name}'`);
+      await repos.audit.record({
+        actor: ctx.actor,
+        action: 'agents.remove',
+        target: name,
+        outcome: 'allowed',
+      });
+      console.log(`removed agent ${name}`);
+    });
+}
+
+interface AddOptions {
+  engine: 'command' | 'claude' | 'codex';
+  model?: string;
+  timeout?: string;
+  promptVia?: 'stdin' | 'file';
+  env?: string[];
+  disabled?: boolean;
+}
+
+function parseEnv(pairs: string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of pairs) {
+    const i = pair.indexOf('=');
+    const key = pair.slice(0, i);
+    if (i <= 0 || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) {
+      throw new InvalidInputError(`--env '${pair}' must be KEY=VALUE`);
+    }
+    env[key] = pair.slice(i + 1);
+  }
+  return env;
+}
+
+function describeAgent(a: AgentRecord): string {
+  const parts = [a.name, `engine=${a.engine}`];
+  if (a.model) parts.push(`model=${a.model}`);
+  if (a.argv.length > 0) parts.push(`argv=${JSON.stringify(a.argv)}`);
+  if (a.timeoutMs !== null) parts.push(`timeout=${formatDuration(a.timeoutMs)}`);
+  if (Object.keys(a.env).length > 0) parts.push(`env=${Object.keys(a.env).join(',')}`);
+  if (!a.enabled) parts.push('(disabled)');
+  return parts.join('  ');
+}

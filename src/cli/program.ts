@@ -1,0 +1,27 @@
+import { Command } from 'commander';
+import { registerAccessCommands } from './commands/access.ts';
+import { registerAgentsCommand } from './commands/agents.ts';
+import { registerDoctorCommand } from './commands/doctor.ts';
+import { registerMigrateCommand } from './commands/migrate.ts';
+import { registerServeCommand } from './commands/serve.ts';
+import type { CliContext } from './context.ts';
+
+/** Builds the `phasebridge` command tree; every subcommand has --help. */
+export function buildProgram(ctx: CliContext): Command {
+  const program = new Command('phasebridge')
+    .description(
+      'Drive coding-agent workflows from chat: runs, checkpoints and phase notifications.',
+    )
+    .version('0.1.0')
+    .exitOverride()
+    .showHelpAfterError()
+    .configureHelp({ sortSubcommands: true });
+  registerServeCommand(program, ctx);
+  registerMigrateCommand(program, ctx);
+  registerDoctorCommand(program, ctx);
+  registerAccessCommands(program, ctx);
+  registerAgentsCommand(program, ctx);
+  // Subcommands inherit exitOverride so bad arguments surface as exit 2 in main().
+  for (const sub of program.commands) sub.exitOverride().showHelpAfterError();
+  return program;
+}

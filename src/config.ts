@@ -1,0 +1,340 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { ConfigError, type ConfigProblem } from './errors.ts';
+
+/** Env names that hold secrets: they are read from env only and redacted from every log line. */
+export const SECRET_ENV_NAMES = [
+  'TELEGRAM_BOT_TOKEN',
+  'TELEGRAM_WEBHOOK_SECRET',
+  'SLACK_BOT_TOKEN',
+  'SLACK_SIGNING_SECRET',
+  'SLACK_APP_TOKEN',
+  'DISCORD_BOT_TOKEN',
+  'REDIS_URL',
+] as const;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const url = z.url({ message: 'must be an absolute http(s) URL' });
+const secret = z.string().min(8, { message: 'is too short to be a real token or secret' });
+
+/** The whole configuration of phasebridge; every value has one home here. */
+export const configSchema = z.strictObject({
+  home: z.string().min(1),
+  host: z.string().min(1),
+  port: z.coerce.number().int().min(0).max(65535),
+  redisUrl: z
+    .string()
+    .regex(/^rediss?:\/\//, { message: 'must start with redis:// or rediss://' })
+    .optional(),
+  logLevel: z.enum(LOG_LEVELS),
+  telegram: z.strictObject({
+    botToken: secret.optional(),
+    apiRoot: url.optional(),
+    webhookUrl: url.optional(),
+    webhookSecret: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{8,256}$/, {
+        message: 'must be 8-256 characters of A-Z, a-z, 0-9, _ and - (Telegram rule)',
+      })
+      .optional(),
+  }),
+  slack: z.strictObject({
+    botToken: secret.optional(),
+    signingSecret: secret.optional(),
+    appToken: secret.optional(),
+    apiUrl: url.optional(),
+    command: z.string().regex(/^\/[a-z0-9_-]{1,31}$/, {
+      message: 'must be a slash command such as /pb',
+    }),
+  }),
+  discord: z.strictObject({
+    botToken: secret.optional(),
+    applicationId: z
+      .string()
+      .regex(/^[0-9]{5,25}$/, { message: 'must be a numeric snowflake id' })
+      .optional(),
+    apiUrl: url.optional(),
+  }),
+});
+
+/** The validated, deeply frozen configuration. */
+export type Config = Readonly<z.infer<typeof configSchema>>;
+
+/** Fixes shown next to each problem, by the config path's first segments. */
+const FIXES: Record<string, string> = {
+  home: 'set PHASEBRIDGE_HOME to a writable folder (default ./.phasebridge)',
+  host: 'set PHASEBRIDGE_HOST to an interface address such as 127.0.0.1',
+  port: 'set PHASEBRIDGE_PORT to a number from 0 to 65535 (default 7717)',
+  redisUrl: 'set REDIS_URL to redis://host:6379, or unset it to use the embedded queue',
+  logLevel: `set LOG_LEVEL to one of ${LOG_LEVELS.join(', ')}`,
+  'telegram.botToken': 'set TELEGRAM_BOT_TOKEN to the token @BotFather gave you',
+  'telegram.apiRoot':
+    'set TELEGRAM_API_ROOT to the Bot API server root, e.g. https://api.telegram.org',
+  'telegram.webhookUrl': 'set TELEGRAM_WEBHOOK_URL to the public https URL of this bridge',
+  'telegram.webhookSecret': 'set TELEGRAM_WEBHOOK_SECRET to a random string (openssl rand -hex 32)',
+  'slack.botToken': 'set SLACK_BOT_TOKEN to the xoxb- token of your Slack app',
+  'slack.signingSecret': "set SLACK_SIGNING_SECRET to the app's signing secret (Basic Information)",
+  'slack.appToken':
+    'set SLACK_APP_TOKEN to an xapp- token for Socket Mode, or unset it for HTTP mode',
+  'slack.apiUrl': 'set SLACK_API_URL to the Web API root, e.g. https://slack.com/api/',
+  'slack.command': 'set SLACK_COMMAND to the slash command you registered, e.g. /pb',
+  'discord.botToken': 'set DISCORD_BOT_TOKEN to the bot token from the Developer Portal',
+  'discord.applicationId': 'set DISCORD_APPLICATION_ID to the numeric application id',
+  'discord.apiUrl': 'set DISCORD_API_URL to the REST root, e.g. https://discord.com/api',
+};
+
+/** Where each config path comes from in env, for messages. */
+const ENV_OF: Record<string, string> = {
+  home: 'PHASEBRIDGE_HOME',
+  host: 'PHASEBRIDGE_HOST',
+  port: 'PHASEBRIDGE_PORT',
+  redisUrl: 'REDIS_URL',
+  logLevel: 'LOG_LEVEL',
+  'telegram.botToken': 'TELEGRAM_BOT_TOKEN',
+  'telegram.apiRoot': 'TELEGRAM_API_ROOT',
+  'telegram.webhookUrl': 'TELEGRAM_WEBHOOK_URL',
+  'telegram.webhookSecret': 'TELEGRAM_WEBHOOK_SECRET',
+  'slack.botToken': 'SLACK_BOT_TOKEN',
+  'slack.signingSecret': 'SLACK_SIGNING_SECRET',
+  'slack.appToken': 'SLACK_APP_TOKEN',
+  'slack.apiUrl': 'SLACK_API_URL',
+  'slack.command': 'SLACK_COMMAND',
+  'discord.botToken': 'DISCORD_BOT_TOKEN',
+  'discord.applicationId': 'DISCORD_APPLICATION_ID',
+  'discord.apiUrl': 'DISCORD_API_URL',
+};
+
+/** Config paths that are secrets: refused in the YAML file. */
+const SECRET_PATHS = new Set(
+  Object.entries(ENV_OF)
+    .filter(([, env]) => (SECRET_ENV_NAMES as readonly string[]).includes(env))
+    .map(([path]) => path),
+);
+
+/** Options of loadConfig; defaults read the real process. */
+export interface LoadConfigOptions {
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Path of the YAML file; default `phasebridge.config.yaml` in cwd, or PHASEBRIDGE_CONFIG. */
+  file?: string;
+}
+
+/** Reads env and the optional YAML file, validates once, and returns a frozen config. */
+export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const problems: ConfigProblem[] = [];
+  const fromFile = readConfigFile(options.file ?? env.PHASEBRIDGE_CONFIG, cwd, problems);
+  const raw = mergeRaw(fromFile, fromEnv(env));
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) problems.push(problemOf(issue));
+  } else {
+    problems.push(...crossChecks(parsed.data));
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  const data = parsed.data!;
+  const home = isAbsolute(data.home) ? data.home : resolve(cwd, data.home);
+  return deepFreeze({ ...data, home });
+}
+
+/** Every secret value present in a config: the logger redacts each of them. */
+export function secretsOf(config: Config): string[] {
+  const values = [
+    config.telegram.botToken,
+    config.telegram.webhookSecret,
+    config.slack.botToken,
+    config.slack.signingSecret,
+    config.slack.appToken,
+    config.discord.botToken,
+    config.redisUrl,
+  ];
+  return values.filter((v): v is string => typeof v === 'string' && v.length > 0);
+}
+
+function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const v = (name: string) => (env[name] === '' ? undefined : env[name]);
+  return {
+    home: v('PHASEBRIDGE_HOME'),
+    host: v('PHASEBRIDGE_HOST'),
+    port: v('PHASEBRIDGE_PORT'),
+    redisUrl: v('REDIS_URL'),
+    logLevel: v('LOG_LEVEL'),
+    telegram: {
+      botToken: v('TELEGRAM_BOT_TOKEN'),
+      apiRoot: v('TELEGRAM_API_ROOT'),
+      webhookUrl: v('TELEGRAM_WEBHOOK_URL'),
+      webhookSecret: v('TELEGRAM_WEBHOOK_SECRET'),
+    },
+    slack: {
+      botToken: v('SLACK_BOT_TOKEN'),
+      signingSecret: v('SLACK_SIGNING_SECRET'),
+      appToken: v('SLACK_APP_TOKEN'),
+      apiUrl: v('SLACK_API_URL'),
+      command: v('SLACK_COMMAND'),
+    },
+    discord: {
+      botToken: v('DISCORD_BOT_TOKEN'),
+      applicationId: v('DISCORD_APPLICATION_ID'),
+      apiUrl: v('DISCORD_API_URL'),
+    },
+  };
+}
+
+const DEFAULTS = {
+  home: './.phasebridge',
+  host: '127.0.0.1',
+  port: 7717,
+  logLevel: 'info',
+  telegram: {},
+  slack: { command: '/pb' },
+  discord: {},
+};
+
+/** Layers: defaults < YAML file < env (env wins, so a deployment can override a checked-in file). */
+function mergeRaw(file: Record<string, unknown>, env: Record<string, unknown>) {
+  const out: Record<string, unknown> = structuredClone(DEFAULTS);
+  for (const layer of [file, env]) {
+    for (const [key, value] of Object.entries(layer)) {
+      if (value === undefined) continue;
+      const current = out[key];
+      if (isPlainObject(value) && isPlainObject(current)) {
+        out[key] = { ...current, ...dropUndefined(value) };
+      } else {
+        out[key] = value;
+      }
+    }
+  }
+  return out;
+}
+
+function readConfigFile(
+  file: string | undefined,
+  cwd: string,
+  problems: ConfigProblem[],
+): Record<string, unknown> {
+  const path = resolve(cwd, file ?? 'phasebridge.config.yaml');
+  if (!existsSync(path)) {
+    if (file)
+      problems.push({
+        path: 'file',
+        problem: `${path} does not exist`,
+        fix: 'create it or unset PHASEBRIDGE_CONFIG',
+      });
+    return {};
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(readFileSync(path, 'utf8'));
+  } catch (err) {
+    problems.push({
+      path,
+      problem: `is not valid YAML (${(err as Error).message})`,
+      fix: 'correct the YAML syntax',
+    });
+    return {};
+  }
+  if (doc == null) return {};
+  if (!isPlainObject(doc)) {
+    problems.push({
+      path,
+      problem: 'must be a mapping of settings',
+      fix: 'see the configuration table in README.md',
+    });
+    return {};
+  }
+  for (const [section, value] of Object.entries(doc)) {
+    if (!isPlainObject(value)) continue;
+    for (const key of Object.keys(value)) {
+      if (SECRET_PATHS.has(`${section}.${key}`)) {
+        problems.push({
+          path: `${path}: ${section}.${key}`,
+          problem: 'secrets are not read from files',
+          fix: `remove it from the file and set ${ENV_OF[`${section}.${key}`]} in the environment`,
+        });
+        delete value[key];
+      }
+    }
+  }
+  if ('redisUrl' in doc) {
+    problems.push({
+      path: `${path}: redisUrl`,
+      problem: 'secrets are not read from files',
+      fix: 'set REDIS_URL in the environment',
+    });
+    delete doc.redisUrl;
+  }
+  return doc;
+}
+
+function crossChecks(c: z.infer<typeof configSchema>): ConfigProblem[] {
+  const out: ConfigProblem[] = [];
+  if (c.telegram.webhookUrl && !c.telegram.webhookSecret) {
+    out.push({
+      path: 'TELEGRAM_WEBHOOK_SECRET',
+      problem: 'webhook mode needs a secret so forged updates are refused',
+      fix: FIXES['telegram.webhookSecret']!,
+    });
+  }
+  if (c.telegram.webhookUrl && !c.telegram.botToken) {
+    out.push({
+      path: 'TELEGRAM_BOT_TOKEN',
+      problem: 'TELEGRAM_WEBHOOK_URL is set but there is no bot token',
+      fix: FIXES['telegram.botToken']!,
+    });
+  }
+  if (c.slack.botToken && !c.slack.appToken && !c.slack.signingSecret) {
+    out.push({
+      path: 'SLACK_SIGNING_SECRET',
+      problem: 'Slack HTTP mode needs the signing secret to verify requests',
+      fix: `${FIXES['slack.signingSecret']}, or set SLACK_APP_TOKEN for Socket Mode`,
+    });
+  }
+  if ((c.slack.appToken || c.slack.signingSecret) && !c.slack.botToken) {
+    out.push({
+      path: 'SLACK_BOT_TOKEN',
+      problem: 'Slack settings are present but there is no bot token',
+      fix: FIXES['slack.botToken']!,
+    });
+  }
+  if (c.discord.botToken && !c.discord.applicationId) {
+    out.push({
+      path: 'DISCORD_APPLICATION_ID',
+      problem: 'slash commands are registered for an application id',
+      fix: FIXES['discord.applicationId']!,
+    });
+  }
+  return out;
+}
+
+function problemOf(issue: z.core.$ZodIssue): ConfigProblem {
+  const key = issue.path.join('.');
+  const env = ENV_OF[key];
+  const unknown = issue.code === 'unrecognized_keys';
+  return {
+    path: env ?? (key || '(root)'),
+    problem: unknown ? `unknown setting(s) ${issue.keys.join(', ')}` : issue.message,
+    fix: unknown
+      ? 'remove them; see the configuration table in README.md'
+      : (FIXES[key] ?? 'see README.md'),
+  };
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function dropUndefined(o: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+}
+
+function deepFreeze<T>(value: T): T {
+  if (isPlainObject(value)) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,101 @@
+/**
+ * Brings bridge.db to the latest schema with kysely's Migrator, all pending migrations in ONE
+ * write transaction (BEGIN IMMEDIATE): a failure leaves the database as it was, and two processes
+ * starting together (serve + worker) take turns instead of both creating the same tables.
+ */
+import { type Migration, Migrator } from 'kysely';
+import { MIGRATIONS, migrationProvider } from '../../migrations/index.ts';
+import { CorruptStateError } from '../errors.ts';
+import type { BridgeDb } from './connection.ts';
+
+/** kysely's bookkeeping table: one row (name, ISO timestamp) per applied migration. */
+const MIGRATION_TABLE = 'kysely_migration';
+
+/** Options for tests and tools; production code passes none. */
+export interface MigrateOptions {
+  /** The migrations to apply (default: every migration of this build, `migrations/index.ts`). */
+  migrations?: Readonly<Record<string, Migration>>;
+}
+
+/** One migration and when it was applied (ISO time); `unknown` marks one from a newer build. */
+export interface MigrationState {
+  name: string;
+  appliedAt?: string;
+  unknown?: true;
+}
+
+/**
+ * Applies every pending migration and returns their names (empty when up to date).
+ * Throws CorruptStateError when the database was written by a newer phasebridge (it holds a
+ * migration this build does not know) or when a migration fails (nothing is applied then).
+ * Call it before anything else uses `db`: statements issued meanwhile join its transaction.
+ */
+export async function migrateToLatest(
+  db: BridgeDb,
+  opts: MigrateOptions = {},
+): Promise<{ applied: string[] }> {
+  const migrations = opts.migrations ?? MIGRATIONS;
+  // SQLite's DDL is transactional even though kysely's SQLite adapter does not say so.
+  db.sqlite.exec('BEGIN IMMEDIATE');
+  try {
+    refuseNewerDatabase(db, migrations);
+    const migrator = new Migrator({ db: db.kysely, provider: migrationProvider(migrations) });
+    const { error, results = [] } = await migrator.migrateToLatest();
+    if (error !== undefined) {
+      const failed = results.find((r) => r.status === 'Error')?.migrationName;
+      const message = error instanceof Error ? error.message : String(error);
+      throw new CorruptStateError(
+        `bridge.db at ${db.file}: ${failed ? `migration ${failed} failed` : 'cannot migrate'}: ${message}; nothing was applied`,
+        { cause: error },
+      );
+    }
+    db.sqlite.exec('COMMIT');
+    return { applied: results.filter((r) => r.status === 'Success').map((r) => r.migrationName) };
+  } finally {
+    if (db.sqlite.inTransaction) db.sqlite.exec('ROLLBACK');
+  }
+}
+
+/**
+ * Every migration this build knows, in order, with `appliedAt` when applied; then any applied
+ * migration it does not know (`unknown: true`: the database is from a newer phasebridge).
+ * Reads only: a fresh database is left untouched.
+ */
+export async function migrationStatus(
+  db: BridgeDb,
+  opts: MigrateOptions = {},
+): Promise<MigrationState[]> {
+  const known = Object.keys(opts.migrations ?? MIGRATIONS).sort();
+  const applied = appliedMigrations(db);
+  const states: MigrationState[] = known.map((name) => {
+    const appliedAt = applied.get(name);
+    return appliedAt === undefined ? { name } : { name, appliedAt };
+  });
+  for (const [name, appliedAt] of [...applied].sort(([a], [b]) => a.localeCompare(b))) {
+    if (!known.includes(name)) states.push({ name, appliedAt, unknown: true });
+  }
+  return states;
+}
+
+/** Throws when the database holds a migration this build does not know. */
+function refuseNewerDatabase(db: BridgeDb, migrations: Readonly<Record<string, Migration>>): void {
+  const unknown = [...appliedMigrations(db).keys()].filter((name) => !(name in migrations)).sort();
+  if (unknown.length === 0) return;
+  throw new CorruptStateError(
+    `bridge.db at ${db.file} was written by a newer phasebridge (migration ${unknown.join(', ')} ` +
+      'unknown to this version); upgrade phasebridge or point PHASEBRIDGE_HOME elsewhere',
+  );
+}
+
+/** Applied migration names → ISO timestamps (empty when never migrated). */
+function appliedMigrations(db: BridgeDb): Map<string, string> {
+  const table = db.sqlite
+    .prepare("select 1 from sqlite_master where type = 'table' and name = ?")
+    .get(MIGRATION_TABLE);
+  if (table === undefined) return new Map();
+  const rows = db.sqlite.prepare(`select name, timestamp from ${MIGRATION_TABLE}`).all() as {
+    name: string;
+    timestamp: string;
+  }[];
+  return new Map(rows.map((r) => [r.name, r.timestamp]));
+}

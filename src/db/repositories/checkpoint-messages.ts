@@ -1,0 +1,146 @@
+/** Chat messages that show a checkpoint, each with the opaque token its buttons carry. */
+import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { NotFoundError } from '../../errors.ts';
+import type { CheckpointMessageState, Database, Row } from '../schema.ts';
+import { withConstraintErrors } from '../sqlite-errors.ts';
+import { type Clock, quoted, type RepoOptions } from './support.ts';
+
+/** One posted (or about to be posted) checkpoint message. */
+export interface CheckpointMessageRecord {
+  id: number;
+  runId: string;
+  checkpointId: string;
+  chatRef: string;
+  /** Null until the platform has answered the send. */
+  messageRef: string | null;
+  buttonToken: string;
+  state: CheckpointMessageState;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** What `add` needs; the button token is generated when not given. */
+export interface NewCheckpointMessage {
+  runId: string;
+  checkpointId: string;
+  chatRef: string;
+  messageRef?: string | null;
+  buttonToken?: string;
+}
+
+/** A fresh unguessable token: 128 bits, 22 URL-safe characters (fits Telegram's 64-byte data). */
+export function newButtonToken(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+/** Reads and writes `checkpoint_messages`. */
+export class CheckpointMessagesRepo {
+  readonly #db: Kysely<Database>;
+  readonly #now: Clock;
+
+  constructor(db: Kysely<Database>, opts: RepoOptions = {}) {
+    this.#db = db;
+    this.#now = opts.now ?? Date.now;
+  }
+
+  /**
+   * Stores a message of a checkpoint in state 'open'. Store it BEFORE sending, so a press that
+   * arrives right after the send finds its token; then `setMessageRef`.
+   * ConflictError when the run is not indexed or the token is taken.
+   */
+  async add(msg: NewCheckpointMessage): Promise<CheckpointMessageRecord> {
+    const now = this.#now();
+    const row = await withConstraintErrors(
+      `a message of checkpoint ${quoted(msg.checkpointId)}`,
+      () =>
+        this.#db
+          .insertInto('checkpoint_messages')
+          .values({
+            run_id: msg.runId,
+            checkpoint_id: msg.checkpointId,
+            chat_ref: msg.chatRef,
+            message_ref: msg.messageRef ?? null,
+            button_token: msg.buttonToken ?? newButtonToken(),
+            created_at: now,
+            updated_at: now,
+          })
+          .returningAll()
+          .executeTakeFirstOrThrow(),
+      {
+        unique: 'this button token is already in use',
+        foreignKey: `run ${quoted(msg.runId)} is not in the run index`,
+      },
+    );
+    return toRecord(row);
+  }
+
+  /** Records the platform's reference of a sent message; NotFoundError for an unknown id. */
+  async setMessageRef(id: number, messageRef: string): Promise<CheckpointMessageRecord> {
+    const row = await this.#db
+      .updateTable('checkpoint_messages')
+      .set({ message_ref: messageRef, updated_at: this.#now() })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw new NotFoundError(`no checkpoint message ${id}`);
+    return toRecord(row);
+  }
+
+  /** The message whose buttons carry `token`, or null. */
+  async findByToken(token: string): Promise<CheckpointMessageRecord | null> {
+    const row = await this.#db
+      .selectFrom('checkpoint_messages')
+      .selectAll()
+      .where('button_token', '=', token)
+      .executeTakeFirst();
+    return row ? toRecord(row) : null;
+  }
+
+  /** Every copy of a checkpoint's message (all channels), oldest first. */
+  async listByCheckpoint(runId: string, checkpointId: string): Promise<CheckpointMessageRecord[]> {
+    const rows = await this.#db
+      .selectFrom('checkpoint_messages')
+      .selectAll()
+      .where('run_id', '=', runId)
+      .where('checkpoint_id', '=', checkpointId)
+      .orderBy('id')
+      .execute();
+    return rows.map(toRecord);
+  }
+
+  /** Marks every open copy of a checkpoint's message decided; returns how many changed. */
+  markDecided(runId: string, checkpointId: string): Promise<number> {
+    return this.#close(runId, checkpointId, 'decided');
+  }
+
+  /** Marks every open copy of a checkpoint's message expired; returns how many changed. */
+  markExpired(runId: string, checkpointId: string): Promise<number> {
+    return this.#close(runId, checkpointId, 'expired');
+  }
+
+  async #close(runId: string, checkpointId: string, state: 'decided' | 'expired'): Promise<number> {
+    const res = await this.#db
+      .updateTable('checkpoint_messages')
+      .set({ state, updated_at: this.#now() })
+      .where('run_id', '=', runId)
+      .where('checkpoint_id', '=', checkpointId)
+      .where('state', '=', 'open')
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows);
+  }
+}
+
+function toRecord(row: Row<'checkpoint_messages'>): CheckpointMessageRecord {
+  return {
+    id: row.id,
+    runId: row.run_id,
+    checkpointId: row.checkpoint_id,
+    chatRef: row.chat_ref,
+    messageRef: row.message_ref,
+    buttonToken: row.button_token,
+    state: row.state,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}

@@ -1,0 +1,162 @@
+/** The index of runs, for listing and lookup; each run's ledger stays the source of truth. */
+import type { Kysely } from 'kysely';
+import { NotFoundError } from '../../errors.ts';
+import type { Database, Row, RunIndexStatus } from '../schema.ts';
+import { withConstraintErrors } from '../sqlite-errors.ts';
+import { type Clock, quoted, type RepoOptions } from './support.ts';
+
+/** Statuses that never change again; reaching one sets `finishedAt`. */
+export const TERMINAL_RUN_STATUSES: readonly RunIndexStatus[] = [
+  'completed',
+  'failed',
+  'cancelled',
+];
+
+/** One indexed run. */
+export interface RunIndexRecord {
+  id: string;
+  workflowId: string;
+  workspace: string;
+  layout: string;
+  status: RunIndexStatus;
+  /** The starter's immutable actor id, e.g. 'telegram:42'. */
+  startedBy: string | null;
+  /** The chat ref the run was started from. */
+  originChat: string | null;
+  createdAt: number;
+  updatedAt: number;
+  finishedAt: number | null;
+}
+
+/** What `upsert` writes; times default to now (createdAt is kept on update). */
+export interface RunIndexInput {
+  id: string;
+  workflowId: string;
+  workspace: string;
+  layout: string;
+  status: RunIndexStatus;
+  startedBy?: string | null;
+  originChat?: string | null;
+  createdAt?: number;
+  updatedAt?: number;
+}
+
+/** Filters for `list`; results are newest-updated first. */
+export interface RunListFilter {
+  status?: RunIndexStatus | readonly RunIndexStatus[];
+  workspace?: string;
+  originChat?: string;
+  limit?: number;
+}
+
+/** Reads and writes `runs`. */
+export class RunsRepo {
+  readonly #db: Kysely<Database>;
+  readonly #now: Clock;
+
+  constructor(db: Kysely<Database>, opts: RepoOptions = {}) {
+    this.#db = db;
+    this.#now = opts.now ?? Date.now;
+  }
+
+  /** Inserts or refreshes the index row of a run (its original createdAt is kept). */
+  async upsert(run: RunIndexInput): Promise<RunIndexRecord> {
+    const updatedAt = run.updatedAt ?? this.#now();
+    const finishedAt = TERMINAL_RUN_STATUSES.includes(run.status) ? updatedAt : null;
+    const row = await withConstraintErrors(`run ${quoted(run.id)}`, () =>
+      this.#db
+        .insertInto('runs')
+        .values({
+          id: run.id,
+          workflow_id: run.workflowId,
+          workspace: run.workspace,
+          layout: run.layout,
+          status: run.status,
+          started_by: run.startedBy ?? null,
+          origin_chat: run.originChat ?? null,
+          created_at: run.createdAt ?? updatedAt,
+          updated_at: updatedAt,
+          finished_at: finishedAt,
+        })
+        .onConflict((oc) =>
+          oc.column('id').doUpdateSet((eb) => ({
+            workflow_id: eb.ref('excluded.workflow_id'),
+            workspace: eb.ref('excluded.workspace'),
+            layout: eb.ref('excluded.layout'),
+            status: eb.ref('excluded.status'),
+            started_by: eb.ref('excluded.started_by'),
+            origin_chat: eb.ref('excluded.origin_chat'),
+            updated_at: eb.ref('excluded.updated_at'),
+            // Keep the first finish time when an ended run is re-indexed.
+            finished_at:
+              finishedAt === null
+                ? null
+                : eb.fn.coalesce('runs.finished_at', 'excluded.finished_at'),
+          })),
+        )
+        .returningAll()
+        .executeTakeFirstOrThrow(),
+    );
+    return toRecord(row);
+  }
+
+  /** The run with this id, or null. */
+  async get(id: string): Promise<RunIndexRecord | null> {
+    const row = await this.#db
+      .selectFrom('runs')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row ? toRecord(row) : null;
+  }
+
+  /** Runs matching `filter`, most recently updated first. */
+  async list(filter: RunListFilter = {}): Promise<RunIndexRecord[]> {
+    let query = this.#db.selectFrom('runs').selectAll();
+    if (filter.status !== undefined) {
+      const statuses = typeof filter.status === 'string' ? [filter.status] : [...filter.status];
+      if (statuses.length === 0) return [];
+      query = query.where('status', 'in', statuses);
+    }
+    if (filter.workspace !== undefined) query = query.where('workspace', '=', filter.workspace);
+    if (filter.originChat !== undefined) query = query.where('origin_chat', '=', filter.originChat);
+    if (filter.limit !== undefined) query = query.limit(filter.limit);
+    const rows = await query.orderBy('updated_at', 'desc').orderBy('id', 'desc').execute();
+    return rows.map(toRecord);
+  }
+
+  /** Sets a run's status (and finishedAt on a terminal one); NotFoundError for an unknown run. */
+  async updateStatus(id: string, status: RunIndexStatus, at?: number): Promise<RunIndexRecord> {
+    const now = at ?? this.#now();
+    const finished = TERMINAL_RUN_STATUSES.includes(status);
+    const row = await withConstraintErrors(`run ${quoted(id)}`, () =>
+      this.#db
+        .updateTable('runs')
+        .set((eb) => ({
+          status,
+          updated_at: now,
+          finished_at: finished ? eb.fn.coalesce('finished_at', eb.val(now)) : null,
+        }))
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst(),
+    );
+    if (!row) throw new NotFoundError(`no run ${quoted(id)} in the index`);
+    return toRecord(row);
+  }
+}
+
+function toRecord(row: Row<'runs'>): RunIndexRecord {
+  return {
+    id: row.id,
+    workflowId: row.workflow_id,
+    workspace: row.workspace,
+    layout: row.layout,
+    status: row.status,
+    startedBy: row.started_by,
+    originChat: row.origin_chat,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    finishedAt: row.finished_at,
+  };
+}

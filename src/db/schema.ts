@@ -1,0 +1,174 @@
+/**
+ * Kysely table types for bridge.db, column for column as `migrations/` creates them (snake_case,
+ * times INTEGER ms since the epoch, JSON as TEXT). Repositories map rows to camelCase objects.
+ */
+import type { ColumnType, Generated, GeneratedAlways, Insertable, Selectable } from 'kysely';
+
+/** A column the database fills in when an insert omits it (a DEFAULT). */
+type Defaulted<T> = ColumnType<T, T | undefined, T>;
+
+/** Engines an agent can run on. */
+export type AgentEngine = 'command' | 'claude' | 'codex';
+/** How an agent gets its prompt. */
+export type PromptVia = 'stdin' | 'file';
+/** Roles in increasing order of power. */
+export type Role = 'viewer' | 'operator' | 'approver' | 'admin';
+/** Run status as indexed (mirrors the engine's RunStatus). */
+export type RunIndexStatus =
+  | 'active'
+  | 'awaiting'
+  | 'blocked'
+  | 'completed'
+  | 'failed'
+  | 'cancelled';
+/** State of one posted checkpoint message. */
+export type CheckpointMessageState = 'open' | 'decided' | 'expired';
+/** State of one queued job. */
+export type JobState = 'waiting' | 'active' | 'completed' | 'failed' | 'cancelled';
+/** Outcome recorded in the audit log. */
+export type AuditOutcome = 'allowed' | 'refused' | 'failed';
+
+/** `channels`: one configured chat platform connection. */
+export interface ChannelsTable {
+  id: string;
+  platform: string;
+  display_name: string | null;
+  config_json: Defaulted<string>;
+  created_at: number;
+}
+
+/** `agents`: named agent definitions. */
+export interface AgentsTable {
+  id: Generated<number>;
+  name: string;
+  engine: AgentEngine;
+  argv_json: Defaulted<string>;
+  model: string | null;
+  env_json: Defaulted<string>;
+  timeout_ms: number | null;
+  /** How the prompt reaches the agent; NULL = the engine's default (stdin). */
+  prompt_via: PromptVia | null;
+  enabled: Defaulted<0 | 1>;
+  created_at: number;
+  updated_at: number;
+}
+
+/** `bindings`: a chat (or one thread of it; '' = chat-wide) bound to a workspace. */
+export interface BindingsTable {
+  id: Generated<number>;
+  chat_ref: string;
+  thread: Defaulted<string>;
+  workspace: string;
+  default_workflow: string | null;
+  default_agent: string | null;
+  notify_json: Defaulted<string>;
+  created_at: number;
+  updated_at: number;
+}
+
+/** `allowlist`: a role for one platform user, globally or in one binding. */
+export interface AllowlistTable {
+  id: Generated<number>;
+  binding_id: number | null;
+  /** Computed by SQLite: 'global' or 'binding:<id>' (UNIQUE with platform, user_id). */
+  scope: GeneratedAlways<string>;
+  platform: string;
+  user_id: string;
+  role: Role;
+  created_at: number;
+}
+
+/** `runs`: index of runs (the ledger in the workspace is the source of truth). */
+export interface RunsTable {
+  id: string;
+  workflow_id: string;
+  workspace: string;
+  layout: string;
+  status: RunIndexStatus;
+  started_by: string | null;
+  origin_chat: string | null;
+  created_at: number;
+  updated_at: number;
+  finished_at: number | null;
+}
+
+/** `checkpoint_messages`: every chat message showing a checkpoint, with its button token. */
+export interface CheckpointMessagesTable {
+  id: Generated<number>;
+  run_id: string;
+  checkpoint_id: string;
+  chat_ref: string;
+  message_ref: string | null;
+  button_token: string;
+  state: Defaulted<CheckpointMessageState>;
+  created_at: number;
+  updated_at: number;
+}
+
+/** `jobs`: the embedded queue (owned by src/jobs/queue; no foreign key to runs on purpose). */
+export interface JobsTable {
+  id: string;
+  run_id: string;
+  step_id: string;
+  attempt: number;
+  state: JobState;
+  payload_json: string;
+  available_at: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  exit_code: number | null;
+  tokens_in: number | null;
+  tokens_out: number | null;
+  cost_usd: number | null;
+  error: string | null;
+  result_json: string | null;
+  /** 0002: times a worker took the job (bounds retries after crashed workers). */
+  lease_count: Defaulted<number>;
+  /** 0002: a cancel requested for a running job, seen by its worker's heartbeat. */
+  cancel_requested_at: number | null;
+  /** 0002: 1 when the job failed because its workers kept dying. */
+  lost: Defaulted<0 | 1>;
+  /** 0002: strictly increasing number given when the job finishes (outcome polling). */
+  outcome_seq: number | null;
+}
+
+/** `audit`: who did what, and whether it was allowed. */
+export interface AuditTable {
+  id: Generated<number>;
+  at: number;
+  actor: string;
+  action: string;
+  target: string | null;
+  chat_ref: string | null;
+  outcome: AuditOutcome;
+  detail: string | null;
+}
+
+/** `pairing_codes`: one-time pairing codes, stored as hashes only. */
+export interface PairingCodesTable {
+  code_hash: string;
+  expires_at: number;
+  used_at: number | null;
+  created_at: number;
+}
+
+/** Every table of bridge.db (the kysely_migration tables are kysely's own). */
+export interface Database {
+  channels: ChannelsTable;
+  agents: AgentsTable;
+  bindings: BindingsTable;
+  allowlist: AllowlistTable;
+  runs: RunsTable;
+  checkpoint_messages: CheckpointMessagesTable;
+  jobs: JobsTable;
+  audit: AuditTable;
+  pairing_codes: PairingCodesTable;
+}
+
+/** A selected row of table `T`. */
+export type Row<T extends keyof Database> = Selectable<Database[T]>;
+/** An insertable row of table `T`. */
+export type NewRow<T extends keyof Database> = Insertable<Database[T]>;

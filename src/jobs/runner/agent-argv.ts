@@ -1,0 +1,80 @@
+import path from 'node:path';
+import { InvalidInputError } from '../../errors.ts';
+import type { AgentCommand, AgentDefinition, AgentInvocation } from './types.ts';
+
+/** The invocation fields that shape an argv. */
+export type ArgvContext = Pick<
+  AgentInvocation,
+  'runId' | 'stepId' | 'attempt' | 'workspace' | 'prompt' | 'specFile' | 'directiveFile' | 'logFile'
+>;
+
+const PROMPT_FILE = '{promptFile}';
+
+/** Path of the prompt file for an attempt: `<logdir>/prompt-<step>-<attempt>.md`. */
+export function promptFilePath(ctx: Pick<ArgvContext, 'logFile' | 'stepId' | 'attempt'>): string {
+  // Step ids come from workflow files; keep them from escaping the log folder.
+  const step = ctx.stepId.replace(/[^A-Za-z0-9._-]/g, '_');
+  return path.join(path.dirname(ctx.logFile), `prompt-${step}-${ctx.attempt}.md`);
+}
+
+function modelArgs(agent: AgentDefinition): string[] {
+  return agent.model ? ['--model', agent.model] : [];
+}
+
+/** The engine's argv before placeholders are substituted. */
+function rawArgv(agent: AgentDefinition): string[] {
+  const given = agent.argv;
+  if (agent.engine === 'command' || (given.length > 0 && !given[0]!.startsWith('-'))) {
+    return [...given];
+  }
+  if (agent.engine === 'claude') {
+    return [
+      'claude',
+      '-p',
+      '--output-format',
+      'stream-json',
+      '--verbose',
+      ...modelArgs(agent),
+      ...given,
+    ];
+  }
+  // `-` makes codex read the prompt from stdin.
+  return ['codex', 'exec', '--json', ...modelArgs(agent), ...given, '-'];
+}
+
+/**
+ * Builds the process to start for an agent. The prompt never goes into argv (it would show in
+ * `ps`): `{prompt}` is refused; `{promptFile}`, `{specFile}`, `{directiveFile}`, `{workspace}`,
+ * `{runId}`, `{stepId}` and `{attempt}` are substituted. For `command` agents with
+ * `promptVia: 'file'` the prompt file path is appended unless argv has `{promptFile}`; `claude`
+ * and `codex` always read the prompt on stdin (a path argument would be taken as the prompt).
+ * Throws InvalidInputError for an unusable definition.
+ */
+export function buildArgv(agent: AgentDefinition, inv: ArgvContext): AgentCommand {
+  const raw = rawArgv(agent);
+  if (raw.length === 0 || raw[0] === '') {
+    throw new InvalidInputError(`agent ${agent.name}: argv is empty; give the binary as argv[0]`);
+  }
+  if (raw.some((a) => a.includes('{prompt}'))) {
+    throw new InvalidInputError(
+      `agent ${agent.name}: {prompt} is not allowed in argv (it would be visible in ps); use {promptFile} or stdin`,
+    );
+  }
+  const viaFile = agent.promptVia === 'file';
+  const mentionsFile = raw.some((a) => a.includes(PROMPT_FILE));
+  const promptFile = viaFile || mentionsFile ? promptFilePath(inv) : null;
+  const values: Record<string, string> = {
+    '{promptFile}': promptFile ?? '',
+    '{specFile}': inv.specFile,
+    '{directiveFile}': inv.directiveFile,
+    '{workspace}': inv.workspace,
+    '{runId}': inv.runId,
+    '{stepId}': inv.stepId,
+    '{attempt}': String(inv.attempt),
+  };
+  const substituted = raw.map((a) => a.replace(/\{[A-Za-z]+\}/g, (m) => values[m] ?? m));
+  const fileOnly = viaFile && agent.engine === 'command';
+  if (fileOnly && !mentionsFile && promptFile !== null) substituted.push(promptFile);
+  const [file, ...args] = substituted;
+  return { file: file!, args, stdin: fileOnly ? null : inv.prompt, promptFile };
+}

@@ -1,0 +1,197 @@
+import fs from 'node:fs';
+import type { Directive } from '../../engine/directive.ts';
+import { buildArgv } from './agent-argv.ts';
+import { readDirectiveFile, resetDirectiveFile } from './directive-file.ts';
+import { buildAgentEnv } from './env.ts';
+import { LineSplitter, parseProgressLine, TailBuffer } from './output-lines.ts';
+import { DEFAULT_OUTPUT_CAP_BYTES, OutputSink } from './output-sink.ts';
+import { spawnProcess } from './spawn.ts';
+import { formatDuration, type SupervisedEnd, supervise } from './supervise.ts';
+import { TelemetryAccumulator } from './telemetry/accumulator.ts';
+import type { AgentCommand, AgentDefinition, AgentInvocation, AgentOutcome } from './types.ts';
+
+/** Default time between SIGTERM and SIGKILL. */
+export const DEFAULT_KILL_GRACE_MS = 5000;
+
+/** Collects what the agent printed: tail, telemetry, progress. */
+class OutputObserver {
+  readonly tail = new TailBuffer();
+  readonly telemetry = new TelemetryAccumulator();
+  readonly stdout: LineSplitter;
+  readonly stderr: LineSplitter;
+
+  constructor(onProgress: ((text: string) => void) | undefined) {
+    this.stdout = new LineSplitter((line) => {
+      this.tail.push(line);
+      this.telemetry.feed(line);
+      const progress = parseProgressLine(line);
+      if (progress !== null && onProgress) {
+        try {
+          onProgress(progress);
+        } catch {
+          // A failing listener must not break the agent's output handling.
+        }
+      }
+    });
+    this.stderr = new LineSplitter((line) => this.tail.push(line));
+  }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The failure reason for a spawn error. */
+function spawnFailure(err: NodeJS.ErrnoException, file: string): string {
+  if (err.code === 'ENOENT') return `agent binary not found: ${file}`;
+  if (err.code === 'EACCES') return `agent binary not executable: ${file}`;
+  return `cannot start agent ${file}: ${err.message}`;
+}
+
+/** The failure reason for a finished process, or undefined when it ran cleanly. */
+function processFailure(end: SupervisedEnd, timeoutMs: number): string | undefined {
+  if (end.cancelled) return 'cancelled';
+  if (end.timedOut) return `timed out after ${formatDuration(timeoutMs)}`;
+  if (end.exit.code !== null && end.exit.code !== 0) return `exit code ${end.exit.code}`;
+  if (end.exit.code === null) return `killed by signal ${end.exit.signal ?? 'unknown'}`;
+  return undefined;
+}
+
+/** True when `dir` is an existing directory; permission errors count as "not found". */
+function isDirectory(dir: string): boolean {
+  try {
+    return fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  } catch {
+    return false;
+  }
+}
+
+/** Resets the directive and writes the prompt file; returns a failure reason or null. */
+function prepare(inv: AgentInvocation, cmd: AgentCommand): string | null {
+  try {
+    resetDirectiveFile(inv.directiveFile);
+  } catch (err) {
+    return `cannot reset directive file ${inv.directiveFile}: ${errorText(err)}`;
+  }
+  if (cmd.promptFile === null) return null;
+  try {
+    fs.writeFileSync(cmd.promptFile, inv.prompt, { mode: 0o600 });
+  } catch (err) {
+    return `cannot write prompt file ${cmd.promptFile}: ${errorText(err)}`;
+  }
+  return null;
+}
+
+/**
+ * Runs one agent attempt to completion and reports what happened. Never throws for agent
+ * failures (missing binary, exit code, timeout, cancel, invalid directive): they come back as
+ * `ok: false` with a `failure` reason. Resolves only once the agent's process group is gone.
+ */
+export async function runAgent(
+  agent: AgentDefinition,
+  inv: AgentInvocation,
+): Promise<AgentOutcome> {
+  const started = Date.now();
+  const observer = new OutputObserver(inv.onProgress);
+  let sink: OutputSink | null = null;
+  const outcome = (fields: Partial<AgentOutcome>): AgentOutcome => ({
+    ok: false,
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    cancelled: false,
+    directive: null,
+    telemetry: observer.telemetry.total(),
+    outputTail: observer.tail.toArray(),
+    outputTruncated: sink?.truncated ?? false,
+    durationMs: Date.now() - started,
+    ...fields,
+  });
+
+  if (inv.signal?.aborted) return outcome({ cancelled: true, failure: 'cancelled before start' });
+  let cmd: AgentCommand;
+  try {
+    cmd = buildArgv(agent, inv);
+  } catch (err) {
+    return outcome({ failure: errorText(err) });
+  }
+  if (!isDirectory(inv.workspace)) {
+    return outcome({ failure: `workspace not found: ${inv.workspace}` });
+  }
+  try {
+    sink = OutputSink.open(
+      inv.logFile,
+      inv.extraLogFiles ?? [],
+      inv.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES,
+    );
+  } catch (err) {
+    return outcome({ failure: `cannot open log file ${inv.logFile}: ${errorText(err)}` });
+  }
+  try {
+    const log = sink;
+    const prepared = prepare(inv, cmd);
+    if (prepared !== null) return outcome({ failure: prepared });
+
+    log.writeLine(
+      `[phasebridge] ${new Date().toISOString()} start agent=${agent.name} run=${inv.runId} ` +
+        `step=${inv.stepId} attempt=${inv.attempt} cwd=${inv.workspace} argv=${JSON.stringify([cmd.file, ...cmd.args])}`,
+    );
+    const env = buildAgentEnv({
+      baseEnv: inv.baseEnv ?? process.env,
+      agentEnv: agent.env,
+      runId: inv.runId,
+      stepId: inv.stepId,
+      directiveFile: inv.directiveFile,
+      specFile: inv.specFile,
+      secretEnvNames: inv.secretEnvNames,
+    });
+    const spawned = await spawnProcess(cmd, { cwd: inv.workspace, env });
+    if (!spawned.ok) {
+      const failure = spawnFailure(spawned.error, cmd.file);
+      log.writeLine(`[phasebridge] ${new Date().toISOString()} ${failure}`);
+      return outcome({ failure });
+    }
+    try {
+      inv.onSpawn?.(spawned.process.pid);
+    } catch {
+      // The caller's bookkeeping failing must not orphan a running agent.
+    }
+    const end = await supervise(spawned.process, {
+      timeoutMs: inv.timeoutMs,
+      killGraceMs: inv.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
+      signal: inv.signal,
+      onStdout: (chunk) => {
+        log.write(chunk);
+        observer.stdout.push(chunk);
+      },
+      onStderr: (chunk) => {
+        log.write(chunk);
+        observer.stderr.push(chunk);
+      },
+      log: (line) => log.writeLine(line),
+    });
+    observer.stdout.flush();
+    observer.stderr.flush();
+
+    const read = readDirectiveFile(inv.directiveFile);
+    const directive: Directive | null = read.ok ? read.directive : null;
+    const failure = processFailure(end, inv.timeoutMs) ?? (read.ok ? undefined : read.error);
+    const durationMs = Date.now() - started;
+    log.writeLine(
+      `[phasebridge] ${new Date().toISOString()} end exit=${end.exit.code} signal=${end.exit.signal} ` +
+        `duration=${durationMs}ms${failure ? ` failure=${JSON.stringify(failure)}` : ''}`,
+    );
+    return outcome({
+      ok: failure === undefined,
+      exitCode: end.exit.code,
+      signal: end.exit.signal,
+      timedOut: end.timedOut,
+      cancelled: end.cancelled,
+      directive,
+      ...(failure !== undefined ? { failure } : {}),
+      durationMs,
+    });
+  } finally {
+    sink.close();
+  }
+}

@@ -1,0 +1,66 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import type { AgentCommand } from './types.ts';
+
+/** How a started process ended. */
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** A started agent process: its pid (= its process group id) and how to await its end. */
+export interface SpawnedProcess {
+  pid: number;
+  child: ChildProcess & {
+    stdout: NonNullable<ChildProcess['stdout']>;
+    stderr: NonNullable<ChildProcess['stderr']>;
+  };
+  exit: Promise<ProcessExit>;
+}
+
+/** Spawn result: the process, or the errno error that prevented it (ENOENT, EACCES, …). */
+export type SpawnResult =
+  | { ok: true; process: SpawnedProcess }
+  | { ok: false; error: NodeJS.ErrnoException };
+
+/**
+ * Starts `cmd` without a shell, as the leader of its own process group (detached) so the whole
+ * tree can be signalled, with stdout/stderr piped and the prompt (if any) written to stdin.
+ */
+export function spawnProcess(
+  cmd: AgentCommand,
+  opts: { cwd: string; env: Record<string, string> },
+): Promise<SpawnResult> {
+  let child: ChildProcess;
+  try {
+    child = spawn(cmd.file, cmd.args, {
+      cwd: opts.cwd,
+      env: opts.env,
+      shell: false,
+      detached: true,
+      windowsHide: true,
+      stdio: [cmd.stdin === null ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
+  } catch (err) {
+    // Synchronous failures: bad argument types, NUL bytes in argv.
+    return Promise.resolve({ ok: false, error: err as NodeJS.ErrnoException });
+  }
+  const exit = new Promise<ProcessExit>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+  return new Promise<SpawnResult>((resolve) => {
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      if (child.pid === undefined) resolve({ ok: false, error });
+    });
+    child.once('spawn', () => {
+      if (cmd.stdin !== null && child.stdin) {
+        // The agent may exit without reading stdin; EPIPE then is not our failure.
+        child.stdin.on('error', () => {});
+        child.stdin.end(cmd.stdin);
+      }
+      resolve({
+        ok: true,
+        process: { pid: child.pid!, child: child as SpawnedProcess['child'], exit },
+      });
+    });
+  });
+}

@@ -1,0 +1,107 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig, secretsOf } from '../src/config.ts';
+import { ConfigError } from '../src/errors.ts';
+
+const dirs: string[] = [];
+function tmp(): string {
+  const d = mkdtempSync(join(tmpdir(), 'pb-config-'));
+  dirs.push(d);
+  return d;
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function problemsOf(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as ConfigError).problems.map((p) => `${p.path} | ${p.problem} | ${p.fix}`);
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('works with nothing configured and applies the documented defaults', () => {
+    const cwd = tmp();
+    const config = loadConfig({ env: {}, cwd });
+    expect(config.home).toBe(join(cwd, '.phasebridge'));
+    expect(config.host).toBe('127.0.0.1');
+    expect(config.port).toBe(7717);
+    expect(config.redisUrl).toBeUndefined();
+    expect(config.slack.command).toBe('/pb');
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.telegram)).toBe(true);
+  });
+
+  it('lists every problem with its fix, not just the first', () => {
+    const problems = problemsOf(() =>
+      loadConfig({
+        env: {
+          PHASEBRIDGE_PORT: '99999',
+          LOG_LEVEL: 'loud',
+          REDIS_URL: 'http://nope',
+          TELEGRAM_WEBHOOK_URL: 'not a url',
+        },
+        cwd: tmp(),
+      }),
+    );
+    expect(problems).toHaveLength(4);
+    expect(problems.join('\n')).toMatch(/PHASEBRIDGE_PORT .*set PHASEBRIDGE_PORT/);
+    expect(problems.join('\n')).toMatch(/LOG_LEVEL .*one of fatal, error/);
+    expect(problems.join('\n')).toMatch(/REDIS_URL \| must start with redis:\/\//);
+    expect(problems.join('\n')).toMatch(/TELEGRAM_WEBHOOK_URL \| must be an absolute/);
+  });
+
+  it('refuses webhook mode without a secret and Discord without an application id', () => {
+    const problems = problemsOf(() =>
+      loadConfig({
+        env: {
+          TELEGRAM_BOT_TOKEN: '123456:telegram-token-value',
+          TELEGRAM_WEBHOOK_URL: 'https://bot.example.com/telegram',
+          DISCORD_BOT_TOKEN: 'discord-token-value',
+        },
+        cwd: tmp(),
+      }),
+    );
+    expect(problems.join('\n')).toContain('TELEGRAM_WEBHOOK_SECRET');
+    expect(problems.join('\n')).toContain('DISCORD_APPLICATION_ID');
+  });
+
+  it('reads settings from phasebridge.config.yaml, env winning over the file', () => {
+    const cwd = tmp();
+    writeFileSync(
+      join(cwd, 'phasebridge.config.yaml'),
+      'port: 8000\nhost: 0.0.0.0\nslack:\n  command: /agents\n',
+    );
+    const config = loadConfig({ env: { PHASEBRIDGE_PORT: '9000' }, cwd });
+    expect(config.port).toBe(9000);
+    expect(config.host).toBe('0.0.0.0');
+    expect(config.slack.command).toBe('/agents');
+  });
+
+  it('refuses secrets and unknown keys in the YAML file', () => {
+    const cwd = tmp();
+    writeFileSync(
+      join(cwd, 'phasebridge.config.yaml'),
+      'telegram:\n  botToken: "123456:in-a-file-is-wrong"\nprot: 1\n',
+    );
+    const problems = problemsOf(() => loadConfig({ env: {}, cwd }));
+    expect(problems.join('\n')).toMatch(
+      /telegram.botToken \| secrets are not read from files \| .*TELEGRAM_BOT_TOKEN/,
+    );
+    expect(problems.join('\n')).toMatch(/unknown setting\(s\) prot/);
+  });
+
+  it('collects every configured secret for redaction', () => {
+    const config = loadConfig({
+      env: { SLACK_BOT_TOKEN: 'xoxb-1234-secret', SLACK_SIGNING_SECRET: 'signing-secret-9' },
+      cwd: tmp(),
+    });
+    expect(secretsOf(config).sort()).toEqual(['signing-secret-9', 'xoxb-1234-secret']);
+  });
+});

@@ -1,0 +1,143 @@
+import { execFile } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { type Kysely, sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MIGRATIONS } from '../../migrations/index.ts';
+import {
+  type BridgeDb,
+  migrateToLatest,
+  migrationStatus,
+  openBridgeDb,
+} from '../../src/db/connection.ts';
+import { CorruptStateError } from '../../src/errors.ts';
+import { tempDir } from './helpers.ts';
+
+/** Every migration of this build, in order. */
+const ALL = Object.keys(MIGRATIONS);
+
+const TABLES = [
+  'agents',
+  'allowlist',
+  'audit',
+  'bindings',
+  'channels',
+  'checkpoint_messages',
+  'jobs',
+  'pairing_codes',
+  'runs',
+];
+
+function tables(db: BridgeDb): string[] {
+  const rows = db.sqlite
+    .prepare(
+      "select name from sqlite_master where type = 'table' and name not like 'kysely_%' and name not like 'sqlite_%' order by name",
+    )
+    .all() as { name: string }[];
+  return rows.map((r) => r.name);
+}
+
+describe('migrateToLatest', () => {
+  const open: BridgeDb[] = [];
+  const dirs: string[] = [];
+  const fresh = () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const db = openBridgeDb({ file: join(dir, 'bridge.db') });
+    open.push(db);
+    return db;
+  };
+  afterEach(async () => {
+    for (const db of open.splice(0)) await db.close();
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('creates every table on a fresh file, and a second run applies nothing', async () => {
+    const db = fresh();
+    expect(await migrateToLatest(db)).toEqual({ applied: ALL });
+    expect(tables(db)).toEqual(TABLES);
+    expect(await migrateToLatest(db)).toEqual({ applied: [] });
+
+    const reopened = openBridgeDb({ file: db.file });
+    open.push(reopened);
+    expect(await migrateToLatest(reopened)).toEqual({ applied: [] });
+  });
+
+  it('reports status without touching a fresh database', async () => {
+    const db = fresh();
+    expect(await migrationStatus(db)).toEqual(ALL.map((name) => ({ name })));
+    expect(db.sqlite.prepare("select name from sqlite_master where type = 'table'").all()).toEqual(
+      [],
+    );
+    await migrateToLatest(db);
+    const states = await migrationStatus(db);
+    expect(states.map((s) => s.name)).toEqual(ALL);
+    for (const s of states) expect(Number.isNaN(Date.parse(s.appliedAt ?? ''))).toBe(false);
+  });
+
+  it('refuses a database written by a newer phasebridge, with a message saying what to do', async () => {
+    const db = fresh();
+    await migrateToLatest(db);
+    db.sqlite
+      .prepare('insert into kysely_migration (name, timestamp) values (?, ?)')
+      .run('0007_future_thing', new Date().toISOString());
+
+    const err = await migrateToLatest(db).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CorruptStateError);
+    expect((err as CorruptStateError).code).toBe('CORRUPT_STATE');
+    expect((err as Error).message).toBe(
+      `bridge.db at ${db.file} was written by a newer phasebridge (migration 0007_future_thing ` +
+        'unknown to this version); upgrade phasebridge or point PHASEBRIDGE_HOME elsewhere',
+    );
+    expect(db.sqlite.inTransaction).toBe(false);
+    const status = await migrationStatus(db);
+    expect(status.at(-1)).toMatchObject({ name: '0007_future_thing', unknown: true });
+  });
+
+  it('applies nothing when one pending migration fails', async () => {
+    const db = fresh();
+    const broken = {
+      ...MIGRATIONS,
+      '9999_broken': {
+        async up(k: Kysely<unknown>) {
+          await k.schema.createTable('half_done').addColumn('x', 'integer').execute();
+          await sql`select * from no_such_table`.execute(k);
+        },
+      },
+    };
+    const err = await migrateToLatest(db, { migrations: broken }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CorruptStateError);
+    expect((err as Error).message).toContain('migration 9999_broken failed');
+    expect((err as Error).message).toContain('no such table');
+    // The others ran in the same transaction: rolled back too, so a retry starts clean.
+    expect(tables(db)).toEqual([]);
+    expect(await migrationStatus(db)).toEqual(ALL.map((name) => ({ name })));
+    expect(await migrateToLatest(db)).toEqual({ applied: ALL });
+  });
+
+  it('lets two processes starting together take turns: one migrates, the other finds it done', async () => {
+    const file = join(tempDir(), 'bridge.db');
+    dirs.push(join(file, '..'));
+    const child = join(import.meta.dirname, 'fixtures', 'migrate-child.ts');
+    const run = () =>
+      promisify(execFile)(process.execPath, ['--import', 'tsx', child, file], {
+        cwd: join(import.meta.dirname, '..', '..'),
+      });
+    const outputs = await Promise.all([run(), run()]);
+    const applied = outputs.map((o) => (JSON.parse(o.stdout) as { applied: string[] }).applied);
+    expect(applied.map((a) => a.length).sort()).toEqual([0, ALL.length + 1]);
+    expect(applied.flat()).toEqual([...ALL, '9999_slow']);
+  });
+});
+
+describe('the migration registry', () => {
+  it('names every migration NNNN_what, numbered in order without gaps', () => {
+    const names = Object.keys(MIGRATIONS);
+    expect(names).toEqual([...names].sort());
+    names.forEach((name, i) => {
+      expect(name).toMatch(/^\d{4}_[a-z0-9_]+$/);
+      expect(Number(name.slice(0, 4))).toBe(i + 1);
+    });
+  });
+});

@@ -1,0 +1,35 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openTestDb, type TestDb } from '../helpers.ts';
+
+describe('ChannelsRepo', () => {
+  let t: TestDb;
+  beforeEach(async () => {
+    t = await openTestDb();
+  });
+  afterEach(() => t.cleanup());
+
+  it('upserts, gets and lists channels', async () => {
+    const tg = await t.repos.channels.upsert({
+      id: 'telegram',
+      platform: 'telegram',
+      config: { mode: 'polling' },
+    });
+    expect(tg).toEqual({
+      id: 'telegram',
+      platform: 'telegram',
+      displayName: null,
+      config: { mode: 'polling' },
+      createdAt: 1_000_000,
+    });
+    t.clock.now = 2_000_000;
+    const renamed = await t.repos.channels.upsert({
+      id: 'telegram',
+      platform: 'telegram',
+      displayName: 'Ops bot',
+    });
+    expect(renamed).toEqual({ ...tg, displayName: 'Ops bot', config: {} });
+    await t.repos.channels.upsert({ id: 'slack', platform: 'slack' });
+    expect((await t.repos.channels.list()).map((c) => c.id)).toEqual(['slack', 'telegram']);
+    expect(await t.repos.channels.get('discord')).toBeNull();
+  });
+});

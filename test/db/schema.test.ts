@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import { migrateToLatest, openBridgeDb } from '../../src/db/connection.ts';
+import type { Database } from '../../src/db/schema.ts';
+
+/** Every column of every table; the mapped type makes tsc demand exactly the fields of schema.ts. */
+type Columns = { [T in keyof Database]: { [C in keyof Database[T]]: true } };
+
+const COLUMNS: Columns = {
+  channels: { id: true, platform: true, display_name: true, config_json: true, created_at: true },
+  agents: {
+    id: true,
+    name: true,
+    engine: true,
+    argv_json: true,
+    model: true,
+    env_json: true,
+    timeout_ms: true,
+    prompt_via: true,
+    enabled: true,
+    created_at: true,
+    updated_at: true,
+  },
+  bindings: {
+    id: true,
+    chat_ref: true,
+    thread: true,
+    workspace: true,
+    default_workflow: true,
+    default_agent: true,
+    notify_json: true,
+    created_at: true,
+    updated_at: true,
+  },
+  allowlist: {
+    id: true,
+    binding_id: true,
+    scope: true,
+    platform: true,
+    user_id: true,
+    role: true,
+    created_at: true,
+  },
+  runs: {
+    id: true,
+    workflow_id: true,
+    workspace: true,
+    layout: true,
+    status: true,
+    started_by: true,
+    origin_chat: true,
+    created_at: true,
+    updated_at: true,
+    finished_at: true,
+  },
+  checkpoint_messages: {
+    id: true,
+    run_id: true,
+    checkpoint_id: true,
+    chat_ref: true,
+    message_ref: true,
+    button_token: true,
+    state: true,
+    created_at: true,
+    updated_at: true,
+  },
+  jobs: {
+    id: true,
+    run_id: true,
+    step_id: true,
+    attempt: true,
+    state: true,
+    payload_json: true,
+    available_at: true,
+    lease_owner: true,
+    lease_expires_at: true,
+    created_at: true,
+    started_at: true,
+    finished_at: true,
+    exit_code: true,
+    tokens_in: true,
+    tokens_out: true,
+    cost_usd: true,
+    error: true,
+    result_json: true,
+    lease_count: true,
+    cancel_requested_at: true,
+    lost: true,
+    outcome_seq: true,
+  },
+  audit: {
+    id: true,
+    at: true,
+    actor: true,
+    action: true,
+    target: true,
+    chat_ref: true,
+    outcome: true,
+    detail: true,
+  },
+  pairing_codes: { code_hash: true, expires_at: true, used_at: true, created_at: true },
+};
+
+describe('schema.ts', () => {
+  it('describes exactly the tables and columns the migrations create', async () => {
+    const db = openBridgeDb({ file: ':memory:' });
+    try {
+      await migrateToLatest(db);
+      const tables = db.sqlite
+        .prepare(
+          "select name from sqlite_master where type = 'table' and name not like 'kysely_%' and name not like 'sqlite_%'",
+        )
+        .all() as { name: string }[];
+      const actual = Object.fromEntries(
+        tables.map(({ name }) => [
+          name,
+          (db.sqlite.pragma(`table_xinfo(${name})`) as { name: string }[])
+            .map((c) => c.name)
+            .sort(),
+        ]),
+      );
+      const expected = Object.fromEntries(
+        Object.entries(COLUMNS).map(([table, cols]) => [table, Object.keys(cols).sort()]),
+      );
+      expect(actual).toEqual(expected);
+    } finally {
+      await db.close();
+    }
+  });
+});

@@ -1,0 +1,66 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runAgent } from '../../../src/jobs/runner/run-agent.ts';
+import { demoAgent, invocation, makeTempRun, type TempRun } from './helpers.ts';
+
+let run: TempRun;
+beforeEach(() => {
+  run = makeTempRun();
+});
+afterEach(() => run.cleanup());
+
+describe('examples/demo-agent.mjs', () => {
+  it('takes behaviour from DEMO_AGENT_BEHAVIOUR, and the prompt wins per key', async () => {
+    const baseEnv = {
+      PATH: process.env.PATH ?? '',
+      DEMO_AGENT_BEHAVIOUR: 'sleep=0 exit=4 directive=pause',
+    };
+    const fromEnv = await runAgent(
+      demoAgent(),
+      invocation(run, { baseEnv, prompt: 'no demo line' }),
+    );
+    expect(fromEnv).toMatchObject({ exitCode: 4, directive: { action: 'pause' } });
+    const overridden = await runAgent(
+      demoAgent(),
+      invocation(run, { baseEnv, prompt: 'demo: exit=0' }),
+    );
+    expect(overridden).toMatchObject({ ok: true, exitCode: 0, directive: { action: 'pause' } });
+  });
+
+  it('loops only the first K times per run and step, then continues', async () => {
+    const prompt = 'demo: sleep=0 directive=loop loops=2 reason="again"';
+    const actions: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const out = await runAgent(demoAgent(), invocation(run, { prompt, attempt: i + 1 }));
+      actions.push(out.directive?.action ?? 'none');
+    }
+    expect(actions).toEqual(['loop', 'loop', 'continue']);
+    const other = await runAgent(demoAgent(), invocation(run, { prompt, stepId: 'review' }));
+    expect(other.directive).toEqual({ action: 'loop', reason: 'again' });
+    const state = JSON.parse(
+      fs.readFileSync(path.join(path.dirname(run.directiveFile), 'demo-loop-count.json'), 'utf8'),
+    );
+    expect(state).toEqual({ build: 2, review: 1 });
+  });
+
+  it('writes every directive action', async () => {
+    for (const action of ['stop', 'error', 'pause', 'checkpoint', 'continue']) {
+      const out = await runAgent(
+        demoAgent(),
+        invocation(run, { prompt: `demo: sleep=0 directive=${action}` }),
+      );
+      expect(out.directive).toEqual({ action });
+    }
+  });
+
+  it('reads the prompt from a file argument with promptVia file', async () => {
+    const agent = { ...demoAgent(), promptVia: 'file' as const };
+    const out = await runAgent(
+      agent,
+      invocation(run, { prompt: 'From a file.\ndemo: sleep=0 directive=stop' }),
+    );
+    expect(out.directive).toEqual({ action: 'stop' });
+    expect(out.outputTail).toContain('demo-agent: prompt (41 chars): From a file.');
+  });
+});
