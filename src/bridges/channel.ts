@@ -1,0 +1,191 @@
+/**
+ * The Channel port: what phasebridge needs from a chat platform, and the platform-neutral values
+ * that cross it. Each adapter (telegram/, slack/, discord/, web/) implements `Channel`; SDK types
+ * never leave the adapter's folder. Chatops and notify only ever see the types in this file.
+ */
+
+import type { Platform } from './refs.ts';
+
+export type { Platform } from './refs.ts';
+
+/** One run of formatted text; adapters escape `text` themselves, callers never pre-escape. */
+export type RichSegment =
+  | { readonly kind: 'plain'; readonly text: string }
+  | { readonly kind: 'bold'; readonly text: string }
+  | { readonly kind: 'code'; readonly text: string }
+  | { readonly kind: 'link'; readonly text: string; readonly url: string };
+
+/** Formatted text as a list of segments (build it with the helpers in `render-text.ts`). */
+export type RichText = readonly RichSegment[];
+
+/** A labelled value shown under the text (run id, phase, who started it...). */
+export interface MessageField {
+  readonly label: string;
+  readonly value: string;
+}
+
+/** How a button looks; platforms without styles ignore it. */
+export type ButtonStyle = 'primary' | 'danger' | 'default';
+
+/** A button; `id` is an opaque token handed back verbatim in `ButtonPress.token`. */
+export interface MessageButton {
+  readonly id: string;
+  readonly label: string;
+  readonly style?: ButtonStyle;
+}
+
+/** A platform-neutral outgoing message; each adapter renders it in its own markup. */
+export interface OutgoingMessage {
+  readonly text: RichText;
+  readonly fields?: readonly MessageField[];
+  readonly buttons?: readonly MessageButton[];
+  /** Thread to post in; overrides a thread already named in the chat ref. */
+  readonly thread?: string;
+  /** Deliver without a notification sound/ping where the platform supports it. */
+  readonly silent?: boolean;
+}
+
+/** A file to upload (logs, long reports). */
+export interface OutgoingFile {
+  readonly name: string;
+  readonly data: Uint8Array;
+  readonly caption?: RichText;
+  readonly thread?: string;
+}
+
+/**
+ * Where a message goes: `telegram:<chat>[:<topic>]`, `slack:<team>:<channel>[:<thread>]`,
+ * `discord:<guild>:<channel>[:<thread>]`, `web:<session>` (parsed by refs.ts). Safe to store.
+ */
+export type ChatRef = string;
+
+/** Opaque, storable handle of a message this channel sent; only its adapter parses it. */
+export type MessageRef = string;
+
+/** A person on a platform; `id` is the platform's immutable id, `display` is for humans only. */
+export interface ChatUser {
+  readonly platform: Platform;
+  readonly id: string;
+  readonly display: string;
+}
+
+/** Opaque handle of one button press, for `answer()` and `askForReason()`; short-lived. */
+export interface Interaction {
+  readonly platform: Platform;
+  /** Adapter-private, serialisable data; never parse it outside the adapter. */
+  readonly handle: string;
+}
+
+/** A user typed a bot command (`/run add-login`). */
+export interface Command {
+  readonly kind: 'command';
+  /** Lower-case verb without the slash or bot mention. */
+  readonly name: string;
+  /** Whitespace-separated words after the verb; re-parse `rawText` for quoting rules. */
+  readonly args: readonly string[];
+  readonly rawText: string;
+  /** Where replies go; includes the thread when there is one. */
+  readonly chatRef: ChatRef;
+  /** The thread alone, when sent in one; `parseChatRef(chatRef).chat` (refs.ts) is its parent. */
+  readonly threadRef?: string;
+  readonly user: ChatUser;
+  /** Text of the message the command replied to, if any. */
+  readonly replyToText?: string;
+  /** Derived from the platform's own unique id of this event; a redelivery carries the same key. */
+  readonly idempotencyKey: string;
+}
+
+/** A user pressed one of our buttons. */
+export interface ButtonPress {
+  readonly kind: 'button';
+  /** The button's opaque `id`, exactly as it was sent. */
+  readonly token: string;
+  readonly chatRef: ChatRef;
+  readonly threadRef?: string;
+  /** The message that carried the button (for a split message: the part holding the buttons). */
+  readonly messageRef: MessageRef;
+  readonly user: ChatUser;
+  /** Pass to `answer()` / `askForReason()`, before the handler returns. */
+  readonly interaction: Interaction;
+  readonly idempotencyKey: string;
+}
+
+/** A user answered one of our messages (for example the prompt of `askForReason`). */
+export interface Reply {
+  readonly kind: 'reply';
+  readonly text: string;
+  /** The message replied to, in the form `askForReason` returned. */
+  readonly replyToMessageRef: MessageRef;
+  readonly chatRef: ChatRef;
+  readonly threadRef?: string;
+  readonly user: ChatUser;
+  readonly idempotencyKey: string;
+}
+
+/** Everything an adapter emits inbound. */
+export type InboundEvent = Command | ButtonPress | Reply;
+
+/** Receives inbound events; a rejection is logged by the adapter and the event is not redelivered. */
+export type InboundHandler = (event: InboundEvent) => Promise<void>;
+
+/** What a platform can do; callers adapt (e.g. no modals -> askForReason uses a reply prompt). */
+export interface ChannelCapabilities {
+  readonly edits: boolean;
+  readonly buttons: boolean;
+  readonly threads: boolean;
+  readonly modals: boolean;
+  readonly forceReply: boolean;
+  /** Longest text one message may carry; longer text is split by the adapter. */
+  readonly maxTextLength: number;
+  /** Longest button `id` in UTF-8 bytes; longer ids are refused. */
+  readonly maxButtonDataBytes: number;
+  /** `answer(..., {private: true})` is seen by the presser only. */
+  readonly privateAnswers: boolean;
+  readonly files: boolean;
+}
+
+/** Options of `Channel.answer`. */
+export interface AnswerOptions {
+  /** Only the presser sees it (a toast/alert/ephemeral); otherwise posted in the chat. */
+  readonly private: boolean;
+}
+
+/** The port every chat adapter implements. Errors are phasebridge errors (RATE_LIMITED, PLATFORM...). */
+export interface Channel {
+  readonly platform: Platform;
+  readonly capabilities: ChannelCapabilities;
+  /** Connects and starts delivering inbound events to `handler`; resolves once listening. */
+  start(handler: InboundHandler): Promise<void>;
+  /** Stops receiving, waits for the event being handled, then resolves. */
+  stop(): Promise<void>;
+  /** Posts a message and returns its ref; rate limits are waited out, order per chat is kept. */
+  send(chatRef: ChatRef, message: OutgoingMessage): Promise<MessageRef>;
+  /** Replaces a sent message's content; buttons not in `message` are removed. Never pings. */
+  edit(messageRef: MessageRef, message: OutgoingMessage): Promise<void>;
+  /** Answers a button press, privately to the presser or publicly in the chat. */
+  answer(interaction: Interaction, text: string, options: AnswerOptions): Promise<void>;
+  /** Asks the presser for free text (a reply prompt or a modal); returns the prompt message's ref. */
+  askForReason(interaction: Interaction, prompt: string): Promise<MessageRef>;
+  /** Uploads a file into a chat. */
+  sendFile(chatRef: ChatRef, file: OutgoingFile): Promise<MessageRef>;
+}
+
+/** The logger adapters use; a pino logger fits. */
+export interface ChannelLogger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+// Errors serialise to `{}` by default; keep what a reader of the log needs.
+const errorFields = (_key: string, value: unknown): unknown =>
+  value instanceof Error ? { name: value.name, message: value.message } : value;
+
+/** Default logger: drops debug/info, writes warnings and errors to stderr as JSON lines. */
+export const stderrLogger: ChannelLogger = {
+  debug: () => {},
+  info: () => {},
+  warn: (obj, msg) => console.error(JSON.stringify({ level: 'warn', msg, ...obj }, errorFields)),
+  error: (obj, msg) => console.error(JSON.stringify({ level: 'error', msg, ...obj }, errorFields)),
+};

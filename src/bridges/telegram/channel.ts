@@ -1,0 +1,367 @@
+/**
+ * The Telegram Channel (grammY): long polling by default, webhook mode when a webhook URL is set.
+ * Inbound updates become neutral events (inbound.ts); outbound calls go through one per-chat
+ * queue with 429 retries (outbound.ts), so messages to a chat arrive whole and in order.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Bot, InputFile, webhookCallback } from 'grammy';
+import type { Update } from 'grammy/types';
+import { ConfigError, ConflictError, type PhasebridgeError } from '../../errors.ts';
+import type {
+  AnswerOptions,
+  Channel,
+  ChannelCapabilities,
+  ChannelLogger,
+  InboundHandler,
+  Interaction,
+  OutgoingFile,
+  OutgoingMessage,
+} from '../channel.ts';
+import { stderrLogger } from '../channel.ts';
+import { rich, splitRichTextInto } from '../render-text.ts';
+import { isNotModified, toTelegramError } from './errors.ts';
+import {
+  ALLOWED_UPDATES,
+  type BotIdentity,
+  decodeInteraction,
+  type InteractionData,
+  toInbound,
+} from './inbound.ts';
+import { type TelegramChannelOptions, validateTelegramOptions } from './options.ts';
+import {
+  callbackAnswerText,
+  DEFAULT_RETRY_POLICY,
+  escapeHtml,
+  formatMessageRef,
+  MAX_CALLBACK_DATA_BYTES,
+  MAX_CAPTION_LENGTH,
+  MAX_TEXT_LENGTH,
+  parseChatRef,
+  parseMessageRef,
+  parseTopic,
+  type RenderedPart,
+  renderHtml,
+  renderMessage,
+  SerialQueues,
+  type TelegramChat,
+  withRateLimitRetry,
+} from './outbound.ts';
+
+/** The chat (and topic) of the pressed message. */
+function pressedChat(data: InteractionData): TelegramChat {
+  return data.t === undefined ? { chatId: data.c } : { chatId: data.c, topic: data.t };
+}
+
+/** HTML parse mode; link previews off so status messages stay compact. */
+const HTML_FORMAT = { parse_mode: 'HTML', link_preview_options: { is_disabled: true } } as const;
+
+type State = 'idle' | 'starting' | 'running' | 'stopped';
+
+/** The Telegram implementation of the Channel port. */
+export class TelegramChannel implements Channel {
+  /** Always 'telegram'. */
+  readonly platform = 'telegram' as const;
+  /** What Telegram supports; long text is split into several messages. */
+  readonly capabilities: ChannelCapabilities = {
+    edits: true,
+    buttons: true,
+    threads: true,
+    modals: false,
+    forceReply: true,
+    maxTextLength: MAX_TEXT_LENGTH,
+    maxButtonDataBytes: MAX_CALLBACK_DATA_BYTES,
+    privateAnswers: true,
+    files: true,
+  };
+
+  readonly #bot: Bot;
+  readonly #options: TelegramChannelOptions;
+  readonly #log: ChannelLogger;
+  readonly #queues = new SerialQueues();
+  readonly #webhookCallback:
+    | ((req: IncomingMessage, res: ServerResponse) => Promise<void>)
+    | undefined;
+  /** Callback queries not answered yet; answered automatically once the handler returns. */
+  readonly #pendingCallbacks = new Set<string>();
+  #state: State = 'idle';
+  #handler: InboundHandler | undefined;
+  #identity: BotIdentity | undefined;
+  #polling: Promise<void> | undefined;
+  /** Events being handled, so stop() can wait for them (webhook calls run concurrently). */
+  readonly #inFlight = new Set<Promise<void>>();
+
+  /** Validates the options (ConfigError listing every problem) and prepares the bot. */
+  constructor(options: TelegramChannelOptions) {
+    const problems = validateTelegramOptions(options);
+    if (problems.length > 0) throw new ConfigError(problems);
+    this.#options = options;
+    this.#log = options.logger ?? stderrLogger;
+    const apiRoot = options.apiRoot?.replace(/\/+$/, '');
+    this.#bot = new Bot(options.token, { client: apiRoot ? { apiRoot } : {} });
+    this.#bot.use((ctx) => this.#track(this.#dispatch(ctx.update)));
+    this.#bot.catch((err) =>
+      this.#log.error({ err: err.error }, 'telegram: update handling failed'),
+    );
+    this.#webhookCallback = options.webhook
+      ? webhookCallback(this.#bot, 'http', {
+          secretToken: options.webhook.secret,
+          // Telegram redelivers when a webhook call is slow; answer and finish in the background.
+          onTimeout: 'return',
+          timeoutMilliseconds: 10_000,
+        })
+      : undefined;
+  }
+
+  /** Checks the token (getMe), registers commands, then polls or registers the webhook. */
+  async start(handler: InboundHandler): Promise<void> {
+    if (this.#state !== 'idle') throw new ConflictError(`telegram channel is ${this.#state}`);
+    this.#state = 'starting';
+    this.#handler = handler;
+    try {
+      const me = await this.#call(() => this.#bot.api.getMe());
+      this.#bot.botInfo = me;
+      this.#identity = { id: me.id, username: me.username };
+      await this.#call(() => this.#bot.api.setMyCommands(this.#options.commands));
+      const webhook = this.#options.webhook;
+      if (webhook) {
+        await this.#call(() =>
+          this.#bot.api.setWebhook(webhook.url, {
+            secret_token: webhook.secret,
+            allowed_updates: ALLOWED_UPDATES,
+          }),
+        );
+      } else {
+        await this.#startPolling();
+      }
+      this.#state = 'running';
+      this.#log.info(
+        { bot: me.username, mode: webhook ? 'webhook' : 'polling' },
+        'telegram: started',
+      );
+    } catch (err) {
+      this.#state = 'idle';
+      this.#identity = undefined;
+      throw toTelegramError(err);
+    }
+  }
+
+  #startPolling(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const run = this.#bot.start({
+        allowed_updates: ALLOWED_UPDATES,
+        timeout: this.#options.pollingTimeoutSeconds ?? 30,
+        onStart: () => resolve(),
+      });
+      this.#polling = run.catch((err: unknown) => {
+        // Before onStart this rejects start(); afterwards (401/409) polling is dead: say so loudly.
+        reject(toTelegramError(err));
+        this.#log.error({ err: toTelegramError(err) }, 'telegram: long polling stopped');
+      });
+    });
+  }
+
+  /** Stops polling (or refuses further webhook calls), then waits for events being handled. */
+  async stop(): Promise<void> {
+    if (this.#state === 'stopped' || this.#state === 'idle') return;
+    this.#state = 'stopped';
+    if (this.#polling) {
+      await this.#bot.stop().catch((err: unknown) => {
+        this.#log.warn({ err: toTelegramError(err) }, 'telegram: could not confirm last update');
+      });
+      await this.#polling;
+    }
+    await Promise.all(this.#inFlight);
+  }
+
+  /** Webhook updates are taken from setWebhook on (Telegram may deliver before it answers). */
+  #accepting(): boolean {
+    if (this.#state === 'running') return true;
+    return this.#state === 'starting' && this.#identity !== undefined;
+  }
+
+  #track(work: Promise<void>): Promise<void> {
+    this.#inFlight.add(work);
+    return work.finally(() => this.#inFlight.delete(work));
+  }
+
+  /**
+   * HTTP handler for webhook mode; mount it at the webhook URL's path. Answers 401 without the
+   * right X-Telegram-Bot-Api-Secret-Token, 503 while not running (Telegram retries later).
+   */
+  readonly handleWebhook = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (!this.#webhookCallback) {
+      res.writeHead(404).end();
+    } else if (req.method !== 'POST') {
+      res.writeHead(405, { allow: 'POST' }).end();
+    } else if (!this.#accepting()) {
+      res.writeHead(503).end();
+    } else {
+      try {
+        await this.#webhookCallback(req, res);
+      } catch (err) {
+        this.#log.warn({ err }, 'telegram: bad webhook request');
+        if (!res.headersSent) res.writeHead(400).end();
+      }
+    }
+  };
+
+  async #dispatch(update: Update): Promise<void> {
+    const identity = this.#identity;
+    const handler = this.#handler;
+    if (!identity || !handler) return;
+    const event = toInbound(update, identity);
+    if (!event) return;
+    const callbackId = update.callback_query?.id;
+    if (callbackId !== undefined) this.#pendingCallbacks.add(callbackId);
+    try {
+      await handler(event);
+    } catch (err) {
+      this.#log.error(
+        { err, kind: event.kind, key: event.idempotencyKey },
+        'telegram: handler failed',
+      );
+    } finally {
+      // Stop the button's spinner even if the handler did not answer.
+      if (callbackId !== undefined && this.#pendingCallbacks.delete(callbackId)) {
+        await this.#call(() => this.#bot.api.answerCallbackQuery(callbackId)).catch((err) =>
+          this.#log.warn({ err }, 'telegram: could not answer callback query'),
+        );
+      }
+    }
+  }
+
+  /** Sends the message, split into several when longer than 4096 characters. */
+  async send(chatRef: string, message: OutgoingMessage): Promise<string> {
+    const chat = this.#target(chatRef, message.thread);
+    const parts = renderMessage(message);
+    return this.#queues.run(String(chat.chatId), async () => {
+      const ids: number[] = [];
+      for (const [i, part] of parts.entries()) {
+        const sent = await this.#call(() =>
+          this.#bot.api.sendMessage(chat.chatId, part.html, {
+            ...this.#sendOptions(chat, part),
+            // A split message pings once, for its first part.
+            disable_notification: message.silent === true || i > 0,
+          }),
+        );
+        ids.push(sent.message_id);
+      }
+      return formatMessageRef(chat, ids);
+    });
+  }
+
+  /**
+   * Edits every part in place. An edit cannot add messages, so text needing more parts than were
+   * sent is cut short with a marker; parts no longer needed are deleted.
+   */
+  async edit(messageRef: string, message: OutgoingMessage): Promise<void> {
+    const { chat, messageIds } = parseMessageRef(messageRef);
+    const parts = renderMessage(message, messageIds.length);
+    await this.#queues.run(String(chat.chatId), async () => {
+      for (const [i, id] of messageIds.entries()) {
+        const part = parts[i];
+        if (part === undefined) {
+          await this.#call(() => this.#bot.api.deleteMessage(chat.chatId, id)).catch((err) =>
+            this.#log.warn({ err, messageRef }, 'telegram: could not delete surplus part'),
+          );
+          continue;
+        }
+        await this.#call(() =>
+          this.#bot.api.editMessageText(chat.chatId, id, part.html, {
+            ...HTML_FORMAT,
+            // An empty keyboard removes the buttons the message had.
+            reply_markup: part.keyboard ?? { inline_keyboard: [] },
+          }),
+        ).catch((err: PhasebridgeError) => {
+          if (!isNotModified(err)) throw err;
+        });
+      }
+    });
+  }
+
+  /**
+   * Private: a callback alert only the presser sees (an alert, not a toast, because a toast
+   * vanishes in seconds and private answers are mostly refusals). Public: a reply in the chat.
+   */
+  async answer(interaction: Interaction, text: string, options: AnswerOptions): Promise<void> {
+    const data = decodeInteraction(interaction);
+    const pending = this.#pendingCallbacks.delete(data.q);
+    if (options.private) {
+      await this.#call(() =>
+        this.#bot.api.answerCallbackQuery(data.q, {
+          text: callbackAnswerText(text),
+          show_alert: true,
+        }),
+      );
+      return;
+    }
+    if (pending) await this.#stopSpinner(data.q);
+    const chat = pressedChat(data);
+    const [reply] = renderMessage({ text: rich(text) }, 1);
+    await this.#queues.run(String(chat.chatId), () =>
+      this.#call(() =>
+        this.#bot.api.sendMessage(chat.chatId, reply!.html, {
+          ...this.#sendOptions(chat, undefined),
+          reply_parameters: { message_id: data.m, allow_sending_without_reply: true },
+        }),
+      ),
+    );
+  }
+
+  /** Sends a ForceReply prompt mentioning the presser; their reply arrives as a Reply. */
+  async askForReason(interaction: Interaction, prompt: string): Promise<string> {
+    const data = decodeInteraction(interaction);
+    if (this.#pendingCallbacks.delete(data.q)) await this.#stopSpinner(data.q);
+    const chat = pressedChat(data);
+    // `selective` targets users mentioned in the text, so only the presser gets the reply box.
+    const mention = `<a href="tg://user?id=${data.u}">${escapeHtml(data.n)}</a>`;
+    return this.#queues.run(String(chat.chatId), async () => {
+      const sent = await this.#call(() =>
+        this.#bot.api.sendMessage(chat.chatId, `${mention} ${escapeHtml(prompt)}`, {
+          ...this.#sendOptions(chat, undefined),
+          reply_markup: { force_reply: true, selective: true, input_field_placeholder: 'Reason' },
+        }),
+      );
+      return formatMessageRef(chat, [sent.message_id]);
+    });
+  }
+
+  /** Uploads a document (sendDocument, multipart). */
+  async sendFile(chatRef: string, file: OutgoingFile): Promise<string> {
+    const chat = this.#target(chatRef, file.thread);
+    const caption = file.caption && splitRichTextInto(file.caption, MAX_CAPTION_LENGTH, 1)[0];
+    return this.#queues.run(String(chat.chatId), async () => {
+      const sent = await this.#call(() =>
+        this.#bot.api.sendDocument(chat.chatId, new InputFile(file.data, file.name), {
+          ...(chat.topic !== undefined && { message_thread_id: chat.topic }),
+          ...(caption && { caption: renderHtml(caption), parse_mode: 'HTML' as const }),
+        }),
+      );
+      return formatMessageRef(chat, [sent.message_id]);
+    });
+  }
+
+  #target(chatRef: string, thread: string | undefined): TelegramChat {
+    const chat = parseChatRef(chatRef);
+    return thread === undefined ? chat : { chatId: chat.chatId, topic: parseTopic(thread) };
+  }
+
+  #sendOptions(chat: TelegramChat, part: RenderedPart | undefined) {
+    return {
+      ...HTML_FORMAT,
+      ...(chat.topic !== undefined && { message_thread_id: chat.topic }),
+      ...(part?.keyboard && { reply_markup: part.keyboard }),
+    };
+  }
+
+  #stopSpinner(callbackId: string): Promise<void> {
+    return this.#call(() => this.#bot.api.answerCallbackQuery(callbackId)).then(
+      () => undefined,
+      (err) => this.#log.warn({ err }, 'telegram: could not answer callback query'),
+    );
+  }
+
+  #call<T>(call: () => Promise<T>): Promise<T> {
+    return withRateLimitRetry(call, this.#options.retry ?? DEFAULT_RETRY_POLICY);
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * Inbound side of the Telegram adapter: turns a Bot API Update into a neutral Command, ButtonPress
+ * or Reply (pure; no I/O), and encodes/decodes the interaction handle of a button press.
+ */
+import type { CallbackQuery, Message, MessageEntity, Update, User } from 'grammy/types';
+import { z } from 'zod';
+import { InvalidInputError } from '../../errors.ts';
+import type { ChatUser, InboundEvent, Interaction } from '../channel.ts';
+import { formatChatRef, formatMessageRef, type TelegramChat } from './outbound.ts';
+
+/** Who we are, to recognise `/cmd@ourbot` and replies to our own messages. */
+export interface BotIdentity {
+  readonly id: number;
+  readonly username: string;
+}
+
+/** What the adapter needs back from an interaction handle. */
+export interface InteractionData {
+  /** callback_query id */
+  readonly q: string;
+  /** chat id and topic of the pressed message */
+  readonly c: number;
+  readonly t?: number | undefined;
+  /** pressed message id */
+  readonly m: number;
+  /** presser's user id and display name */
+  readonly u: number;
+  readonly n: string;
+}
+
+const interactionSchema = z.object({
+  q: z.string().min(1),
+  c: z.number().int(),
+  t: z.number().int().optional(),
+  m: z.number().int(),
+  u: z.number().int(),
+  n: z.string(),
+});
+
+/** Packs a press into an opaque, serialisable handle. */
+export function encodeInteraction(data: InteractionData): Interaction {
+  return { platform: 'telegram', handle: JSON.stringify(data) };
+}
+
+/** Unpacks a handle made by `encodeInteraction`; anything else is INVALID_INPUT. */
+export function decodeInteraction(interaction: Interaction): InteractionData {
+  if (interaction.platform === 'telegram') {
+    try {
+      const parsed = interactionSchema.safeParse(JSON.parse(interaction.handle));
+      if (parsed.success) return parsed.data;
+    } catch {
+      // fall through to the error below
+    }
+  }
+  throw new InvalidInputError('not a Telegram interaction handle');
+}
+
+/** The neutral user; the id is Telegram's immutable numeric id, as a string. */
+export function toChatUser(user: User): ChatUser {
+  const name = [user.first_name, user.last_name].filter(Boolean).join(' ');
+  return {
+    platform: 'telegram',
+    id: String(user.id),
+    display: user.username ? `@${user.username}` : name,
+  };
+}
+
+/**
+ * The topic of a message. Only `is_topic_message` counts: in ordinary groups Telegram also sets
+ * message_thread_id on replies, and posting there with that id would fail.
+ */
+function chatOf(
+  message: Pick<Message, 'chat' | 'message_thread_id' | 'is_topic_message'>,
+): TelegramChat {
+  return message.is_topic_message && message.message_thread_id !== undefined
+    ? { chatId: message.chat.id, topic: message.message_thread_id }
+    : { chatId: message.chat.id };
+}
+
+const startsWithCommand = (entities: readonly MessageEntity[] | undefined): boolean =>
+  entities?.some((e) => e.type === 'bot_command' && e.offset === 0) ?? false;
+
+/** A parsed `/verb@bot args` at the start of a text. */
+export interface ParsedCommand {
+  readonly name: string;
+  readonly args: string[];
+}
+
+/**
+ * Reads the bot_command entity at offset 0. A command addressed to another bot
+ * (`/run@otherbot`) is not ours and yields undefined.
+ */
+export function parseCommand(
+  text: string,
+  entities: readonly MessageEntity[] | undefined,
+  botUsername: string,
+): ParsedCommand | undefined {
+  const entity = entities?.find((e) => e.type === 'bot_command' && e.offset === 0);
+  if (!entity) return undefined;
+  const [verb = '', mention] = text.slice(1, entity.length).split('@');
+  if (mention !== undefined && mention.toLowerCase() !== botUsername.toLowerCase())
+    return undefined;
+  if (verb === '') return undefined;
+  const args = text.slice(entity.length).trim().split(/\s+/).filter(Boolean);
+  return { name: verb.toLowerCase(), args };
+}
+
+/**
+ * The message this one really replies to. In forum topics every message "replies" to the
+ * topic's creation message; that is not a reply.
+ */
+function realReplyTo(message: Message): Message | undefined {
+  const to = message.reply_to_message;
+  if (!to || to.forum_topic_created) return undefined;
+  if (message.is_topic_message && to.message_id === message.message_thread_id) return undefined;
+  return to;
+}
+
+function fromMessage(message: Message, bot: BotIdentity): InboundEvent | undefined {
+  // Channel posts, anonymous admins and other bots have no person behind them to authorise.
+  if (!message.from || message.from.is_bot || message.sender_chat) return undefined;
+  if (message.text === undefined) return undefined;
+  const chat = chatOf(message);
+  const base = {
+    chatRef: formatChatRef(chat),
+    ...(chat.topic !== undefined && { threadRef: String(chat.topic) }),
+    user: toChatUser(message.from),
+    idempotencyKey: `telegram:msg:${message.chat.id}:${message.message_id}`,
+  };
+  const replyTo = realReplyTo(message);
+  const command = parseCommand(message.text, message.entities, bot.username);
+  if (command) {
+    return {
+      kind: 'command',
+      ...command,
+      rawText: message.text,
+      ...base,
+      ...(replyTo?.text !== undefined && { replyToText: replyTo.text }),
+    };
+  }
+  if (startsWithCommand(message.entities)) return undefined; // addressed to another bot
+  if (replyTo?.from?.id !== bot.id) return undefined; // chatter, not for us
+  return {
+    kind: 'reply',
+    text: message.text,
+    replyToMessageRef: formatMessageRef(chat, [replyTo.message_id]),
+    ...base,
+  };
+}
+
+function fromCallback(query: CallbackQuery): InboundEvent | undefined {
+  // Inline-mode messages (no `message`) and game buttons are never sent by phasebridge.
+  if (query.data === undefined || query.message === undefined) return undefined;
+  const chat = chatOf(query.message);
+  const user = toChatUser(query.from);
+  return {
+    kind: 'button',
+    token: query.data,
+    chatRef: formatChatRef(chat),
+    ...(chat.topic !== undefined && { threadRef: String(chat.topic) }),
+    messageRef: formatMessageRef(chat, [query.message.message_id]),
+    user,
+    interaction: encodeInteraction({
+      q: query.id,
+      c: chat.chatId,
+      t: chat.topic,
+      m: query.message.message_id,
+      u: query.from.id,
+      n: user.display,
+    }),
+    idempotencyKey: `telegram:callback:${query.id}`,
+  };
+}
+
+/**
+ * The neutral event of an update, or undefined when it is not for us. Idempotency keys use the
+ * message (chat + message id) or the callback query id, which Telegram never reuses; update_id is
+ * not used because Telegram restarts it at a random value after a week without updates.
+ */
+export function toInbound(update: Update, bot: BotIdentity): InboundEvent | undefined {
+  if (update.message) return fromMessage(update.message, bot);
+  if (update.callback_query) return fromCallback(update.callback_query);
+  return undefined;
+}
+
+/** Update types the adapter asks Telegram for. */
+export const ALLOWED_UPDATES = ['message', 'callback_query'] as const;

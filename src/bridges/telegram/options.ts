@@ -1,0 +1,76 @@
+/**
+ * Options of the Telegram channel and their validation. Plain values: the caller reads config and
+ * env; nothing here imports global configuration.
+ */
+import type { ConfigProblem } from '../../errors.ts';
+import type { ChannelLogger } from '../channel.ts';
+import type { RetryPolicy } from './outbound.ts';
+
+/** A bot command shown in Telegram's command menu. */
+export interface TelegramCommandSpec {
+  readonly command: string;
+  readonly description: string;
+}
+
+/** Options of `TelegramChannel`. */
+export interface TelegramChannelOptions {
+  readonly token: string;
+  /** Bot API server root without trailing slash (self-hosted server or a test fake). */
+  readonly apiRoot?: string;
+  /** Webhook mode: Telegram POSTs updates to `url`, which must reach `handleWebhook`. */
+  readonly webhook?: { readonly url: string; readonly secret: string };
+  /** Registered with setMyCommands on start. */
+  readonly commands: readonly TelegramCommandSpec[];
+  readonly logger?: ChannelLogger;
+  readonly retry?: RetryPolicy;
+  /** Long-polling hold time; default 30 s. */
+  readonly pollingTimeoutSeconds?: number;
+}
+
+const TOKEN = /^\d+:[A-Za-z0-9_-]+$/;
+const SECRET = /^[A-Za-z0-9_-]{1,256}$/;
+const COMMAND = /^[a-z0-9_]{1,32}$/;
+
+/** Every problem in the options (empty when valid). */
+export function validateTelegramOptions(o: TelegramChannelOptions): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const add = (path: string, problem: string, fix: string) => problems.push({ path, problem, fix });
+  if (!TOKEN.test(o.token ?? '')) {
+    add('telegram.token', 'missing or not a bot token', 'set the token @BotFather gave you');
+  }
+  if (o.apiRoot !== undefined && !/^https?:\/\/[^/]/.test(o.apiRoot)) {
+    add('telegram.apiRoot', 'not an http(s) URL', 'use e.g. http://127.0.0.1:8081');
+  }
+  if (o.webhook !== undefined) {
+    if (!SECRET.test(o.webhook.secret ?? '')) {
+      add(
+        'telegram.webhook.secret',
+        'webhook mode needs a secret of 1-256 characters A-Z a-z 0-9 _ -',
+        'set a random secret, e.g. `openssl rand -hex 32`',
+      );
+    }
+    if (!isWebhookUrl(o.webhook.url, o.apiRoot !== undefined)) {
+      add('telegram.webhook.url', 'not a usable webhook URL', 'use a public https:// URL');
+    }
+  }
+  for (const [i, c] of o.commands.entries()) {
+    if (!COMMAND.test(c.command) || c.description.length < 1 || c.description.length > 256) {
+      add(
+        `telegram.commands[${i}]`,
+        `invalid command ${JSON.stringify(c.command)}`,
+        '1-32 of a-z 0-9 _, description 1-256 characters',
+      );
+    }
+  }
+  return problems;
+}
+
+/** Telegram's cloud only delivers to https; a self-hosted Bot API server may use http. */
+function isWebhookUrl(url: string, selfHosted: boolean): boolean {
+  try {
+    const { protocol } = new URL(url);
+    return protocol === 'https:' || (selfHosted && protocol === 'http:');
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,220 @@
+/**
+ * Outbound side of the Telegram adapter: chat/message refs, rendering neutral messages to Telegram
+ * HTML + inline keyboards (pure), and the one place that retries rate-limited calls.
+ */
+import type { InlineKeyboardButton, InlineKeyboardMarkup } from 'grammy/types';
+import { InvalidInputError, RateLimitedError } from '../../errors.ts';
+import type { MessageButton, OutgoingMessage, RichSegment, RichText } from '../channel.ts';
+import { composeBody, plainTextOf, splitRichText, splitRichTextInto } from '../render-text.ts';
+import { toTelegramError } from './errors.ts';
+
+/** Telegram's limit on a message's visible text (after entity parsing). */
+export const MAX_TEXT_LENGTH = 4096;
+/** Telegram's limit on a document caption's visible text. */
+export const MAX_CAPTION_LENGTH = 1024;
+/** Telegram's limit on `callback_data`, in UTF-8 bytes. */
+export const MAX_CALLBACK_DATA_BYTES = 64;
+/** Telegram's limit on a callback answer's text. */
+export const MAX_CALLBACK_ANSWER_LENGTH = 200;
+const BUTTONS_PER_ROW = 3;
+
+/** A Telegram chat and, in forums, a topic. */
+export interface TelegramChat {
+  readonly chatId: number;
+  readonly topic?: number;
+}
+
+/** `telegram:<chat>[:<topic>]`. */
+export function formatChatRef(chat: TelegramChat): string {
+  return chat.topic === undefined
+    ? `telegram:${chat.chatId}`
+    : `telegram:${chat.chatId}:${chat.topic}`;
+}
+
+const CHAT_REF = /^telegram:(-?\d{1,16})(?::(\d{1,10}))?$/;
+
+/** Parses a chat ref; anything else is INVALID_INPUT (usernames like @channel are not accepted). */
+export function parseChatRef(ref: string): TelegramChat {
+  const m = CHAT_REF.exec(ref);
+  if (!m) throw new InvalidInputError(`not a Telegram chat ref: ${JSON.stringify(ref)}`);
+  return m[2] === undefined
+    ? { chatId: Number(m[1]) }
+    : { chatId: Number(m[1]), topic: Number(m[2]) };
+}
+
+/** Parses a neutral thread string (a forum topic id). */
+export function parseTopic(thread: string): number {
+  if (!/^\d{1,10}$/.test(thread)) throw new InvalidInputError(`not a Telegram topic id: ${thread}`);
+  return Number(thread);
+}
+
+/** `telegram:<chat>[:<topic>]/<id>[,<id>...]`: a message, or every part of a split message. */
+export function formatMessageRef(chat: TelegramChat, messageIds: readonly number[]): string {
+  return `${formatChatRef(chat)}/${messageIds.join(',')}`;
+}
+
+/** Parses a message ref made by `formatMessageRef`. */
+export function parseMessageRef(ref: string): { chat: TelegramChat; messageIds: number[] } {
+  const slash = ref.lastIndexOf('/');
+  const ids = slash < 0 ? [] : ref.slice(slash + 1).split(',');
+  if (ids.length === 0 || !ids.every((id) => /^\d{1,10}$/.test(id))) {
+    throw new InvalidInputError(`not a Telegram message ref: ${JSON.stringify(ref)}`);
+  }
+  return { chat: parseChatRef(ref.slice(0, slash)), messageIds: ids.map(Number) };
+}
+
+/** Escapes text for Telegram's HTML parse mode (only these three characters are special). */
+export function escapeHtml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+const LINK_PROTOCOLS = new Set(['http:', 'https:', 'tg:']);
+
+function safeUrl(url: string): string | undefined {
+  try {
+    return LINK_PROTOCOLS.has(new URL(url).protocol) ? url : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function renderSegment(seg: RichSegment): string {
+  const text = escapeHtml(seg.text);
+  switch (seg.kind) {
+    case 'plain':
+      return text;
+    case 'bold':
+      return `<b>${text}</b>`;
+    case 'code':
+      return seg.text.includes('\n') ? `<pre>${text}</pre>` : `<code>${text}</code>`;
+    case 'link': {
+      // A javascript: or malformed URL is shown as plain text rather than linked.
+      const url = safeUrl(seg.url);
+      return url === undefined
+        ? text
+        : `<a href="${escapeHtml(url).replace(/"/g, '&quot;')}">${text}</a>`;
+    }
+  }
+}
+
+/** Renders RichText to Telegram HTML; all user-supplied text is escaped. */
+export function renderHtml(text: RichText): string {
+  return text.map(renderSegment).join('');
+}
+
+const BUTTON_STYLES = { primary: 'primary', danger: 'danger' } as const;
+
+/** Builds the inline keyboard; refuses a token Telegram would reject instead of sending it. */
+export function inlineKeyboard(buttons: readonly MessageButton[]): InlineKeyboardMarkup {
+  const rows: InlineKeyboardButton[][] = [];
+  for (const [i, b] of buttons.entries()) {
+    const bytes = Buffer.byteLength(b.id, 'utf8');
+    if (bytes < 1 || bytes > MAX_CALLBACK_DATA_BYTES) {
+      throw new InvalidInputError(
+        `button id must be 1-${MAX_CALLBACK_DATA_BYTES} bytes, got ${bytes} (${b.label})`,
+      );
+    }
+    if (b.label.trim() === '') throw new InvalidInputError('button label is empty');
+    const style =
+      b.style === undefined || b.style === 'default' ? undefined : BUTTON_STYLES[b.style];
+    const button: InlineKeyboardButton = {
+      text: b.label,
+      callback_data: b.id,
+      ...(style && { style }),
+    };
+    if (i % BUTTONS_PER_ROW === 0) rows.push([]);
+    rows[rows.length - 1]!.push(button);
+  }
+  return { inline_keyboard: rows };
+}
+
+/** One Telegram message of a (possibly split) neutral message. */
+export interface RenderedPart {
+  readonly html: string;
+  /** Only the last part carries the buttons. */
+  readonly keyboard?: InlineKeyboardMarkup;
+}
+
+/**
+ * Renders a message into parts of at most 4096 visible characters each. Long text is split into
+ * several messages (not a document) so it stays readable on a phone; the last part holds the
+ * buttons. `maxParts` caps the count for edits, which cannot add messages: the tail is cut short.
+ */
+export function renderMessage(message: OutgoingMessage, maxParts = Infinity): RenderedPart[] {
+  const body = composeBody(message.text, message.fields);
+  if (plainTextOf(body).trim() === '') throw new InvalidInputError('message text is empty');
+  const keyboard =
+    message.buttons && message.buttons.length > 0 ? inlineKeyboard(message.buttons) : undefined;
+  const chunks = Number.isFinite(maxParts)
+    ? splitRichTextInto(body, MAX_TEXT_LENGTH, maxParts)
+    : splitRichText(body, MAX_TEXT_LENGTH);
+  return chunks.map((chunk, i) => ({
+    html: renderHtml(chunk),
+    ...(i === chunks.length - 1 && keyboard && { keyboard }),
+  }));
+}
+
+/** Shortens a callback answer to Telegram's 200-character limit. */
+export function callbackAnswerText(text: string): string {
+  const chars = [...text];
+  return chars.length <= MAX_CALLBACK_ANSWER_LENGTH
+    ? text
+    : `${chars.slice(0, MAX_CALLBACK_ANSWER_LENGTH - 1).join('')}…`;
+}
+
+/** How long to keep waiting out 429s before giving the error to the caller. */
+export interface RetryPolicy {
+  readonly maxRetries: number;
+  /** A single `retry_after` longer than this is not waited for. */
+  readonly maxWaitMs: number;
+}
+
+/** Default: up to 8 waits of at most a minute each. */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxRetries: 8, maxWaitMs: 60_000 };
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs a Bot API call, waiting `retry_after` and retrying on 429 so nothing is lost; any other
+ * failure (or a limit beyond the policy) is thrown as RateLimitedError / PlatformError.
+ */
+export async function withRateLimitRetry<T>(
+  call: () => Promise<T>,
+  policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+  wait: (ms: number) => Promise<void> = sleep,
+): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await call();
+    } catch (thrown) {
+      const err = toTelegramError(thrown);
+      const retryable =
+        err instanceof RateLimitedError &&
+        attempt < policy.maxRetries &&
+        err.retryAfterMs <= policy.maxWaitMs;
+      if (!retryable) throw err;
+      await wait(err.retryAfterMs);
+    }
+  }
+}
+
+/**
+ * Runs tasks one at a time per key (a chat), so a message waiting out a 429 is not overtaken by
+ * a later one; different chats proceed in parallel.
+ */
+export class SerialQueues {
+  readonly #tails = new Map<string, Promise<unknown>>();
+
+  /** Queues `task` behind earlier tasks with the same key. */
+  run<T>(key: string, task: () => Promise<T>): Promise<T> {
+    // Tails never reject, so a failed task does not stop the ones queued after it.
+    const previous = this.#tails.get(key) ?? Promise.resolve();
+    const result = previous.then(() => task());
+    const tail = result.catch(() => undefined);
+    this.#tails.set(key, tail);
+    void tail.then(() => {
+      if (this.#tails.get(key) === tail) this.#tails.delete(key);
+    });
+    return result;
+  }
+}

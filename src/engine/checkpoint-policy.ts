@@ -1,0 +1,105 @@
+/**
+ * Checkpoint rules, pure: which answers a checkpoint offers, its policy, and how one vote
+ * changes it (distinct approvers, four-eyes, one vote per person, a single reject decides).
+ */
+import type { Rejection } from './events.ts';
+import type {
+  Actor,
+  CheckpointAnswer,
+  CheckpointKind,
+  CheckpointPolicy,
+  CheckpointState,
+} from './model.ts';
+import type { StepCheckpoint, WorkflowStep } from './workflow/types.ts';
+
+/** Policy of a checkpoint without configuration: one approval, no four-eyes, never expires. */
+export const DEFAULT_CHECKPOINT_POLICY: CheckpointPolicy = Object.freeze({
+  approvals: 1,
+  fourEyes: false,
+  onExpiry: 'keep',
+});
+
+/** The policy a step's checkpoint configuration gives (the default when it has none). */
+export function policyFor(config: StepCheckpoint | undefined): CheckpointPolicy {
+  if (!config) return { ...DEFAULT_CHECKPOINT_POLICY };
+  const policy: CheckpointPolicy = {
+    approvals: config.approvals,
+    fourEyes: config.fourEyes,
+    onExpiry: config.onExpiry,
+  };
+  if (config.expiresInMs !== undefined) policy.expiresInMs = config.expiresInMs;
+  return policy;
+}
+
+/**
+ * Answers offered: approve and reject always; `loop` only after a step ran (kinds 'after' and
+ * 'directive'), when the step declares a loop and its counter is still below max.
+ */
+export function checkpointAnswers(
+  kind: CheckpointKind,
+  step: WorkflowStep,
+  loopCounter: number,
+): CheckpointAnswer[] {
+  const canLoop =
+    (kind === 'after' || kind === 'directive') &&
+    step.loop !== undefined &&
+    loopCounter < step.loop.max;
+  return canLoop ? ['approve', 'reject', 'loop'] : ['approve', 'reject'];
+}
+
+/** What one vote does: refused, recorded, or recorded and deciding the checkpoint. */
+export type VoteOutcome =
+  | { ok: false; rejection: Rejection }
+  | { ok: true; resolves: false }
+  | { ok: true; resolves: true; answer: CheckpointAnswer; by: Actor[] };
+
+/** Evaluates `actor` answering the open checkpoint `cp` of a run started by `startedBy`. */
+export function evaluateVote(
+  cp: CheckpointState,
+  startedBy: Actor,
+  actor: Actor,
+  answer: CheckpointAnswer,
+): VoteOutcome {
+  const name = actor.name ?? actor.id;
+  if (!cp.answers.includes(answer)) {
+    return illegal(
+      `"${answer}" is not an answer to checkpoint ${cp.id} (allowed: ${cp.answers.join(', ')})`,
+    );
+  }
+  if (cp.votes.some((v) => v.actor.id === actor.id)) {
+    return illegal(`${name} already voted on checkpoint ${cp.id}`);
+  }
+  if (answer === 'approve' && cp.policy.fourEyes && actor.id === startedBy.id) {
+    return {
+      ok: false,
+      rejection: {
+        code: 'UNAUTHORIZED',
+        message: `four-eyes rule: ${name} started this run and cannot approve checkpoint ${cp.id}; another approver must`,
+      },
+    };
+  }
+  if (answer !== 'approve') return { ok: true, resolves: true, answer, by: [actor] };
+  const approvers = [...cp.votes.filter((v) => v.answer === 'approve').map((v) => v.actor), actor];
+  if (approvers.length < cp.policy.approvals) return { ok: true, resolves: false };
+  return { ok: true, resolves: true, answer: 'approve', by: approvers };
+}
+
+const PAST: Record<string, string> = {
+  approve: 'approved',
+  reject: 'rejected',
+  loop: 'sent back (loop)',
+  'expired-keep': 'expired',
+};
+
+/** Why a closed checkpoint cannot be answered: "checkpoint X already approved by A, B". */
+export function closedMessage(cp: CheckpointState): string {
+  if (cp.decision) {
+    const by = cp.decision.by.map((a) => a.name ?? a.id).join(', ');
+    return `checkpoint ${cp.id} already ${PAST[cp.decision.answer]}${by ? ` by ${by}` : ''}`;
+  }
+  return `checkpoint ${cp.id} was withdrawn: ${cp.withdrawn?.reason ?? 'closed'}`;
+}
+
+function illegal(message: string): VoteOutcome {
+  return { ok: false, rejection: { code: 'ILLEGAL_TRANSITION', message } };
+}

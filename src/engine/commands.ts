@@ -1,0 +1,168 @@
+/**
+ * Commands: what a human, a worker or the engine's own timers ask a run to do. Every command
+ * carries its time and actor so decide() stays pure. The idempotency key travels beside the
+ * command (RunStore.commit), not inside it.
+ */
+import type { Directive } from './directive.ts';
+import type { Actor, CheckpointAnswer, Layout, Telemetry } from './model.ts';
+import type { Workflow } from './workflow/types.ts';
+
+/** Fields every command has. */
+export interface CommandBase {
+  /** ISO time the command was issued. */
+  at: string;
+  actor: Actor;
+}
+
+/** Where a revert/reset came from: a command, or a hand edit of a layout file (template.json). */
+export type EditSource = 'command' | 'file-edit';
+
+/** Start a new run (the only command decided against no state). */
+export interface StartCommand extends CommandBase {
+  type: 'start';
+  runId: string;
+  workflow: Workflow;
+  workspace: string;
+  layout: Layout;
+  spec: string;
+  selectedTrack?: string;
+  selectedConditions?: string[];
+  /** Defaults to true, as in CodeMachine. */
+  resumeFromLastStep?: boolean;
+}
+
+/** A worker picked up a step's job. */
+export interface StepStartedCommand extends CommandBase {
+  type: 'stepStarted';
+  stepId: string;
+  attempt: number;
+}
+
+/** The agent's engine session is known (CodeMachine "Session Init"). */
+export interface SessionInitializedCommand extends CommandBase {
+  type: 'sessionInitialized';
+  stepId: string;
+  sessionId: string;
+  monitoringId: number;
+}
+
+/** One chained prompt of the running step completed. */
+export interface ChainCompletedCommand extends CommandBase {
+  type: 'chainCompleted';
+  stepId: string;
+  chainIndex: number;
+}
+
+/** The step's agent exited; a non-zero exit code is a failure of that attempt. */
+export interface StepFinishedCommand extends CommandBase {
+  type: 'stepFinished';
+  stepId: string;
+  attempt: number;
+  exitCode: number;
+  directive: Directive;
+  telemetry: Telemetry;
+}
+
+/** The step's attempt failed (spawn error, timeout, invalid directive file, …). */
+export interface StepFailedCommand extends CommandBase {
+  type: 'stepFailed';
+  stepId: string;
+  attempt: number;
+  error: string;
+  telemetry?: Telemetry;
+}
+
+/** The sub-agent of a `trigger` directive exited. */
+export interface TriggerFinishedCommand extends CommandBase {
+  type: 'triggerFinished';
+  stepId: string;
+  attempt: number;
+  exitCode: number;
+  error?: string;
+  telemetry?: Telemetry;
+}
+
+/** A human answers the open checkpoint (or the named one, to catch stale buttons). */
+export interface AnswerCheckpointCommand extends CommandBase {
+  type: 'answerCheckpoint';
+  checkpointId?: string;
+  answer: CheckpointAnswer;
+  reason?: string;
+}
+
+/** The expiry timer of a checkpoint fired. */
+export interface ExpireCheckpointCommand extends CommandBase {
+  type: 'expireCheckpoint';
+  checkpointId: string;
+}
+
+/** CodeMachine Ctrl+S: mark the current step skipped (done) and move on. */
+export interface SkipCommand extends CommandBase {
+  type: 'skip';
+  /** When given, the skip applies only if this is still the current step. */
+  stepId?: string;
+  reason?: string;
+}
+
+/** Stop work now (the in-flight step is cancelled) and wait for resume. */
+export interface PauseCommand extends CommandBase {
+  type: 'pause';
+  reason?: string;
+}
+
+/** Continue a run blocked as paused or interrupted. */
+export interface ResumeCommand extends CommandBase {
+  type: 'resume';
+}
+
+/** Run the failed (or interrupted) step again as a new attempt. */
+export interface RetryCommand extends CommandBase {
+  type: 'retry';
+}
+
+/** End the run as cancelled. */
+export interface CancelCommand extends CommandBase {
+  type: 'cancel';
+  reason?: string;
+}
+
+/** Go back to an earlier step: it and every later step run again. */
+export interface RevertCommand extends CommandBase {
+  type: 'revert';
+  toStepId: string;
+  source: EditSource;
+}
+
+/** Start the run over from its first step. */
+export interface ResetCommand extends CommandBase {
+  type: 'reset';
+  source: EditSource;
+}
+
+/** At start-up: a step was in flight when the process died. */
+export interface RecoverInterruptedCommand extends CommandBase {
+  type: 'recoverInterrupted';
+}
+
+/** Every command a run accepts, discriminated on `type`. */
+export type Command =
+  | StartCommand
+  | StepStartedCommand
+  | SessionInitializedCommand
+  | ChainCompletedCommand
+  | StepFinishedCommand
+  | StepFailedCommand
+  | TriggerFinishedCommand
+  | AnswerCheckpointCommand
+  | ExpireCheckpointCommand
+  | SkipCommand
+  | PauseCommand
+  | ResumeCommand
+  | RetryCommand
+  | CancelCommand
+  | RevertCommand
+  | ResetCommand
+  | RecoverInterruptedCommand;
+
+/** The command type names. */
+export type CommandType = Command['type'];

@@ -1,0 +1,90 @@
+/**
+ * Decide rules for checkpoints: answers (votes) and expiry. A checkpoint resolves exactly once;
+ * what follows depends on its kind: an approved `before` gate queues the step, any other approval
+ * moves past the step, a reject fails the run, a loop answer goes back.
+ */
+import { closedMessage, evaluateVote } from './checkpoint-policy.ts';
+import type { AnswerCheckpointCommand, ExpireCheckpointCommand } from './commands.ts';
+import { type DecideContext, refuse, who } from './decide-context.ts';
+import { enterStep, loopBack, queueStep } from './decide-flow.ts';
+import type { Actor, CheckpointAnswer, CheckpointState } from './model.ts';
+
+/** The checkpoint a command names (the open one when it names none), refused when closed. */
+function openTarget(ctx: DecideContext, checkpointId: string | undefined): CheckpointState {
+  const { state } = ctx;
+  const open = state.checkpoint;
+  if (checkpointId === undefined || open?.id === checkpointId) {
+    if (!open) refuse(`run ${state.id} has no open checkpoint (it is ${state.status})`);
+    return open;
+  }
+  const closed = state.checkpoints.find((c) => c.id === checkpointId);
+  if (!closed) refuse(`run ${state.id} has no checkpoint ${checkpointId}`, 'NOT_FOUND');
+  refuse(closedMessage(closed));
+}
+
+/** A human answers; the vote is recorded and, when it decides, the checkpoint resolves. */
+export function decideAnswerCheckpoint(ctx: DecideContext, c: AnswerCheckpointCommand): void {
+  const cp = openTarget(ctx, c.checkpointId);
+  const outcome = evaluateVote(cp, ctx.state.startedBy, c.actor, c.answer);
+  if (!outcome.ok) refuse(outcome.rejection.message, outcome.rejection.code);
+  const vote = {
+    actor: c.actor,
+    answer: c.answer,
+    at: c.at,
+    ...(c.reason !== undefined ? { reason: c.reason } : {}),
+  };
+  ctx.emit({ type: 'checkpointVoted', checkpointId: cp.id, vote });
+  if (outcome.resolves) resolve(ctx, cp, outcome.answer, outcome.by, c.reason);
+}
+
+/**
+ * The expiry timer fired: onExpiry 'reject' or 'approve' decides in the system's name; 'keep'
+ * marks it expired and leaves it open for a human.
+ */
+export function decideExpireCheckpoint(ctx: DecideContext, c: ExpireCheckpointCommand): void {
+  const cp = openTarget(ctx, c.checkpointId);
+  if (cp.expiresAt === undefined) refuse(`checkpoint ${cp.id} has no expiry`);
+  if (Date.parse(c.at) < Date.parse(cp.expiresAt)) {
+    refuse(`checkpoint ${cp.id} does not expire before ${cp.expiresAt}`);
+  }
+  if (cp.expiredAt !== undefined) refuse(`checkpoint ${cp.id} already expired and is kept open`);
+  const onExpiry = cp.policy.onExpiry;
+  if (onExpiry === 'keep') {
+    ctx.emit({ type: 'checkpointExpired', checkpointId: cp.id });
+    return;
+  }
+  resolve(ctx, cp, onExpiry, [c.actor], `expired after ${cp.policy.expiresInMs} ms`);
+}
+
+function resolve(
+  ctx: DecideContext,
+  cp: CheckpointState,
+  answer: CheckpointAnswer,
+  by: Actor[],
+  reason: string | undefined,
+): void {
+  ctx.emit({
+    type: 'checkpointResolved',
+    checkpointId: cp.id,
+    decision: { answer, by, at: ctx.at, ...(reason !== undefined ? { reason } : {}) },
+  });
+  const step = ctx.state.steps.find((s) => s.id === cp.stepId)!;
+  if (answer === 'reject') {
+    const names = by.map(who).join(', ');
+    ctx.emit({
+      type: 'runFailed',
+      reason: reason ? `rejected by ${names}: ${reason}` : `rejected by ${names} at ${cp.id}`,
+      by: by[0]!,
+    });
+    return;
+  }
+  if (answer === 'loop') {
+    loopBack(ctx, step, reason);
+    return;
+  }
+  if (cp.when === 'before') {
+    queueStep(ctx, step, 'visit', 0);
+    return;
+  }
+  enterStep(ctx, step.index + 1);
+}

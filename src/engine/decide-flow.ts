@@ -1,0 +1,221 @@
+/**
+ * The moves decide rules share: enter a step (gate or queue), act on a directive, loop back,
+ * open a checkpoint, cancel in-flight work, end the run. Each emits events into a DecideContext.
+ */
+import { checkpointAnswers, policyFor } from './checkpoint-policy.ts';
+import type { DecideContext } from './decide-context.ts';
+import type { Directive } from './directive.ts';
+import type { QueueMode } from './events.ts';
+import type { CheckpointKind, CheckpointState, StepState } from './model.ts';
+import type { WorkflowStep } from './workflow/types.ts';
+
+/** The workflow definition of the step at `index`. */
+export function defOf(ctx: DecideContext, index: number): WorkflowStep {
+  return ctx.state.workflow.steps[index]!;
+}
+
+function runsAgain(ctx: DecideContext, step: StepState): boolean {
+  if (step.excluded) return false;
+  return !(defOf(ctx, step.index).executeOnce === true && step.status === 'completed');
+}
+
+/**
+ * Makes the first runnable step at or after `index` current: its `before` gate opens, or its job
+ * is queued. Excluded steps and completed executeOnce steps are passed over; past the last step
+ * the run completes.
+ */
+export function enterStep(ctx: DecideContext, index: number): void {
+  let i = index;
+  while (i < ctx.state.steps.length && !runsAgain(ctx, ctx.state.steps[i]!)) i++;
+  const step = ctx.state.steps[i];
+  if (!step) {
+    ctx.emit({ type: 'runCompleted', reason: 'all steps completed' });
+    return;
+  }
+  startStep(ctx, step, 'visit');
+}
+
+/** Queues the step (or opens its `before` gate when that is not yet approved for this visit). */
+export function startStep(ctx: DecideContext, step: StepState, mode: QueueMode): void {
+  if (defOf(ctx, step.index).checkpoint?.when === 'before' && !step.gatePassed) {
+    openCheckpoint(ctx, step, 'before', `approve to start step ${step.id}`);
+    return;
+  }
+  queueStep(ctx, step, mode, 0);
+}
+
+/** Queues a new attempt of the step and asks the caller to enqueue its job. */
+export function queueStep(
+  ctx: DecideContext,
+  step: StepState,
+  mode: QueueMode,
+  delayMs: number,
+): void {
+  const def = defOf(ctx, step.index);
+  const attempt = step.attempt + 1;
+  ctx.emit({ type: 'stepQueued', stepId: step.id, attempt, delayMs, mode });
+  ctx.effect({
+    type: 'enqueueStep',
+    runId: ctx.state.id,
+    stepId: step.id,
+    attempt,
+    agent: def.agent,
+    prompt: def.prompt,
+    delayMs,
+    ...(def.timeoutMs !== undefined ? { timeoutMs: def.timeoutMs } : {}),
+  });
+}
+
+/** The step is done and says `continue`: its `after` gate opens, or the next step is entered. */
+export function continueAfter(ctx: DecideContext, step: StepState): void {
+  if (defOf(ctx, step.index).checkpoint?.when === 'after') {
+    openCheckpoint(ctx, step, 'after', `step ${step.id} finished: approve to continue`);
+    return;
+  }
+  enterStep(ctx, step.index + 1);
+}
+
+/** Acts on the directive of a step that just completed. */
+export function followDirective(ctx: DecideContext, step: StepState, directive: Directive): void {
+  const reason = directive.reason;
+  switch (directive.action) {
+    case 'continue':
+      continueAfter(ctx, step);
+      return;
+    case 'loop':
+      loopOrAsk(ctx, step, reason);
+      return;
+    case 'checkpoint':
+      openCheckpoint(ctx, step, 'directive', reason ?? `step ${step.id} asks for a decision`);
+      return;
+    case 'trigger':
+      queueTrigger(ctx, step, directive.triggerAgentId!, reason ?? defOf(ctx, step.index).prompt);
+      return;
+    case 'stop':
+      ctx.emit({ type: 'runCompleted', reason: reason ?? `stopped early by step ${step.id}` });
+      return;
+    case 'error':
+      ctx.emit({ type: 'runFailed', reason: reason ?? `step ${step.id} reported an error` });
+      return;
+    case 'pause':
+      ctx.emit({
+        type: 'runBlocked',
+        kind: 'paused',
+        reason: reason ?? `paused by step ${step.id}`,
+      });
+      return;
+  }
+}
+
+/**
+ * Loops back when the step's counter allows; at the limit a 'loop-limit' checkpoint asks a human
+ * instead, so counters never exceed max. A step without `loop` cannot loop: the run blocks.
+ */
+export function loopOrAsk(ctx: DecideContext, step: StepState, reason?: string): void {
+  const loop = defOf(ctx, step.index).loop;
+  if (!loop) {
+    ctx.emit({
+      type: 'runBlocked',
+      kind: 'failure',
+      reason: `step ${step.id} asked to loop but declares no loop: retry or skip`,
+    });
+    return;
+  }
+  const counter = ctx.state.loopCounters[step.id] ?? 0;
+  if (counter >= loop.max) {
+    const why = `step ${step.id} reached its loop limit (${loop.max}) and asks to go back to ${loop.backTo} again${reason ? ` (${reason})` : ''}: approve to continue, reject to fail the run`;
+    openCheckpoint(ctx, step, 'loop-limit', why);
+    return;
+  }
+  loopBack(ctx, step, reason);
+}
+
+/** Goes back to the step's `loop.backTo`, counting the loop. Caller checked the counter. */
+export function loopBack(ctx: DecideContext, step: StepState, reason?: string): void {
+  const loop = defOf(ctx, step.index).loop!;
+  const counter = (ctx.state.loopCounters[step.id] ?? 0) + 1;
+  ctx.emit({
+    type: 'loopedBack',
+    fromStepId: step.id,
+    toStepId: loop.backTo,
+    counter,
+    ...(reason !== undefined ? { reason } : {}),
+  });
+  const target = ctx.state.steps.findIndex((s) => s.id === loop.backTo);
+  enterStep(ctx, target);
+}
+
+/** Opens a checkpoint on the step; schedules its expiry when the policy has one. */
+export function openCheckpoint(
+  ctx: DecideContext,
+  step: StepState,
+  when: CheckpointKind,
+  reason: string,
+): void {
+  const def = defOf(ctx, step.index);
+  const policy = policyFor(def.checkpoint);
+  const n =
+    ctx.state.checkpoints.filter((c) => c.stepId === step.id).length +
+    (ctx.state.checkpoint?.stepId === step.id ? 1 : 0) +
+    1;
+  const checkpoint: CheckpointState = {
+    id: `${step.id}:${n}`,
+    stepId: step.id,
+    when,
+    reason,
+    answers: checkpointAnswers(when, def, ctx.state.loopCounters[step.id] ?? 0),
+    policy,
+    openedAt: ctx.at,
+    votes: [],
+  };
+  if (policy.expiresInMs !== undefined) {
+    checkpoint.expiresAt = new Date(Date.parse(ctx.at) + policy.expiresInMs).toISOString();
+  }
+  ctx.emit({ type: 'checkpointOpened', checkpoint });
+  if (checkpoint.expiresAt) {
+    ctx.effect({
+      type: 'scheduleExpiry',
+      runId: ctx.state.id,
+      checkpointId: checkpoint.id,
+      at: checkpoint.expiresAt,
+    });
+  }
+}
+
+/** Queues the sub-agent of a `trigger` directive; the run continues when it finishes. */
+export function queueTrigger(
+  ctx: DecideContext,
+  step: StepState,
+  agent: string,
+  prompt: string,
+): void {
+  const attempt = (ctx.state.steps[step.index]!.triggerAttempt ?? 0) + 1;
+  ctx.emit({ type: 'triggerQueued', stepId: step.id, agent, prompt, attempt });
+  ctx.effect({
+    type: 'enqueueTrigger',
+    runId: ctx.state.id,
+    stepId: step.id,
+    attempt,
+    agent,
+    prompt,
+  });
+}
+
+/** Cancels the current step's in-flight attempt, if any (its late result is then stale). */
+export function cancelInFlight(ctx: DecideContext, reason: string): void {
+  const step = ctx.state.steps[ctx.state.cursor];
+  if (!step || (step.status !== 'queued' && step.status !== 'running')) return;
+  ctx.emit({ type: 'stepCancelled', stepId: step.id, attempt: step.attempt, reason });
+  ctx.effect({ type: 'cancelStep', runId: ctx.state.id, stepId: step.id, attempt: step.attempt });
+}
+
+/** Closes the open checkpoint without a decision, if there is one. */
+export function withdrawCheckpoint(ctx: DecideContext, reason: string): void {
+  const cp = ctx.state.checkpoint;
+  if (cp) ctx.emit({ type: 'checkpointWithdrawn', checkpointId: cp.id, reason });
+}
+
+/** Makes a blocked run active again. */
+export function unblock(ctx: DecideContext): void {
+  if (ctx.state.status === 'blocked') ctx.emit({ type: 'runResumed', by: ctx.actor });
+}

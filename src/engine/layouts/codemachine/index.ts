@@ -1,0 +1,116 @@
+/**
+ * The `codemachine` layout: a run projected into `<workspace>/.codemachine/` exactly as
+ * CodeMachine's runtime-state document specifies (template.json, memory/directive.json,
+ * inputs/specification.md, agents/agent-config.json, logs/registry.db, logs/agent-*.log), so
+ * CodeMachine's tools can read the run and a user can steer it by editing template.json.
+ *
+ * One codemachine-layout run per workspace at a time: `.codemachine/` has a single template.json.
+ */
+import path from 'node:path';
+import type { RunState } from '../../model.ts';
+import type { LayoutProjection, ProjectionContext } from '../port.ts';
+import { type AgentInfoLookup, buildAgentConfig, serializeAgentConfig } from './agent-config.ts';
+import type { HandEdit } from './hand-edits.ts';
+import { type CodemachinePaths, codemachinePaths } from './paths.ts';
+import { RegistryDb } from './registry-db.ts';
+import { applyRegistryEvents } from './registry-projection.ts';
+import { buildTemplate, serializeTemplate } from './template.ts';
+import { detectFromRead, readTemplateAt } from './template-file.ts';
+import { resetDirective, writeLayoutFile } from './writer.ts';
+
+export { type AgentConfigEntry, type AgentInfoLookup, buildAgentConfig } from './agent-config.ts';
+export { detectHandEdit, FILE_EDIT_ACTOR, type HandEdit, handEditCommand } from './hand-edits.ts';
+export { agentLogPath, CODEMACHINE_DIR, type CodemachinePaths, codemachinePaths } from './paths.ts';
+export {
+  type AgentRunHandle,
+  type AgentRunRow,
+  RegistryDb,
+  registerAgentRun,
+} from './registry-db.ts';
+export { activeTemplateName, buildTemplate, serializeTemplate } from './template.ts';
+export { checkHandEdit, readTemplateFile, type TemplateRead } from './template-file.ts';
+export type { StepData, TemplateTracking } from './template-schema.ts';
+
+/** Options of {@link CodemachineLayout}. */
+export interface CodemachineLayoutOptions {
+  /** Engine/model/display name of named agents, for agent-config.json and registry.db. */
+  agentInfo?: AgentInfoLookup;
+  /**
+   * Called during a commit when template.json was edited by hand since our last write. Return
+   * true to keep the edited file (the caller will commit the matching revert/reset with
+   * `handEditCommand`, from outside this call: it runs inside a commit), false to overwrite it.
+   * It is called again on every commit until a revert/reset is committed (dedupe on your side).
+   * Without a handler the file is always rewritten; poll `checkHandEdit` between commits then.
+   * An unreadable file is always rewritten (repaired) after being reported.
+   */
+  onHandEdit?: (edit: HandEdit, state: RunState) => boolean;
+}
+
+/** The codemachine layout projection; `close()` releases its registry.db handles. */
+export class CodemachineLayout implements LayoutProjection {
+  readonly name = 'codemachine';
+  readonly #opts: CodemachineLayoutOptions;
+  readonly #registries = new Map<string, RegistryDb>();
+
+  constructor(opts: CodemachineLayoutOptions = {}) {
+    this.#opts = opts;
+  }
+
+  /** Writes every file of the layout for `state`. */
+  async project(state: RunState, ctx: ProjectionContext): Promise<void> {
+    const paths = codemachinePaths(ctx.workspace);
+    this.#writeTemplate(state, ctx, paths);
+    // The spec and agent list are fixed at start: written then (and on a rebuild), not per commit.
+    const started = ctx.events.some((e) => e.type === 'runStarted');
+    if (started || ctx.rebuild) {
+      writeLayoutFile(paths, paths.spec, state.spec);
+      const entries = buildAgentConfig(state.workflow, this.#opts.agentInfo);
+      writeLayoutFile(paths, paths.agentConfig, serializeAgentConfig(entries));
+    }
+    // Never on a rebuild: an agent still running elsewhere may have written its directive.
+    if (started || startsLiveStep(state, ctx)) resetDirective(paths);
+    const fold = this.#opts.agentInfo ? { state, agentInfo: this.#opts.agentInfo } : { state };
+    applyRegistryEvents(this.#registry(paths), ctx.events, fold);
+  }
+
+  /** Closes the registry.db handles this projection opened. */
+  close(): void {
+    for (const db of this.#registries.values()) db.close();
+    this.#registries.clear();
+  }
+
+  #registry(paths: CodemachinePaths): RegistryDb {
+    let db = this.#registries.get(paths.root);
+    if (!db) {
+      db = RegistryDb.open(path.dirname(paths.root));
+      this.#registries.set(paths.root, db);
+    }
+    return db;
+  }
+
+  #writeTemplate(state: RunState, ctx: ProjectionContext, paths: CodemachinePaths): void {
+    const handler = this.#opts.onHandEdit;
+    // The document last written is rebuilt from the state before this commit's events. A
+    // revert or reset in this commit carries out (or overrides) any edit: write the result.
+    const rewinds = ctx.events.some((e) => e.type === 'reverted' || e.type === 'runReset');
+    if (handler && ctx.previous && !ctx.rebuild && !rewinds) {
+      const edit = detectFromRead(buildTemplate(ctx.previous), readTemplateAt(paths.template));
+      if (edit.kind !== 'none' && handler(edit, state) && edit.kind !== 'unreadable') return;
+    }
+    writeLayoutFile(paths, paths.template, serializeTemplate(buildTemplate(state)));
+  }
+}
+
+/** True when this commit started a step attempt that is still running (not a replayed start). */
+function startsLiveStep(state: RunState, ctx: ProjectionContext): boolean {
+  return (
+    !ctx.rebuild &&
+    ctx.events.some(
+      (e) =>
+        e.type === 'stepStarted' &&
+        state.steps.some(
+          (s) => s.id === e.stepId && s.status === 'running' && s.attempt === e.attempt,
+        ),
+    )
+  );
+}

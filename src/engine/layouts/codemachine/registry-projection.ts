@@ -1,0 +1,204 @@
+/**
+ * Folds a run's events into registry.db: a row per step attempt (running → completed | failed |
+ * paused | skipped), a row per trigger sub-agent (child of its step's row), and a `skipped` row
+ * for a step skipped before it ran. Rows are history: loops and reverts never delete them.
+ *
+ * Exactly once: each run's last applied ledger seq is stored in the same transaction as the rows,
+ * so events the store hands over again after a crash are skipped.
+ */
+import type { RunEvent } from '../../events.ts';
+import { type RunState, stepJobId, triggerJobId } from '../../model.ts';
+import type { AgentInfoLookup } from './agent-config.ts';
+import type { NewAgentRun, RegistryDb } from './registry-db.ts';
+
+/** What the fold needs besides the events. */
+export interface RegistryFoldContext {
+  /** The run's state after the events (for step prompts, agents and the run id). */
+  state: RunState;
+  /** Engine/model of named agents, when known. */
+  agentInfo?: AgentInfoLookup;
+}
+
+/** Applies the events not yet in `db`; `events` end at `ctx.state.seq`. */
+export function applyRegistryEvents(
+  db: RegistryDb,
+  events: readonly RunEvent[],
+  ctx: RegistryFoldContext,
+): void {
+  const { state } = ctx;
+  const firstSeq = state.seq - events.length + 1;
+  db.transaction(() => {
+    const applied = db.watermark(state.id);
+    // A pause or a skip cancels the running attempt first, in the same commit: the cancel then
+    // shows as `paused`, or is left to the skip, rather than as a failure.
+    const batch: Batch = {
+      pausing: events.some((e) => e.type === 'runBlocked' && e.kind === 'paused'),
+      skipping: new Set(events.flatMap((e) => (e.type === 'stepSkipped' ? [e.stepId] : []))),
+      sessionIds: sessionIdsOfStarts(events),
+    };
+    events.forEach((event, i) => {
+      const seq = firstSeq + i;
+      if (seq > applied) applyOne(db, event, { seq, index: i }, ctx, batch);
+    });
+    if (state.seq > applied) db.setWatermark(state.id, state.seq);
+  });
+}
+
+/** What the other events of the same batch tell about one event. */
+interface Batch {
+  /** A pause: a cancelled attempt is `paused`, not failed. */
+  pausing: boolean;
+  /** Steps skipped: their cancelled attempt is ended by the skip. */
+  skipping: ReadonlySet<string>;
+  /** Index of a stepStarted event → the monitoringId its session got later in the batch. */
+  sessionIds: ReadonlyMap<number, number>;
+}
+
+/**
+ * Pairs each stepStarted with the sessionInitialized that follows it for the same step, so a
+ * rebuild (the whole ledger in one batch) creates each row with the id template.json names.
+ */
+function sessionIdsOfStarts(events: readonly RunEvent[]): Map<number, number> {
+  const ids = new Map<number, number>();
+  const started = new Map<string, number>();
+  events.forEach((e, i) => {
+    if (e.type === 'stepStarted') started.set(e.stepId, i);
+    if (e.type !== 'sessionInitialized') return;
+    const at = started.get(e.stepId);
+    if (at !== undefined) ids.set(at, e.monitoringId);
+    started.delete(e.stepId);
+  });
+  return ids;
+}
+
+function newRun(
+  ctx: RegistryFoldContext,
+  stepId: string,
+  fields: Pick<NewAgentRun, 'jobId' | 'kind' | 'attempt' | 'status' | 'start'> &
+    Partial<NewAgentRun>,
+): NewAgentRun {
+  const index = ctx.state.workflow.steps.findIndex((s) => s.id === stepId);
+  const def = ctx.state.workflow.steps[index];
+  const name = fields.name ?? def?.agent ?? stepId;
+  const info = ctx.agentInfo?.(name);
+  const run: NewAgentRun = {
+    runId: ctx.state.id,
+    stepId,
+    name,
+    prompt: def?.prompt ?? '',
+    ...fields,
+  };
+  if (info?.engine !== undefined) run.engine = info.engine;
+  if (info?.model !== undefined) run.model = info.model;
+  return run;
+}
+
+function applyOne(
+  db: RegistryDb,
+  e: RunEvent,
+  pos: { seq: number; index: number },
+  ctx: RegistryFoldContext,
+  batch: Batch,
+): void {
+  const runId = ctx.state.id;
+  switch (e.type) {
+    case 'stepStarted': {
+      const jobId = stepJobId(runId, e.stepId, e.attempt);
+      const row = db.jobRow(jobId);
+      if (row) {
+        db.setStatus(row.id, 'running');
+        return;
+      }
+      const fields = { jobId, kind: 'step' as const, attempt: e.attempt, start: e.at };
+      const id = batch.sessionIds.get(pos.index);
+      const run = { ...fields, status: 'running' as const, ...(id === undefined ? {} : { id }) };
+      db.insert(newRun(ctx, e.stepId, run));
+      return;
+    }
+    case 'sessionInitialized': {
+      const row = db.latestStepRow(runId, e.stepId);
+      if (!row) return;
+      db.setSession(row.id, e.sessionId);
+      db.rekey(row.id, e.monitoringId);
+      return;
+    }
+    case 'stepCompleted':
+    case 'stepFailed': {
+      const id = stepRowId(db, ctx, e.stepId, e.attempt, e.at);
+      const status = e.type === 'stepCompleted' ? 'completed' : 'failed';
+      db.finish(id, status, e.at, e.type === 'stepFailed' ? e.error : undefined);
+      db.setTelemetry(id, e.telemetry);
+      return;
+    }
+    case 'stepInterrupted': {
+      const row = db.jobRow(stepJobId(runId, e.stepId, e.attempt));
+      if (row) db.finish(row.id, 'failed', e.at, 'interrupted: the process died during the step');
+      return;
+    }
+    case 'stepCancelled': {
+      const row = db.jobRow(stepJobId(runId, e.stepId, e.attempt));
+      if (row?.status !== 'running' || batch.skipping.has(e.stepId)) return;
+      if (batch.pausing) db.setStatus(row.id, 'paused');
+      else db.finish(row.id, 'failed', e.at, `cancelled: ${e.reason}`);
+      return;
+    }
+    case 'stepSkipped': {
+      const row = db.latestStepRow(runId, e.stepId);
+      if (row?.status === 'running' || row?.status === 'paused') {
+        db.finish(row.id, 'skipped', e.at);
+        return;
+      }
+      const jobId = `${runId}:${e.stepId}:skip@${pos.seq}`;
+      const id = db.insert(
+        newRun(ctx, e.stepId, {
+          jobId,
+          kind: 'skip',
+          attempt: pos.seq,
+          status: 'skipped',
+          start: e.at,
+        }),
+      );
+      db.finish(id, 'skipped', e.at);
+      return;
+    }
+    case 'triggerQueued': {
+      const parent = db.latestStepRow(runId, e.stepId);
+      const jobId = triggerJobId(runId, e.stepId, e.attempt);
+      const fields = {
+        jobId,
+        kind: 'trigger' as const,
+        attempt: e.attempt,
+        status: 'running' as const,
+        start: e.at,
+        name: e.agent,
+        prompt: e.prompt,
+      };
+      db.insert(newRun(ctx, e.stepId, parent ? { ...fields, parentId: parent.id } : fields));
+      return;
+    }
+    case 'triggerFinished': {
+      const row = db.jobRow(triggerJobId(runId, e.stepId, e.attempt));
+      if (!row) return;
+      db.finish(row.id, e.error === undefined ? 'completed' : 'failed', e.at, e.error);
+      db.setTelemetry(row.id, e.telemetry);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+/** The row of a step attempt, created when the start was never recorded. */
+function stepRowId(
+  db: RegistryDb,
+  ctx: RegistryFoldContext,
+  stepId: string,
+  attempt: number,
+  at: string,
+): number {
+  const jobId = stepJobId(ctx.state.id, stepId, attempt);
+  return (
+    db.jobRow(jobId)?.id ??
+    db.insert(newRun(ctx, stepId, { jobId, kind: 'step', attempt, status: 'running', start: at }))
+  );
+}

@@ -1,0 +1,95 @@
+/**
+ * Pure builder of CodeMachine's `template.json` from a run's state. The file is a projection:
+ * the same state always gives the same bytes (lastUpdated is the state's own updatedAt), so the
+ * document last written can be rebuilt from the ledger to detect hand edits.
+ *
+ * How each row of CodeMachine's State Transitions table maps onto the run's state:
+ * - Onboarding + Workflow Start (one `start` command here): activeTemplate, selectedTrack and
+ *   selectedConditions set, completedSteps `{}`, notCompletedSteps `[]`.
+ * - Step Starts: the running step's index is in notCompletedSteps.
+ * - Session Init: completedSteps[i] = {sessionId, monitoringId}.
+ * - Chain Complete: completedSteps[i].completedChains = the chained prompts done so far.
+ * - Step Complete: completedSteps[i].completedAt set, completedChains dropped (CodeMachine keeps
+ *   them only while a step is unfinished), i removed from notCompletedSteps. A skipped step is
+ *   marked complete the same way (CodeMachine's Ctrl+S); a step excluded by the selected
+ *   track/conditions never runs and gets no entry.
+ * - Loop Triggered / revert / reset: every step that will run again (the loop-back step up to
+ *   the looping one, except completed executeOnce steps) loses its completedSteps entry, so a
+ *   reader resuming "after the last completed step" cannot jump past the loop; notCompletedSteps
+ *   becomes the loop-back index (the re-queued step ran before and is unfinished).
+ * - Crash Occurs: a step that was running when the process died (or failed, or was cancelled by a
+ *   pause mid-run) stays in notCompletedSteps, with its session data for resume.
+ */
+import path from 'node:path';
+import type { RunState, StepState, Workflow } from '../../model.ts';
+import type { StepData, TemplateTracking } from './template-schema.ts';
+
+/** CodeMachine's activeTemplate: the workflow's file name, else `<id>.workflow.yaml`. */
+export function activeTemplateName(workflow: Workflow): string {
+  return workflow.file ? path.basename(workflow.file) : `${workflow.id}.workflow.yaml`;
+}
+
+/** True when the step finished in its current visit (completed, or skipped by a human). */
+function isDone(step: StepState): boolean {
+  return step.status === 'completed' || (step.status === 'skipped' && !step.excluded);
+}
+
+/** The step's completedSteps entry, or undefined when it has none. */
+export function stepData(step: StepState): StepData | undefined {
+  if (step.excluded) return undefined;
+  if (isDone(step)) {
+    return {
+      sessionId: step.sessionId ?? '',
+      monitoringId: step.monitoringId ?? 0,
+      completedAt: step.finishedAt ?? '',
+    };
+  }
+  if (step.sessionId === undefined || step.monitoringId === undefined) return undefined;
+  const data: StepData = { sessionId: step.sessionId, monitoringId: step.monitoringId };
+  if (step.completedChains.length > 0) data.completedChains = [...step.completedChains];
+  return data;
+}
+
+/**
+ * True when the step started and has not finished: running, failed (incl. interrupted by a
+ * crash), cancelled mid-run (pending with a start time), or queued again after running before
+ * (a retry, or a loop/revert re-visit: its attempt number is past 1).
+ */
+export function isStartedNotFinished(step: StepState): boolean {
+  if (step.excluded) return false;
+  switch (step.status) {
+    case 'running':
+    case 'failed':
+      return true;
+    case 'pending':
+      return step.startedAt !== undefined;
+    case 'queued':
+      return step.attempt > 1;
+    default:
+      return false;
+  }
+}
+
+/** Builds template.json for `state` (key order as in CodeMachine's schema). */
+export function buildTemplate(state: RunState): TemplateTracking {
+  const completedSteps: Record<string, StepData> = {};
+  for (const step of state.steps) {
+    const data = stepData(step);
+    if (data) completedSteps[String(step.index)] = data;
+  }
+  const doc: TemplateTracking = {
+    activeTemplate: activeTemplateName(state.workflow),
+    lastUpdated: state.updatedAt,
+    completedSteps,
+    notCompletedSteps: state.steps.filter(isStartedNotFinished).map((s) => s.index),
+    resumeFromLastStep: state.resumeFromLastStep,
+  };
+  if (state.selectedTrack !== undefined) doc.selectedTrack = state.selectedTrack;
+  doc.selectedConditions = [...state.selectedConditions];
+  return doc;
+}
+
+/** The exact bytes written to template.json: two-space JSON plus a final newline. */
+export function serializeTemplate(doc: TemplateTracking): string {
+  return `${JSON.stringify(doc, null, 2)}\n`;
+}

@@ -1,0 +1,40 @@
+/**
+ * The Layout port: every on-disk format (native, codemachine, …) is a projection of a run's
+ * ledger, rewritten by the RunStore after the ledger line is durable.
+ *
+ * Contract for implementations:
+ * - `project` must be idempotent and derive its files from `state` (plus `events`/`previous` for
+ *   things only events tell, e.g. "a step just started"): after a crash the store calls it again
+ *   with every event since the last complete projection, or with `rebuild: true` and
+ *   `previous: null` when it has to rebuild from the whole ledger.
+ * - Write files atomically (`writeFileAtomic` from `../ledger/atomic-write.ts`), never follow
+ *   symlinks, and throw on failure: the store keeps the projection marked stale and retries.
+ * - The store projects extra layouts first and the native `run.json` last, so `run.json`'s `seq`
+ *   marks the last commit every layout has seen.
+ */
+import type { RunEvent } from '../events.ts';
+import type { RunState } from '../model.ts';
+
+/** What a projection gets besides the new state. */
+export interface ProjectionContext {
+  /** `<workspace>/.phasebridge/runs/<id>` (exists, checked not to be a symlink). */
+  runDir: string;
+  /** The run's workspace folder. */
+  workspace: string;
+  /** Events not yet projected, oldest first (usually the events of the commit just made). */
+  events: readonly RunEvent[];
+  /** The state before `events`; null when unknown (rebuild) or before the run's first event. */
+  previous: RunState | null;
+  /** True when projections are rebuilt from the whole ledger (missing/corrupt/behind run.json). */
+  rebuild: boolean;
+}
+
+/** One on-disk format written from a run's state. */
+export interface LayoutProjection {
+  /** The layout's name (`native`, `codemachine`, …); matched against `RunState.layout`. */
+  readonly name: string;
+  /** Whether this layout is written for the run; default: `state.layout === name`. */
+  appliesTo?(state: RunState): boolean;
+  /** Writes the layout's files for `state`. */
+  project(state: RunState, ctx: ProjectionContext): Promise<void>;
+}

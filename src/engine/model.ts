@@ -1,0 +1,223 @@
+/**
+ * The run model: the state a run's event log folds into. Plain JSON-serialisable data only, so
+ * the native layout can write it as-is and replay can be compared with deep equality.
+ */
+import type { Directive } from './directive.ts';
+import type { Layout, Workflow } from './workflow/types.ts';
+
+export type { Layout, Workflow, WorkflowStep } from './workflow/types.ts';
+
+/** Run status; `completed`, `failed` and `cancelled` are terminal and never change. */
+export type RunStatus = 'active' | 'awaiting' | 'blocked' | 'completed' | 'failed' | 'cancelled';
+
+/** Step status; `pending` = not started in its current visit, `queued` = a job is enqueued. */
+export type StepStatus = 'pending' | 'queued' | 'running' | 'completed' | 'failed' | 'skipped';
+
+/** Who did something; `id` is an immutable platform id ('telegram:42', 'cli:alice', 'system'). */
+export interface Actor {
+  id: string;
+  name?: string;
+}
+
+/** The actor the engine itself uses (expiry timers, crash recovery). */
+export const SYSTEM_ACTOR: Actor = Object.freeze({ id: 'system' });
+
+/** Token usage and cost of agent work, summed over a step's attempts. */
+export interface Telemetry {
+  tokensIn: number;
+  tokensOut: number;
+  cachedTokens: number;
+  costUsd: number;
+}
+
+/** A zero telemetry record. */
+export const ZERO_TELEMETRY: Telemetry = Object.freeze({
+  tokensIn: 0,
+  tokensOut: 0,
+  cachedTokens: 0,
+  costUsd: 0,
+});
+
+/** One step of a run. */
+export interface StepState {
+  id: string;
+  index: number;
+  agent: string;
+  status: StepStatus;
+  /**
+   * Highest attempt number ever used for this step (0 = never queued). It only grows, even across
+   * loops and reverts, so a job id `runId:stepId:attempt` is never reused.
+   */
+  attempt: number;
+  /** Attempts in the current visit of the step; retries are counted against this. */
+  tries: number;
+  /** Engine session id of the current visit, for resume (CodeMachine StepData.sessionId). */
+  sessionId?: string;
+  /** Agent-run id in the registry (CodeMachine StepData.monitoringId). */
+  monitoringId?: number;
+  /** Chained prompt indices completed in the current visit. */
+  completedChains: number[];
+  startedAt?: string;
+  finishedAt?: string;
+  exitCode?: number;
+  error?: string;
+  /** The directive the step's last successful attempt returned. */
+  directive?: Directive;
+  /** Summed over every attempt of the step, including earlier visits: money spent stays spent. */
+  telemetry: Telemetry;
+  /** Not in the selected track/conditions: never runs, skipped over. */
+  excluded?: boolean;
+  /** The step's `before` checkpoint was approved for the current visit. */
+  gatePassed?: boolean;
+  /** Highest trigger sub-agent attempt used by this step (only grows, like `attempt`). */
+  triggerAttempt?: number;
+}
+
+/** A vote on a checkpoint. */
+export interface CheckpointVote {
+  actor: Actor;
+  answer: CheckpointAnswer;
+  reason?: string;
+  at: string;
+}
+
+/** An answer a human can give to a checkpoint. */
+export type CheckpointAnswer = 'approve' | 'reject' | 'loop';
+
+/** Why a checkpoint was opened. `pause` is reserved for layouts that model a pause as a gate. */
+export type CheckpointKind = 'before' | 'after' | 'directive' | 'loop-limit' | 'pause';
+
+/** How a checkpoint is decided: approvals needed, four-eyes, expiry. */
+export interface CheckpointPolicy {
+  approvals: number;
+  fourEyes: boolean;
+  expiresInMs?: number;
+  onExpiry: 'reject' | 'approve' | 'keep';
+}
+
+/**
+ * A human gate. It resolves exactly once (`decision`), or is withdrawn without a decision when
+ * the run moves past it (cancel, revert, reset, skip). With onExpiry 'keep' an expired checkpoint
+ * stays open (see `expiredAt`); the decision answer 'expired-keep' is never produced by decide().
+ */
+export interface CheckpointState {
+  /** Unique in the run: `${stepId}:${n}`. */
+  id: string;
+  stepId: string;
+  when: CheckpointKind;
+  reason: string;
+  answers: CheckpointAnswer[];
+  policy: CheckpointPolicy;
+  openedAt: string;
+  expiresAt?: string;
+  votes: CheckpointVote[];
+  decision?: {
+    answer: CheckpointAnswer | 'expired-keep';
+    by: Actor[];
+    at: string;
+    reason?: string;
+  };
+  /** Set when the checkpoint expired and was kept open (onExpiry 'keep'). */
+  expiredAt?: string;
+  /** Set when the checkpoint was closed without a decision. */
+  withdrawn?: { at: string; reason: string };
+}
+
+/** Why a run is blocked and needs a human. */
+export type BlockKind = 'failure' | 'interrupted' | 'paused' | 'corrupt' | 'retries-exhausted';
+
+/** A `trigger` directive's sub-agent run, awaited before the step's run moves on. */
+export interface PendingTrigger {
+  stepId: string;
+  agent: string;
+  prompt: string;
+  /** Own attempt counter: job id `runId:stepId:trigger:attempt`. */
+  attempt: number;
+  status: 'queued' | 'failed';
+  error?: string;
+}
+
+/** The whole state of one run, folded from its events. */
+export interface RunState {
+  id: string;
+  /** Number of events applied. */
+  seq: number;
+  /** Snapshot of the workflow taken at start; later edits of the file do not change the run. */
+  workflow: Workflow;
+  workspace: string;
+  layout: Layout;
+  status: RunStatus;
+  /** The specification text the run was started with. */
+  spec: string;
+  startedBy: Actor;
+  createdAt: string;
+  updatedAt: string;
+  selectedTrack?: string;
+  selectedConditions: string[];
+  /** CodeMachine's flag: after a crash, restart the interrupted step instead of blocking. */
+  resumeFromLastStep: boolean;
+  steps: StepState[];
+  /** Index of the current step (once the run has ended: the last step it reached). */
+  cursor: number;
+  /** Per step id: how many times that step looped back. Never above the step's loop.max. */
+  loopCounters: Record<string, number>;
+  /** The open checkpoint, if any (status is then `awaiting`). */
+  checkpoint: CheckpointState | null;
+  /** Resolved or withdrawn checkpoints, oldest first. */
+  checkpoints: CheckpointState[];
+  /** A trigger sub-agent the run waits for. */
+  trigger?: PendingTrigger;
+  blocked?: { reason: string; kind: BlockKind };
+  /** Why the run ended. */
+  outcome?: { reason: string; by?: Actor };
+}
+
+/** True for statuses a run never leaves. */
+export function isTerminal(status: RunStatus): boolean {
+  return status === 'completed' || status === 'failed' || status === 'cancelled';
+}
+
+/** The run's current step, or undefined when the workflow has no steps. */
+export function currentStep(state: RunState): StepState | undefined {
+  return state.steps[state.cursor];
+}
+
+/** The step with this id, or undefined. */
+export function findStep(state: RunState, stepId: string): StepState | undefined {
+  return state.steps.find((s) => s.id === stepId);
+}
+
+/** Adds two telemetry records. */
+export function addTelemetry(a: Telemetry, b: Telemetry): Telemetry {
+  return {
+    tokensIn: a.tokensIn + b.tokensIn,
+    tokensOut: a.tokensOut + b.tokensOut,
+    cachedTokens: a.cachedTokens + b.cachedTokens,
+    costUsd: a.costUsd + b.costUsd,
+  };
+}
+
+/** Job id of a step attempt; a duplicate enqueue of the same id is a no-op in every queue. */
+export function stepJobId(runId: string, stepId: string, attempt: number): string {
+  return `${runId}:${stepId}:${attempt}`;
+}
+
+/** Job id of a trigger sub-agent attempt (distinct from the step's own job ids). */
+export function triggerJobId(runId: string, stepId: string, attempt: number): string {
+  return `${runId}:${stepId}:trigger:${attempt}`;
+}
+
+/** True when a workflow step runs under the selected track and conditions. */
+export function stepApplies(
+  step: { tracks?: readonly string[]; conditions?: readonly string[] },
+  selectedTrack: string | undefined,
+  selectedConditions: readonly string[],
+): boolean {
+  if (step.tracks && step.tracks.length > 0) {
+    if (selectedTrack === undefined || !step.tracks.includes(selectedTrack)) return false;
+  }
+  return (step.conditions ?? []).every((c) => selectedConditions.includes(c));
+}
+
+/** The run id format (the flow layout's), e.g. `2026-11-29T143000Z-add-login`. */
+export const RUN_ID_PATTERN = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{6}Z-[a-z0-9-]+$/;

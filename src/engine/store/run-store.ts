@@ -1,0 +1,211 @@
+/**
+ * RunStore: the only writer of a workspace's runs. Every command goes decide → ledger append +
+ * fsync → projections (other layouts, then native run.json), under a per-run in-process mutex
+ * and a per-run lock file held from the first access to a run until release()/close().
+ *
+ * Usage:
+ *   const store = new RunStore({ workspace, layouts: [codemachineLayout] });
+ *   const r = await store.commit(runId, updateId, command); // r.effects → enqueue jobs
+ *   await store.close();
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { CorruptStateError, InvalidInputError, NotFoundError } from '../../errors.ts';
+import type { Command } from '../commands.ts';
+import { decide } from '../decide.ts';
+import { NATIVE_FILES, nativeRunDir, runsDir } from '../layouts/native.ts';
+import type { LayoutProjection } from '../layouts/port.ts';
+import { ensureRealDir, fsyncDir, lstatNoSymlink } from '../ledger/atomic-write.ts';
+import { KeyedMutex } from '../ledger/keyed-mutex.ts';
+import { OpenRun, type RunPaths } from './open-run.ts';
+import { analyzeRun } from './run-analysis.ts';
+import { assertRunId, isValidRunId } from './run-id.ts';
+import type { CommitResult, LoadedRun, RecoveredRun, RunStoreOptions } from './types.ts';
+
+const MAX_KEY_LENGTH = 512;
+
+/** Reads and writes the runs of one workspace. */
+export class RunStore {
+  /** The workspace folder (absolute). */
+  readonly workspace: string;
+  readonly #layouts: readonly LayoutProjection[];
+  readonly #clock: () => Date;
+  readonly #mutex = new KeyedMutex();
+  readonly #open = new Map<string, OpenRun>();
+  #closed = false;
+
+  constructor(opts: RunStoreOptions) {
+    this.workspace = path.resolve(opts.workspace);
+    this.#layouts = (opts.layouts ?? []).filter((l) => l.name !== 'native');
+    this.#clock = opts.clock ?? (() => new Date());
+  }
+
+  /** The folder of a run (the id is validated). */
+  runDir(runId: string): string {
+    assertRunId(runId);
+    return nativeRunDir(this.workspace, runId);
+  }
+
+  /**
+   * Decides and commits `command` on run `runId` under idempotency key `key`. A `start` command
+   * creates the run. A key already in the run's ledger returns that first outcome (duplicate).
+   * Throws CorruptStateError for a corrupt run, ConflictError when another process holds it.
+   */
+  async commit(runId: string, key: string, command: Command): Promise<CommitResult> {
+    const paths = this.#paths(runId);
+    if (key === '' || key.length > MAX_KEY_LENGTH) {
+      throw new InvalidInputError(`idempotency key must be 1..${MAX_KEY_LENGTH} characters`);
+    }
+    if (command.type === 'start') {
+      if (command.runId !== runId) {
+        throw new InvalidInputError(`start command is for run ${command.runId}, not ${runId}`);
+      }
+      if (path.resolve(command.workspace) !== this.workspace) {
+        throw new InvalidInputError(`run ${runId} belongs to workspace ${this.workspace}`);
+      }
+    }
+    return this.#mutex.run(runId, async (): Promise<CommitResult> => {
+      let run = this.#open.get(runId);
+      if (run === undefined) {
+        if (!this.#exists(paths)) {
+          const notFound = { code: 'NOT_FOUND' as const, message: `run ${runId} not found` };
+          if (command.type !== 'start') return { ok: false, rejection: notFound, state: null };
+          const first = decide(null, command);
+          if (!first.ok) return { ok: false, rejection: first.rejection, state: null };
+          ensureRealDir(paths.runDir, { root: this.workspace, mkdirs: true });
+          fsyncDir(path.dirname(paths.runDir));
+        }
+        run = await this.#openRun(paths);
+      }
+      return run.commit(key, command);
+    });
+  }
+
+  /**
+   * Opens the run for writing (taking its lock until release/close), truncates a torn ledger
+   * tail and re-projects stale layouts. Throws NotFoundError when there is no such run.
+   */
+  async load(runId: string): Promise<LoadedRun> {
+    const paths = this.#paths(runId);
+    return this.#mutex.run(runId, async () => {
+      const run = this.#open.get(runId) ?? (await this.#openExisting(paths));
+      if (run.isEmpty) throw new NotFoundError(`run ${runId} not found`);
+      return run.loaded();
+    });
+  }
+
+  /** Reads a run without locking or repairing anything (for status views while a server runs). */
+  async peek(runId: string): Promise<LoadedRun> {
+    const paths = this.#paths(runId);
+    const open = this.#open.get(runId);
+    if (open && !open.isEmpty) return open.loaded();
+    if (!this.#exists(paths)) throw new NotFoundError(`run ${runId} not found`);
+    const a = analyzeRun(runId, paths.runDir, paths.ledger);
+    if (a.state === null) throw new NotFoundError(`run ${runId} not found`);
+    return { state: a.state, warnings: a.warnings, corrupt: a.corrupt };
+  }
+
+  /** Ids of the runs of this workspace (folders with a ledger), oldest first. */
+  async list(): Promise<string[]> {
+    this.#assertOpen();
+    const dir = runsDir(this.workspace);
+    let names: fs.Dirent[];
+    try {
+      names = fs.readdirSync(dir, { withFileTypes: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+    return names
+      .filter((d) => d.isDirectory() && isValidRunId(d.name))
+      .filter((d) => fs.existsSync(path.join(dir, d.name, NATIVE_FILES.ledger)))
+      .map((d) => d.name)
+      .sort();
+  }
+
+  /** At start-up: loads every run (repairing what can be repaired); reports each outcome. */
+  async recover(): Promise<RecoveredRun[]> {
+    const out: RecoveredRun[] = [];
+    for (const runId of await this.list()) {
+      try {
+        out.push({ runId, result: { ok: true, run: await this.load(runId) } });
+      } catch (err) {
+        out.push({ runId, result: { ok: false, error: err as Error } });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Explicit repair of a corrupt run (a human's decision): the ledger is backed up to
+   * `ledger.jsonl.corrupt-<time>`, cut back to its last good line, and projections rebuilt.
+   */
+  async repair(runId: string): Promise<LoadedRun> {
+    const paths = this.#paths(runId);
+    return this.#mutex.run(runId, async () => {
+      const run = this.#open.get(runId) ?? (await this.#openExisting(paths));
+      const stamp = this.#clock().toISOString().replace(/[:.]/g, '');
+      await run.repair(stamp, (from, to) => {
+        fs.copyFileSync(from, to, fs.constants.COPYFILE_EXCL);
+        fsyncDir(path.dirname(to));
+      });
+      return run.loaded();
+    });
+  }
+
+  /** Closes one run: its lock file is removed so another process may take it. */
+  async release(runId: string): Promise<void> {
+    assertRunId(runId);
+    return this.#mutex.run(runId, () => {
+      this.#open.get(runId)?.close();
+      this.#open.delete(runId);
+    });
+  }
+
+  /** Waits for pending commits, then releases every run. The store cannot be used after. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#mutex.drain();
+    for (const run of this.#open.values()) run.close();
+    this.#open.clear();
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new Error('RunStore is closed');
+  }
+
+  #paths(runId: string): RunPaths {
+    this.#assertOpen();
+    const runDir = this.runDir(runId);
+    return {
+      runId,
+      workspace: this.workspace,
+      runDir,
+      ledger: path.join(runDir, NATIVE_FILES.ledger),
+    };
+  }
+
+  /** True when the run folder exists; throws CorruptStateError on a symlink along the way. */
+  #exists(paths: RunPaths): boolean {
+    let current = this.workspace;
+    for (const part of path.relative(this.workspace, paths.runDir).split(path.sep)) {
+      current = path.join(current, part);
+      const st = lstatNoSymlink(current);
+      if (st === null) return false;
+      if (!st.isDirectory()) throw new CorruptStateError(`${current} is not a folder`);
+    }
+    return true;
+  }
+
+  async #openExisting(paths: RunPaths): Promise<OpenRun> {
+    if (!this.#exists(paths)) throw new NotFoundError(`run ${paths.runId} not found`);
+    return this.#openRun(paths);
+  }
+
+  async #openRun(paths: RunPaths): Promise<OpenRun> {
+    this.#assertOpen();
+    const run = await OpenRun.open(paths, this.#layouts);
+    this.#open.set(paths.runId, run);
+    return run;
+  }
+}

@@ -1,0 +1,44 @@
+/** Public result types of the RunStore. */
+import type { Effect, Rejection, RunEvent } from '../events.ts';
+import type { LayoutProjection } from '../layouts/port.ts';
+import type { RunState } from '../model.ts';
+import type { RunCorruption } from './run-analysis.ts';
+
+export type { RunCorruption } from './run-analysis.ts';
+
+/**
+ * Outcome of {@link RunStore.commit}. Accepted: the state after the command, its events and the
+ * effects the caller must carry out (`duplicate: true` when the key was seen before; then these
+ * are the FIRST outcome's values, from the ledger). Rejected: nothing was written; `state` is the
+ * current state (null when the run does not exist).
+ */
+export type CommitResult =
+  | { ok: true; state: RunState; events: RunEvent[]; effects: Effect[]; duplicate: boolean }
+  | { ok: false; rejection: Rejection; state: RunState | null };
+
+/** A run as loaded: its state, what loading found and repaired, and corruption if any. */
+export interface LoadedRun {
+  /** The state; a corrupt run is shown `blocked` with kind 'corrupt' and the reason. */
+  state: RunState;
+  /** What was found and repaired on opening (torn ledger tail, stale or corrupt run.json). */
+  warnings: string[];
+  /** Set when the run cannot be written until {@link RunStore.repair}. */
+  corrupt: RunCorruption | null;
+}
+
+/** Options of the RunStore. */
+export interface RunStoreOptions {
+  /** The workspace folder; runs live in `<workspace>/.phasebridge/runs/<id>/`. */
+  workspace: string;
+  /** Layouts written besides the native one (each when `appliesTo`/its name matches the run). */
+  layouts?: readonly LayoutProjection[];
+  /** Time source (backup file names of repairs); default `() => new Date()`. */
+  clock?: () => Date;
+}
+
+/** One run as found by {@link RunStore.recover}. */
+export interface RecoveredRun {
+  runId: string;
+  /** The loaded run, or the error that kept it from loading. */
+  result: { ok: true; run: LoadedRun } | { ok: false; error: Error };
+}

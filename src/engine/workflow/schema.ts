@@ -1,0 +1,63 @@
+/**
+ * Zod schema of a workflow YAML file. Objects are strict so a typo is an error, never ignored.
+ * Cross-field rules (duplicate ids, loop targets, agents, tracks) are checked in load.ts, where
+ * every problem is listed together.
+ */
+import { z } from 'zod';
+import { DURATION_HINT, parseDuration } from './duration.ts';
+
+/** Ids of workflows and steps: they appear in job ids (`run:step:attempt`) and file names. */
+export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+const id = z
+  .string()
+  .regex(ID_PATTERN, 'must start with a letter or digit and use only letters, digits, _ . -');
+
+const duration = z
+  .string()
+  .refine((s) => parseDuration(s) !== null, { message: `not a duration: ${DURATION_HINT}` });
+
+const names = z.array(z.string().min(1)).min(1, 'must list at least one name');
+
+/** `checkpoint:` of a step. */
+export const checkpointFileSchema = z.strictObject({
+  when: z.enum(['before', 'after']),
+  approvals: z.int().min(1).default(1),
+  fourEyes: z.boolean().default(false),
+  expiresIn: duration.optional(),
+  /** Without it an expired checkpoint stays open ('keep'): nothing is decided in a human's name. */
+  onExpiry: z.enum(['reject', 'approve', 'keep']).optional(),
+});
+
+/** One entry of `steps:`. */
+export const stepFileSchema = z.strictObject({
+  id,
+  agent: z.string().min(1),
+  prompt: z.string().min(1).optional(),
+  promptFile: z.string().min(1).optional(),
+  checkpoint: checkpointFileSchema.optional(),
+  loop: z.strictObject({ backTo: z.string().min(1), max: z.int().min(1) }).optional(),
+  retries: z.strictObject({ count: z.int().min(0), backoff: duration.default('2s') }).optional(),
+  timeout: duration.optional(),
+  executeOnce: z.boolean().optional(),
+  tracks: names.optional(),
+  conditions: names.optional(),
+});
+
+/** A whole workflow file. `version` is accepted and ignored: the version is a content hash. */
+export const workflowFileSchema = z.strictObject({
+  id,
+  name: z.string().optional(),
+  description: z.string().optional(),
+  version: z.union([z.string(), z.number()]).optional(),
+  layout: z.enum(['native', 'codemachine']).optional(),
+  tracks: names.optional(),
+  conditions: names.optional(),
+  steps: z.array(stepFileSchema).min(1, 'a workflow needs at least one step'),
+});
+
+/** A workflow file as validated, before prompts are resolved. */
+export type WorkflowFile = z.infer<typeof workflowFileSchema>;
+
+/** One step as validated. */
+export type StepFile = z.infer<typeof stepFileSchema>;

@@ -1,0 +1,69 @@
+/**
+ * The resolved shape of a workflow: what the engine runs. The YAML file schema (durations as
+ * text, promptFile) lives in schema.ts; load.ts turns one into the other.
+ */
+
+/** Where a run's state is written on disk (the native ledger is always written too). */
+export type Layout = 'native' | 'codemachine';
+
+/** What happens when a checkpoint is not answered in time. */
+export type ExpiryAction = 'reject' | 'approve' | 'keep';
+
+/** A human gate declared on a step, before it runs or after it finishes. */
+export interface StepCheckpoint {
+  when: 'before' | 'after';
+  /** Distinct approvers needed. */
+  approvals: number;
+  /** When true the run's starter cannot approve. */
+  fourEyes: boolean;
+  expiresInMs?: number;
+  onExpiry: ExpiryAction;
+}
+
+/** A bounded loop back to an earlier step. */
+export interface StepLoop {
+  /** Id of an earlier step. */
+  backTo: string;
+  /** How many times this step may send the run back; counters never exceed it. */
+  max: number;
+}
+
+/** Retry policy for a failing step: `count` extra attempts, exponential backoff. */
+export interface StepRetries {
+  count: number;
+  backoffMs: number;
+}
+
+/** One step of a workflow, with its prompt text already resolved. */
+export interface WorkflowStep {
+  id: string;
+  agent: string;
+  prompt: string;
+  /** The file the prompt was read from, relative to the workflow file, when not inline. */
+  promptFile?: string;
+  checkpoint?: StepCheckpoint;
+  loop?: StepLoop;
+  retries?: StepRetries;
+  timeoutMs?: number;
+  /** A completed executeOnce step is not re-run when a loop passes over it. */
+  executeOnce?: boolean;
+  /** The step runs only when the run's selected track is one of these. */
+  tracks?: string[];
+  /** The step runs only when every listed condition is selected. */
+  conditions?: string[];
+}
+
+/** A validated workflow; `version` is a content hash so a run records exactly what it ran. */
+export interface Workflow {
+  id: string;
+  /** First 12 hex digits of the sha256 of the file (and its prompt files). */
+  version: string;
+  name?: string;
+  description?: string;
+  layout?: Layout;
+  tracks?: string[];
+  conditions?: string[];
+  steps: WorkflowStep[];
+  /** File name it was loaded from (e.g. "demo.workflow.yaml"); CodeMachine's activeTemplate. */
+  file?: string;
+}

@@ -1,0 +1,238 @@
+import { describe, expect, it } from 'vitest';
+import { SYSTEM_ACTOR } from '../../src/engine/model.ts';
+import { DEMO_WORKFLOW } from '../../src/engine/workflow/builtin.ts';
+import { ALICE, BOB, CAROL, Harness, RUN_ID, wf } from './harness.ts';
+
+const GATED = wf(`
+id: gated
+steps:
+  - id: build
+    agent: coder
+    prompt: build it
+  - id: review
+    agent: reviewer
+    prompt: review it
+    loop: { backTo: build, max: 1 }
+    checkpoint: { when: after, approvals: 2, fourEyes: true }
+  - id: deploy
+    agent: deployer
+    prompt: deploy it
+    checkpoint: { when: before, expiresIn: 1h, onExpiry: reject }
+`);
+
+/** A run of GATED at review's after-checkpoint. */
+function atReview(): Harness {
+  const h = new Harness();
+  h.start(GATED);
+  h.finish();
+  h.finish();
+  return h;
+}
+
+describe('answerCheckpoint', () => {
+  it('needs N distinct approvers; the checkpoint resolves with all of them', () => {
+    const h = atReview();
+    expect(h.run.checkpoint).toMatchObject({
+      id: 'review:1',
+      when: 'after',
+      answers: ['approve', 'reject', 'loop'],
+    });
+    const first = h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB });
+    expect(first.types).toEqual(['checkpointVoted']);
+    expect(h.run.status).toBe('awaiting');
+    const second = h.ok({
+      type: 'answerCheckpoint',
+      answer: 'approve',
+      actor: CAROL,
+      reason: 'lgtm',
+    });
+    expect(second.types).toEqual(['checkpointVoted', 'checkpointResolved', 'checkpointOpened']);
+    const resolved = h.run.checkpoints[0]!;
+    expect(resolved.decision).toEqual({
+      answer: 'approve',
+      by: [BOB, CAROL],
+      at: '2026-11-29T14:30:06.000Z',
+      reason: 'lgtm',
+    });
+    expect(resolved.votes.map((v) => v.actor.id)).toEqual([BOB.id, CAROL.id]);
+  });
+
+  it('four-eyes: the run starter cannot approve, and the rejection says why', () => {
+    const h = atReview();
+    expect(h.rejected({ type: 'answerCheckpoint', answer: 'approve', actor: ALICE })).toEqual({
+      code: 'UNAUTHORIZED',
+      message:
+        'four-eyes rule: Alice started this run and cannot approve checkpoint review:1; another approver must',
+    });
+  });
+
+  it('nobody votes twice', () => {
+    const h = atReview();
+    h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB });
+    expect(h.rejected({ type: 'answerCheckpoint', answer: 'approve', actor: BOB }).message).toBe(
+      'Bob already voted on checkpoint review:1',
+    );
+  });
+
+  it('a single reject resolves it and fails the run with "rejected by X: reason"', () => {
+    const h = atReview();
+    h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB });
+    const { types } = h.ok({
+      type: 'answerCheckpoint',
+      answer: 'reject',
+      actor: ALICE,
+      reason: 'wrong approach',
+    });
+    expect(types).toEqual(['checkpointVoted', 'checkpointResolved', 'runFailed']);
+    expect(h.run.status).toBe('failed');
+    expect(h.run.outcome).toEqual({ reason: 'rejected by Alice: wrong approach', by: ALICE });
+  });
+
+  it('loop goes back when the step allows it, and is refused once the counter is at max', () => {
+    const h = atReview();
+    const { types } = h.ok({
+      type: 'answerCheckpoint',
+      answer: 'loop',
+      actor: BOB,
+      reason: 'needs tests',
+    });
+    expect(types).toEqual(['checkpointVoted', 'checkpointResolved', 'loopedBack', 'stepQueued']);
+    expect(h.run.loopCounters).toEqual({ review: 1 });
+    expect(h.current).toBe('build');
+    h.finish();
+    h.finish();
+    expect(h.run.checkpoint?.id).toBe('review:2');
+    expect(h.run.checkpoint?.answers).toEqual(['approve', 'reject']);
+    expect(h.rejected({ type: 'answerCheckpoint', answer: 'loop', actor: BOB }).message).toBe(
+      '"loop" is not an answer to checkpoint review:2 (allowed: approve, reject)',
+    );
+  });
+
+  it('a resolved checkpoint is never resolved again', () => {
+    const h = atReview();
+    h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB });
+    h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: CAROL });
+    const r = h.rejected({
+      type: 'answerCheckpoint',
+      checkpointId: 'review:1',
+      answer: 'reject',
+      actor: ALICE,
+    });
+    expect(r).toEqual({
+      code: 'ILLEGAL_TRANSITION',
+      message: 'checkpoint review:1 already approved by Bob, Carol',
+    });
+  });
+
+  it('refuses an unknown checkpoint id and an answer when none is open', () => {
+    const h = new Harness();
+    h.start(DEMO_WORKFLOW);
+    expect(
+      h.rejected({ type: 'answerCheckpoint', checkpointId: 'plan:9', answer: 'approve' }),
+    ).toEqual({
+      code: 'NOT_FOUND',
+      message: `run ${RUN_ID} has no checkpoint plan:9`,
+    });
+    expect(h.rejected({ type: 'answerCheckpoint', answer: 'approve' }).message).toBe(
+      `run ${RUN_ID} has no open checkpoint (it is active)`,
+    );
+  });
+
+  it('a before gate opens when the step is reached; approval queues the step', () => {
+    const h = atReview();
+    h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB });
+    h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: CAROL });
+    expect(h.current).toBe('deploy');
+    expect(h.step('deploy').status).toBe('pending');
+    expect(h.run.checkpoint).toMatchObject({
+      id: 'deploy:1',
+      when: 'before',
+      reason: 'approve to start step deploy',
+    });
+    const { types, effects } = h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: ALICE });
+    expect(types).toEqual(['checkpointVoted', 'checkpointResolved', 'stepQueued']);
+    expect(effects).toMatchObject([{ type: 'enqueueStep', stepId: 'deploy', attempt: 1 }]);
+    expect(h.step('deploy').gatePassed).toBe(true);
+  });
+});
+
+describe('expireCheckpoint', () => {
+  /** A run of GATED waiting at deploy's before gate (expires in 1h, onExpiry reject). */
+  function atDeployGate(): { h: Harness; opened: ReturnType<Harness['ok']> } {
+    const h = atReview();
+    h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB });
+    const opened = h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: CAROL });
+    return { h, opened };
+  }
+
+  it('opening a checkpoint with expiresIn schedules its expiry', () => {
+    const { h, opened } = atDeployGate();
+    const expiresAt = '2026-11-29T15:30:06.000Z';
+    expect(h.run.checkpoint?.expiresAt).toBe(expiresAt);
+    expect(opened.effects).toEqual([
+      { type: 'scheduleExpiry', runId: RUN_ID, checkpointId: 'deploy:1', at: expiresAt },
+    ]);
+  });
+
+  it('refuses to expire early, then applies onExpiry reject', () => {
+    const { h } = atDeployGate();
+    expect(
+      h.rejected({ type: 'expireCheckpoint', checkpointId: 'deploy:1', actor: SYSTEM_ACTOR })
+        .message,
+    ).toBe('checkpoint deploy:1 does not expire before 2026-11-29T15:30:06.000Z');
+    h.advance(3_600_000);
+    const { types } = h.ok({
+      type: 'expireCheckpoint',
+      checkpointId: 'deploy:1',
+      actor: SYSTEM_ACTOR,
+    });
+    expect(types).toEqual(['checkpointResolved', 'runFailed']);
+    expect(h.run.outcome?.reason).toBe('rejected by system: expired after 3600000 ms');
+    expect(h.run.checkpoints.at(-1)?.decision?.answer).toBe('reject');
+  });
+
+  it('onExpiry approve moves on in the system name', () => {
+    const h = new Harness();
+    h.start(
+      wf(
+        'id: e\nsteps: [{ id: s, agent: a, prompt: p, checkpoint: { when: after, expiresIn: 5m, onExpiry: approve } }]',
+      ),
+    );
+    h.finish();
+    h.advance(300_000);
+    h.ok({ type: 'expireCheckpoint', checkpointId: 's:1', actor: SYSTEM_ACTOR });
+    expect(h.run.status).toBe('completed');
+    expect(h.run.checkpoints[0]?.decision).toMatchObject({ answer: 'approve', by: [SYSTEM_ACTOR] });
+  });
+
+  it('onExpiry keep marks it expired and leaves it open for a human', () => {
+    const h = new Harness();
+    h.start(
+      wf(
+        'id: e\nsteps: [{ id: s, agent: a, prompt: p, checkpoint: { when: after, expiresIn: 30s, onExpiry: keep } }]',
+      ),
+    );
+    h.finish();
+    h.advance(30_000);
+    expect(
+      h.ok({ type: 'expireCheckpoint', checkpointId: 's:1', actor: SYSTEM_ACTOR }).types,
+    ).toEqual(['checkpointExpired']);
+    expect(h.run.status).toBe('awaiting');
+    expect(h.run.checkpoint?.expiredAt).toBeDefined();
+    expect(
+      h.rejected({ type: 'expireCheckpoint', checkpointId: 's:1', actor: SYSTEM_ACTOR }).message,
+    ).toBe('checkpoint s:1 already expired and is kept open');
+    h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB });
+    expect(h.run.status).toBe('completed');
+  });
+
+  it('a late timer for an already decided checkpoint is refused', () => {
+    const { h } = atDeployGate();
+    h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB });
+    h.advance(7_200_000);
+    expect(
+      h.rejected({ type: 'expireCheckpoint', checkpointId: 'deploy:1', actor: SYSTEM_ACTOR })
+        .message,
+    ).toBe('checkpoint deploy:1 already approved by Bob');
+  });
+});

@@ -1,0 +1,237 @@
+import { describe, expect, it } from 'vitest';
+import { DEMO_WORKFLOW } from '../../src/engine/workflow/builtin.ts';
+import { BOB, Harness, RUN_ID, wf } from './harness.ts';
+
+const FOUR = wf(`
+id: four
+steps:
+  - { id: a, agent: x, prompt: p }
+  - { id: b, agent: x, prompt: p }
+  - { id: c, agent: x, prompt: p, loop: { backTo: b, max: 3 } }
+  - { id: d, agent: x, prompt: p }
+`);
+
+describe('skip', () => {
+  it('marks the current step skipped, cancels its job and moves on', () => {
+    const h = new Harness();
+    h.start(FOUR);
+    h.ok({ type: 'stepStarted', stepId: 'a', attempt: 1 });
+    const { types, effects } = h.ok({ type: 'skip', actor: BOB });
+    expect(types).toEqual(['stepCancelled', 'stepSkipped', 'stepQueued']);
+    expect(effects).toEqual([
+      { type: 'cancelStep', runId: RUN_ID, stepId: 'a', attempt: 1 },
+      {
+        type: 'enqueueStep',
+        runId: RUN_ID,
+        stepId: 'b',
+        attempt: 1,
+        agent: 'x',
+        prompt: 'p',
+        delayMs: 0,
+      },
+    ]);
+    expect(h.step('a').status).toBe('skipped');
+    expect(
+      h.rejected({
+        type: 'stepFinished',
+        stepId: 'a',
+        attempt: 1,
+        exitCode: 0,
+        directive: { action: 'continue' },
+        telemetry: { tokensIn: 0, tokensOut: 0, cachedTokens: 0, costUsd: 0 },
+      }).message,
+    ).toBe('stale report for step a: the step is skipped, not queued/running');
+  });
+
+  it('refuses a skip aimed at a step that is no longer current (stale button)', () => {
+    const h = new Harness();
+    h.start(FOUR);
+    h.finish();
+    expect(h.rejected({ type: 'skip', stepId: 'a' }).message).toBe(
+      'step a is not the current step (it is b)',
+    );
+  });
+
+  it('unblocks a failed run by skipping the failed step', () => {
+    const h = new Harness();
+    h.start(FOUR);
+    h.fail();
+    expect(h.ok({ type: 'skip' }).types).toEqual(['runResumed', 'stepSkipped', 'stepQueued']);
+    expect(h.run.status).toBe('active');
+  });
+
+  it('is refused while a checkpoint waits', () => {
+    const h = new Harness();
+    h.start(DEMO_WORKFLOW);
+    h.finish();
+    expect(h.rejected({ type: 'skip' }).message).toBe(
+      `run ${RUN_ID} is awaiting checkpoint plan:1: answer it (or cancel) before you skip`,
+    );
+  });
+});
+
+describe('pause and resume', () => {
+  it('pause cancels the running attempt; resume runs the step again as a new attempt', () => {
+    const h = new Harness();
+    h.start(FOUR);
+    h.ok({ type: 'stepStarted', stepId: 'a', attempt: 1 });
+    h.ok({ type: 'sessionInitialized', stepId: 'a', sessionId: 'sess', monitoringId: 1 });
+    const paused = h.ok({ type: 'pause', actor: BOB, reason: 'lunch' });
+    expect(paused.types).toEqual(['stepCancelled', 'runBlocked']);
+    expect(paused.effects).toEqual([
+      { type: 'cancelStep', runId: RUN_ID, stepId: 'a', attempt: 1 },
+    ]);
+    expect(h.run.blocked).toEqual({ kind: 'paused', reason: 'paused by Bob: lunch' });
+    expect(h.rejected({ type: 'pause' }).message).toBe(
+      `run ${RUN_ID} is already blocked (paused): paused by Bob: lunch`,
+    );
+    expect(h.rejected({ type: 'retry' }).message).toBe(`run ${RUN_ID} is paused: use resume`);
+    const resumed = h.ok({ type: 'resume' });
+    expect(resumed.types).toEqual(['runResumed', 'stepQueued']);
+    expect(resumed.effects).toMatchObject([{ type: 'enqueueStep', stepId: 'a', attempt: 2 }]);
+    expect(h.step('a').sessionId).toBe('sess');
+  });
+
+  it('resume is refused when the run is not paused, and after a failure (retry instead)', () => {
+    const h = new Harness();
+    h.start(FOUR);
+    expect(h.rejected({ type: 'resume' }).message).toBe(`run ${RUN_ID} is active, not paused`);
+    h.fail();
+    expect(h.rejected({ type: 'resume' }).message).toBe(
+      `run ${RUN_ID} is blocked by a failure: use retry or skip`,
+    );
+  });
+});
+
+describe('retry', () => {
+  it('runs the failed step again as a new attempt with a fresh retry budget', () => {
+    const h = new Harness();
+    h.start(FOUR);
+    h.fail('oops');
+    const { types, effects } = h.ok({ type: 'retry' });
+    expect(types).toEqual(['runResumed', 'stepQueued']);
+    expect(effects).toMatchObject([{ stepId: 'a', attempt: 2, delayMs: 0 }]);
+    expect(h.step('a')).toMatchObject({ status: 'queued', tries: 1 });
+    expect(h.step('a').error).toBeUndefined();
+  });
+
+  it('is refused when nothing failed', () => {
+    const h = new Harness();
+    h.start(FOUR);
+    expect(h.rejected({ type: 'retry' }).message).toBe(`run ${RUN_ID} is active: nothing to retry`);
+  });
+});
+
+describe('cancel', () => {
+  it('ends the run, cancels in-flight work and withdraws an open checkpoint', () => {
+    const h = new Harness();
+    h.start(DEMO_WORKFLOW);
+    h.finish();
+    const { types } = h.ok({ type: 'cancel', actor: BOB, reason: 'wrong spec' });
+    expect(types).toEqual(['checkpointWithdrawn', 'runCancelled']);
+    expect(h.run.status).toBe('cancelled');
+    expect(h.run.outcome).toEqual({ reason: 'cancelled by Bob: wrong spec', by: BOB });
+    expect(h.run.checkpoint).toBeNull();
+    expect(h.run.checkpoints[0]?.withdrawn?.reason).toBe('run cancelled by Bob');
+  });
+
+  it('a terminal run never changes: every command is refused', () => {
+    const h = new Harness();
+    h.start(FOUR);
+    h.ok({ type: 'cancel' });
+    for (const type of ['resume', 'retry', 'pause', 'cancel', 'recoverInterrupted'] as const) {
+      expect(h.rejected({ type })).toEqual({
+        code: 'ILLEGAL_TRANSITION',
+        message: `run ${RUN_ID} is cancelled; nothing can change it`,
+      });
+    }
+    expect(
+      h.rejected({ type: 'answerCheckpoint', checkpointId: 'plan:1', answer: 'approve' }).message,
+    ).toBe(`run ${RUN_ID} is cancelled; nothing can change it`);
+  });
+});
+
+describe('revert and reset', () => {
+  /** FOUR run with a, b done, c running after one loop. */
+  function midway(): Harness {
+    const h = new Harness();
+    h.start(FOUR);
+    h.finish();
+    h.finish();
+    h.finish({ action: 'loop' });
+    h.finish();
+    h.ok({ type: 'stepStarted', stepId: 'c', attempt: 2 });
+    return h;
+  }
+
+  it('revert goes back: the target and later steps run again, their loop counters cleared', () => {
+    const h = midway();
+    const { types, effects, events } = h.ok({
+      type: 'revert',
+      toStepId: 'b',
+      source: 'file-edit',
+      actor: BOB,
+    });
+    expect(types).toEqual(['stepCancelled', 'reverted', 'stepQueued']);
+    expect(events[1]).toMatchObject({
+      type: 'reverted',
+      toStepId: 'b',
+      source: 'file-edit',
+      by: BOB,
+    });
+    expect(effects).toMatchObject([
+      { type: 'cancelStep', stepId: 'c', attempt: 2 },
+      { type: 'enqueueStep', stepId: 'b', attempt: 3 },
+    ]);
+    expect(h.run.loopCounters).toEqual({});
+    expect(h.step('a').status).toBe('completed');
+    expect(h.step('c')).toMatchObject({ status: 'pending', attempt: 2 });
+  });
+
+  it('revert refuses a step after the current one, and an unknown step', () => {
+    const h = midway();
+    expect(h.rejected({ type: 'revert', toStepId: 'd', source: 'command' }).message).toBe(
+      'revert goes back only: step d comes after the current step c',
+    );
+    expect(h.rejected({ type: 'revert', toStepId: 'zz', source: 'command' }).code).toBe(
+      'NOT_FOUND',
+    );
+  });
+
+  it('revert unblocks a blocked run', () => {
+    const h = new Harness();
+    h.start(FOUR);
+    h.finish();
+    h.fail();
+    expect(h.ok({ type: 'revert', toStepId: 'a', source: 'command' }).types).toEqual([
+      'reverted',
+      'runResumed',
+      'stepQueued',
+    ]);
+    expect(h.run.status).toBe('active');
+  });
+
+  it('reset starts over from the first step with all counters at zero', () => {
+    const h = midway();
+    const { types, effects } = h.ok({ type: 'reset', source: 'file-edit' });
+    expect(types).toEqual(['stepCancelled', 'runReset', 'stepQueued']);
+    expect(effects).toMatchObject([
+      { type: 'cancelStep' },
+      { type: 'enqueueStep', stepId: 'a', attempt: 2 },
+    ]);
+    expect(h.run.loopCounters).toEqual({});
+    expect(h.run.steps.map((s) => s.status)).toEqual(['queued', 'pending', 'pending', 'pending']);
+  });
+
+  it('reset while awaiting withdraws the checkpoint', () => {
+    const h = new Harness();
+    h.start(DEMO_WORKFLOW);
+    h.finish();
+    expect(h.ok({ type: 'reset', source: 'command' }).types).toEqual([
+      'checkpointWithdrawn',
+      'runReset',
+      'stepQueued',
+    ]);
+    expect(h.run.status).toBe('active');
+  });
+});

@@ -1,0 +1,103 @@
+/**
+ * Crash test: a child process driving two runs is SIGKILLed at random moments 20 times and
+ * restarted; afterwards every run loads, no command was applied twice, and every projection
+ * equals the replay of its ledger. The seed is in the test name's failure output.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { RunEvent } from '../../../src/engine/events.ts';
+import { replay } from '../../../src/engine/evolve.ts';
+import { formatRunJson } from '../../../src/engine/layouts/native.ts';
+import { readLedger } from '../../../src/engine/ledger/ledger-file.ts';
+import { RunStore } from '../../../src/engine/store/run-store.ts';
+import { exited } from './fixtures/spawn.ts';
+import { runFiles, tempWorkspace } from './fixtures/workspace.ts';
+
+const CHILD = fileURLToPath(new URL('./fixtures/crash-child.ts', import.meta.url));
+const RUNS = ['2026-11-29T143000Z-crash-a', '2026-11-29T143000Z-crash-b'];
+const KILLS = 20;
+/** Ledger lines per run: the start plus 99 transitions, so 200 commits over both runs. */
+const TARGET = 100;
+
+/** Small seeded PRNG (mulberry32), so a failing schedule can be replayed. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const warnings: string[] = [];
+
+function startChild(ws: string): { child: ChildProcess; stderr: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, ws, String(TARGET), ...RUNS], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    err += d.toString();
+  });
+  child.once('exit', () => {
+    warnings.push(...err.split('\n').filter((l) => l.startsWith('warning ')));
+  });
+  return { child, stderr: () => err };
+}
+
+/** Resolves after the child printed `lines` progress lines (or finished). */
+function afterLines(child: ChildProcess, lines: number): Promise<void> {
+  return new Promise((resolve) => {
+    let seen = 0;
+    child.stdout?.on('data', (d: Buffer) => {
+      seen += d.toString().split('\n').length - 1;
+      if (seen >= lines) resolve();
+    });
+    child.once('exit', () => resolve());
+  });
+}
+
+const ws = tempWorkspace();
+afterAll(() => fs.rmSync(ws, { recursive: true, force: true }));
+const seed = Number(process.env.CRASH_SEED ?? Date.now() % 1_000_000);
+
+describe('crash safety', () => {
+  it(`survives ${KILLS} SIGKILLs while committing (seed ${seed})`, async () => {
+    const random = rng(seed);
+    let kills = 0;
+    for (let i = 0; i < KILLS; i++) {
+      const { child, stderr } = startChild(ws);
+      await afterLines(child, 1 + Math.floor(random() * 8));
+      await new Promise((r) => setTimeout(r, Math.floor(random() * 3)));
+      if (child.exitCode === null && child.kill('SIGKILL')) kills++;
+      const code = await exited(child);
+      expect(code === null || code === 0, stderr()).toBe(true);
+    }
+    const last = startChild(ws);
+    expect(await exited(last.child), last.stderr()).toBe(0);
+    expect(kills).toBeGreaterThanOrEqual(KILLS - 2);
+
+    const store = new RunStore({ workspace: ws });
+    for (const runId of RUNS) {
+      const loaded = await store.load(runId);
+      expect(loaded.corrupt).toBeNull();
+      const read = readLedger<RunEvent>(runFiles(ws, runId).ledger);
+      expect(read.corrupt).toBeUndefined();
+      expect(read.tornTail).toBeUndefined();
+      const keys = read.entries.map((e) => e.key);
+      expect(new Set(keys).size).toBe(keys.length);
+      expect(keys).toEqual(['start', ...Array.from({ length: TARGET - 1 }, (_, i) => `k${i + 1}`)]);
+      const replayed = replay(read.entries.flatMap((e) => e.events));
+      expect(loaded.state).toEqual(replayed);
+      const runJson = fs.readFileSync(runFiles(ws, runId).runJson, 'utf8');
+      expect(JSON.parse(runJson)).toEqual(replayed);
+      expect(runJson).toBe(formatRunJson(replayed!));
+    }
+    await store.close();
+    if (process.env.CRASH_VERBOSE) console.log(warnings.join('\n'));
+  });
+});

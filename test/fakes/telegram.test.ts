@@ -1,0 +1,92 @@
+/**
+ * The fake Bot API itself, spoken to with plain fetch, so tests that rely on it can trust its
+ * protocol: tokens, form bodies, long polling with offsets, webhook conflicts, HTML checks.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FakeTelegram } from './telegram.ts';
+
+let fake: FakeTelegram;
+
+beforeEach(async () => {
+  fake = await FakeTelegram.start();
+});
+
+afterEach(async () => {
+  await fake.close();
+});
+
+const call = async (method: string, body: Record<string, unknown>, token = fake.token) => {
+  const res = await fetch(`${fake.apiRoot}/bot${token}/${method}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+};
+
+describe('FakeTelegram', () => {
+  it('answers 401 to a wrong token and 404 to an unknown method', async () => {
+    expect((await call('getMe', {}, '1:wrong')).status).toBe(401);
+    expect((await call('sendTelepathy', {})).body).toMatchObject({ ok: false, error_code: 404 });
+  });
+
+  it('accepts urlencoded bodies with JSON-string values, like Telegram', async () => {
+    fake.addChat({ id: 7, type: 'private' });
+    const form = new URLSearchParams({
+      chat_id: '7',
+      text: '<b>hi</b>',
+      parse_mode: 'HTML',
+      reply_markup: JSON.stringify({ inline_keyboard: [[{ text: 'A', callback_data: 'a' }]] }),
+    });
+    const res = await fetch(`${fake.apiRoot}/bot${fake.token}/sendMessage`, {
+      method: 'POST',
+      body: form,
+    });
+    expect(await res.json()).toMatchObject({ ok: true, result: { chat: { id: 7 }, text: 'hi' } });
+    expect(fake.botMessages(7)[0]!.replyMarkup).toEqual({
+      inline_keyboard: [[{ text: 'A', callback_data: 'a' }]],
+    });
+  });
+
+  it('refuses what Telegram refuses: bad HTML, long text, long callback data, unknown chats', async () => {
+    fake.addChat({ id: 7, type: 'private' });
+    const send = (extra: Record<string, unknown>) =>
+      call('sendMessage', { chat_id: 7, text: 'x', ...extra });
+    expect((await send({ text: '<script>', parse_mode: 'HTML' })).status).toBe(400);
+    expect((await send({ text: 'a < b', parse_mode: 'HTML' })).status).toBe(400);
+    expect((await send({ text: 'y'.repeat(4097) })).status).toBe(400);
+    const tooLong = { inline_keyboard: [[{ text: 'A', callback_data: 'z'.repeat(65) }]] };
+    expect((await send({ reply_markup: tooLong })).body.description).toContain(
+      'BUTTON_DATA_INVALID',
+    );
+    expect((await call('sendMessage', { chat_id: 8, text: 'x' })).status).toBe(400);
+  });
+
+  it('holds getUpdates until an update arrives, and an offset confirms earlier ones', async () => {
+    const held = call('getUpdates', { offset: 0, timeout: 20 });
+    while (fake.waitingPolls === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    const first = fake.pushUpdate({ message: { message_id: 1 } });
+    const { body } = await held;
+    expect(body.result).toEqual([first]);
+    const second = fake.pushUpdate({ message: { message_id: 2 } });
+    expect((await call('getUpdates', { offset: first.update_id + 1 })).body.result).toEqual([
+      second,
+    ]);
+    expect((await call('getUpdates', { offset: second.update_id + 1 })).body.result).toEqual([]);
+  });
+
+  it('refuses getUpdates while a webhook is set', async () => {
+    await call('setWebhook', { url: 'http://127.0.0.1:9/hook', secret_token: 's' });
+    expect((await call('getUpdates', {})).status).toBe(409);
+    expect((await call('setWebhook', { url: 'x', secret_token: 'bad secret' })).status).toBe(400);
+  });
+
+  it('fails every n-th call with a 429 carrying retry_after', async () => {
+    fake.failEvery(2, { retry_after: 3 });
+    expect((await call('getMe', {})).status).toBe(200);
+    expect((await call('getMe', {})).body).toMatchObject({
+      error_code: 429,
+      parameters: { retry_after: 3 },
+    });
+  });
+});
