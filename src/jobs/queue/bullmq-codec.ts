@@ -1,0 +1,57 @@
+/**
+ * How the BullMQ driver stores jobs and failures: BullMQ keeps a failure as one string
+ * (`failedReason`), so a cancel is marked by a prefix, and its stalled-limit failure means lost.
+ */
+import { type JobOutcome, type JobSpec, type JobState, parseJobId } from './port.ts';
+
+/** The data of a BullMQ job. `nonce` tells an enqueue whether it created the job or found it. */
+export interface BullJobData {
+  spec: JobSpec;
+  nonce: string;
+}
+
+/** Prefix of the failedReason of a cancelled job. */
+export const CANCELLED_MARK = '[phasebridge:cancelled] ';
+
+/** The failedReason BullMQ writes when a job stalled more than `maxStalledCount` times. */
+export const STALLED_LIMIT_REASON = 'job stalled more than allowable limit';
+
+/** The failedReason to store for a failed outcome. */
+export function encodeFailure(outcome: Extract<JobOutcome, { ok: false }>): string {
+  return outcome.cancelled ? `${CANCELLED_MARK}${outcome.error}` : outcome.error;
+}
+
+/** The failed outcome a failedReason stands for. */
+export function decodeFailure(reason: string | undefined): Extract<JobOutcome, { ok: false }> {
+  const text = reason ?? 'failed';
+  if (text.startsWith(CANCELLED_MARK)) {
+    return { ok: false, error: text.slice(CANCELLED_MARK.length), cancelled: true };
+  }
+  if (text === STALLED_LIMIT_REASON) {
+    return { ok: false, error: `lost: ${STALLED_LIMIT_REASON} (worker died or hung)`, lost: true };
+  }
+  return { ok: false, error: text };
+}
+
+/** A completed job's outcome from its stored return value. */
+export function completedOutcome(returnvalue: unknown): JobOutcome {
+  const ok = returnvalue !== null && typeof returnvalue === 'object' && !Array.isArray(returnvalue);
+  return { ok: true, result: ok ? (returnvalue as Record<string, unknown>) : {} };
+}
+
+/** Our five states from BullMQ's (delayed, prioritized and waiting-children count as waiting). */
+export function stateOf(bullState: string, outcome: JobOutcome | undefined): JobState {
+  if (bullState === 'completed') return 'completed';
+  if (bullState === 'failed')
+    return outcome !== undefined && !outcome.ok && outcome.cancelled ? 'cancelled' : 'failed';
+  if (bullState === 'active') return 'active';
+  return 'waiting';
+}
+
+/** The spec of a job whose data is gone, rebuilt from its id (payload unknown). */
+export function specFromId(id: string): JobSpec {
+  const parts = parseJobId(id);
+  return parts === null
+    ? { runId: id, stepId: '', attempt: 0, payload: {} }
+    : { ...parts, payload: {} };
+}

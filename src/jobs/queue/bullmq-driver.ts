@@ -1,0 +1,229 @@
+/**
+ * The job queue on Redis through BullMQ (when REDIS_URL is set): `phasebridge worker` processes
+ * may run on other machines. Outcomes travel through BullMQ's QueueEvents stream; per-run
+ * exclusion and cross-process cancel are added by bullmq-worker.ts and bullmq-redis.ts.
+ */
+import { randomUUID } from 'node:crypto';
+import { Queue, QueueEvents } from 'bullmq';
+import { Redis } from 'ioredis';
+import {
+  type BullJobData,
+  completedOutcome,
+  decodeFailure,
+  specFromId,
+  stateOf,
+} from './bullmq-codec.ts';
+import { assertRedisReachable, QueueKeys, RunLocks } from './bullmq-redis.ts';
+import { type BullmqTiming, type BullmqWorkerDeps, startBullmqWorker } from './bullmq-worker.ts';
+import { type ErrorReporter, OutcomeListeners, warnOnError } from './outcome.ts';
+import {
+  assertConcurrency,
+  delayOf,
+  type JobOutcome,
+  type JobQueue,
+  type JobSpec,
+  type JobStatus,
+  type OutcomeListener,
+  type Processor,
+  validateJobSpec,
+  type Worker,
+} from './port.ts';
+
+/** Options of the BullMQ driver; the defaults suit production. */
+export interface BullmqQueueOptions {
+  /** redis://[user:password@]host:port[/db] (rediss:// for TLS). */
+  url: string;
+  /** BullMQ queue name (default 'phasebridge-jobs'). */
+  queueName?: string;
+  /** Key prefix (default 'phasebridge'); tests use a unique one. */
+  prefix?: string;
+  /** BullMQ job lock; a dead worker's job is recovered after about lockDuration + stalledInterval (default 30 s). */
+  lockDurationMs?: number;
+  /** How often workers look for stalled jobs (default 30 s). */
+  stalledIntervalMs?: number;
+  /** Times a job is taken again after its worker died, before it fails as lost (default 2). */
+  maxLostRetries?: number;
+  /** First retry delay of a job whose run already has a job running, doubling up to 1 s (default 100 ms). */
+  runBusyRetryMs?: number;
+  /** Where errors that cannot be thrown go (default: a process warning). */
+  onError?: ErrorReporter;
+}
+
+/** How long a cancelled job's marker is kept (refuses its start and its re-enqueue). */
+const CANCEL_MARK_TTL_MS = 30 * 24 * 3600 * 1000;
+
+/** Checks that Redis answers (ConfigError otherwise) and opens the queue. */
+export async function createBullmqQueue(opts: BullmqQueueOptions): Promise<JobQueue> {
+  await assertRedisReachable(opts.url);
+  const prefix = opts.prefix ?? 'phasebridge';
+  const queueName = opts.queueName ?? 'phasebridge-jobs';
+  const keys = new QueueKeys(prefix, queueName);
+  const onError = opts.onError ?? warnOnError;
+  const commands = new Redis(opts.url);
+  commands.on('error', (err) => onError(err, 'bullmq driver connection'));
+  const lockDurationMs = opts.lockDurationMs ?? 30_000;
+  const deps: BullmqWorkerDeps = {
+    url: opts.url,
+    // Blocking connections (Worker, QueueEvents) must never give up on a command; BullMQ checks it.
+    connection: { url: opts.url, maxRetriesPerRequest: null },
+    prefix,
+    queueName,
+    keys,
+    commands,
+    runLocks: new RunLocks(commands, keys, lockDurationMs),
+    timing: {
+      lockDurationMs,
+      stalledIntervalMs: opts.stalledIntervalMs ?? 30_000,
+      maxStalledCount: opts.maxLostRetries ?? 2,
+      runBusyRetryMs: opts.runBusyRetryMs ?? 100,
+    } satisfies BullmqTiming,
+    onError,
+  };
+  // The Queue keeps ioredis' bounded retries: an enqueue during an outage fails instead of hanging.
+  const queue = new Queue<BullJobData, Record<string, unknown>, 'step'>(queueName, {
+    connection: { url: opts.url },
+    prefix,
+  });
+  queue.on('error', (err) => onError(err, 'bullmq queue'));
+  try {
+    await queue.waitUntilReady();
+    // Outcomes are those of jobs finishing from now on: remember where the event stream is.
+    const last = await commands.xrevrange(queue.keys.events, '+', '-', 'COUNT', 1);
+    return new BullmqJobQueue(deps, queue, last[0]?.[0] ?? '0-0');
+  } catch (err) {
+    await queue.close().catch(() => {});
+    commands.disconnect();
+    throw err;
+  }
+}
+
+class BullmqJobQueue implements JobQueue {
+  readonly driver = 'bullmq' as const;
+  private readonly listeners: OutcomeListeners;
+  private readonly workers = new Set<Worker>();
+  private events: QueueEvents | undefined;
+  /** Outcomes are handed to listeners in stream order even though each needs a lookup. */
+  private delivery: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  constructor(
+    private readonly deps: BullmqWorkerDeps,
+    private readonly queue: Queue<BullJobData, Record<string, unknown>, 'step'>,
+    private readonly startEventId: string,
+  ) {
+    this.listeners = new OutcomeListeners(deps.onError);
+  }
+
+  async enqueue(
+    job: JobSpec,
+    opts?: { delayMs?: number },
+  ): Promise<{ id: string; created: boolean }> {
+    this.assertOpen();
+    const { id } = validateJobSpec(job);
+    const delay = delayOf(opts);
+    if ((await this.deps.commands.exists(this.deps.keys.cancelled(id))) === 1)
+      return { id, created: false };
+    const spec: JobSpec = {
+      runId: job.runId,
+      stepId: job.stepId,
+      attempt: job.attempt,
+      payload: job.payload,
+    };
+    const nonce = randomUUID();
+    // BullMQ ignores an add whose jobId exists; the stored nonce tells whether ours won.
+    await this.queue.add('step', { spec, nonce }, { jobId: id, delay, attempts: 1 });
+    const stored = await this.queue.getJob(id);
+    return { id, created: stored?.data.nonce === nonce };
+  }
+
+  async cancel(id: string): Promise<'removed' | 'aborted' | 'not-found'> {
+    this.assertOpen();
+    const job = await this.queue.getJob(id);
+    if (job === undefined) return 'not-found';
+    const state = await job.getState();
+    if (state === 'completed' || state === 'failed' || state === 'unknown') return 'not-found';
+    // Marked first: a worker picking the job up meanwhile refuses to start it.
+    await this.deps.commands.set(this.deps.keys.cancelled(id), '1', 'PX', CANCEL_MARK_TTL_MS);
+    if (state !== 'active' && (await this.queue.remove(id)) === 1) return 'removed';
+    await this.deps.commands.publish(this.deps.keys.cancelChannel, id);
+    return 'aborted';
+  }
+
+  onOutcome(listener: OutcomeListener): () => void {
+    this.assertOpen();
+    const off = this.listeners.add(listener);
+    this.events ??= this.openEvents();
+    return off;
+  }
+
+  async startWorker(processor: Processor, opts: { concurrency: number }): Promise<Worker> {
+    this.assertOpen();
+    assertConcurrency(opts.concurrency);
+    const worker = await startBullmqWorker(this.deps, processor, opts.concurrency);
+    this.workers.add(worker);
+    return {
+      id: worker.id,
+      close: async () => {
+        await worker.close();
+        this.workers.delete(worker);
+      },
+    };
+  }
+
+  async get(id: string): Promise<JobStatus | null> {
+    const job = await this.queue.getJob(id);
+    if (job === undefined) {
+      if ((await this.deps.commands.exists(this.deps.keys.cancelled(id))) === 0) return null;
+      const outcome: JobOutcome = { ok: false, error: 'cancelled before start', cancelled: true };
+      return { id, state: 'cancelled', attempts: 0, outcome };
+    }
+    const bullState = await job.getState();
+    let outcome: JobOutcome | undefined;
+    if (bullState === 'completed') outcome = completedOutcome(job.returnvalue);
+    if (bullState === 'failed') outcome = decodeFailure(job.failedReason);
+    const state = stateOf(bullState, outcome);
+    const attempts = job.stalledCounter + (state === 'waiting' ? 0 : 1);
+    return outcome === undefined ? { id, state, attempts } : { id, state, attempts, outcome };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([...this.workers].map((w) => w.close()));
+    this.workers.clear();
+    await this.events?.close();
+    await this.delivery;
+    await this.queue.close();
+    this.deps.commands.disconnect();
+  }
+
+  private openEvents(): QueueEvents {
+    const events = new QueueEvents(this.deps.queueName, {
+      connection: this.deps.connection,
+      prefix: this.deps.prefix,
+      lastEventId: this.startEventId,
+    });
+    events.on('error', (err) => this.deps.onError(err, 'bullmq queue events'));
+    events.on('completed', ({ jobId, returnvalue }) =>
+      this.deliver(jobId, completedOutcome(returnvalue)),
+    );
+    events.on('failed', ({ jobId, failedReason }) =>
+      this.deliver(jobId, decodeFailure(failedReason)),
+    );
+    return events;
+  }
+
+  private deliver(id: string, outcome: JobOutcome): void {
+    this.delivery = this.delivery
+      .then(async () => {
+        const job = await this.queue.getJob(id);
+        this.listeners.emit(id, job?.data.spec ?? specFromId(id), outcome);
+      })
+      .catch((err: unknown) => this.deps.onError(err, `delivering the outcome of job ${id}`));
+  }
+
+  private assertOpen(): void {
+    // A programming error (use after close), not a user-facing condition.
+    if (this.closed) throw new Error('job queue is closed');
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * A BullMQ worker running our Processor. Around each job it (1) refuses to start a job marked
+ * cancelled, (2) takes the run's lock or puts the job back as delayed so other runs' jobs use
+ * the slot, (3) listens on a pub/sub channel so `cancel` from any process aborts the job here.
+ */
+import { Worker as BullWorker, type ConnectionOptions, DelayedError, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import { type BullJobData, encodeFailure } from './bullmq-codec.ts';
+import type { QueueKeys, RunLocks } from './bullmq-redis.ts';
+import { type ErrorReporter, runToOutcome } from './outcome.ts';
+import { CANCEL_REASON, type Processor, type Worker } from './port.ts';
+
+const MAX_RUN_BUSY_WAIT_MS = 1000;
+
+/** Timing of locks and stalled-job recovery (ms). */
+export interface BullmqTiming {
+  lockDurationMs: number;
+  stalledIntervalMs: number;
+  /** Times a stalled job is taken again before it fails as lost. */
+  maxStalledCount: number;
+  /** First wait of a job whose run already has a job running; doubles per try up to 1 s. */
+  runBusyRetryMs: number;
+}
+
+/** What a worker needs from its queue. */
+export interface BullmqWorkerDeps {
+  url: string;
+  connection: ConnectionOptions;
+  prefix: string;
+  queueName: string;
+  keys: QueueKeys;
+  commands: Redis;
+  runLocks: RunLocks;
+  timing: BullmqTiming;
+  onError: ErrorReporter;
+}
+
+/** Starts a BullMQ worker with `concurrency` slots; resolves once it is connected. */
+export async function startBullmqWorker(
+  deps: BullmqWorkerDeps,
+  processor: Processor,
+  concurrency: number,
+): Promise<Worker> {
+  const { keys, timing } = deps;
+  // Three parameters: BullMQ passes an abort signal only to processors declaring it.
+  const wrapped = async (job: Job<BullJobData>, token?: string, signal?: AbortSignal) => {
+    const id = job.id as string;
+    const { spec } = job.data;
+    if ((await deps.commands.exists(keys.cancelled(id))) === 1) {
+      throw new Error(
+        encodeFailure({ ok: false, error: 'cancelled before start', cancelled: true }),
+      );
+    }
+    const holder = `${id}|${token}`;
+    if (!(await deps.runLocks.acquire(spec.runId, holder))) {
+      // Backing off bounds the Redis traffic of a job blocked behind a long agent step.
+      const tries = Math.min(Math.max(job.attemptsStarted - 1, 0), 4);
+      const wait = Math.min(timing.runBusyRetryMs * 2 ** tries, MAX_RUN_BUSY_WAIT_MS);
+      await job.moveToDelayed(Date.now() + wait, token);
+      throw new DelayedError();
+    }
+    const renew = setInterval(
+      () => {
+        deps.runLocks
+          .renew(spec.runId, holder)
+          .catch((err: unknown) => deps.onError(err, `renewing run lock of ${id}`));
+      },
+      Math.max(50, Math.floor(timing.lockDurationMs / 3)),
+    );
+    try {
+      const outcome = await runToOutcome(
+        processor,
+        { ...spec, id },
+        signal ?? new AbortController().signal,
+      );
+      if (!outcome.ok) throw new Error(encodeFailure(outcome));
+      return outcome.result;
+    } finally {
+      clearInterval(renew);
+      await deps.runLocks
+        .release(spec.runId, holder)
+        .catch((err: unknown) => deps.onError(err, `releasing run lock of ${id}`));
+    }
+  };
+
+  const worker = new BullWorker<BullJobData, Record<string, unknown>>(deps.queueName, wrapped, {
+    connection: deps.connection,
+    prefix: deps.prefix,
+    concurrency,
+    lockDuration: timing.lockDurationMs,
+    stalledInterval: timing.stalledIntervalMs,
+    maxStalledCount: timing.maxStalledCount,
+  });
+  worker.on('error', (err) => deps.onError(err, 'bullmq worker'));
+
+  const subscriber = new Redis(deps.url, { maxRetriesPerRequest: null });
+  subscriber.on('error', (err) => deps.onError(err, 'bullmq cancel subscriber'));
+  subscriber.on('message', (_channel: string, jobId: string) => {
+    worker.cancelJob(jobId, CANCEL_REASON);
+  });
+  try {
+    await subscriber.subscribe(keys.cancelChannel);
+    await worker.waitUntilReady();
+  } catch (err) {
+    subscriber.disconnect();
+    await worker.close(true);
+    throw err;
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    id: worker.id,
+    close: () => {
+      closing ??= (async () => {
+        await worker.close();
+        subscriber.disconnect();
+      })();
+      return closing;
+    },
+  };
+}

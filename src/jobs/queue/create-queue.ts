@@ -1,0 +1,36 @@
+/**
+ * Opens the configured job queue: BullMQ when a Redis URL is configured, else the embedded
+ * sqlite queue in bridge.db (the default, nothing to install).
+ */
+import type { BridgeDb } from '../../db/connection.ts';
+import { type BullmqQueueOptions, createBullmqQueue } from './bullmq-driver.ts';
+import type { ErrorReporter } from './outcome.ts';
+import type { JobQueue } from './port.ts';
+import { createSqliteQueue, type SqliteQueueOptions } from './sqlite-driver.ts';
+
+/** Which driver to open, with its options. */
+export type QueueConfig =
+  | ({ driver: 'sqlite' } & SqliteQueueOptions)
+  | ({ driver: 'bullmq' } & BullmqQueueOptions);
+
+/** Opens a queue; the BullMQ driver fails fast with a ConfigError when Redis does not answer. */
+export async function createJobQueue(config: QueueConfig): Promise<JobQueue> {
+  if (config.driver === 'bullmq') {
+    const { driver: _driver, ...opts } = config;
+    return createBullmqQueue(opts);
+  }
+  const { driver: _driver, ...opts } = config;
+  return createSqliteQueue(opts);
+}
+
+/** The driver the configuration asks for: `bullmq` when `redisUrl` is set, else `sqlite` on `db`. */
+export function queueConfigFor(opts: {
+  db: BridgeDb;
+  redisUrl?: string | undefined;
+  onError?: ErrorReporter;
+}): QueueConfig {
+  const base = opts.onError === undefined ? {} : { onError: opts.onError };
+  return opts.redisUrl !== undefined && opts.redisUrl !== ''
+    ? { driver: 'bullmq', url: opts.redisUrl, ...base }
+    : { driver: 'sqlite', db: opts.db, ...base };
+}

@@ -1,0 +1,138 @@
+/**
+ * The job queue port: what the engine's caller needs from a queue, whatever the driver.
+ * Drivers: `sqlite` (embedded, bridge.db `jobs` table with leases) and `bullmq` (Redis).
+ * Both pass the same contract suite (test/jobs/queue/contract.ts).
+ */
+import { InvalidInputError } from '../../errors.ts';
+
+/** One step execution to run; its id is derived, so a duplicate enqueue is a no-op. */
+export interface JobSpec {
+  runId: string;
+  stepId: string;
+  attempt: number;
+  /** Plain JSON handed to the processor unchanged. */
+  payload: Record<string, unknown>;
+}
+
+/** A job as a processor receives it. */
+export type QueuedJob = JobSpec & { id: string };
+
+/** The job id `runId:stepId:attempt` (the idempotency key of an enqueue). */
+export const jobIdOf = (j: Pick<JobSpec, 'runId' | 'stepId' | 'attempt'>): string =>
+  `${j.runId}:${j.stepId}:${j.attempt}`;
+
+/**
+ * The result of a job. `lost`: the worker process died more often than the queue retries
+ * (infrastructure failure, not the agent's). `cancelled`: a running job was aborted by `cancel`.
+ */
+export type JobOutcome =
+  | { ok: true; result: Record<string, unknown> }
+  | { ok: false; error: string; lost?: boolean; cancelled?: boolean };
+
+/** Runs one job; must stop (reject or resolve) soon after `signal` aborts. */
+export type Processor = (job: QueuedJob, signal: AbortSignal) => Promise<Record<string, unknown>>;
+
+/** Called once per finished job, in every process that listens (see `onOutcome`). */
+export type OutcomeListener = (id: string, job: JobSpec, outcome: JobOutcome) => void;
+
+/** Where a job is; both drivers report these five. */
+export type JobState = 'waiting' | 'active' | 'completed' | 'failed' | 'cancelled';
+
+/** What `get` tells about a job. `attempts`: times a worker started it (1 + infrastructure retries). */
+export interface JobStatus {
+  id: string;
+  state: JobState;
+  attempts?: number;
+  /** Set once the job is finished (completed, failed or cancelled). */
+  outcome?: JobOutcome;
+}
+
+/** A running worker; `close` stops taking jobs and waits for the running ones to settle. */
+export interface Worker {
+  readonly id: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A job queue. Guarantees (both drivers): idempotent enqueue by id; at most `concurrency` jobs
+ * per worker; at most ONE running job per run; `delayMs` honoured; a job whose worker process
+ * died is taken again (a bounded number of times, then failed with `lost: true`), never run
+ * twice at the same time. Cancelling a waiting job removes it and reports NO outcome (the
+ * 'removed' answer is the report); cancelling a running job aborts its signal and reports
+ * `{ ok: false, cancelled: true }`. Outcomes are reported for jobs finishing after the queue
+ * was created; after a restart, use `get` to learn what finished meanwhile.
+ */
+export interface JobQueue {
+  readonly driver: 'sqlite' | 'bullmq';
+  /** Adds a job unless one with its id exists (in any state); `created` says which. */
+  enqueue(job: JobSpec, opts?: { delayMs?: number }): Promise<{ id: string; created: boolean }>;
+  /** 'removed': was waiting, will never run; 'aborted': running, its signal is aborted; 'not-found': unknown or finished. */
+  cancel(id: string): Promise<'removed' | 'aborted' | 'not-found'>;
+  /** Subscribes to outcomes of jobs run by any worker process; returns the unsubscribe function. */
+  onOutcome(listener: OutcomeListener): () => void;
+  /** Starts processing in this process (also used by `phasebridge worker` in another process). */
+  startWorker(processor: Processor, opts: { concurrency: number }): Promise<Worker>;
+  /** The job's state, or null when unknown. */
+  get(id: string): Promise<JobStatus | null>;
+  /** Closes workers (waiting for running jobs) and connections this queue opened. */
+  close(): Promise<void>;
+}
+
+/** The abort reason given to a processor whose job was cancelled. */
+export const CANCEL_REASON = 'phasebridge: job cancelled';
+
+/**
+ * Checks a spec before it is queued and returns its id and payload JSON. Throws InvalidInputError
+ * for ids containing ':' (it separates the id's parts), a bad attempt or a non-JSON payload.
+ */
+export function validateJobSpec(job: JobSpec): { id: string; payloadJson: string } {
+  for (const [name, value] of [
+    ['runId', job.runId],
+    ['stepId', job.stepId],
+  ] as const) {
+    if (typeof value !== 'string' || value === '' || value.includes(':')) {
+      throw new InvalidInputError(
+        `job ${name} must be a non-empty string without ':' (got '${value}')`,
+      );
+    }
+  }
+  if (!Number.isSafeInteger(job.attempt) || job.attempt < 0) {
+    throw new InvalidInputError(`job attempt must be a non-negative integer (got ${job.attempt})`);
+  }
+  if (job.payload === null || typeof job.payload !== 'object' || Array.isArray(job.payload)) {
+    throw new InvalidInputError('job payload must be a JSON object');
+  }
+  let payloadJson: string;
+  try {
+    payloadJson = JSON.stringify(job.payload);
+  } catch (err) {
+    throw new InvalidInputError(`job payload is not JSON: ${(err as Error).message}`);
+  }
+  return { id: jobIdOf(job), payloadJson };
+}
+
+/** Throws InvalidInputError unless `delayMs` is absent or a finite number >= 0. */
+export function delayOf(opts?: { delayMs?: number }): number {
+  const delay = opts?.delayMs ?? 0;
+  if (!Number.isFinite(delay) || delay < 0) {
+    throw new InvalidInputError(`delayMs must be a finite number >= 0 (got ${delay})`);
+  }
+  return Math.ceil(delay);
+}
+
+/** Throws InvalidInputError unless `concurrency` is an integer >= 1. */
+export function assertConcurrency(concurrency: number): void {
+  if (!Number.isSafeInteger(concurrency) || concurrency < 1) {
+    throw new InvalidInputError(`worker concurrency must be an integer >= 1 (got ${concurrency})`);
+  }
+}
+
+/** Parses `runId:stepId:attempt`; null when `id` has another shape. */
+export function parseJobId(id: string): { runId: string; stepId: string; attempt: number } | null {
+  const parts = id.split(':');
+  if (parts.length !== 3) return null;
+  const [runId, stepId, attemptText] = parts as [string, string, string];
+  const attempt = Number(attemptText);
+  if (runId === '' || stepId === '' || !Number.isSafeInteger(attempt)) return null;
+  return { runId, stepId, attempt };
+}

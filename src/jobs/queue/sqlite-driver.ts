@@ -1,0 +1,162 @@
+/**
+ * The embedded job queue over bridge.db (the default driver: nothing to install). Processes
+ * sharing the file cooperate through leases; within one process an enqueue wakes the worker
+ * directly and a finished job notifies listeners directly, so the hot path never waits for a poll.
+ */
+import type { BridgeDb } from '../../db/connection.ts';
+import { type ErrorReporter, OutcomeListeners, warnOnError } from './outcome.ts';
+import {
+  assertConcurrency,
+  CANCEL_REASON,
+  delayOf,
+  type JobQueue,
+  type JobSpec,
+  type JobStatus,
+  type OutcomeListener,
+  type Processor,
+  validateJobSpec,
+  type Worker,
+} from './port.ts';
+import { type FinishedJob, SqliteJobStore } from './sqlite-store.ts';
+import { type SqliteTiming, SqliteWorker } from './sqlite-worker.ts';
+
+/** Options of the sqlite driver; the defaults suit production. */
+export interface SqliteQueueOptions {
+  /** An open, migrated bridge.db; the queue does not close it. */
+  db: BridgeDb;
+  /** How long a claimed job stays owned without a heartbeat (default 30 s). */
+  leaseMs?: number;
+  /** Lease renewal and cross-process cancel check interval (default min(1 s, leaseMs / 3)). */
+  heartbeatMs?: number;
+  /** Poll interval for work and outcomes from other processes (default 100 ms). */
+  pollMs?: number;
+  /** Times a job is taken again after its worker died, before it fails as lost (default 2). */
+  maxLostRetries?: number;
+  /** Where errors that cannot be thrown go (default: a process warning). */
+  onError?: ErrorReporter;
+}
+
+/** Opens the sqlite job queue on `opts.db`. */
+export function createSqliteQueue(opts: SqliteQueueOptions): JobQueue {
+  return new SqliteJobQueue(opts);
+}
+
+class SqliteJobQueue implements JobQueue {
+  readonly driver = 'sqlite' as const;
+  private readonly store: SqliteJobStore;
+  private readonly timing: SqliteTiming;
+  private readonly onError: ErrorReporter;
+  private readonly listeners: OutcomeListeners;
+  private readonly workers = new Set<SqliteWorker>();
+  /** Outcomes up to this sequence number were delivered (or predate the queue). */
+  private cursor: number;
+  /** Outcomes delivered directly by a worker of this process, ahead of the poll. */
+  private readonly deliveredEarly = new Set<number>();
+  private outcomeTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(opts: SqliteQueueOptions) {
+    this.store = new SqliteJobStore(opts.db.sqlite);
+    const leaseMs = opts.leaseMs ?? 30_000;
+    this.timing = {
+      leaseMs,
+      heartbeatMs: opts.heartbeatMs ?? Math.min(1000, Math.floor(leaseMs / 3)),
+      pollMs: opts.pollMs ?? 100,
+      maxLeases: 1 + (opts.maxLostRetries ?? 2),
+    };
+    this.onError = opts.onError ?? warnOnError;
+    this.listeners = new OutcomeListeners(this.onError);
+    this.cursor = this.store.maxOutcomeSeq();
+  }
+
+  async enqueue(
+    job: JobSpec,
+    opts?: { delayMs?: number },
+  ): Promise<{ id: string; created: boolean }> {
+    this.assertOpen();
+    const { id, payloadJson } = validateJobSpec(job);
+    const created = this.store.insert(job, id, payloadJson, delayOf(opts));
+    if (created) for (const worker of this.workers) worker.wake();
+    return { id, created };
+  }
+
+  async cancel(id: string): Promise<'removed' | 'aborted' | 'not-found'> {
+    this.assertOpen();
+    const answer = this.store.cancel(id);
+    // A worker of this process aborts now; one in another process at its next heartbeat.
+    if (answer === 'aborted') for (const worker of this.workers) worker.abort(id, CANCEL_REASON);
+    return answer;
+  }
+
+  onOutcome(listener: OutcomeListener): () => void {
+    const off = this.listeners.add(listener);
+    this.outcomeTimer ??= setInterval(() => this.pollOutcomes(), this.timing.pollMs).unref();
+    return () => {
+      off();
+      if (this.listeners.size === 0) {
+        clearInterval(this.outcomeTimer);
+        this.outcomeTimer = undefined;
+      }
+    };
+  }
+
+  async startWorker(processor: Processor, opts: { concurrency: number }): Promise<Worker> {
+    this.assertOpen();
+    assertConcurrency(opts.concurrency);
+    const worker = new SqliteWorker(this.store, processor, opts.concurrency, this.timing, {
+      onFinished: (finished) => this.deliverEarly(finished),
+      onError: this.onError,
+    });
+    this.workers.add(worker);
+    worker.start();
+    return {
+      id: worker.id,
+      close: async () => {
+        await worker.close();
+        this.workers.delete(worker);
+      },
+    };
+  }
+
+  async get(id: string): Promise<JobStatus | null> {
+    return this.store.status(id);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([...this.workers].map((w) => w.close()));
+    this.workers.clear();
+    // Deliver what finished last, then stop.
+    if (this.outcomeTimer !== undefined) this.pollOutcomes();
+    clearInterval(this.outcomeTimer);
+    this.outcomeTimer = undefined;
+  }
+
+  /** A job finished in this process: tell listeners now instead of at the next poll. */
+  private deliverEarly(finished: FinishedJob): void {
+    if (this.listeners.size === 0 || finished.seq <= this.cursor) return;
+    this.deliveredEarly.add(finished.seq);
+    this.listeners.emit(finished.id, finished.job, finished.outcome);
+  }
+
+  private pollOutcomes(): void {
+    try {
+      for (;;) {
+        const batch = this.store.finishedAfter(this.cursor);
+        for (const finished of batch) {
+          this.cursor = finished.seq;
+          if (this.deliveredEarly.delete(finished.seq)) continue;
+          this.listeners.emit(finished.id, finished.job, finished.outcome);
+        }
+        if (batch.length === 0) return;
+      }
+    } catch (err) {
+      this.onError(err, 'sqlite job queue: reading outcomes failed');
+    }
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('job queue is closed');
+  }
+}

@@ -1,0 +1,414 @@
+/**
+ * The job queue contract, run against every driver (sqlite.test.ts, bullmq.test.ts). Each case
+ * is a rule of the JobQueue port (src/jobs/queue/port.ts) that the engine relies on.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { hasCode } from '../../../src/errors.ts';
+import {
+  type JobOutcome,
+  type JobQueue,
+  type JobSpec,
+  jobIdOf,
+  type Processor,
+  type QueuedJob,
+} from '../../../src/jobs/queue/port.ts';
+import { type OpenedQueue, openTestQueue, type TestQueueConfig } from './fixtures/queue-config.ts';
+
+/** What a driver's test file provides: configurations over one fresh backing store. */
+export interface QueueHarness {
+  /** Options of a queue over the store; `maxLostRetries` tunes crash retries. */
+  config(overrides?: { maxLostRetries?: number }): TestQueueConfig;
+  /** How long a live worker's job must stay untouched before we kill it (> one lease). */
+  readonly leaseWaitMs: number;
+  /** Removes the store. */
+  dispose(): Promise<void>;
+}
+
+const WORKER_CHILD = fileURLToPath(new URL('./fixtures/worker-child.ts', import.meta.url));
+
+/** A step spec with a flow-style run id. */
+const step = (run: string, stepId = 'build', payload: Record<string, unknown> = {}): JobSpec => ({
+  runId: `2026-11-29T143000Z-${run}`,
+  stepId,
+  attempt: 1,
+  payload,
+});
+
+/** Polls `check` until true; fails with `what` after `timeoutMs`. */
+async function waitUntil(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Records every outcome a queue reports. */
+function collectOutcomes(queue: JobQueue) {
+  const outcomes = new Map<string, JobOutcome>();
+  const specs = new Map<string, JobSpec>();
+  const counts = new Map<string, number>();
+  queue.onOutcome((id, job, outcome) => {
+    outcomes.set(id, outcome);
+    specs.set(id, job);
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  });
+  return {
+    outcomes,
+    specs,
+    counts,
+    async of(id: string): Promise<JobOutcome> {
+      await waitUntil(() => outcomes.has(id), `the outcome of ${id}`);
+      return outcomes.get(id) as JobOutcome;
+    },
+  };
+}
+
+/**
+ * A processor that holds each job until released and checks, at every start, the limits the
+ * queue promises: no more than `concurrency` at once, never two jobs of one run.
+ */
+class Tracker {
+  readonly calls = new Map<string, number>();
+  readonly startedAt = new Map<string, number>();
+  readonly violations: string[] = [];
+  maxActive = 0;
+  private readonly active = new Set<QueuedJob>();
+  private readonly gates = new Map<string, () => void>();
+  private holding = true;
+
+  constructor(private readonly concurrency: number) {}
+
+  readonly processor: Processor = async (job, signal) => {
+    this.calls.set(job.id, (this.calls.get(job.id) ?? 0) + 1);
+    for (const other of this.active) {
+      if (other.runId === job.runId) this.violations.push(`${job.id} overlaps ${other.id}`);
+    }
+    this.active.add(job);
+    if (this.active.size > this.concurrency)
+      this.violations.push(`${this.active.size} jobs at once`);
+    this.maxActive = Math.max(this.maxActive, this.active.size);
+    this.startedAt.set(job.id, Date.now());
+    try {
+      if (this.holding || job.payload.hold === true) {
+        await new Promise<void>((resolve, reject) => {
+          this.gates.set(job.id, resolve);
+          signal.addEventListener('abort', () => reject(new Error('agent killed')));
+        });
+      }
+      if (typeof job.payload.fail === 'string') throw new Error(job.payload.fail);
+      return { echo: job.payload, id: job.id };
+    } finally {
+      this.active.delete(job);
+    }
+  };
+
+  started(id: string): boolean {
+    return this.startedAt.has(id);
+  }
+
+  async waitStarted(id: string): Promise<void> {
+    await waitUntil(() => this.started(id), `${id} to start`);
+  }
+
+  release(id: string): void {
+    this.gates.get(id)?.();
+    this.gates.delete(id);
+  }
+
+  /** Releases every held job and stops holding new ones (except payload.hold). */
+  releaseAll(): void {
+    this.holding = false;
+    for (const id of [...this.gates.keys()]) this.release(id);
+  }
+}
+
+/** Queues, child processes and files of one test, all cleaned up after it. */
+class TestContext {
+  readonly dir = mkdtempSync(join(tmpdir(), 'pb-queue-'));
+  private readonly opened: OpenedQueue[] = [];
+  private readonly children: ChildProcess[] = [];
+  readonly trackers: Tracker[] = [];
+
+  constructor(readonly harness: QueueHarness) {}
+
+  async open(overrides?: { maxLostRetries?: number }): Promise<JobQueue> {
+    const opened = await openTestQueue(this.harness.config(overrides));
+    this.opened.push(opened);
+    return opened.queue;
+  }
+
+  tracker(concurrency: number): Tracker {
+    const tracker = new Tracker(concurrency);
+    this.trackers.push(tracker);
+    return tracker;
+  }
+
+  /** Starts fixtures/worker-child.ts and waits until its worker runs (after `startWhen` exists). */
+  async spawnWorker(
+    mode: 'hang' | 'complete',
+    log: string,
+    opts: { maxLostRetries?: number; startWhen?: string } = {},
+  ) {
+    const { startWhen, ...overrides } = opts;
+    const config = JSON.stringify(this.harness.config(overrides));
+    const args = [WORKER_CHILD, config, mode, log, ...(startWhen === undefined ? [] : [startWhen])];
+    const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    this.children.push(child);
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      child.stdout?.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes('ready\n')) resolve();
+      });
+      child.once('exit', (code) => reject(new Error(`worker child exited early (${code})`)));
+    });
+    return child;
+  }
+
+  async dispose(): Promise<void> {
+    for (const child of this.children) child.kill('SIGKILL');
+    for (const tracker of this.trackers) tracker.releaseAll();
+    for (const opened of this.opened.reverse()) await opened.close();
+    await this.harness.dispose();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+const logLines = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean);
+
+/** Defines the contract cases for one driver. */
+export function defineQueueContract(
+  driver: string,
+  makeHarness: () => Promise<QueueHarness>,
+): void {
+  describe(`job queue contract: ${driver}`, () => {
+    let ctx: TestContext;
+    beforeEach(async () => {
+      ctx = new TestContext(await makeHarness());
+    });
+    afterEach(async () => {
+      await ctx.dispose();
+    });
+
+    it('enqueue is idempotent by runId:stepId:attempt and the job is processed once', async () => {
+      const queue = await ctx.open();
+      const seen = collectOutcomes(queue);
+      const job = step('idem', 'build', { n: 1 });
+      expect(await queue.enqueue(job)).toEqual({ id: jobIdOf(job), created: true });
+      expect(await queue.enqueue({ ...job, payload: { n: 2 } })).toEqual({
+        id: jobIdOf(job),
+        created: false,
+      });
+      const tracker = ctx.tracker(2);
+      tracker.releaseAll();
+      await queue.startWorker(tracker.processor, { concurrency: 2 });
+      expect(await seen.of(jobIdOf(job))).toEqual({
+        ok: true,
+        result: { echo: { n: 1 }, id: jobIdOf(job) },
+      });
+      expect(seen.specs.get(jobIdOf(job))).toEqual(job);
+      // Still a no-op once finished; a later job of the same run proves nothing ran again.
+      expect((await queue.enqueue(job)).created).toBe(false);
+      const next = { ...job, attempt: 2 };
+      expect((await queue.enqueue(next)).created).toBe(true);
+      await seen.of(jobIdOf(next));
+      expect(tracker.calls.get(jobIdOf(job))).toBe(1);
+      expect(seen.counts.get(jobIdOf(job))).toBe(1);
+      expect(await queue.get(jobIdOf(job))).toMatchObject({ state: 'completed', attempts: 1 });
+    });
+
+    it('runs at most `concurrency` jobs, never two of one run, and lets other runs pass a busy one', async () => {
+      const queue = await ctx.open();
+      const seen = collectOutcomes(queue);
+      const tracker = ctx.tracker(3);
+      await queue.startWorker(tracker.processor, { concurrency: 3 });
+      const [a1, a2, b1, c1, d1, e1] = [
+        step('a', 's1'),
+        step('a', 's2'),
+        step('b', 's1'),
+        step('c', 's1'),
+        step('d', 's1'),
+        step('e', 's1'),
+      ].map((j) => ({ spec: j, id: jobIdOf(j) }));
+      for (const j of [a1, a2, b1]) await queue.enqueue(j!.spec);
+      await tracker.waitStarted(a1!.id);
+      await tracker.waitStarted(b1!.id);
+      // A slot is free but a2 must wait for a1; c1, enqueued later, takes the slot.
+      await queue.enqueue(c1!.spec);
+      await tracker.waitStarted(c1!.id);
+      expect(tracker.started(a2!.id)).toBe(false);
+      expect((await queue.get(a2!.id))?.state).toBe('waiting');
+      await queue.enqueue(d1!.spec);
+      await queue.enqueue(e1!.spec);
+      tracker.release(a1!.id);
+      await waitUntil(
+        () => tracker.started(a2!.id) || tracker.started(d1!.id),
+        'a slot to be reused',
+      );
+      tracker.releaseAll();
+      for (const j of [a1, a2, b1, c1, d1, e1]) expect((await seen.of(j!.id)).ok).toBe(true);
+      expect(tracker.violations).toEqual([]);
+      expect(tracker.maxActive).toBe(3);
+      expect(tracker.startedAt.get(a2!.id)).toBeGreaterThanOrEqual(tracker.startedAt.get(c1!.id)!);
+    });
+
+    it('honours delayMs: a delayed job waits while later undelayed jobs run', async () => {
+      const queue = await ctx.open();
+      const seen = collectOutcomes(queue);
+      const tracker = ctx.tracker(2);
+      tracker.releaseAll();
+      await queue.startWorker(tracker.processor, { concurrency: 2 });
+      const delayed = step('delayed');
+      const prompt = step('prompt');
+      const enqueuedAt = Date.now();
+      await queue.enqueue(delayed, { delayMs: 500 });
+      expect((await queue.get(jobIdOf(delayed)))?.state).toBe('waiting');
+      await queue.enqueue(prompt);
+      await seen.of(jobIdOf(prompt));
+      await seen.of(jobIdOf(delayed));
+      const startOf = (j: JobSpec) => tracker.startedAt.get(jobIdOf(j)) as number;
+      expect(startOf(prompt)).toBeLessThan(startOf(delayed));
+      // A lower bound is the behaviour itself, not a speed expectation.
+      expect(startOf(delayed) - enqueuedAt).toBeGreaterThanOrEqual(495);
+    });
+
+    it('cancel removes a waiting job: never processed, no outcome, a re-enqueue is a no-op', async () => {
+      const queue = await ctx.open();
+      const seen = collectOutcomes(queue);
+      const tracker = ctx.tracker(1);
+      tracker.releaseAll();
+      await queue.startWorker(tracker.processor, { concurrency: 1 });
+      const doomed = step('cancel-waiting', 'review');
+      const later = step('cancel-waiting', 'deploy');
+      // The delays leave the cancel ample time on a loaded machine; `later` is due after `doomed`.
+      await queue.enqueue(doomed, { delayMs: 500 });
+      expect(await queue.cancel(jobIdOf(doomed))).toBe('removed');
+      await queue.enqueue(later, { delayMs: 700 });
+      await seen.of(jobIdOf(later));
+      expect(tracker.started(jobIdOf(doomed))).toBe(false);
+      expect(seen.outcomes.has(jobIdOf(doomed))).toBe(false);
+      expect(await queue.get(jobIdOf(doomed))).toMatchObject({ state: 'cancelled' });
+      expect((await queue.enqueue(doomed)).created).toBe(false);
+      expect(await queue.cancel(jobIdOf(doomed))).toBe('not-found');
+    });
+
+    it("cancel from another queue instance aborts a running job's signal and reports cancelled", async () => {
+      const queue = await ctx.open();
+      const other = await ctx.open();
+      const seen = collectOutcomes(queue);
+      const tracker = ctx.tracker(1);
+      await queue.startWorker(tracker.processor, { concurrency: 1 });
+      const job = step('cancel-running');
+      await queue.enqueue(job);
+      await tracker.waitStarted(jobIdOf(job));
+      expect(await other.cancel(jobIdOf(job))).toBe('aborted');
+      expect(await seen.of(jobIdOf(job))).toMatchObject({ ok: false, cancelled: true });
+      expect(await queue.get(jobIdOf(job))).toMatchObject({ state: 'cancelled' });
+      expect(await queue.cancel(jobIdOf(job))).toBe('not-found');
+      expect(await queue.cancel('2026-11-29T143000Z-unknown:build:1')).toBe('not-found');
+    });
+
+    it('a queue opened later reports the outcomes finishing after it opened, not older ones', async () => {
+      const queue = await ctx.open();
+      const seen = collectOutcomes(queue);
+      const tracker = ctx.tracker(1);
+      tracker.releaseAll();
+      await queue.startWorker(tracker.processor, { concurrency: 1 });
+      const before = step('history', 'one');
+      await queue.enqueue(before);
+      await seen.of(jobIdOf(before));
+      const observer = await ctx.open();
+      const observed = collectOutcomes(observer);
+      const after = step('history', 'two');
+      await queue.enqueue(after);
+      expect(await observed.of(jobIdOf(after))).toMatchObject({ ok: true });
+      expect(observed.specs.get(jobIdOf(after))).toEqual(after);
+      expect(observed.outcomes.has(jobIdOf(before))).toBe(false);
+      // What finished earlier is still there to read after a restart.
+      expect(await observer.get(jobIdOf(before))).toMatchObject({
+        state: 'completed',
+        outcome: { ok: true },
+      });
+    });
+
+    it('a failing processor is reported with its message; get shows it', async () => {
+      const queue = await ctx.open();
+      const seen = collectOutcomes(queue);
+      const tracker = ctx.tracker(1);
+      tracker.releaseAll();
+      await queue.startWorker(tracker.processor, { concurrency: 1 });
+      const job = step('fails', 'build', { fail: 'agent exited with code 3' });
+      await queue.enqueue(job);
+      const outcome = await seen.of(jobIdOf(job));
+      expect(outcome).toEqual({ ok: false, error: 'agent exited with code 3' });
+      expect(await queue.get(jobIdOf(job))).toMatchObject({ state: 'failed', outcome });
+      expect(await queue.get('2026-11-29T143000Z-none:build:1')).toBeNull();
+    });
+
+    it('refuses specs whose ids would be ambiguous', async () => {
+      const queue = await ctx.open();
+      const bad = { ...step('x'), stepId: 'a:b' };
+      const error = await queue.enqueue(bad).catch((err: unknown) => err);
+      expect(hasCode(error, 'INVALID_INPUT')).toBe(true);
+    });
+
+    it('a worker process SIGKILLed mid-job: another worker process finishes it, its side effect happens once, the outcome reaches the enqueuer', async () => {
+      const queue = await ctx.open();
+      const seen = collectOutcomes(queue);
+      const log = join(ctx.dir, 'side-effects.log');
+      writeFileSync(log, '');
+      // The survivor boots meanwhile (process start-up is slow) but starts its worker on a signal.
+      const go = join(ctx.dir, 'go');
+      const survivorStarting = ctx.spawnWorker('complete', log, { startWhen: go });
+      survivorStarting.catch(() => {}); // awaited below; this only marks it handled meanwhile
+      const crashing = await ctx.spawnWorker('hang', log);
+      const job = step('crash');
+      const id = jobIdOf(job);
+      await queue.enqueue(job);
+      await waitUntil(() => logLines(log).length === 1, 'the first worker to start the job');
+      writeFileSync(go, '');
+      const survivor = await survivorStarting;
+      // While the first worker lives (and renews its claim), nobody else may take the job.
+      await sleep(ctx.harness.leaseWaitMs);
+      crashing.kill('SIGKILL');
+      appendFileSync(log, 'killed\n');
+      const outcome = await seen.of(id);
+      expect(outcome).toEqual({ ok: true, result: { pid: survivor.pid } });
+      expect(logLines(log)).toEqual([
+        `start ${id} ${crashing.pid}`,
+        'killed',
+        `start ${id} ${survivor.pid}`,
+        `done ${id} ${survivor.pid}`,
+      ]);
+      expect(await queue.get(id)).toMatchObject({ state: 'completed', attempts: 2 });
+    });
+
+    it('a job whose workers keep dying fails with lost: true after the bounded retries', async () => {
+      const queue = await ctx.open({ maxLostRetries: 0 });
+      const seen = collectOutcomes(queue);
+      const log = join(ctx.dir, 'side-effects.log');
+      writeFileSync(log, '');
+      const crashing = await ctx.spawnWorker('hang', log, { maxLostRetries: 0 });
+      const job = step('lost');
+      await queue.enqueue(job);
+      await waitUntil(() => logLines(log).length === 1, 'the worker to start the job');
+      crashing.kill('SIGKILL');
+      const tracker = ctx.tracker(1);
+      tracker.releaseAll();
+      await queue.startWorker(tracker.processor, { concurrency: 1 });
+      expect(await seen.of(jobIdOf(job))).toMatchObject({ ok: false, lost: true });
+      expect(tracker.calls.size).toBe(0);
+      expect(await queue.get(jobIdOf(job))).toMatchObject({ state: 'failed' });
+    });
+  });
+}

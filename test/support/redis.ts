@@ -1,0 +1,154 @@
+/**
+ * A private Redis for tests: REDIS_URL when set, else a redis-server started on a free port
+ * (no persistence) and stopped by its pid. Without either the BullMQ suites are skipped with a
+ * loud banner, except in CI (CI=true) where a missing Redis is a failure.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** A running Redis; `stop` ends it if we started it (a REDIS_URL one is left alone). */
+export interface RedisHandle {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Whether tests can get a Redis, and how. */
+export type RedisAvailability =
+  | { ok: true; via: 'REDIS_URL' | 'redis-server' }
+  | { ok: false; reason: string };
+
+/** The banner printed when BullMQ tests are skipped for lack of Redis. */
+export const NO_REDIS_BANNER = [
+  '',
+  '#'.repeat(78),
+  '#  BullMQ job-queue tests SKIPPED: no redis-server binary and no REDIS_URL.',
+  '#  Install Redis to run them:   apt-get install -y redis-server',
+  '#  (or set REDIS_URL=redis://host:port). In CI (CI=true) this is a failure.',
+  '#'.repeat(78),
+  '',
+].join('\n');
+
+/** Checks for REDIS_URL or a redis-server binary on PATH, without starting anything. */
+export function redisAvailable(): RedisAvailability {
+  if (process.env.REDIS_URL) return { ok: true, via: 'REDIS_URL' };
+  try {
+    execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
+    return { ok: true, via: 'redis-server' };
+  } catch {
+    return { ok: false, reason: 'no redis-server binary on PATH and REDIS_URL is not set' };
+  }
+}
+
+/** True in CI, where missing infrastructure must fail the run instead of skipping tests. */
+export function inCi(): boolean {
+  const ci = process.env.CI;
+  return ci !== undefined && ci !== '' && ci !== 'false' && ci !== '0';
+}
+
+/** Returns REDIS_URL's Redis, or starts a private redis-server and waits until it answers PING. */
+export async function startRedis(): Promise<RedisHandle> {
+  const external = process.env.REDIS_URL;
+  if (external) return { url: external, stop: async () => {} };
+  const dir = mkdtempSync(join(tmpdir(), 'pb-redis-'));
+  const pidFile = join(dir, 'redis.pid');
+  const port = await freePort();
+  execFileSync(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--daemonize',
+      'yes',
+      '--pidfile',
+      pidFile,
+      '--dir',
+      dir,
+      '--loglevel',
+      'warning',
+    ],
+    { stdio: 'ignore' },
+  );
+  await waitFor(() => ping(port), 5000, `redis-server on port ${port} did not answer PING`);
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  // Never leave a daemon behind, even when the test process exits abruptly.
+  const killOnExit = () => kill(pid, 'SIGKILL');
+  process.once('exit', killOnExit);
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    stop: async () => {
+      process.off('exit', killOnExit);
+      kill(pid, 'SIGTERM');
+      await waitFor(async () => !alive(pid), 5000, `redis-server ${pid} did not stop`).catch(() =>
+        kill(pid, 'SIGKILL'),
+      );
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function kill(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A port that was free a moment ago (the OS picks it). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** True when a Redis on `port` answers PING with +PONG. */
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
+    socket.connect(port, '127.0.0.1', () => socket.write('PING\r\n'));
+  });
+}
+
+async function waitFor(
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  message: string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(message);
+}
