@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError, type ConfigProblem } from './errors.ts';
@@ -23,6 +23,8 @@ const secret = z.string().min(8, { message: 'is too short to be a real token or 
 /** The whole configuration of phasebridge; every value has one home here. */
 export const configSchema = z.strictObject({
   home: z.string().min(1),
+  /** Where console runs and paired chats work; default `<home>/workspace`. */
+  workspace: z.string().min(1).optional(),
   host: z.string().min(1),
   port: z.coerce.number().int().min(0).max(65535),
   redisUrl: z
@@ -61,11 +63,14 @@ export const configSchema = z.strictObject({
 });
 
 /** The validated, deeply frozen configuration. */
-export type Config = Readonly<z.infer<typeof configSchema>>;
+export type Config = Readonly<
+  Omit<z.infer<typeof configSchema>, 'workspace'> & { workspace: string }
+>;
 
 /** Fixes shown next to each problem, by the config path's first segments. */
 const FIXES: Record<string, string> = {
   home: 'set PHASEBRIDGE_HOME to a writable folder (default ./.phasebridge)',
+  workspace: 'set PHASEBRIDGE_WORKSPACE to the folder console runs work in',
   host: 'set PHASEBRIDGE_HOST to an interface address such as 127.0.0.1',
   port: 'set PHASEBRIDGE_PORT to a number from 0 to 65535 (default 7717)',
   redisUrl: 'set REDIS_URL to redis://host:6379, or unset it to use the embedded queue',
@@ -89,6 +94,7 @@ const FIXES: Record<string, string> = {
 /** Where each config path comes from in env, for messages. */
 const ENV_OF: Record<string, string> = {
   home: 'PHASEBRIDGE_HOME',
+  workspace: 'PHASEBRIDGE_WORKSPACE',
   host: 'PHASEBRIDGE_HOST',
   port: 'PHASEBRIDGE_PORT',
   redisUrl: 'REDIS_URL',
@@ -137,8 +143,9 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   }
   if (problems.length > 0) throw new ConfigError(problems);
   const data = parsed.data!;
-  const home = isAbsolute(data.home) ? data.home : resolve(cwd, data.home);
-  return deepFreeze({ ...data, home });
+  const home = resolve(cwd, data.home);
+  const workspace = resolve(cwd, data.workspace ?? join(home, 'workspace'));
+  return deepFreeze({ ...data, home, workspace });
 }
 
 /** Every secret value present in a config: the logger redacts each of them. */
@@ -159,6 +166,7 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
   const v = (name: string) => (env[name] === '' ? undefined : env[name]);
   return {
     home: v('PHASEBRIDGE_HOME'),
+    workspace: v('PHASEBRIDGE_WORKSPACE'),
     host: v('PHASEBRIDGE_HOST'),
     port: v('PHASEBRIDGE_PORT'),
     redisUrl: v('REDIS_URL'),

@@ -33,7 +33,10 @@ export function parseChatRef(text: string): ChatRef {
   }
   const n = CHAT_PARTS[platform];
   const maxParts = platform === 'web' ? 1 : n + 1;
-  if (parts.length < n || parts.length > maxParts || !parts.every((p) => PART.test(p))) {
+  // Discord DMs have no guild: their refs read `discord:@me:<channel>`.
+  const valid = (p: string, i: number) =>
+    PART.test(p) || (platform === 'discord' && i === 0 && p === '@me');
+  if (parts.length < n || parts.length > maxParts || !parts.every(valid)) {
     throw new InvalidInputError(
       `chat ref "${text}" is not valid; expected ${CHAT_EXAMPLES[platform]}`,
     );

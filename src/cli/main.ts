@@ -25,5 +25,11 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
+// `phasebridge status | head` closes stdout early: that is the reader's choice, not an error.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
+
 const code = await main(process.argv);
 process.exitCode = code;

@@ -1,9 +1,15 @@
 import { Command } from 'commander';
 import { registerAccessCommands } from './commands/access.ts';
 import { registerAgentsCommand } from './commands/agents.ts';
+import { registerAnswerCommands } from './commands/answer.ts';
+import { registerControlCommands } from './commands/control.ts';
 import { registerDoctorCommand } from './commands/doctor.ts';
+import { registerLogsCommand } from './commands/logs.ts';
 import { registerMigrateCommand } from './commands/migrate.ts';
+import { registerRunCommand } from './commands/run.ts';
 import { registerServeCommand } from './commands/serve.ts';
+import { registerStatusCommand } from './commands/status.ts';
+import { registerWorkerCommand } from './commands/worker.ts';
 import type { CliContext } from './context.ts';
 
 /** Builds the `phasebridge` command tree; every subcommand has --help. */
@@ -21,6 +27,12 @@ export function buildProgram(ctx: CliContext): Command {
   registerDoctorCommand(program, ctx);
   registerAccessCommands(program, ctx);
   registerAgentsCommand(program, ctx);
+  registerRunCommand(program, ctx);
+  registerStatusCommand(program, ctx);
+  registerAnswerCommands(program, ctx);
+  registerControlCommands(program, ctx);
+  registerLogsCommand(program, ctx);
+  registerWorkerCommand(program, ctx);
   // Subcommands inherit exitOverride so bad arguments surface as exit 2 in main().
   for (const sub of program.commands) sub.exitOverride().showHelpAfterError();
   return program;

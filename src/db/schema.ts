@@ -133,6 +133,10 @@ export interface JobsTable {
   lost: Defaulted<0 | 1>;
   /** 0002: strictly increasing number given when the job finishes (outcome polling). */
   outcome_seq: number | null;
+  /** 0003: strictly increasing number given when the job is taken or reports progress. */
+  signal_seq: number | null;
+  /** 0003: the running job's latest progress report (JSON object). */
+  progress_json: string | null;
 }
 
 /** `audit`: who did what, and whether it was allowed. */

@@ -15,6 +15,11 @@ describe('chat and user refs', () => {
     expect(parseChatRef('slack:T1:C2:1700000000.0001').thread).toBe('1700000000.0001');
     expect(parseChatRef('discord:111:222').chat).toBe('discord:111:222');
     expect(formatChatRef(parseChatRef('discord:111:222:333'))).toBe('discord:111:222:333');
+    expect(parseChatRef('discord:@me:444')).toEqual({
+      platform: 'discord',
+      chat: 'discord:@me:444',
+    });
+    expect(() => parseChatRef('slack:@me:C1')).toThrow(/not valid/);
   });
 
   it('refuses malformed refs with the expected shape in the message', () => {

@@ -86,6 +86,8 @@ const COLUMNS: Columns = {
     cancel_requested_at: true,
     lost: true,
     outcome_seq: true,
+    signal_seq: true,
+    progress_json: true,
   },
   audit: {
     id: true,

@@ -1,21 +1,55 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../context.ts';
 
-/** `phasebridge serve`: the long-running bridge. */
+/** `phasebridge serve` (what `npm start` runs): the whole bridge until SIGINT or SIGTERM. */
 export function registerServeCommand(program: Command, ctx: CliContext): void {
   program
     .command('serve')
     .description(
-      'run the bridge: engine, queue, notifier and every platform adapter whose token is set',
+      'run the bridge: engine, queue, notifier, web console and every adapter whose token is set',
     )
-    .action(async () => {
-      const db = await ctx.db();
-      ctx.log.info({ db: db.file }, 'bridge.db ready');
-      ctx.log.warn('chat adapters are not built yet (issue 5); use the CLI commands meanwhile');
-      await new Promise<void>((resolve) => {
+    .option(
+      '--concurrency <n>',
+      'agent steps run at once by this process (0: only `phasebridge worker` runs them)',
+      '2',
+    )
+    .action(async (opts: { concurrency: string }) => {
+      const concurrency = Number(opts.concurrency);
+      const config = ctx.config;
+      // Loaded here, not at the top: every other CLI command would pay for the adapters' SDKs.
+      const { startBridge } = await import('../../app/bridge.ts');
+      const bridge = await startBridge(config, ctx.log, {
+        worker: concurrency > 0 ? { concurrency } : false,
+      });
+      const chats = [
+        config.telegram.botToken && 'telegram',
+        config.slack.botToken && 'slack',
+        config.discord.botToken && 'discord',
+      ].filter(Boolean);
+      // Printed, not logged: the login link is a credential for this terminal's user only.
+      console.log(`\nphasebridge is running.\n`);
+      console.log(`  Web console: ${bridge.loginUrl}`);
+      console.log(`  Workspace:   ${bridge.workspace}`);
+      console.log(
+        `  Chats:       ${chats.length > 0 ? chats.join(', ') : 'none configured (set TELEGRAM_BOT_TOKEN, SLACK_BOT_TOKEN or DISCORD_BOT_TOKEN)'}`,
+      );
+      if (chats.length > 0) {
+        console.log(
+          `  Pair a chat: send "pair ${bridge.pairingCode}" to the bot there (one use, valid 10 minutes)`,
+        );
+      }
+      console.log(
+        `\n  Try it: open the console and type "run demo add a login page". Ctrl+C stops.\n`,
+      );
+      const signal = await new Promise<NodeJS.Signals>((resolve) => {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);
       });
+      ctx.log.info(
+        { signal },
+        'stopping: no new updates; running steps finish or go back to the queue',
+      );
+      await bridge.stop();
       ctx.log.info('stopped');
     });
 }

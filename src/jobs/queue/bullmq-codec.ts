@@ -55,3 +55,26 @@ export function specFromId(id: string): JobSpec {
     ? { runId: id, stepId: '', attempt: 0, payload: {} }
     : { ...parts, payload: {} };
 }
+
+/** Key marking our signals in a BullMQ job's progress value. */
+export const SIGNAL_KEY = 'phasebridge';
+
+/** A signal sent through BullMQ's progress events (a taken job, or a processor's report). */
+export type BullSignal = { type: 'started' } | { type: 'progress'; data: Record<string, unknown> };
+
+/** The progress value that carries a signal. */
+export function encodeSignal(signal: BullSignal): Record<string, unknown> {
+  return signal.type === 'started'
+    ? { [SIGNAL_KEY]: 'started' }
+    : { [SIGNAL_KEY]: 'progress', data: signal.data };
+}
+
+/** The signal a progress value carries, or null for anything else. */
+export function decodeSignal(value: unknown): BullSignal | null {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return null;
+  const v = value as Record<string, unknown>;
+  if (v[SIGNAL_KEY] === 'started') return { type: 'started' };
+  const data = v.data;
+  if (v[SIGNAL_KEY] !== 'progress' || data === null || typeof data !== 'object') return null;
+  return Array.isArray(data) ? null : { type: 'progress', data: data as Record<string, unknown> };
+}

@@ -10,6 +10,7 @@ import {
   type BullJobData,
   completedOutcome,
   decodeFailure,
+  decodeSignal,
   specFromId,
   stateOf,
 } from './bullmq-codec.ts';
@@ -25,9 +26,12 @@ import {
   type JobStatus,
   type OutcomeListener,
   type Processor,
+  type ProgressListener,
+  type StartedListener,
   validateJobSpec,
   type Worker,
 } from './port.ts';
+import { SignalListeners } from './signals.ts';
 
 /** Options of the BullMQ driver; the defaults suit production. */
 export interface BullmqQueueOptions {
@@ -100,6 +104,7 @@ export async function createBullmqQueue(opts: BullmqQueueOptions): Promise<JobQu
 class BullmqJobQueue implements JobQueue {
   readonly driver = 'bullmq' as const;
   private readonly listeners: OutcomeListeners;
+  private readonly signals: SignalListeners;
   private readonly workers = new Set<Worker>();
   private events: QueueEvents | undefined;
   /** Outcomes are handed to listeners in stream order even though each needs a lookup. */
@@ -112,6 +117,7 @@ class BullmqJobQueue implements JobQueue {
     private readonly startEventId: string,
   ) {
     this.listeners = new OutcomeListeners(deps.onError);
+    this.signals = new SignalListeners(deps.onError);
   }
 
   async enqueue(
@@ -152,6 +158,20 @@ class BullmqJobQueue implements JobQueue {
   onOutcome(listener: OutcomeListener): () => void {
     this.assertOpen();
     const off = this.listeners.add(listener);
+    this.events ??= this.openEvents();
+    return off;
+  }
+
+  onStarted(listener: StartedListener): () => void {
+    this.assertOpen();
+    const off = this.signals.addStarted(listener);
+    this.events ??= this.openEvents();
+    return off;
+  }
+
+  onProgress(listener: ProgressListener): () => void {
+    this.assertOpen();
+    const off = this.signals.addProgress(listener);
     this.events ??= this.openEvents();
     return off;
   }
@@ -210,7 +230,22 @@ class BullmqJobQueue implements JobQueue {
     events.on('failed', ({ jobId, failedReason }) =>
       this.deliver(jobId, decodeFailure(failedReason)),
     );
+    events.on('progress', ({ jobId, data }) => this.deliverSignal(jobId, data));
     return events;
+  }
+
+  /** A started/progress signal, in stream order with outcomes. */
+  private deliverSignal(id: string, value: unknown): void {
+    const signal = decodeSignal(value);
+    if (signal === null || this.signals.size === 0) return;
+    this.delivery = this.delivery
+      .then(async () => {
+        const job = await this.queue.getJob(id);
+        const spec = job?.data.spec ?? specFromId(id);
+        if (signal.type === 'started') this.signals.emitStarted(id, spec);
+        else this.signals.emitProgress(id, spec, signal.data);
+      })
+      .catch((err: unknown) => this.deps.onError(err, `delivering a signal of job ${id}`));
   }
 
   private deliver(id: string, outcome: JobOutcome): void {

@@ -5,10 +5,11 @@
  */
 import { Worker as BullWorker, type ConnectionOptions, DelayedError, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
-import { type BullJobData, encodeFailure } from './bullmq-codec.ts';
+import { type BullJobData, type BullSignal, encodeFailure, encodeSignal } from './bullmq-codec.ts';
 import type { QueueKeys, RunLocks } from './bullmq-redis.ts';
 import { type ErrorReporter, runToOutcome } from './outcome.ts';
-import { CANCEL_REASON, type Processor, type Worker } from './port.ts';
+import { CANCEL_REASON, type Processor, type ProgressReporter, type Worker } from './port.ts';
+import { progressJson } from './signals.ts';
 
 const MAX_RUN_BUSY_WAIT_MS = 1000;
 
@@ -67,12 +68,26 @@ export async function startBullmqWorker(
       },
       Math.max(50, Math.floor(timing.lockDurationMs / 3)),
     );
+    // Signals travel as progress events (after the run lock: a job put back is not started).
+    let settled = false;
+    const send = (s: BullSignal): void => {
+      job
+        .updateProgress(encodeSignal(s))
+        .catch((err: unknown) => deps.onError(err, `sending a signal of job ${id}`));
+    };
+    const report: ProgressReporter = (data) => {
+      const json = settled ? null : progressJson(data, deps.onError, id);
+      if (json !== null) send({ type: 'progress', data: JSON.parse(json) });
+    };
+    send({ type: 'started' });
     try {
       const outcome = await runToOutcome(
         processor,
         { ...spec, id },
         signal ?? new AbortController().signal,
+        report,
       );
+      settled = true;
       if (!outcome.ok) throw new Error(encodeFailure(outcome));
       return outcome.result;
     } finally {

@@ -8,6 +8,7 @@ import {
   type JobSpec,
   type OutcomeListener,
   type Processor,
+  type ProgressReporter,
   type QueuedJob,
 } from './port.ts';
 
@@ -38,10 +39,11 @@ export async function runToOutcome(
   processor: Processor,
   job: QueuedJob,
   signal: AbortSignal,
+  report: ProgressReporter = () => {},
 ): Promise<JobOutcome> {
   let outcome: JobOutcome;
   try {
-    const result = await processor(job, signal);
+    const result = await processor(job, signal, report);
     outcome = checkResult(result);
   } catch (err) {
     outcome = { ok: false, error: errorMessage(err) };

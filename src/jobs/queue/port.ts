@@ -29,11 +29,30 @@ export type JobOutcome =
   | { ok: true; result: Record<string, unknown> }
   | { ok: false; error: string; lost?: boolean; cancelled?: boolean };
 
-/** Runs one job; must stop (reject or resolve) soon after `signal` aborts. */
-export type Processor = (job: QueuedJob, signal: AbortSignal) => Promise<Record<string, unknown>>;
+/**
+ * Sends JSON data about the running job to every process listening with `onProgress` (best
+ * effort: never throws; data that is not a JSON object is dropped and reported as an error).
+ */
+export type ProgressReporter = (data: Record<string, unknown>) => void;
+
+/**
+ * Runs one job; must stop (reject or resolve) soon after `signal` aborts. `report` publishes
+ * progress data (see {@link JobQueue.onProgress}).
+ */
+export type Processor = (
+  job: QueuedJob,
+  signal: AbortSignal,
+  report: ProgressReporter,
+) => Promise<Record<string, unknown>>;
 
 /** Called once per finished job, in every process that listens (see `onOutcome`). */
 export type OutcomeListener = (id: string, job: JobSpec, outcome: JobOutcome) => void;
+
+/** Called when a worker (in any process) starts running a job. */
+export type StartedListener = (id: string, job: JobSpec) => void;
+
+/** Called with each progress report of a running job's processor (in any process). */
+export type ProgressListener = (id: string, job: JobSpec, data: Record<string, unknown>) => void;
 
 /** Where a job is; both drivers report these five. */
 export type JobState = 'waiting' | 'active' | 'completed' | 'failed' | 'cancelled';
@@ -61,6 +80,11 @@ export interface Worker {
  * 'removed' answer is the report); cancelling a running job aborts its signal and reports
  * `{ ok: false, cancelled: true }`. Outcomes are reported for jobs finishing after the queue
  * was created; after a restart, use `get` to learn what finished meanwhile.
+ *
+ * Started and progress signals are best effort, for live views: a job taken again after a
+ * crash reports `started` again; a listener in another process may get consecutive progress
+ * reports coalesced to the latest (sqlite polls) and may miss the signals of a job that
+ * finished between two polls. Outcomes are the reliable record.
  */
 export interface JobQueue {
   readonly driver: 'sqlite' | 'bullmq';
@@ -70,6 +94,10 @@ export interface JobQueue {
   cancel(id: string): Promise<'removed' | 'aborted' | 'not-found'>;
   /** Subscribes to outcomes of jobs run by any worker process; returns the unsubscribe function. */
   onOutcome(listener: OutcomeListener): () => void;
+  /** Subscribes to job starts by any worker process; returns the unsubscribe function. */
+  onStarted(listener: StartedListener): () => void;
+  /** Subscribes to progress reports of running jobs (any process); returns the unsubscribe function. */
+  onProgress(listener: ProgressListener): () => void;
   /** Starts processing in this process (also used by `phasebridge worker` in another process). */
   startWorker(processor: Processor, opts: { concurrency: number }): Promise<Worker>;
   /** The job's state, or null when unknown. */

@@ -2,6 +2,7 @@
  * The embedded job queue over bridge.db (the default driver: nothing to install). Processes
  * sharing the file cooperate through leases; within one process an enqueue wakes the worker
  * directly and a finished job notifies listeners directly, so the hot path never waits for a poll.
+ * Started/progress signals likewise: direct in this process, a `signal_seq` poll for the others.
  */
 import type { BridgeDb } from '../../db/connection.ts';
 import { type ErrorReporter, OutcomeListeners, warnOnError } from './outcome.ts';
@@ -14,9 +15,13 @@ import {
   type JobStatus,
   type OutcomeListener,
   type Processor,
+  type ProgressListener,
+  type QueuedJob,
+  type StartedListener,
   validateJobSpec,
   type Worker,
 } from './port.ts';
+import { parseProgress, SignalListeners } from './signals.ts';
 import { type FinishedJob, SqliteJobStore } from './sqlite-store.ts';
 import { type SqliteTiming, SqliteWorker } from './sqlite-worker.ts';
 
@@ -53,6 +58,13 @@ class SqliteJobQueue implements JobQueue {
   /** Outcomes delivered directly by a worker of this process, ahead of the poll. */
   private readonly deliveredEarly = new Set<number>();
   private outcomeTimer: NodeJS.Timeout | undefined;
+  private readonly signals: SignalListeners;
+  /** Signals up to this number were delivered (or predate the queue). */
+  private signalCursor: number;
+  private readonly signalsDeliveredEarly = new Set<number>();
+  /** Job id → the take whose `started` was delivered (a later take starts again). */
+  private readonly startedTakes = new Map<string, number>();
+  private signalTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(opts: SqliteQueueOptions) {
@@ -67,6 +79,8 @@ class SqliteJobQueue implements JobQueue {
     this.onError = opts.onError ?? warnOnError;
     this.listeners = new OutcomeListeners(this.onError);
     this.cursor = this.store.maxOutcomeSeq();
+    this.signals = new SignalListeners(this.onError);
+    this.signalCursor = this.store.maxSignalSeq();
   }
 
   async enqueue(
@@ -100,11 +114,25 @@ class SqliteJobQueue implements JobQueue {
     };
   }
 
+  onStarted(listener: StartedListener): () => void {
+    return this.watchSignals(this.signals.addStarted(listener));
+  }
+
+  onProgress(listener: ProgressListener): () => void {
+    return this.watchSignals(this.signals.addProgress(listener));
+  }
+
   async startWorker(processor: Processor, opts: { concurrency: number }): Promise<Worker> {
     this.assertOpen();
     assertConcurrency(opts.concurrency);
     const worker = new SqliteWorker(this.store, processor, opts.concurrency, this.timing, {
       onFinished: (finished) => this.deliverEarly(finished),
+      onStarted: (job, seq) => {
+        if (this.takeEarly(seq)) this.signals.emitStarted(job.id, specOfJob(job));
+      },
+      onProgress: (job, seq, data) => {
+        if (this.takeEarly(seq)) this.signals.emitProgress(job.id, specOfJob(job), data);
+      },
       onError: this.onError,
     });
     this.workers.add(worker);
@@ -131,6 +159,55 @@ class SqliteJobQueue implements JobQueue {
     if (this.outcomeTimer !== undefined) this.pollOutcomes();
     clearInterval(this.outcomeTimer);
     this.outcomeTimer = undefined;
+    clearInterval(this.signalTimer);
+    this.signalTimer = undefined;
+  }
+
+  /** Polls signals while anyone listens; returns the unsubscribe function. */
+  private watchSignals(off: () => void): () => void {
+    this.signalTimer ??= setInterval(() => this.pollSignals(), this.timing.pollMs).unref();
+    return () => {
+      off();
+      if (this.signals.size === 0) {
+        clearInterval(this.signalTimer);
+        this.signalTimer = undefined;
+      }
+    };
+  }
+
+  /** A signal of this process's worker: deliver it now (true) unless nobody listens or the poll passed it. */
+  private takeEarly(seq: number): boolean {
+    if (this.signals.size === 0 || seq <= this.signalCursor) return false;
+    this.signalsDeliveredEarly.add(seq);
+    return true;
+  }
+
+  /** Signals of other processes' workers: a new take is `started`, stored progress is `progress`. */
+  private pollSignals(): void {
+    try {
+      for (;;) {
+        const batch = this.store.signalsAfter(this.signalCursor);
+        for (const s of batch) {
+          this.signalCursor = s.seq;
+          if (this.signalsDeliveredEarly.delete(s.seq)) continue;
+          if (!s.active) {
+            this.startedTakes.delete(s.id);
+            continue;
+          }
+          if (this.startedTakes.get(s.id) !== s.lease) {
+            // Bounded: forgetting only risks a repeated `started`, which the port allows.
+            if (this.startedTakes.size > 10_000) this.startedTakes.clear();
+            this.startedTakes.set(s.id, s.lease);
+            this.signals.emitStarted(s.id, s.job);
+          }
+          const data = s.progressJson === null ? null : parseProgress(s.progressJson);
+          if (data !== null) this.signals.emitProgress(s.id, s.job, data);
+        }
+        if (batch.length === 0) return;
+      }
+    } catch (err) {
+      this.onError(err, 'sqlite job queue: reading signals failed');
+    }
   }
 
   /** A job finished in this process: tell listeners now instead of at the next poll. */
@@ -159,4 +236,8 @@ class SqliteJobQueue implements JobQueue {
   private assertOpen(): void {
     if (this.closed) throw new Error('job queue is closed');
   }
+}
+
+function specOfJob(job: QueuedJob): JobSpec {
+  return { runId: job.runId, stepId: job.stepId, attempt: job.attempt, payload: job.payload };
 }

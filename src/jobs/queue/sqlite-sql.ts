@@ -20,9 +20,12 @@ export interface JobRow {
   lease_count: number;
   outcome_seq: number | null;
   cancel_requested_at: number | null;
+  signal_seq: number | null;
+  progress_json: string | null;
 }
 
 const NEXT_SEQ = '(SELECT COALESCE(MAX(outcome_seq), 0) + 1 FROM jobs)';
+const NEXT_SIGNAL = '(SELECT COALESCE(MAX(signal_seq), 0) + 1 FROM jobs)';
 
 /** Prepares every statement once per connection. */
 export function prepareStatements(db: BetterSqlite3.Database) {
@@ -46,10 +49,18 @@ export function prepareStatements(db: BetterSqlite3.Database) {
          AND NOT EXISTS (SELECT 1 FROM jobs AS a WHERE a.run_id = j.run_id AND a.state = 'active')
        ORDER BY j.available_at, j.created_at, j.id LIMIT 1`,
     ),
+    // Taking a job is its `started` signal for other processes (progress_json cleared).
     lease: prepare(
       `UPDATE jobs SET state = 'active', lease_owner = ?, lease_expires_at = ?,
-       started_at = COALESCE(started_at, ?), lease_count = lease_count + 1 WHERE id = ?`,
+       started_at = COALESCE(started_at, ?), lease_count = lease_count + 1,
+       signal_seq = ${NEXT_SIGNAL}, progress_json = NULL WHERE id = ? RETURNING signal_seq`,
     ),
+    progress: prepare(
+      `UPDATE jobs SET progress_json = ?, signal_seq = ${NEXT_SIGNAL}
+       WHERE id = ? AND state = 'active' AND lease_owner = ? RETURNING signal_seq`,
+    ),
+    maxSignalSeq: prepare('SELECT COALESCE(MAX(signal_seq), 0) AS seq FROM jobs'),
+    signalsAfter: prepare('SELECT * FROM jobs WHERE signal_seq > ? ORDER BY signal_seq LIMIT ?'),
     nextAvailableAt: prepare(
       `SELECT MIN(available_at) AS at FROM jobs WHERE state = 'waiting' AND available_at > ?`,
     ),

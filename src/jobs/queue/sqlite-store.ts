@@ -23,6 +23,19 @@ export interface FinishedJob {
   outcome: JobOutcome;
 }
 
+/** A started or progress signal as read back for other processes' listeners. */
+export interface JobSignal {
+  seq: number;
+  id: string;
+  job: JobSpec;
+  /** Still running: signals of finished jobs are not delivered. */
+  active: boolean;
+  /** Which take of the job (1 + infrastructure retries): a new one is a new `started`. */
+  lease: number;
+  /** The latest progress report (JSON text), null right after the take. */
+  progressJson: string | null;
+}
+
 /** What happened to leases that expired (their worker stopped renewing them). */
 export interface ReclaimReport {
   /** Jobs put back to waiting for another worker. */
@@ -95,18 +108,46 @@ export class SqliteJobStore {
       .immediate();
   }
 
-  /** Leases the oldest runnable job (none of its run active) to `owner`, or returns null. */
-  claim(owner: string, leaseMs: number): QueuedJob | null {
+  /**
+   * Leases the oldest runnable job (none of its run active) to `owner`, or returns null;
+   * `signalSeq` numbers the take (its `started` signal).
+   */
+  claim(owner: string, leaseMs: number): (QueuedJob & { signalSeq: number }) | null {
     if (this.s.nextClaimable.get(this.now()) === undefined) return null; // read first, as above
     return this.db
       .transaction(() => {
         const now = this.now();
         const row = this.s.nextClaimable.get(now) as JobRow | undefined;
         if (row === undefined) return null;
-        this.s.lease.run(owner, now + leaseMs, now, row.id);
-        return { ...specOf(row), id: row.id };
+        const leased = this.s.lease.get(owner, now + leaseMs, now, row.id) as {
+          signal_seq: number;
+        };
+        return { ...specOf(row), id: row.id, signalSeq: leased.signal_seq };
       })
       .immediate();
+  }
+
+  /** Stores a progress report of a job `owner` runs; its signal number, or null when not owned. */
+  progress(id: string, owner: string, json: string): number | null {
+    const row = this.s.progress.get(json, id, owner) as { signal_seq: number } | undefined;
+    return row?.signal_seq ?? null;
+  }
+
+  /** The highest signal number so far (0 when none). */
+  maxSignalSeq(): number {
+    return (this.s.maxSignalSeq.get() as { seq: number }).seq;
+  }
+
+  /** Jobs whose latest signal is numbered above `seq`, oldest signal first. */
+  signalsAfter(seq: number, limit = 200): JobSignal[] {
+    return (this.s.signalsAfter.all(seq, limit) as JobRow[]).map((row) => ({
+      seq: row.signal_seq as number,
+      id: row.id,
+      job: specOf(row),
+      active: row.state === 'active',
+      lease: row.lease_count,
+      progressJson: row.progress_json,
+    }));
   }
 
   /** When the next delayed job becomes runnable, or null when none waits for a time. */

@@ -8,7 +8,14 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type ErrorReporter, runToOutcome } from './outcome.ts';
-import { CANCEL_REASON, type Processor, type QueuedJob, type Worker } from './port.ts';
+import {
+  CANCEL_REASON,
+  type Processor,
+  type ProgressReporter,
+  type QueuedJob,
+  type Worker,
+} from './port.ts';
+import { progressJson } from './signals.ts';
 import type { FinishedJob, SqliteJobStore } from './sqlite-store.ts';
 
 /** Timing of leases and polls (ms), and how often a crashed job is taken again. */
@@ -27,6 +34,18 @@ interface Running {
   controller: AbortController;
   done: Promise<void>;
   leaseLost: boolean;
+  /** The processor has returned: later reports are dropped. */
+  settled: boolean;
+}
+
+/** What a worker tells its queue, so listeners in this process hear it without a poll. */
+export interface WorkerHooks {
+  onFinished(job: FinishedJob): void;
+  /** The worker took a job (`seq`: the take's signal number). */
+  onStarted(job: QueuedJob, seq: number): void;
+  /** The job's processor reported progress (stored as signal `seq`). */
+  onProgress(job: QueuedJob, seq: number, data: Record<string, unknown>): void;
+  onError: ErrorReporter;
 }
 
 /** One worker with `concurrency` slots over a SqliteJobStore. */
@@ -45,7 +64,7 @@ export class SqliteWorker implements Worker {
     private readonly processor: Processor,
     private readonly concurrency: number,
     private readonly timing: SqliteTiming,
-    private readonly hooks: { onFinished(job: FinishedJob): void; onError: ErrorReporter },
+    private readonly hooks: WorkerHooks,
   ) {}
 
   /** Starts polling and heartbeats, and claims at once. */
@@ -91,8 +110,10 @@ export class SqliteWorker implements Worker {
         this.hooks.onFinished(finished);
       }
       while (this.running.size < this.concurrency) {
-        const job = this.store.claim(this.id, this.timing.leaseMs);
-        if (job === null) break;
+        const claimed = this.store.claim(this.id, this.timing.leaseMs);
+        if (claimed === null) break;
+        const { signalSeq, ...job } = claimed;
+        this.hooks.onStarted(job, signalSeq);
         this.run(job);
       }
       this.armDueTimer();
@@ -114,13 +135,20 @@ export class SqliteWorker implements Worker {
   private run(job: QueuedJob): void {
     const controller = new AbortController();
     const { id, runId, stepId, attempt, payload } = job;
-    const entry: Running = { controller, leaseLost: false, done: Promise.resolve() };
+    const entry: Running = {
+      controller,
+      leaseLost: false,
+      settled: false,
+      done: Promise.resolve(),
+    };
     entry.done = runToOutcome(
       this.processor,
       { id, runId, stepId, attempt, payload },
       controller.signal,
+      this.reporter(job, entry),
     )
       .then((outcome) => {
+        entry.settled = true;
         if (entry.leaseLost) return; // another worker owns the job now: its result counts
         const finished = this.store.finish(id, this.id, outcome);
         if (finished !== null) this.hooks.onFinished(finished);
@@ -131,6 +159,23 @@ export class SqliteWorker implements Worker {
         this.wake();
       });
     this.running.set(id, entry);
+  }
+
+  /** The processor's `report`: stores the data for other processes and tells this one's listeners. */
+  private reporter(job: QueuedJob, entry: Running): ProgressReporter {
+    return (data) => {
+      if (entry.leaseLost || entry.settled) return;
+      const json = progressJson(data, this.hooks.onError, job.id);
+      if (json === null) return;
+      try {
+        const seq = this.store.progress(job.id, this.id, json);
+        if (seq !== null) {
+          this.hooks.onProgress(job, seq, JSON.parse(json) as Record<string, unknown>);
+        }
+      } catch (err) {
+        this.hooks.onError(err, `sqlite job queue: storing progress of ${job.id} failed`);
+      }
+    };
   }
 
   private heartbeat(): void {

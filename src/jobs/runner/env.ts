@@ -1,13 +1,7 @@
+import { SECRET_ENV_NAMES } from '../../config.ts';
+
 /** Bridge secrets that never reach an agent, whatever the configuration says. */
-export const DEFAULT_SECRET_ENV_NAMES: readonly string[] = Object.freeze([
-  'TELEGRAM_BOT_TOKEN',
-  'TELEGRAM_WEBHOOK_SECRET',
-  'SLACK_BOT_TOKEN',
-  'SLACK_SIGNING_SECRET',
-  'SLACK_APP_TOKEN',
-  'DISCORD_BOT_TOKEN',
-  'REDIS_URL',
-]);
+export const DEFAULT_SECRET_ENV_NAMES: readonly string[] = SECRET_ENV_NAMES;
 
 /** What an agent's environment is built from. */
 export interface AgentEnvInput {

@@ -71,6 +71,19 @@ function collectOutcomes(queue: JobQueue) {
   };
 }
 
+/** Records started/progress signals and outcomes of a queue, in the order they arrive. */
+function collectSignals(queue: JobQueue) {
+  const events: string[] = [];
+  const specs: JobSpec[] = [];
+  queue.onStarted((id, job) => {
+    events.push(`started ${id}`);
+    specs.push(job);
+  });
+  queue.onProgress((id, _job, data) => events.push(`progress ${id} ${JSON.stringify(data)}`));
+  queue.onOutcome((id, _job, outcome) => events.push(`outcome ${id} ${outcome.ok}`));
+  return { events, specs };
+}
+
 /**
  * A processor that holds each job until released and checks, at every start, the limits the
  * queue promises: no more than `concurrency` at once, never two jobs of one run.
@@ -153,7 +166,7 @@ class TestContext {
 
   /** Starts fixtures/worker-child.ts and waits until its worker runs (after `startWhen` exists). */
   async spawnWorker(
-    mode: 'hang' | 'complete',
+    mode: 'hang' | 'complete' | 'report',
     log: string,
     opts: { maxLostRetries?: number; startWhen?: string } = {},
   ) {
@@ -391,6 +404,49 @@ export function defineQueueContract(
         `done ${id} ${survivor.pid}`,
       ]);
       expect(await queue.get(id)).toMatchObject({ state: 'completed', attempts: 2 });
+    });
+
+    it('started and progress signals of a job run in this process reach listeners before its outcome', async () => {
+      const queue = await ctx.open();
+      const seen = collectSignals(queue);
+      await queue.startWorker(
+        async (job, _signal, report) => {
+          report({ n: 1 });
+          report({ n: 2 });
+          return { id: job.id };
+        },
+        { concurrency: 1 },
+      );
+      const job = step('signals-local', 'build', { x: 1 });
+      const id = jobIdOf(job);
+      await queue.enqueue(job);
+      await waitUntil(() => seen.events.some((e) => e.startsWith('outcome')), 'the outcome');
+      expect(seen.events).toEqual([
+        `started ${id}`,
+        `progress ${id} {"n":1}`,
+        `progress ${id} {"n":2}`,
+        `outcome ${id} true`,
+      ]);
+      expect(seen.specs).toEqual([job]);
+    });
+
+    it('started and progress signals of a job run by another process reach listeners', async () => {
+      const queue = await ctx.open();
+      const seen = collectSignals(queue);
+      const log = join(ctx.dir, 'side-effects.log');
+      writeFileSync(log, '');
+      await ctx.spawnWorker('report', log);
+      const job = step('signals-remote');
+      const id = jobIdOf(job);
+      await queue.enqueue(job);
+      await waitUntil(() => seen.events.some((e) => e.startsWith('outcome')), 'the outcome');
+      expect(seen.events).toEqual([
+        `started ${id}`,
+        `progress ${id} {"n":1}`,
+        `progress ${id} {"n":2}`,
+        `outcome ${id} true`,
+      ]);
+      expect(seen.specs).toEqual([job]);
     });
 
     it('a job whose workers keep dying fails with lost: true after the bounded retries', async () => {

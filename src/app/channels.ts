@@ -1,0 +1,85 @@
+/**
+ * Which chat adapters run: the web console always; Telegram, Slack and Discord when their token
+ * is configured. Each adapter is built from the frozen config; SDK types stay in their folders.
+ * An adapter's module (and its SDK: grammy, @slack/bolt, discord.js) is imported only when its
+ * token is set, so a console-only bridge does not pay for loading them at start-up.
+ */
+import type { Channel, Platform } from '../bridges/channel.ts';
+import { type RunsSource, WebChannel } from '../bridges/web/index.ts';
+import { USAGE, VERBS } from '../chatops/grammar.ts';
+import type { Config } from '../config.ts';
+import type { Route } from '../http/server.ts';
+import type { Log } from '../log.ts';
+
+/** The adapters of one bridge process and the HTTP routes some of them need. */
+export interface BridgeChannels {
+  web: WebChannel;
+  all: Map<Platform, Channel>;
+  routes: Route[];
+}
+
+/**
+ * Builds every adapter the config enables (constructors validate their own options). `runs` is
+ * what the console's runs pages read; without it they answer "Runs unavailable".
+ */
+export async function buildChannels(
+  config: Config,
+  log: Log,
+  runs?: RunsSource,
+): Promise<BridgeChannels> {
+  const web = new WebChannel({ logger: log.child({ component: 'web' }), ...(runs && { runs }) });
+  const all = new Map<Platform, Channel>([['web', web]]);
+  const routes: Route[] = [];
+
+  const tg = config.telegram;
+  if (tg.botToken) {
+    const { TelegramChannel } = await import('../bridges/telegram/index.ts');
+    const webhook =
+      tg.webhookUrl && tg.webhookSecret
+        ? { url: tg.webhookUrl, secret: tg.webhookSecret }
+        : undefined;
+    const telegram = new TelegramChannel({
+      token: tg.botToken,
+      ...(tg.apiRoot ? { apiRoot: tg.apiRoot.replace(/\/$/, '') } : {}),
+      ...(webhook ? { webhook } : {}),
+      commands: VERBS.map((v) => ({ command: v, description: USAGE[v].about.slice(0, 256) })),
+      logger: log.child({ component: 'telegram' }),
+    });
+    all.set('telegram', telegram);
+    if (webhook) {
+      routes.push({
+        prefix: new URL(webhook.url).pathname,
+        handler: (q, s) => telegram.handleWebhook(q, s),
+      });
+    }
+  }
+
+  const sl = config.slack;
+  if (sl.botToken) {
+    const { SlackChannel } = await import('../bridges/slack/index.ts');
+    const slack = new SlackChannel({
+      botToken: sl.botToken,
+      command: sl.command,
+      logger: log.child({ component: 'slack' }),
+      ...(sl.signingSecret ? { signingSecret: sl.signingSecret } : {}),
+      ...(sl.appToken ? { appToken: sl.appToken } : {}),
+      ...(sl.apiUrl ? { apiUrl: sl.apiUrl } : {}),
+    });
+    all.set('slack', slack);
+    if (slack.mode === 'http')
+      routes.push({ prefix: '/slack/', handler: (q, s) => slack.handleRequest(q, s) });
+  }
+
+  const dc = config.discord;
+  if (dc.botToken) {
+    const { DiscordChannel } = await import('../bridges/discord/index.ts');
+    const discord = new DiscordChannel({
+      token: dc.botToken,
+      logger: log.child({ component: 'discord' }),
+      ...(dc.apiUrl ? { apiUrl: dc.apiUrl } : {}),
+    });
+    all.set('discord', discord);
+  }
+
+  return { web, all, routes };
+}

@@ -1,0 +1,352 @@
+/**
+ * The Discord Channel (discord.js): a gateway connection with the Guilds intent only (no message
+ * content), slash commands per chat verb, embeds with buttons, a modal for reasons. discord.js
+ * reconnects and resumes the gateway, and waits out rate limits (429) on its own per route;
+ * limits longer than `maxRateLimitWaitMs` fail with RATE_LIMITED.
+ */
+import {
+  type APIMessage,
+  type ButtonInteraction,
+  type ChatInputCommandInteraction,
+  Client,
+  type Interaction as DiscordInteraction,
+  Events,
+  GatewayIntentBits,
+  type ModalSubmitInteraction,
+  Partials,
+  Routes,
+} from 'discord.js';
+import { ConfigError, ConflictError, PlatformError } from '../../errors.ts';
+import type {
+  AnswerOptions,
+  Channel,
+  ChannelCapabilities,
+  ChannelLogger,
+  InboundEvent,
+  InboundHandler,
+  Interaction,
+  OutgoingFile,
+  OutgoingMessage,
+} from '../channel.ts';
+import { stderrLogger } from '../channel.ts';
+import { chatopsCommands, type SlashCommandSpec, toRegistrationBody } from './commands.ts';
+import { toDiscordError } from './errors.ts';
+import {
+  decodeInteraction,
+  factsOf,
+  type InteractionData,
+  optionValuesOf,
+  toButtonPress,
+  toCommand,
+  toReply,
+} from './inbound.ts';
+import { LiveInteraction, LiveInteractions } from './interactions.ts';
+import { type DiscordChannelOptions, validateDiscordOptions } from './options.ts';
+import {
+  commandEcho,
+  editBody,
+  MAX_CONTENT,
+  MAX_CUSTOM_ID,
+  MAX_DESCRIPTION,
+  NO_MENTIONS,
+  postBody,
+  REASON_ID_PREFIX,
+  REASON_INPUT_ID,
+  reasonModal,
+  renderDescriptions,
+  renderMessage,
+  SerialQueues,
+} from './outbound.ts';
+import { channelIdOf, formatMessageRef, parseMessageRef, reasonRef, targetOf } from './refs.ts';
+
+type State = 'idle' | 'starting' | 'running' | 'stopped';
+
+const DEFAULT_API = 'https://discord.com/api';
+
+/** The Discord implementation of the Channel port. */
+export class DiscordChannel implements Channel {
+  /** Always 'discord'. */
+  readonly platform = 'discord' as const;
+  /** What Discord supports; long text is split into several messages. */
+  readonly capabilities: ChannelCapabilities = {
+    edits: true,
+    buttons: true,
+    threads: true,
+    modals: true,
+    forceReply: false,
+    maxTextLength: MAX_DESCRIPTION,
+    maxButtonDataBytes: MAX_CUSTOM_ID,
+    privateAnswers: true,
+    files: true,
+  };
+
+  readonly #client: Client;
+  readonly #options: DiscordChannelOptions;
+  readonly #log: ChannelLogger;
+  readonly #commands: readonly SlashCommandSpec[];
+  readonly #queues = new SerialQueues();
+  readonly #live = new LiveInteractions();
+  /** Events being handled, so stop() can wait for them. */
+  readonly #inFlight = new Set<Promise<void>>();
+  #state: State = 'idle';
+  #ready = false;
+  #handler: InboundHandler | undefined;
+
+  /** Validates the options (ConfigError listing every problem) and prepares the client. */
+  constructor(options: DiscordChannelOptions) {
+    const problems = validateDiscordOptions(options);
+    if (problems.length > 0) throw new ConfigError(problems);
+    this.#options = options;
+    this.#log = options.logger ?? stderrLogger;
+    this.#commands = options.commands ?? chatopsCommands();
+    const maxWait = options.maxRateLimitWaitMs ?? 60_000;
+    this.#client = new Client({
+      intents: [GatewayIntentBits.Guilds],
+      // DM channels are not cached without this, and the chat ref needs the channel.
+      partials: [Partials.Channel],
+      allowedMentions: { parse: [] },
+      rest: {
+        api: (options.apiUrl ?? DEFAULT_API).replace(/\/+$/, ''),
+        version: '10',
+        rejectOnRateLimit: (limit) => Math.max(limit.retryAfter, limit.sublimitTimeout) > maxWait,
+      },
+    });
+    this.#client.on(Events.ClientReady, () => {
+      this.#ready = true;
+    });
+    this.#client.on(Events.InteractionCreate, (i) => {
+      if (this.#accepting()) void this.#track(this.#onInteraction(i));
+    });
+    this.#client.on(Events.Error, (err) => this.#log.error({ err }, 'discord: client error'));
+    this.#client.on(Events.ShardError, (err) => this.#log.warn({ err }, 'discord: gateway error'));
+    this.#client.on(Events.ShardReconnecting, () => this.#log.info({}, 'discord: reconnecting'));
+    this.#client.on(Events.ShardResume, (_id, replayed) =>
+      this.#log.info({ replayed }, 'discord: gateway session resumed'),
+    );
+    this.#client.on(Events.Debug, (message) => this.#log.debug({ message }, 'discord.js'));
+  }
+
+  /** Logs in, waits for the guilds, then registers the slash commands. */
+  async start(handler: InboundHandler): Promise<void> {
+    if (this.#state !== 'idle') throw new ConflictError(`discord channel is ${this.#state}`);
+    this.#state = 'starting';
+    this.#handler = handler;
+    try {
+      const ready = new Promise<void>((resolve) =>
+        this.#client.once(Events.ClientReady, () => resolve()),
+      );
+      await this.#client.login(this.#options.token);
+      await ready;
+      await this.#registerCommands();
+      this.#state = 'running';
+      this.#log.info({ user: this.#client.user?.id }, 'discord: started');
+    } catch (err) {
+      this.#state = 'idle';
+      this.#ready = false;
+      await this.#client.destroy().catch(() => undefined);
+      throw toDiscordError(err);
+    }
+  }
+
+  async #registerCommands(): Promise<void> {
+    const appId = this.#client.application?.id;
+    if (!appId) throw new PlatformError('discord', 'READY carried no application id');
+    const body = toRegistrationBody(this.#commands);
+    const guilds = this.#options.guildIds ?? [];
+    if (guilds.length === 0) {
+      await this.#call(() => this.#client.rest.put(Routes.applicationCommands(appId), { body }));
+    }
+    for (const guild of guilds) {
+      await this.#call(() =>
+        this.#client.rest.put(Routes.applicationGuildCommands(appId, guild), { body }),
+      );
+    }
+  }
+
+  /** Stops taking interactions, waits for those being handled, then closes the gateway. */
+  async stop(): Promise<void> {
+    if (this.#state === 'stopped' || this.#state === 'idle') return;
+    this.#state = 'stopped';
+    await Promise.all(this.#inFlight);
+    this.#live.clear();
+    await this.#client.destroy();
+  }
+
+  #accepting(): boolean {
+    return this.#ready && this.#handler !== undefined && this.#state !== 'stopped';
+  }
+
+  #track(work: Promise<void>): Promise<void> {
+    this.#inFlight.add(work);
+    return work.finally(() => this.#inFlight.delete(work));
+  }
+
+  async #onInteraction(i: DiscordInteraction): Promise<void> {
+    try {
+      if (i.isChatInputCommand()) await this.#onCommand(i);
+      else if (i.isButton() && i.customId.startsWith(REASON_ID_PREFIX)) await this.#openModal(i);
+      else if (i.isButton())
+        await this.#onAnswerable(i, toButtonPress(factsOf(i), i.customId, i.message.id));
+      else if (i.isModalSubmit()) await this.#onAnswerable(i, this.#reasonOf(i));
+    } catch (err) {
+      this.#log.error(
+        { err: toDiscordError(err), interaction: i.id },
+        'discord: interaction failed',
+      );
+    }
+  }
+
+  async #onCommand(i: ChatInputCommandInteraction): Promise<void> {
+    const event = toCommand(factsOf(i), i.commandName, optionValuesOf(i), this.#commands);
+    // Answer first, with what was typed: Discord drops a command not answered in 3 s, and the
+    // chat then sees who asked for what the bot posts next.
+    await i
+      .reply({
+        content: commandEcho(event?.rawText ?? `/${i.commandName}`),
+        allowedMentions: { parse: [] },
+      })
+      .catch((err: unknown) =>
+        this.#log.warn({ err: toDiscordError(err) }, 'discord: could not answer a command'),
+      );
+    if (event) await this.#deliver(event);
+  }
+
+  async #onAnswerable(
+    i: ButtonInteraction | ModalSubmitInteraction,
+    event: InboundEvent | undefined,
+  ): Promise<void> {
+    const live = new LiveInteraction(i, this.#options.ackAfterMs ?? 2000, this.#log);
+    this.#live.add(live, Date.now());
+    try {
+      if (event) await this.#deliver(event);
+    } finally {
+      await live.finish();
+    }
+  }
+
+  #reasonOf(i: ModalSubmitInteraction): InboundEvent | undefined {
+    if (!i.customId.startsWith(REASON_ID_PREFIX)) return undefined;
+    const field = i.fields.fields.get(REASON_INPUT_ID);
+    const text = field && 'value' in field && typeof field.value === 'string' ? field.value : '';
+    return toReply(factsOf(i), i.customId.slice(REASON_ID_PREFIX.length), text);
+  }
+
+  /** The fallback "Give a reason" button: opens the modal the press could not open itself. */
+  async #openModal(i: ButtonInteraction): Promise<void> {
+    const pressId = i.customId.slice(REASON_ID_PREFIX.length);
+    const prompt = this.#live.promptOf(pressId) ?? 'Give your reason.';
+    await i.showModal(reasonModal(pressId, prompt));
+  }
+
+  async #deliver(event: InboundEvent): Promise<void> {
+    try {
+      await this.#handler?.(event);
+    } catch (err) {
+      this.#log.error(
+        { err, kind: event.kind, key: event.idempotencyKey },
+        'discord: handler failed',
+      );
+    }
+  }
+
+  /** Posts the message (split over several when the text is long); the last part has the buttons. */
+  async send(chatRef: string, message: OutgoingMessage): Promise<string> {
+    const place = targetOf(chatRef, message.thread);
+    const channelId = channelIdOf(place);
+    const parts = renderMessage(message);
+    return this.#queues.run(channelId, async () => {
+      const ids: string[] = [];
+      for (const [i, part] of parts.entries()) {
+        // A split message pings once, for its first part.
+        const body = postBody(part, message.silent === true || i > 0);
+        const sent = (await this.#call(() =>
+          this.#client.rest.post(Routes.channelMessages(channelId), { body }),
+        )) as APIMessage;
+        ids.push(sent.id);
+      }
+      return formatMessageRef(place, ids);
+    });
+  }
+
+  /**
+   * Edits every part in place: the pressed copy through its interaction (`update`, which also
+   * acknowledges the press) while that is possible, the others with REST. Text needing more parts
+   * than were sent is cut short with a marker; parts no longer needed are deleted.
+   */
+  async edit(messageRef: string, message: OutgoingMessage): Promise<void> {
+    const { place, messageIds } = parseMessageRef(messageRef);
+    const channelId = channelIdOf(place);
+    const parts = renderMessage(message, messageIds.length);
+    await this.#queues.run(channelId, async () => {
+      for (const [i, id] of messageIds.entries()) {
+        const part = parts[i];
+        if (part === undefined) {
+          await this.#call(() =>
+            this.#client.rest.delete(Routes.channelMessage(channelId, id)),
+          ).catch((err) =>
+            this.#log.warn({ err, messageRef }, 'discord: could not delete surplus part'),
+          );
+          continue;
+        }
+        const body = editBody(part);
+        const live = this.#live.updatableFor(id);
+        if (live && (await live.update(body))) continue;
+        await this.#call(() =>
+          this.#client.rest.patch(Routes.channelMessage(channelId, id), { body }),
+        );
+      }
+    });
+  }
+
+  /** Private: an ephemeral message only the presser sees. Public: a message in the chat. */
+  async answer(interaction: Interaction, text: string, options: AnswerOptions): Promise<void> {
+    await this.#liveOf(decodeInteraction(interaction)).answer(text, options.private);
+  }
+
+  /** Opens a modal asking the presser for the reason; its submission arrives as a Reply. */
+  async askForReason(interaction: Interaction, prompt: string): Promise<string> {
+    const data = decodeInteraction(interaction);
+    const live = this.#liveOf(data);
+    this.#live.rememberPrompt(data.i, prompt, Date.now());
+    await live.askForReason(prompt);
+    return reasonRef(data.c, data.i);
+  }
+
+  /** Uploads a file as an attachment (multipart), with the caption as the message text. */
+  async sendFile(chatRef: string, file: OutgoingFile): Promise<string> {
+    const place = targetOf(chatRef, file.thread);
+    const channelId = channelIdOf(place);
+    const content = file.caption && renderDescriptions(file.caption, 1, MAX_CONTENT)[0];
+    const body = {
+      ...(content && { content }),
+      allowed_mentions: NO_MENTIONS,
+      attachments: [{ id: 0, filename: file.name }],
+    };
+    const files = [{ name: file.name, data: Buffer.from(file.data) }];
+    return this.#queues.run(channelId, async () => {
+      const sent = (await this.#call(() =>
+        this.#client.rest.post(Routes.channelMessages(channelId), { body, files }),
+      )) as APIMessage;
+      return formatMessageRef(place, [sent.id]);
+    });
+  }
+
+  #liveOf(data: InteractionData): LiveInteraction {
+    const live = this.#live.get(data.i);
+    if (!live) {
+      throw new PlatformError(
+        'discord',
+        `interaction ${data.i} can no longer be answered (older than 15 minutes, or the bridge restarted)`,
+      );
+    }
+    return live;
+  }
+
+  async #call<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      throw toDiscordError(err);
+    }
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * Translation of discord.js errors into phasebridge errors, done once here so nothing outside this
+ * folder sees a DiscordAPIError. Messages never carry a URL: interaction and webhook URLs hold
+ * tokens.
+ */
+import { DiscordAPIError, DiscordjsError, HTTPError, RateLimitError } from 'discord.js';
+import { PhasebridgeError, PlatformError, RateLimitedError } from '../../errors.ts';
+
+const PLATFORM = 'discord';
+
+/** The request's path with interaction and webhook tokens replaced, safe to log. */
+export function redactedPath(url: string): string {
+  let path: string;
+  try {
+    path = new URL(url).pathname;
+  } catch {
+    path = url;
+  }
+  return path
+    .replace(/^\/api\/v\d+/, '')
+    .replace(/\/(interactions|webhooks)\/(\d+)\/[^/]+/, '/$1/$2/:token');
+}
+
+/**
+ * Maps anything thrown by discord.js to RateLimitedError (429 beyond our wait) or PlatformError.
+ * discord.js' HTTP errors are not kept as `cause`: their `url` holds interaction tokens and log
+ * serialisers print every property.
+ */
+export function toDiscordError(err: unknown): PhasebridgeError {
+  if (err instanceof PhasebridgeError) return err;
+  if (err instanceof RateLimitError) {
+    return new RateLimitedError(PLATFORM, Math.max(err.retryAfter, err.sublimitTimeout, 0));
+  }
+  if (err instanceof DiscordAPIError) {
+    const what = `${err.method.toUpperCase()} ${redactedPath(err.url)}`;
+    return new PlatformError(
+      PLATFORM,
+      `${what} failed (${err.status}/${err.code}: ${err.message})`,
+    );
+  }
+  if (err instanceof HTTPError) {
+    const what = `${err.method.toUpperCase()} ${redactedPath(err.url)}`;
+    return new PlatformError(PLATFORM, `${what} failed (${err.status})`);
+  }
+  if (err instanceof DiscordjsError) {
+    return new PlatformError(PLATFORM, `${err.code}: ${err.message}`, { cause: err });
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new PlatformError(PLATFORM, message, { cause: err });
+}

@@ -1,0 +1,157 @@
+/**
+ * Inbound side of the Discord adapter: the facts of an interaction (who, where) and their
+ * translation into neutral Command, ButtonPress and Reply values (pure), plus the opaque
+ * interaction handle. Idempotency keys are the interaction id, which a gateway replay repeats.
+ */
+import type { BaseInteraction, ChatInputCommandInteraction, User } from 'discord.js';
+import { z } from 'zod';
+import { InvalidInputError } from '../../errors.ts';
+import type { ButtonPress, ChatUser, Command, Interaction, Reply } from '../channel.ts';
+import { invocationText, type OptionValue, type SlashCommandSpec } from './commands.ts';
+import { type DiscordPlace, DM_GUILD, formatChatRef, formatMessageRef, reasonRef } from './refs.ts';
+
+/** The person behind an interaction. */
+export interface DiscordUserFacts {
+  readonly id: string;
+  readonly username: string;
+  readonly globalName: string | null;
+}
+
+/** What every interaction tells: its id, where it happened and who did it. */
+export interface InteractionFacts {
+  readonly id: string;
+  readonly guildId: string | null;
+  readonly channelId: string | null;
+  /** The parent channel when the interaction happened in a thread. */
+  readonly threadParentId: string | null;
+  readonly user: DiscordUserFacts;
+}
+
+const userFacts = (u: User): DiscordUserFacts => ({
+  id: u.id,
+  username: u.username,
+  globalName: u.globalName,
+});
+
+/** Reads the facts off a discord.js interaction (the channel comes from the payload, cached). */
+export function factsOf(interaction: BaseInteraction): InteractionFacts {
+  const channel = interaction.channel;
+  return {
+    id: interaction.id,
+    guildId: interaction.guildId,
+    channelId: interaction.channelId,
+    threadParentId: channel?.isThread() ? channel.parentId : null,
+    user: userFacts(interaction.user),
+  };
+}
+
+/** The option values of a slash command invocation, in the order Discord sent them. */
+export function optionValuesOf(interaction: ChatInputCommandInteraction): OptionValue[] {
+  return interaction.options.data
+    .filter((o) => o.value !== undefined && o.value !== null)
+    .map((o) => ({ name: o.name, value: String(o.value) }));
+}
+
+/** Where the interaction happened, or undefined when it was not in a channel. */
+export function placeOf(f: InteractionFacts): DiscordPlace | undefined {
+  if (f.channelId === null) return undefined;
+  const guild = f.guildId ?? DM_GUILD;
+  return f.threadParentId !== null
+    ? { guild, channel: f.threadParentId, thread: f.channelId }
+    : { guild, channel: f.channelId };
+}
+
+/** The neutral user; the id is Discord's immutable snowflake, the display name is for humans. */
+export function toChatUser(user: DiscordUserFacts): ChatUser {
+  return { platform: 'discord', id: user.id, display: user.globalName ?? user.username };
+}
+
+/** The idempotency key of an interaction. */
+export const keyOf = (f: InteractionFacts): string => `discord:interaction:${f.id}`;
+
+function base(f: InteractionFacts, place: DiscordPlace) {
+  return {
+    chatRef: formatChatRef(place),
+    ...(place.thread !== undefined && { threadRef: place.thread }),
+    user: toChatUser(f.user),
+    idempotencyKey: keyOf(f),
+  };
+}
+
+/** A slash command invocation as a Command; `specs` give the argument order. */
+export function toCommand(
+  f: InteractionFacts,
+  name: string,
+  values: readonly OptionValue[],
+  specs: readonly SlashCommandSpec[],
+): Command | undefined {
+  const place = placeOf(f);
+  if (!place) return undefined;
+  const spec = specs.find((s) => s.name === name);
+  const { args, rawText } = invocationText(name, values, spec);
+  return { kind: 'command', name: name.toLowerCase(), args, rawText, ...base(f, place) };
+}
+
+/** What the adapter needs back from an interaction handle. */
+export interface InteractionData {
+  /** interaction id */
+  readonly i: string;
+  /** chat ref of the pressed message */
+  readonly c: string;
+  /** pressed message id */
+  readonly m?: string | undefined;
+}
+
+const interactionSchema = z.object({
+  i: z.string().regex(/^\d{1,20}$/),
+  c: z.string().min(1),
+  m: z.string().optional(),
+});
+
+/** Packs a press into an opaque, serialisable handle (no token: it stays in memory). */
+export function encodeInteraction(data: InteractionData): Interaction {
+  return { platform: 'discord', handle: JSON.stringify(data) };
+}
+
+/** Unpacks a handle made by `encodeInteraction`; anything else is INVALID_INPUT. */
+export function decodeInteraction(interaction: Interaction): InteractionData {
+  if (interaction.platform === 'discord') {
+    try {
+      const parsed = interactionSchema.safeParse(JSON.parse(interaction.handle));
+      if (parsed.success) return parsed.data;
+    } catch {
+      // fall through to the error below
+    }
+  }
+  throw new InvalidInputError('not a Discord interaction handle');
+}
+
+/** A press on one of our buttons (`customId` is the button's opaque id). */
+export function toButtonPress(
+  f: InteractionFacts,
+  customId: string,
+  messageId: string,
+): ButtonPress | undefined {
+  const place = placeOf(f);
+  if (!place) return undefined;
+  const chatRef = formatChatRef(place);
+  return {
+    kind: 'button',
+    token: customId,
+    messageRef: formatMessageRef(place, [messageId]),
+    interaction: encodeInteraction({ i: f.id, c: chatRef, m: messageId }),
+    ...base(f, place),
+  };
+}
+
+/** The reason typed into our modal, as a Reply to the ref `askForReason` returned. */
+export function toReply(f: InteractionFacts, pressId: string, text: string): Reply | undefined {
+  const place = placeOf(f);
+  if (!place || text.trim() === '') return undefined;
+  return {
+    kind: 'reply',
+    text,
+    replyToMessageRef: reasonRef(formatChatRef(place), pressId),
+    ...base(f, place),
+  };
+}

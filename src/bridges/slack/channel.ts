@@ -1,0 +1,383 @@
+/**
+ * The Slack Channel (@slack/bolt): Socket Mode when an app token is set, otherwise HTTP through
+ * `handleRequest`, mounted by the shared HTTP server. Every listener acks first and works after,
+ * so Slack always gets its answer within 3 s. Inbound payloads become neutral events (inbound.ts);
+ * outbound calls go through one per-conversation queue with 429 retries (delivery.ts).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { App } from '@slack/bolt';
+import { ConfigError, ConflictError, PlatformError } from '../../errors.ts';
+import type {
+  AnswerOptions,
+  Channel,
+  ChannelCapabilities,
+  ChannelLogger,
+  InboundEvent,
+  InboundHandler,
+  Interaction,
+  OutgoingFile,
+  OutgoingMessage,
+} from '../channel.ts';
+import { stderrLogger } from '../channel.ts';
+import { rich } from '../render-text.ts';
+import {
+  DEFAULT_RETRY_POLICY,
+  postToResponseUrl,
+  responseUrlOrigins,
+  SerialQueues,
+  withRateLimitRetry,
+} from './delivery.ts';
+import { slackErrorCode, toSlackError } from './errors.ts';
+import {
+  type BlockActionsPayload,
+  type BotContext,
+  decodeInteraction,
+  fromBlockAction,
+  fromMention,
+  fromSlashCommand,
+  fromViewSubmission,
+  type MentionPayload,
+  promptMetadata,
+  type ViewSubmissionPayload,
+} from './inbound.ts';
+import {
+  DEFAULT_COMMAND,
+  DEFAULT_WEB_CLIENT_RETRIES,
+  type SlackChannelOptions,
+  validateSlackOptions,
+} from './options.ts';
+import {
+  formatFileRef,
+  formatMessageRef,
+  formatPromptRef,
+  MAX_ACTION_ID_LENGTH,
+  MAX_TEXT_LENGTH,
+  parseChatRef,
+  parseMessageRef,
+  parseThread,
+  REASON_CALLBACK_ID,
+  reasonModal,
+  renderMessage,
+  renderMrkdwn,
+  type SlackChat,
+} from './outbound.ts';
+import { boltLogger, SlackHttpReceiver } from './receiver.ts';
+
+type State = 'idle' | 'starting' | 'running' | 'stopped';
+
+/** A private answer falls back to the response_url when the bot cannot post ephemerals there. */
+const EPHEMERAL_FALLBACK = new Set(['not_in_channel', 'channel_not_found', 'user_not_in_channel']);
+/** Longest one-line answer; Slack itself truncates `text` at 40 000 characters. */
+const MAX_ANSWER_LENGTH = 3000;
+
+/** The Slack implementation of the Channel port. */
+export class SlackChannel implements Channel {
+  /** Always 'slack'. */
+  readonly platform = 'slack' as const;
+  /** What Slack supports; long text is split into several messages. */
+  readonly capabilities: ChannelCapabilities = {
+    edits: true,
+    buttons: true,
+    threads: true,
+    modals: true,
+    forceReply: false,
+    maxTextLength: MAX_TEXT_LENGTH,
+    maxButtonDataBytes: MAX_ACTION_ID_LENGTH,
+    privateAnswers: true,
+    files: true,
+  };
+
+  readonly #app: App;
+  readonly #receiver: SlackHttpReceiver | undefined;
+  readonly #options: SlackChannelOptions;
+  readonly #log: ChannelLogger;
+  readonly #queues = new SerialQueues();
+  readonly #origins: ReadonlySet<string>;
+  #state: State = 'idle';
+  #handler: InboundHandler | undefined;
+  #bot: BotContext | undefined;
+  /** Events being handled, so stop() can wait for them. */
+  readonly #inFlight = new Set<Promise<void>>();
+
+  /** Validates the options (ConfigError listing every problem) and prepares the Bolt app. */
+  constructor(options: SlackChannelOptions) {
+    const problems = validateSlackOptions(options);
+    if (problems.length > 0) throw new ConfigError(problems);
+    this.#options = options;
+    this.#log = options.logger ?? stderrLogger;
+    this.#origins = responseUrlOrigins(options.apiUrl);
+    // Bolt writes its logger into clientOptions, so each app gets a fresh object.
+    const clientOptions = {
+      ...(options.apiUrl !== undefined && { slackApiUrl: options.apiUrl }),
+      retryConfig: { ...(options.webClientRetries ?? DEFAULT_WEB_CLIENT_RETRIES) },
+      // 429s come back to us (delivery.ts) instead of pausing the WebClient's shared queue.
+      rejectRateLimitedCalls: true,
+      timeout: 30_000,
+    };
+    const common = {
+      token: options.botToken,
+      logger: boltLogger(this.#log),
+      clientOptions,
+      // start() runs auth.test itself; nothing may call Slack from a constructor.
+      deferInitialization: true,
+    };
+    if (options.appToken !== undefined) {
+      this.#receiver = undefined;
+      this.#app = new App({ ...common, appToken: options.appToken, socketMode: true });
+    } else {
+      this.#receiver = new SlackHttpReceiver({
+        signingSecret: options.signingSecret ?? '',
+        now: options.now ?? Date.now,
+        log: this.#log,
+      });
+      this.#app = new App({ ...common, receiver: this.#receiver });
+    }
+    this.#listen();
+  }
+
+  /** Socket Mode or HTTP, as chosen by the options. */
+  get mode(): 'socket' | 'http' {
+    return this.#receiver ? 'http' : 'socket';
+  }
+
+  #listen(): void {
+    const app = this.#app;
+    app.command(/.*/, async ({ command, ack }) => {
+      const event = this.#bot && fromSlashCommand(command, this.#bot);
+      await ack(event ? undefined : `This app answers ${this.#command} only.`);
+      if (event) await this.#deliver(event);
+    });
+    app.event('app_mention', async ({ body }) => {
+      const event = this.#bot && fromMention(body as unknown as MentionPayload, this.#bot);
+      if (event) await this.#deliver(event);
+    });
+    app.action({ type: 'block_actions' }, async ({ ack, body, action }) => {
+      await ack();
+      const actionId = 'action_id' in action ? action.action_id : undefined;
+      const payload = body as unknown as BlockActionsPayload;
+      const event = this.#bot && actionId && fromBlockAction(payload, actionId, this.#bot);
+      if (event) await this.#deliver(event);
+    });
+    app.view(REASON_CALLBACK_ID, async ({ ack, body }) => {
+      await ack();
+      const event = fromViewSubmission(body as unknown as ViewSubmissionPayload);
+      if (event) await this.#deliver(event);
+    });
+    app.error(async (err) => {
+      this.#log.error({ err: toSlackError(err) }, 'slack: listener failed');
+    });
+  }
+
+  get #command(): string {
+    return this.#options.command ?? DEFAULT_COMMAND;
+  }
+
+  async #deliver(event: InboundEvent): Promise<void> {
+    const handler = this.#handler;
+    if (!handler || this.#state !== 'running') return;
+    const work = handler(event).catch((err: unknown) => {
+      this.#log.error(
+        { err, kind: event.kind, key: event.idempotencyKey },
+        'slack: handler failed',
+      );
+    });
+    this.#inFlight.add(work);
+    await work.finally(() => this.#inFlight.delete(work));
+  }
+
+  /** Checks the token (auth.test), then connects Socket Mode or starts accepting HTTP requests. */
+  async start(handler: InboundHandler): Promise<void> {
+    if (this.#state !== 'idle') throw new ConflictError(`slack channel is ${this.#state}`);
+    this.#state = 'starting';
+    this.#handler = handler;
+    try {
+      const auth = await this.#call('auth.test', () => this.#app.client.auth.test());
+      if (!auth.team_id || !auth.user_id) {
+        throw new PlatformError('slack', 'auth.test returned no team or bot user');
+      }
+      this.#bot = { team: auth.team_id, botUserId: auth.user_id, command: this.#command };
+      await this.#app.init();
+      await this.#app.start();
+      this.#state = 'running';
+      this.#log.info({ team: auth.team_id, mode: this.mode }, 'slack: started');
+    } catch (err) {
+      this.#state = 'idle';
+      await this.#app.stop().catch(() => undefined);
+      throw toSlackError(err, 'start');
+    }
+  }
+
+  /** Disconnects (Socket Mode) or refuses further requests, then waits for events being handled. */
+  async stop(): Promise<void> {
+    if (this.#state === 'stopped' || this.#state === 'idle') return;
+    this.#state = 'stopped';
+    await this.#app.stop().catch((err: unknown) => {
+      this.#log.warn({ err: toSlackError(err, 'stop') }, 'slack: could not disconnect cleanly');
+    });
+    await Promise.all(this.#inFlight);
+  }
+
+  /**
+   * HTTP handler for HTTP mode; mount it at `/slack/` (events, commands and interactivity may
+   * share one URL). 401 for anything not signed by Slack within ±5 minutes, 503 while not running.
+   */
+  readonly handleRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (!this.#receiver) {
+      res.writeHead(404).end();
+    } else if (req.method !== 'POST') {
+      res.writeHead(405, { allow: 'POST' }).end();
+    } else if (this.#state !== 'running') {
+      res.writeHead(503).end();
+    } else {
+      try {
+        await this.#receiver.handle(req, res);
+      } catch (err) {
+        this.#log.warn({ err }, 'slack: bad request');
+        if (!res.headersSent) res.writeHead(400).end();
+      }
+    }
+  };
+
+  /**
+   * Posts Block Kit messages (several when the text is longer than one message may carry).
+   * `silent` has no Slack equivalent; only mentions ping, and rendered text never carries one.
+   */
+  async send(chatRef: string, message: OutgoingMessage): Promise<string> {
+    const chat = this.#target(chatRef, message.thread);
+    const parts = renderMessage(message);
+    return this.#queues.run(chat.channel, async () => {
+      const ts: string[] = [];
+      for (const part of parts) {
+        const sent = await this.#call('chat.postMessage', () =>
+          this.#app.client.chat.postMessage({
+            channel: chat.channel,
+            text: part.text,
+            blocks: part.blocks,
+            unfurl_links: false,
+            unfurl_media: false,
+            ...(chat.thread !== undefined && { thread_ts: chat.thread }),
+          }),
+        );
+        if (!sent.ts) throw new PlatformError('slack', 'chat.postMessage returned no ts');
+        ts.push(sent.ts);
+      }
+      return formatMessageRef(chat, ts);
+    });
+  }
+
+  /**
+   * chat.update on every part, keeping each ts. An edit cannot add messages, so text needing more
+   * parts than were sent is cut short with a marker; parts no longer needed are deleted.
+   */
+  async edit(messageRef: string, message: OutgoingMessage): Promise<void> {
+    const { chat, ts } = parseMessageRef(messageRef);
+    const parts = renderMessage(message, ts.length);
+    await this.#queues.run(chat.channel, async () => {
+      for (const [i, messageTs] of ts.entries()) {
+        const part = parts[i];
+        if (part === undefined) {
+          await this.#call('chat.delete', () =>
+            this.#app.client.chat.delete({ channel: chat.channel, ts: messageTs }),
+          ).catch((err) =>
+            this.#log.warn({ err, messageRef }, 'slack: could not delete surplus part'),
+          );
+          continue;
+        }
+        await this.#call('chat.update', () =>
+          this.#app.client.chat.update({
+            channel: chat.channel,
+            ts: messageTs,
+            text: part.text,
+            blocks: part.blocks,
+          }),
+        );
+      }
+    });
+  }
+
+  /**
+   * Private: an ephemeral message only the presser sees (chat.postEphemeral; the press's
+   * response_url when the bot may not post ephemerals there). Public: a message where the pressed
+   * message is (its thread, if any).
+   */
+  async answer(interaction: Interaction, text: string, options: AnswerOptions): Promise<void> {
+    const data = decodeInteraction(interaction);
+    const { chat } = data;
+    const mrkdwn = renderMrkdwn(rich(text.slice(0, MAX_ANSWER_LENGTH)));
+    const thread = chat.thread !== undefined ? { thread_ts: chat.thread } : {};
+    if (!options.private) {
+      await this.#queues.run(chat.channel, () =>
+        this.#call('chat.postMessage', () =>
+          this.#app.client.chat.postMessage({ channel: chat.channel, text: mrkdwn, ...thread }),
+        ),
+      );
+      return;
+    }
+    try {
+      await this.#call('chat.postEphemeral', () =>
+        this.#app.client.chat.postEphemeral({
+          channel: chat.channel,
+          user: data.u,
+          text: mrkdwn,
+          ...thread,
+        }),
+      );
+    } catch (err) {
+      const code = slackErrorCode(toSlackError(err));
+      if (data.r === undefined || code === undefined || !EPHEMERAL_FALLBACK.has(code)) throw err;
+      await postToResponseUrl(
+        data.r,
+        { response_type: 'ephemeral', replace_original: false, text: mrkdwn },
+        this.#origins,
+      );
+    }
+  }
+
+  /**
+   * Opens a modal (views.open with the press's trigger_id, which Slack honours for 3 s: call this
+   * before slow work). Its submission arrives as a Reply whose replyToMessageRef is the returned ref.
+   */
+  async askForReason(interaction: Interaction, prompt: string): Promise<string> {
+    const data = decodeInteraction(interaction);
+    const opened = await this.#call('views.open', () =>
+      this.#app.client.views.open({
+        trigger_id: data.g,
+        view: reasonModal(prompt, promptMetadata(data.chat)),
+      }),
+    );
+    const viewId = opened.view?.id;
+    if (!viewId) throw new PlatformError('slack', 'views.open returned no view id');
+    return formatPromptRef(data.chat, viewId);
+  }
+
+  /** Uploads a file (files.uploadV2: get an upload URL, upload, complete into the conversation). */
+  async sendFile(chatRef: string, file: OutgoingFile): Promise<string> {
+    const chat = this.#target(chatRef, file.thread);
+    const content = {
+      file: Buffer.from(file.data),
+      filename: file.name,
+      ...(file.caption && { initial_comment: renderMrkdwn(file.caption) }),
+    };
+    const destination =
+      chat.thread === undefined
+        ? { channel_id: chat.channel }
+        : { channel_id: chat.channel, thread_ts: chat.thread };
+    return this.#queues.run(chat.channel, async () => {
+      const done = await this.#call('files.uploadV2', () =>
+        this.#app.client.filesUploadV2({ ...content, ...destination }),
+      );
+      const fileId = done.files[0]?.files?.[0]?.id;
+      if (!fileId) throw new PlatformError('slack', 'files.uploadV2 returned no file id');
+      return formatFileRef(chat, fileId);
+    });
+  }
+
+  #target(chatRef: string, thread: string | undefined): SlackChat {
+    const chat = parseChatRef(chatRef);
+    return thread === undefined ? chat : { ...chat, thread: parseThread(thread) };
+  }
+
+  #call<T>(method: string, call: () => Promise<T>): Promise<T> {
+    return withRateLimitRetry(method, call, this.#options.retry ?? DEFAULT_RETRY_POLICY);
+  }
+}

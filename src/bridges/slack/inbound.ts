@@ -1,0 +1,270 @@
+/**
+ * Inbound side of the Slack adapter, pure: turns a slash command, an app_mention event, a
+ * block_actions payload or a view_submission into a neutral Command, ButtonPress or Reply, and
+ * encodes/decodes the interaction handle of a button press.
+ *
+ * Idempotency keys survive Slack's redeliveries (`X-Slack-Retry-Num`, Socket Mode retries): events
+ * use `event_id`; commands and interactions a hash of `trigger_id`, which a redelivery repeats.
+ * The hash keeps a still-valid trigger out of logs and ledgers.
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { InvalidInputError } from '../../errors.ts';
+import type { ButtonPress, ChatUser, Command, Interaction, Reply } from '../channel.ts';
+import {
+  formatChatRef,
+  formatMessageRef,
+  formatPromptRef,
+  parseChatRef,
+  REASON_ACTION_ID,
+  REASON_BLOCK_ID,
+  REASON_CALLBACK_ID,
+  type SlackChat,
+} from './outbound.ts';
+
+/** Who we are and what we answer to; `team` names every chat ref (one workspace per bot token). */
+export interface BotContext {
+  readonly team: string;
+  readonly botUserId: string;
+  /** The slash command, e.g. `/pb`. */
+  readonly command: string;
+}
+
+/** A Slack user as payloads carry it. */
+interface PayloadUser {
+  readonly id: string;
+  readonly username?: string;
+  readonly name?: string;
+}
+
+/** The fields of a slash command payload that are read. */
+export interface SlashCommandPayload {
+  readonly command: string;
+  readonly text: string;
+  readonly channel_id: string;
+  readonly user_id: string;
+  readonly user_name?: string;
+  readonly trigger_id: string;
+}
+
+/** The fields of an `app_mention` event (and its envelope) that are read. */
+export interface MentionPayload {
+  readonly event: {
+    readonly user?: string;
+    readonly text?: string;
+    readonly ts: string;
+    readonly channel: string;
+    readonly thread_ts?: string;
+    readonly bot_id?: string;
+    readonly subtype?: string;
+  };
+  readonly event_id?: string;
+}
+
+/** The fields of a `block_actions` payload that are read. */
+export interface BlockActionsPayload {
+  readonly trigger_id: string;
+  readonly user: PayloadUser;
+  readonly channel?: { readonly id: string };
+  readonly container?: {
+    readonly channel_id?: string;
+    readonly message_ts?: string;
+    readonly thread_ts?: string;
+  };
+  readonly message?: { readonly ts: string; readonly thread_ts?: string };
+  readonly response_url?: string;
+}
+
+/** The fields of a `view_submission` payload that are read. */
+export interface ViewSubmissionPayload {
+  readonly trigger_id?: string;
+  readonly user: PayloadUser;
+  readonly view: {
+    readonly id: string;
+    readonly callback_id: string;
+    readonly private_metadata?: string;
+    readonly state: {
+      readonly values: Record<string, Record<string, { readonly value?: string | null }>>;
+    };
+  };
+}
+
+/** Idempotency key of a command or interaction, the same for every redelivery of it. */
+export function triggerKey(triggerId: string): string {
+  return `slack:trigger:${createHash('sha256').update(triggerId).digest('hex').slice(0, 32)}`;
+}
+
+const chatUser = (id: string, name?: string): ChatUser => ({
+  platform: 'slack',
+  id,
+  display: name ? `@${name}` : id,
+});
+
+/**
+ * Plain text from Slack's message markup: `<@U1|bob>` becomes `slack:U1` (the user ref form
+ * `allow`/`deny` take), `<#C1|ops>` `#ops`, `<!here>` `@here`, links their URL, and the three
+ * escaped characters are restored.
+ */
+export function normalizeSlackText(text: string): string {
+  return text
+    .replace(/<@([A-Z0-9]+)(?:\|[^>]*)?>/gi, 'slack:$1')
+    .replace(/<#([A-Z0-9]+)(?:\|([^>]*))?>/gi, (_m, id: string, name?: string) => `#${name || id}`)
+    .replace(/<!(here|channel|everyone)(?:\|[^>]*)?>/g, '@$1')
+    .replace(/<!subteam\^([A-Z0-9]+)(?:\|([^>]*))?>/gi, (_m, id: string, name?: string) =>
+      name ? name : `@${id}`,
+    )
+    .replace(/<([^>|]+)(?:\|[^>]*)?>/g, '$1')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
+}
+
+/** Splits command text into verb and words; an empty text asks for help. */
+function commandWords(text: string): { name: string; args: string[] } {
+  const [verb, ...args] = text.split(/\s+/).filter(Boolean);
+  return { name: (verb ?? 'help').toLowerCase(), args };
+}
+
+/** `/pb run demo add login` → Command `run` [demo, add, login]; other slash commands → undefined. */
+export function fromSlashCommand(p: SlashCommandPayload, bot: BotContext): Command | undefined {
+  if (p.command.toLowerCase() !== bot.command.toLowerCase()) return undefined;
+  const text = normalizeSlackText(p.text).trim();
+  return {
+    kind: 'command',
+    ...commandWords(text),
+    rawText: text,
+    chatRef: formatChatRef({ team: bot.team, channel: p.channel_id }),
+    user: chatUser(p.user_id, p.user_name),
+    idempotencyKey: triggerKey(p.trigger_id),
+  };
+}
+
+/**
+ * `@phasebridge run demo` → Command `run` [demo]. The text after our mention is the command; a
+ * mention in a thread answers in that thread. Bots (ourselves included) are ignored.
+ */
+export function fromMention(p: MentionPayload, bot: BotContext): Command | undefined {
+  const e = p.event;
+  if (!e.user || e.bot_id || e.subtype || e.text === undefined) return undefined;
+  const id = bot.botUserId.replace(/[^A-Za-z0-9]/g, '');
+  const mention = new RegExp(`<@${id}(?:\\|[^>]*)?>`);
+  const at = mention.exec(e.text);
+  const after = at ? e.text.slice(at.index + at[0].length) : e.text;
+  const text = normalizeSlackText(after).trim();
+  const chat: SlackChat =
+    e.thread_ts === undefined
+      ? { team: bot.team, channel: e.channel }
+      : { team: bot.team, channel: e.channel, thread: e.thread_ts };
+  return {
+    kind: 'command',
+    ...commandWords(text),
+    rawText: text,
+    chatRef: formatChatRef(chat),
+    ...(chat.thread !== undefined && { threadRef: chat.thread }),
+    user: chatUser(e.user),
+    idempotencyKey: p.event_id ? `slack:event:${p.event_id}` : `slack:msg:${e.channel}:${e.ts}`,
+  };
+}
+
+/** What the adapter needs back from an interaction handle. */
+export interface InteractionData {
+  /** trigger_id (opens a modal within 3 s of the press) */
+  readonly g: string;
+  /** chat ref of the pressed message */
+  readonly c: string;
+  /** pressed message ts */
+  readonly m: string;
+  /** presser's user id */
+  readonly u: string;
+  /** response_url, when Slack gave one */
+  readonly r?: string | undefined;
+}
+
+const interactionSchema = z.object({
+  g: z.string().min(1),
+  c: z.string().min(1),
+  m: z.string().min(1),
+  u: z.string().min(1),
+  r: z.string().optional(),
+});
+
+/** Packs a press into an opaque, serialisable handle. */
+export function encodeInteraction(data: InteractionData): Interaction {
+  return { platform: 'slack', handle: JSON.stringify(data) };
+}
+
+/** Unpacks a handle made by `encodeInteraction`; anything else is INVALID_INPUT. */
+export function decodeInteraction(interaction: Interaction): InteractionData & { chat: SlackChat } {
+  if (interaction.platform === 'slack') {
+    try {
+      const parsed = interactionSchema.safeParse(JSON.parse(interaction.handle));
+      if (parsed.success) return { ...parsed.data, chat: parseChatRef(parsed.data.c) };
+    } catch {
+      // fall through to the error below
+    }
+  }
+  throw new InvalidInputError('not a Slack interaction handle');
+}
+
+/**
+ * A press of one of our buttons (`actionId` is the button's opaque id). Presses outside a message
+ * (modals, App Home) are not ours and yield undefined. A thread parent carries `thread_ts` equal
+ * to its own ts; it is not in a thread.
+ */
+export function fromBlockAction(
+  p: BlockActionsPayload,
+  actionId: string,
+  bot: BotContext,
+): ButtonPress | undefined {
+  const channel = p.channel?.id ?? p.container?.channel_id;
+  const ts = p.message?.ts ?? p.container?.message_ts;
+  if (channel === undefined || ts === undefined) return undefined;
+  const threadTs = p.message?.thread_ts ?? p.container?.thread_ts;
+  const chat: SlackChat =
+    threadTs === undefined || threadTs === ts
+      ? { team: bot.team, channel }
+      : { team: bot.team, channel, thread: threadTs };
+  const chatRef = formatChatRef(chat);
+  return {
+    kind: 'button',
+    token: actionId,
+    chatRef,
+    ...(chat.thread !== undefined && { threadRef: chat.thread }),
+    messageRef: formatMessageRef(chat, [ts]),
+    user: chatUser(p.user.id, p.user.username ?? p.user.name),
+    interaction: encodeInteraction({
+      g: p.trigger_id,
+      c: chatRef,
+      m: ts,
+      u: p.user.id,
+      r: p.response_url,
+    }),
+    idempotencyKey: triggerKey(p.trigger_id),
+  };
+}
+
+/** What the reason modal carries back in `private_metadata`. */
+export function promptMetadata(chat: SlackChat): string {
+  return JSON.stringify({ chat: formatChatRef(chat) });
+}
+
+/** The submitted reason of our modal as a Reply to the ref `askForReason` returned. */
+export function fromViewSubmission(p: ViewSubmissionPayload): Reply | undefined {
+  if (p.view.callback_id !== REASON_CALLBACK_ID) return undefined;
+  let chat: SlackChat;
+  try {
+    chat = parseChatRef(String(JSON.parse(p.view.private_metadata ?? '{}').chat));
+  } catch {
+    return undefined;
+  }
+  const text = p.view.state.values[REASON_BLOCK_ID]?.[REASON_ACTION_ID]?.value ?? '';
+  return {
+    kind: 'reply',
+    text,
+    replyToMessageRef: formatPromptRef(chat, p.view.id),
+    chatRef: formatChatRef(chat),
+    ...(chat.thread !== undefined && { threadRef: chat.thread }),
+    user: chatUser(p.user.id, p.user.username ?? p.user.name),
+    idempotencyKey: p.trigger_id ? triggerKey(p.trigger_id) : `slack:view:${p.view.id}`,
+  };
+}

@@ -1,0 +1,233 @@
+/**
+ * The web console Channel: a local chat page served by phasebridge's own HTTP server. Outbound
+ * messages are rendered to escaped HTML, kept in memory and pushed to open pages over
+ * server-sent events (an edit replaces the message in place); inbound, the page posts commands,
+ * button presses and reasons, which become neutral events from the local admin `web:admin`.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ConflictError } from '../../errors.ts';
+import type { RequestHandler, Route } from '../../http/server.ts';
+import type {
+  AnswerOptions,
+  Channel,
+  ChannelCapabilities,
+  ChannelLogger,
+  InboundEvent,
+  InboundHandler,
+  Interaction,
+  MessageRef,
+  OutgoingFile,
+  OutgoingMessage,
+} from '../channel.ts';
+import { stderrLogger } from '../channel.ts';
+import { link, rich } from '../render-text.ts';
+import { type ConsoleContext, handleConsoleRequest, messageEvent } from './console-routes.ts';
+import { messageNotHeld } from './errors.ts';
+import { requireSession } from './guard.ts';
+import { FileShelf, type HeldMessage, MessageHistory } from './history.ts';
+import { decodeInteraction } from './inbound.ts';
+import {
+  assertConsoleChat,
+  assertMessageRef,
+  escapeHtml,
+  MAX_WEB_TEXT_LENGTH,
+  renderMessageHtml,
+} from './outbound.ts';
+import { PromptBook } from './prompts.ts';
+import type { RunsSource } from './runs-source.ts';
+import { SessionStore, type SessionStoreOptions } from './session.ts';
+import { SseHub } from './sse.ts';
+
+/** Options of `WebChannel`; all optional. */
+export interface WebChannelOptions {
+  readonly logger?: ChannelLogger;
+  /** Where the runs pages read runs (see `orchestratorRunsSource`); without it they say so. */
+  readonly runs?: RunsSource;
+  readonly sessions?: SessionStoreOptions;
+  /** Messages kept for pages that open later; default 500. */
+  readonly historyLimit?: number;
+  /** Origins accepted for POSTs besides the request's own host (a TLS proxy's public origin). */
+  readonly allowedOrigins?: readonly string[];
+  /** Mark the session cookie Secure (when the console is reached through https). */
+  readonly secureCookies?: boolean;
+  /** Keep-alive comment interval of the event streams; default 25 s. */
+  readonly heartbeatMs?: number;
+}
+
+type State = 'idle' | 'running' | 'stopped';
+
+/** The web console implementation of the Channel port. */
+export class WebChannel implements Channel {
+  /** Always 'web'. */
+  readonly platform = 'web' as const;
+  /** The console edits in place, shows buttons, toasts privately, and asks inline for reasons. */
+  readonly capabilities: ChannelCapabilities = {
+    edits: true,
+    buttons: true,
+    threads: false,
+    modals: false,
+    forceReply: true,
+    maxTextLength: MAX_WEB_TEXT_LENGTH,
+    maxButtonDataBytes: 256,
+    privateAnswers: true,
+    files: true,
+  };
+
+  readonly #log: ChannelLogger;
+  readonly #sessions: SessionStore;
+  readonly #history: MessageHistory;
+  readonly #files = new FileShelf();
+  readonly #hub: SseHub;
+  readonly #prompts = new PromptBook();
+  readonly #ctx: ConsoleContext;
+  readonly #inFlight = new Set<Promise<void>>();
+  #state: State = 'idle';
+  #handler: InboundHandler | undefined;
+
+  constructor(options: WebChannelOptions = {}) {
+    this.#log = options.logger ?? stderrLogger;
+    this.#sessions = new SessionStore(options.sessions);
+    this.#history = new MessageHistory(options.historyLimit);
+    this.#hub = new SseHub(options.heartbeatMs);
+    this.#ctx = {
+      sessions: this.#sessions,
+      allowedOrigins: options.allowedOrigins ?? [],
+      secureCookies: options.secureCookies ?? false,
+      history: this.#history,
+      files: this.#files,
+      hub: this.#hub,
+      prompts: this.#prompts,
+      runs: options.runs,
+      log: this.#log,
+      running: () => this.running,
+      echo: (text) => this.#publish(this.#history.add('user', echoHtml(text), [])),
+      emit: (event) => this.#emit(event),
+    };
+  }
+
+  /** The console's route: mount it at `/` (it answers everything other routes do not). */
+  readonly route: Route = {
+    prefix: '/',
+    handler: (req, res) => handleConsoleRequest(this.#ctx, req, res),
+    onClose: () => this.#hub.closeAll(),
+  };
+
+  /** True between start() and stop() (the console's readiness probe). */
+  get running(): boolean {
+    return this.#state === 'running';
+  }
+
+  /** A new one-time login token; print it as `loginUrl(base, token)`. */
+  createLoginToken(): string {
+    return this.#sessions.createLoginToken();
+  }
+
+  /** `http://127.0.0.1:7717/?token=…`: the link that logs a browser in, once. */
+  loginUrl(baseUrl: string, token = this.createLoginToken()): string {
+    return `${baseUrl.replace(/\/+$/, '')}/?token=${encodeURIComponent(token)}`;
+  }
+
+  /** Wraps a handler so it answers only with a console session (e.g. `/metrics`). */
+  protect(handler: RequestHandler): RequestHandler {
+    return async (req: IncomingMessage, res: ServerResponse) => {
+      if (requireSession(this.#ctx, req, res)) await handler(req, res);
+    };
+  }
+
+  /** Starts delivering posted commands, presses and reasons to `handler`. */
+  async start(handler: InboundHandler): Promise<void> {
+    if (this.#state !== 'idle') throw new ConflictError(`web channel is ${this.#state}`);
+    this.#handler = handler;
+    this.#state = 'running';
+    this.#log.info({}, 'web: console started');
+  }
+
+  /** Refuses further posts, ends the event streams, and waits for events being handled. */
+  async stop(): Promise<void> {
+    if (this.#state !== 'running') {
+      this.#state = 'stopped';
+      return;
+    }
+    this.#state = 'stopped';
+    this.#hub.closeAll();
+    await Promise.allSettled(this.#inFlight);
+  }
+
+  async #emit(event: InboundEvent): Promise<void> {
+    const handler = this.#handler;
+    if (!handler) return;
+    const work = handler(event);
+    const tracked = work.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#inFlight.add(tracked);
+    try {
+      await work;
+    } catch (err) {
+      this.#log.error({ err, kind: event.kind, key: event.idempotencyKey }, 'web: handler failed');
+      throw err;
+    } finally {
+      this.#inFlight.delete(tracked);
+    }
+  }
+
+  #publish(held: HeldMessage): void {
+    this.#hub.broadcast(messageEvent(held));
+  }
+
+  /** Adds the message to the console chat and pushes it to every open page. */
+  async send(chatRef: string, message: OutgoingMessage): Promise<MessageRef> {
+    assertConsoleChat(chatRef);
+    const held = this.#history.add('bridge', renderMessageHtml(message), buttonIds(message));
+    this.#publish(held);
+    return held.ref;
+  }
+
+  /** Replaces a held message and pushes the new version (NOT_FOUND when no longer held). */
+  async edit(messageRef: MessageRef, message: OutgoingMessage): Promise<void> {
+    const ref = assertMessageRef(messageRef);
+    const held = this.#history.replace(ref, renderMessageHtml(message), buttonIds(message));
+    if (!held) throw messageNotHeld(ref);
+    this.#publish(held);
+  }
+
+  /** Private: a toast on the presser's page. Public: a message in the console chat. */
+  async answer(interaction: Interaction, text: string, options: AnswerOptions): Promise<void> {
+    const data = decodeInteraction(interaction);
+    if (!options.private) {
+      await this.send('web:console', { text: rich(text) });
+      return;
+    }
+    const reached = this.#hub.sendTo(data.s, data.t, { event: 'toast', data: { text } });
+    if (reached === 0) this.#log.debug({ session: data.s }, 'web: toast for a closed page dropped');
+  }
+
+  /** Shows an inline question on the presser's page; the answer arrives as a Reply to the returned ref. */
+  async askForReason(interaction: Interaction, prompt: string): Promise<MessageRef> {
+    const data = decodeInteraction(interaction);
+    const ref = this.#history.nextRef();
+    this.#prompts.add({ ref, sessionId: data.s, tab: data.t, text: prompt, messageRef: data.m });
+    this.#hub.sendTo(data.s, data.t, { event: 'prompt', data: { ref, text: prompt } });
+    return ref;
+  }
+
+  /** Keeps the file in memory and posts a message with its download link. */
+  async sendFile(chatRef: string, file: OutgoingFile): Promise<MessageRef> {
+    assertConsoleChat(chatRef);
+    const id = this.#files.add({ name: file.name, data: file.data });
+    const size = `${Math.max(1, Math.round(file.data.byteLength / 1024))} KB`;
+    const caption = file.caption ? [...file.caption, '\n'] : [];
+    return this.send(chatRef, {
+      text: rich(...caption, link(file.name, `/files/${id}`), ` (${size})`),
+    });
+  }
+}
+
+function buttonIds(message: OutgoingMessage): string[] {
+  return (message.buttons ?? []).map((b) => b.id);
+}
+
+function echoHtml(text: string): string {
+  return `<div class="text">${escapeHtml(text)}</div>`;
+}

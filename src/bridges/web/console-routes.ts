@@ -1,0 +1,200 @@
+/**
+ * The console's HTTP surface, mounted at `/`: login, the console page, its event stream, file
+ * downloads, the three POST endpoints, and the runs pages (runs-routes.ts). Every request but
+ * the login link needs the session; every POST needs the Origin check and the CSRF token.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { BASE_HEADERS, requestUrl, sendJson } from '../../http/respond.ts';
+import type { ChannelLogger, InboundEvent } from '../channel.ts';
+import { apiError } from './errors.ts';
+import { checkWrite, type GuardOptions, handleLogin, readForm, requireSession } from './guard.ts';
+import type { FileShelf, HeldMessage, MessageHistory } from './history.ts';
+import {
+  commandBody,
+  eventKey,
+  parseBody,
+  pressBody,
+  replyBody,
+  toButtonPress,
+  toCommand,
+  toReply,
+} from './inbound.ts';
+import { consolePage } from './pages/console.ts';
+import { newNonce, sendNotice, sendPage } from './pages/layout.ts';
+import type { PromptBook } from './prompts.ts';
+import { handleRunsPage } from './runs-routes.ts';
+import type { RunsSource } from './runs-source.ts';
+import type { Session } from './session.ts';
+import type { SseEvent, SseHub } from './sse.ts';
+
+/** What the routes share with the channel. */
+export interface ConsoleContext extends GuardOptions {
+  readonly history: MessageHistory;
+  readonly files: FileShelf;
+  readonly hub: SseHub;
+  readonly prompts: PromptBook;
+  readonly runs: RunsSource | undefined;
+  readonly log: ChannelLogger;
+  /** True between start() and stop(). */
+  running(): boolean;
+  /** Shows what the user typed in the chat. */
+  echo(text: string): void;
+  /** Hands an inbound event to the handler; rejects (after logging) when the handler fails. */
+  emit(event: InboundEvent): Promise<void>;
+}
+
+/** The SSE event of a held message. */
+export function messageEvent(m: HeldMessage): SseEvent {
+  return {
+    event: 'msg',
+    id: m.version,
+    data: { ref: m.ref, n: m.n, author: m.author, html: m.html },
+  };
+}
+
+/** The request handler of the console. */
+export async function handleConsoleRequest(
+  ctx: ConsoleContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const url = requestUrl(req);
+  const token = url.searchParams.get('token');
+  if (req.method === 'GET' && url.pathname === '/' && token !== null) {
+    handleLogin(ctx, req, res, token);
+    return;
+  }
+  const session = requireSession(ctx, req, res);
+  if (!session) return;
+  const read = req.method === 'GET' || req.method === 'HEAD';
+  if (read && url.pathname === '/') return showConsole(ctx, session, res);
+  if (req.method === 'GET' && url.pathname === '/events') {
+    if (ctx.running()) return openEvents(ctx, session, req, res, url);
+    sendJson(res, 503, { error: 'The console is not running.' });
+    return;
+  }
+  if (read && url.pathname.startsWith('/files/')) return sendHeldFile(ctx, res, url.pathname);
+  if (read && (url.pathname === '/runs' || url.pathname.startsWith('/runs/'))) {
+    return handleRunsPage(ctx.runs, res, url);
+  }
+  if (req.method === 'POST' && url.pathname.startsWith('/api/')) {
+    return handlePost(ctx, session, req, res, url.pathname);
+  }
+  sendNotice(res, 404, 'Not found', 'There is no such page in the console.');
+}
+
+function showConsole(ctx: ConsoleContext, session: Session, res: ServerResponse): void {
+  const page = consolePage({
+    messages: ctx.history.all(),
+    version: ctx.history.version,
+    csrf: session.csrfToken,
+    nonce: newNonce(),
+  });
+  sendPage(res, 200, page);
+}
+
+function openEvents(
+  ctx: ConsoleContext,
+  session: Session,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+): void {
+  // EventSource resends the last id it saw when it reconnects; the page's version otherwise.
+  const since = Number(req.headers['last-event-id'] ?? url.searchParams.get('since') ?? 0);
+  const tab = url.searchParams.get('tab') ?? undefined;
+  const replay = ctx.history.changedSince(Number.isFinite(since) ? since : 0).map(messageEvent);
+  const prompts = ctx.prompts
+    .ofSession(session.id)
+    .map((p): SseEvent => ({ event: 'prompt', data: { ref: p.ref, text: p.text } }));
+  ctx.hub.open(req, res, { sessionId: session.id, tab }, [...replay, ...prompts]);
+}
+
+function sendHeldFile(ctx: ConsoleContext, res: ServerResponse, pathname: string): void {
+  const file = ctx.files.get(pathname.slice('/files/'.length));
+  if (!file) {
+    sendNotice(res, 404, 'File not found', 'The console no longer keeps this file.');
+    return;
+  }
+  res.writeHead(200, {
+    ...BASE_HEADERS,
+    'content-type': 'application/octet-stream',
+    'content-length': file.data.byteLength,
+    'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(file.name)}`,
+  });
+  res.end(file.data);
+}
+
+async function handlePost(
+  ctx: ConsoleContext,
+  session: Session,
+  req: IncomingMessage,
+  res: ServerResponse,
+  pathname: string,
+): Promise<void> {
+  let form: Record<string, string>;
+  try {
+    form = await readForm(req);
+  } catch (err) {
+    const { status, message } = apiError(err);
+    sendJson(res, status, { error: message });
+    return;
+  }
+  if (!checkWrite(ctx, session, req, res, form)) return;
+  if (!ctx.running()) {
+    sendJson(res, 503, { error: 'The console is not running.' });
+    return;
+  }
+  // A plain form post (no JavaScript) goes back to the page; scripts get JSON.
+  const plainForm = !(req.headers.accept ?? '').includes('application/json');
+  try {
+    const outcome = await dispatchPost(ctx, session, pathname, form);
+    if (outcome.status !== 200) sendJson(res, outcome.status, { error: outcome.error });
+    else if (plainForm) res.writeHead(303, { ...BASE_HEADERS, location: '/' }).end();
+    else sendJson(res, 200, { ok: true });
+  } catch (err) {
+    const { status, message } = apiError(err);
+    sendJson(res, status, { error: message });
+  }
+}
+
+type PostOutcome = { status: 200 } | { status: 404 | 409; error: string };
+
+async function dispatchPost(
+  ctx: ConsoleContext,
+  session: Session,
+  pathname: string,
+  form: Record<string, string>,
+): Promise<PostOutcome> {
+  switch (pathname) {
+    case '/api/command': {
+      const body = parseBody(commandBody, form);
+      ctx.echo(`› ${body.text}`);
+      const command = toCommand(body.text, eventKey('cmd', body.key));
+      if (command) await ctx.emit(command);
+      return { status: 200 };
+    }
+    case '/api/press': {
+      const body = parseBody(pressBody, form);
+      const held = ctx.history.get(body.ref);
+      if (!held?.buttons.has(body.token)) {
+        return { status: 409, error: 'This button is no longer active.' };
+      }
+      const who = { s: session.id, t: body.tab, m: body.ref };
+      await ctx.emit(toButtonPress(body.token, body.ref, who, eventKey('press', body.key)));
+      return { status: 200 };
+    }
+    case '/api/reply': {
+      const body = parseBody(replyBody, form);
+      const prompt = ctx.prompts.find(body.ref, session.id);
+      if (!prompt) return { status: 404, error: 'This question is no longer open.' };
+      ctx.echo(`› reason: ${body.text}`);
+      await ctx.emit(toReply(body.text, prompt.ref, eventKey('reply', body.key)));
+      ctx.prompts.remove(prompt.ref);
+      ctx.hub.sendTo(session.id, undefined, { event: 'prompt-done', data: { ref: prompt.ref } });
+      return { status: 200 };
+    }
+    default:
+      return { status: 404, error: 'No such action.' };
+  }
+}

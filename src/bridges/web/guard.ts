@@ -1,0 +1,149 @@
+/**
+ * The console's gatekeeping, in order: the one-time login link, the session cookie (401 without
+ * it), and for state-changing requests the Origin check and the per-session CSRF token (403).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { InvalidInputError } from '../../errors.ts';
+import { BASE_HEADERS, readBody, sendJson } from '../../http/respond.ts';
+import { sendNotice } from './pages/layout.ts';
+import { type Session, type SessionStore, sessionCookie } from './session.ts';
+
+/** What the guard needs from the console. */
+export interface GuardOptions {
+  readonly sessions: SessionStore;
+  /** Origins accepted besides the request's own host (e.g. a TLS proxy's public origin). */
+  readonly allowedOrigins: readonly string[];
+  /** Mark the cookie Secure (when served through https). */
+  readonly secureCookies: boolean;
+}
+
+/** Largest form/JSON body the console accepts. */
+const MAX_FORM_BYTES = 16 * 1024;
+
+/** True when a browser would call the request's answer a page (not a script's fetch). */
+export function wantsHtml(req: IncomingMessage): boolean {
+  return req.method === 'GET' && (req.headers.accept ?? '').includes('text/html');
+}
+
+/** Answers 401: a page telling how to log in, or JSON for scripts. */
+export function sendUnauthorized(req: IncomingMessage, res: ServerResponse): void {
+  if (wantsHtml(req)) {
+    sendNotice(
+      res,
+      401,
+      'Not logged in',
+      'Open the login link that `phasebridge serve` printed (http://…/?token=…). Each link works once; after a restart use the new one.',
+    );
+  } else {
+    sendJson(res, 401, { error: 'Not logged in: open the login link phasebridge serve printed.' });
+  }
+}
+
+/**
+ * Handles `GET /?token=…`: a valid token opens a session (cookie) and redirects to `/`; an
+ * invalid one is a 401, unless the browser already has a session (then the token is ignored).
+ */
+export function handleLogin(
+  g: GuardOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+  token: string,
+): void {
+  if (g.sessions.consumeLoginToken(token)) {
+    const { cookieValue } = g.sessions.createSession();
+    res.writeHead(303, {
+      ...BASE_HEADERS,
+      location: '/',
+      'set-cookie': sessionCookie(cookieValue, g.secureCookies),
+    });
+    res.end();
+  } else if (g.sessions.fromCookieHeader(req.headers.cookie)) {
+    res.writeHead(303, { ...BASE_HEADERS, location: '/' }).end();
+  } else {
+    sendNotice(
+      res,
+      401,
+      'Login link not valid',
+      'This login link was used already or has expired. Use the newest link phasebridge serve printed, or restart it for a new one.',
+    );
+  }
+}
+
+/**
+ * Same-origin check for state-changing requests: the Origin header, when sent, must name this
+ * host (or an allowed origin); without Origin, Sec-Fetch-Site must not say cross-site. Clients
+ * that send neither (curl) still need the session cookie and the CSRF token.
+ */
+export function originAllowed(req: IncomingMessage, allowed: readonly string[]): boolean {
+  const origin = req.headers.origin;
+  if (origin === undefined) {
+    const site = req.headers['sec-fetch-site'];
+    return site === undefined || site === 'same-origin' || site === 'none';
+  }
+  if (allowed.includes(origin)) return true;
+  try {
+    const url = new URL(origin);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.host === req.headers.host;
+  } catch {
+    return false; // includes the opaque origin "null"
+  }
+}
+
+/** Reads a posted JSON or urlencoded body as string fields. */
+export async function readForm(req: IncomingMessage): Promise<Record<string, string>> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  const raw = (await readBody(req, MAX_FORM_BYTES)).toString('utf8');
+  if (type === 'application/x-www-form-urlencoded') {
+    return Object.fromEntries(new URLSearchParams(raw));
+  }
+  if (type !== 'application/json') {
+    throw new InvalidInputError('send application/json or application/x-www-form-urlencoded');
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new InvalidInputError('the body is not valid JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new InvalidInputError('the body must be a JSON object');
+  }
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(parsed)) if (typeof v === 'string') out[k] = v;
+  return out;
+}
+
+/** The session of a request, or undefined after answering 401. */
+export function requireSession(
+  g: GuardOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Session | undefined {
+  const session = g.sessions.fromCookieHeader(req.headers.cookie);
+  if (!session) sendUnauthorized(req, res);
+  return session;
+}
+
+/**
+ * Checks a state-changing request of a session: Origin, then the CSRF token (header
+ * `x-csrf-token` or form field `csrf`). Answers 403 and returns false when either fails.
+ */
+export function checkWrite(
+  g: GuardOptions,
+  session: Session,
+  req: IncomingMessage,
+  res: ServerResponse,
+  form: Record<string, string>,
+): boolean {
+  if (!originAllowed(req, g.allowedOrigins)) {
+    sendJson(res, 403, { error: 'Cross-origin request refused.' });
+    return false;
+  }
+  const header = req.headers['x-csrf-token'];
+  const candidate = typeof header === 'string' ? header : form.csrf;
+  if (!g.sessions.checkCsrf(session, candidate)) {
+    sendJson(res, 403, { error: 'Missing or wrong CSRF token: reload the page.' });
+    return false;
+  }
+  return true;
+}

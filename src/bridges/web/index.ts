@@ -1,0 +1,25 @@
+/**
+ * Public entry of the web console adapter.
+ *
+ * One shared chat: every browser session sees the same chat, `web:console` (so a run started in
+ * one tab is followed in every tab, and a binding made once survives restarts). Its only user is
+ * the local admin, user ref `web:admin` (ChatUser { platform: 'web', id: 'admin' }): whoever holds
+ * a session is the person who started `phasebridge serve`. Private answers and reason prompts go
+ * to the presser's session (and tab) only. Messages, sessions and prompts live in memory.
+ *
+ * Wiring (serve): bind `web:console` to the default workspace and allow `web:admin` as admin;
+ * mount `channel.route` at `/`, `channel.protect(metrics.handler())` at `/metrics` and the health
+ * routes; add the probe `readiness.add('web', async () => channel.running)`; start the channel
+ * with `chatops.handle`; print `channel.loginUrl(server.url)`.
+ */
+export { WebChannel, type WebChannelOptions } from './channel.ts';
+export { WEB_ADMIN } from './inbound.ts';
+export { CONSOLE_CHAT_REF } from './outbound.ts';
+export {
+  orchestratorRunsSource,
+  type RunListItem,
+  type RunsReader,
+  type RunsSource,
+  type RunView,
+  type StepView,
+} from './runs-source.ts';

@@ -1,0 +1,103 @@
+/**
+ * Outbound side of the web console: neutral messages rendered to escaped HTML fragments (pure),
+ * and the console's message refs. Every piece of text is escaped here; nothing else in the
+ * console builds message markup.
+ */
+import { InvalidInputError } from '../../errors.ts';
+import type { MessageRef, OutgoingMessage, RichSegment, RichText } from '../channel.ts';
+import { splitRichTextInto } from '../render-text.ts';
+
+/** The one chat of the console: every browser session shares it (see index.ts). */
+export const CONSOLE_CHAT_REF = 'web:console';
+
+/** Longest text one console message shows; longer text is cut with a marker. */
+export const MAX_WEB_TEXT_LENGTH = 64_000;
+
+const HTML_ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
+
+/** Escapes text for HTML element content and quoted attribute values. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
+}
+
+/** The URL when it is http(s) (or a site-relative path); javascript: and the like are refused. */
+export function safeHref(url: string): string | undefined {
+  if (url.startsWith('/') && !url.startsWith('//')) return url;
+  try {
+    const { protocol } = new URL(url);
+    return protocol === 'http:' || protocol === 'https:' ? url : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function renderSegment(seg: RichSegment): string {
+  const text = escapeHtml(seg.text);
+  switch (seg.kind) {
+    case 'plain':
+      return text;
+    case 'bold':
+      return `<strong>${text}</strong>`;
+    case 'code':
+      return seg.text.includes('\n') ? `<pre><code>${text}</code></pre>` : `<code>${text}</code>`;
+    case 'link': {
+      const href = safeHref(seg.url);
+      return href === undefined
+        ? text
+        : `<a href="${escapeHtml(href)}" rel="noopener noreferrer" target="_blank">${text}</a>`;
+    }
+  }
+}
+
+/** Rich text as escaped HTML (newlines are kept by the page's `white-space: pre-wrap`). */
+export function renderRichHtml(text: RichText): string {
+  return text.map(renderSegment).join('');
+}
+
+/** The inner HTML of a console message: text, fields and buttons. */
+export function renderMessageHtml(message: OutgoingMessage): string {
+  const [text = []] = splitRichTextInto(message.text, MAX_WEB_TEXT_LENGTH, 1);
+  const parts = [`<div class="text">${renderRichHtml(text)}</div>`];
+  if (message.fields && message.fields.length > 0) {
+    const rows = message.fields.map(
+      (f) => `<dt>${escapeHtml(f.label)}</dt><dd>${escapeHtml(f.value)}</dd>`,
+    );
+    parts.push(`<dl class="fields">${rows.join('')}</dl>`);
+  }
+  if (message.buttons && message.buttons.length > 0) {
+    const buttons = message.buttons.map(
+      (b) =>
+        `<button type="button" class="btn btn-${b.style ?? 'default'}" data-token="${escapeHtml(b.id)}">${escapeHtml(b.label)}</button>`,
+    );
+    parts.push(`<div class="buttons">${buttons.join('')}</div>`);
+  }
+  return parts.join('');
+}
+
+/** A message ref: the console chat, this process's boot id, and a sequence number. */
+export function formatMessageRef(boot: string, n: number): MessageRef {
+  return `${CONSOLE_CHAT_REF}#${boot}.${n}`;
+}
+
+/** Checks a message ref's shape (INVALID_INPUT otherwise); whether it is held is another matter. */
+export function assertMessageRef(ref: string): MessageRef {
+  if (!/^web:console#[A-Za-z0-9_-]{1,32}\.[0-9]{1,15}$/.test(ref)) {
+    throw new InvalidInputError(`"${ref.slice(0, 80)}" is not a web console message ref`);
+  }
+  return ref;
+}
+
+/** Refuses any chat ref but the console's. */
+export function assertConsoleChat(chatRef: string): void {
+  if (chatRef !== CONSOLE_CHAT_REF) {
+    throw new InvalidInputError(
+      `the web console has one chat, ${CONSOLE_CHAT_REF}, not ${chatRef}`,
+    );
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * The console page: the chat's held messages, a command box, and a small inline script that
+ * follows /events (new and edited messages, private toasts, reason prompts) and posts commands,
+ * button presses and reasons with the session's CSRF token. Without JavaScript the command box
+ * still works as a plain form.
+ */
+import type { HeldMessage } from '../history.ts';
+import { escapeHtml } from '../outbound.ts';
+import type { PageParts } from './layout.ts';
+
+/** One held message as an <article>; `html` is already escaped by the renderer. */
+export function messageArticle(m: Pick<HeldMessage, 'ref' | 'n' | 'author' | 'html'>): string {
+  return `<article class="msg msg-${m.author}" data-ref="${escapeHtml(m.ref)}" data-n="${m.n}">${m.html}</article>`;
+}
+
+/** The console page's parts (title, body, script). */
+export function consolePage(input: {
+  messages: readonly HeldMessage[];
+  version: number;
+  csrf: string;
+  nonce: string;
+}): PageParts {
+  const list = input.messages.map(messageArticle).join('');
+  const empty =
+    input.messages.length === 0
+      ? '<p class="muted" id="empty">No messages yet. Try <code>help</code> or <code>run demo add a login page</code>.</p>'
+      : '';
+  const body = `${empty}<section id="messages" data-version="${input.version}" aria-live="polite">${list}</section>
+<div id="prompts"></div><div id="toasts" role="status" aria-live="assertive"></div>
+<form class="say" method="post" action="/api/command">
+<input type="hidden" name="csrf" value="${escapeHtml(input.csrf)}">
+<input type="text" name="text" autocomplete="off" autofocus required maxlength="4000" placeholder="run demo add a login page" aria-label="Command">
+<button type="submit" class="btn btn-primary">Send</button></form>`;
+  return {
+    title: 'Console',
+    nonce: input.nonce,
+    body,
+    nav: 'console',
+    csrf: input.csrf,
+    script: CONSOLE_SCRIPT,
+  };
+}
+
+/** The page's script: plain ES2020, no user text inside (it reads everything from the DOM/SSE). */
+const CONSOLE_SCRIPT = `(() => {
+  'use strict';
+  const csrf = document.querySelector('meta[name=csrf-token]').content;
+  const log = document.getElementById('messages');
+  const prompts = document.getElementById('prompts');
+  const toasts = document.getElementById('toasts');
+  const conn = document.getElementById('conn');
+  const randomId = () => Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, '0')).join('');
+  const tab = randomId();
+  function toast(text, error) {
+    const t = document.createElement('div');
+    t.className = error ? 'toast err' : 'toast';
+    t.textContent = text;
+    t.addEventListener('click', () => t.remove());
+    toasts.append(t);
+    setTimeout(() => t.remove(), 8000);
+  }
+  async function post(path, body) {
+    try {
+      const res = await fetch(path, { method: 'POST', credentials: 'same-origin',
+        headers: { 'content-type': 'application/json', 'x-csrf-token': csrf, accept: 'application/json' },
+        body: JSON.stringify(Object.assign({ key: randomId(), tab }, body)) });
+      if (res.ok) return true;
+      const data = await res.json().catch(() => ({}));
+      toast(data.error || ('Request failed (' + res.status + ')'), true);
+      if (res.status === 401) location.reload();
+    } catch (e) { toast('The bridge cannot be reached.', true); }
+    return false;
+  }
+  function upsert(m) {
+    const el = document.createElement('article');
+    el.className = 'msg msg-' + m.author;
+    el.dataset.ref = m.ref; el.dataset.n = String(m.n);
+    el.innerHTML = m.html;
+    const old = log.querySelector('[data-ref="' + CSS.escape(m.ref) + '"]');
+    const nearBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
+    if (old) { old.replaceWith(el); }
+    else {
+      const after = Array.from(log.children).find((c) => Number(c.dataset.n) > m.n);
+      log.insertBefore(el, after || null);
+      const empty = document.getElementById('empty'); if (empty) empty.remove();
+    }
+    if (nearBottom && !old) window.scrollTo(0, document.body.scrollHeight);
+  }
+  function showPrompt(p) {
+    if (prompts.querySelector('[data-ref="' + CSS.escape(p.ref) + '"]')) return;
+    const f = document.createElement('form');
+    f.className = 'prompt'; f.dataset.ref = p.ref;
+    const label = document.createElement('label'); label.textContent = p.text;
+    const input = document.createElement('input'); input.type = 'text'; input.required = true; input.maxLength = 4000;
+    const send = document.createElement('button'); send.type = 'submit'; send.className = 'btn btn-primary'; send.textContent = 'Send';
+    f.append(label, input, send);
+    f.addEventListener('submit', async (e) => {
+      e.preventDefault(); send.disabled = true;
+      if (await post('/api/reply', { ref: p.ref, text: input.value })) f.remove(); else send.disabled = false;
+    });
+    prompts.append(f); input.focus();
+  }
+  const es = new EventSource('/events?tab=' + tab + '&since=' + log.dataset.version);
+  es.addEventListener('msg', (e) => upsert(JSON.parse(e.data)));
+  es.addEventListener('toast', (e) => toast(JSON.parse(e.data).text, false));
+  es.addEventListener('prompt', (e) => showPrompt(JSON.parse(e.data)));
+  es.addEventListener('prompt-done', (e) => {
+    const f = prompts.querySelector('[data-ref="' + CSS.escape(JSON.parse(e.data).ref) + '"]'); if (f) f.remove();
+  });
+  es.addEventListener('open', () => { conn.textContent = 'live'; });
+  es.addEventListener('error', () => {
+    conn.textContent = es.readyState === EventSource.CLOSED ? 'disconnected: reload the page' : 'reconnecting…';
+  });
+  log.addEventListener('click', async (e) => {
+    const b = e.target.closest('button[data-token]');
+    if (!b) return;
+    b.disabled = true;
+    await post('/api/press', { ref: b.closest('[data-ref]').dataset.ref, token: b.dataset.token });
+    b.disabled = false;
+  });
+  const say = document.querySelector('form.say');
+  say.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const input = say.elements.text;
+    if (await post('/api/command', { text: input.value })) input.value = '';
+  });
+})();`;

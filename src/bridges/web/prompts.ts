@@ -1,0 +1,57 @@
+/**
+ * Reason prompts (`askForReason`) waiting for their answer. A prompt belongs to the session (and
+ * tab) that pressed the button; only that session can answer it. In memory: a restart drops
+ * unanswered prompts, like the sessions that could answer them.
+ */
+import type { MessageRef } from '../channel.ts';
+
+/** One open prompt. */
+export interface PendingPrompt {
+  readonly ref: MessageRef;
+  readonly sessionId: string;
+  readonly tab: string | undefined;
+  readonly text: string;
+  /** The message whose button asked for the reason. */
+  readonly messageRef: MessageRef;
+  readonly createdAt: number;
+}
+
+/** Prompts older than this are dropped (nobody is answering them any more). */
+const PROMPT_TTL_MS = 24 * 3600_000;
+
+/** The open prompts. */
+export class PromptBook {
+  readonly #prompts = new Map<MessageRef, PendingPrompt>();
+  readonly #now: () => number;
+
+  constructor(now: () => number = Date.now) {
+    this.#now = now;
+  }
+
+  /** Opens a prompt. */
+  add(p: Omit<PendingPrompt, 'createdAt'>): PendingPrompt {
+    const now = this.#now();
+    for (const [ref, old] of this.#prompts) {
+      if (now - old.createdAt > PROMPT_TTL_MS) this.#prompts.delete(ref);
+    }
+    const prompt = { ...p, createdAt: now };
+    this.#prompts.set(p.ref, prompt);
+    return prompt;
+  }
+
+  /** The open prompt with this ref, when it belongs to the session. */
+  find(ref: MessageRef, sessionId: string): PendingPrompt | undefined {
+    const p = this.#prompts.get(ref);
+    return p?.sessionId === sessionId ? p : undefined;
+  }
+
+  /** Closes a prompt. */
+  remove(ref: MessageRef): void {
+    this.#prompts.delete(ref);
+  }
+
+  /** The session's open prompts, oldest first (replayed to a page that connects). */
+  ofSession(sessionId: string): PendingPrompt[] {
+    return [...this.#prompts.values()].filter((p) => p.sessionId === sessionId);
+  }
+}

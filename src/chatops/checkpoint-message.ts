@@ -1,0 +1,183 @@
+/**
+ * The checkpoint message, pure: rendering it open (with Approve / Reject / Loop back buttons) or
+ * closed (the decision, who, when and why, no buttons), and the button ids. A button id is the
+ * message's opaque token from checkpoint_messages plus a one-letter answer suffix, so one stored
+ * row serves all of a message's buttons and the id stays far below Telegram's 64 bytes.
+ */
+import type {
+  MessageButton,
+  MessageField,
+  OutgoingMessage,
+  RichSegment,
+} from '../bridges/channel.ts';
+import { bold, code, plain, rich } from '../bridges/render-text.ts';
+import type { Actor, CheckpointAnswer, CheckpointState } from '../engine/model.ts';
+import { namesWords, policyWords, timeWords } from './words.ts';
+
+/** What a checkpoint message shows besides the checkpoint itself. */
+export interface CheckpointView {
+  runId: string;
+  checkpoint: CheckpointState;
+  /** Last lines of the step's output (open messages only). */
+  outputTail?: string;
+  /** Where the step's logs are. */
+  logPath?: string;
+  /** The reason the step's agent gave in its directive, when the checkpoint's own reason lacks it. */
+  agentReason?: string;
+}
+
+const SUFFIX: Readonly<Record<CheckpointAnswer, string>> = { approve: 'a', reject: 'r', loop: 'l' };
+const LABEL: Readonly<Record<CheckpointAnswer, string>> = {
+  approve: 'Approve',
+  reject: 'Reject',
+  loop: 'Loop back',
+};
+/** Cap of the agent's reason in a message (a directive reason may be 4000 characters). */
+const MAX_REASON = 1000;
+
+/** The buttons of an open checkpoint message: one per answer the checkpoint allows. */
+export function checkpointButtons(
+  token: string,
+  answers: readonly CheckpointAnswer[],
+): MessageButton[] {
+  const order: CheckpointAnswer[] = ['approve', 'reject', 'loop'];
+  return order
+    .filter((a) => answers.includes(a))
+    .map((a) => ({
+      id: `${token}.${SUFFIX[a]}`,
+      label: LABEL[a],
+      style: a === 'approve' ? 'primary' : a === 'reject' ? 'danger' : 'default',
+    }));
+}
+
+/** Splits a pressed button id into the message token and the answer; undefined when malformed. */
+export function parseButtonId(id: string): { token: string; answer: CheckpointAnswer } | undefined {
+  const m = /^([A-Za-z0-9_-]{16,60})\.([arl])$/.exec(id);
+  if (!m) return undefined;
+  const answer = (Object.keys(SUFFIX) as CheckpointAnswer[]).find((a) => SUFFIX[a] === m[2]);
+  return answer === undefined ? undefined : { token: m[1]!, answer };
+}
+
+/** Why the checkpoint was opened, in words. */
+export function kindWords(cp: CheckpointState): string {
+  switch (cp.when) {
+    case 'before':
+      return `before step ${cp.stepId} runs`;
+    case 'after':
+      return `after step ${cp.stepId}`;
+    case 'directive':
+      return `the agent of step ${cp.stepId} asked for it`;
+    case 'loop-limit':
+      return `step ${cp.stepId} reached its loop limit`;
+    case 'pause':
+      return `step ${cp.stepId} paused`;
+  }
+}
+
+/** The votes so far: "approved by Alice (1 of 2 approvals)". */
+export function votesWords(cp: CheckpointState): string | undefined {
+  const approvers = cp.votes.filter((v) => v.answer === 'approve').map((v) => v.actor);
+  if (approvers.length === 0) return undefined;
+  return `approved by ${namesWords(approvers)} (${approvers.length} of ${cp.policy.approvals} approvals)`;
+}
+
+/** The open message: step, reason, output tail, logs, policy, votes, buttons. */
+export function renderOpenCheckpoint(view: CheckpointView, token: string): OutgoingMessage {
+  const cp = view.checkpoint;
+  const text: RichSegment[] = [
+    plain('✋ '),
+    bold(`Checkpoint ${cp.id}`),
+    plain(` — run ${view.runId}`),
+  ];
+  text.push(plain(`\n${clip(cp.reason, MAX_REASON)}`), ...agentSays(view));
+  if (view.outputTail)
+    text.push(plain(`\n\nLast output of ${cp.stepId}:\n`), code(view.outputTail));
+  if (cp.expiredAt !== undefined) {
+    text.push(plain(`\n\n⌛ Expired at ${timeWords(cp.expiredAt)}; kept open for a human.`));
+  }
+  const fields = baseFields(view);
+  fields.push({ label: 'Policy', value: policyWords(cp.policy) });
+  if (cp.expiresAt !== undefined && cp.expiredAt === undefined) {
+    fields.push({ label: 'Expires', value: timeWords(cp.expiresAt) });
+  }
+  const votes = votesWords(cp);
+  if (votes !== undefined) fields.push({ label: 'Votes', value: votes });
+  return { text: rich(...text), fields, buttons: checkpointButtons(token, cp.answers) };
+}
+
+/** The closed message: the decision (or withdrawal), who, when and why; no buttons. */
+export function renderClosedCheckpoint(view: CheckpointView): OutgoingMessage {
+  const cp = view.checkpoint;
+  const text: RichSegment[] = [plain(`${closedIcon(cp)} `), bold(`Checkpoint ${cp.id}`)];
+  text.push(plain(` — run ${view.runId}\n${outcomeWords(cp)}`));
+  text.push(plain(`\n\n${clip(cp.reason, MAX_REASON)}`), ...agentSays(view));
+  const fields = baseFields(view);
+  const why = cp.decision?.reason ?? cp.withdrawn?.reason;
+  if (why !== undefined) fields.push({ label: 'Reason given', value: clip(why, MAX_REASON) });
+  return { text: rich(...text), fields, buttons: [] };
+}
+
+/** "Approved by Alice and Bob at 2026-11-29 14:30 UTC", "Expired at …, then rejected", … */
+export function outcomeWords(cp: CheckpointState): string {
+  const d = cp.decision;
+  if (d === undefined) {
+    const at = cp.withdrawn ? ` at ${timeWords(cp.withdrawn.at)}` : '';
+    return `Withdrawn${at} (no decision needed any more)`;
+  }
+  const when = timeWords(d.at);
+  if (byExpiry(d.by, d.reason)) return `Expired at ${when}, then ${PAST[d.answer]} automatically`;
+  return `${capital(PAST[d.answer])} by ${namesWords(d.by)} at ${when}`;
+}
+
+const PAST: Readonly<Record<string, string>> = {
+  approve: 'approved',
+  reject: 'rejected',
+  loop: 'sent back (loop)',
+  'expired-keep': 'expired',
+};
+
+function closedIcon(cp: CheckpointState): string {
+  const d = cp.decision;
+  if (d === undefined) return '➖';
+  if (byExpiry(d.by, d.reason)) return '⌛';
+  return d.answer === 'approve' ? '✅' : d.answer === 'reject' ? '❌' : '↩️';
+}
+
+/** An expiry decides in the system's name (see decideExpireCheckpoint). */
+export function byExpiry(by: readonly Actor[], reason: string | undefined): boolean {
+  return (
+    by.length > 0 && by.every((a) => a.id === 'system') && (reason ?? '').startsWith('expired')
+  );
+}
+
+function agentSays(view: CheckpointView): RichSegment[] {
+  return view.agentReason ? [plain(`\nThe agent says: ${clip(view.agentReason, MAX_REASON)}`)] : [];
+}
+
+function baseFields(view: CheckpointView): MessageField[] {
+  const fields: MessageField[] = [{ label: 'Step', value: kindWords(view.checkpoint) }];
+  if (view.logPath !== undefined) fields.push({ label: 'Logs', value: view.logPath });
+  return fields;
+}
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+const capital = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
+
+/** What a counted vote did, for the voter's private answer: "approved — 1 of 2 approvals". */
+export function voteResultWords(cp: CheckpointState): string {
+  const approvals = cp.votes.filter((v) => v.answer === 'approve').length;
+  const count = `${approvals} of ${cp.policy.approvals} approval${cp.policy.approvals === 1 ? '' : 's'}`;
+  switch (cp.decision?.answer) {
+    case undefined:
+      return `approved — ${count}`;
+    case 'approve':
+      return `approved — ${count}; the run moves on`;
+    case 'reject':
+      return 'rejected — the run is stopped';
+    default:
+      return 'sent back — the loop runs again';
+  }
+}

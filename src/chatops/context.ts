@@ -1,0 +1,111 @@
+/**
+ * What every chatops part shares: the orchestrator, bridge.db, the channels, the log and the
+ * clock, plus the small lookups built on them (channel of a chat, actor of a user, who may act
+ * in a chat, audit entries).
+ */
+import type { Channel, ChatRef, ChatUser, Platform } from '../bridges/channel.ts';
+import type { BindingRecord, Repositories } from '../db/repositories/index.ts';
+import type { AuditOutcome, Role } from '../db/schema.ts';
+import type { Actor } from '../engine/model.ts';
+import type { Log } from '../log.ts';
+import type { ChatOpsOrchestrator } from './ports.ts';
+
+/** The shared dependencies of chatops. */
+export interface ChatOpsDeps {
+  readonly orchestrator: ChatOpsOrchestrator;
+  readonly repos: Repositories;
+  readonly channels: ReadonlyMap<Platform, Channel>;
+  readonly log: Log;
+  readonly clock: () => Date;
+  readonly defaultWorkspace: string;
+}
+
+/** Who is acting in which chat, and what they may do there. */
+export interface Access {
+  readonly actor: Actor;
+  /** The binding serving the chat (thread binding first, then chat-wide); null = unbound. */
+  readonly binding: BindingRecord | null;
+  /** The user's effective role there (global or binding); null = none. */
+  readonly role: Role | null;
+}
+
+/** The engine actor of a chat user: the immutable `platform:id`, the display name for humans. */
+export function actorOf(user: ChatUser): Actor {
+  return { id: `${user.platform}:${user.id}`, name: user.display || user.id };
+}
+
+/** The platform a chat ref belongs to (its first part). */
+export function platformOf(chatRef: ChatRef): string {
+  return chatRef.slice(0, chatRef.indexOf(':'));
+}
+
+/** The chat ref without its thread (a binding's `chatRef`); a thread-less ref is returned as is. */
+export function parentChatRef(chatRef: ChatRef, threadRef?: string): ChatRef {
+  const suffix = threadRef === undefined ? '' : `:${threadRef}`;
+  return suffix !== '' && chatRef.endsWith(suffix) ? chatRef.slice(0, -suffix.length) : chatRef;
+}
+
+/** The channel that serves a chat ref, or undefined when that platform is not configured. */
+export function channelFor(deps: ChatOpsDeps, chatRef: ChatRef): Channel | undefined {
+  return deps.channels.get(platformOf(chatRef) as Platform);
+}
+
+/** A bound chat as a chat ref messages can be sent to (the thread appended when bound to one). */
+export function bindingChatRef(b: BindingRecord): ChatRef {
+  return b.thread === null ? b.chatRef : `${b.chatRef}:${b.thread}`;
+}
+
+/** Resolves the binding of the chat an event came from and the user's role there. */
+export async function resolveAccess(
+  deps: ChatOpsDeps,
+  chatRef: ChatRef,
+  threadRef: string | undefined,
+  user: ChatUser,
+): Promise<Access> {
+  const binding = await deps.repos.bindings.find(parentChatRef(chatRef, threadRef), threadRef);
+  const role = await deps.repos.allowlist.roleOf(user.platform, user.id, binding?.id ?? null);
+  return { actor: actorOf(user), binding, role };
+}
+
+/** One audit entry of a chat action; `key` is the event's idempotency key (kept for dedupe). */
+export interface ChatAudit {
+  actor: Actor;
+  action: string;
+  chatRef: ChatRef;
+  outcome: AuditOutcome;
+  key: string;
+  target?: string;
+  detail?: string;
+}
+
+/** The marker of an idempotency key inside an audit detail. */
+export const keyMarker = (key: string): string => `[key ${key}]`;
+
+/** Writes an audit entry; a failure to audit is logged, never shown to the chat user. */
+export async function audit(deps: ChatOpsDeps, entry: ChatAudit): Promise<void> {
+  const detail = [keyMarker(entry.key), entry.detail].filter(Boolean).join(' ');
+  try {
+    await deps.repos.audit.record({
+      at: deps.clock().getTime(),
+      actor: entry.actor.id,
+      action: entry.action,
+      target: entry.target ?? null,
+      chatRef: entry.chatRef,
+      outcome: entry.outcome,
+      detail,
+    });
+  } catch (err) {
+    deps.log.error({ err, action: entry.action }, 'chatops: could not write the audit entry');
+  }
+}
+
+/** True when an audit entry for this actor, action and idempotency key exists (dedupe after restart). */
+export async function alreadyAudited(
+  deps: ChatOpsDeps,
+  actor: Actor,
+  action: string,
+  key: string,
+): Promise<boolean> {
+  const recent = await deps.repos.audit.listRecent({ actor: actor.id, action, limit: 100 });
+  return recent.some((e) => e.outcome === 'allowed' && (e.detail ?? '').includes(keyMarker(key)));
+}

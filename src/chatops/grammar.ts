@@ -1,0 +1,229 @@
+/**
+ * The chat command grammar, the same on every platform: verbs, their usage lines, and parsing of
+ * a command's argument text into a typed command. Pure; no I/O.
+ */
+import { ROLES } from '../db/repositories/allowlist.ts';
+import type { Role } from '../db/schema.ts';
+import { RUN_ID_PATTERN } from '../engine/model.ts';
+import { restOf, type Token, tokenize } from './tokenize.ts';
+
+/** Every verb, in the order `help` lists them. */
+export const VERBS = [
+  'run',
+  'status',
+  'runs',
+  'approve',
+  'reject',
+  'cancel',
+  'resume',
+  'skip',
+  'retry',
+  'revert',
+  'agents',
+  'workflows',
+  'bind',
+  'allow',
+  'deny',
+  'whoami',
+  'pair',
+  'help',
+] as const;
+
+/** One chat verb. */
+export type Verb = (typeof VERBS)[number];
+
+/** Usage line and one-line description per verb. */
+export const USAGE: Readonly<Record<Verb, { usage: string; about: string }>> = {
+  run: {
+    usage: 'run <workflow> [spec…]',
+    about: 'start a run; reply to a message with `run <workflow>` to use it as the spec',
+  },
+  status: { usage: 'status [run]', about: "a run's progress (default: this chat's active runs)" },
+  runs: { usage: 'runs', about: "this chat's recent runs" },
+  approve: { usage: 'approve [run] [reason]', about: 'approve the open checkpoint' },
+  reject: { usage: 'reject [run] <reason>', about: 'reject the open checkpoint' },
+  cancel: { usage: 'cancel <run> [reason]', about: 'cancel a run' },
+  resume: { usage: 'resume <run>', about: 'resume a paused or interrupted run' },
+  skip: { usage: 'skip <run> [reason]', about: "skip the run's current step" },
+  retry: { usage: 'retry <run>', about: 'run the failed step again' },
+  revert: {
+    usage: 'revert <run> <step>',
+    about: 'go back to a step; it and later steps run again',
+  },
+  agents: { usage: 'agents', about: 'the named agents' },
+  workflows: { usage: 'workflows', about: "the workflows of this chat's workspace" },
+  bind: {
+    usage: 'bind <workspace> [workflow]',
+    about: 'serve this chat with another workspace (and default workflow)',
+  },
+  allow: { usage: 'allow <user> <role>', about: `give a user a role here (${ROLES.join(', ')})` },
+  deny: { usage: 'deny <user>', about: "remove a user's role here" },
+  whoami: { usage: 'whoami', about: 'your id and role here' },
+  pair: {
+    usage: 'pair <code>',
+    about: 'bind this chat with a code printed by `phasebridge serve`',
+  },
+  help: { usage: 'help [command]', about: 'the commands, or one command' },
+};
+
+/** Other names a verb is known by (`start` is what Telegram sends when a chat opens the bot). */
+const ALIASES: Readonly<Record<string, Verb>> = { start: 'help', list: 'runs' };
+
+/** A parsed chat command. */
+export type ParsedCommand =
+  /** `first`/`rest`: the first word and what follows; `text`: all of it (for a default workflow). */
+  | { verb: 'run'; first?: string; rest?: string; text?: string }
+  | { verb: 'status'; runId?: string }
+  | { verb: 'approve'; runId?: string; reason?: string }
+  | { verb: 'reject'; runId?: string; reason: string }
+  | { verb: 'cancel' | 'skip'; runId: string; reason?: string }
+  | { verb: 'resume' | 'retry'; runId: string }
+  | { verb: 'revert'; runId: string; stepId: string }
+  | { verb: 'bind'; workspace: string; workflow?: string }
+  | { verb: 'allow'; user: string; role: Role }
+  | { verb: 'deny'; user: string }
+  | { verb: 'pair'; code: string }
+  | { verb: 'help'; topic?: string }
+  | { verb: 'runs' | 'agents' | 'workflows' | 'whoami' };
+
+/** Why a command could not be parsed; `verb` is set when the verb was known (bad arguments). */
+export interface ParseFailure {
+  readonly verb?: Verb;
+  readonly problem: string;
+}
+
+/** Parse outcome. */
+export type ParseResult =
+  | { ok: true; command: ParsedCommand }
+  | { ok: false; failure: ParseFailure };
+
+/** The verb a name stands for (case-insensitive, aliases included), or undefined. */
+export function verbOf(name: string): Verb | undefined {
+  const n = name.toLowerCase();
+  return (VERBS as readonly string[]).includes(n) ? (n as Verb) : ALIASES[n];
+}
+
+/** True when `text` has the shape of a run id. */
+export const isRunId = (text: string): boolean => RUN_ID_PATTERN.test(text);
+
+/**
+ * The argument text of a command: `rawText` without its leading `/verb[@bot]`; when the raw text
+ * does not start with the verb (an adapter that strips it), the words joined by spaces.
+ */
+export function argumentText(name: string, rawText: string, args: readonly string[]): string {
+  const m = /^\s*\/?([^\s@]+)(@\S*)?/.exec(rawText);
+  if (m && m[1]!.toLowerCase() === name.toLowerCase()) return rawText.slice(m[0].length);
+  return args.join(' ');
+}
+
+/** Parses a verb and its argument text. */
+export function parseCommand(name: string, text: string): ParseResult {
+  const verb = verbOf(name);
+  if (verb === undefined) return fail(undefined, `unknown command "${name}"`);
+  const tokens = tokenize(text);
+  const words = tokens.map((t) => t.value);
+  const count = (min: number, max: number) => words.length >= min && words.length <= max;
+  const ok = (command: ParsedCommand): ParseResult => ({ ok: true, command });
+  switch (verb) {
+    case 'run':
+      return ok({ verb, ...runArgs(text, tokens) });
+    case 'status':
+      if (!count(0, 1) || (words[0] !== undefined && !isRunId(words[0]))) return bad(verb);
+      return ok(words[0] === undefined ? { verb } : { verb, runId: words[0] });
+    case 'approve':
+    case 'reject':
+      return answerArgs(verb, text, tokens);
+    case 'cancel':
+    case 'skip':
+      if (words[0] === undefined || !isRunId(words[0])) return bad(verb);
+      return ok(withReason({ verb, runId: words[0] }, restOf(text, tokens, 1)));
+    case 'resume':
+    case 'retry':
+      if (!count(1, 1) || !isRunId(words[0]!)) return bad(verb);
+      return ok({ verb, runId: words[0]! });
+    case 'revert':
+      if (!count(2, 2) || !isRunId(words[0]!)) return bad(verb);
+      return ok({ verb, runId: words[0]!, stepId: words[1]! });
+    case 'bind':
+      if (!count(1, 2)) return bad(verb);
+      return ok({
+        verb,
+        workspace: words[0]!,
+        ...(words[1] !== undefined && { workflow: words[1] }),
+      });
+    case 'allow': {
+      const role = words[1]?.toLowerCase();
+      if (!count(2, 2)) return bad(verb);
+      if (!(ROLES as readonly string[]).includes(role!)) {
+        return fail(verb, `"${words[1]}" is not a role; roles: ${ROLES.join(', ')}`);
+      }
+      return ok({ verb, user: words[0]!, role: role as Role });
+    }
+    case 'deny':
+      return count(1, 1) ? ok({ verb, user: words[0]! }) : bad(verb);
+    case 'pair':
+      return count(1, 1) ? ok({ verb, code: words[0]! }) : bad(verb);
+    case 'help':
+      if (!count(0, 1)) return bad(verb);
+      return ok(words[0] === undefined ? { verb } : { verb, topic: words[0].replace(/^\//, '') });
+    default:
+      return count(0, 0) ? ok({ verb }) : bad(verb);
+  }
+}
+
+function runArgs(text: string, tokens: readonly Token[]) {
+  const first = tokens[0]?.value;
+  const rest = restOf(text, tokens, 1);
+  const all = restOf(text, tokens, 0);
+  return {
+    ...(first !== undefined && { first }),
+    ...(rest !== undefined && { rest }),
+    ...(all !== undefined && { text: all }),
+  };
+}
+
+/** `approve [run] [reason]` / `reject [run] <reason>`: a first word shaped like a run id is one. */
+function answerArgs(verb: 'approve' | 'reject', text: string, tokens: readonly Token[]) {
+  const hasRun = tokens[0] !== undefined && !tokens[0].quoted && isRunId(tokens[0].value);
+  const reason = restOf(text, tokens, hasRun ? 1 : 0);
+  const runId = hasRun ? { runId: tokens[0]!.value } : {};
+  if (verb === 'reject') {
+    if (reason === undefined || reason === '') return fail(verb, 'a reject needs a reason');
+    return { ok: true, command: { verb, ...runId, reason } } as const;
+  }
+  return { ok: true, command: withReason({ verb, ...runId }, reason) } as const;
+}
+
+function withReason<T extends object>(
+  base: T,
+  reason: string | undefined,
+): T & { reason?: string } {
+  return reason === undefined || reason === '' ? base : { ...base, reason };
+}
+
+function bad(verb: Verb): ParseResult {
+  return fail(verb, 'bad arguments');
+}
+
+function fail(verb: Verb | undefined, problem: string): ParseResult {
+  return { ok: false, failure: verb === undefined ? { problem } : { verb, problem } };
+}
+
+/** `Usage: <usage line> — <about>` for one verb. */
+export function usageOf(verb: Verb): string {
+  return `Usage: ${USAGE[verb].usage} — ${USAGE[verb].about}`;
+}
+
+/** The whole command list, one usage line each. */
+export function helpText(): string {
+  const lines = VERBS.map((v) => `${USAGE[v].usage} — ${USAGE[v].about}`);
+  return ['Commands:', ...lines].join('\n');
+}
+
+/** What to answer a failed parse: the problem and that command's usage (or the list). */
+export function failureText(failure: ParseFailure): string {
+  if (failure.verb === undefined) return `${capitalise(failure.problem)}.\n${helpText()}`;
+  return `${capitalise(failure.problem)}.\n${usageOf(failure.verb)}`;
+}
+
+const capitalise = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);

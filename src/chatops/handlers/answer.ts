@@ -1,0 +1,68 @@
+/**
+ * `approve [run] [reason]` and `reject [run] <reason>` typed as commands. Without a run id they
+ * act on the chat's single open checkpoint; with several open, the chat is asked to name one.
+ */
+import type { CheckpointState } from '../../engine/model.ts';
+import { voteResultWords } from '../checkpoint-message.ts';
+import type { ParsedCommand } from '../grammar.ts';
+import { findCheckpoint } from '../presenter.ts';
+import { type CommandContext, type HandlerResult, visibleRun, visibleRuns } from './types.ts';
+
+type Answer = Extract<ParsedCommand, { verb: 'approve' | 'reject' }>;
+
+/** Votes on the open checkpoint of the named run, or of the chat's only awaiting run. */
+export async function answerCommand(ctx: CommandContext, cmd: Answer): Promise<HandlerResult> {
+  const target = await targetOf(ctx, cmd.runId);
+  if ('outcome' in target) return target;
+  const { runId, checkpoint } = target;
+  const answer = cmd.verb;
+  const result = await ctx.deps.orchestrator.command(runId, ctx.event.idempotencyKey, {
+    type: 'answerCheckpoint',
+    checkpointId: checkpoint.id,
+    answer,
+    actor: ctx.access.actor,
+    ...(cmd.reason !== undefined && { reason: cmd.reason }),
+  });
+  if (!result.ok) {
+    const why = result.rejection.message;
+    return { outcome: 'failed', target: runId, detail: why, reply: `Could not ${answer}: ${why}` };
+  }
+  const after = findCheckpoint(result.state, checkpoint.id) ?? checkpoint;
+  const words = voteResultWords(after);
+  return {
+    outcome: 'allowed',
+    target: runId,
+    detail: `${answer} ${checkpoint.id}`,
+    reply: `Checkpoint ${checkpoint.id} of run ${runId}: ${words}.`,
+  };
+}
+
+type Target = { runId: string; checkpoint: CheckpointState } | HandlerResult;
+
+async function targetOf(ctx: CommandContext, runId: string | undefined): Promise<Target> {
+  const { orchestrator } = ctx.deps;
+  if (runId !== undefined) {
+    await visibleRun(ctx, runId);
+    const state = await orchestrator.getRun(runId);
+    if (state.checkpoint === null) {
+      const reply = `Run ${runId} has no open checkpoint (it is ${state.status}).`;
+      return { outcome: 'failed', target: runId, detail: 'no open checkpoint', reply };
+    }
+    return { runId, checkpoint: state.checkpoint };
+  }
+  const awaiting = await visibleRuns(ctx, { status: 'awaiting' });
+  const open: { runId: string; checkpoint: CheckpointState }[] = [];
+  for (const r of awaiting) {
+    const state = await orchestrator.getRun(r.id);
+    if (state.checkpoint) open.push({ runId: r.id, checkpoint: state.checkpoint });
+  }
+  if (open.length === 1) return open[0]!;
+  if (open.length === 0) {
+    return { outcome: 'failed', detail: 'no open checkpoint', reply: 'No open checkpoint here.' };
+  }
+  const lines = open.map(
+    (o) => `• ${o.runId}: checkpoint ${o.checkpoint.id} (${o.checkpoint.reason})`,
+  );
+  const reply = [`${open.length} open checkpoints here; name the run:`, ...lines].join('\n');
+  return { outcome: 'failed', detail: 'several open checkpoints', reply };
+}

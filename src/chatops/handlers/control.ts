@@ -1,0 +1,55 @@
+/** `cancel`, `resume`, `skip`, `retry` and `revert`: steering a run through the engine. */
+import type { ParsedCommand } from '../grammar.ts';
+import type { CommandInput } from '../ports.ts';
+import { type CommandContext, type HandlerResult, visibleRun } from './types.ts';
+
+type Control = Extract<ParsedCommand, { verb: 'cancel' | 'skip' | 'resume' | 'retry' | 'revert' }>;
+
+const DONE: Readonly<Record<Control['verb'], string>> = {
+  cancel: 'Cancelled',
+  resume: 'Resumed',
+  skip: 'Skipped the current step of',
+  retry: 'Retrying the failed step of',
+  revert: 'Reverted',
+};
+
+/** Commits the verb's engine command under the event's idempotency key; the engine's refusal is the reply. */
+export async function controlCommand(ctx: CommandContext, cmd: Control): Promise<HandlerResult> {
+  await visibleRun(ctx, cmd.runId);
+  const result = await ctx.deps.orchestrator.command(
+    cmd.runId,
+    ctx.event.idempotencyKey,
+    engineCommand(ctx, cmd),
+  );
+  if (!result.ok) {
+    const why = result.rejection.message;
+    return {
+      outcome: 'failed',
+      target: cmd.runId,
+      detail: why,
+      reply: `Could not ${cmd.verb}: ${why}`,
+    };
+  }
+  const to = cmd.verb === 'revert' ? ` to step ${cmd.stepId}` : '';
+  return {
+    outcome: 'allowed',
+    target: cmd.runId,
+    reply: `${DONE[cmd.verb]} run ${cmd.runId}${to}.`,
+  };
+}
+
+function engineCommand(ctx: CommandContext, cmd: Control): CommandInput {
+  const actor = ctx.access.actor;
+  switch (cmd.verb) {
+    case 'cancel':
+      return { type: 'cancel', actor, ...(cmd.reason !== undefined && { reason: cmd.reason }) };
+    case 'skip':
+      return { type: 'skip', actor, ...(cmd.reason !== undefined && { reason: cmd.reason }) };
+    case 'resume':
+      return { type: 'resume', actor };
+    case 'retry':
+      return { type: 'retry', actor };
+    case 'revert':
+      return { type: 'revert', actor, toStepId: cmd.stepId, source: 'command' };
+  }
+}

@@ -1,0 +1,33 @@
+/** `whoami` and `help`: answered in every chat, bound or not. */
+import { REQUIRED_ROLE } from '../authorize.ts';
+import type { ParsedCommand } from '../grammar.ts';
+import { helpText, usageOf, verbOf } from '../grammar.ts';
+import type { CommandContext, HandlerResult } from './types.ts';
+
+/** `whoami`: the sender's immutable id, this chat, and their role here. */
+export async function whoamiCommand(ctx: CommandContext): Promise<HandlerResult> {
+  const { actor, binding, role } = ctx.access;
+  const lines = [`You are ${actor.id} (${actor.name}).`, `This chat is ${ctx.event.chatRef}.`];
+  if (binding === null) {
+    lines.push('It is not bound to a workspace: an admin can pair it with `pair <code>`.');
+  } else {
+    lines.push(`It works in ${binding.workspace}.`);
+    lines.push(role ? `Your role here: ${role}.` : 'You have no role here.');
+  }
+  return { outcome: 'allowed', reply: lines.join('\n') };
+}
+
+/** `help [command]`: every command, or one command's usage and the role it needs. */
+export async function helpCommand(
+  _ctx: CommandContext,
+  cmd: Extract<ParsedCommand, { verb: 'help' }>,
+): Promise<HandlerResult> {
+  if (cmd.topic === undefined) return { outcome: 'allowed', reply: helpText() };
+  const verb = verbOf(cmd.topic);
+  if (verb === undefined) {
+    return { outcome: 'allowed', reply: `Unknown command "${cmd.topic}".\n${helpText()}` };
+  }
+  const role = REQUIRED_ROLE[verb];
+  const needs = role === null ? 'Anyone may use it.' : `Needs the ${role} role.`;
+  return { outcome: 'allowed', reply: `${usageOf(verb)}\n${needs}` };
+}

@@ -1,0 +1,59 @@
+/**
+ * Reads the last lines of a step's log for a checkpoint message. Only the file's tail is read.
+ * ANSI colours are removed; JSON event lines (Claude stream-json, Codex --json) are dropped
+ * except a final `result` text, so the tail shows what a human would want to read.
+ */
+import { open } from 'node:fs/promises';
+
+/** Options of `readLogTail`. */
+export interface TailOptions {
+  maxLines?: number;
+  maxChars?: number;
+  /** Bytes read from the end of the file. */
+  maxBytes?: number;
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching ANSI escapes is the point.
+const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]/g;
+
+/** The last lines of the file at `path`; undefined when it is missing or has no readable text. */
+export async function readLogTail(
+  path: string,
+  opts: TailOptions = {},
+): Promise<string | undefined> {
+  const maxLines = opts.maxLines ?? 15;
+  const maxChars = opts.maxChars ?? 1500;
+  const maxBytes = opts.maxBytes ?? 16_384;
+  let handle: Awaited<ReturnType<typeof open>> | undefined;
+  try {
+    handle = await open(path, 'r');
+    const { size } = await handle.stat();
+    const start = Math.max(0, size - maxBytes);
+    const buf = Buffer.alloc(size - start);
+    await handle.read(buf, 0, buf.length, start);
+    let lines = buf.toString('utf8').split('\n');
+    // The first line may be cut in the middle (or mid-character) when reading from an offset.
+    if (start > 0) lines = lines.slice(1);
+    const kept = lines.map(readable).filter((l): l is string => l !== undefined && l.trim() !== '');
+    const tail = kept.slice(-maxLines).join('\n');
+    if (tail === '') return undefined;
+    return tail.length > maxChars ? `…${tail.slice(tail.length - maxChars + 1)}` : tail;
+  } catch {
+    return undefined;
+  } finally {
+    await handle?.close();
+  }
+}
+
+/** A log line as shown: colours removed; JSON events dropped unless they carry a result text. */
+export function readable(line: string): string | undefined {
+  const plain = line.replace(ANSI, '').replace(/\r$/, '');
+  const trimmed = plain.trim();
+  if (!trimmed.startsWith('{') || !trimmed.endsWith('}')) return plain;
+  try {
+    const event = JSON.parse(trimmed) as { result?: unknown };
+    return typeof event.result === 'string' ? event.result : undefined;
+  } catch {
+    return plain;
+  }
+}

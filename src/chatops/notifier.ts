@@ -1,0 +1,129 @@
+/**
+ * The notifier: who follows a run, and one status message per run per chat, edited in place as
+ * steps start and finish (edits coalesced: latest state wins, at most one edit per interval).
+ * Ends and blocks get a NEW message, since edits do not make phones ping.
+ *
+ * Status message refs are kept in memory only: after a restart the next update of a run posts a
+ * fresh status message in each chat (the old one keeps its last state).
+ */
+import { resolve } from 'node:path';
+import type { MessageRef } from '../bridges/channel.ts';
+import type { RunEvent } from '../engine/events.ts';
+import { isTerminal, type RunState } from '../engine/model.ts';
+import { Coalescer, REAL_TIMERS, type Timers } from './coalescer.ts';
+import { bindingChatRef, type ChatOpsDeps, channelFor } from './context.ts';
+import { outcomeMessage, renderStatus } from './status-message.ts';
+
+/** Posts and edits status messages and announces run ends. */
+export class Notifier {
+  readonly #deps: ChatOpsDeps;
+  readonly #edits: Coalescer;
+  /** Chats that asked to follow a run (e.g. the chat that started it), besides bound ones. */
+  readonly #followers = new Map<string, Set<string>>();
+  readonly #statusRefs = new Map<string, MessageRef>();
+  readonly #latest = new Map<string, RunState>();
+  readonly #chats = new Map<string, readonly string[]>();
+  readonly #progress = new Map<string, { stepId: string; text: string }>();
+
+  /** `editIntervalMs`: minimum time between two edits of one status message. */
+  constructor(deps: ChatOpsDeps, editIntervalMs: number, timers: Timers = REAL_TIMERS) {
+    this.#deps = deps;
+    const onError = (err: unknown) =>
+      deps.log.warn({ err }, 'chatops: status message not delivered');
+    this.#edits = new Coalescer(editIntervalMs, onError, timers);
+  }
+
+  /**
+   * The chats that follow a run: the chat it was started from (runs index), chats that asked to
+   * follow it, and every chat bound to the run's workspace.
+   */
+  async followers(state: RunState): Promise<string[]> {
+    const chats = new Set(this.#followers.get(state.id) ?? []);
+    const indexed = await this.#deps.repos.runs.get(state.id);
+    if (indexed?.originChat) chats.add(indexed.originChat);
+    const workspace = resolve(state.workspace);
+    for (const b of await this.#deps.repos.bindings.list()) {
+      if (resolve(b.workspace) === workspace) chats.add(bindingChatRef(b));
+    }
+    return [...chats].filter((c) => channelFor(this.#deps, c) !== undefined);
+  }
+
+  /** Makes `chat` follow a run; it gets the status message at the run's next update (or now). */
+  follow(runId: string, chat: string): void {
+    const set = this.#followers.get(runId) ?? new Set<string>();
+    this.#followers.set(runId, set);
+    if (set.has(chat)) return;
+    set.add(chat);
+    const chats = this.#chats.get(runId);
+    if (chats && !chats.includes(chat)) this.#chats.set(runId, [...chats, chat]);
+    if (this.#latest.has(runId)) this.#schedule(runId, chat);
+  }
+
+  /** A run changed: schedule status edits; announce an end or a block with a new message. */
+  async update(
+    state: RunState,
+    events: readonly RunEvent[],
+    chats: readonly string[],
+  ): Promise<void> {
+    this.#latest.set(state.id, state);
+    this.#chats.set(state.id, chats);
+    const progress = this.#progress.get(state.id);
+    if (progress && state.steps.find((s) => s.id === progress.stepId)?.status !== 'running') {
+      this.#progress.delete(state.id);
+    }
+    for (const chat of chats) this.#schedule(state.id, chat);
+    const ended = isTerminal(state.status);
+    if (!ended && !events.some((e) => e.type === 'runBlocked')) return;
+    // The status message shows the final state before the announcement arrives.
+    await Promise.all(chats.map((c) => this.#edits.settled(statusKey(state.id, c))));
+    for (const chat of chats) {
+      await channelFor(this.#deps, chat)
+        ?.send(chat, outcomeMessage(state))
+        .catch((err: unknown) =>
+          this.#deps.log.warn({ err, chat }, 'chatops: run end not announced'),
+        );
+    }
+    if (ended) this.#forget(state.id, chats);
+  }
+
+  /** A running step printed a progress line: shown in the status message. */
+  progress(runId: string, stepId: string, text: string): void {
+    const state = this.#latest.get(runId);
+    if (state?.steps.find((s) => s.id === stepId)?.status !== 'running') return;
+    this.#progress.set(runId, { stepId, text });
+    for (const chat of this.#chats.get(runId) ?? []) this.#schedule(runId, chat);
+  }
+
+  /** Delivers every pending status edit now (at shutdown). */
+  flush(): Promise<void> {
+    return this.#edits.flushAll();
+  }
+
+  #schedule(runId: string, chat: string): void {
+    const key = statusKey(runId, chat);
+    this.#edits.push(key, async () => {
+      const state = this.#latest.get(runId);
+      const channel = channelFor(this.#deps, chat);
+      if (!state || !channel) return;
+      const message = renderStatus(
+        state,
+        this.#deps.clock().getTime(),
+        this.#progress.get(runId)?.text,
+      );
+      const ref = this.#statusRefs.get(key);
+      if (ref === undefined) this.#statusRefs.set(key, await channel.send(chat, message));
+      else await channel.edit(ref, message);
+    });
+  }
+
+  #forget(runId: string, chats: readonly string[]): void {
+    for (const chat of chats) {
+      this.#edits.forget(statusKey(runId, chat));
+      this.#statusRefs.delete(statusKey(runId, chat));
+    }
+    for (const map of [this.#followers, this.#latest, this.#chats, this.#progress])
+      map.delete(runId);
+  }
+}
+
+const statusKey = (runId: string, chat: string): string => `${runId}|${chat}`;

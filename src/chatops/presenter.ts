@@ -1,0 +1,136 @@
+/**
+ * The checkpoint presenter's message side: when a checkpoint opens, a new message with buttons in
+ * every chat that follows the run; when it changes (a vote, an expiry, the decision), every copy
+ * in every chat is edited. Copies and their button tokens live in bridge.db (checkpoint_messages),
+ * so presses on messages sent before a restart still resolve.
+ */
+import type { RunEvent } from '../engine/events.ts';
+import type { CheckpointState, RunState } from '../engine/model.ts';
+import {
+  byExpiry,
+  type CheckpointView,
+  renderClosedCheckpoint,
+  renderOpenCheckpoint,
+} from './checkpoint-message.ts';
+import { type ChatOpsDeps, channelFor } from './context.ts';
+import { readLogTail } from './log-tail.ts';
+
+/** Event types that change a checkpoint's message. */
+const CHANGES = new Set<RunEvent['type']>([
+  'checkpointVoted',
+  'checkpointResolved',
+  'checkpointExpired',
+  'checkpointWithdrawn',
+]);
+
+/** The checkpoint with this id in a run (open or in the history). */
+export function findCheckpoint(state: RunState, id: string): CheckpointState | undefined {
+  return state.checkpoint?.id === id
+    ? state.checkpoint
+    : state.checkpoints.find((c) => c.id === id);
+}
+
+/** Posts and edits checkpoint messages. */
+export class CheckpointPresenter {
+  readonly #deps: ChatOpsDeps;
+
+  /** Uses the shared chatops dependencies. */
+  constructor(deps: ChatOpsDeps) {
+    this.#deps = deps;
+  }
+
+  /** Applies one run update's checkpoint events: new messages for opened, edits for changes. */
+  async apply(
+    state: RunState,
+    events: readonly RunEvent[],
+    chats: readonly string[],
+  ): Promise<void> {
+    const changed = new Set<string>();
+    for (const e of events) {
+      if (e.type === 'checkpointOpened') await this.post(state, e.checkpoint, chats);
+      else if (CHANGES.has(e.type) && 'checkpointId' in e) changed.add(e.checkpointId);
+    }
+    for (const id of changed) await this.refresh(state, id);
+  }
+
+  /** Sends the open checkpoint's message to every chat that does not have a copy yet. */
+  async post(state: RunState, cp: CheckpointState, chats: readonly string[]): Promise<void> {
+    const { repos, log } = this.#deps;
+    const have = new Set(
+      (await repos.checkpointMessages.listByCheckpoint(state.id, cp.id)).map((r) => r.chatRef),
+    );
+    const targets = chats.filter((c) => !have.has(c) && channelFor(this.#deps, c) !== undefined);
+    if (targets.length === 0) return;
+    const view = await this.#view(state, cp, true);
+    for (const chat of targets) {
+      try {
+        // Stored before sending, so a press racing the send finds its token.
+        const row = await repos.checkpointMessages.add({
+          runId: state.id,
+          checkpointId: cp.id,
+          chatRef: chat,
+        });
+        const ref = await channelFor(this.#deps, chat)!.send(
+          chat,
+          renderOpenCheckpoint(view, row.buttonToken),
+        );
+        await repos.checkpointMessages.setMessageRef(row.id, ref);
+      } catch (err) {
+        log.error(
+          { err, runId: state.id, checkpoint: cp.id, chat },
+          'chatops: could not post the checkpoint',
+        );
+      }
+    }
+  }
+
+  /** Edits every copy of a checkpoint's message to its current state; closes the rows when it closed. */
+  async refresh(state: RunState, checkpointId: string): Promise<void> {
+    const { repos, log } = this.#deps;
+    const cp = findCheckpoint(state, checkpointId);
+    if (!cp) return;
+    const open = state.checkpoint?.id === cp.id;
+    const rows = await repos.checkpointMessages.listByCheckpoint(state.id, cp.id);
+    const view = await this.#view(state, cp, open);
+    for (const row of rows) {
+      const channel = channelFor(this.#deps, row.chatRef);
+      if (row.messageRef === null || !channel) continue;
+      const message = open
+        ? renderOpenCheckpoint(view, row.buttonToken)
+        : renderClosedCheckpoint(view);
+      await channel.edit(row.messageRef, message).catch((err: unknown) => {
+        log.warn(
+          { err, runId: state.id, checkpoint: cp.id, chat: row.chatRef },
+          'chatops: could not edit a checkpoint copy',
+        );
+      });
+    }
+    if (open) return;
+    if (cp.decision && byExpiry(cp.decision.by, cp.decision.reason)) {
+      await repos.checkpointMessages.markExpired(state.id, cp.id);
+    } else {
+      await repos.checkpointMessages.markDecided(state.id, cp.id);
+    }
+  }
+
+  /** What the message shows: the checkpoint, the log path and (for open ones) the output tail. */
+  async #view(state: RunState, cp: CheckpointState, withTail: boolean): Promise<CheckpointView> {
+    const view: CheckpointView = { runId: state.id, checkpoint: cp };
+    const step = state.steps.find((s) => s.id === cp.stepId);
+    const said = step?.directive?.reason;
+    if (said && !cp.reason.includes(said)) view.agentReason = said;
+    // A `before` gate's step has not run (attempt 0): it has no log yet.
+    if (!step || step.attempt === 0) return view;
+    try {
+      view.logPath = await this.#deps.orchestrator.logPath(state.id, step.id);
+    } catch (err) {
+      this.#deps.log.warn({ err, runId: state.id, step: step.id }, 'chatops: no log path');
+      return view;
+    }
+    if (withTail) {
+      const tail = await readLogTail(view.logPath);
+      if (tail !== undefined) view.outputTail = tail;
+    }
+    return view;
+  }
+}

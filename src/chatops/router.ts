@@ -1,0 +1,164 @@
+/**
+ * Routes inbound events: a duplicate delivery is dropped; a command is parsed, authorized, handled
+ * and audited, and its answer posted in the chat; presses and replies go to the checkpoint side.
+ * In an unbound chat only `whoami`, `help` and `pair` answer; everything else is silent (and
+ * audited), so the bot reveals nothing in chats it does not serve.
+ */
+import type { ButtonPress, Command, InboundEvent, OutgoingMessage } from '../bridges/channel.ts';
+import { describeError } from '../errors.ts';
+import { decideAccess, refusalText } from './authorize.ts';
+import type { CheckpointPresses } from './checkpoint-press.ts';
+import { alreadyAudited, audit, type ChatOpsDeps, channelFor, resolveAccess } from './context.ts';
+import { RecentKeys } from './dedupe.ts';
+import { argumentText, failureText, type ParsedCommand, parseCommand } from './grammar.ts';
+import { agentsCommand, allowCommand, bindCommand, denyCommand } from './handlers/admin.ts';
+import { answerCommand } from './handlers/answer.ts';
+import { controlCommand } from './handlers/control.ts';
+import { helpCommand, whoamiCommand } from './handlers/info.ts';
+import { runCommand, runsCommand, statusCommand, workflowsCommand } from './handlers/runs.ts';
+import { type CommandContext, type HandlerResult, text } from './handlers/types.ts';
+import { pairCommand } from './pairing.ts';
+
+/** Verbs with effects outside the engine's ledger: deduplicated through the audit table too. */
+const AUDIT_DEDUPED = new Set(['bind', 'allow', 'deny', 'pair']);
+
+/** Turns inbound events into handled, audited actions. */
+export class Router {
+  readonly #deps: ChatOpsDeps;
+  readonly #presses: CheckpointPresses;
+  readonly #follow: (runId: string, chat: string) => void;
+  readonly #recent = new RecentKeys();
+
+  /** `follow` makes a chat follow a run (the notifier's). */
+  constructor(
+    deps: ChatOpsDeps,
+    presses: CheckpointPresses,
+    follow: (runId: string, chat: string) => void,
+  ) {
+    this.#deps = deps;
+    this.#presses = presses;
+    this.#follow = follow;
+  }
+
+  /** Handles one inbound event; a second delivery of the same idempotency key does nothing. */
+  async handle(event: InboundEvent): Promise<void> {
+    if (!this.#recent.add(event.idempotencyKey)) {
+      this.#deps.log.debug({ key: event.idempotencyKey }, 'chatops: duplicate event ignored');
+      return;
+    }
+    try {
+      if (event.kind === 'command') await this.#command(event);
+      else if (event.kind === 'button') await this.#press(event);
+      else await this.#presses.reply(event);
+    } catch (err) {
+      this.#deps.log.error(
+        { err, kind: event.kind, key: event.idempotencyKey },
+        'chatops: event failed',
+      );
+    }
+  }
+
+  async #press(event: ButtonPress): Promise<void> {
+    try {
+      await this.#presses.press(event);
+    } catch (err) {
+      // The presser always hears back, even when something broke.
+      const channel = this.#deps.channels.get(event.interaction.platform);
+      await channel?.answer(event.interaction, describeError(err).chatReply, { private: true });
+      throw err;
+    }
+  }
+
+  async #command(event: Command): Promise<void> {
+    const deps = this.#deps;
+    const access = await resolveAccess(deps, event.chatRef, event.threadRef, event.user);
+    const parsed = parseCommand(event.name, argumentText(event.name, event.rawText, event.args));
+    const verb = parsed.ok ? parsed.command.verb : parsed.failure.verb;
+    const base = { actor: access.actor, chatRef: event.chatRef, key: event.idempotencyKey };
+    const action = `command:${verb ?? event.name}`;
+    const bound = access.binding !== null;
+    if (verb === undefined) {
+      await audit(deps, { ...base, action, outcome: 'refused', detail: 'unknown command' });
+      if (bound && !parsed.ok) await this.#reply(event, failureText(parsed.failure));
+      return;
+    }
+    const decision = decideAccess(verb, bound, access.role);
+    if (!decision.allowed) {
+      const detail =
+        decision.why === 'unbound'
+          ? 'chat not bound'
+          : `role ${access.role ?? 'none'}, needs ${decision.required}`;
+      await audit(deps, { ...base, action, outcome: 'refused', detail });
+      if (decision.why === 'role') await this.#reply(event, refusalText(verb));
+      return;
+    }
+    if (!parsed.ok) {
+      await audit(deps, { ...base, action, outcome: 'failed', detail: parsed.failure.problem });
+      await this.#reply(event, failureText(parsed.failure));
+      return;
+    }
+    // A redelivery after a restart: the in-memory keys are gone, the audit entry is not.
+    if (
+      AUDIT_DEDUPED.has(verb) &&
+      (await alreadyAudited(deps, access.actor, action, event.idempotencyKey))
+    )
+      return;
+    const ctx: CommandContext = { deps, event, access, follow: this.#follow };
+    let result: HandlerResult;
+    try {
+      result = await dispatch(ctx, parsed.command);
+    } catch (err) {
+      const surface = describeError(err);
+      deps.log[surface.logLevel]({ err, verb }, 'chatops: command failed');
+      result = {
+        outcome: 'failed',
+        detail: err instanceof Error ? err.message : String(err),
+        reply: surface.chatReply,
+      };
+    }
+    const { reply, ...entry } = result;
+    await audit(deps, { ...base, action, ...entry });
+    if (reply !== undefined) await this.#reply(event, reply);
+  }
+
+  async #reply(event: Command, reply: string | OutgoingMessage): Promise<void> {
+    const channel = channelFor(this.#deps, event.chatRef);
+    await channel?.send(event.chatRef, typeof reply === 'string' ? text(reply) : reply);
+  }
+}
+
+function dispatch(ctx: CommandContext, cmd: ParsedCommand): Promise<HandlerResult> {
+  switch (cmd.verb) {
+    case 'run':
+      return runCommand(ctx, cmd);
+    case 'status':
+      return statusCommand(ctx, cmd);
+    case 'runs':
+      return runsCommand(ctx);
+    case 'workflows':
+      return workflowsCommand(ctx);
+    case 'approve':
+    case 'reject':
+      return answerCommand(ctx, cmd);
+    case 'cancel':
+    case 'skip':
+    case 'resume':
+    case 'retry':
+    case 'revert':
+      return controlCommand(ctx, cmd);
+    case 'bind':
+      return bindCommand(ctx, cmd);
+    case 'allow':
+      return allowCommand(ctx, cmd);
+    case 'deny':
+      return denyCommand(ctx, cmd);
+    case 'agents':
+      return agentsCommand(ctx);
+    case 'whoami':
+      return whoamiCommand(ctx);
+    case 'pair':
+      return pairCommand(ctx, cmd.code);
+    case 'help':
+      return helpCommand(ctx, cmd);
+  }
+}

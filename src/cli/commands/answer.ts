@@ -1,0 +1,62 @@
+import type { Command } from 'commander';
+import type { CheckpointAnswer } from '../../engine/model.ts';
+import type { CliContext } from '../context.ts';
+import { driveRun } from '../drive.ts';
+import { acceptedState, cliKey } from '../orchestrator-context.ts';
+
+/** `approve`, `reject` and `loop`: answer a run's open checkpoint, then drive the run on. */
+export function registerAnswerCommands(program: Command, ctx: CliContext): void {
+  program
+    .command('approve')
+    .description("approve the run's open checkpoint and drive the run on until it needs a human")
+    .argument('<run>', 'the run id')
+    .option('--reason <text>', 'why (kept with the decision)')
+    .option('--checkpoint <id>', 'only if this is still the open checkpoint (e.g. plan:1)')
+    .option('--detach', 'only record the answer; `serve` or `worker` runs the next steps')
+    .action(async (runId: string, opts: AnswerOptions) => answer(ctx, runId, 'approve', opts));
+
+  program
+    .command('reject')
+    .description("reject the run's open checkpoint (a reason is required)")
+    .argument('<run>', 'the run id')
+    .requiredOption('--reason <text>', 'why it is rejected')
+    .option('--checkpoint <id>', 'only if this is still the open checkpoint (e.g. plan:1)')
+    .option('--detach', 'only record the answer; `serve` or `worker` runs what follows')
+    .action(async (runId: string, opts: AnswerOptions) => answer(ctx, runId, 'reject', opts));
+
+  program
+    .command('loop')
+    .description(
+      "answer the open checkpoint with 'loop back' (where the step offers it), then drive the run on",
+    )
+    .argument('<run>', 'the run id')
+    .option('--reason <text>', 'what needs another pass')
+    .option('--checkpoint <id>', 'only if this is still the open checkpoint (e.g. review:1)')
+    .option('--detach', 'only record the answer; `serve` or `worker` runs the next steps')
+    .action(async (runId: string, opts: AnswerOptions) => answer(ctx, runId, 'loop', opts));
+}
+
+interface AnswerOptions {
+  reason?: string;
+  checkpoint?: string;
+  detach?: boolean;
+}
+
+async function answer(
+  ctx: CliContext,
+  runId: string,
+  value: CheckpointAnswer,
+  opts: AnswerOptions,
+): Promise<void> {
+  await driveRun(ctx, { detach: opts.detach === true, runId }, async (orchestrator) =>
+    acceptedState(
+      await orchestrator.command(runId, cliKey(), {
+        type: 'answerCheckpoint',
+        actor: { id: ctx.actor },
+        answer: value,
+        ...(opts.reason === undefined ? {} : { reason: opts.reason }),
+        ...(opts.checkpoint === undefined ? {} : { checkpointId: opts.checkpoint }),
+      }),
+    ),
+  );
+}

@@ -1,0 +1,204 @@
+import { closeSync, openSync, readSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
+import type { Command } from 'commander';
+import { nativeRunDir, readRunJson } from '../../engine/layouts/native.ts';
+import type { RunState, StepState } from '../../engine/model.ts';
+import { InvalidInputError, NotFoundError } from '../../errors.ts';
+import { stepLogPath } from '../../jobs/orchestrator/run-files.ts';
+import type { CliContext } from '../context.ts';
+import { readRun } from '../read-run.ts';
+
+/** How often `--follow` looks for new output and for the run moving on. */
+const FOLLOW_POLL_MS = 200;
+
+/** `phasebridge logs RUN [STEP] [--follow]`: what the agents printed. */
+export function registerLogsCommand(program: Command, ctx: CliContext): void {
+  program
+    .command('logs')
+    .description("print a run's agent output: one step, or every step that ran, in order")
+    .argument('<run>', 'the run id')
+    .argument('[step]', 'only this step (its latest attempt unless --attempt)')
+    .option('--attempt <n>', 'this attempt of the step instead of the latest')
+    .option(
+      '-f, --follow',
+      'keep printing new output until the run awaits a human, is blocked or ends',
+    )
+    .action(async (runId: string, stepId: string | undefined, opts: LogsOptions) => {
+      const attempt = attemptOf(opts.attempt, stepId);
+      const { record, state } = await readRun(ctx, runId);
+      if (stepId !== undefined) stepOf(state, stepId);
+      const files: LogFiles = {
+        runDir: nativeRunDir(record.workspace, record.id),
+        step: (s, n) => stepLogPath(record.workspace, record.id, s.id, n),
+        trigger: (s, n) => stepLogPath(record.workspace, record.id, s.id, n, 'trigger'),
+      };
+      if (opts.follow) await follow(state, stepId, files);
+      else printLogs(state, stepId, attempt, files);
+    });
+}
+
+interface LogsOptions {
+  attempt?: string;
+  follow?: boolean;
+}
+
+/** Where a run's logs are (the native run folder holds every layout's step logs). */
+interface LogFiles {
+  runDir: string;
+  step(step: StepState, attempt: number): string;
+  trigger(step: StepState, attempt: number): string;
+}
+
+function attemptOf(text: string | undefined, stepId: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (stepId === undefined) throw new InvalidInputError('--attempt needs a STEP');
+  if (!Number.isSafeInteger(n) || n < 1) {
+    throw new InvalidInputError(`--attempt must be a whole number >= 1 (got '${text}')`);
+  }
+  return n;
+}
+
+function stepOf(state: RunState, stepId: string): StepState {
+  const step = state.steps.find((s) => s.id === stepId);
+  if (!step) {
+    const ids = state.steps.map((s) => s.id).join(', ');
+    throw new NotFoundError(`run ${state.id} has no step '${stepId}' (steps: ${ids})`);
+  }
+  return step;
+}
+
+function printLogs(
+  state: RunState,
+  stepId: string | undefined,
+  attempt: number | undefined,
+  files: LogFiles,
+): void {
+  if (stepId !== undefined) {
+    const step = stepOf(state, stepId);
+    const n = attempt ?? step.attempt;
+    if (step.attempt === 0)
+      throw new NotFoundError(`step ${step.id} of run ${state.id} has not run yet`);
+    if (n > step.attempt) {
+      throw new NotFoundError(`step ${step.id} has ${step.attempt} attempt(s), not ${n}`);
+    }
+    process.stdout.write(readLog(files.step(step, n)));
+    return;
+  }
+  const ran = state.steps.filter((s) => s.attempt > 0);
+  if (ran.length === 0) console.log(`no step of run ${state.id} has run yet`);
+  for (const step of ran) {
+    printSection(`${step.id} (attempt ${step.attempt})`, files.step(step, step.attempt));
+    const triggers = step.triggerAttempt ?? 0;
+    if (triggers > 0) {
+      printSection(`${step.id} trigger (attempt ${triggers})`, files.trigger(step, triggers));
+    }
+  }
+}
+
+function printSection(title: string, file: string): void {
+  console.log(`==> ${title} <==`);
+  const text = readLog(file);
+  process.stdout.write(text.endsWith('\n') || text === '' ? text : `${text}\n`);
+}
+
+/**
+ * Prints new output as it is written: every step attempt that starts while following (a quick
+ * step is not missed between polls), the current step's from its beginning. Ends once the run
+ * is no longer active (or, with STEP, that step has finished), or on Ctrl-C.
+ */
+async function follow(
+  initial: RunState,
+  stepId: string | undefined,
+  files: LogFiles,
+): Promise<void> {
+  const offsets = new Map<string, number>();
+  // One decoder per log, so a character split across two reads is printed whole.
+  const decoders = new Map<string, StringDecoder>();
+  // History of earlier steps is not replayed; `logs RUN` without --follow prints it.
+  const history = new Set(
+    initial.steps
+      .filter((s) => s.attempt > 0 && s.index !== initial.cursor && s.id !== stepId)
+      .map((s) => `${s.id}#${s.attempt}`),
+  );
+  let lastSource = '';
+  let stopped = false;
+  const stop = () => {
+    stopped = true;
+  };
+  process.once('SIGINT', stop);
+  try {
+    let state = initial;
+    for (;;) {
+      const read = readRunJson(files.runDir);
+      if (read.kind === 'ok') state = read.state;
+      for (const s of state.steps) {
+        const key = `${s.id}#${s.attempt}`;
+        if (s.attempt === 0 || history.has(key) || (stepId !== undefined && s.id !== stepId)) {
+          continue;
+        }
+        const chunk = readBytes(files.step(s, s.attempt), offsets.get(key) ?? 0);
+        offsets.set(key, chunk.next);
+        let decoder = decoders.get(key);
+        if (decoder === undefined) {
+          decoder = new StringDecoder('utf8');
+          decoders.set(key, decoder);
+        }
+        const text = decoder.write(chunk.bytes);
+        if (text === '') continue;
+        if (stepId === undefined && key !== lastSource) {
+          console.log(`==> ${s.id} (attempt ${s.attempt}) <==`);
+        }
+        lastSource = key;
+        process.stdout.write(text);
+      }
+      if (stopped || followDone(state, stepId)) return;
+      await new Promise((r) => setTimeout(r, FOLLOW_POLL_MS));
+    }
+  } finally {
+    process.off('SIGINT', stop);
+  }
+}
+
+function followDone(state: RunState, stepId: string | undefined): boolean {
+  if (state.status !== 'active') return true;
+  if (stepId === undefined) return false;
+  const step = state.steps.find((s) => s.id === stepId);
+  return (
+    step !== undefined &&
+    step.attempt > 0 &&
+    ['completed', 'failed', 'skipped'].includes(step.status)
+  );
+}
+
+/** The whole text of a log file ('' when it does not exist yet). */
+function readLog(file: string): string {
+  return readBytes(file, 0).bytes.toString('utf8');
+}
+
+/** Bytes of `file` from `offset` on (none when missing), and the offset after them. */
+function readBytes(file: string, offset: number): { bytes: Buffer; next: number } {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      return { bytes: Buffer.alloc(0), next: offset };
+    }
+    throw err;
+  }
+  try {
+    const chunks: Buffer[] = [];
+    let position = offset;
+    const buffer = Buffer.alloc(64 * 1024);
+    for (;;) {
+      const n = readSync(fd, buffer, 0, buffer.length, position);
+      if (n === 0) break;
+      chunks.push(Buffer.from(buffer.subarray(0, n)));
+      position += n;
+    }
+    return { bytes: Buffer.concat(chunks), next: position };
+  } finally {
+    closeSync(fd);
+  }
+}

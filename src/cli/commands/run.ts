@@ -1,0 +1,85 @@
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { type Command, Option } from 'commander';
+import type { Layout } from '../../engine/model.ts';
+import { InvalidInputError } from '../../errors.ts';
+import type { CliContext } from '../context.ts';
+import { driveRun } from '../drive.ts';
+import { cliKey } from '../orchestrator-context.ts';
+
+/** `phasebridge run <workflow>`: start a run and drive it here until it needs a human. */
+export function registerRunCommand(program: Command, ctx: CliContext): void {
+  program
+    .command('run')
+    .description(
+      'start a run of a workflow and drive it in this process until it awaits a human, is blocked or ends',
+    )
+    .argument('<workflow>', "a workflow id ('demo', or workflows/<id>.workflow.yaml) or a file")
+    .requiredOption('--workspace <dir>', 'the folder the agents work in (created when missing)')
+    .option('--spec <text>', 'what to build: the specification text')
+    .option('--spec-file <file>', 'read the specification from a file')
+    .option('--track <track>', 'the workflow track to follow')
+    .option('--condition <names...>', 'conditions to select (steps needing others are skipped)')
+    .addOption(
+      new Option(
+        '--layout <layout>',
+        'on-disk format of the run state (default: the workflow’s)',
+      ).choices(['native', 'codemachine']),
+    )
+    .option('--detach', 'only start it; `phasebridge serve` or `phasebridge worker` runs the jobs')
+    .action(async (workflow: string, opts: RunOptions) => {
+      const spec = specOf(opts);
+      const workspace = workspaceOf(opts.workspace);
+      await driveRun(ctx, { detach: opts.detach === true }, (orchestrator) =>
+        orchestrator.startRun({
+          workflow,
+          workspace,
+          spec,
+          actor: { id: ctx.actor },
+          key: cliKey(),
+          ...(opts.track === undefined ? {} : { track: opts.track }),
+          ...(opts.condition === undefined ? {} : { conditions: opts.condition }),
+          ...(opts.layout === undefined ? {} : { layout: opts.layout }),
+        }),
+      );
+    });
+}
+
+interface RunOptions {
+  workspace: string;
+  spec?: string;
+  specFile?: string;
+  track?: string;
+  condition?: string[];
+  layout?: Layout;
+  detach?: boolean;
+}
+
+function specOf(opts: RunOptions): string {
+  if (opts.spec !== undefined && opts.specFile !== undefined) {
+    throw new InvalidInputError('give the spec with --spec or with --spec-file, not both');
+  }
+  if (opts.specFile !== undefined) {
+    try {
+      return readFileSync(opts.specFile, 'utf8');
+    } catch (err) {
+      throw new InvalidInputError(
+        `cannot read --spec-file ${opts.specFile}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      );
+    }
+  }
+  if (opts.spec === undefined || opts.spec.trim() === '') {
+    throw new InvalidInputError('say what to build with --spec TEXT or --spec-file FILE');
+  }
+  return opts.spec;
+}
+
+function workspaceOf(dir: string): string {
+  const workspace = resolve(dir);
+  if (!existsSync(workspace)) {
+    mkdirSync(workspace, { recursive: true });
+  } else if (!statSync(workspace).isDirectory()) {
+    throw new InvalidInputError(`workspace ${workspace} is not a folder`);
+  }
+  return workspace;
+}

@@ -1,0 +1,110 @@
+/**
+ * Liveness and readiness. `/healthz` answers 200 while the process serves HTTP at all;
+ * `/readyz` runs every named probe (bridge.db, the queue, each chat adapter) and answers 503
+ * when one fails or does not answer in time. Both are public: they reveal only probe names and
+ * error codes; details go to the log.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ConflictError, PhasebridgeError } from '../errors.ts';
+import { sendJson, sendText } from './respond.ts';
+import type { HttpLogger, Route } from './server.ts';
+
+/** A readiness check: resolving means ready, unless it resolves with `false`; a rejection = not ready. */
+export type ProbeCheck = () => Promise<unknown>;
+
+/** The outcome of one probe. */
+export interface ProbeResult {
+  readonly name: string;
+  readonly ok: boolean;
+  /** 'timeout', 'not ready', a phasebridge error code, or 'error'. */
+  readonly error?: string;
+}
+
+/** What `/readyz` reports. */
+export interface ReadinessReport {
+  readonly ready: boolean;
+  readonly checks: readonly ProbeResult[];
+}
+
+/** The named probes `/readyz` runs; adapters add theirs as they are started. */
+export class Readiness {
+  readonly #probes = new Map<string, ProbeCheck>();
+  readonly #timeoutMs: number;
+  readonly #log: HttpLogger;
+
+  /** `timeoutMs` bounds each probe (default 2000 ms). */
+  constructor(log: HttpLogger, timeoutMs = 2000) {
+    this.#log = log;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  /** Adds a probe; names are unique (ConflictError). */
+  add(name: string, check: ProbeCheck): void {
+    if (this.#probes.has(name)) throw new ConflictError(`readiness probe "${name}" exists`);
+    this.#probes.set(name, check);
+  }
+
+  /** Removes a probe (an adapter that was stopped on purpose). */
+  remove(name: string): void {
+    this.#probes.delete(name);
+  }
+
+  /** Runs every probe concurrently, each bounded by the timeout. */
+  async check(): Promise<ReadinessReport> {
+    const checks = await Promise.all(
+      [...this.#probes].map(([name, check]) => this.#run(name, check)),
+    );
+    return { ready: checks.every((c) => c.ok), checks };
+  }
+
+  async #run(name: string, check: ProbeCheck): Promise<ProbeResult> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), this.#timeoutMs);
+    });
+    try {
+      const outcome = await Promise.race([Promise.resolve().then(check), timeout]);
+      if (outcome === 'timeout') return this.#failed(name, 'timeout');
+      return outcome === false ? this.#failed(name, 'not ready') : { name, ok: true };
+    } catch (err) {
+      this.#log.warn({ err, probe: name }, 'readiness probe failed');
+      return { name, ok: false, error: err instanceof PhasebridgeError ? err.code : 'error' };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #failed(name: string, error: string): ProbeResult {
+    this.#log.warn({ probe: name, error }, 'readiness probe failed');
+    return { name, ok: false, error };
+  }
+}
+
+function onlyGet(req: IncomingMessage, res: ServerResponse): boolean {
+  if (req.method === 'GET' || req.method === 'HEAD') return true;
+  sendText(res, 405, 'method not allowed\n', { allow: 'GET, HEAD' });
+  return false;
+}
+
+/** The `/healthz` and `/readyz` routes (public, GET/HEAD only). */
+export function healthRoutes(readiness: Readiness): Route[] {
+  return [
+    {
+      prefix: '/healthz',
+      handler: (req, res) => {
+        if (onlyGet(req, res)) sendJson(res, 200, { status: 'ok' });
+      },
+    },
+    {
+      prefix: '/readyz',
+      handler: async (req, res) => {
+        if (!onlyGet(req, res)) return;
+        const report = await readiness.check();
+        sendJson(res, report.ready ? 200 : 503, {
+          status: report.ready ? 'ready' : 'not ready',
+          checks: report.checks,
+        });
+      },
+    },
+  ];
+}

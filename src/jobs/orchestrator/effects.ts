@@ -1,0 +1,125 @@
+/**
+ * Engine effects → queue work. enqueueStep / enqueueTrigger become jobs (the trigger's queue
+ * step id is `<stepId>+trigger`, see job-payload.ts), cancelStep cancels a job, scheduleExpiry
+ * arms a timer. The mapping is pure (`jobOfEffect`); `EffectRunner` does the I/O.
+ */
+import type { Effect, RunEvent } from '../../engine/events.ts';
+import type { RunState } from '../../engine/model.ts';
+import type { Log } from '../../log.ts';
+import { errorMessage } from '../queue/outcome.ts';
+import { type JobQueue, type JobSpec, jobIdOf } from '../queue/port.ts';
+import type { ExpiryTimers } from './expiry-timers.ts';
+import { type StepJobPayload, triggerQueueStepId } from './job-payload.ts';
+
+/** A job to enqueue, with its delay. */
+export interface PlannedJob {
+  spec: JobSpec;
+  delayMs: number;
+}
+
+/** The job an enqueue effect asks for (null for effects that are not enqueues). */
+export function jobOfEffect(state: RunState, effect: Effect): PlannedJob | null {
+  if (effect.type !== 'enqueueStep' && effect.type !== 'enqueueTrigger') return null;
+  const trigger = effect.type === 'enqueueTrigger';
+  const payload: StepJobPayload = {
+    kind: trigger ? 'trigger' : 'step',
+    stepId: effect.stepId,
+    workspace: state.workspace,
+    layout: state.layout,
+    agent: effect.agent,
+    prompt: effect.prompt,
+  };
+  if (effect.type === 'enqueueStep' && effect.timeoutMs !== undefined) {
+    payload.timeoutMs = effect.timeoutMs;
+  }
+  return {
+    spec: {
+      runId: effect.runId,
+      stepId: trigger ? triggerQueueStepId(effect.stepId) : effect.stepId,
+      attempt: effect.attempt,
+      payload: { ...payload },
+    },
+    delayMs: effect.type === 'enqueueStep' ? effect.delayMs : 0,
+  };
+}
+
+/**
+ * The job id of a trigger that this commit left behind without a result (the run was cancelled,
+ * reverted, …): the engine emits no cancel for triggers, so the caller cancels it.
+ */
+export function abandonedTriggerJob(
+  previous: RunState | undefined,
+  next: RunState,
+  events: readonly RunEvent[],
+): string | null {
+  const t = previous?.trigger;
+  if (t === undefined || t.status !== 'queued') return null;
+  if (events.some((e) => e.type === 'triggerFinished')) return null;
+  const still = next.trigger;
+  if (still && still.stepId === t.stepId && still.attempt === t.attempt) return null;
+  return jobIdOf({ runId: next.id, stepId: triggerQueueStepId(t.stepId), attempt: t.attempt });
+}
+
+const ENQUEUE_RETRY_MS = [50, 250, 1000];
+
+/** Carries out effects against a queue and the expiry timers. */
+export class EffectRunner {
+  constructor(
+    private readonly deps: {
+      queue: JobQueue;
+      timers: ExpiryTimers;
+      log: Log;
+      /** Called when a checkpoint's expiry time has come. */
+      onExpiry(runId: string, checkpointId: string): void;
+    },
+  ) {}
+
+  /** Carries out every effect in order; a failed enqueue is retried, then logged. */
+  async run(state: RunState, effects: readonly Effect[]): Promise<void> {
+    for (const effect of effects) {
+      switch (effect.type) {
+        case 'enqueueStep':
+        case 'enqueueTrigger':
+          await this.#enqueue(jobOfEffect(state, effect)!);
+          break;
+        case 'cancelStep':
+          await this.cancel(jobIdOf(effect));
+          break;
+        case 'scheduleExpiry':
+          this.deps.timers.arm(effect.runId, effect.checkpointId, effect.at, () =>
+            this.deps.onExpiry(effect.runId, effect.checkpointId),
+          );
+          break;
+      }
+    }
+  }
+
+  /** Cancels a job; a failure is logged (the job's late result is stale and refused anyway). */
+  async cancel(jobId: string): Promise<void> {
+    try {
+      const answer = await this.deps.queue.cancel(jobId);
+      this.deps.log.debug({ jobId, answer }, 'job cancelled');
+    } catch (err) {
+      this.deps.log.warn({ jobId, err: errorMessage(err) }, 'cancelling a job failed');
+    }
+  }
+
+  async #enqueue(job: PlannedJob): Promise<void> {
+    for (let i = 0; ; i++) {
+      try {
+        await this.deps.queue.enqueue(job.spec, { delayMs: job.delayMs });
+        return;
+      } catch (err) {
+        const wait = ENQUEUE_RETRY_MS[i];
+        const fields = { jobId: jobIdOf(job.spec), err: errorMessage(err) };
+        if (wait === undefined) {
+          // The step stays queued without a job: start-up reconciliation re-enqueues it.
+          this.deps.log.error(fields, 'enqueueing a job failed; restart to recover the run');
+          return;
+        }
+        this.deps.log.warn(fields, 'enqueueing a job failed; retrying');
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    }
+  }
+}

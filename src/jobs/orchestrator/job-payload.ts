@@ -1,0 +1,144 @@
+/**
+ * What travels through the queue between the orchestrator and a worker (possibly another process
+ * or machine): the job payload, and the result the worker returns. Both are plain JSON, checked
+ * with zod on arrival since the other side may be another version of phasebridge.
+ *
+ * Queue job ids are `runId:stepId:attempt` and may not hold more ':' parts, so a trigger
+ * sub-agent's job uses the queue step id `<stepId>+trigger` ('+' is not allowed in step ids).
+ */
+import { z } from 'zod';
+import type { Directive } from '../../engine/directive.ts';
+import { directiveSchema } from '../../engine/directive.ts';
+import type { Layout, Telemetry } from '../../engine/model.ts';
+import { InvalidInputError } from '../../errors.ts';
+
+/** Suffix of a trigger job's queue step id. */
+export const TRIGGER_SUFFIX = '+trigger';
+
+/** The queue step id of a step's trigger sub-agent job. */
+export function triggerQueueStepId(stepId: string): string {
+  return `${stepId}${TRIGGER_SUFFIX}`;
+}
+
+/** Splits a queue step id into the workflow step id and the kind of job. */
+export function parseQueueStepId(queueStepId: string): {
+  stepId: string;
+  kind: 'step' | 'trigger';
+} {
+  return queueStepId.endsWith(TRIGGER_SUFFIX)
+    ? { stepId: queueStepId.slice(0, -TRIGGER_SUFFIX.length), kind: 'trigger' }
+    : { stepId: queueStepId, kind: 'step' };
+}
+
+const layoutSchema = z.enum(['native', 'codemachine']);
+
+/** The payload of a step or trigger job. */
+export const stepJobPayloadSchema = z.object({
+  kind: z.enum(['step', 'trigger']),
+  /** The workflow step id (without the '+trigger' suffix). */
+  stepId: z.string().min(1),
+  workspace: z.string().min(1),
+  layout: layoutSchema,
+  agent: z.string().min(1),
+  prompt: z.string(),
+  timeoutMs: z.number().int().positive().optional(),
+});
+
+/** A step or trigger job's payload. */
+export interface StepJobPayload {
+  kind: 'step' | 'trigger';
+  stepId: string;
+  workspace: string;
+  layout: Layout;
+  agent: string;
+  prompt: string;
+  timeoutMs?: number;
+}
+
+/** Reads a job payload; InvalidInputError says what is wrong. */
+export function parseStepJobPayload(payload: Record<string, unknown>): StepJobPayload {
+  const parsed = stepJobPayloadSchema.safeParse(payload);
+  if (!parsed.success) {
+    throw new InvalidInputError(`bad job payload: ${z.prettifyError(parsed.error)}`);
+  }
+  return parsed.data;
+}
+
+const telemetrySchema = z.object({
+  tokensIn: z.number().nonnegative(),
+  tokensOut: z.number().nonnegative(),
+  cachedTokens: z.number().nonnegative(),
+  costUsd: z.number().nonnegative(),
+});
+
+/** What a worker returns for a job (the agent runner's outcome plus where it logged). */
+export const stepJobResultSchema = z.object({
+  ok: z.boolean(),
+  exitCode: z.number().int().nullable(),
+  signal: z.string().nullable(),
+  timedOut: z.boolean(),
+  cancelled: z.boolean(),
+  failure: z.string().optional(),
+  directive: directiveSchema.nullable(),
+  telemetry: telemetrySchema,
+  outputTail: z.array(z.string()),
+  durationMs: z.number().nonnegative(),
+  /** registry.db id of the agent run (codemachine layout only). */
+  monitoringId: z.number().int().nonnegative().optional(),
+  sessionId: z.string().min(1),
+  logFile: z.string(),
+});
+
+/** A job's result. */
+export interface StepJobResult {
+  ok: boolean;
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  cancelled: boolean;
+  failure?: string;
+  directive: Directive | null;
+  telemetry: Telemetry;
+  outputTail: string[];
+  durationMs: number;
+  monitoringId?: number;
+  sessionId: string;
+  logFile: string;
+}
+
+/** Reads a job result; null when it is not one (then the job counts as failed). */
+export function parseStepJobResult(result: Record<string, unknown>): StepJobResult | null {
+  const parsed = stepJobResultSchema.safeParse(result);
+  return parsed.success ? parsed.data : null;
+}
+
+/** What a worker says when an agent process has started. */
+export interface StepStartInfo {
+  /** The agent's process id, once it exists. */
+  pid?: number;
+  sessionId: string;
+  monitoringId?: number;
+}
+
+/**
+ * What a step job reports while it runs (the queue's progress channel, so it reaches the
+ * orchestrator from a worker in another process too): the agent started, or a `::progress` line.
+ */
+export const stepReportSchema = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('started'),
+    sessionId: z.string().min(1),
+    monitoringId: z.number().int().nonnegative().optional(),
+    pid: z.number().int().positive().optional(),
+  }),
+  z.object({ kind: z.literal('progress'), text: z.string() }),
+]);
+
+/** A step job's report. */
+export type StepReport = z.infer<typeof stepReportSchema>;
+
+/** Reads a report; null for data that is not one (another producer's, a newer version's). */
+export function parseStepReport(data: Record<string, unknown>): StepReport | null {
+  const parsed = stepReportSchema.safeParse(data);
+  return parsed.success ? parsed.data : null;
+}

@@ -1,0 +1,134 @@
+/**
+ * Job signals → engine commands (pure). A started agent becomes stepStarted + sessionInitialized;
+ * a finished job becomes stepFinished / stepFailed / triggerFinished. Every command carries a key
+ * `job:<jobId>:<what>`, so a signal applied twice (two listening processes, a redelivery) is
+ * committed once; reports about attempts that are no longer current are refused by decide().
+ */
+import type { Command } from '../../engine/commands.ts';
+import { DEFAULT_DIRECTIVE } from '../../engine/directive.ts';
+import { findStep, type RunState, SYSTEM_ACTOR, ZERO_TELEMETRY } from '../../engine/model.ts';
+import type { JobOutcome } from '../queue/port.ts';
+import { parseStepJobResult, type StepJobResult } from './job-payload.ts';
+
+/** `Omit` applied to each member of a union. */
+export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** A command as callers give it: the orchestrator fills `at` from its clock. */
+export type CommandInput = DistributiveOmit<Command, 'at'>;
+
+/** A command and its idempotency key. */
+export interface KeyedCommand {
+  key: string;
+  command: CommandInput;
+}
+
+/** The job a signal is about: its id, workflow step, attempt and kind. */
+export interface JobRef {
+  id: string;
+  stepId: string;
+  attempt: number;
+  kind: 'step' | 'trigger';
+}
+
+/**
+ * The monitoringId of a native-layout attempt: how many step attempts the run has queued so far
+ * (attempt numbers only grow), so each attempt of a run gets its own number, 1, 2, 3, ….
+ * The codemachine layout uses the attempt's registry.db row id instead (set by the worker).
+ */
+export function nativeMonitoringId(state: RunState): number {
+  return state.steps.reduce((sum, s) => sum + s.attempt, 0);
+}
+
+/**
+ * stepStarted + sessionInitialized for a step job whose agent started, when the run still waits
+ * for that attempt to start; empty otherwise (triggers have no start event).
+ */
+export function startedCommands(
+  state: RunState,
+  job: JobRef,
+  info: { sessionId?: string; monitoringId?: number } = {},
+): KeyedCommand[] {
+  if (job.kind !== 'step') return [];
+  const step = findStep(state, job.stepId);
+  if (step?.status !== 'queued' || step.attempt !== job.attempt) return [];
+  const { stepId, attempt } = job;
+  return [
+    {
+      key: `job:${job.id}:started`,
+      command: { type: 'stepStarted', stepId, attempt, actor: SYSTEM_ACTOR },
+    },
+    {
+      key: `job:${job.id}:session`,
+      command: {
+        type: 'sessionInitialized',
+        stepId,
+        sessionId: info.sessionId ?? job.id,
+        monitoringId: info.monitoringId ?? nativeMonitoringId(state),
+        actor: SYSTEM_ACTOR,
+      },
+    },
+  ];
+}
+
+/** Why a job that produced no usable result failed, in words for the run's blocked reason. */
+function queueFailure(outcome: Extract<JobOutcome, { ok: false }>): string {
+  if (outcome.cancelled) return 'cancelled';
+  if (outcome.lost) return `worker lost: ${outcome.error}`;
+  return outcome.error;
+}
+
+/**
+ * The commands a finished job leads to, in order: its start (when never reported, e.g. the
+ * worker ran in another process) and its result.
+ */
+export function outcomeCommands(state: RunState, job: JobRef, outcome: JobOutcome): KeyedCommand[] {
+  const result = outcome.ok ? parseStepJobResult(outcome.result) : null;
+  let failure: string | undefined;
+  if (!outcome.ok) failure = queueFailure(outcome);
+  else if (result === null) failure = 'the worker returned an unreadable result';
+  else if (!result.ok) failure = result.failure ?? 'the agent failed';
+  const telemetry = result?.telemetry ?? { ...ZERO_TELEMETRY };
+
+  if (job.kind === 'trigger') {
+    const command: CommandInput = {
+      type: 'triggerFinished',
+      stepId: job.stepId,
+      attempt: job.attempt,
+      exitCode: result?.exitCode ?? -1,
+      telemetry,
+      actor: SYSTEM_ACTOR,
+      ...(failure === undefined ? {} : { error: failure }),
+    };
+    return [{ key: `job:${job.id}:finished`, command }];
+  }
+  const started = startedCommands(state, job, startInfoOf(result));
+  const { stepId, attempt } = job;
+  if (failure !== undefined || result === null) {
+    const command: CommandInput = {
+      type: 'stepFailed',
+      stepId,
+      attempt,
+      error: failure ?? 'the agent failed',
+      telemetry,
+      actor: SYSTEM_ACTOR,
+    };
+    return [...started, { key: `job:${job.id}:failed`, command }];
+  }
+  const command: CommandInput = {
+    type: 'stepFinished',
+    stepId,
+    attempt,
+    exitCode: result.exitCode ?? 0,
+    directive: result.directive ?? DEFAULT_DIRECTIVE,
+    telemetry,
+    actor: SYSTEM_ACTOR,
+  };
+  return [...started, { key: `job:${job.id}:finished`, command }];
+}
+
+function startInfoOf(result: StepJobResult | null): { sessionId?: string; monitoringId?: number } {
+  if (result === null) return {};
+  return result.monitoringId === undefined
+    ? { sessionId: result.sessionId }
+    : { sessionId: result.sessionId, monitoringId: result.monitoringId };
+}

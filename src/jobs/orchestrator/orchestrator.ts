@@ -1,0 +1,320 @@
+/**
+ * The Orchestrator: the one object callers (CLI, chatops, serve) drive runs through. Commands
+ * are committed by the engine's RunStore (ledger + layouts); the effects they return become queue
+ * jobs and timers; job signals (agent started, progress, finished) come back as engine commands.
+ *
+ *   const o = await Orchestrator.create({ db, queue, log, home });
+ *   const run = await o.startRun({ workflow: 'demo', workspace, spec, actor });
+ *   await o.waitUntilIdle(run.id);            // awaiting the plan checkpoint
+ *   await o.command(run.id, 'cli:…', { type: 'answerCheckpoint', answer: 'approve', actor });
+ *   await o.close();
+ */
+import path from 'node:path';
+import type { RunIndexRecord, RunIndexStatus } from '../../db/index.ts';
+import { createRepositories, type Repositories } from '../../db/repositories/index.ts';
+import { findStep, type RunState, SYSTEM_ACTOR } from '../../engine/model.ts';
+import type { CommitResult } from '../../engine/store/types.ts';
+import { InvalidInputError, NotFoundError } from '../../errors.ts';
+import type { Log } from '../../log.ts';
+import { errorMessage } from '../queue/outcome.ts';
+import type { JobOutcome, JobQueue, JobSpec, Worker } from '../queue/port.ts';
+import { AgentResolver } from './agent-resolver.ts';
+import { EffectRunner } from './effects.ts';
+import { ExpiryTimers } from './expiry-timers.ts';
+import { parseQueueStepId, parseStepReport, type StepStartInfo } from './job-payload.ts';
+import { type CommandInput, type JobRef, outcomeCommands, startedCommands } from './job-results.ts';
+import { JobSignals } from './job-signals.ts';
+import { reconcile } from './reconcile.ts';
+import { isIdle, RunDriver } from './run-driver.ts';
+import { stepLogPath } from './run-files.ts';
+import { RunStores } from './run-stores.ts';
+import { startNewRun } from './start-run.ts';
+import { createStepProcessor } from './step-processor.ts';
+import type { OrchestratorOptions, RunUpdate, StartRunInput, StepProgress } from './types.ts';
+import { type WorkflowInfo, WorkflowRegistry } from './workflow-registry.ts';
+
+export type {
+  CommandInput,
+  DistributiveOmit,
+  OrchestratorOptions,
+  RunUpdate,
+  StartRunInput,
+  StepProgress,
+} from './types.ts';
+export type { WorkflowInfo } from './workflow-registry.ts';
+
+/** Default in-process worker slots. */
+const DEFAULT_CONCURRENCY = 2;
+
+/** Drives runs: commands in, effects out, job results back in. */
+export class Orchestrator {
+  readonly #log: Log;
+  readonly #queue: JobQueue;
+  readonly #clock: () => Date;
+  readonly #repos: Repositories;
+  readonly #agents: AgentResolver;
+  readonly #workflows: WorkflowRegistry;
+  readonly #stores: RunStores;
+  readonly #timers: ExpiryTimers;
+  readonly #driver: RunDriver;
+  readonly #signals: JobSignals;
+  readonly #updates = new Set<(u: RunUpdate) => void>();
+  readonly #progress = new Set<(p: StepProgress) => void>();
+  readonly #waiters = new Set<(err: Error) => void>();
+  #worker: Worker | null = null;
+  #unsubscribe: (() => void)[] = [];
+  #closing: Promise<void> | null = null;
+
+  private constructor(opts: OrchestratorOptions) {
+    this.#log = opts.log;
+    this.#queue = opts.queue;
+    this.#clock = opts.clock ?? (() => new Date());
+    this.#repos = createRepositories(opts.db, { now: () => this.#clock().getTime() });
+    this.#agents = new AgentResolver(this.#repos.agents);
+    this.#workflows = new WorkflowRegistry({ home: opts.home, log: opts.log });
+    this.#stores = new RunStores({ agentInfo: (n) => this.#agents.info(n), clock: this.#clock });
+    this.#timers = new ExpiryTimers(() => this.#clock().getTime());
+    const effects = new EffectRunner({
+      queue: opts.queue,
+      timers: this.#timers,
+      log: opts.log,
+      onExpiry: (runId, checkpointId) => this.#expire(runId, checkpointId),
+    });
+    this.#driver = new RunDriver({
+      stores: this.#stores,
+      runs: this.#repos.runs,
+      effects,
+      timers: this.#timers,
+      log: opts.log,
+      clock: this.#clock,
+      emit: (u) => this.#emitUpdate(u),
+    });
+    this.#signals = new JobSignals({ driver: this.#driver, log: opts.log });
+  }
+
+  /** Creates an orchestrator: subscribes to job outcomes, reconciles runs, starts the worker. */
+  static async create(opts: OrchestratorOptions): Promise<Orchestrator> {
+    const o = new Orchestrator(opts);
+    o.#unsubscribe = [
+      opts.queue.onOutcome((id, job, outcome) => o.#onOutcome(id, job, outcome)),
+      opts.queue.onProgress((id, job, data) => o.#onReport(id, job, data)),
+    ];
+    try {
+      await o.#agents.knownNames(); // fills the engine/model cache the codemachine layout shows
+      await reconcile({
+        driver: o.#driver,
+        stores: o.#stores,
+        runs: o.#repos.runs,
+        queue: opts.queue,
+        log: opts.log,
+        armExpiry: (state) => o.#armExpiry(state),
+      });
+      if (opts.worker !== false) await o.#startWorker(opts);
+    } catch (err) {
+      await o.close();
+      throw err;
+    }
+    return o;
+  }
+
+  /** Starts a run of a workflow id (or .yaml path) in a workspace; returns its first state. */
+  async startRun(input: StartRunInput): Promise<RunState> {
+    this.#assertOpen();
+    return startNewRun(input, {
+      driver: this.#driver,
+      stores: this.#stores,
+      runs: this.#repos.runs,
+      agents: this.#agents,
+      workflows: this.#workflows,
+      clock: this.#clock,
+    });
+  }
+
+  /**
+   * Commits a command to a run (looked up in the runs index), carries out its effects, emits a
+   * RunUpdate. A rejection comes back as `{ ok: false }`; ConflictError when another process
+   * drives the run ("run X is being driven by pid N"); NotFoundError for an unknown run.
+   */
+  async command(runId: string, key: string, command: CommandInput): Promise<CommitResult> {
+    this.#assertOpen();
+    if (command.type === 'start') throw new InvalidInputError('start a run with startRun');
+    return this.#driver.commit(runId, key, command);
+  }
+
+  /** The run's current state (NotFoundError when unknown); takes no lock. */
+  async getRun(runId: string): Promise<RunState> {
+    return this.#driver.peek(runId);
+  }
+
+  /** Runs from the runs index, most recently updated first. */
+  async listRuns(
+    filter: { status?: string; workspace?: string; originChat?: string; limit?: number } = {},
+  ): Promise<RunIndexRecord[]> {
+    await this.#driver.flushIndex();
+    const { status, workspace, ...rest } = filter;
+    return this.#repos.runs.list({
+      ...rest,
+      ...(status === undefined ? {} : { status: status as RunIndexStatus }),
+      ...(workspace === undefined ? {} : { workspace: path.resolve(workspace) }),
+    });
+  }
+
+  /** Workflows visible from `workspace` (its workflows/, the home's, the built-ins). */
+  async listWorkflows(workspace?: string): Promise<WorkflowInfo[]> {
+    return this.#workflows.list(workspace);
+  }
+
+  /** Path of a step's log file (latest attempt unless given). */
+  async logPath(runId: string, stepId: string, attempt?: number): Promise<string> {
+    const state = await this.getRun(runId);
+    const step = findStep(state, stepId);
+    if (!step) throw new NotFoundError(`run ${runId} has no step ${stepId}`);
+    const n = attempt ?? step.attempt;
+    if (n < 1 || n > step.attempt) {
+      throw new NotFoundError(`step ${stepId} of run ${runId} has no attempt ${n} (yet)`);
+    }
+    return stepLogPath(state.workspace, runId, stepId, n);
+  }
+
+  /** Subscribes to run updates; returns the unsubscribe function. */
+  onUpdate(listener: (u: RunUpdate) => void): () => void {
+    this.#updates.add(listener);
+    return () => this.#updates.delete(listener);
+  }
+
+  /** Subscribes to progress lines of running steps; returns the unsubscribe function. */
+  onProgress(listener: (p: StepProgress) => void): () => void {
+    this.#progress.add(listener);
+    return () => this.#progress.delete(listener);
+  }
+
+  /** Resolves when the run is awaiting, blocked or terminal; rejects when the orchestrator closes. */
+  waitUntilIdle(runId: string): Promise<RunState> {
+    return new Promise<RunState>((resolve, reject) => {
+      let done = false;
+      const finish = (state: RunState | null, err?: unknown): void => {
+        if (done) return;
+        done = true;
+        off();
+        this.#waiters.delete(fail);
+        if (state) resolve(state);
+        else reject(err);
+      };
+      const fail = (err: Error): void => finish(null, err);
+      const off = this.onUpdate((u) => {
+        if (u.runId === runId && isIdle(u.state)) finish(u.state);
+      });
+      this.#waiters.add(fail);
+      this.getRun(runId).then(
+        (state) => {
+          if (isIdle(state)) finish(state);
+        },
+        (err: unknown) => finish(null, err),
+      );
+    });
+  }
+
+  /**
+   * Stops the in-process worker (running steps finish first), drops timers and listeners,
+   * waits for pending commits and releases every run lock.
+   */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      try {
+        await this.#worker?.close();
+      } catch (err) {
+        this.#log.warn({ err: errorMessage(err) }, 'closing the worker failed');
+      }
+      for (const off of this.#unsubscribe) off();
+      this.#signals.close();
+      this.#timers.close();
+      await this.#driver.drain();
+      await this.#stores.close();
+      for (const fail of [...this.#waiters]) fail(new Error('the orchestrator was closed'));
+    })();
+    return this.#closing;
+  }
+
+  #assertOpen(): void {
+    if (this.#closing) throw new Error('the orchestrator is closed');
+  }
+
+  async #startWorker(opts: OrchestratorOptions): Promise<void> {
+    const processor = createStepProcessor({
+      resolveAgent: (name) => this.#agents.resolve(name),
+      ...(opts.secretEnvNames === undefined ? {} : { secretEnvNames: opts.secretEnvNames }),
+      ...(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
+      beforeSpawn: (job, info) => this.#onStarted(job.id, job, info),
+      onSpawn: (job, pid) => opts.onAgentSpawn?.({ jobId: job.id, runId: job.runId, pid }),
+      onReportError: (err) => this.#log.warn({ err: errorMessage(err) }, 'job report failed'),
+    });
+    const concurrency = opts.worker ? opts.worker.concurrency : DEFAULT_CONCURRENCY;
+    this.#worker = await this.#queue.startWorker(processor, { concurrency });
+  }
+
+  /** The agent of a step job started: stepStarted + sessionInitialized (once per job). */
+  #onStarted(id: string, job: JobSpec, info: StepStartInfo): Promise<void> {
+    const ref = refOf(id, job);
+    return this.#signals.apply(job.runId, `${id} started`, (s) => startedCommands(s, ref, info));
+  }
+
+  /**
+   * A report of a running job, from any worker process. (The queue's own `onStarted`, a job
+   * being taken, is not used: the agent's start report carries its session and registry ids.)
+   */
+  #onReport(id: string, job: JobSpec, data: Record<string, unknown>): void {
+    const report = parseStepReport(data);
+    if (report?.kind === 'started') {
+      const { kind: _kind, ...info } = report;
+      void this.#onStarted(id, job, info);
+    } else if (report?.kind === 'progress') {
+      this.#emitProgress(job, report.text);
+    }
+  }
+
+  #onOutcome(id: string, job: JobSpec, outcome: JobOutcome): void {
+    const ref = refOf(id, job);
+    void this.#signals.apply(job.runId, `${id} finished`, (s) => outcomeCommands(s, ref, outcome));
+  }
+
+  #expire(runId: string, checkpointId: string): void {
+    void this.#signals.apply(runId, `expiry of ${checkpointId}`, () => [
+      {
+        key: `expire:${checkpointId}`,
+        command: { type: 'expireCheckpoint', checkpointId, actor: SYSTEM_ACTOR },
+      },
+    ]);
+  }
+
+  #armExpiry(state: RunState): void {
+    const cp = state.checkpoint;
+    if (!cp?.expiresAt || cp.expiredAt !== undefined) return;
+    this.#timers.arm(state.id, cp.id, cp.expiresAt, () => this.#expire(state.id, cp.id));
+  }
+
+  #emitUpdate(u: RunUpdate): void {
+    for (const listener of [...this.#updates]) {
+      try {
+        listener(u);
+      } catch (err) {
+        this.#log.warn({ runId: u.runId, err: errorMessage(err) }, 'run update listener failed');
+      }
+    }
+  }
+
+  #emitProgress(job: JobSpec, text: string): void {
+    const p: StepProgress = { runId: job.runId, stepId: job.stepId, attempt: job.attempt, text };
+    for (const listener of [...this.#progress]) {
+      try {
+        listener(p);
+      } catch (err) {
+        this.#log.warn({ runId: job.runId, err: errorMessage(err) }, 'progress listener failed');
+      }
+    }
+  }
+}
+
+function refOf(id: string, job: Pick<JobSpec, 'stepId' | 'attempt'>): JobRef {
+  const { stepId, kind } = parseQueueStepId(job.stepId);
+  return { id, stepId, attempt: job.attempt, kind };
+}

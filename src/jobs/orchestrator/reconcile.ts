@@ -1,0 +1,139 @@
+/**
+ * Start-up reconciliation. Every workspace in the runs index is recovered (RunStore.recover
+ * re-projects runs whose projection is behind their ledger); then each unfinished run whose
+ * current step (or trigger) is in flight is checked against the queue:
+ *   job waiting/active → left alone (a worker has it or will take it);
+ *   job finished while we were down → its stored outcome is applied;
+ *   job unknown (or cancelled) → recoverInterrupted (the engine re-queues the step when the run
+ *   has resumeFromLastStep, else blocks it "interrupted during step X: resume or retry").
+ * Only the in-flight attempt is touched: no completed step runs again. Open checkpoints with an
+ * expiry get their timers back; idle runs' locks are released.
+ */
+import type { RunIndexRecord, RunsRepo } from '../../db/repositories/runs.ts';
+import { currentStep, type RunState, SYSTEM_ACTOR, stepJobId } from '../../engine/model.ts';
+import type { LoadedRun } from '../../engine/store/types.ts';
+import type { Log } from '../../log.ts';
+import { errorMessage } from '../queue/outcome.ts';
+import { type JobQueue, jobIdOf } from '../queue/port.ts';
+import { triggerQueueStepId } from './job-payload.ts';
+import { type JobRef, type KeyedCommand, outcomeCommands } from './job-results.ts';
+import { indexRow, type RunDriver } from './run-driver.ts';
+import { ensureSpecFile } from './run-files.ts';
+import type { RunStores } from './run-stores.ts';
+
+/** The job the run waits for: its current step's attempt or its trigger; null when none. */
+export function inFlightJob(state: RunState): JobRef | null {
+  if (state.status !== 'active') return null;
+  const t = state.trigger;
+  if (t?.status === 'queued') {
+    const id = jobIdOf({
+      runId: state.id,
+      stepId: triggerQueueStepId(t.stepId),
+      attempt: t.attempt,
+    });
+    return { id, stepId: t.stepId, attempt: t.attempt, kind: 'trigger' };
+  }
+  const step = currentStep(state);
+  if (!step || (step.status !== 'queued' && step.status !== 'running')) return null;
+  const id = stepJobId(state.id, step.id, step.attempt);
+  return { id, stepId: step.id, attempt: step.attempt, kind: 'step' };
+}
+
+/** What to commit for an in-flight job that vanished (empty when it is no longer in flight). */
+export function interruptedCommands(state: RunState, job: JobRef): KeyedCommand[] {
+  const now = inFlightJob(state);
+  if (now === null || now.id !== job.id) return [];
+  const key = `recover:${state.id}:${job.kind === 'trigger' ? triggerQueueStepId(job.stepId) : job.stepId}:${job.attempt}`;
+  if (job.kind === 'step') {
+    return [{ key, command: { type: 'recoverInterrupted', actor: SYSTEM_ACTOR } }];
+  }
+  // The engine has no recovery for a trigger: report it failed so a human can retry the run.
+  const command = {
+    type: 'triggerFinished' as const,
+    stepId: job.stepId,
+    attempt: job.attempt,
+    exitCode: -1,
+    error: 'interrupted: its job was lost while phasebridge was down',
+    actor: SYSTEM_ACTOR,
+  };
+  return [{ key, command }];
+}
+
+/** What reconciliation needs. */
+export interface ReconcileDeps {
+  driver: RunDriver;
+  stores: RunStores;
+  runs: RunsRepo;
+  queue: JobQueue;
+  log: Log;
+  /** Re-arms the expiry timer of the run's open checkpoint, if it has one. */
+  armExpiry(state: RunState): void;
+}
+
+/** Reconciles every indexed workspace; returns the ids of the runs it looked at. */
+export async function reconcile(deps: ReconcileDeps): Promise<string[]> {
+  const rows = await deps.runs.list();
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const seen: string[] = [];
+  for (const workspace of new Set(rows.map((r) => r.workspace))) {
+    for (const { runId, result } of await deps.stores.for(workspace).recover()) {
+      if (!result.ok) {
+        deps.log.warn({ runId, err: result.error.message }, 'run not recovered');
+        continue;
+      }
+      seen.push(runId);
+      try {
+        await reconcileRun(deps, result.run, byId.get(runId));
+      } catch (err) {
+        deps.log.warn({ runId, err: errorMessage(err) }, 'reconciling run failed');
+      }
+    }
+  }
+  const unseen = rows.filter((r) => !seen.includes(r.id) && r.finishedAt === null);
+  for (const r of unseen) {
+    deps.log.warn({ runId: r.id, workspace: r.workspace }, 'indexed run not found on disk');
+  }
+  return seen;
+}
+
+async function reconcileRun(
+  deps: ReconcileDeps,
+  run: LoadedRun,
+  row: RunIndexRecord | undefined,
+): Promise<void> {
+  const { state } = run;
+  const { driver, log } = deps;
+  driver.remember(state.id, { workspace: state.workspace, layout: state.layout });
+  for (const warning of run.warnings) log.warn({ runId: state.id, warning }, 'run repaired');
+  if (row === undefined) await deps.runs.upsert(indexRow(state));
+  else if (row.status !== state.status) {
+    await deps.runs.updateStatus(state.id, state.status, Date.parse(state.updatedAt));
+  }
+  if (state.status !== 'active') {
+    if (state.status === 'awaiting') deps.armExpiry(state);
+    await driver.settle(state.id);
+    return;
+  }
+  ensureSpecFile(state.workspace, state.layout, state.id, state.spec);
+  const job = inFlightJob(state);
+  if (job !== null) {
+    const status = await deps.queue.get(job.id);
+    if (status?.state === 'waiting' || status?.state === 'active') {
+      log.info({ runId: state.id, jobId: job.id, state: status.state }, 'run resumes with its job');
+    } else if (status?.outcome && status.state !== 'cancelled') {
+      const outcome = status.outcome;
+      log.info(
+        { runId: state.id, jobId: job.id },
+        'applying a job outcome from while we were down',
+      );
+      await driver.commitPlanned(state.id, (s) => outcomeCommands(s, job, outcome));
+    } else {
+      log.warn(
+        { runId: state.id, jobId: job.id },
+        'the job of a running step vanished; recovering',
+      );
+      await driver.commitPlanned(state.id, (s) => interruptedCommands(s, job));
+    }
+  }
+  await driver.settle(state.id);
+}

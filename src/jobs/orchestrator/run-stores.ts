@@ -1,0 +1,57 @@
+/**
+ * One RunStore per workspace (a store writes the runs of one workspace), all sharing the
+ * orchestrator's codemachine layout projection. Also turns the run lock's conflict into the
+ * message users see: "run X is being driven by pid N".
+ */
+import path from 'node:path';
+import { CodemachineLayout } from '../../engine/layouts/codemachine/index.ts';
+import { RunStore } from '../../engine/store/run-store.ts';
+import { ConflictError } from '../../errors.ts';
+import type { AgentInfo } from './agent-resolver.ts';
+
+/** The stores of every workspace the orchestrator touched. */
+export class RunStores {
+  readonly #stores = new Map<string, RunStore>();
+  readonly #layout: CodemachineLayout;
+  readonly #clock: () => Date;
+
+  constructor(opts: { agentInfo: (name: string) => AgentInfo | undefined; clock: () => Date }) {
+    this.#layout = new CodemachineLayout({ agentInfo: opts.agentInfo });
+    this.#clock = opts.clock;
+  }
+
+  /** The store of `workspace` (opened on first use). */
+  for(workspace: string): RunStore {
+    const ws = path.resolve(workspace);
+    let store = this.#stores.get(ws);
+    if (store === undefined) {
+      store = new RunStore({ workspace: ws, layouts: [this.#layout], clock: this.#clock });
+      this.#stores.set(ws, store);
+    }
+    return store;
+  }
+
+  /** Closes every store (releasing every run lock) and the layout's registry handles. */
+  async close(): Promise<void> {
+    await Promise.all([...this.#stores.values()].map((s) => s.close()));
+    this.#stores.clear();
+    this.#layout.close();
+  }
+}
+
+const LOCKED_BY = /is locked by pid (\d+)( \(this process\))?/;
+const HELD = /is (locked|being driven) by pid \d+/;
+
+/** True when `err` says another live holder has the run's lock (reworded or not). */
+export function isRunLockConflict(err: unknown): boolean {
+  return err instanceof ConflictError && HELD.test(err.message);
+}
+
+/** The run lock's ConflictError reworded for users; other errors are returned unchanged. */
+export function describeLockConflict(err: unknown, runId: string): unknown {
+  if (!(err instanceof ConflictError)) return err;
+  const m = LOCKED_BY.exec(err.message);
+  if (m === null) return err;
+  const who = m[2] === undefined ? '' : ' (this process)';
+  return new ConflictError(`run ${runId} is being driven by pid ${m[1]}${who}`, { cause: err });
+}

@@ -1,0 +1,139 @@
+/**
+ * The worker side of a step job: payload → agent definition → files of the run's layout →
+ * runAgent → a JSON result the orchestrator turns into engine commands. Runs in the orchestrator's
+ * process (in-process worker) or in a `phasebridge worker` process; it never writes the run's
+ * ledger (the orchestrator does), only the step's logs and, for the codemachine layout, the
+ * agent's row in `.codemachine/logs/registry.db` (as CodeMachine registers an agent before it runs).
+ * While the agent runs it reports through the queue (any process hears it): `{kind: 'started'}`
+ * once the agent process exists, `{kind: 'progress', text}` per `::progress` line.
+ */
+import { registerAgentRun } from '../../engine/layouts/codemachine/registry-db.ts';
+import { stepJobId, triggerJobId } from '../../engine/model.ts';
+import type { Processor, ProgressReporter, QueuedJob } from '../queue/port.ts';
+import { runAgent } from '../runner/run-agent.ts';
+import type { AgentDefinition } from '../runner/types.ts';
+import {
+  parseStepJobPayload,
+  type StepJobPayload,
+  type StepJobResult,
+  type StepReport,
+  type StepStartInfo,
+} from './job-payload.ts';
+import { runFiles, stepLogPath } from './run-files.ts';
+
+/** What the step processor needs. */
+export interface StepProcessorOptions {
+  /** Resolves an agent name (AgentResolver.resolve); a rejection fails the job with its message. */
+  resolveAgent(name: string): Promise<AgentDefinition>;
+  /** Env names never passed to agents. */
+  secretEnvNames?: readonly string[];
+  /** SIGTERM → SIGKILL grace on timeout/cancel (runner default 5 s). */
+  killGraceMs?: number;
+  /** Environment agents inherit (default process.env). */
+  baseEnv?: NodeJS.ProcessEnv;
+  /**
+   * Codemachine layout, step jobs only: awaited just before the agent is spawned (an in-process
+   * orchestrator commits stepStarted there, since that layout resets the directive file when
+   * stepStarted is committed and a running agent may already have written it).
+   */
+  beforeSpawn?(job: QueuedJob, info: StepStartInfo): Promise<void>;
+  /** The agent process exists (diagnostics and benchmarks). */
+  onSpawn?(job: QueuedJob, pid: number): void;
+  /** Where a failed `beforeSpawn` goes (it never fails the job). */
+  onReportError?(err: unknown): void;
+}
+
+/** Characters of a `::progress` line passed on (it is shown live, not stored in the ledger). */
+const PROGRESS_MAX = 500;
+
+/** Where the agent of one job logs, and its registry id (codemachine). */
+interface Placement {
+  logFile: string;
+  extraLogFiles: string[];
+  monitoringId?: number;
+}
+
+/** Registers a codemachine agent run (idempotent per job) to get its monitoringId and log. */
+function place(job: QueuedJob, p: StepJobPayload, agentName: string): Placement {
+  const logFile = stepLogPath(p.workspace, job.runId, p.stepId, job.attempt, p.kind);
+  if (p.layout !== 'codemachine') return { logFile, extraLogFiles: [] };
+  const trigger = p.kind === 'trigger';
+  const handle = registerAgentRun(p.workspace, {
+    jobId: (trigger ? triggerJobId : stepJobId)(job.runId, p.stepId, job.attempt),
+    runId: job.runId,
+    stepId: p.stepId,
+    kind: p.kind,
+    attempt: job.attempt,
+    name: agentName,
+    start: new Date().toISOString(),
+    prompt: p.prompt,
+  });
+  return { logFile, extraLogFiles: [handle.logPath], monitoringId: handle.monitoringId };
+}
+
+/** Sends a report through the queue (never throws: reporting must not break the step). */
+function send(report: ProgressReporter, data: StepReport): void {
+  try {
+    report({ ...data });
+  } catch {
+    // Best effort by contract; the job's outcome carries the start too.
+  }
+}
+
+/** A queue Processor that runs step and trigger jobs with the agent runner. */
+export function createStepProcessor(opts: StepProcessorOptions): Processor {
+  const onError = opts.onReportError ?? (() => {});
+  return async (job, signal, report) => {
+    const p = parseStepJobPayload(job.payload);
+    const agent = await opts.resolveAgent(p.agent);
+    const placement = place(job, p, agent.name);
+    const sessionId = job.id;
+    const info: StepStartInfo = { sessionId };
+    if (placement.monitoringId !== undefined) info.monitoringId = placement.monitoringId;
+    if (p.kind === 'step' && p.layout === 'codemachine' && opts.beforeSpawn) {
+      try {
+        await opts.beforeSpawn(job, info);
+      } catch (err) {
+        onError(err); // the start is reported again below and with the outcome
+      }
+    }
+    const files = runFiles(p.workspace, p.layout, job.runId);
+    const outcome = await runAgent(agent, {
+      runId: job.runId,
+      stepId: p.stepId,
+      attempt: job.attempt,
+      workspace: p.workspace,
+      prompt: p.prompt,
+      specFile: files.specFile,
+      directiveFile: files.directiveFile,
+      logFile: placement.logFile,
+      extraLogFiles: placement.extraLogFiles,
+      timeoutMs: p.timeoutMs ?? agent.timeoutMs ?? 0,
+      signal,
+      ...(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
+      ...(opts.baseEnv === undefined ? {} : { baseEnv: opts.baseEnv }),
+      ...(opts.secretEnvNames === undefined ? {} : { secretEnvNames: opts.secretEnvNames }),
+      onSpawn: (pid) => {
+        opts.onSpawn?.(job, pid);
+        if (p.kind === 'step') send(report, { kind: 'started', ...info, pid });
+      },
+      onProgress: (text) => send(report, { kind: 'progress', text: text.slice(0, PROGRESS_MAX) }),
+    });
+    const result: StepJobResult = {
+      ok: outcome.ok,
+      exitCode: outcome.exitCode,
+      signal: outcome.signal,
+      timedOut: outcome.timedOut,
+      cancelled: outcome.cancelled,
+      directive: outcome.directive,
+      telemetry: outcome.telemetry,
+      outputTail: outcome.outputTail,
+      durationMs: outcome.durationMs,
+      sessionId,
+      logFile: placement.logFile,
+    };
+    if (outcome.failure !== undefined) result.failure = outcome.failure;
+    if (placement.monitoringId !== undefined) result.monitoringId = placement.monitoringId;
+    return { ...result };
+  };
+}

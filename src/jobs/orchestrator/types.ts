@@ -1,0 +1,65 @@
+/** Public types of the orchestrator (see /work/briefs/orchestrator-api.md). */
+import type { BridgeDb } from '../../db/connection.ts';
+import type { RunEvent } from '../../engine/events.ts';
+import type { Actor, Layout, RunState } from '../../engine/model.ts';
+import type { Log } from '../../log.ts';
+import type { JobQueue } from '../queue/port.ts';
+
+export type { CommandInput, DistributiveOmit } from './job-results.ts';
+
+/** Emitted after every accepted (non-duplicate) commit, in the process that committed it. */
+export interface RunUpdate {
+  runId: string;
+  state: RunState;
+  events: readonly RunEvent[];
+}
+
+/**
+ * A `::progress <text>` line of a running step (not persisted in the ledger). For a trigger
+ * sub-agent `stepId` is `<stepId>+trigger`.
+ */
+export interface StepProgress {
+  runId: string;
+  stepId: string;
+  attempt: number;
+  text: string;
+}
+
+/** Options of Orchestrator.create. */
+export interface OrchestratorOptions {
+  /** bridge.db (runs index, agents, jobs table for the sqlite driver); not closed by the orchestrator. */
+  db: BridgeDb;
+  /** The job queue (sqlite or bullmq); not closed by the orchestrator. */
+  queue: JobQueue;
+  log: Log;
+  /** PHASEBRIDGE_HOME (workflows/ there are found too). */
+  home: string;
+  /** Config SECRET_ENV_NAMES: never passed to agents. */
+  secretEnvNames?: readonly string[];
+  clock?: () => Date;
+  /**
+   * Run an in-process worker (default `{ concurrency: 2 }`); false when only separate
+   * `phasebridge worker` processes run jobs.
+   */
+  worker?: { concurrency: number } | false;
+  /** SIGTERM → SIGKILL grace for agents of the in-process worker (default 5 s). */
+  killGraceMs?: number;
+  /** Called when an in-process worker's agent process exists (diagnostics, benchmarks). */
+  onAgentSpawn?: (info: { jobId: string; runId: string; pid: number }) => void;
+}
+
+/** What startRun needs. */
+export interface StartRunInput {
+  /** Workflow id (built-in 'demo', or <workspace|home>/workflows/<id>.workflow.yaml) or a .yaml path. */
+  workflow: string;
+  workspace: string;
+  spec: string;
+  actor: Actor;
+  /** Chat ref the run was started from. */
+  originChat?: string;
+  track?: string;
+  conditions?: string[];
+  layout?: Layout;
+  /** Idempotency key (e.g. the chat update id): the same key returns the same run. */
+  key?: string;
+}

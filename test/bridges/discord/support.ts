@@ -1,0 +1,90 @@
+/**
+ * Shared set-up for the Discord adapter tests: a fake Discord, a channel pointed at it, and an
+ * inbox that hands out inbound events in arrival order (with an optional handler behaviour).
+ */
+import type { ChannelLogger, InboundEvent } from '../../../src/bridges/channel.ts';
+import { DiscordChannel, type DiscordChannelOptions } from '../../../src/bridges/discord/index.ts';
+import { FakeDiscord, type FakeDiscordOptions } from '../../fakes/discord.ts';
+
+/** Inbound events in arrival order; `next()` waits for the next one. */
+export class Inbox {
+  readonly #events: InboundEvent[] = [];
+  readonly #waiting: ((e: InboundEvent) => void)[] = [];
+  /** Everything received so far. */
+  readonly all: InboundEvent[] = [];
+  /** What the handler does with each event before it is queued (answer, ask, edit...). */
+  onEvent: (event: InboundEvent) => Promise<void> = async () => {};
+
+  /** The channel's handler. */
+  readonly handler = async (event: InboundEvent): Promise<void> => {
+    this.all.push(event);
+    try {
+      await this.onEvent(event);
+    } finally {
+      const waiter = this.#waiting.shift();
+      if (waiter) waiter(event);
+      else this.#events.push(event);
+    }
+  };
+
+  /** The next event not yet taken (after its handler finished). */
+  next(): Promise<InboundEvent> {
+    const event = this.#events.shift();
+    return event ? Promise.resolve(event) : new Promise((resolve) => this.#waiting.push(resolve));
+  }
+}
+
+/** A logger that keeps what it was told, so tests can read warnings and errors. */
+export function recordingLogger(): ChannelLogger & {
+  lines: { level: string; msg?: string; obj: object }[];
+} {
+  const lines: { level: string; msg?: string; obj: object }[] = [];
+  const at = (level: string) => (obj: object, msg?: string) => {
+    if (level !== 'debug') lines.push({ level, obj, ...(msg !== undefined && { msg }) });
+  };
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+/** A started fake, a started channel and its inbox; `close()` stops both. */
+export interface Harness {
+  readonly fake: FakeDiscord;
+  readonly channel: DiscordChannel;
+  readonly inbox: Inbox;
+  readonly log: ReturnType<typeof recordingLogger>;
+  /** `discord:<guild>:<text channel>`. */
+  readonly chatRef: string;
+  close(): Promise<void>;
+}
+
+/** Starts a fake and a channel connected to it. */
+export async function startHarness(
+  extra: Partial<DiscordChannelOptions> = {},
+  fakeOptions: FakeDiscordOptions = {},
+): Promise<Harness> {
+  const fake = await FakeDiscord.start(fakeOptions);
+  const log = recordingLogger();
+  const channel = new DiscordChannel({
+    token: fake.token,
+    apiUrl: fake.apiUrl,
+    logger: log,
+    ...extra,
+  });
+  const inbox = new Inbox();
+  try {
+    await channel.start(inbox.handler);
+  } catch (err) {
+    await fake.close();
+    throw err;
+  }
+  return {
+    fake,
+    channel,
+    inbox,
+    log,
+    chatRef: `discord:${fake.state.guildId}:${fake.state.text.id}`,
+    async close() {
+      await channel.stop();
+      await fake.close();
+    },
+  };
+}

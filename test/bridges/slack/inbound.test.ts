@@ -1,0 +1,178 @@
+/** Pure conversion of Slack payloads to neutral events, and the interaction handle. */
+import { describe, expect, it } from 'vitest';
+import {
+  type BotContext,
+  decodeInteraction,
+  encodeInteraction,
+  fromBlockAction,
+  fromMention,
+  fromSlashCommand,
+  fromViewSubmission,
+  normalizeSlackText,
+  promptMetadata,
+  triggerKey,
+} from '../../../src/bridges/slack/inbound.ts';
+
+const BOT: BotContext = { team: 'T01', botUserId: 'UBOT', command: '/pb' };
+
+describe('normalizeSlackText', () => {
+  it('turns Slack markup into plain text and user mentions into user refs', () => {
+    expect(normalizeSlackText('allow <@U123|bob> approver')).toBe('allow slack:U123 approver');
+    expect(normalizeSlackText('<#C1|ops> <#C2> <!here> <!subteam^S1|@devs>')).toBe(
+      '#ops #C2 @here @devs',
+    );
+    expect(normalizeSlackText('see <https://x.test/a?b=1&amp;c=2|x.test> and <mailto:a@b.c>')).toBe(
+      'see https://x.test/a?b=1&c=2 and mailto:a@b.c',
+    );
+    expect(normalizeSlackText('a &lt;b&gt; &amp;amp;')).toBe('a <b> &amp;');
+  });
+});
+
+describe('fromSlashCommand', () => {
+  const payload = {
+    command: '/pb',
+    text: ' Run  demo add login ',
+    channel_id: 'C1',
+    user_id: 'U1',
+    user_name: 'alice',
+    trigger_id: '123.456.abc',
+  };
+
+  it('takes the first word as the verb and keys the command by its hashed trigger', () => {
+    expect(fromSlashCommand(payload, BOT)).toEqual({
+      kind: 'command',
+      name: 'run',
+      args: ['demo', 'add', 'login'],
+      rawText: 'Run  demo add login',
+      chatRef: 'slack:T01:C1',
+      user: { platform: 'slack', id: 'U1', display: '@alice' },
+      idempotencyKey: triggerKey('123.456.abc'),
+    });
+    expect(triggerKey('123.456.abc')).not.toContain('abc');
+  });
+
+  it('asks for help when empty and ignores other commands', () => {
+    expect(fromSlashCommand({ ...payload, text: '' }, BOT)).toMatchObject({
+      name: 'help',
+      args: [],
+    });
+    expect(fromSlashCommand({ ...payload, command: '/other' }, BOT)).toBeUndefined();
+  });
+});
+
+describe('fromMention', () => {
+  const mention = (event: Record<string, unknown>) => ({
+    event: { ts: '1700000000.000200', channel: 'C1', user: 'U1', ...event },
+    event_id: 'Ev1',
+  });
+
+  it('reads the command after our mention, in the mention’s thread', () => {
+    expect(
+      fromMention(
+        mention({ text: 'hey <@UBOT|pb> run demo', thread_ts: '1700000000.000100' }),
+        BOT,
+      ),
+    ).toEqual({
+      kind: 'command',
+      name: 'run',
+      args: ['demo'],
+      rawText: 'run demo',
+      chatRef: 'slack:T01:C1:1700000000.000100',
+      threadRef: '1700000000.000100',
+      user: { platform: 'slack', id: 'U1', display: 'U1' },
+      idempotencyKey: 'slack:event:Ev1',
+    });
+  });
+
+  it('ignores bots, edits and mentions without a user', () => {
+    expect(fromMention(mention({ text: '<@UBOT> run', bot_id: 'B1' }), BOT)).toBeUndefined();
+    expect(
+      fromMention(mention({ text: '<@UBOT> run', subtype: 'message_changed' }), BOT),
+    ).toBeUndefined();
+    expect(fromMention(mention({ text: '<@UBOT> run', user: undefined }), BOT)).toBeUndefined();
+  });
+});
+
+describe('fromBlockAction', () => {
+  const body = {
+    trigger_id: 'trig-1',
+    user: { id: 'U2', username: 'bob' },
+    channel: { id: 'C1' },
+    message: { ts: '1700000000.000300', thread_ts: '1700000000.000300' },
+    response_url: 'https://hooks.slack.com/actions/x',
+  };
+
+  it('treats a thread parent as not in a thread, and a reply as in one', () => {
+    const parent = fromBlockAction(body, 'tok', BOT)!;
+    expect(parent).toMatchObject({
+      kind: 'button',
+      token: 'tok',
+      chatRef: 'slack:T01:C1',
+      messageRef: 'slack:T01:C1/1700000000.000300',
+      user: { id: 'U2', display: '@bob' },
+      idempotencyKey: triggerKey('trig-1'),
+    });
+    expect(parent.threadRef).toBeUndefined();
+    const reply = fromBlockAction(
+      { ...body, message: { ts: '1700000000.000300', thread_ts: '1700000000.000100' } },
+      'tok',
+      BOT,
+    )!;
+    expect(reply.chatRef).toBe('slack:T01:C1:1700000000.000100');
+    expect(reply.messageRef).toBe('slack:T01:C1:1700000000.000100/1700000000.000300');
+  });
+
+  it('round-trips the interaction handle and ignores presses outside messages', () => {
+    const press = fromBlockAction(body, 'tok', BOT)!;
+    expect(decodeInteraction(press.interaction)).toMatchObject({
+      g: 'trig-1',
+      u: 'U2',
+      m: '1700000000.000300',
+      r: body.response_url,
+      chat: { team: 'T01', channel: 'C1' },
+    });
+    expect(fromBlockAction({ trigger_id: 't', user: { id: 'U2' } }, 'tok', BOT)).toBeUndefined();
+    expect(() =>
+      decodeInteraction({ platform: 'telegram', handle: press.interaction.handle }),
+    ).toThrow();
+    expect(() => decodeInteraction({ platform: 'slack', handle: '{"g":1}' })).toThrow(
+      /not a Slack/,
+    );
+    expect(
+      decodeInteraction(encodeInteraction({ g: 'g', c: 'slack:T1:C1', m: '1.2', u: 'U' })).chat,
+    ).toEqual({ team: 'T1', channel: 'C1' });
+  });
+});
+
+describe('fromViewSubmission', () => {
+  const submission = (metadata: string, callback = 'phasebridge_reason') => ({
+    trigger_id: 'trig-v',
+    user: { id: 'U2', username: 'bob' },
+    view: {
+      id: 'V1',
+      callback_id: callback,
+      private_metadata: metadata,
+      state: { values: { reason: { text: { value: 'flaky tests' } } } },
+    },
+  });
+
+  it('is a Reply to the prompt ref, in the chat the prompt came from', () => {
+    const meta = promptMetadata({ team: 'T01', channel: 'C1', thread: '1700000000.000100' });
+    expect(fromViewSubmission(submission(meta))).toEqual({
+      kind: 'reply',
+      text: 'flaky tests',
+      replyToMessageRef: 'slack:T01:C1:1700000000.000100/view:V1',
+      chatRef: 'slack:T01:C1:1700000000.000100',
+      threadRef: '1700000000.000100',
+      user: { platform: 'slack', id: 'U2', display: '@bob' },
+      idempotencyKey: triggerKey('trig-v'),
+    });
+  });
+
+  it('ignores other modals and tampered metadata', () => {
+    const meta = promptMetadata({ team: 'T01', channel: 'C1' });
+    expect(fromViewSubmission(submission(meta, 'other'))).toBeUndefined();
+    expect(fromViewSubmission(submission('{"chat":"telegram:1"}'))).toBeUndefined();
+    expect(fromViewSubmission(submission('not json'))).toBeUndefined();
+  });
+});

@@ -1,0 +1,89 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MANY_STEPS_TIMEOUT_MS, runCli } from './support.ts';
+
+const root = mkdtempSync(join(tmpdir(), 'pb-cli-control-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+const home = join(root, 'home');
+const ws = join(root, 'ws');
+const cli = (...args: string[]) => runCli(args, home, root);
+
+/** setup → fetch (its agent always exits 3) → report (checkpoint after; may loop back to setup once). */
+const FLAKY = `id: flaky
+steps:
+  - id: setup
+    agent: demo
+    prompt: Prepare the workspace.
+  - id: fetch
+    agent: demo
+    prompt: |
+      Fetch the data.
+      demo: exit=3
+  - id: report
+    agent: demo
+    prompt: Write the report.
+    loop:
+      backTo: setup
+      max: 1
+    checkpoint:
+      when: after
+`;
+
+describe('moving a run by hand: retry, skip, loop, revert, cancel', () => {
+  it('says why a run is blocked and what to type, and each command moves it on', {
+    timeout: MANY_STEPS_TIMEOUT_MS,
+  }, () => {
+    mkdirSync(join(ws, 'workflows'), { recursive: true });
+    writeFileSync(join(ws, 'workflows', 'flaky.workflow.yaml'), FLAKY);
+
+    const run = cli('run', 'flaky', '--workspace', ws, '--spec', 'fetch and report');
+    expect(run.code).toBe(1);
+    const runId = /phasebridge retry (\S+)/.exec(run.out)?.[1];
+    expect(runId).toMatch(/-fetch-and-report$/);
+    expect(run.out).toContain('setup: completed');
+    expect(run.out).toMatch(/fetch: failed \(attempt 1\): .*3/);
+    expect(run.out).toContain(`run ${runId} is blocked at fetch: `);
+    expect(run.out).toContain(`  phasebridge skip ${runId}`);
+
+    const retry = cli('retry', runId!);
+    expect(retry.code).toBe(1);
+    expect(retry.out).toMatch(/fetch: failed \(attempt 2\)/);
+
+    const skip = cli('skip', runId!, '--reason', 'data is cached');
+    expect(skip.code).toBe(0);
+    expect(skip.out).toContain('fetch: skipped (data is cached)');
+    expect(skip.out).toContain('report: completed');
+    expect(skip.out).toContain('awaiting approval of report');
+    expect(skip.out).toContain(`  phasebridge loop ${runId} [--reason TEXT]`);
+
+    const loop = cli('loop', runId!, '--reason', 'redo it');
+    expect(loop.code).toBe(1);
+    expect(loop.out).toContain('report: looping back to setup (loop 1): redo it');
+    expect(loop.out).toMatch(/setup: running \(attempt 2\)/);
+    expect(loop.out).toMatch(/fetch: failed \(attempt 3\)/);
+
+    const revert = cli('revert', runId!, 'setup');
+    expect(revert.code).toBe(1);
+    expect(revert.out).toContain('reverted to setup by cli:');
+    expect(revert.out).toMatch(/setup: running \(attempt 3\)/);
+    expect(revert.out).toMatch(/fetch: failed \(attempt 4\)/);
+
+    const log = cli('logs', runId!, 'fetch', '--attempt', '1');
+    expect(log.code).toBe(0);
+    expect(log.out).toContain('demo-agent: failing with exit code 3');
+
+    const all = cli('logs', runId!);
+    expect(all.out).toContain('==> setup (attempt 3) <==');
+    expect(all.out).toContain('==> fetch (attempt 4) <==');
+
+    const cancel = cli('cancel', runId!, '--reason', 'enough');
+    expect(cancel.code).toBe(0);
+    expect(cancel.out).toMatch(new RegExp(`run ${runId} cancelled: cancelled by cli:\\S+: enough`));
+
+    const status = cli('status', runId!);
+    expect(status.out).toMatch(/status {4}cancelled: cancelled by cli:\S+: enough/);
+    expect(status.out).toMatch(/fetch\s+demo\s+failed\s+4/);
+  });
+});

@@ -1,0 +1,3 @@
+import { describeDemoRun } from './demo-run.ts';
+
+describeDemoRun('codemachine');

@@ -1,0 +1,185 @@
+/**
+ * The Discord driver: people in a guild text channel using slash commands, buttons and the
+ * reason modal, delivered by the fake Discord's gateway (real discord.js in the bridge).
+ */
+import type { APIUser } from 'discord.js';
+import { chatopsCommands } from '../../../src/bridges/discord/commands.ts';
+import { FakeDiscord, type FakeInteraction, type StoredMessage } from '../../fakes/discord.ts';
+import type { Persona, PlatformDriver, Press, SeenMessage } from '../platform-driver.ts';
+import { waitFor } from '../platform-driver.ts';
+
+const EPHEMERAL = 64;
+const PERSONAS: readonly Persona[] = ['alice', 'bob', 'carol', 'dave'];
+
+type JsonObject = Record<string, unknown>;
+
+/** Discord markdown to plain text: escapes and bold markers removed. */
+export function plainMarkdown(text: string): string {
+  return text.replace(/\*\*/g, '').replace(/\\([\\*_~`|<>[\]()#+.-])/g, '$1');
+}
+
+/** The visible text of a bot message: content, embed description, fields as `Label: value`. */
+export function discordText(m: StoredMessage): string {
+  const lines = m.content === '' ? [] : [plainMarkdown(m.content)];
+  for (const e of m.embeds as { description?: string; fields?: JsonObject[] }[]) {
+    if (e.description) lines.push(plainMarkdown(e.description));
+    for (const f of e.fields ?? []) {
+      lines.push(`${plainMarkdown(String(f.name))}: ${plainMarkdown(String(f.value))}`);
+    }
+  }
+  return lines.join('\n');
+}
+
+const buttonsOf = (m: StoredMessage): { label: string; customId: string }[] =>
+  (m.components as { components?: { label?: string; custom_id?: string }[] }[]).flatMap((row) =>
+    (row.components ?? []).map((b) => ({ label: String(b.label), customId: String(b.custom_id) })),
+  );
+
+/** The options of a slash command for chatops text: one word each, a text option takes the rest. */
+export function slashOptions(text: string): { name: string; options: [string, string][] } {
+  const [name = 'help', ...words] = text.trim().split(/\s+/);
+  const spec = chatopsCommands().find((c) => c.name === name);
+  const options: [string, string][] = [];
+  for (const [i, o] of (spec?.options ?? []).entries()) {
+    if (words.length === 0) break;
+    const rest = o.kind === 'text' || i === spec!.options.length - 1;
+    options.push([o.name, rest ? words.splice(0).join(' ') : words.shift()!]);
+  }
+  return { name, options };
+}
+
+/** Drives a fake Discord guild; PlatformDriver documents its members. */
+export class DiscordDriver implements PlatformDriver {
+  readonly platform = 'discord' as const;
+  readonly singleUser = false;
+  /** The fake, for platform-specific checks. */
+  readonly fake: FakeDiscord;
+  readonly chatRef: string;
+  readonly #people: Record<Persona, APIUser>;
+
+  private constructor(fake: FakeDiscord) {
+    this.fake = fake;
+    this.chatRef = `discord:${fake.state.guildId}:${fake.state.text.id}`;
+    const people = PERSONAS.map((p) => [p, fake.state.user(p)] as const);
+    this.#people = Object.fromEntries(people) as Record<Persona, APIUser>;
+  }
+
+  /** Starts the fake Discord (REST and gateway). */
+  static async start(): Promise<DiscordDriver> {
+    return new DiscordDriver(await FakeDiscord.start());
+  }
+
+  env(): Record<string, string> {
+    return {
+      DISCORD_BOT_TOKEN: this.fake.token,
+      DISCORD_APPLICATION_ID: this.fake.state.applicationId,
+      DISCORD_API_URL: this.fake.apiUrl,
+    };
+  }
+
+  async attach(): Promise<void> {}
+
+  userId(who: Persona): string {
+    return this.#people[who].id;
+  }
+
+  displayName(who: Persona): string {
+    return this.#people[who].global_name ?? this.#people[who].username;
+  }
+
+  async sendCommand(who: Persona, text: string): Promise<void> {
+    const { name, options } = slashOptions(text);
+    this.fake.slashCommand(this.#people[who], this.fake.state.text, name, options);
+  }
+
+  /** The gateway dispatches the same INTERACTION_CREATE twice (a replay after a reconnect). */
+  async deliverTwice(who: Persona, text: string): Promise<void> {
+    const { name, options } = slashOptions(text);
+    const registered = this.fake.state.globalCommands.find((c) => c.name === name);
+    const data = {
+      id: String(registered?.id ?? '1'),
+      name,
+      type: 1,
+      options: options.map(([n, value]) => ({ name: n, type: 3, value })),
+    };
+    const { payload } = this.fake.state.createInteraction(
+      2,
+      this.#people[who],
+      this.fake.state.text,
+      data,
+    );
+    this.fake.gateway.dispatch('INTERACTION_CREATE', payload);
+    this.fake.gateway.dispatch('INTERACTION_CREATE', payload);
+  }
+
+  /** Bot messages with an embed (what the bridge sends); command echoes are left out. */
+  latestMessages(): SeenMessage[] {
+    const { state } = this.fake;
+    return state
+      .channelMessages(state.text.id)
+      .filter((m) => m.author.id === state.bot.id && m.embeds.length > 0)
+      .map((m) => ({
+        id: m.id,
+        text: discordText(m),
+        buttons: buttonsOf(m).map((b) => b.label),
+        edited: m.editedAt !== null,
+      }));
+  }
+
+  async press(who: Persona, message: SeenMessage, label: string): Promise<Press> {
+    const stored = this.fake.state.messages.get(message.id);
+    const button = stored && buttonsOf(stored).find((b) => b.label === label);
+    if (!button) throw new Error(`no button "${label}" on discord message ${message.id}`);
+    const interaction = this.fake.pressButton(this.#people[who], message.id, button.customId);
+    return { persona: who, label, handle: interaction };
+  }
+
+  /**
+   * The ephemeral answer (the initial response or a follow-up); for a reject, the words shown in
+   * the reason modal (Discord shows a modal instead of an answer there).
+   */
+  async answerTo(press: Press): Promise<string> {
+    const i = press.handle as FakeInteraction;
+    const text = await waitFor(() => {
+      const first = i.callbacks[0];
+      if (first?.type === 4 && isEphemeral(first.data)) return String(first.data?.content);
+      if (first?.type === 9 && i.modal) return modalText(i.modal);
+      const followUp = i.followUps
+        .map((id) => this.fake.state.messages.get(id))
+        .find((m) => m !== undefined && (m.flags & EPHEMERAL) !== 0 && m.content !== '');
+      return followUp?.content;
+    }, 'an ephemeral answer');
+    return plainMarkdown(text);
+  }
+
+  /** Submits the reason modal (opened by the press, or by the offered "Give a reason" button). */
+  async replyReason(press: Press, text: string): Promise<void> {
+    const i = press.handle as FakeInteraction;
+    const user = this.#people[press.persona];
+    const opened = await waitFor(() => {
+      if (i.modal) return i;
+      const offer = i.followUps
+        .map((id) => this.fake.state.messages.get(id))
+        .find((m) => m !== undefined && buttonsOf(m).length > 0);
+      return offer && this.fake.pressButton(user, offer.id, buttonsOf(offer)[0]!.customId);
+    }, 'the reason modal');
+    await waitFor(() => opened.modal, 'the modal to open');
+    this.fake.submitModal(user, opened, { reason: text });
+  }
+
+  async close(): Promise<void> {
+    await this.fake.close();
+  }
+}
+
+function isEphemeral(data: JsonObject | undefined): boolean {
+  return typeof data?.flags === 'number' && (data.flags & EPHEMERAL) !== 0;
+}
+
+/** The text shown inside a modal (its text display components). */
+function modalText(modal: JsonObject): string {
+  const parts = (modal.components as JsonObject[])
+    .filter((c) => typeof c.content === 'string')
+    .map((c) => String(c.content));
+  return parts.join('\n\n');
+}

@@ -1,0 +1,8 @@
+/** The contract stories on Telegram: the bridge polls the fake Bot API. */
+import { describe } from 'vitest';
+import { TelegramDriver } from './drivers/telegram.ts';
+import { contractStories } from './stories.ts';
+
+describe('Telegram', () => {
+  contractStories({ start: () => TelegramDriver.start(), messagesSurviveRestart: true });
+});

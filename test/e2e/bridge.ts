@@ -1,0 +1,51 @@
+/**
+ * The real bridge for end-to-end tests: `startBridge` (what `phasebridge serve` runs) on a free
+ * port, with a temporary PHASEBRIDGE_HOME and workspace, no chat platform configured, and the
+ * demo agent made fast through DEMO_AGENT_BEHAVIOUR (agents inherit this process's env).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type RunningBridge, startBridge } from '../../src/app/bridge.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/log.ts';
+
+/** A started bridge and its temporary folder. */
+export interface E2eBridge {
+  readonly bridge: RunningBridge;
+  readonly dir: string;
+  /** Stops the bridge and removes its files. */
+  dispose(): Promise<void>;
+}
+
+/** Starts the bridge; `sleepMs` is how long each demo agent step takes. */
+export async function startE2eBridge(sleepMs = 20): Promise<E2eBridge> {
+  process.env.DEMO_AGENT_BEHAVIOUR = `sleep=${sleepMs}`;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-e2e-'));
+  try {
+    const config = loadConfig({
+      env: {
+        PHASEBRIDGE_HOME: path.join(dir, 'home'),
+        PHASEBRIDGE_WORKSPACE: path.join(dir, 'ws'),
+        PHASEBRIDGE_HOST: '127.0.0.1',
+        PHASEBRIDGE_PORT: '0',
+        LOG_LEVEL: 'silent',
+      },
+      cwd: dir,
+    });
+    const bridge = await startBridge(config, createLogger({ level: 'silent' }), {
+      editIntervalMs: 20,
+    });
+    return {
+      bridge,
+      dir,
+      async dispose() {
+        await bridge.stop();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+}

@@ -1,0 +1,269 @@
+/**
+ * REST routes of the fake Discord (paths after `/api/v10`): gateway info, the bot user, command
+ * registration, channel messages, interaction callbacks and interaction webhooks (follow-ups and
+ * `@original`). Each route returns the status and JSON body Discord would, or throws ApiError.
+ */
+import {
+  checkMessageBody,
+  checkModal,
+  type FakeDiscordState,
+  type FakeInteraction,
+} from './discord-store.ts';
+import {
+  ApiError,
+  type Json,
+  type JsonObject,
+  type StoredMessage,
+  snowflake,
+  wireChannel,
+  wireMessage,
+} from './discord-wire.ts';
+
+/** A REST request as a route sees it. */
+export interface RestRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly query: Record<string, string>;
+  /** The JSON body (or multipart `payload_json`); an array for command registration. */
+  readonly body: Json | undefined;
+  readonly files: { name: string; size: number }[];
+  readonly authorized: boolean;
+}
+
+/** What a route answers. */
+export interface RestResult {
+  readonly status: number;
+  readonly body?: Json;
+}
+
+/** Settings routes need from the fake. */
+export interface RestContext {
+  readonly state: FakeDiscordState;
+  readonly gatewayUrl: string;
+  /** A callback later than this after the interaction fails with Unknown interaction. */
+  readonly ackDeadlineMs: number;
+}
+
+const EPHEMERAL = 64;
+const LOADING = 128;
+const ok = (body: Json): RestResult => ({ status: 200, body });
+/** The body as an object (empty for anything else). */
+const objectOf = (body: Json | undefined): JsonObject =>
+  body !== null && typeof body === 'object' && !Array.isArray(body) ? body : {};
+const noContent: RestResult = { status: 204 };
+
+type Handler = (ctx: RestContext, req: RestRequest, params: string[]) => RestResult;
+
+const ROUTES: { method: string; pattern: RegExp; auth: boolean; handler: Handler }[] = [
+  { method: 'GET', pattern: /^\/gateway\/bot$/, auth: true, handler: gatewayBot },
+  {
+    method: 'GET',
+    pattern: /^\/users\/@me$/,
+    auth: true,
+    handler: (c) => ok(c.state.bot as unknown as Json),
+  },
+  { method: 'PUT', pattern: /^\/applications\/(\d+)\/commands$/, auth: true, handler: putCommands },
+  {
+    method: 'PUT',
+    pattern: /^\/applications\/(\d+)\/guilds\/(\d+)\/commands$/,
+    auth: true,
+    handler: putCommands,
+  },
+  { method: 'GET', pattern: /^\/channels\/(\d+)$/, auth: true, handler: getChannel },
+  { method: 'POST', pattern: /^\/channels\/(\d+)\/messages$/, auth: true, handler: postMessage },
+  {
+    method: 'PATCH',
+    pattern: /^\/channels\/(\d+)\/messages\/(\d+)$/,
+    auth: true,
+    handler: patchMessage,
+  },
+  {
+    method: 'DELETE',
+    pattern: /^\/channels\/(\d+)\/messages\/(\d+)$/,
+    auth: true,
+    handler: deleteMessage,
+  },
+  {
+    method: 'POST',
+    pattern: /^\/interactions\/(\d+)\/([^/]+)\/callback$/,
+    auth: false,
+    handler: callback,
+  },
+  { method: 'POST', pattern: /^\/webhooks\/(\d+)\/([^/]+)$/, auth: false, handler: followUp },
+  {
+    method: 'PATCH',
+    pattern: /^\/webhooks\/(\d+)\/([^/]+)\/messages\/(@original|\d+)$/,
+    auth: false,
+    handler: editWebhookMessage,
+  },
+  {
+    method: 'DELETE',
+    pattern: /^\/webhooks\/(\d+)\/([^/]+)\/messages\/(@original|\d+)$/,
+    auth: false,
+    handler: deleteWebhookMessage,
+  },
+];
+
+/** Routes one request; unknown routes are 404 like Discord's. */
+export function route(ctx: RestContext, req: RestRequest): RestResult {
+  for (const r of ROUTES) {
+    const m = r.pattern.exec(req.path);
+    if (!m || r.method !== req.method) continue;
+    if (r.auth && !req.authorized) throw new ApiError(401, 0, '401: Unauthorized');
+    return r.handler(ctx, req, m.slice(1));
+  }
+  throw new ApiError(404, 0, '404: Not Found');
+}
+
+function gatewayBot(ctx: RestContext): RestResult {
+  return ok({
+    url: ctx.gatewayUrl,
+    shards: 1,
+    session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 },
+  });
+}
+
+function putCommands(ctx: RestContext, req: RestRequest, [app, guild]: string[]): RestResult {
+  if (app !== ctx.state.applicationId) throw new ApiError(403, 50001, 'Missing Access');
+  const body = Array.isArray(req.body) ? (req.body as JsonObject[]) : [];
+  const commands = body.map((c) => ({
+    ...c,
+    id: snowflake(),
+    application_id: app,
+    version: snowflake(),
+  }));
+  if (guild === undefined) ctx.state.globalCommands = commands;
+  else ctx.state.guildCommands.set(guild, commands);
+  return ok(commands);
+}
+
+function getChannel(ctx: RestContext, _req: RestRequest, [id]: string[]): RestResult {
+  const channel = ctx.state.channels.get(id!);
+  if (!channel) throw new ApiError(404, 10003, 'Unknown Channel');
+  return ok(wireChannel(channel));
+}
+
+const wire = (ctx: RestContext, m: StoredMessage): Json =>
+  wireMessage(m, ctx.state.applicationId) as unknown as Json;
+
+function postMessage(ctx: RestContext, req: RestRequest, [channelId]: string[]): RestResult {
+  const body = objectOf(req.body);
+  if (req.files.length === 0) checkMessageBody(body);
+  const message = ctx.state.addMessage(channelId!, {
+    author: ctx.state.bot,
+    content: typeof body.content === 'string' ? body.content : '',
+    embeds: (body.embeds as JsonObject[] | undefined) ?? [],
+    components: (body.components as JsonObject[] | undefined) ?? [],
+    flags: typeof body.flags === 'number' ? body.flags : 0,
+    attachments: req.files.map((f) => ({ filename: f.name, size: f.size })),
+  });
+  return ok(wire(ctx, message));
+}
+
+function botMessage(ctx: RestContext, channelId: string, messageId: string): StoredMessage {
+  const message = ctx.state.messages.get(messageId);
+  if (!message || message.channelId !== channelId || message.visibleTo !== undefined) {
+    throw new ApiError(404, 10008, 'Unknown Message');
+  }
+  if (message.author.id !== ctx.state.bot.id) {
+    throw new ApiError(403, 50005, 'Cannot edit a message authored by another user');
+  }
+  return message;
+}
+
+function patchMessage(ctx: RestContext, req: RestRequest, [channelId, id]: string[]): RestResult {
+  const message = botMessage(ctx, channelId!, id!);
+  return ok(wire(ctx, ctx.state.editMessage(message, objectOf(req.body))));
+}
+
+function deleteMessage(ctx: RestContext, _req: RestRequest, [channelId, id]: string[]): RestResult {
+  ctx.state.messages.delete(botMessage(ctx, channelId!, id!).id);
+  return noContent;
+}
+
+function interactionOf(ctx: RestContext, id: string, token: string): FakeInteraction {
+  const interaction = ctx.state.interactions.get(id);
+  if (!interaction || interaction.token !== token)
+    throw new ApiError(404, 10062, 'Unknown interaction');
+  return interaction;
+}
+
+function responseMessage(ctx: RestContext, i: FakeInteraction, data: JsonObject, flags: number) {
+  return ctx.state.addMessage(i.channel.id, {
+    author: ctx.state.bot,
+    content: typeof data.content === 'string' ? data.content : '',
+    embeds: (data.embeds as JsonObject[] | undefined) ?? [],
+    components: (data.components as JsonObject[] | undefined) ?? [],
+    flags,
+    interactionId: i.id,
+    ...((flags & EPHEMERAL) !== 0 && { visibleTo: i.user.id }),
+  });
+}
+
+function callback(ctx: RestContext, req: RestRequest, [id, token]: string[]): RestResult {
+  const i = interactionOf(ctx, id!, token!);
+  if (Date.now() - i.createdAt > ctx.ackDeadlineMs)
+    throw new ApiError(404, 10062, 'Unknown interaction');
+  if (i.callbacks.length > 0) {
+    throw new ApiError(400, 40060, 'Interaction has already been acknowledged.');
+  }
+  const type = objectOf(req.body).type;
+  const data = objectOf(req.body).data as JsonObject | undefined;
+  const flags = typeof data?.flags === 'number' ? data.flags : 0;
+  const onMessage = i.type === 3 || (i.type === 5 && i.messageId !== undefined);
+  if (type === 4) {
+    checkMessageBody(data ?? {});
+    i.originalMessageId = responseMessage(ctx, i, data ?? {}, flags).id;
+  } else if (type === 5) {
+    i.originalMessageId = responseMessage(ctx, i, {}, flags | LOADING).id;
+  } else if ((type === 6 || type === 7) && onMessage) {
+    if (type === 7) ctx.state.editMessage(ctx.state.messages.get(i.messageId!)!, data ?? {});
+  } else if (type === 9 && i.type !== 5) {
+    checkModal(data);
+    i.modal = data!;
+  } else {
+    throw new ApiError(400, 50035, `Invalid interaction response type ${String(type)} here`);
+  }
+  i.callbacks.push({ type: type as number, ...(data && { data }) });
+  return noContent;
+}
+
+function followUp(ctx: RestContext, req: RestRequest, [app, token]: string[]): RestResult {
+  const i = ctx.state.interactionByToken(token!);
+  if (app !== ctx.state.applicationId || i.callbacks.length === 0) {
+    throw new ApiError(404, 10015, 'Unknown Webhook');
+  }
+  const body = objectOf(req.body);
+  checkMessageBody(body);
+  const flags = typeof body.flags === 'number' ? body.flags : 0;
+  const message = responseMessage(ctx, i, body, flags);
+  i.followUps.push(message.id);
+  return req.query.wait === 'true' ? ok(wire(ctx, message)) : noContent;
+}
+
+function webhookMessage(ctx: RestContext, token: string, which: string): StoredMessage {
+  const i = ctx.state.interactionByToken(token);
+  const id = which === '@original' ? (i.originalMessageId ?? i.messageId) : which;
+  const message = id === undefined ? undefined : ctx.state.messages.get(id);
+  if (!message) throw new ApiError(404, 10008, 'Unknown Message');
+  return message;
+}
+
+function editWebhookMessage(
+  ctx: RestContext,
+  req: RestRequest,
+  [, token, which]: string[],
+): RestResult {
+  const message = webhookMessage(ctx, token!, which!);
+  message.flags &= ~LOADING;
+  return ok(wire(ctx, ctx.state.editMessage(message, objectOf(req.body))));
+}
+
+function deleteWebhookMessage(
+  ctx: RestContext,
+  _req: RestRequest,
+  [, token, which]: string[],
+): RestResult {
+  ctx.state.messages.delete(webhookMessage(ctx, token!, which!).id);
+  return noContent;
+}

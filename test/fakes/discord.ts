@@ -1,0 +1,323 @@
+/**
+ * A fake Discord: one node:http server serving REST under `/api/v10` and the gateway WebSocket
+ * (upgrade on `/gateway`, resumes on `/resume`), JSON without compression. It keeps messages and
+ * interactions, checks what Discord checks (message limits, one initial response per interaction
+ * within the 3-second window), lets tests inject 429s and failures, drives slash commands, button
+ * presses and modal submits through the gateway, and records every REST call.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { APIUser } from 'discord.js';
+import { FakeGateway } from './discord-gateway.ts';
+import { type RestContext, route } from './discord-rest.ts';
+import { FakeDiscordState, type FakeInteraction } from './discord-store.ts';
+import {
+  ApiError,
+  type FakeChannel,
+  type Json,
+  type JsonObject,
+  type RecordedCall,
+} from './discord-wire.ts';
+
+export type { FakeInteraction } from './discord-store.ts';
+export type { FakeChannel, RecordedCall, StoredMessage } from './discord-wire.ts';
+
+/** Options of FakeDiscord.start. */
+export interface FakeDiscordOptions {
+  token?: string;
+  /** HELLO's heartbeat interval; default 41250 ms as Discord's. */
+  heartbeatIntervalMs?: number;
+  /** Interaction callbacks later than this fail with Unknown interaction; default 3000 ms. */
+  ackDeadlineMs?: number;
+}
+
+/** Which calls an injected failure applies to. */
+export interface CallMatch {
+  readonly method: string;
+  readonly path: RegExp;
+}
+
+interface Injection {
+  readonly match: CallMatch;
+  readonly status: number;
+  readonly body: JsonObject;
+  readonly headers: Record<string, string>;
+}
+
+/** The fake server; start with `FakeDiscord.start()`, always `close()` it. */
+export class FakeDiscord {
+  /** Every REST call received, in order. */
+  readonly calls: RecordedCall[] = [];
+  /** Guild, channels, messages, interactions and commands. */
+  readonly state = new FakeDiscordState();
+  readonly gateway: FakeGateway;
+  readonly token: string;
+  readonly #server: Server;
+  readonly #ackDeadlineMs: number;
+  readonly #injections: Injection[] = [];
+
+  private constructor(server: Server, options: FakeDiscordOptions) {
+    this.#server = server;
+    this.token = options.token ?? 'MTIzNDU2Nzg5MDEyMzQ1Njc4.GfakeX.fake-token-for-tests-0123456789';
+    this.#ackDeadlineMs = options.ackDeadlineMs ?? 3000;
+    this.gateway = new FakeGateway({
+      token: this.token,
+      heartbeatIntervalMs: options.heartbeatIntervalMs ?? 41_250,
+      readyPayload: () => ({
+        v: 10,
+        user: this.state.bot as unknown as Json,
+        guilds: [{ id: this.state.guildId, unavailable: true }],
+        shard: [0, 1],
+        application: { id: this.state.applicationId, flags: 0 },
+      }),
+      guildPayloads: () => [this.state.guildPayload()],
+      changed: () => undefined,
+    });
+  }
+
+  /** Starts on an ephemeral 127.0.0.1 port. */
+  static async start(options: FakeDiscordOptions = {}): Promise<FakeDiscord> {
+    const server = createServer();
+    const fake = new FakeDiscord(server, options);
+    server.on('request', (req, res) => void fake.#handle(req, res));
+    server.on('upgrade', (req, socket, head) => {
+      if ((req.url ?? '').startsWith('/gateway') || (req.url ?? '').startsWith('/resume')) {
+        fake.gateway.handleUpgrade(req, socket, head);
+      } else {
+        socket.destroy();
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    fake.gateway.resumeUrl = `ws://127.0.0.1:${fake.port}/resume`;
+    return fake;
+  }
+
+  /** The listening port. */
+  get port(): number {
+    return (this.#server.address() as AddressInfo).port;
+  }
+
+  /** The value for discord.js' `rest.api` (the adapter's `apiUrl`). */
+  get apiUrl(): string {
+    return `http://127.0.0.1:${this.port}/api`;
+  }
+
+  /** Closes the gateway, keep-alive connections, then the server. */
+  async close(): Promise<void> {
+    this.gateway.close();
+    this.#server.closeAllConnections();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+
+  /** Makes the next matching call answer 429 asking to wait `retryAfterSeconds`. */
+  rateLimitNext(
+    match: CallMatch,
+    retryAfterSeconds: number,
+    options: { global?: boolean } = {},
+  ): void {
+    const seconds = String(retryAfterSeconds);
+    this.#injections.push({
+      match,
+      status: 429,
+      body: {
+        message: 'You are being rate limited.',
+        retry_after: retryAfterSeconds,
+        global: options.global === true,
+      },
+      headers: {
+        'retry-after': seconds,
+        'x-ratelimit-limit': '5',
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-reset-after': seconds,
+        'x-ratelimit-bucket': 'fake-bucket',
+        'x-ratelimit-scope': options.global ? 'global' : 'user',
+        ...(options.global && { 'x-ratelimit-global': 'true' }),
+      },
+    });
+  }
+
+  /** Makes the next matching call fail with this status, Discord error code and message. */
+  failNext(match: CallMatch, status: number, code: number, message: string): void {
+    this.#injections.push({ match, status, body: { code, message }, headers: {} });
+  }
+
+  /** Successful REST calls matching a method and path. */
+  okCalls(method: string, path: RegExp): RecordedCall[] {
+    return this.calls.filter((c) => c.method === method && path.test(c.path) && c.status < 300);
+  }
+
+  /** A slash command typed by `user` in `channel`; option values in the order given. */
+  slashCommand(
+    user: APIUser,
+    channel: FakeChannel,
+    name: string,
+    options: [string, string][] = [],
+  ): FakeInteraction {
+    const registered = this.state.globalCommands.find((c) => c.name === name);
+    const specs = (registered?.options ?? []) as JsonObject[];
+    const typeOf = (n: string) => Number(specs.find((o) => o.name === n)?.type ?? 3);
+    const users = options
+      .filter(([n]) => typeOf(n) === 6)
+      .map(([, v]) => [
+        v,
+        { id: v, username: `user${v}`, discriminator: '0', global_name: null, avatar: null },
+      ]);
+    const data: JsonObject = {
+      id: String(registered?.id ?? '1'),
+      name,
+      type: 1,
+      options: options.map(([n, value]) => ({ name: n, type: typeOf(n), value })),
+      ...(users.length > 0 && { resolved: { users: Object.fromEntries(users) } }),
+    };
+    return this.#interact(2, user, channel, data);
+  }
+
+  /** `user` presses the button with `customId` on a stored message. */
+  pressButton(user: APIUser, messageId: string, customId: string): FakeInteraction {
+    const message = this.state.messages.get(messageId);
+    if (!message) throw new Error(`fake discord: no message ${messageId}`);
+    const rows = message.components as { components?: { custom_id?: string }[] }[];
+    if (!rows.some((r) => r.components?.some((b) => b.custom_id === customId))) {
+      throw new Error(`fake discord: message ${messageId} has no button ${customId}`);
+    }
+    const channel = this.state.channels.get(message.channelId)!;
+    return this.#interact(3, user, channel, { custom_id: customId, component_type: 2 }, message.id);
+  }
+
+  /** `user` fills in and submits the modal that `opened` showed; `values` by input custom_id. */
+  submitModal(
+    user: APIUser,
+    opened: FakeInteraction,
+    values: Record<string, string>,
+  ): FakeInteraction {
+    const modal = opened.modal;
+    if (!modal) throw new Error(`fake discord: interaction ${opened.id} opened no modal`);
+    let n = 0;
+    const input = (c: JsonObject) => ({
+      type: 4,
+      id: ++n,
+      custom_id: c.custom_id as string,
+      value: values[c.custom_id as string] ?? '',
+    });
+    const components = (modal.components as JsonObject[]).map((c) => {
+      if (c.type === 18) return { type: 18, id: ++n, component: input(c.component as JsonObject) };
+      if (c.type === 1)
+        return { type: 1, id: ++n, components: (c.components as JsonObject[]).map(input) };
+      return { type: c.type as number, id: ++n };
+    });
+    const data = { custom_id: modal.custom_id as string, components } as unknown as JsonObject;
+    return this.#interact(5, user, opened.channel, data, opened.messageId);
+  }
+
+  /** Drops the gateway connection (abruptly, or with a close code); the client must resume. */
+  dropGateway(code?: number): void {
+    this.gateway.drop(code);
+  }
+
+  /** Polls `probe` until it returns something other than undefined/false. */
+  async waitFor<T>(probe: () => T | undefined | false, what: string, timeoutMs = 5000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = probe();
+      if (value !== undefined && value !== false) return value;
+      if (Date.now() > deadline) throw new Error(`fake discord: timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  #interact(
+    type: 2 | 3 | 5,
+    user: APIUser,
+    channel: FakeChannel,
+    data: JsonObject,
+    messageId?: string,
+  ): FakeInteraction {
+    const message = messageId === undefined ? undefined : this.state.messages.get(messageId);
+    const { interaction, payload } = this.state.createInteraction(
+      type,
+      user,
+      channel,
+      data,
+      message,
+    );
+    this.gateway.dispatch('INTERACTION_CREATE', payload);
+    return interaction;
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const raw = await readAll(req);
+    const { body, files } = await parseBody(raw, String(req.headers['content-type'] ?? ''));
+    const call: RecordedCall = {
+      method: req.method ?? 'GET',
+      path: url.pathname.replace(/^\/api\/v10/, ''),
+      query: Object.fromEntries(url.searchParams),
+      body: body as JsonObject | undefined,
+      files,
+      authorized: req.headers.authorization === `Bot ${this.token}`,
+      status: 0,
+    };
+    this.calls.push(call);
+    const reply = (
+      status: number,
+      json: Json | undefined,
+      headers: Record<string, string> = {},
+    ) => {
+      call.status = status;
+      const text = json === undefined ? '' : JSON.stringify(json);
+      res
+        .writeHead(status, { ...headers, ...(text && { 'content-type': 'application/json' }) })
+        .end(text);
+    };
+    const injected = this.#takeInjection(call.method, call.path);
+    if (injected) return reply(injected.status, injected.body, injected.headers);
+    if (!url.pathname.startsWith('/api/v10/'))
+      return reply(404, { code: 0, message: '404: Not Found' });
+    try {
+      const ctx: RestContext = {
+        state: this.state,
+        gatewayUrl: `ws://127.0.0.1:${this.port}/gateway`,
+        ackDeadlineMs: this.#ackDeadlineMs,
+      };
+      const result = route(ctx, { ...call, body });
+      reply(result.status, result.body);
+    } catch (err) {
+      if (err instanceof ApiError) reply(err.status, err.body());
+      else reply(500, { code: 0, message: String(err) });
+    }
+  }
+
+  #takeInjection(method: string, path: string): Injection | undefined {
+    const i = this.#injections.findIndex(
+      (x) => x.match.method === method && x.match.path.test(path),
+    );
+    return i < 0 ? undefined : this.#injections.splice(i, 1)[0];
+  }
+}
+
+function readAll(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+/** JSON bodies as they are; multipart bodies (file uploads) as `payload_json` plus the files. */
+async function parseBody(
+  raw: Buffer,
+  contentType: string,
+): Promise<{ body: Json | undefined; files: { name: string; size: number }[] }> {
+  if (raw.length === 0) return { body: undefined, files: [] };
+  if (!contentType.startsWith('multipart/form-data'))
+    return { body: JSON.parse(raw.toString('utf8')) as Json, files: [] };
+  const form = await new Response(raw, { headers: { 'content-type': contentType } }).formData();
+  const files: { name: string; size: number }[] = [];
+  let body: Json | undefined;
+  for (const [key, value] of form.entries()) {
+    if (key === 'payload_json' && typeof value === 'string') body = JSON.parse(value) as Json;
+    else if (typeof value !== 'string') files.push({ name: value.name, size: value.size });
+  }
+  return { body, files };
+}

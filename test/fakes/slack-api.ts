@@ -1,0 +1,151 @@
+/**
+ * The Web API methods of the fake Slack and the state they act on: bot messages per channel,
+ * ephemerals, modals, uploaded files, and the trigger ids Slack issued (single use).
+ */
+import {
+  ApiError,
+  checkBlocks,
+  type Json,
+  type StoredMessage,
+  type StoredView,
+  type Workspace,
+} from './slack-wire.ts';
+
+/** State and method implementations; `call` answers the `result` part of `{ok: true, …}`. */
+export class FakeSlackWebApi {
+  /** Bot messages by channel, oldest first. */
+  readonly messages = new Map<string, StoredMessage[]>();
+  /** Ephemeral messages (chat.postEphemeral parameters). */
+  readonly ephemerals: Json[] = [];
+  /** Modals opened. */
+  readonly views: StoredView[] = [];
+  /** Files uploaded (and completed, once `params` is set). */
+  readonly files: { id: string; params: Json; bytes: number }[] = [];
+  readonly #issuedTriggers = new Set<string>();
+  #seq = 0;
+
+  /** `origin` is the fake's base URL; `now` its clock (ms). */
+  constructor(
+    readonly workspace: Workspace,
+    readonly origin: () => string,
+    readonly now: () => number,
+  ) {}
+
+  /** A fresh sequence number (ids, envelope ids). */
+  next(): number {
+    return ++this.#seq;
+  }
+
+  /** A message ts (`seconds.sequence`), unique within the fake. */
+  ts(): string {
+    return `${Math.floor(this.now() / 1000)}.${String(this.next()).padStart(6, '0')}`;
+  }
+
+  /** A trigger id as Slack issues with a command or interaction. */
+  issueTrigger(): string {
+    const id = `${this.next()}.${this.workspace.teamId}.${Math.random().toString(16).slice(2)}`;
+    this.#issuedTriggers.add(id);
+    return id;
+  }
+
+  /** A bot message by channel and ts. */
+  message(channel: string, ts: string): StoredMessage | undefined {
+    return this.messages.get(channel)?.find((m) => m.ts === ts);
+  }
+
+  /** Runs one method; throws ApiError for an `ok: false` answer. */
+  call(method: string, p: Json): Json {
+    const w = this.workspace;
+    switch (method) {
+      case 'auth.test':
+        return {
+          url: 'https://fake.slack.test/',
+          team: 'Fake',
+          user: 'phasebridge',
+          team_id: w.teamId,
+          user_id: w.botUserId,
+          bot_id: 'B0FAKEBOT',
+        };
+      case 'apps.connections.open':
+        return { url: `${this.origin().replace('http', 'ws')}/link/?ticket=t${this.next()}` };
+      case 'chat.postMessage':
+        return this.#post(p);
+      case 'chat.update': {
+        const m = this.#existing(p);
+        m.blocks = p.blocks === undefined ? m.blocks : checkBlocks(p.blocks);
+        m.text = p.text ?? m.text;
+        m.edits++;
+        return { channel: m.channel, ts: m.ts, text: m.text };
+      }
+      case 'chat.delete': {
+        const m = this.#existing(p);
+        m.deleted = true;
+        return { channel: m.channel, ts: m.ts };
+      }
+      case 'chat.postEphemeral':
+        if (!p.channel || !p.user) throw new ApiError('channel_not_found');
+        this.ephemerals.push(p);
+        return { message_ts: this.ts() };
+      case 'views.open': {
+        if (!this.#issuedTriggers.delete(p.trigger_id)) throw new ApiError('invalid_trigger_id');
+        const stored: StoredView = {
+          id: `V0${this.next()}`,
+          triggerId: p.trigger_id,
+          view: p.view,
+        };
+        this.views.push(stored);
+        return { view: { ...p.view, id: stored.id, state: { values: {} } } };
+      }
+      case 'files.getUploadURLExternal': {
+        const id = `F0${this.next()}`;
+        this.files.push({ id, params: {}, bytes: -1 });
+        return { upload_url: `${this.origin()}/upload/${id}`, file_id: id };
+      }
+      case 'files.completeUploadExternal':
+        return this.#complete(p);
+      case 'conversations.info':
+        return { channel: { id: p.channel, name: 'ops', is_member: true } };
+      default:
+        throw new ApiError('unknown_method');
+    }
+  }
+
+  /** Receives the bytes POSTed to an upload URL. */
+  upload(fileId: string, bytes: number): boolean {
+    const file = this.files.find((f) => f.id === fileId);
+    if (file) file.bytes = bytes;
+    return file !== undefined;
+  }
+
+  #post(p: Json): Json {
+    if (!p.channel) throw new ApiError('channel_not_found');
+    if (!p.text && !p.blocks) throw new ApiError('no_text');
+    const m: StoredMessage = {
+      channel: p.channel,
+      ts: this.ts(),
+      ...(p.thread_ts !== undefined && { threadTs: p.thread_ts }),
+      text: p.text ?? '',
+      blocks: p.blocks === undefined ? [] : checkBlocks(p.blocks),
+      edits: 0,
+      deleted: false,
+    };
+    this.messages.set(m.channel, [...(this.messages.get(m.channel) ?? []), m]);
+    return { channel: m.channel, ts: m.ts, message: { text: m.text, ts: m.ts } };
+  }
+
+  #existing(p: Json): StoredMessage {
+    const m = this.message(p.channel, p.ts);
+    if (!m || m.deleted) throw new ApiError('message_not_found');
+    return m;
+  }
+
+  #complete(p: Json): Json {
+    const files = p.files as { id: string; title?: string }[];
+    for (const f of files) {
+      const upload = this.files.find((u) => u.id === f.id);
+      if (!upload || upload.bytes < 0) throw new ApiError('file_not_found');
+      upload.params = p;
+    }
+    return { files: files.map((f) => ({ id: f.id, title: f.title ?? '' })) };
+  }
+}

@@ -1,0 +1,393 @@
+/**
+ * A fake Slack speaking the real protocols: the Web API at `/api/<method>` (form or JSON bodies,
+ * bearer tokens, Block Kit limits, injectable errors and 429s with Retry-After, a record of every
+ * call), `response_url`s and file uploads, and the app-facing side: signed HTTP requests to the
+ * adapter's handler URL, or Socket Mode envelopes over a WebSocket (`apps.connections.open`).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type WebSocket, WebSocketServer } from 'ws';
+import { FakeSlackWebApi } from './slack-api.ts';
+import {
+  ApiError,
+  blockActionsPayload,
+  commandForm,
+  type FakeUser,
+  type Json,
+  mentionEnvelope,
+  type RecordedCall,
+  readParams,
+  type StoredMessage,
+  type StoredView,
+  sign,
+  viewSubmissionPayload,
+  type Workspace,
+} from './slack-wire.ts';
+
+export type { FakeUser, Json, RecordedCall, StoredMessage, StoredView } from './slack-wire.ts';
+export { sign } from './slack-wire.ts';
+
+/** Options of FakeSlack.start. */
+export interface FakeSlackOptions {
+  botToken?: string;
+  appToken?: string;
+  signingSecret?: string;
+}
+
+/** One app-bound request, kept so it can be redelivered exactly (Slack's retries). */
+export interface SlackRequest {
+  readonly kind: 'slash_commands' | 'interactive' | 'events_api';
+  readonly payload: Json;
+}
+
+/** The app's answer: HTTP status and body, or the Socket Mode ack payload as JSON with 200. */
+export interface Delivery {
+  readonly status: number;
+  readonly body: string;
+  readonly request: SlackRequest;
+}
+
+/** The fake; start with `FakeSlack.start()`, always `close()` it. */
+export class FakeSlack {
+  /** Every Web API call, in order. */
+  readonly calls: RecordedCall[] = [];
+  /** Bodies POSTed to response_urls, with the url's id. */
+  readonly responses: { id: string; body: Json }[] = [];
+  /** The workspace the bot token belongs to. */
+  readonly workspace: Workspace = { teamId: 'T0FAKE01', appId: 'A0FAKEAPP', botUserId: 'U0PBBOT' };
+  /** Web API state: messages, ephemerals, views, files. */
+  readonly api: FakeSlackWebApi;
+  readonly botToken: string;
+  readonly appToken: string;
+  readonly signingSecret: string;
+  /** The adapter's HTTP handler URL (HTTP mode). */
+  target: string | undefined;
+  /** Clock used to sign requests, ms. */
+  now: () => number = Date.now;
+
+  readonly #server: Server;
+  readonly #wss = new WebSocketServer({ noServer: true });
+  #socket: WebSocket | undefined;
+  readonly #acks = new Map<string, (payload: Json) => void>();
+  readonly #failNext: { method: string; error?: string; retryAfter?: number }[] = [];
+  readonly #watchers = new Set<() => boolean>();
+
+  private constructor(server: Server, o: FakeSlackOptions) {
+    this.#server = server;
+    this.botToken = o.botToken ?? 'xoxb-fake-bot-token';
+    this.appToken = o.appToken ?? 'xapp-fake-app-token';
+    this.signingSecret = o.signingSecret ?? 'fake-signing-secret';
+    this.api = new FakeSlackWebApi(
+      this.workspace,
+      () => this.origin,
+      () => this.now(),
+    );
+  }
+
+  /** Bot messages by channel, oldest first. */
+  get messages(): Map<string, StoredMessage[]> {
+    return this.api.messages;
+  }
+
+  /** Ephemeral messages (chat.postEphemeral parameters). */
+  get ephemerals(): Json[] {
+    return this.api.ephemerals;
+  }
+
+  /** Modals opened with views.open. */
+  get views(): StoredView[] {
+    return this.api.views;
+  }
+
+  /** Starts on an ephemeral 127.0.0.1 port. */
+  static async start(options: FakeSlackOptions = {}): Promise<FakeSlack> {
+    const server = createServer();
+    const fake = new FakeSlack(server, options);
+    server.on('request', (req, res) => void fake.#route(req, res));
+    server.on('upgrade', (req, socket, head) => {
+      fake.#wss.handleUpgrade(req, socket, head, (ws) => fake.#onSocket(ws));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return fake;
+  }
+
+  /** `http://127.0.0.1:PORT`. */
+  get origin(): string {
+    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+  }
+
+  /** The value for the adapter's apiUrl / WebClient's slackApiUrl. */
+  get apiUrl(): string {
+    return `${this.origin}/api/`;
+  }
+
+  /** True while a Socket Mode client is connected. */
+  get socketConnected(): boolean {
+    return this.#socket !== undefined;
+  }
+
+  /** Closes sockets and keep-alive connections, then the server. */
+  async close(): Promise<void> {
+    for (const ws of this.#wss.clients) ws.terminate();
+    this.#wss.close();
+    this.#server.closeAllConnections();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+
+  /** The next call of `method` answers `{ok: false, error}`. */
+  failNext(method: string, error: string): void {
+    this.#failNext.push({ method, error });
+  }
+
+  /** The next call of `method` answers HTTP 429 with `Retry-After: seconds`. */
+  rateLimitNext(method: string, seconds: number): void {
+    this.#failNext.push({ method, retryAfter: seconds });
+  }
+
+  /** Successful calls of one method, in order. */
+  okCalls(method: string): RecordedCall[] {
+    return this.calls.filter((c) => c.ok && c.method === method);
+  }
+
+  /** Resolves once `count` successful calls of `method` were received. */
+  waitForCalls(method: string, count = 1): Promise<RecordedCall[]> {
+    return this.#waitFor(() =>
+      this.okCalls(method).length >= count ? this.okCalls(method) : undefined,
+    );
+  }
+
+  /** Resolves once `count` bodies were POSTed to response_urls. */
+  waitForResponses(count = 1): Promise<{ id: string; body: Json }[]> {
+    return this.#waitFor(() => (this.responses.length >= count ? this.responses : undefined));
+  }
+
+  /** A bot message by channel and ts. */
+  message(channel: string, ts: string): StoredMessage | undefined {
+    return this.api.message(channel, ts);
+  }
+
+  /** Headers of a request signed now (or at `timestampSec`). */
+  signedHeaders(
+    body: string,
+    timestampSec = Math.floor(this.now() / 1000),
+  ): Record<string, string> {
+    const ts = String(timestampSec);
+    return {
+      'x-slack-request-timestamp': ts,
+      'x-slack-signature': sign(this.signingSecret, ts, body),
+    };
+  }
+
+  /** POSTs a raw body to the target with exactly the given headers. */
+  async postRaw(
+    body: string,
+    headers: Record<string, string>,
+  ): Promise<{ status: number; body: string }> {
+    if (!this.target) throw new Error('FakeSlack.target is not set');
+    const res = await fetch(this.target, { method: 'POST', headers, body });
+    return { status: res.status, body: await res.text() };
+  }
+
+  /** A user types `/command text`. */
+  sendCommand(o: {
+    user: FakeUser;
+    channel: string;
+    text: string;
+    command?: string;
+  }): Promise<Delivery> {
+    const form = commandForm(this.workspace, {
+      ...o,
+      command: o.command ?? '/pb',
+      triggerId: this.api.issueTrigger(),
+      responseUrl: `${this.origin}/response/c${this.api.next()}`,
+    });
+    return this.deliver({ kind: 'slash_commands', payload: form });
+  }
+
+  /** A user posts a message mentioning the bot (`<@bot> text`). */
+  sendMention(o: {
+    user: FakeUser;
+    channel: string;
+    text: string;
+    threadTs?: string;
+  }): Promise<Delivery> {
+    const envelope = mentionEnvelope(this.workspace, {
+      ...o,
+      text: `<@${this.workspace.botUserId}> ${o.text}`,
+      ts: this.api.ts(),
+      eventId: `Ev0${this.api.next()}`,
+    });
+    return this.deliver({ kind: 'events_api', payload: envelope });
+  }
+
+  /** A user presses the button labelled `label` on a bot message. */
+  pressButton(o: {
+    user: FakeUser;
+    channel: string;
+    ts: string;
+    label: string;
+  }): Promise<Delivery> {
+    const message = this.message(o.channel, o.ts);
+    const buttons = (message?.blocks ?? [])
+      .filter((b) => b.type === 'actions')
+      .flatMap((b) => b.elements as Json[]);
+    const button = buttons.find((b) => b.text.text === o.label);
+    if (!message || message.deleted || !button)
+      throw new Error(`no button "${o.label}" on ${o.channel}/${o.ts}`);
+    const payload = blockActionsPayload(this.workspace, {
+      user: o.user,
+      message,
+      button,
+      triggerId: this.api.issueTrigger(),
+      responseUrl: `${this.origin}/response/a${this.api.next()}`,
+      actionTs: this.api.ts(),
+    });
+    return this.deliver({ kind: 'interactive', payload });
+  }
+
+  /** A user submits an open modal with `value` in its input. */
+  submitView(o: { user: FakeUser; viewId: string; value: string }): Promise<Delivery> {
+    const stored = this.views.find((v) => v.id === o.viewId);
+    if (!stored) throw new Error(`no view ${o.viewId}`);
+    const payload = viewSubmissionPayload(this.workspace, {
+      ...o,
+      stored,
+      triggerId: this.api.issueTrigger(),
+    });
+    return this.deliver({ kind: 'interactive', payload });
+  }
+
+  /**
+   * Sends a request to the app: over the Socket Mode connection when one is open (waiting for its
+   * ack), else as a signed HTTP POST to `target`. `retryNum` marks a redelivery as Slack does.
+   */
+  async deliver(request: SlackRequest, retryNum?: number): Promise<Delivery> {
+    if (this.#socket) return this.#deliverOverSocket(this.#socket, request, retryNum);
+    const form = request.kind !== 'events_api';
+    const body =
+      request.kind === 'slash_commands'
+        ? new URLSearchParams(request.payload).toString()
+        : form
+          ? new URLSearchParams({ payload: JSON.stringify(request.payload) }).toString()
+          : JSON.stringify(request.payload);
+    const headers = {
+      'content-type': form ? 'application/x-www-form-urlencoded' : 'application/json',
+      ...this.signedHeaders(body),
+      ...(retryNum !== undefined && {
+        'x-slack-retry-num': String(retryNum),
+        'x-slack-retry-reason': 'http_timeout',
+      }),
+    };
+    return { ...(await this.postRaw(body, headers)), request };
+  }
+
+  #deliverOverSocket(ws: WebSocket, request: SlackRequest, retryNum?: number): Promise<Delivery> {
+    const envelopeId = `env-${this.api.next()}`;
+    return new Promise((resolve) => {
+      this.#acks.set(envelopeId, (payload) =>
+        resolve({ status: 200, body: JSON.stringify(payload), request }),
+      );
+      ws.send(
+        JSON.stringify({
+          envelope_id: envelopeId,
+          type: request.kind,
+          payload: request.payload,
+          accepts_response_payload: request.kind !== 'events_api',
+          ...(retryNum !== undefined && { retry_attempt: retryNum, retry_reason: 'timeout' }),
+        }),
+      );
+    });
+  }
+
+  #onSocket(ws: WebSocket): void {
+    this.#socket = ws;
+    ws.on('message', (data) => {
+      const msg = JSON.parse(String(data)) as Json;
+      this.#acks.get(msg.envelope_id)?.(msg.payload ?? {});
+      this.#acks.delete(msg.envelope_id);
+    });
+    ws.on('close', () => {
+      if (this.#socket === ws) this.#socket = undefined;
+    });
+    ws.send(
+      JSON.stringify({
+        type: 'hello',
+        num_connections: 1,
+        connection_info: { app_id: this.workspace.appId },
+      }),
+    );
+  }
+
+  #waitFor<T>(probe: () => T | undefined): Promise<T> {
+    return new Promise((resolve) => {
+      const check = () => {
+        const value = probe();
+        if (value !== undefined) resolve(value);
+        return value !== undefined;
+      };
+      if (!check()) this.#watchers.add(check);
+    });
+  }
+
+  #notify(): void {
+    for (const check of this.#watchers) if (check()) this.#watchers.delete(check);
+  }
+
+  async #route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks);
+    const path = new URL(req.url ?? '/', this.origin).pathname;
+    if (path.startsWith('/response/')) {
+      this.responses.push({
+        id: path.slice('/response/'.length),
+        body: JSON.parse(raw.toString()),
+      });
+      res.writeHead(200).end('ok');
+    } else if (path.startsWith('/upload/')) {
+      const known = this.api.upload(path.slice('/upload/'.length), raw.length);
+      res.writeHead(known ? 200 : 404).end(`OK - ${raw.length}`);
+    } else if (path.startsWith('/api/')) {
+      this.#api(path.slice('/api/'.length), req, raw.toString(), res);
+    } else {
+      res.writeHead(404).end();
+    }
+    this.#notify();
+  }
+
+  #api(method: string, req: IncomingMessage, raw: string, res: ServerResponse): void {
+    const params = readParams(raw, req.headers['content-type'] ?? '');
+    const record = (ok: boolean, error?: string) =>
+      this.calls.push({ method, params, ok, ...(error !== undefined && { error }) });
+    const fail = this.#failNext.findIndex((f) => f.method === method);
+    if (fail >= 0) {
+      const [f] = this.#failNext.splice(fail, 1);
+      record(false, f!.error ?? 'ratelimited');
+      if (f!.retryAfter !== undefined) {
+        res.writeHead(429, {
+          'retry-after': String(f!.retryAfter),
+          'content-type': 'application/json',
+        });
+        res.end(JSON.stringify({ ok: false, error: 'ratelimited' }));
+      } else json(res, { ok: false, error: f!.error });
+      return;
+    }
+    try {
+      const expected = method === 'apps.connections.open' ? this.appToken : this.botToken;
+      if (req.headers.authorization !== `Bearer ${expected}`) throw new ApiError('invalid_auth');
+      const result = this.api.call(method, params);
+      record(true);
+      json(res, { ok: true, ...result });
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      record(false, err.code);
+      json(res, { ok: false, error: err.code });
+    }
+  }
+}
+
+function json(res: ServerResponse, body: Json): void {
+  res
+    .writeHead(200, { 'content-type': 'application/json; charset=utf-8' })
+    .end(JSON.stringify(body));
+}

@@ -1,0 +1,134 @@
+/** Restarts: recovery of awaiting runs, vanished jobs, outcomes from while we were down, locks. */
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConflictError } from '../../../src/errors.ts';
+import { startJobWorker } from '../../../src/jobs/orchestrator/worker.ts';
+import { createSqliteQueue } from '../../../src/jobs/queue/sqlite-driver.ts';
+import { createLogger } from '../../../src/log.ts';
+import {
+  ALICE,
+  approve,
+  ledgerOf,
+  makeEnv,
+  repeatedKeys,
+  type TestEnv,
+  waitFor,
+} from './helpers.ts';
+
+let env: TestEnv | undefined;
+afterEach(async () => {
+  await env?.dispose();
+  env = undefined;
+});
+
+describe('restart', () => {
+  it('an orchestrator closed while awaiting is recovered by a new one, and approve works', async () => {
+    env = await makeEnv();
+    const first = await env.open();
+    const run = await first.startRun({
+      workflow: 'demo',
+      workspace: env.workspace,
+      spec: 'restart me',
+      actor: ALICE,
+    });
+    expect((await first.waitUntilIdle(run.id)).status).toBe('awaiting');
+    await first.close();
+
+    const second = await env.open();
+    expect((await second.getRun(run.id)).checkpoint?.stepId).toBe('plan');
+    let state = await approve(second, run.id, 'cli:a1');
+    expect(state.checkpoint?.stepId).toBe('review');
+    state = await approve(second, run.id, 'cli:a2');
+    expect(state.status).toBe('completed');
+    expect(repeatedKeys(ledgerOf(state))).toEqual([]);
+  });
+
+  it('re-enqueues the step of a run whose job vanished while nobody ran (no step runs twice)', async () => {
+    env = await makeEnv();
+    const first = await env.open({ worker: false });
+    const run = await first.startRun({
+      workflow: 'demo',
+      workspace: env.workspace,
+      spec: 'lost job',
+      actor: ALICE,
+    });
+    const jobId = `${run.id}:plan:1`;
+    expect((await env.queue.get(jobId))?.state).toBe('waiting');
+    await first.close();
+    env.db.sqlite.prepare('DELETE FROM jobs WHERE id = ?').run(jobId);
+
+    const second = await env.open();
+    const state = await second.waitUntilIdle(run.id);
+    expect(state.status).toBe('awaiting');
+    expect(state.steps[0]).toMatchObject({ status: 'completed', attempt: 2 });
+    const entries = ledgerOf(state);
+    expect(entries.map((e) => e.key)).toContain(`recover:${run.id}:plan:1`);
+    const events = entries.flatMap((e) => e.events);
+    expect(events.filter((e) => e.type === 'stepInterrupted')).toEqual([
+      expect.objectContaining({ stepId: 'plan', attempt: 1 }),
+    ]);
+    expect(events.filter((e) => e.type === 'stepCompleted')).toHaveLength(1);
+  });
+
+  it('applies the stored outcome of a job that finished while no orchestrator listened', async () => {
+    env = await makeEnv();
+    const first = await env.open({ worker: false });
+    const run = await first.startRun({
+      workflow: 'demo',
+      workspace: env.workspace,
+      spec: 'ran alone',
+      actor: ALICE,
+    });
+    await first.close();
+
+    // A worker alone (as `phasebridge worker` would be) runs the job; nobody applies the outcome.
+    const log = createLogger({ level: 'silent' });
+    const worker = await startJobWorker({ db: env.db, queue: env.queue, log, concurrency: 1 });
+    await waitFor(async () => (await env!.queue.get(`${run.id}:plan:1`))?.state === 'completed');
+    await worker.close();
+
+    // A restarted bridge has a fresh queue instance (outcomes from before it are not pushed).
+    const queue = createSqliteQueue({ db: env.db, pollMs: 30 });
+    try {
+      const second = await env.open({ queue });
+      const state = await second.waitUntilIdle(run.id);
+      expect(state.status).toBe('awaiting');
+      expect(state.steps[0]).toMatchObject({ status: 'completed', attempt: 1 });
+      const keys = ledgerOf(state).map((e) => e.key);
+      expect(keys).toContain(`job:${run.id}:plan:1:finished`);
+      await second.close();
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it('refuses a command while another orchestrator drives the run', async () => {
+    env = await makeEnv();
+    env.workflow(
+      'slow',
+      'id: slow\nsteps:\n  - id: a\n    agent: demo\n    prompt: "demo: sleep=1500"\n',
+    );
+    const driver = await env.open();
+    const run = await driver.startRun({
+      workflow: 'slow',
+      workspace: env.workspace,
+      spec: 's',
+      actor: ALICE,
+    });
+    await waitFor(async () => (await driver.getRun(run.id)).steps[0]!.status === 'running');
+
+    const other = await env.open({ worker: false });
+    const attempt = other.command(run.id, 'cli:cancel-x', { type: 'cancel', actor: ALICE });
+    await expect(attempt).rejects.toBeInstanceOf(ConflictError);
+    await expect(attempt).rejects.toThrow(
+      new RegExp(`run ${run.id} is being driven by pid ${process.pid}`),
+    );
+    expect((await other.getRun(run.id)).status).toBe('active'); // reading needs no lock
+
+    const done = await driver.waitUntilIdle(run.id);
+    expect(done.status).toBe('completed');
+    // Once the run is idle its lock is released: the other process may act on it.
+    const late = await other.command(run.id, 'cli:cancel-y', { type: 'cancel', actor: ALICE });
+    expect(late.ok).toBe(false);
+    expect(late.ok ? '' : late.rejection.message).toContain('is completed');
+  });
+});
