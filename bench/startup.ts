@@ -1,6 +1,6 @@
 /**
  * Benchmark: `phasebridge serve` start-up, with every chat adapter configured.
- *   ready_ms: spawn of `node bin/phasebridge.js serve` → the first `/readyz` answering 200
+ *   ready_ms: spawn of `node <entry> serve` → the first `/readyz` answering 200
  *             (polled every few ms from the moment of spawn; every probe, each adapter's
  *             included, must pass).
  *   ready_cpu_ms: CPU time (user + system, all threads; /proc/<pid>/stat) the serve process
@@ -8,14 +8,16 @@
  *   idle_rss_mb: the serve process's VmRSS (/proc/<pid>/status), 2 s after it was ready.
  * Telegram, Slack (HTTP mode) and Discord point at the fakes of test/fakes/, started here, so
  * the figures include connecting to each platform. The same is measured with no platform
- * configured (console only), which shows what loading the adapters' SDKs costs. Each scenario
- * runs 5 times (fresh home each time; scenarios interleaved so load changes hit both alike);
- * prints one JSON object with every sample, median and max, and whether the goals are met.
+ * configured (console only), which shows what loading the adapters' SDKs costs.
+ * Two entries are timed: `dist` (dist/main.js, what `npm start` runs; built once here first)
+ * and `tsx` (bin/phasebridge.js, the sources compiled at run time), for comparison. Each
+ * scenario runs 5 times per entry (fresh home each time; all interleaved so load changes hit
+ * every one alike); prints one JSON object with every sample, median and max, and whether the
+ * goals are met (they apply to `dist`).
  *
- * Run: npx tsx bench/startup.ts [--runs 5] [--entry bin/phasebridge.js]
- * (`--entry` times another build of the CLI, e.g. one precompiled with esbuild.)
+ * Run: npx tsx bench/startup.ts [--runs 5] [--entries dist,tsx]
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
@@ -31,7 +33,13 @@ const arg = (name: string): string | undefined => {
   return i > 0 ? process.argv[i + 1] : undefined;
 };
 const RUNS = Number(arg('runs') ?? 5);
-const ENTRY = path.resolve(arg('entry') ?? path.join(repo, 'bin', 'phasebridge.js'));
+/** The CLI builds timed: the bundle `npm start` runs, and the tsx entry of bin/. */
+const ENTRIES = { dist: 'dist/main.js', tsx: 'bin/phasebridge.js' } as const;
+type EntryName = keyof typeof ENTRIES;
+const chosen = (arg('entries') ?? 'dist,tsx').split(',') as EntryName[];
+for (const name of chosen) {
+  if (!(name in ENTRIES)) throw new Error(`--entries: unknown "${name}" (dist, tsx)`);
+}
 const IDLE_MS = 2000;
 const GIVE_UP_MS = 30_000;
 const GOALS = { readyMs: 1500, idleRssMb: 150 };
@@ -127,12 +135,12 @@ async function stop(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-async function measureOnce(fakes: Fakes | undefined): Promise<Sample> {
+async function measureOnce(entry: EntryName, fakes: Fakes | undefined): Promise<Sample> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-bench-startup-'));
   const port = await freePort();
   let output = '';
   const started = performance.now();
-  const child = spawn(process.execPath, [ENTRY, 'serve'], {
+  const child = spawn(process.execPath, [path.join(repo, ENTRIES[entry]), 'serve'], {
     cwd: dir,
     env: bridgeEnv(fakes, dir, port),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -162,6 +170,12 @@ function summary(values: number[]) {
   return { median: Number(median.toFixed(1)), max: s.at(-1)! };
 }
 
+if (chosen.includes('dist')) {
+  const build = spawnSync(process.execPath, [path.join(repo, 'scripts', 'build.mjs')], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  if (build.status !== 0) throw new Error(`scripts/build.mjs failed (exit ${build.status})`);
+}
 const fakes: Fakes = {
   telegram: await FakeTelegram.start(),
   slack: await FakeSlack.start(),
@@ -170,10 +184,17 @@ const fakes: Fakes = {
 // Other work on the machine inflates every figure: the load averages are reported with them.
 const loadAtStart = Number(os.loadavg()[0]!.toFixed(2));
 try {
-  const samples: Record<Scenario, Sample[]> = { all_adapters: [], console_only: [] };
+  const samples = new Map(
+    chosen.map((name): [EntryName, Record<Scenario, Sample[]>] => [
+      name,
+      { all_adapters: [], console_only: [] },
+    ]),
+  );
   for (let i = 0; i < RUNS; i++) {
-    samples.all_adapters.push(await measureOnce(fakes));
-    samples.console_only.push(await measureOnce(undefined));
+    for (const [name, scenarios] of samples) {
+      scenarios.all_adapters.push(await measureOnce(name, fakes));
+      scenarios.console_only.push(await measureOnce(name, undefined));
+    }
   }
   const report = (list: Sample[]) => {
     const ready = summary(list.map((s) => s.readyMs));
@@ -185,19 +206,27 @@ try {
       goals_met: ready.max <= GOALS.readyMs && rss.max <= GOALS.idleRssMb,
     };
   };
+  const entries = Object.fromEntries(
+    [...samples].map(([name, scenarios]) => [
+      name,
+      {
+        entry: ENTRIES[name],
+        all_adapters: {
+          adapters: ['web', 'telegram', 'slack', 'discord'],
+          ...report(scenarios.all_adapters),
+        },
+        console_only: { adapters: ['web'], ...report(scenarios.console_only) },
+      },
+    ]),
+  );
   const result = {
     bench: 'startup',
     node: process.version,
     cpus: os.cpus().length,
     load_avg_1m: { start: loadAtStart, end: Number(os.loadavg()[0]!.toFixed(2)) },
     runs: RUNS,
-    entry: path.relative(repo, ENTRY),
-    goals: { ready_ms: GOALS.readyMs, idle_rss_mb: GOALS.idleRssMb },
-    all_adapters: {
-      adapters: ['web', 'telegram', 'slack', 'discord'],
-      ...report(samples.all_adapters),
-    },
-    console_only: { adapters: ['web'], ...report(samples.console_only) },
+    goals: { ready_ms: GOALS.readyMs, idle_rss_mb: GOALS.idleRssMb, apply_to: 'dist' },
+    entries,
   };
   console.log(JSON.stringify(result, null, 2));
 } finally {

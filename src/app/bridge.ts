@@ -13,7 +13,7 @@ import { createRepositories, type Repositories } from '../db/repositories/index.
 import { healthRoutes, Readiness } from '../http/health.ts';
 import { BridgeMetrics } from '../http/metrics.ts';
 import { HttpServer } from '../http/server.ts';
-import { Orchestrator } from '../jobs/orchestrator/orchestrator.ts';
+import { Orchestrator, type RunUpdate } from '../jobs/orchestrator/orchestrator.ts';
 import { createJobQueue, queueConfigFor } from '../jobs/queue/create-queue.ts';
 import type { Log } from '../log.ts';
 import { buildChannels } from './channels.ts';
@@ -82,7 +82,21 @@ export async function startBridge(
     });
     stack.push(() => orchestrator.close());
 
-    const channels = await buildChannels(config, log, orchestratorRunsSource(orchestrator));
+    const metrics = new BridgeMetrics({
+      log,
+      runsByStatus: async () => countBy(db, 'runs', 'status'),
+      ...(queue.driver === 'sqlite'
+        ? { jobsByState: async () => countBy(db, 'jobs', 'state') }
+        : {}),
+    });
+    const offDecisions = orchestrator.onUpdate((u) => recordDecisions(metrics, u));
+    stack.push(async () => offDecisions());
+    const channels = await buildChannels(
+      config,
+      log,
+      orchestratorRunsSource(orchestrator),
+      (p) => (outcome) => metrics.platformCall(p, outcome),
+    );
     await bindConsole(repos, workspace);
     const chatops = new ChatOps({
       orchestrator,
@@ -96,13 +110,6 @@ export async function startBridge(
     stack.push(() => chatops.stop());
 
     const readiness = new Readiness(log.child({ component: 'readiness' }));
-    const metrics = new BridgeMetrics({
-      log,
-      runsByStatus: async () => countBy(db, 'runs', 'status'),
-      ...(queue.driver === 'sqlite'
-        ? { jobsByState: async () => countBy(db, 'jobs', 'state') }
-        : {}),
-    });
     readiness.add('bridge.db', async () => db.sqlite.prepare('select 1').get() !== undefined);
     readiness.add('queue', async () => (await queue.get('probe:probe:0')) === null);
     const server = await HttpServer.start({
@@ -142,6 +149,15 @@ export async function startBridge(
   } catch (err) {
     await unwind();
     throw err;
+  }
+}
+
+/** Feeds the decision-latency histogram from the engine's checkpoint events. */
+function recordDecisions(metrics: BridgeMetrics, update: RunUpdate): void {
+  for (const event of update.events) {
+    if (event.type !== 'checkpointResolved') continue;
+    const cp = update.state.checkpoints.find((c) => c.id === event.checkpointId);
+    if (cp) metrics.checkpointDecided(event.decision.answer, cp.openedAt, event.decision.at);
   }
 }
 

@@ -4,7 +4,7 @@
  * An adapter's module (and its SDK: grammy, @slack/bolt, discord.js) is imported only when its
  * token is set, so a console-only bridge does not pay for loading them at start-up.
  */
-import type { Channel, Platform } from '../bridges/channel.ts';
+import type { ApiCallObserver, Channel, Platform } from '../bridges/channel.ts';
 import { type RunsSource, WebChannel } from '../bridges/web/index.ts';
 import { USAGE, VERBS } from '../chatops/grammar.ts';
 import type { Config } from '../config.ts';
@@ -26,7 +26,13 @@ export async function buildChannels(
   config: Config,
   log: Log,
   runs?: RunsSource,
+  observe: (platform: Platform) => ApiCallObserver | undefined = () => undefined,
 ): Promise<BridgeChannels> {
+  // Each adapter reports every API call's outcome (metrics: calls and 429s by platform).
+  const metered = (platform: Platform) => {
+    const onApiCall = observe(platform);
+    return onApiCall ? { onApiCall } : {};
+  };
   const web = new WebChannel({ logger: log.child({ component: 'web' }), ...(runs && { runs }) });
   const all = new Map<Platform, Channel>([['web', web]]);
   const routes: Route[] = [];
@@ -44,6 +50,7 @@ export async function buildChannels(
       ...(webhook ? { webhook } : {}),
       commands: VERBS.map((v) => ({ command: v, description: USAGE[v].about.slice(0, 256) })),
       logger: log.child({ component: 'telegram' }),
+      ...metered('telegram'),
     });
     all.set('telegram', telegram);
     if (webhook) {
@@ -61,6 +68,7 @@ export async function buildChannels(
       botToken: sl.botToken,
       command: sl.command,
       logger: log.child({ component: 'slack' }),
+      ...metered('slack'),
       ...(sl.signingSecret ? { signingSecret: sl.signingSecret } : {}),
       ...(sl.appToken ? { appToken: sl.appToken } : {}),
       ...(sl.apiUrl ? { apiUrl: sl.apiUrl } : {}),
@@ -76,6 +84,7 @@ export async function buildChannels(
     const discord = new DiscordChannel({
       token: dc.botToken,
       logger: log.child({ component: 'discord' }),
+      ...metered('discord'),
       ...(dc.apiUrl ? { apiUrl: dc.apiUrl } : {}),
     });
     all.set('discord', discord);

@@ -142,7 +142,19 @@ export interface ChannelCapabilities {
   /** `answer(..., {private: true})` is seen by the presser only. */
   readonly privateAnswers: boolean;
   readonly files: boolean;
+  /**
+   * Sent messages outlive a restart of the bridge (they live on the platform), so their refs and
+   * buttons stay usable. False for the web console, which holds its messages in memory: chatops
+   * re-posts what must stay visible (open checkpoints, status messages) after a restart.
+   */
+  readonly durableMessages: boolean;
 }
+
+/** What one platform API call came to; adapters report each call (metrics count them). */
+export type ApiCallOutcome = 'ok' | 'rate_limited' | 'error';
+
+/** Receives the outcome of every platform API call an adapter makes, retries included. */
+export type ApiCallObserver = (outcome: ApiCallOutcome) => void;
 
 /** Options of `Channel.answer`. */
 export interface AnswerOptions {

@@ -1,8 +1,9 @@
 /**
  * The checkpoint presenter's press side. Every press is checked in this order: the token is one
- * we issued, for this chat and message; the presser has the approver role here (refused without
- * any detail of the run); the checkpoint is still open; then the engine decides the vote (four-eyes,
- * one vote per person) and its refusal is passed on. The presser always gets a private answer.
+ * we issued, for this chat and message, and not of a copy superseded by a re-post; the presser
+ * has the approver role here (refused without any detail of the run); the checkpoint is still
+ * open; then the engine decides the vote (four-eyes, one vote per person) and its refusal is
+ * passed on. The presser always gets a private answer.
  *
  * Reject asks for a reason: the prompt's message ref + the presser key a pending ask, and their
  * Reply to the prompt commits the reject. Pending asks are in memory only: a restart drops
@@ -14,7 +15,7 @@ import type { CheckpointAnswer } from '../engine/model.ts';
 import { ANSWER_ROLE, hasRole, refusalText } from './authorize.ts';
 import { parseButtonId, voteResultWords } from './checkpoint-message.ts';
 import { type Access, audit, type ChatOpsDeps, channelFor, resolveAccess } from './context.ts';
-import { findCheckpoint } from './presenter.ts';
+import { findCheckpoint, isCurrentCopy } from './presenter.ts';
 
 /** A reject waiting for its reason. */
 interface PendingReject {
@@ -64,6 +65,11 @@ export class CheckpointPresses {
       (row.messageRef !== null && row.messageRef !== ev.messageRef)
     ) {
       await note('refused', 'unknown or foreign button token');
+      return say(INVALID_BUTTON);
+    }
+    // A message re-posted after a restart carries a new token; the lost copy's token is void.
+    if (!(await isCurrentCopy(this.#deps, row))) {
+      await note('refused', 'button of a superseded checkpoint message', row.runId);
       return say(INVALID_BUTTON);
     }
     if (access.binding === null || !hasRole(access.role, ANSWER_ROLE)) {

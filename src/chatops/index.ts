@@ -10,7 +10,7 @@
 import type { InboundEvent } from '../bridges/channel.ts';
 import { CheckpointPresses } from './checkpoint-press.ts';
 import type { Timers } from './coalescer.ts';
-import type { ChatOpsDeps } from './context.ts';
+import { type ChatOpsDeps, channelFor } from './context.ts';
 import { Notifier } from './notifier.ts';
 import type { ChatOpsOptions, RunUpdate } from './ports.ts';
 import { CheckpointPresenter } from './presenter.ts';
@@ -51,8 +51,11 @@ export class ChatOps {
   readonly handle = (event: InboundEvent): Promise<void> => this.#router.handle(event);
 
   /**
-   * Subscribes to run updates and progress, then posts the checkpoint of any awaiting run that has
-   * no message yet (opened while the bridge was down, or by another process).
+   * Subscribes to run updates and progress, then catches up on awaiting runs: posts the checkpoint
+   * where a chat has no message yet (opened while the bridge was down, or by another process), and
+   * re-posts the status and the checkpoint (new token) in chats whose channel's messages did not
+   * survive the restart (`durableMessages: false`). Call once per process: a second start() after
+   * stop() would re-post in those chats again.
    */
   async start(): Promise<void> {
     if (this.#unsubscribe.length > 0) return;
@@ -61,7 +64,7 @@ export class ChatOps {
       orchestrator.onUpdate((u) => this.#enqueue(u)),
       orchestrator.onProgress((p) => this.#notifier.progress(p.runId, p.stepId, p.text)),
     ];
-    await this.#postMissingCheckpoints();
+    await this.#catchUpAwaitingRuns();
   }
 
   /** Unsubscribes, finishes the updates in hand and delivers pending status edits. */
@@ -73,16 +76,20 @@ export class ChatOps {
   }
 
   #enqueue(update: RunUpdate): void {
-    const previous = this.#chains.get(update.runId) ?? Promise.resolve();
+    void this.#inOrder(update.runId, () => this.#apply(update), 'chatops: run update not applied');
+  }
+
+  /** Runs `task` after the run's earlier chatops work, so one run's messages change in order. */
+  #inOrder(runId: string, task: () => Promise<void>, failure: string): Promise<void> {
+    const previous = this.#chains.get(runId) ?? Promise.resolve();
     const next = previous
-      .then(() => this.#apply(update))
-      .catch((err: unknown) =>
-        this.#deps.log.error({ err, runId: update.runId }, 'chatops: run update not applied'),
-      )
+      .then(task)
+      .catch((err: unknown) => this.#deps.log.error({ err, runId }, failure))
       .finally(() => {
-        if (this.#chains.get(update.runId) === next) this.#chains.delete(update.runId);
+        if (this.#chains.get(runId) === next) this.#chains.delete(runId);
       });
-    this.#chains.set(update.runId, next);
+    this.#chains.set(runId, next);
+    return next;
   }
 
   async #apply(update: RunUpdate): Promise<void> {
@@ -91,17 +98,35 @@ export class ChatOps {
     await this.#notifier.update(update.state, update.events, chats);
   }
 
-  async #postMissingCheckpoints(): Promise<void> {
+  async #catchUpAwaitingRuns(): Promise<void> {
     const { orchestrator, log } = this.#deps;
+    let awaiting: { id: string }[];
     try {
-      for (const run of await orchestrator.listRuns({ status: 'awaiting' })) {
-        const state = await orchestrator.getRun(run.id);
-        if (state.checkpoint === null) continue;
-        const chats = await this.#notifier.followers(state);
-        await this.#presenter.post(state, state.checkpoint, chats);
-      }
+      awaiting = await orchestrator.listRuns({ status: 'awaiting' });
     } catch (err) {
-      log.error({ err }, 'chatops: could not post checkpoints of awaiting runs');
+      log.error({ err }, 'chatops: could not list awaiting runs');
+      return;
     }
+    // Through each run's chain: an update arriving meanwhile waits for the catch-up.
+    for (const run of awaiting) {
+      await this.#inOrder(
+        run.id,
+        () => this.#catchUp(run.id),
+        'chatops: could not catch up on an awaiting run',
+      );
+    }
+  }
+
+  async #catchUp(runId: string): Promise<void> {
+    const state = await this.#deps.orchestrator.getRun(runId);
+    if (state.status !== 'awaiting') return;
+    const chats = await this.#notifier.followers(state);
+    const forgetful = chats.filter(
+      (c) => channelFor(this.#deps, c)?.capabilities.durableMessages === false,
+    );
+    if (forgetful.length > 0) await this.#notifier.repost(state, forgetful);
+    if (state.checkpoint === null) return;
+    if (forgetful.length > 0) await this.#presenter.repost(state, state.checkpoint, forgetful);
+    await this.#presenter.post(state, state.checkpoint, chats);
   }
 }

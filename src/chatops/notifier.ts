@@ -4,7 +4,8 @@
  * Ends and blocks get a NEW message, since edits do not make phones ping.
  *
  * Status message refs are kept in memory only: after a restart the next update of a run posts a
- * fresh status message in each chat (the old one keeps its last state).
+ * fresh status message in each chat (the old one keeps its last state). Chats whose channel lost
+ * its messages get the status of a waiting run at once (`repost`): no update may come for hours.
  */
 import { resolve } from 'node:path';
 import type { MessageRef } from '../bridges/channel.ts';
@@ -84,6 +85,21 @@ export class Notifier {
         );
     }
     if (ended) this.#forget(state.id, chats);
+  }
+
+  /**
+   * Posts the run's status as a new message in `chats` now (their earlier status message was lost
+   * in a restart) and resolves once delivered; later updates edit it.
+   */
+  async repost(state: RunState, chats: readonly string[]): Promise<void> {
+    this.#latest.set(state.id, state);
+    const known = this.#chats.get(state.id) ?? [];
+    this.#chats.set(state.id, [...new Set([...known, ...chats])]);
+    for (const chat of chats) {
+      this.#statusRefs.delete(statusKey(state.id, chat));
+      this.#schedule(state.id, chat);
+    }
+    await Promise.all(chats.map((c) => this.#edits.settled(statusKey(state.id, c))));
   }
 
   /** A running step printed a progress line: shown in the status message. */

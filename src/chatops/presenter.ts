@@ -2,8 +2,11 @@
  * The checkpoint presenter's message side: when a checkpoint opens, a new message with buttons in
  * every chat that follows the run; when it changes (a vote, an expiry, the decision), every copy
  * in every chat is edited. Copies and their button tokens live in bridge.db (checkpoint_messages),
- * so presses on messages sent before a restart still resolve.
+ * so presses on messages sent before a restart still resolve. A chat whose channel loses its
+ * messages on a restart gets the checkpoint again (`repost`): the newest copy per chat is the
+ * current one, and the older copies' tokens are no longer accepted (`isCurrentCopy`).
  */
+import type { CheckpointMessageRecord } from '../db/repositories/index.ts';
 import type { RunEvent } from '../engine/events.ts';
 import type { CheckpointState, RunState } from '../engine/model.ts';
 import {
@@ -28,6 +31,28 @@ export function findCheckpoint(state: RunState, id: string): CheckpointState | u
   return state.checkpoint?.id === id
     ? state.checkpoint
     : state.checkpoints.find((c) => c.id === id);
+}
+
+/**
+ * The copies of a checkpoint's message in use: the newest row per chat. An older row of the same
+ * chat was superseded by a re-post (its message was lost in a restart).
+ */
+export function currentCopies(rows: readonly CheckpointMessageRecord[]): CheckpointMessageRecord[] {
+  const newest = new Map<string, CheckpointMessageRecord>();
+  for (const row of rows) {
+    const seen = newest.get(row.chatRef);
+    if (!seen || row.id > seen.id) newest.set(row.chatRef, row);
+  }
+  return [...newest.values()].sort((a, b) => a.id - b.id);
+}
+
+/** True when `row` is the current copy of its checkpoint in its chat (not superseded). */
+export async function isCurrentCopy(
+  deps: ChatOpsDeps,
+  row: CheckpointMessageRecord,
+): Promise<boolean> {
+  const rows = await deps.repos.checkpointMessages.listByCheckpoint(row.runId, row.checkpointId);
+  return currentCopies(rows).some((r) => r.id === row.id);
 }
 
 /** Posts and edits checkpoint messages. */
@@ -55,11 +80,26 @@ export class CheckpointPresenter {
 
   /** Sends the open checkpoint's message to every chat that does not have a copy yet. */
   async post(state: RunState, cp: CheckpointState, chats: readonly string[]): Promise<void> {
-    const { repos, log } = this.#deps;
-    const have = new Set(
-      (await repos.checkpointMessages.listByCheckpoint(state.id, cp.id)).map((r) => r.chatRef),
+    const rows = await this.#deps.repos.checkpointMessages.listByCheckpoint(state.id, cp.id);
+    const have = new Set(rows.map((r) => r.chatRef));
+    await this.#send(
+      state,
+      cp,
+      chats.filter((c) => !have.has(c)),
     );
-    const targets = chats.filter((c) => !have.has(c) && channelFor(this.#deps, c) !== undefined);
+  }
+
+  /**
+   * Sends the open checkpoint's message again to `chats`, whatever copies they had: their channel
+   * lost its messages in a restart. The new copy (new token) supersedes the old ones.
+   */
+  async repost(state: RunState, cp: CheckpointState, chats: readonly string[]): Promise<void> {
+    await this.#send(state, cp, chats);
+  }
+
+  async #send(state: RunState, cp: CheckpointState, chats: readonly string[]): Promise<void> {
+    const { repos, log } = this.#deps;
+    const targets = chats.filter((c) => channelFor(this.#deps, c) !== undefined);
     if (targets.length === 0) return;
     const view = await this.#view(state, cp, true);
     for (const chat of targets) {
@@ -84,13 +124,14 @@ export class CheckpointPresenter {
     }
   }
 
-  /** Edits every copy of a checkpoint's message to its current state; closes the rows when it closed. */
+  /** Edits every current copy of a checkpoint's message to its state; closes the rows when it closed. */
   async refresh(state: RunState, checkpointId: string): Promise<void> {
     const { repos, log } = this.#deps;
     const cp = findCheckpoint(state, checkpointId);
     if (!cp) return;
     const open = state.checkpoint?.id === cp.id;
-    const rows = await repos.checkpointMessages.listByCheckpoint(state.id, cp.id);
+    // Superseded copies are not edited: their messages are gone with the restart that lost them.
+    const rows = currentCopies(await repos.checkpointMessages.listByCheckpoint(state.id, cp.id));
     const view = await this.#view(state, cp, open);
     for (const row of rows) {
       const channel = channelFor(this.#deps, row.chatRef);

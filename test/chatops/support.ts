@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import type { Platform } from '../../src/bridges/channel.ts';
+import type { Channel, Platform } from '../../src/bridges/channel.ts';
 import { TelegramChannel } from '../../src/bridges/telegram/index.ts';
 import { ChatOps } from '../../src/chatops/index.ts';
 import { type BridgeDb, migrateToLatest, openBridgeDb } from '../../src/db/connection.ts';
@@ -44,26 +44,37 @@ export interface Bridge {
   chatops: ChatOps;
 }
 
+/** Options of World.create. */
+export interface WorldOptions {
+  /**
+   * Serve Telegram as a platform that loses its messages on a restart (`durableMessages: false`)
+   * would: the bridge re-posts after a restart, while the fake still shows the old messages.
+   */
+  forgetMessages?: boolean;
+}
+
 /** Files and the fake Telegram shared by every bridge of a test. */
 export class World {
   readonly dir: string;
   readonly home: string;
   readonly workspace: string;
   readonly fake: FakeTelegram;
+  readonly #options: WorldOptions;
   bridge: Bridge | undefined;
 
-  private constructor(dir: string, fake: FakeTelegram) {
+  private constructor(dir: string, fake: FakeTelegram, options: WorldOptions) {
     this.dir = dir;
     this.home = path.join(dir, 'home');
     this.workspace = path.join(dir, 'ws');
     this.fake = fake;
+    this.#options = options;
     fs.mkdirSync(this.workspace, { recursive: true });
   }
 
   /** A new world with the team chat bound to the workspace and roles given. */
-  static async create(): Promise<World> {
+  static async create(options: WorldOptions = {}): Promise<World> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-chatops-'));
-    const world = new World(dir, await FakeTelegram.start());
+    const world = new World(dir, await FakeTelegram.start(), options);
     world.fake.addChat(TEAM);
     world.fake.addChat(STRANGERS);
     const b = await world.start();
@@ -95,7 +106,8 @@ export class World {
       commands: [{ command: 'run', description: 'Start a run' }],
       logger: log,
     });
-    const channels = new Map<Platform, TelegramChannel>([['telegram', channel]]);
+    const served = this.#options.forgetMessages ? forgetful(channel) : channel;
+    const channels = new Map<Platform, Channel>([['telegram', served]]);
     const chatops = new ChatOps({
       orchestrator,
       repos,
@@ -105,7 +117,7 @@ export class World {
       editIntervalMs: 5,
     });
     await chatops.start();
-    await channel.start(chatops.handle);
+    await served.start(chatops.handle);
     this.bridge = { db, repos, queue, orchestrator, channel, chatops };
     return this.bridge;
   }
@@ -196,4 +208,19 @@ export async function until(check: () => boolean | Promise<boolean>, what: strin
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/** The Telegram channel presented as one whose messages do not survive a restart. */
+function forgetful(inner: TelegramChannel): Channel {
+  return {
+    platform: inner.platform,
+    capabilities: { ...inner.capabilities, durableMessages: false },
+    start: (handler) => inner.start(handler),
+    stop: () => inner.stop(),
+    send: (chatRef, message) => inner.send(chatRef, message),
+    edit: (messageRef, message) => inner.edit(messageRef, message),
+    answer: (interaction, text, options) => inner.answer(interaction, text, options),
+    askForReason: (interaction, prompt) => inner.askForReason(interaction, prompt),
+    sendFile: (chatRef, file) => inner.sendFile(chatRef, file),
+  };
 }

@@ -14,7 +14,8 @@ export interface ContractSubject {
   start(): Promise<PlatformDriver>;
   /**
    * False when the platform forgets its messages on a restart (the web console keeps them in
-   * memory): the restart story is left out for it.
+   * memory, `durableMessages: false`): the restart story then expects the bridge to post the
+   * run's status and the checkpoint again, and presses the new copy.
    */
   messagesSurviveRestart: boolean;
 }
@@ -153,23 +154,34 @@ export function contractStories(subject: ContractSubject): void {
       expect(audit.map((e) => e.outcome)).toEqual(['allowed']);
     });
 
-    if (subject.messagesSurviveRestart) {
-      it('takes a press on a checkpoint message posted before the bridge restarted', async () => {
-        const { plan, runId } = await startDemo();
-        await w.restart();
-        await approve('bob', plan, 'Approved — 1 of 1 approval; the run moves on');
-        await w.runState(runId, (s) => s.cursor > 0, 'the run to move on');
-        await w.settles(
-          d,
-          plan,
-          (m) => m.buttons.length === 0 && /Approved by/.test(m.text),
-          'the old message to show the decision',
-        );
-        // The next checkpoint of the same run comes from the new bridge.
-        const review = await w.message(d, /Checkpoint review:1/);
-        expect(review.buttons).toEqual(['Approve', 'Reject', 'Loop back']);
-      });
-    }
+    it('takes a press on the checkpoint after the bridge restarted', async () => {
+      const { plan, runId } = await startDemo();
+      await w.restart();
+      let open = plan;
+      if (subject.messagesSurviveRestart) {
+        // The press lands on the message posted before the restart.
+        expect(w.current(d, plan)).toEqual(plan);
+      } else {
+        // The chat lost its messages: the status and the checkpoint are posted again.
+        const status = await w.message(d, STATUS);
+        expect(status.text).toMatch(/✅ plan[\s\S]*✋ waiting for approval/);
+        open = await w.message(d, /Checkpoint plan:1/);
+        expect(open.id).not.toBe(plan.id);
+        expect(open.buttons).toEqual(['Approve', 'Reject']);
+      }
+      expect(w.messages(d, /Checkpoint plan:1/)).toHaveLength(1);
+      await approve('bob', open, 'Approved — 1 of 1 approval; the run moves on');
+      await w.runState(runId, (s) => s.cursor > 0, 'the run to move on');
+      await w.settles(
+        d,
+        open,
+        (m) => m.buttons.length === 0 && /Approved by/.test(m.text),
+        'the message to show the decision',
+      );
+      // The next checkpoint of the same run comes from the new bridge.
+      const review = await w.message(d, /Checkpoint review:1/);
+      expect(review.buttons).toEqual(['Approve', 'Reject', 'Loop back']);
+    });
   });
 
   describe('checkpoint policies', () => {

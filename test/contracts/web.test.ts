@@ -1,7 +1,7 @@
 /**
  * The contract stories on the web console, over real HTTP (login link, cookie, CSRF, /events).
- * The console keeps its messages in memory, so the restart story is not run here (see the
- * report of issue 7: a restart loses the console's checkpoint messages).
+ * The console keeps its messages in memory: after a restart the bridge posts the waiting run's
+ * status and checkpoint again, and the restart story presses that new copy.
  */
 import { describe } from 'vitest';
 import { WebDriver } from './drivers/web.ts';

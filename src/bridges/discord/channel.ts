@@ -29,6 +29,7 @@ import type {
   OutgoingMessage,
 } from '../channel.ts';
 import { stderrLogger } from '../channel.ts';
+import { SerialQueues } from '../delivery.ts';
 import { chatopsCommands, type SlashCommandSpec, toRegistrationBody } from './commands.ts';
 import { toDiscordError } from './errors.ts';
 import {
@@ -55,7 +56,6 @@ import {
   reasonModal,
   renderDescriptions,
   renderMessage,
-  SerialQueues,
 } from './outbound.ts';
 import { channelIdOf, formatMessageRef, parseMessageRef, reasonRef, targetOf } from './refs.ts';
 
@@ -78,6 +78,7 @@ export class DiscordChannel implements Channel {
     maxButtonDataBytes: MAX_CUSTOM_ID,
     privateAnswers: true,
     files: true,
+    durableMessages: true,
   };
 
   readonly #client: Client;
@@ -111,6 +112,13 @@ export class DiscordChannel implements Channel {
         rejectOnRateLimit: (limit) => Math.max(limit.retryAfter, limit.sublimitTimeout) > maxWait,
       },
     });
+    const onApiCall = options.onApiCall;
+    if (onApiCall) {
+      // Every REST response, including the 429s discord.js waits out itself.
+      this.#client.rest.on('response', (_request, response) => {
+        onApiCall(response.status === 429 ? 'rate_limited' : response.ok ? 'ok' : 'error');
+      });
+    }
     this.#client.on(Events.ClientReady, () => {
       this.#ready = true;
     });

@@ -5,8 +5,8 @@
  */
 import type { BaseInteraction, ChatInputCommandInteraction, User } from 'discord.js';
 import { z } from 'zod';
-import { InvalidInputError } from '../../errors.ts';
 import type { ButtonPress, ChatUser, Command, Interaction, Reply } from '../channel.ts';
+import { decodeHandle, encodeHandle } from '../interaction-handle.ts';
 import { invocationText, type OptionValue, type SlashCommandSpec } from './commands.ts';
 import { type DiscordPlace, DM_GUILD, formatChatRef, formatMessageRef, reasonRef } from './refs.ts';
 
@@ -110,20 +110,12 @@ const interactionSchema = z.object({
 
 /** Packs a press into an opaque, serialisable handle (no token: it stays in memory). */
 export function encodeInteraction(data: InteractionData): Interaction {
-  return { platform: 'discord', handle: JSON.stringify(data) };
+  return encodeHandle('discord', data);
 }
 
 /** Unpacks a handle made by `encodeInteraction`; anything else is INVALID_INPUT. */
 export function decodeInteraction(interaction: Interaction): InteractionData {
-  if (interaction.platform === 'discord') {
-    try {
-      const parsed = interactionSchema.safeParse(JSON.parse(interaction.handle));
-      if (parsed.success) return parsed.data;
-    } catch {
-      // fall through to the error below
-    }
-  }
-  throw new InvalidInputError('not a Discord interaction handle');
+  return decodeHandle(interaction, 'discord', interactionSchema, 'Discord');
 }
 
 /** A press on one of our buttons (`customId` is the button's opaque id). */

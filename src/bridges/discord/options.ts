@@ -3,7 +3,7 @@
  * env; nothing here imports global configuration.
  */
 import type { ConfigProblem } from '../../errors.ts';
-import type { ChannelLogger } from '../channel.ts';
+import type { ApiCallObserver, ChannelLogger } from '../channel.ts';
 import { type SlashCommandSpec, validateCommands } from './commands.ts';
 
 /** Options of `DiscordChannel`. */
@@ -17,6 +17,8 @@ export interface DiscordChannelOptions {
   /** Register the commands in these guilds (instant) instead of globally (up to an hour). */
   readonly guildIds?: readonly string[];
   readonly logger?: ChannelLogger;
+  /** Told the outcome of every API call (for metrics). */
+  readonly onApiCall?: ApiCallObserver;
   /** A press not answered by its handler within this long is acknowledged quietly; default 2000. */
   readonly ackAfterMs?: number;
   /** A rate limit asking to wait longer than this fails with RATE_LIMITED; default 60 s. */

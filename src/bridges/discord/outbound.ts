@@ -1,7 +1,7 @@
 /**
  * Outbound rendering for Discord (pure): neutral messages become an embed (markdown description,
  * fields) plus action rows of buttons; long text is split over several messages. Also the modal
- * that asks for a reason, the plain-text answers, and a per-channel serial queue.
+ * that asks for a reason, and the plain-text answers.
  */
 import {
   type APIActionRowComponent,
@@ -294,25 +294,4 @@ export function reasonButtonRow(
       },
     ],
   };
-}
-
-/**
- * Runs tasks one at a time per key (a channel), so the parts of a split message stay together and
- * a later message never overtakes an earlier one waiting out a rate limit.
- */
-export class SerialQueues {
-  readonly #tails = new Map<string, Promise<unknown>>();
-
-  /** Queues `task` behind earlier tasks with the same key. */
-  run<T>(key: string, task: () => Promise<T>): Promise<T> {
-    // Tails never reject, so a failed task does not stop the ones queued after it.
-    const previous = this.#tails.get(key) ?? Promise.resolve();
-    const result = previous.then(() => task());
-    const tail = result.catch(() => undefined);
-    this.#tails.set(key, tail);
-    void tail.then(() => {
-      if (this.#tails.get(key) === tail) this.#tails.delete(key);
-    });
-    return result;
-  }
 }

@@ -2,7 +2,7 @@
  * The Slack Channel (@slack/bolt): Socket Mode when an app token is set, otherwise HTTP through
  * `handleRequest`, mounted by the shared HTTP server. Every listener acks first and works after,
  * so Slack always gets its answer within 3 s. Inbound payloads become neutral events (inbound.ts);
- * outbound calls go through one per-conversation queue with 429 retries (delivery.ts).
+ * outbound calls go through one per-conversation queue with 429 retries (../delivery.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { App } from '@slack/bolt';
@@ -19,14 +19,8 @@ import type {
   OutgoingMessage,
 } from '../channel.ts';
 import { stderrLogger } from '../channel.ts';
+import { DEFAULT_RETRY_POLICY, SerialQueues, withRateLimitRetry } from '../delivery.ts';
 import { rich } from '../render-text.ts';
-import {
-  DEFAULT_RETRY_POLICY,
-  postToResponseUrl,
-  responseUrlOrigins,
-  SerialQueues,
-  withRateLimitRetry,
-} from './delivery.ts';
 import { slackErrorCode, toSlackError } from './errors.ts';
 import {
   type BlockActionsPayload,
@@ -62,6 +56,7 @@ import {
   type SlackChat,
 } from './outbound.ts';
 import { boltLogger, SlackHttpReceiver } from './receiver.ts';
+import { postToResponseUrl, responseUrlOrigins } from './response-url.ts';
 
 type State = 'idle' | 'starting' | 'running' | 'stopped';
 
@@ -85,6 +80,7 @@ export class SlackChannel implements Channel {
     maxButtonDataBytes: MAX_ACTION_ID_LENGTH,
     privateAnswers: true,
     files: true,
+    durableMessages: true,
   };
 
   readonly #app: App;
@@ -110,7 +106,7 @@ export class SlackChannel implements Channel {
     const clientOptions = {
       ...(options.apiUrl !== undefined && { slackApiUrl: options.apiUrl }),
       retryConfig: { ...(options.webClientRetries ?? DEFAULT_WEB_CLIENT_RETRIES) },
-      // 429s come back to us (delivery.ts) instead of pausing the WebClient's shared queue.
+      // 429s come back to us (../delivery.ts) instead of pausing the WebClient's shared queue.
       rejectRateLimitedCalls: true,
       timeout: 30_000,
     };
@@ -378,6 +374,11 @@ export class SlackChannel implements Channel {
   }
 
   #call<T>(method: string, call: () => Promise<T>): Promise<T> {
-    return withRateLimitRetry(method, call, this.#options.retry ?? DEFAULT_RETRY_POLICY);
+    const policy = this.#options.retry ?? DEFAULT_RETRY_POLICY;
+    return withRateLimitRetry(call, {
+      toError: (thrown) => toSlackError(thrown, method),
+      policy,
+      ...(this.#options.onApiCall && { onApiCall: this.#options.onApiCall }),
+    });
   }
 }

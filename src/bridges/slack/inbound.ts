@@ -9,8 +9,8 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { InvalidInputError } from '../../errors.ts';
 import type { ButtonPress, ChatUser, Command, Interaction, Reply } from '../channel.ts';
+import { decodeHandle, encodeHandle } from '../interaction-handle.ts';
 import {
   formatChatRef,
   formatMessageRef,
@@ -190,20 +190,14 @@ const interactionSchema = z.object({
 
 /** Packs a press into an opaque, serialisable handle. */
 export function encodeInteraction(data: InteractionData): Interaction {
-  return { platform: 'slack', handle: JSON.stringify(data) };
+  return encodeHandle('slack', data);
 }
 
 /** Unpacks a handle made by `encodeInteraction`; anything else is INVALID_INPUT. */
 export function decodeInteraction(interaction: Interaction): InteractionData & { chat: SlackChat } {
-  if (interaction.platform === 'slack') {
-    try {
-      const parsed = interactionSchema.safeParse(JSON.parse(interaction.handle));
-      if (parsed.success) return { ...parsed.data, chat: parseChatRef(parsed.data.c) };
-    } catch {
-      // fall through to the error below
-    }
-  }
-  throw new InvalidInputError('not a Slack interaction handle');
+  // The chat ref is parsed inside the schema, so a bad one is the same INVALID_INPUT.
+  const schema = interactionSchema.transform((d) => ({ ...d, chat: parseChatRef(d.c) }));
+  return decodeHandle(interaction, 'slack', schema, 'Slack');
 }
 
 /**

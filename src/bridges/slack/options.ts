@@ -3,8 +3,8 @@
  * env; nothing here imports global configuration.
  */
 import type { ConfigProblem } from '../../errors.ts';
-import type { ChannelLogger } from '../channel.ts';
-import type { RetryPolicy } from './delivery.ts';
+import type { ApiCallObserver, ChannelLogger } from '../channel.ts';
+import type { RetryPolicy } from '../delivery.ts';
 
 /** Retries of failed network calls inside the WebClient (p-retry options; 429s are ours). */
 export interface WebClientRetries {
@@ -27,6 +27,8 @@ export interface SlackChannelOptions {
   /** The slash command registered for the app; default `/pb`. */
   readonly command?: string;
   readonly logger?: ChannelLogger;
+  /** Told the outcome of every API call (for metrics). */
+  readonly onApiCall?: ApiCallObserver;
   /** Waiting out 429s. */
   readonly retry?: RetryPolicy;
   /** WebClient retries of network errors and 5xx; default 3 quick retries, tests use 0. */

@@ -1,7 +1,7 @@
 /**
  * The Telegram Channel (grammY): long polling by default, webhook mode when a webhook URL is set.
  * Inbound updates become neutral events (inbound.ts); outbound calls go through one per-chat
- * queue with 429 retries (outbound.ts), so messages to a chat arrive whole and in order.
+ * queue with 429 retries (../delivery.ts), so messages to a chat arrive whole and in order.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Bot, InputFile, webhookCallback } from 'grammy';
@@ -18,6 +18,7 @@ import type {
   OutgoingMessage,
 } from '../channel.ts';
 import { stderrLogger } from '../channel.ts';
+import { DEFAULT_RETRY_POLICY, SerialQueues, withRateLimitRetry } from '../delivery.ts';
 import { rich, splitRichTextInto } from '../render-text.ts';
 import { isNotModified, toTelegramError } from './errors.ts';
 import {
@@ -30,7 +31,6 @@ import {
 import { type TelegramChannelOptions, validateTelegramOptions } from './options.ts';
 import {
   callbackAnswerText,
-  DEFAULT_RETRY_POLICY,
   escapeHtml,
   formatMessageRef,
   MAX_CALLBACK_DATA_BYTES,
@@ -42,9 +42,7 @@ import {
   type RenderedPart,
   renderHtml,
   renderMessage,
-  SerialQueues,
   type TelegramChat,
-  withRateLimitRetry,
 } from './outbound.ts';
 
 /** The chat (and topic) of the pressed message. */
@@ -72,6 +70,7 @@ export class TelegramChannel implements Channel {
     maxButtonDataBytes: MAX_CALLBACK_DATA_BYTES,
     privateAnswers: true,
     files: true,
+    durableMessages: true,
   };
 
   readonly #bot: Bot;
@@ -362,6 +361,11 @@ export class TelegramChannel implements Channel {
   }
 
   #call<T>(call: () => Promise<T>): Promise<T> {
-    return withRateLimitRetry(call, this.#options.retry ?? DEFAULT_RETRY_POLICY);
+    const policy = this.#options.retry ?? DEFAULT_RETRY_POLICY;
+    return withRateLimitRetry(call, {
+      toError: toTelegramError,
+      policy,
+      ...(this.#options.onApiCall && { onApiCall: this.#options.onApiCall }),
+    });
   }
 }

@@ -4,8 +4,8 @@
  */
 import type { CallbackQuery, Message, MessageEntity, Update, User } from 'grammy/types';
 import { z } from 'zod';
-import { InvalidInputError } from '../../errors.ts';
 import type { ChatUser, InboundEvent, Interaction } from '../channel.ts';
+import { decodeHandle, encodeHandle } from '../interaction-handle.ts';
 import { formatChatRef, formatMessageRef, type TelegramChat } from './outbound.ts';
 
 /** Who we are, to recognise `/cmd@ourbot` and replies to our own messages. */
@@ -39,20 +39,12 @@ const interactionSchema = z.object({
 
 /** Packs a press into an opaque, serialisable handle. */
 export function encodeInteraction(data: InteractionData): Interaction {
-  return { platform: 'telegram', handle: JSON.stringify(data) };
+  return encodeHandle('telegram', data);
 }
 
 /** Unpacks a handle made by `encodeInteraction`; anything else is INVALID_INPUT. */
 export function decodeInteraction(interaction: Interaction): InteractionData {
-  if (interaction.platform === 'telegram') {
-    try {
-      const parsed = interactionSchema.safeParse(JSON.parse(interaction.handle));
-      if (parsed.success) return parsed.data;
-    } catch {
-      // fall through to the error below
-    }
-  }
-  throw new InvalidInputError('not a Telegram interaction handle');
+  return decodeHandle(interaction, 'telegram', interactionSchema, 'Telegram');
 }
 
 /** The neutral user; the id is Telegram's immutable numeric id, as a string. */

@@ -3,8 +3,8 @@
  * env; nothing here imports global configuration.
  */
 import type { ConfigProblem } from '../../errors.ts';
-import type { ChannelLogger } from '../channel.ts';
-import type { RetryPolicy } from './outbound.ts';
+import type { ApiCallObserver, ChannelLogger } from '../channel.ts';
+import type { RetryPolicy } from '../delivery.ts';
 
 /** A bot command shown in Telegram's command menu. */
 export interface TelegramCommandSpec {
@@ -22,6 +22,8 @@ export interface TelegramChannelOptions {
   /** Registered with setMyCommands on start. */
   readonly commands: readonly TelegramCommandSpec[];
   readonly logger?: ChannelLogger;
+  /** Told the outcome of every API call (for metrics). */
+  readonly onApiCall?: ApiCallObserver;
   readonly retry?: RetryPolicy;
   /** Long-polling hold time; default 30 s. */
   readonly pollingTimeoutSeconds?: number;

@@ -1,12 +1,11 @@
 /**
- * Outbound side of the Telegram adapter: chat/message refs, rendering neutral messages to Telegram
- * HTML + inline keyboards (pure), and the one place that retries rate-limited calls.
+ * Outbound side of the Telegram adapter, pure: chat/message refs, and rendering neutral messages
+ * to Telegram HTML + inline keyboards. Delivery (queues, 429 retries) is in ../delivery.ts.
  */
 import type { InlineKeyboardButton, InlineKeyboardMarkup } from 'grammy/types';
-import { InvalidInputError, RateLimitedError } from '../../errors.ts';
+import { InvalidInputError } from '../../errors.ts';
 import type { MessageButton, OutgoingMessage, RichSegment, RichText } from '../channel.ts';
 import { composeBody, plainTextOf, splitRichText, splitRichTextInto } from '../render-text.ts';
-import { toTelegramError } from './errors.ts';
 
 /** Telegram's limit on a message's visible text (after entity parsing). */
 export const MAX_TEXT_LENGTH = 4096;
@@ -160,61 +159,4 @@ export function callbackAnswerText(text: string): string {
   return chars.length <= MAX_CALLBACK_ANSWER_LENGTH
     ? text
     : `${chars.slice(0, MAX_CALLBACK_ANSWER_LENGTH - 1).join('')}…`;
-}
-
-/** How long to keep waiting out 429s before giving the error to the caller. */
-export interface RetryPolicy {
-  readonly maxRetries: number;
-  /** A single `retry_after` longer than this is not waited for. */
-  readonly maxWaitMs: number;
-}
-
-/** Default: up to 8 waits of at most a minute each. */
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxRetries: 8, maxWaitMs: 60_000 };
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/**
- * Runs a Bot API call, waiting `retry_after` and retrying on 429 so nothing is lost; any other
- * failure (or a limit beyond the policy) is thrown as RateLimitedError / PlatformError.
- */
-export async function withRateLimitRetry<T>(
-  call: () => Promise<T>,
-  policy: RetryPolicy = DEFAULT_RETRY_POLICY,
-  wait: (ms: number) => Promise<void> = sleep,
-): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await call();
-    } catch (thrown) {
-      const err = toTelegramError(thrown);
-      const retryable =
-        err instanceof RateLimitedError &&
-        attempt < policy.maxRetries &&
-        err.retryAfterMs <= policy.maxWaitMs;
-      if (!retryable) throw err;
-      await wait(err.retryAfterMs);
-    }
-  }
-}
-
-/**
- * Runs tasks one at a time per key (a chat), so a message waiting out a 429 is not overtaken by
- * a later one; different chats proceed in parallel.
- */
-export class SerialQueues {
-  readonly #tails = new Map<string, Promise<unknown>>();
-
-  /** Queues `task` behind earlier tasks with the same key. */
-  run<T>(key: string, task: () => Promise<T>): Promise<T> {
-    // Tails never reject, so a failed task does not stop the ones queued after it.
-    const previous = this.#tails.get(key) ?? Promise.resolve();
-    const result = previous.then(() => task());
-    const tail = result.catch(() => undefined);
-    this.#tails.set(key, tail);
-    void tail.then(() => {
-      if (this.#tails.get(key) === tail) this.#tails.delete(key);
-    });
-    return result;
-  }
 }

@@ -60,7 +60,10 @@ type State = 'idle' | 'running' | 'stopped';
 export class WebChannel implements Channel {
   /** Always 'web'. */
   readonly platform = 'web' as const;
-  /** The console edits in place, shows buttons, toasts privately, and asks inline for reasons. */
+  /**
+   * The console edits in place, shows buttons, toasts privately, and asks inline for reasons; its
+   * messages are held in memory, so they do not survive a restart.
+   */
   readonly capabilities: ChannelCapabilities = {
     edits: true,
     buttons: true,
@@ -71,6 +74,7 @@ export class WebChannel implements Channel {
     maxButtonDataBytes: 256,
     privateAnswers: true,
     files: true,
+    durableMessages: false,
   };
 
   readonly #log: ChannelLogger;

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { InvalidInputError } from '../../errors.ts';
 import type { ButtonPress, ChatUser, Command, Interaction, MessageRef, Reply } from '../channel.ts';
+import { decodeHandle, encodeHandle } from '../interaction-handle.ts';
 import { CONSOLE_CHAT_REF } from './outbound.ts';
 
 /** The console's only user: the local admin, user ref `web:admin`. */
@@ -93,20 +94,12 @@ const interactionSchema = z.object({
 
 /** Packs a press into an opaque interaction handle. */
 export function encodeInteraction(data: InteractionData): Interaction {
-  return { platform: 'web', handle: JSON.stringify(data) };
+  return encodeHandle('web', data);
 }
 
 /** Unpacks a handle made by `encodeInteraction`; anything else is INVALID_INPUT. */
 export function decodeInteraction(interaction: Interaction): InteractionData {
-  if (interaction.platform === 'web') {
-    try {
-      const parsed = interactionSchema.safeParse(JSON.parse(interaction.handle));
-      if (parsed.success) return parsed.data;
-    } catch {
-      // fall through to the error below
-    }
-  }
-  throw new InvalidInputError('not a web console interaction handle');
+  return decodeHandle(interaction, 'web', interactionSchema, 'web console');
 }
 
 /** The ButtonPress of a press on a held message. */

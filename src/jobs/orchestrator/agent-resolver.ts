@@ -4,6 +4,8 @@
  * examples/demo-agent.mjs, run with this Node binary). A named agent called `demo` overrides the
  * built-in, since explicit configuration wins.
  */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentRecord, AgentsRepo } from '../../db/repositories/agents.ts';
 import { InvalidInputError, NotFoundError } from '../../errors.ts';
@@ -12,9 +14,22 @@ import type { AgentDefinition } from '../runner/types.ts';
 /** Name of the built-in agent. */
 export const DEMO_AGENT_NAME = 'demo';
 
+/**
+ * The nearest folder at or above `start` holding a package.json: this package's root whether the
+ * code runs from src/ (tsx) or from a bundle in dist/, whose depth differs. `start` if none.
+ */
+export function packageRootFrom(start: string): string {
+  for (let dir = start; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) return start;
+  }
+}
+
 /** Absolute path of examples/demo-agent.mjs in this checkout. */
-export const DEMO_AGENT_SCRIPT = fileURLToPath(
-  new URL('../../../examples/demo-agent.mjs', import.meta.url),
+export const DEMO_AGENT_SCRIPT = join(
+  packageRootFrom(dirname(fileURLToPath(import.meta.url))),
+  'examples',
+  'demo-agent.mjs',
 );
 
 /** The built-in demo agent: `[node, examples/demo-agent.mjs]`, prompt on stdin. */

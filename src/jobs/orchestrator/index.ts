@@ -6,7 +6,11 @@ export {
   demoAgentDefinition,
 } from './agent-resolver.ts';
 export { Orchestrator } from './orchestrator.ts';
-export { createStepProcessor, type StepProcessorOptions } from './step-processor.ts';
+export {
+  createStepProcessor,
+  type StepProcessor,
+  type StepProcessorOptions,
+} from './step-processor.ts';
 export type {
   CommandInput,
   DistributiveOmit,

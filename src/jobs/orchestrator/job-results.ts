@@ -40,34 +40,42 @@ export function nativeMonitoringId(state: RunState): number {
 }
 
 /**
- * stepStarted + sessionInitialized for a step job whose agent started, when the run still waits
- * for that attempt to start; empty otherwise (triggers have no start event).
+ * stepStarted + sessionInitialized for a step job whose agent started, each only while it is
+ * still to do for that attempt (`session: false` leaves the session out); empty for triggers
+ * (they have no start event) and for attempts that are no longer in flight.
  */
 export function startedCommands(
   state: RunState,
   job: JobRef,
   info: { sessionId?: string; monitoringId?: number } = {},
+  opts: { session?: boolean } = {},
 ): KeyedCommand[] {
   if (job.kind !== 'step') return [];
   const step = findStep(state, job.stepId);
-  if (step?.status !== 'queued' || step.attempt !== job.attempt) return [];
+  if (step?.attempt !== job.attempt) return [];
+  if (step.status !== 'queued' && step.status !== 'running') return [];
   const { stepId, attempt } = job;
-  return [
-    {
+  const out: KeyedCommand[] = [];
+  if (step.status === 'queued') {
+    out.push({
       key: `job:${job.id}:started`,
       command: { type: 'stepStarted', stepId, attempt, actor: SYSTEM_ACTOR },
-    },
-    {
+    });
+  }
+  const sessionId = info.sessionId ?? job.id;
+  if (opts.session !== false && step.sessionId !== sessionId) {
+    out.push({
       key: `job:${job.id}:session`,
       command: {
         type: 'sessionInitialized',
         stepId,
-        sessionId: info.sessionId ?? job.id,
+        sessionId,
         monitoringId: info.monitoringId ?? nativeMonitoringId(state),
         actor: SYSTEM_ACTOR,
       },
-    },
-  ];
+    });
+  }
+  return out;
 }
 
 /** Why a job that produced no usable result failed, in words for the run's blocked reason. */

@@ -11,7 +11,11 @@
  */
 import path from 'node:path';
 import type { RunIndexRecord, RunIndexStatus } from '../../db/index.ts';
-import { createRepositories, type Repositories } from '../../db/repositories/index.ts';
+import {
+  createRepositories,
+  type Repositories,
+  TERMINAL_RUN_STATUSES,
+} from '../../db/repositories/index.ts';
 import { findStep, type RunState, SYSTEM_ACTOR } from '../../engine/model.ts';
 import type { CommitResult } from '../../engine/store/types.ts';
 import { InvalidInputError, NotFoundError } from '../../errors.ts';
@@ -21,6 +25,7 @@ import type { JobOutcome, JobQueue, JobSpec, Worker } from '../queue/port.ts';
 import { AgentResolver } from './agent-resolver.ts';
 import { EffectRunner } from './effects.ts';
 import { ExpiryTimers } from './expiry-timers.ts';
+import { applyHandEdit } from './hand-edits.ts';
 import { parseQueueStepId, parseStepReport, type StepStartInfo } from './job-payload.ts';
 import { type CommandInput, type JobRef, outcomeCommands, startedCommands } from './job-results.ts';
 import { JobSignals } from './job-signals.ts';
@@ -109,6 +114,10 @@ export class Orchestrator {
         log: opts.log,
         armExpiry: (state) => o.#armExpiry(state),
       });
+      for (const run of await o.#repos.runs.list({})) {
+        if (run.layout !== 'codemachine' || TERMINAL_RUN_STATUSES.includes(run.status)) continue;
+        await applyHandEdit(o.#driver, run.id, opts.log);
+      }
       if (opts.worker !== false) await o.#startWorker(opts);
     } catch (err) {
       await o.close();
@@ -138,6 +147,7 @@ export class Orchestrator {
   async command(runId: string, key: string, command: CommandInput): Promise<CommitResult> {
     this.#assertOpen();
     if (command.type === 'start') throw new InvalidInputError('start a run with startRun');
+    await applyHandEdit(this.#driver, runId, this.#log);
     return this.#driver.commit(runId, key, command);
   }
 
@@ -240,22 +250,38 @@ export class Orchestrator {
   }
 
   async #startWorker(opts: OrchestratorOptions): Promise<void> {
-    const processor = createStepProcessor({
+    const step = createStepProcessor({
       resolveAgent: (name) => this.#agents.resolve(name),
       ...(opts.secretEnvNames === undefined ? {} : { secretEnvNames: opts.secretEnvNames }),
       ...(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
-      beforeSpawn: (job, info) => this.#onStarted(job.id, job, info),
+      // Only stepStarted before the spawn (the layout resets the directive then); the session
+      // follows with the agent's start report, off the spawn path.
+      beforeSpawn: (job, info) => this.#onStarted(job.id, job, info, { session: false }),
       onSpawn: (job, pid) => opts.onAgentSpawn?.({ jobId: job.id, runId: job.runId, pid }),
       onReportError: (err) => this.#log.warn({ err: errorMessage(err) }, 'job report failed'),
     });
     const concurrency = opts.worker ? opts.worker.concurrency : DEFAULT_CONCURRENCY;
-    this.#worker = await this.#queue.startWorker(processor, { concurrency });
+    const worker = await this.#queue.startWorker(step.processor, { concurrency });
+    this.#worker = {
+      id: worker.id,
+      close: async () => {
+        await worker.close();
+        step.close();
+      },
+    };
   }
 
   /** The agent of a step job started: stepStarted + sessionInitialized (once per job). */
-  #onStarted(id: string, job: JobSpec, info: StepStartInfo): Promise<void> {
+  #onStarted(
+    id: string,
+    job: JobSpec,
+    info: StepStartInfo,
+    opts: { session?: boolean } = {},
+  ): Promise<void> {
     const ref = refOf(id, job);
-    return this.#signals.apply(job.runId, `${id} started`, (s) => startedCommands(s, ref, info));
+    return this.#signals.apply(job.runId, `${id} started`, (s) =>
+      startedCommands(s, ref, info, opts),
+    );
   }
 
   /**

@@ -7,7 +7,8 @@
  * While the agent runs it reports through the queue (any process hears it): `{kind: 'started'}`
  * once the agent process exists, `{kind: 'progress', text}` per `::progress` line.
  */
-import { registerAgentRun } from '../../engine/layouts/codemachine/registry-db.ts';
+import { agentLogPath } from '../../engine/layouts/codemachine/paths.ts';
+import { RegistryDb } from '../../engine/layouts/codemachine/registry-db.ts';
 import { stepJobId, triggerJobId } from '../../engine/model.ts';
 import type { Processor, ProgressReporter, QueuedJob } from '../queue/port.ts';
 import { runAgent } from '../runner/run-agent.ts';
@@ -53,21 +54,59 @@ interface Placement {
   monitoringId?: number;
 }
 
-/** Registers a codemachine agent run (idempotent per job) to get its monitoringId and log. */
-function place(job: QueuedJob, p: StepJobPayload, agentName: string): Placement {
+/**
+ * The registry.db of each workspace, kept open: opening it per job (WAL set-up, schema check,
+ * a checkpoint on close) costs more than the rest of a job's start together.
+ */
+class Registries {
+  readonly #open = new Map<string, RegistryDb>();
+
+  /**
+   * Records a codemachine agent run about to start, as CodeMachine's `register` does (the same
+   * row for a redelivered job); returns its monitoringId and agent log path.
+   */
+  register(job: QueuedJob, p: StepJobPayload, agentName: string) {
+    let db = this.#open.get(p.workspace);
+    if (db === undefined) {
+      db = RegistryDb.open(p.workspace);
+      this.#open.set(p.workspace, db);
+    }
+    const jobId = (p.kind === 'trigger' ? triggerJobId : stepJobId)(
+      job.runId,
+      p.stepId,
+      job.attempt,
+    );
+    const id = db.insert({
+      jobId,
+      runId: job.runId,
+      stepId: p.stepId,
+      kind: p.kind,
+      attempt: job.attempt,
+      name: agentName,
+      start: new Date().toISOString(),
+      prompt: p.prompt,
+      status: 'running',
+    });
+    const row = db.jobRow(jobId)!;
+    return { monitoringId: id, logPath: agentLogPath(p.workspace, id, row.name, row.start) };
+  }
+
+  close(): void {
+    for (const db of this.#open.values()) db.close();
+    this.#open.clear();
+  }
+}
+
+/** Where the agent of a job logs (and, codemachine, its registry row). */
+function place(
+  registries: Registries,
+  job: QueuedJob,
+  p: StepJobPayload,
+  agentName: string,
+): Placement {
   const logFile = stepLogPath(p.workspace, job.runId, p.stepId, job.attempt, p.kind);
   if (p.layout !== 'codemachine') return { logFile, extraLogFiles: [] };
-  const trigger = p.kind === 'trigger';
-  const handle = registerAgentRun(p.workspace, {
-    jobId: (trigger ? triggerJobId : stepJobId)(job.runId, p.stepId, job.attempt),
-    runId: job.runId,
-    stepId: p.stepId,
-    kind: p.kind,
-    attempt: job.attempt,
-    name: agentName,
-    start: new Date().toISOString(),
-    prompt: p.prompt,
-  });
+  const handle = registries.register(job, p, agentName);
   return { logFile, extraLogFiles: [handle.logPath], monitoringId: handle.monitoringId };
 }
 
@@ -80,13 +119,21 @@ function send(report: ProgressReporter, data: StepReport): void {
   }
 }
 
-/** A queue Processor that runs step and trigger jobs with the agent runner. */
-export function createStepProcessor(opts: StepProcessorOptions): Processor {
+/** A queue Processor for step and trigger jobs; `close` once its worker has stopped. */
+export interface StepProcessor {
+  processor: Processor;
+  /** Closes the registry.db handles it keeps open. */
+  close(): void;
+}
+
+/** Creates the processor that runs step and trigger jobs with the agent runner. */
+export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
   const onError = opts.onReportError ?? (() => {});
-  return async (job, signal, report) => {
+  const registries = new Registries();
+  const processor: Processor = async (job, signal, report) => {
     const p = parseStepJobPayload(job.payload);
     const agent = await opts.resolveAgent(p.agent);
-    const placement = place(job, p, agent.name);
+    const placement = place(registries, job, p, agent.name);
     const sessionId = job.id;
     const info: StepStartInfo = { sessionId };
     if (placement.monitoringId !== undefined) info.monitoringId = placement.monitoringId;
@@ -136,4 +183,5 @@ export function createStepProcessor(opts: StepProcessorOptions): Processor {
     if (placement.monitoringId !== undefined) result.monitoringId = placement.monitoringId;
     return { ...result };
   };
+  return { processor, close: () => registries.close() };
 }

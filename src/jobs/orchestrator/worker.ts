@@ -25,14 +25,21 @@ export interface JobWorkerOptions {
 }
 
 /** Starts a worker on `queue`; close it (then the queue) to stop. */
-export function startJobWorker(opts: JobWorkerOptions): Promise<Worker> {
+export async function startJobWorker(opts: JobWorkerOptions): Promise<Worker> {
   const agents = new AgentResolver(createRepositories(opts.db).agents);
-  const processor = createStepProcessor({
+  const step = createStepProcessor({
     resolveAgent: (name) => agents.resolve(name),
     ...(opts.secretEnvNames === undefined ? {} : { secretEnvNames: opts.secretEnvNames }),
     ...(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
     onSpawn: (job, pid) => opts.log.info({ jobId: job.id, pid }, 'agent started'),
     onReportError: (err) => opts.log.warn({ err: errorMessage(err) }, 'job report failed'),
   });
-  return opts.queue.startWorker(processor, { concurrency: opts.concurrency });
+  const worker = await opts.queue.startWorker(step.processor, { concurrency: opts.concurrency });
+  return {
+    id: worker.id,
+    close: async () => {
+      await worker.close();
+      step.close();
+    },
+  };
 }

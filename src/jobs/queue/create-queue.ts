@@ -3,7 +3,7 @@
  * sqlite queue in bridge.db (the default, nothing to install).
  */
 import type { BridgeDb } from '../../db/connection.ts';
-import { type BullmqQueueOptions, createBullmqQueue } from './bullmq-driver.ts';
+import type { BullmqQueueOptions } from './bullmq-driver.ts';
 import type { ErrorReporter } from './outcome.ts';
 import type { JobQueue } from './port.ts';
 import { createSqliteQueue, type SqliteQueueOptions } from './sqlite-driver.ts';
@@ -17,6 +17,8 @@ export type QueueConfig =
 export async function createJobQueue(config: QueueConfig): Promise<JobQueue> {
   if (config.driver === 'bullmq') {
     const { driver: _driver, ...opts } = config;
+    // Loaded only here: bullmq + ioredis cost start-up time and memory a sqlite bridge never uses.
+    const { createBullmqQueue } = await import('./bullmq-driver.ts');
     return createBullmqQueue(opts);
   }
   const { driver: _driver, ...opts } = config;

@@ -1,7 +1,9 @@
 import { GrammyError } from 'grammy';
 import { describe, expect, it } from 'vitest';
+import { withRateLimitRetry } from '../../../src/bridges/delivery.ts';
 import { parseChatRef as parseNeutralChatRef } from '../../../src/bridges/refs.ts';
 import { bold, code, link, plainTextOf, rich } from '../../../src/bridges/render-text.ts';
+import { toTelegramError } from '../../../src/bridges/telegram/errors.ts';
 import {
   callbackAnswerText,
   formatChatRef,
@@ -11,8 +13,6 @@ import {
   parseMessageRef,
   renderHtml,
   renderMessage,
-  SerialQueues,
-  withRateLimitRetry,
 } from '../../../src/bridges/telegram/outbound.ts';
 import { InvalidInputError, PlatformError, RateLimitedError } from '../../../src/errors.ts';
 import { parseTelegramHtml } from '../../fakes/telegram.ts';
@@ -119,7 +119,7 @@ describe('Telegram refs', () => {
   });
 });
 
-describe('withRateLimitRetry', () => {
+describe('rate limits of the Bot API (shared retry loop, Telegram errors)', () => {
   it('waits retry_after and retries until the call succeeds', async () => {
     const waits: number[] = [];
     let calls = 0;
@@ -129,9 +129,10 @@ describe('withRateLimitRetry', () => {
         if (calls < 3) throw apiError(429, 'Too Many Requests: retry after 3', 3);
         return 'sent';
       },
-      { maxRetries: 5, maxWaitMs: 10_000 },
-      async (ms) => {
-        waits.push(ms);
+      {
+        toError: toTelegramError,
+        policy: { maxRetries: 5, maxWaitMs: 10_000 },
+        wait: async (ms) => void waits.push(ms),
       },
     );
     expect(result).toBe('sent');
@@ -143,44 +144,22 @@ describe('withRateLimitRetry', () => {
     const always429 = async () => {
       throw apiError(429, 'Too Many Requests', 1);
     };
-    const err = await withRateLimitRetry(
-      always429,
-      { maxRetries: 2, maxWaitMs: 5000 },
-      noWait,
-    ).catch((e) => e);
+    const err = await withRateLimitRetry(always429, {
+      toError: toTelegramError,
+      policy: { maxRetries: 2, maxWaitMs: 5000 },
+      wait: noWait,
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RateLimitedError);
-    expect(err.retryAfterMs).toBe(1000);
+    expect((err as RateLimitedError).retryAfterMs).toBe(1000);
 
     let calls = 0;
     const forbidden = async () => {
       calls += 1;
       throw apiError(403, 'Forbidden: bot was blocked by the user');
     };
-    await expect(withRateLimitRetry(forbidden, undefined, noWait)).rejects.toBeInstanceOf(
-      PlatformError,
-    );
+    await expect(
+      withRateLimitRetry(forbidden, { toError: toTelegramError, wait: noWait }),
+    ).rejects.toBeInstanceOf(PlatformError);
     expect(calls).toBe(1);
-  });
-});
-
-describe('SerialQueues', () => {
-  it('runs tasks of one key in order, even after a failure, and other keys alongside', async () => {
-    const queues = new SerialQueues();
-    const log: string[] = [];
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const first = queues.run('a', async () => {
-      await gate;
-      log.push('a1');
-      throw new Error('a1 failed');
-    });
-    const second = queues.run('a', async () => log.push('a2'));
-    await queues.run('b', async () => log.push('b1'));
-    release();
-    await expect(first).rejects.toThrow('a1 failed');
-    await second;
-    expect(log).toEqual(['b1', 'a1', 'a2']);
   });
 });

@@ -1,0 +1,129 @@
+/**
+ * The assembled bridge (what `serve` runs) as operations sees it: /readyz names every adapter,
+ * and /metrics counts platform API calls, 429s and checkpoint decisions as they happen.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type RunningBridge, startBridge } from '../../src/app/bridge.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/log.ts';
+import { FakeTelegram } from '../fakes/telegram.ts';
+
+const TEAM = { id: -2001, type: 'supergroup' as const, title: 'Team' };
+const ALICE = { id: 601, first_name: 'Alice', username: 'alice' };
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>) {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function startWithTelegram(): Promise<{ bridge: RunningBridge; fake: FakeTelegram }> {
+  process.env.DEMO_AGENT_BEHAVIOUR = 'sleep=20';
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-app-'));
+  const fake = await FakeTelegram.start();
+  fake.addChat(TEAM);
+  const config = loadConfig({
+    env: {
+      PHASEBRIDGE_HOME: path.join(dir, 'home'),
+      PHASEBRIDGE_PORT: '0',
+      TELEGRAM_BOT_TOKEN: fake.token,
+      TELEGRAM_API_ROOT: fake.apiRoot,
+    },
+    cwd: dir,
+  });
+  const bridge = await startBridge(config, createLogger({ level: 'silent' }), {
+    editIntervalMs: 10,
+  });
+  cleanups.push(async () => {
+    await bridge.stop();
+    await fake.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  const binding = await bridge.repos.bindings.bind({
+    chatRef: `telegram:${TEAM.id}`,
+    workspace: bridge.workspace,
+  });
+  await bridge.repos.allowlist.allow(
+    { bindingId: binding.id },
+    'telegram',
+    String(ALICE.id),
+    'approver',
+  );
+  return { bridge, fake };
+}
+
+/** Logs in with the one-time link and returns the session cookie. */
+async function login(bridge: RunningBridge): Promise<string> {
+  const res = await fetch(bridge.loginUrl, { redirect: 'manual' });
+  expect(res.status).toBe(303);
+  return (res.headers.get('set-cookie') ?? '').split(';')[0]!;
+}
+
+function metricValue(text: string, name: string, labels: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`));
+  return line ? Number(line.split(' ').pop()) : 0;
+}
+
+describe('the assembled bridge', () => {
+  it('is ready only with every adapter, and counts API calls, 429s and decisions', async () => {
+    const { bridge, fake } = await startWithTelegram();
+    const ready = await fetch(`${bridge.url}/readyz`);
+    expect(ready.status).toBe(200);
+    const report = (await ready.json()) as { checks: { name: string; ok: boolean }[] };
+    expect(report.checks.map((c) => c.name).sort()).toEqual([
+      'bridge.db',
+      'queue',
+      'telegram',
+      'web',
+    ]);
+
+    fake.failEvery(3, { methods: ['sendMessage', 'editMessageText'] });
+    fake.userSends({ chat: TEAM, from: ALICE, text: '/run demo add a login page' });
+    const checkpoint = await until('the plan checkpoint', () =>
+      fake
+        .botMessages(TEAM.id)
+        .find((m) => JSON.stringify(m.replyMarkup ?? {}).includes('Approve')),
+    );
+    fake.userPresses({
+      chatId: TEAM.id,
+      messageId: checkpoint.message_id,
+      from: ALICE,
+      label: 'Approve',
+    });
+    const run = (await bridge.orchestrator.listRuns())[0]!;
+    await until('the review checkpoint', async () => {
+      const state = await bridge.orchestrator.getRun(run.id);
+      return state.checkpoint?.stepId === 'review' ? state : undefined;
+    });
+
+    const cookie = await login(bridge);
+    const text = await (await fetch(`${bridge.url}/metrics`, { headers: { cookie } })).text();
+    expect(
+      metricValue(text, 'phasebridge_platform_api_calls_total', 'platform="telegram",outcome="ok"'),
+    ).toBeGreaterThan(2);
+    expect(
+      metricValue(
+        text,
+        'phasebridge_platform_api_calls_total',
+        'platform="telegram",outcome="rate_limited"',
+      ),
+    ).toBeGreaterThan(0);
+    expect(
+      metricValue(text, 'phasebridge_checkpoint_decision_seconds_count', 'answer="approve"'),
+    ).toBe(1);
+    expect(metricValue(text, 'phasebridge_runs', 'status="awaiting"')).toBe(1);
+    expect((await fetch(`${bridge.url}/metrics`)).status).toBe(401);
+  });
+});
