@@ -159,7 +159,20 @@ export function secretsOf(config: Config): string[] {
     config.discord.botToken,
     config.redisUrl,
   ];
-  return values.filter((v): v is string => typeof v === 'string' && v.length > 0);
+  const secrets = values.filter((v): v is string => typeof v === 'string' && v.length > 0);
+  // A logged URL is often re-serialised (host lower-cased, etc.): mask the password on its own too.
+  if (config.redisUrl) secrets.push(...urlPasswords(config.redisUrl));
+  return secrets;
+}
+
+/** The password of a URL as written and decoded (none when it has none or does not parse). */
+function urlPasswords(text: string): string[] {
+  try {
+    const raw = new URL(text).password;
+    return raw === '' ? [] : [...new Set([raw, decodeURIComponent(raw)])];
+  } catch {
+    return [];
+  }
 }
 
 function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {

@@ -104,4 +104,10 @@ describe('loadConfig', () => {
     });
     expect(secretsOf(config).sort()).toEqual(['signing-secret-9', 'xoxb-1234-secret']);
   });
+
+  it('masks the Redis password on its own, as written and decoded', () => {
+    const url = 'redis://:s3cr%40tPass@Redis.Example:6379/0';
+    const config = loadConfig({ env: { REDIS_URL: url }, cwd: tmp() });
+    expect(secretsOf(config).sort()).toEqual([url, 's3cr%40tPass', 's3cr@tPass'].sort());
+  });
 });

@@ -26,6 +26,10 @@ export function registerRunCommand(program: Command, ctx: CliContext): void {
         'on-disk format of the run state (default: the workflow’s)',
       ).choices(['native', 'codemachine']),
     )
+    .option(
+      '--no-resume',
+      'after a crash mid-step, block the run for a human instead of re-running the step',
+    )
     .option('--detach', 'only start it; `phasebridge serve` or `phasebridge worker` runs the jobs')
     .action(async (workflow: string, opts: RunOptions) => {
       const spec = specOf(opts);
@@ -40,6 +44,7 @@ export function registerRunCommand(program: Command, ctx: CliContext): void {
           ...(opts.track === undefined ? {} : { track: opts.track }),
           ...(opts.condition === undefined ? {} : { conditions: opts.condition }),
           ...(opts.layout === undefined ? {} : { layout: opts.layout }),
+          ...(opts.resume === false ? { resumeFromLastStep: false } : {}),
         }),
       );
     });
@@ -53,6 +58,7 @@ interface RunOptions {
   condition?: string[];
   layout?: Layout;
   detach?: boolean;
+  resume?: boolean;
 }
 
 function specOf(opts: RunOptions): string {

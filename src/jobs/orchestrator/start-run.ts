@@ -98,6 +98,9 @@ export async function startNewRun(input: StartRunInput, deps: StartRunDeps): Pro
       actor: input.actor,
       ...(input.track === undefined ? {} : { selectedTrack: input.track }),
       ...(input.conditions === undefined ? {} : { selectedConditions: input.conditions }),
+      ...(input.resumeFromLastStep === undefined
+        ? {}
+        : { resumeFromLastStep: input.resumeFromLastStep }),
     },
     {
       beforeEffects: async (state) => {

@@ -59,6 +59,8 @@ export interface StartRunInput {
   originChat?: string;
   track?: string;
   conditions?: string[];
+  /** After a crash mid-step: run that step again (default) or block the run for a human. */
+  resumeFromLastStep?: boolean;
   layout?: Layout;
   /** Idempotency key (e.g. the chat update id): the same key returns the same run. */
   key?: string;

@@ -104,6 +104,33 @@ describe('runs pages', () => {
     expect((await get('/runs/%E0%A4%A')).status).toBe(404);
   });
 
+  it('refuses a traversing run id before any run lookup or file path is built', async () => {
+    // A reader that would serve ANY id, so only the id check can produce the 404.
+    const asked: string[] = [];
+    const real = orchestratorRunsSource(orchestrator);
+    const open = await startConsole({
+      channel: {
+        runs: {
+          ...real,
+          getRun: async (id) => {
+            asked.push(id);
+            return real.getRun(run.id);
+          },
+        },
+      },
+    });
+    try {
+      const browser = await login(open);
+      for (const p of ['/runs/..%2F..%2Fetc', '/runs/..%2F..%2Fetc/logs/plan', '/runs/a%2Fb']) {
+        const res = await fetch(`${open.base}${p}`, { headers: { cookie: browser.cookie } });
+        expect(res.status, p).toBe(404);
+      }
+      expect(asked).toEqual([]);
+    } finally {
+      await open.dispose();
+    }
+  });
+
   it('needs the session', async () => {
     expect((await fetch(`${c.base}/runs/${run.id}`)).status).toBe(401);
   });

@@ -42,6 +42,37 @@ describe('restart', () => {
     expect(repeatedKeys(ledgerOf(state))).toEqual([]);
   });
 
+  it('blocks a run interrupted inside a step when resumeFromLastStep is false', async () => {
+    env = await makeEnv();
+    const first = await env.open({ worker: false });
+    const run = await first.startRun({
+      workflow: 'demo',
+      workspace: env.workspace,
+      spec: 'no resume',
+      actor: ALICE,
+      resumeFromLastStep: false,
+    });
+    // The step was running when the process died and its job is gone with it.
+    const started = await first.command(run.id, 'test:started', {
+      type: 'stepStarted',
+      stepId: 'plan',
+      attempt: 1,
+      actor: ALICE,
+    });
+    expect(started.ok).toBe(true);
+    await first.close();
+    env.db.sqlite.prepare('DELETE FROM jobs WHERE id = ?').run(`${run.id}:plan:1`);
+
+    const second = await env.open();
+    const state = await second.getRun(run.id);
+    expect(state.status).toBe('blocked');
+    expect(state.blocked).toEqual({
+      kind: 'interrupted',
+      reason: 'interrupted during step plan: resume or retry',
+    });
+    expect(state.steps[0]!.attempt).toBe(1);
+  });
+
   it('re-enqueues the step of a run whose job vanished while nobody ran (no step runs twice)', async () => {
     env = await makeEnv();
     const first = await env.open({ worker: false });
