@@ -254,9 +254,6 @@ export class Orchestrator {
       resolveAgent: (name) => this.#agents.resolve(name),
       ...(opts.secretEnvNames === undefined ? {} : { secretEnvNames: opts.secretEnvNames }),
       ...(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
-      // Only stepStarted before the spawn (the layout resets the directive then); the session
-      // follows with the agent's start report, off the spawn path.
-      beforeSpawn: (job, info) => this.#onStarted(job.id, job, info, { session: false }),
       onSpawn: (job, pid) => opts.onAgentSpawn?.({ jobId: job.id, runId: job.runId, pid }),
       onReportError: (err) => this.#log.warn({ err: errorMessage(err) }, 'job report failed'),
     });

@@ -32,15 +32,9 @@ export interface StepProcessorOptions {
   killGraceMs?: number;
   /** Environment agents inherit (default process.env). */
   baseEnv?: NodeJS.ProcessEnv;
-  /**
-   * Codemachine layout, step jobs only: awaited just before the agent is spawned (an in-process
-   * orchestrator commits stepStarted there, since that layout resets the directive file when
-   * stepStarted is committed and a running agent may already have written it).
-   */
-  beforeSpawn?(job: QueuedJob, info: StepStartInfo): Promise<void>;
   /** The agent process exists (diagnostics and benchmarks). */
   onSpawn?(job: QueuedJob, pid: number): void;
-  /** Where a failed `beforeSpawn` goes (it never fails the job). */
+  /** Where a failed progress or start report goes (it never fails the job). */
   onReportError?(err: unknown): void;
 }
 
@@ -111,11 +105,11 @@ function place(
 }
 
 /** Sends a report through the queue (never throws: reporting must not break the step). */
-function send(report: ProgressReporter, data: StepReport): void {
+function send(report: ProgressReporter, data: StepReport, onError: (err: unknown) => void): void {
   try {
     report({ ...data });
-  } catch {
-    // Best effort by contract; the job's outcome carries the start too.
+  } catch (err) {
+    onError(err); // best effort by contract; the job's outcome carries the start too
   }
 }
 
@@ -137,13 +131,6 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
     const sessionId = job.id;
     const info: StepStartInfo = { sessionId };
     if (placement.monitoringId !== undefined) info.monitoringId = placement.monitoringId;
-    if (p.kind === 'step' && p.layout === 'codemachine' && opts.beforeSpawn) {
-      try {
-        await opts.beforeSpawn(job, info);
-      } catch (err) {
-        onError(err); // the start is reported again below and with the outcome
-      }
-    }
     const files = runFiles(p.workspace, p.layout, job.runId);
     const outcome = await runAgent(agent, {
       runId: job.runId,
@@ -162,9 +149,10 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
       ...(opts.secretEnvNames === undefined ? {} : { secretEnvNames: opts.secretEnvNames }),
       onSpawn: (pid) => {
         opts.onSpawn?.(job, pid);
-        if (p.kind === 'step') send(report, { kind: 'started', ...info, pid });
+        if (p.kind === 'step') send(report, { kind: 'started', ...info, pid }, onError);
       },
-      onProgress: (text) => send(report, { kind: 'progress', text: text.slice(0, PROGRESS_MAX) }),
+      onProgress: (text) =>
+        send(report, { kind: 'progress', text: text.slice(0, PROGRESS_MAX) }, onError),
     });
     const result: StepJobResult = {
       ok: outcome.ok,

@@ -67,8 +67,9 @@ export class CodemachineLayout implements LayoutProjection {
       const entries = buildAgentConfig(state.workflow, this.#opts.agentInfo);
       writeLayoutFile(paths, paths.agentConfig, serializeAgentConfig(entries));
     }
-    // Never on a rebuild: an agent still running elsewhere may have written its directive.
-    if (started || startsLiveStep(state, ctx)) resetDirective(paths);
+    // Reset when a step is queued, i.e. before its agent can exist (so the "started" commit may
+    // come after the spawn without wiping a fast agent's directive). Never on a rebuild.
+    if (started || queuesStep(state, ctx)) resetDirective(paths);
     const fold = this.#opts.agentInfo ? { state, agentInfo: this.#opts.agentInfo } : { state };
     applyRegistryEvents(this.#registry(paths), ctx.events, fold);
   }
@@ -102,14 +103,14 @@ export class CodemachineLayout implements LayoutProjection {
 }
 
 /** True when this commit started a step attempt that is still running (not a replayed start). */
-function startsLiveStep(state: RunState, ctx: ProjectionContext): boolean {
+function queuesStep(state: RunState, ctx: ProjectionContext): boolean {
   return (
     !ctx.rebuild &&
     ctx.events.some(
       (e) =>
-        e.type === 'stepStarted' &&
+        e.type === 'stepQueued' &&
         state.steps.some(
-          (s) => s.id === e.stepId && s.status === 'running' && s.attempt === e.attempt,
+          (s) => s.id === e.stepId && s.status === 'queued' && s.attempt === e.attempt,
         ),
     )
   );
