@@ -41,14 +41,13 @@ export function nativeMonitoringId(state: RunState): number {
 
 /**
  * stepStarted + sessionInitialized for a step job whose agent started, each only while it is
- * still to do for that attempt (`session: false` leaves the session out); empty for triggers
- * (they have no start event) and for attempts that are no longer in flight.
+ * still to do for that attempt; empty for triggers (they have no start event) and for attempts
+ * that are no longer in flight.
  */
 export function startedCommands(
   state: RunState,
   job: JobRef,
   info: { sessionId?: string; monitoringId?: number } = {},
-  opts: { session?: boolean } = {},
 ): KeyedCommand[] {
   if (job.kind !== 'step') return [];
   const step = findStep(state, job.stepId);
@@ -63,7 +62,7 @@ export function startedCommands(
     });
   }
   const sessionId = info.sessionId ?? job.id;
-  if (opts.session !== false && step.sessionId !== sessionId) {
+  if (step.sessionId !== sessionId) {
     out.push({
       key: `job:${job.id}:session`,
       command: {

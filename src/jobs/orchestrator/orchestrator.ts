@@ -269,16 +269,9 @@ export class Orchestrator {
   }
 
   /** The agent of a step job started: stepStarted + sessionInitialized (once per job). */
-  #onStarted(
-    id: string,
-    job: JobSpec,
-    info: StepStartInfo,
-    opts: { session?: boolean } = {},
-  ): Promise<void> {
+  #onStarted(id: string, job: JobSpec, info: StepStartInfo): Promise<void> {
     const ref = refOf(id, job);
-    return this.#signals.apply(job.runId, `${id} started`, (s) =>
-      startedCommands(s, ref, info, opts),
-    );
+    return this.#signals.apply(job.runId, `${id} started`, (s) => startedCommands(s, ref, info));
   }
 
   /**

@@ -16,27 +16,8 @@ import {
   validateCommands,
   validateDiscordOptions,
 } from '../../../src/bridges/discord/index.ts';
-
-const VERBS = [
-  'run',
-  'status',
-  'runs',
-  'approve',
-  'reject',
-  'cancel',
-  'resume',
-  'skip',
-  'retry',
-  'revert',
-  'agents',
-  'workflows',
-  'bind',
-  'allow',
-  'deny',
-  'whoami',
-  'pair',
-  'help',
-];
+// The Discord commands must mirror the chat grammar every platform shares.
+import { VERBS } from '../../../src/chatops/grammar.ts';
 
 const facts = (over: Partial<InteractionFacts> = {}): InteractionFacts => ({
   id: '900',

@@ -2,37 +2,12 @@
  * Shared set-up for the Discord adapter tests: a fake Discord, a channel pointed at it, and an
  * inbox that hands out inbound events in arrival order (with an optional handler behaviour).
  */
-import type { ChannelLogger, InboundEvent } from '../../../src/bridges/channel.ts';
+import type { ChannelLogger } from '../../../src/bridges/channel.ts';
 import { DiscordChannel, type DiscordChannelOptions } from '../../../src/bridges/discord/index.ts';
 import { FakeDiscord, type FakeDiscordOptions } from '../../fakes/discord.ts';
+import { Inbox } from '../inbox.ts';
 
-/** Inbound events in arrival order; `next()` waits for the next one. */
-export class Inbox {
-  readonly #events: InboundEvent[] = [];
-  readonly #waiting: ((e: InboundEvent) => void)[] = [];
-  /** Everything received so far. */
-  readonly all: InboundEvent[] = [];
-  /** What the handler does with each event before it is queued (answer, ask, edit...). */
-  onEvent: (event: InboundEvent) => Promise<void> = async () => {};
-
-  /** The channel's handler. */
-  readonly handler = async (event: InboundEvent): Promise<void> => {
-    this.all.push(event);
-    try {
-      await this.onEvent(event);
-    } finally {
-      const waiter = this.#waiting.shift();
-      if (waiter) waiter(event);
-      else this.#events.push(event);
-    }
-  };
-
-  /** The next event not yet taken (after its handler finished). */
-  next(): Promise<InboundEvent> {
-    const event = this.#events.shift();
-    return event ? Promise.resolve(event) : new Promise((resolve) => this.#waiting.push(resolve));
-  }
-}
+export { Inbox };
 
 /** A logger that keeps what it was told, so tests can read warnings and errors. */
 export function recordingLogger(): ChannelLogger & {

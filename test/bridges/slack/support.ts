@@ -7,37 +7,9 @@ import type { AddressInfo } from 'node:net';
 import type { ChannelLogger, InboundEvent } from '../../../src/bridges/channel.ts';
 import { SlackChannel, type SlackChannelOptions } from '../../../src/bridges/slack/index.ts';
 import { FakeSlack, type FakeUser } from '../../fakes/slack.ts';
+import { Inbox, recordingLogger } from '../inbox.ts';
 
-/** Inbound events in arrival order; `next()` waits for the next one. */
-export class Inbox {
-  readonly #events: InboundEvent[] = [];
-  readonly #waiting: ((e: InboundEvent) => void)[] = [];
-  /** Everything received so far. */
-  readonly all: InboundEvent[] = [];
-
-  /** Called by the channel's handler with each event. */
-  push(event: InboundEvent): void {
-    this.all.push(event);
-    const waiter = this.#waiting.shift();
-    if (waiter) waiter(event);
-    else this.#events.push(event);
-  }
-
-  /** The next event not yet taken. */
-  next(): Promise<InboundEvent> {
-    const event = this.#events.shift();
-    return event ? Promise.resolve(event) : new Promise((resolve) => this.#waiting.push(resolve));
-  }
-}
-
-/** A logger that keeps what it was told. */
-export function recordingLogger(): ChannelLogger & { lines: { level: string; msg?: string }[] } {
-  const lines: { level: string; msg?: string }[] = [];
-  const at = (level: string) => (_obj: object, msg?: string) => {
-    lines.push({ level, ...(msg !== undefined && { msg }) });
-  };
-  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
-}
+export { Inbox, recordingLogger };
 
 /** People and places in the tests. */
 export const ALICE: FakeUser = { id: 'U0ALICE', name: 'alice' };
