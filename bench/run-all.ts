@@ -7,7 +7,14 @@ import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const BENCHES = ['engine-commit', 'queue-latency', 'startup'] as const;
+const BENCHES = [
+  'engine-commit',
+  'queue-latency',
+  'startup',
+  'feed-latency',
+  'cli-start',
+  'long-run',
+] as const;
 const here = dirname(fileURLToPath(import.meta.url));
 const wanted = process.argv.slice(2);
 const selected = wanted.length > 0 ? BENCHES.filter((b) => wanted.includes(b)) : [...BENCHES];

@@ -142,7 +142,11 @@ async function measureOnce(entry: EntryName, fakes: Fakes | undefined): Promise<
   const started = performance.now();
   const child = spawn(process.execPath, [path.join(repo, ENTRIES[entry]), 'serve'], {
     cwd: dir,
-    env: bridgeEnv(fakes, dir, port),
+    // The bin runs the bundle unless told to compile the sources: the tsx entry is that path.
+    env: {
+      ...bridgeEnv(fakes, dir, port),
+      ...(entry === 'tsx' ? { PHASEBRIDGE_FROM_SOURCE: '1' } : {}),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout?.on('data', (d: Buffer) => {

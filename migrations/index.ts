@@ -8,12 +8,16 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as m0001 from './0001_initial.ts';
 import * as m0002 from './0002_job_queue.ts';
 import * as m0003 from './0003_job_signals.ts';
+import * as m0004 from './0004_change_feed.ts';
+import * as m0005 from './0005_durable_chat_state.ts';
 
 /** Every migration this build knows, by name. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0001_initial': m0001,
   '0002_job_queue': m0002,
   '0003_job_signals': m0003,
+  '0004_change_feed': m0004,
+  '0005_durable_chat_state': m0005,
 });
 
 /** A kysely MigrationProvider over `migrations` (default: every known migration). */

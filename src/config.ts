@@ -27,6 +27,8 @@ export const configSchema = z.strictObject({
   workspace: z.string().min(1).optional(),
   host: z.string().min(1),
   port: z.coerce.number().int().min(0).max(65535),
+  /** The console's address as browsers reach it (e.g. a TLS proxy): printed links, Secure cookies. */
+  publicUrl: z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }).optional(),
   redisUrl: z
     .string()
     .regex(/^rediss?:\/\//, { message: 'must start with redis:// or rediss://' })
@@ -73,6 +75,8 @@ const FIXES: Record<string, string> = {
   workspace: 'set PHASEBRIDGE_WORKSPACE to the folder console runs work in',
   host: 'set PHASEBRIDGE_HOST to an interface address such as 127.0.0.1',
   port: 'set PHASEBRIDGE_PORT to a number from 0 to 65535 (default 7717)',
+  publicUrl:
+    'set PHASEBRIDGE_PUBLIC_URL to the https URL browsers open the console at, e.g. https://pb.example.com',
   redisUrl: 'set REDIS_URL to redis://host:6379, or unset it to use the embedded queue',
   logLevel: `set LOG_LEVEL to one of ${LOG_LEVELS.join(', ')}`,
   'telegram.botToken': 'set TELEGRAM_BOT_TOKEN to the token @BotFather gave you',
@@ -97,6 +101,7 @@ const ENV_OF: Record<string, string> = {
   workspace: 'PHASEBRIDGE_WORKSPACE',
   host: 'PHASEBRIDGE_HOST',
   port: 'PHASEBRIDGE_PORT',
+  publicUrl: 'PHASEBRIDGE_PUBLIC_URL',
   redisUrl: 'REDIS_URL',
   logLevel: 'LOG_LEVEL',
   'telegram.botToken': 'TELEGRAM_BOT_TOKEN',
@@ -182,6 +187,7 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     workspace: v('PHASEBRIDGE_WORKSPACE'),
     host: v('PHASEBRIDGE_HOST'),
     port: v('PHASEBRIDGE_PORT'),
+    publicUrl: v('PHASEBRIDGE_PUBLIC_URL'),
     redisUrl: v('REDIS_URL'),
     logLevel: v('LOG_LEVEL'),
     telegram: {
@@ -247,14 +253,27 @@ function readConfigFile(
       });
     return {};
   }
-  let doc: unknown;
+  let text: string;
   try {
-    doc = parseYaml(readFileSync(path, 'utf8'));
+    text = readFileSync(path, 'utf8');
   } catch (err) {
     problems.push({
       path,
+      problem: `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      fix: 'make it a file this user can read, or point PHASEBRIDGE_CONFIG elsewhere',
+    });
+    return {};
+  }
+  let doc: unknown;
+  try {
+    // An explicit alias limit: a config never needs many, an alias bomb needs millions.
+    doc = parseYaml(text, { maxAliasCount: 100 });
+  } catch (err) {
+    const bomb = err instanceof ReferenceError;
+    problems.push({
+      path,
       problem: `is not valid YAML (${(err as Error).message})`,
-      fix: 'correct the YAML syntax',
+      fix: bomb ? 'use fewer aliases (*name) in it' : 'correct the YAML syntax',
     });
     return {};
   }

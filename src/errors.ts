@@ -14,7 +14,8 @@ export type ErrorCode =
   | 'PLATFORM'
   | 'AGENT_FAILED'
   | 'INVALID_INPUT'
-  | 'CORRUPT_STATE';
+  | 'CORRUPT_STATE'
+  | 'RESOURCE';
 
 /** Base class: a message meant for a human plus a stable code. */
 export class PhasebridgeError extends Error {
@@ -112,6 +113,16 @@ export class CorruptStateError extends PhasebridgeError {
   }
 }
 
+/**
+ * The machine refused something phasebridge needs: disk space, a permission, a folder, a port.
+ * The message names the path (or port) and the fix; see `src/fs-errors.ts`.
+ */
+export class ResourceError extends PhasebridgeError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('RESOURCE', message, options);
+  }
+}
+
 /** How each code surfaces: CLI exit code, log level, and whether chat may show the message. */
 export interface ErrorSurface {
   readonly exitCode: number;
@@ -130,6 +141,7 @@ const SURFACES: Record<ErrorCode, Omit<ErrorSurface, 'chatReply'> & { publicMess
   AGENT_FAILED: { exitCode: 1, logLevel: 'warn', publicMessage: true },
   INVALID_INPUT: { exitCode: 2, logLevel: 'warn', publicMessage: true },
   CORRUPT_STATE: { exitCode: 1, logLevel: 'error', publicMessage: true },
+  RESOURCE: { exitCode: 1, logLevel: 'error', publicMessage: true },
 };
 
 /** Maps any thrown value to how it is shown; unknown errors never leak their text to chat. */

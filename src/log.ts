@@ -7,17 +7,30 @@ export type Log = Logger;
 
 const MASK = '[REDACTED]';
 
+/** Shortest dot-separated piece of a token masked on its own (shorter ones are not secret). */
+const MIN_SEGMENT_LENGTH = 8;
+
 /**
  * Returns a function that masks every secret in a serialized log line. Secrets are matched both
  * raw and JSON-escaped, so a secret inside a quoted string or an error message is caught too.
+ * Each dot-separated segment of a token (8+ characters) is masked on its own as well: SDKs log
+ * "censored" tokens such as discord.js' `Bot <id>.<timestamp>.*****`.
  */
 export function secretRedactor(secrets: readonly string[]): (line: string) => string {
   const needles = new Set<string>();
-  for (const s of secrets) {
-    if (s.length < 4) continue; // masking a tiny string would shred every line
+  const add = (s: string) => {
     needles.add(s);
     needles.add(JSON.stringify(s).slice(1, -1));
     needles.add(encodeURIComponent(s));
+  };
+  for (const s of secrets) {
+    if (s.length < 4) continue; // masking a tiny string would shred every line
+    add(s);
+    // Not URLs: their host names are no secret (the password is listed on its own).
+    if (s.includes('://')) continue;
+    for (const segment of s.split('.')) {
+      if (segment !== s && segment.length >= MIN_SEGMENT_LENGTH) add(segment);
+    }
   }
   // Longest first, so a secret containing another is masked whole.
   const ordered = [...needles].sort((a, b) => b.length - a.length);

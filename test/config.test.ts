@@ -26,6 +26,18 @@ function problemsOf(fn: () => unknown): string[] {
 }
 
 describe('loadConfig', () => {
+  it('takes PHASEBRIDGE_PUBLIC_URL as an http(s) URL and refuses anything else', () => {
+    const cwd = tmp();
+    const env = { PHASEBRIDGE_PUBLIC_URL: 'https://pb.example.com/console/' };
+    expect(loadConfig({ env, cwd }).publicUrl).toBe('https://pb.example.com/console/');
+    const problems = problemsOf(() =>
+      loadConfig({ env: { PHASEBRIDGE_PUBLIC_URL: 'ftp://pb.example.com' }, cwd }),
+    );
+    expect(problems).toEqual([
+      'PHASEBRIDGE_PUBLIC_URL | must be an absolute http(s) URL | set PHASEBRIDGE_PUBLIC_URL to the https URL browsers open the console at, e.g. https://pb.example.com',
+    ]);
+  });
+
   it('works with nothing configured and applies the documented defaults', () => {
     const cwd = tmp();
     const config = loadConfig({ env: {}, cwd });

@@ -56,3 +56,28 @@ describe('logger redaction', () => {
     expect(lines.join('')).not.toContain(TOKEN);
   });
 });
+
+describe('redaction of token pieces', () => {
+  const DISCORD = 'MTIzNDU2Nzg5MDEyMzQ1Njc4.GhJkLmNo.Zx9-Qw8_Er7Ty6Ui5Op4As3Df2Gh1Jk0LzXc';
+
+  it('masks each dot-separated segment of 8+ characters, as SDKs log "censored" tokens', () => {
+    const { lines, stream } = collector();
+    const log = createLogger({ level: 'debug', secrets: [DISCORD], destination: stream });
+    // discord.js at debug: every segment but the last, the last replaced by stars.
+    log.debug({ message: 'Provided token: MTIzNDU2Nzg5MDEyMzQ1Njc4.GhJkLmNo.*****' }, 'discord.js');
+    log.info('signature alone: Zx9-Qw8_Er7Ty6Ui5Op4As3Df2Gh1Jk0LzXc');
+    const out = lines.join('');
+    for (const segment of DISCORD.split('.')) expect(out).not.toContain(segment);
+    expect(out).toContain('Provided token: [REDACTED].[REDACTED].*****');
+  });
+
+  it('leaves short segments and the host names of URLs alone', () => {
+    const { lines, stream } = collector();
+    const log = createLogger({
+      secrets: ['abc.defghijkl', 'redis://:pw-pw-pw-pw@cache.example.com:6379'],
+      destination: stream,
+    });
+    log.info('abc and cache.example.com stay; defghijkl does not');
+    expect(lines.join('')).toContain('abc and cache.example.com stay; [REDACTED] does not');
+  });
+});

@@ -2,20 +2,24 @@
  * The running bridge: bridge.db, the queue, the orchestrator, chatops, every configured adapter
  * and the HTTP server (web console, health, metrics, webhooks), started and stopped in order.
  */
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Channel, Platform } from '../bridges/channel.ts';
 import { CONSOLE_CHAT_REF, orchestratorRunsSource, WEB_ADMIN } from '../bridges/web/index.ts';
 import { ChatOps, createPairingCode } from '../chatops/index.ts';
-import { type Config, SECRET_ENV_NAMES } from '../config.ts';
+import { type Config, SECRET_ENV_NAMES, secretsOf } from '../config.ts';
+import { probeBridge } from '../control/client.ts';
+import { controlSocketPath } from '../control/protocol.ts';
+import { startControlServer } from '../control/server.ts';
 import { type BridgeDb, migrateToLatest, openBridgeDb } from '../db/connection.ts';
 import { createRepositories, type Repositories } from '../db/repositories/index.ts';
+import { ConflictError } from '../errors.ts';
+import { makeDirs } from '../fs-errors.ts';
 import { healthRoutes, Readiness } from '../http/health.ts';
 import { BridgeMetrics } from '../http/metrics.ts';
 import { HttpServer } from '../http/server.ts';
 import { Orchestrator, type RunUpdate } from '../jobs/orchestrator/orchestrator.ts';
 import { createJobQueue, queueConfigFor } from '../jobs/queue/create-queue.ts';
 import type { Log } from '../log.ts';
+import { AdapterSupervisor } from './adapter-supervisor.ts';
 import { buildChannels } from './channels.ts';
 
 /** Options of startBridge beyond the config. */
@@ -24,6 +28,10 @@ export interface StartBridgeOptions {
   worker?: { concurrency: number } | false;
   /** Minimum time between edits of one status message (default 1000 ms). */
   editIntervalMs?: number;
+  /** How often other processes' commits are looked for (default 50 ms). */
+  feedPollMs?: number;
+  /** Intervals of the hand-edit (500 ms) and lost-job (10 s) checks. */
+  supervise?: { intervalMs?: number; leaseCheckMs?: number };
 }
 
 /** A started bridge: where to reach it, and how to stop it. */
@@ -56,13 +64,20 @@ export async function startBridge(
     }
   };
   try {
+    // One home, one bridge: refused before anything is opened or migrated.
+    const other = await probeBridge(controlSocketPath(config.home));
+    if (other !== null) {
+      throw new ConflictError(
+        `a bridge already runs on ${config.home} (pid ${other.pid}, since ${other.startedAt}); stop it first, or give this one another PHASEBRIDGE_HOME`,
+      );
+    }
     const db = openBridgeDb({ file: join(config.home, 'bridge.db') });
     stack.push(() => db.close());
     const { applied } = await migrateToLatest(db);
     if (applied.length > 0) log.info({ applied }, 'bridge.db migrated');
     const repos = createRepositories(db);
     const workspace = config.workspace;
-    mkdirSync(workspace, { recursive: true });
+    makeDirs(workspace);
 
     const queue = await createJobQueue(
       queueConfigFor({
@@ -79,6 +94,8 @@ export async function startBridge(
       home: config.home,
       secretEnvNames: SECRET_ENV_NAMES,
       worker: opts.worker ?? { concurrency: 2 },
+      feed: opts.feedPollMs === undefined ? {} : { pollMs: opts.feedPollMs },
+      supervise: opts.supervise ?? {},
     });
     stack.push(() => orchestrator.close());
 
@@ -96,6 +113,7 @@ export async function startBridge(
       log,
       orchestratorRunsSource(orchestrator),
       (p) => (outcome) => metrics.platformCall(p, outcome),
+      { consoleAuth: repos.consoleAuth, state: (p) => repos.channelState.scope(p) },
     );
     await bindConsole(repos, workspace);
     const chatops = new ChatOps({
@@ -106,7 +124,7 @@ export async function startBridge(
       defaultWorkspace: workspace,
       ...(opts.editIntervalMs !== undefined ? { editIntervalMs: opts.editIntervalMs } : {}),
     });
-    await chatops.start();
+    await chatops.start({ catchUp: false });
     stack.push(() => chatops.stop());
 
     const readiness = new Readiness(log.child({ component: 'readiness' }));
@@ -125,20 +143,28 @@ export async function startBridge(
     });
     stack.push(() => server.close());
 
-    // Each adapter is a probe before it starts: /readyz answers 503 until every one has started.
-    const started = new Set<Platform>();
-    for (const [platform, channel] of channels.all) {
-      readiness.add(platform, async () => started.has(platform) && running(channel));
-    }
-    for (const [platform, channel] of channels.all) {
-      await startChannel(channel, chatops.handle, log);
-      started.add(platform);
-      stack.push(() => channel.stop());
-    }
+    // An adapter whose platform does not answer retries in the background; /readyz names it.
+    const adapters = new AdapterSupervisor({
+      handler: chatops.handle,
+      log,
+      secrets: secretsOf(config),
+    });
+    stack.push(() => adapters.stop());
+    await adapters.start(channels.all, readiness);
+    // With the adapters up, what the chats missed while no bridge ran is replayed to them.
+    await chatops.catchUp();
+    await orchestrator.startFeed();
+    // From here on `phasebridge approve|run|…` hand their commands to this bridge.
+    const control = await startControlServer({
+      home: config.home,
+      orchestrator,
+      log: log.child({ component: 'control' }),
+    });
+    stack.push(() => control.close());
 
     return {
       url: server.url,
-      loginUrl: channels.web.loginUrl(server.url),
+      loginUrl: await channels.web.loginUrl(server.url),
       pairingCode: await createPairingCode(repos),
       workspace,
       orchestrator,
@@ -166,16 +192,6 @@ async function bindConsole(repos: Repositories, workspace: string): Promise<void
   const existing = await repos.bindings.find(CONSOLE_CHAT_REF, null);
   const binding = existing ?? (await repos.bindings.bind({ chatRef: CONSOLE_CHAT_REF, workspace }));
   await repos.allowlist.allow({ bindingId: binding.id }, WEB_ADMIN.platform, WEB_ADMIN.id, 'admin');
-}
-
-async function startChannel(channel: Channel, handler: ChatOps['handle'], log: Log): Promise<void> {
-  await channel.start(handler);
-  log.info({ platform: channel.platform }, 'adapter started');
-}
-
-function running(channel: Channel): boolean {
-  const flag = (channel as { running?: unknown }).running;
-  return flag === undefined ? true : flag === true;
 }
 
 function countBy(db: BridgeDb, table: 'runs' | 'jobs', column: 'status' | 'state') {

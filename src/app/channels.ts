@@ -5,11 +5,13 @@
  * token is set, so a console-only bridge does not pay for loading them at start-up.
  */
 import type { ApiCallObserver, Channel, Platform } from '../bridges/channel.ts';
-import { type RunsSource, WebChannel } from '../bridges/web/index.ts';
+import type { ChannelStateStore } from '../bridges/state.ts';
+import { type ConsoleAuthStore, type RunsSource, WebChannel } from '../bridges/web/index.ts';
 import { USAGE, VERBS } from '../chatops/grammar.ts';
 import type { Config } from '../config.ts';
 import type { Route } from '../http/server.ts';
 import type { Log } from '../log.ts';
+import { consoleExposure } from './public-url.ts';
 
 /** The adapters of one bridge process and the HTTP routes some of them need. */
 export interface BridgeChannels {
@@ -18,22 +20,35 @@ export interface BridgeChannels {
   routes: Route[];
 }
 
+/** What adapters keep across a restart: bridge.db's console logins and per-platform state. */
+export interface ChannelStores {
+  readonly consoleAuth: ConsoleAuthStore;
+  readonly state: (platform: Platform) => ChannelStateStore;
+}
+
 /**
  * Builds every adapter the config enables (constructors validate their own options). `runs` is
- * what the console's runs pages read; without it they answer "Runs unavailable".
+ * what the console's runs pages read; without it they answer "Runs unavailable". Without
+ * `stores`, the console and Discord keep their state in memory (lost on a restart).
  */
 export async function buildChannels(
   config: Config,
   log: Log,
   runs?: RunsSource,
   observe: (platform: Platform) => ApiCallObserver | undefined = () => undefined,
+  stores?: ChannelStores,
 ): Promise<BridgeChannels> {
   // Each adapter reports every API call's outcome (metrics: calls and 429s by platform).
   const metered = (platform: Platform) => {
     const onApiCall = observe(platform);
     return onApiCall ? { onApiCall } : {};
   };
-  const web = new WebChannel({ logger: log.child({ component: 'web' }), ...(runs && { runs }) });
+  const web = new WebChannel({
+    logger: log.child({ component: 'web' }),
+    ...consoleExposure(config),
+    ...(runs && { runs }),
+    ...(stores && { auth: stores.consoleAuth, state: stores.state('web') }),
+  });
   const all = new Map<Platform, Channel>([['web', web]]);
   const routes: Route[] = [];
 
@@ -86,6 +101,7 @@ export async function buildChannels(
       logger: log.child({ component: 'discord' }),
       ...metered('discord'),
       ...(dc.apiUrl ? { apiUrl: dc.apiUrl } : {}),
+      ...(stores && { state: stores.state('discord') }),
     });
     all.set('discord', discord);
   }

@@ -143,9 +143,10 @@ export interface ChannelCapabilities {
   readonly privateAnswers: boolean;
   readonly files: boolean;
   /**
-   * Sent messages outlive a restart of the bridge (they live on the platform), so their refs and
-   * buttons stay usable. False for the web console, which holds its messages in memory: chatops
-   * re-posts what must stay visible (open checkpoints, status messages) after a restart.
+   * Sent messages outlive a restart of the bridge, so their refs and buttons stay usable: they
+   * live on the platform, or (web console) in the adapter's `state` store, bridge.db in a bridge.
+   * False only for an adapter holding messages in memory (the console built without a store):
+   * chatops then re-posts what must stay visible (open checkpoints, status messages).
    */
   readonly durableMessages: boolean;
 }
@@ -172,7 +173,10 @@ export interface Channel {
   stop(): Promise<void>;
   /** Posts a message and returns its ref; rate limits are waited out, order per chat is kept. */
   send(chatRef: ChatRef, message: OutgoingMessage): Promise<MessageRef>;
-  /** Replaces a sent message's content; buttons not in `message` are removed. Never pings. */
+  /**
+   * Replaces a sent message's content; buttons not in `message` are removed. Never pings.
+   * NOT_FOUND (NotFoundError) when the message no longer exists (deleted in the chat).
+   */
   edit(messageRef: MessageRef, message: OutgoingMessage): Promise<void>;
   /** Answers a button press, privately to the presser or publicly in the chat. */
   answer(interaction: Interaction, text: string, options: AnswerOptions): Promise<void>;

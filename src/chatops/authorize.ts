@@ -20,6 +20,7 @@ export const REQUIRED_ROLE: Readonly<Record<Verb, Role | null>> = {
   revert: 'operator',
   approve: 'approver',
   reject: 'approver',
+  repair: 'admin',
   agents: 'admin',
   bind: 'admin',
   allow: 'admin',

@@ -6,23 +6,16 @@
  * passed on. The presser always gets a private answer.
  *
  * Reject asks for a reason: the prompt's message ref + the presser key a pending ask, and their
- * Reply to the prompt commits the reject. Pending asks are in memory only: a restart drops
- * unanswered reason prompts (the user presses Reject again).
+ * Reply to the prompt commits the reject. Pending asks are kept in bridge.db (`reason_prompts`),
+ * so a reason typed after a restart still rejects; unanswered ones expire after an hour.
  */
-import type { ButtonPress, Channel, ChatUser, Reply } from '../bridges/channel.ts';
+import type { ButtonPress, Channel, Reply } from '../bridges/channel.ts';
 import { closedMessage, evaluateVote } from '../engine/checkpoint-policy.ts';
 import type { CheckpointAnswer } from '../engine/model.ts';
 import { ANSWER_ROLE, hasRole, refusalText } from './authorize.ts';
 import { parseButtonId, voteResultWords } from './checkpoint-message.ts';
 import { type Access, audit, type ChatOpsDeps, channelFor, resolveAccess } from './context.ts';
 import { findCheckpoint, isCurrentCopy } from './presenter.ts';
-
-/** A reject waiting for its reason. */
-interface PendingReject {
-  runId: string;
-  checkpointId: string;
-  askedAt: number;
-}
 
 /** Unanswered reason prompts are dropped after this long. */
 const PENDING_TTL_MS = 60 * 60 * 1000;
@@ -32,7 +25,6 @@ const INVALID_BUTTON = 'This button is not valid any more.';
 /** Handles checkpoint button presses and the replies that carry a reject's reason. */
 export class CheckpointPresses {
   readonly #deps: ChatOpsDeps;
-  readonly #pending = new Map<string, PendingReject>();
 
   /** Uses the shared chatops dependencies. */
   constructor(deps: ChatOpsDeps) {
@@ -92,10 +84,17 @@ export class CheckpointPresses {
       await say('Reply to the prompt below with your reason to reject.');
       const prompt = `why do you reject checkpoint ${cp.id} of run ${row.runId}? Reply with your reason.`;
       const promptRef = await channel.askForReason(ev.interaction, prompt);
-      this.#remember(promptRef, ev.user, {
+      const askedAt = this.#deps.clock().getTime();
+      const prompts = this.#deps.repos.reasonPrompts;
+      await prompts.deleteExpired(askedAt);
+      await prompts.add({
+        promptRef,
+        platform: ev.user.platform,
+        userId: ev.user.id,
         runId: row.runId,
         checkpointId: cp.id,
-        askedAt: this.#deps.clock().getTime(),
+        askedAt,
+        expiresAt: askedAt + PENDING_TTL_MS,
       });
       await note('allowed', `reject of ${cp.id}: asked for the reason`, row.runId);
       return;
@@ -111,10 +110,13 @@ export class CheckpointPresses {
 
   /** Handles a Reply; true when it answered one of our reason prompts (the reject is committed). */
   async reply(ev: Reply): Promise<boolean> {
-    const key = pendingKey(ev.replyToMessageRef, ev.user);
-    const pending = this.#pending.get(key);
+    const pending = await this.#deps.repos.reasonPrompts.take(
+      ev.replyToMessageRef,
+      ev.user.platform,
+      ev.user.id,
+      this.#deps.clock().getTime(),
+    );
     if (!pending) return false;
-    this.#pending.delete(key);
     const access = await resolveAccess(this.#deps, ev.chatRef, ev.threadRef, ev.user);
     const channel = channelFor(this.#deps, ev.chatRef);
     const base = {
@@ -171,17 +173,7 @@ export class CheckpointPresses {
     const cp = findCheckpoint(result.state, checkpointId);
     return { ok: true, text: cp ? voteResultWords(cp) : `${answer} recorded` };
   }
-
-  #remember(promptRef: string, user: ChatUser, pending: PendingReject): void {
-    for (const [k, p] of this.#pending) {
-      if (pending.askedAt - p.askedAt > PENDING_TTL_MS) this.#pending.delete(k);
-    }
-    this.#pending.set(pendingKey(promptRef, user), pending);
-  }
 }
-
-const pendingKey = (messageRef: string, user: ChatUser): string =>
-  `${messageRef}|${user.platform}:${user.id}`;
 
 const capital = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
 

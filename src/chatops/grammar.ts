@@ -19,6 +19,7 @@ export const VERBS = [
   'skip',
   'retry',
   'revert',
+  'repair',
   'agents',
   'workflows',
   'bind',
@@ -50,6 +51,10 @@ export const USAGE: Readonly<Record<Verb, { usage: string; about: string }>> = {
     usage: 'revert <run> <step>',
     about: 'go back to a step; it and later steps run again',
   },
+  repair: {
+    usage: 'repair <run> [dry-run]',
+    about: "repair a run's damaged files (dry-run: only say what is wrong and what it would drop)",
+  },
   agents: { usage: 'agents', about: 'the named agents' },
   workflows: { usage: 'workflows', about: "the workflows of this chat's workspace" },
   bind: {
@@ -79,6 +84,7 @@ export type ParsedCommand =
   | { verb: 'cancel' | 'skip'; runId: string; reason?: string }
   | { verb: 'resume' | 'retry'; runId: string }
   | { verb: 'revert'; runId: string; stepId: string }
+  | { verb: 'repair'; runId: string; dryRun: boolean }
   | { verb: 'bind'; workspace: string; workflow?: string }
   | { verb: 'allow'; user: string; role: Role }
   | { verb: 'deny'; user: string }
@@ -144,6 +150,14 @@ export function parseCommand(name: string, text: string): ParseResult {
     case 'revert':
       if (!count(2, 2) || !isRunId(words[0]!)) return bad(verb);
       return ok({ verb, runId: words[0]!, stepId: words[1]! });
+    case 'repair': {
+      const mode = words[1]?.toLowerCase().replace(/^--/, '');
+      if (!count(1, 2) || !isRunId(words[0]!)) return bad(verb);
+      if (mode !== undefined && mode !== 'dry-run') {
+        return fail(verb, `"${words[1]}" is not dry-run`);
+      }
+      return ok({ verb, runId: words[0]!, dryRun: mode === 'dry-run' });
+    }
     case 'bind':
       if (!count(1, 2)) return bad(verb);
       return ok({

@@ -12,7 +12,7 @@ import { CheckpointPresses } from './checkpoint-press.ts';
 import type { Timers } from './coalescer.ts';
 import { type ChatOpsDeps, channelFor } from './context.ts';
 import { Notifier } from './notifier.ts';
-import type { ChatOpsOptions, RunUpdate } from './ports.ts';
+import type { ChatOpsOptions, RunNotice, RunUpdate } from './ports.ts';
 import { CheckpointPresenter } from './presenter.ts';
 import { Router } from './router.ts';
 
@@ -54,16 +54,28 @@ export class ChatOps {
    * Subscribes to run updates and progress, then catches up on awaiting runs: posts the checkpoint
    * where a chat has no message yet (opened while the bridge was down, or by another process), and
    * re-posts the status and the checkpoint (new token) in chats whose channel's messages did not
-   * survive the restart (`durableMessages: false`). Call once per process: a second start() after
+   * survive the restart (`durableMessages: false`); `catchUp: false` leaves that to a later
+   * `catchUp()`. Call once per process: a second start() after
    * stop() would re-post in those chats again.
    */
-  async start(): Promise<void> {
+  async start(opts: { catchUp?: boolean } = {}): Promise<void> {
     if (this.#unsubscribe.length > 0) return;
     const { orchestrator } = this.#deps;
     this.#unsubscribe = [
       orchestrator.onUpdate((u) => this.#enqueue(u)),
       orchestrator.onProgress((p) => this.#notifier.progress(p.runId, p.stepId, p.text)),
+      orchestrator.onNotice((n) => {
+        void this.#inOrder(n.runId, () => this.#tell(n), 'chatops: notice not delivered');
+      }),
     ];
+    if (opts.catchUp !== false) await this.catchUp();
+  }
+
+  /**
+   * Posts what awaiting runs' chats are missing (see `start`). A bridge calls it once its
+   * adapters have started, so nothing is sent to a platform not yet connected.
+   */
+  async catchUp(): Promise<void> {
     await this.#catchUpAwaitingRuns();
   }
 
@@ -75,8 +87,23 @@ export class ChatOps {
     await this.#notifier.flush();
   }
 
-  #enqueue(update: RunUpdate): void {
-    void this.#inOrder(update.runId, () => this.#apply(update), 'chatops: run update not applied');
+  /** Applies an update in the run's order; resolves once its messages went out. */
+  #enqueue(update: RunUpdate): Promise<void> {
+    return this.#inOrder(
+      update.runId,
+      () => this.#apply(update),
+      'chatops: run update not applied',
+    );
+  }
+
+  /** Sends a notice about a run to every chat following it. */
+  async #tell(notice: RunNotice): Promise<void> {
+    const state = await this.#deps.orchestrator.getRun(notice.runId);
+    for (const chat of await this.#notifier.followers(state)) {
+      await channelFor(this.#deps, chat)
+        ?.send(chat, { text: [{ kind: 'plain', text: notice.text }] })
+        .catch((err: unknown) => this.#deps.log.warn({ err, chat }, 'chatops: notice not sent'));
+    }
   }
 
   /** Runs `task` after the run's earlier chatops work, so one run's messages change in order. */

@@ -1,9 +1,11 @@
 /**
- * Reads the last lines of a step's log for a checkpoint message. Only the file's tail is read.
- * ANSI colours are removed; JSON event lines (Claude stream-json, Codex --json) are dropped
- * except a final `result` text, so the tail shows what a human would want to read.
+ * Reads the last lines of a step's log for a checkpoint message. Only the file's tail is read,
+ * without following a link planted in the workspace (then there is no tail, never the link's
+ * target). ANSI colours are removed; JSON event lines (Claude stream-json, Codex --json) are
+ * dropped except a final `result` text, so the tail shows what a human would want to read.
  */
-import { open } from 'node:fs/promises';
+import fs from 'node:fs';
+import { openInside } from '../engine/ledger/safe-path.ts';
 
 /** Options of `readLogTail`. */
 export interface TailOptions {
@@ -16,22 +18,26 @@ export interface TailOptions {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching ANSI escapes is the point.
 const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]/g;
 
-/** The last lines of the file at `path`; undefined when it is missing or has no readable text. */
+/**
+ * The last lines of the log at `path` inside the workspace `root`; undefined when it is missing,
+ * refused (a planted link) or has no readable text.
+ */
 export async function readLogTail(
+  root: string,
   path: string,
   opts: TailOptions = {},
 ): Promise<string | undefined> {
   const maxLines = opts.maxLines ?? 15;
   const maxChars = opts.maxChars ?? 1500;
   const maxBytes = opts.maxBytes ?? 16_384;
-  let handle: Awaited<ReturnType<typeof open>> | undefined;
+  let fd: number | undefined;
   try {
-    handle = await open(path, 'r');
-    const { size } = await handle.stat();
+    fd = openInside(root, path, fs.constants.O_RDONLY);
+    const { size } = fs.fstatSync(fd);
     const start = Math.max(0, size - maxBytes);
     const buf = Buffer.alloc(size - start);
-    await handle.read(buf, 0, buf.length, start);
-    let lines = buf.toString('utf8').split('\n');
+    const got = fs.readSync(fd, buf, 0, buf.length, start);
+    let lines = buf.subarray(0, got).toString('utf8').split('\n');
     // The first line may be cut in the middle (or mid-character) when reading from an offset.
     if (start > 0) lines = lines.slice(1);
     const kept = lines.map(readable).filter((l): l is string => l !== undefined && l.trim() !== '');
@@ -41,7 +47,7 @@ export async function readLogTail(
   } catch {
     return undefined;
   } finally {
-    await handle?.close();
+    if (fd !== undefined) fs.closeSync(fd);
   }
 }
 

@@ -3,14 +3,15 @@
  * steps start and finish (edits coalesced: latest state wins, at most one edit per interval).
  * Ends and blocks get a NEW message, since edits do not make phones ping.
  *
- * Status message refs are kept in memory only: after a restart the next update of a run posts a
- * fresh status message in each chat (the old one keeps its last state). Chats whose channel lost
- * its messages get the status of a waiting run at once (`repost`): no update may come for hours.
+ * Status message refs are kept in bridge.db (`status_messages`): after a restart the next update
+ * of a run edits the same message; only when that message is gone (NOT_FOUND) is a new one posted.
+ * Chats whose channel lost its messages get the status of a waiting run at once (`repost`): no
+ * update may come for hours.
  */
 import { resolve } from 'node:path';
-import type { MessageRef } from '../bridges/channel.ts';
 import type { RunEvent } from '../engine/events.ts';
 import { isTerminal, type RunState } from '../engine/model.ts';
+import { PhasebridgeError } from '../errors.ts';
 import { Coalescer, REAL_TIMERS, type Timers } from './coalescer.ts';
 import { bindingChatRef, type ChatOpsDeps, channelFor } from './context.ts';
 import { outcomeMessage, renderStatus } from './status-message.ts';
@@ -21,7 +22,6 @@ export class Notifier {
   readonly #edits: Coalescer;
   /** Chats that asked to follow a run (e.g. the chat that started it), besides bound ones. */
   readonly #followers = new Map<string, Set<string>>();
-  readonly #statusRefs = new Map<string, MessageRef>();
   readonly #latest = new Map<string, RunState>();
   readonly #chats = new Map<string, readonly string[]>();
   readonly #progress = new Map<string, { stepId: string; text: string }>();
@@ -84,7 +84,7 @@ export class Notifier {
           this.#deps.log.warn({ err, chat }, 'chatops: run end not announced'),
         );
     }
-    if (ended) this.#forget(state.id, chats);
+    if (ended) await this.#forget(state.id, chats);
   }
 
   /**
@@ -96,7 +96,7 @@ export class Notifier {
     const known = this.#chats.get(state.id) ?? [];
     this.#chats.set(state.id, [...new Set([...known, ...chats])]);
     for (const chat of chats) {
-      this.#statusRefs.delete(statusKey(state.id, chat));
+      await this.#deps.repos.statusMessages.delete(state.id, chat);
       this.#schedule(state.id, chat);
     }
     await Promise.all(chats.map((c) => this.#edits.settled(statusKey(state.id, c))));
@@ -126,19 +126,27 @@ export class Notifier {
         this.#deps.clock().getTime(),
         this.#progress.get(runId)?.text,
       );
-      const ref = this.#statusRefs.get(key);
-      if (ref === undefined) this.#statusRefs.set(key, await channel.send(chat, message));
-      else await channel.edit(ref, message);
+      const refs = this.#deps.repos.statusMessages;
+      const ref = await refs.get(runId, chat);
+      if (ref !== null) {
+        try {
+          await channel.edit(ref, message);
+          return;
+        } catch (err) {
+          // Deleted in the chat (or aged out of the console): post a new one; others are real failures.
+          if (!(err instanceof PhasebridgeError && err.code === 'NOT_FOUND')) throw err;
+          this.#deps.log.info({ runId, chat }, 'chatops: status message gone, posting a new one');
+        }
+      }
+      await refs.set(runId, chat, await channel.send(chat, message));
     });
   }
 
-  #forget(runId: string, chats: readonly string[]): void {
-    for (const chat of chats) {
-      this.#edits.forget(statusKey(runId, chat));
-      this.#statusRefs.delete(statusKey(runId, chat));
-    }
+  async #forget(runId: string, chats: readonly string[]): Promise<void> {
+    for (const chat of chats) this.#edits.forget(statusKey(runId, chat));
     for (const map of [this.#followers, this.#latest, this.#chats, this.#progress])
       map.delete(runId);
+    await this.#deps.repos.statusMessages.deleteRun(runId);
   }
 }
 

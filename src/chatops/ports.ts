@@ -9,14 +9,16 @@ import type { RunState } from '../engine/model.ts';
 import type { CommitResult } from '../engine/store/types.ts';
 import type {
   CommandInput,
+  RunNotice,
   RunUpdate,
   StartRunInput,
   StepProgress,
+  UpdateListener,
   WorkflowInfo,
 } from '../jobs/orchestrator/index.ts';
 import type { Log } from '../log.ts';
 
-export type { CommandInput, RunUpdate, StartRunInput, StepProgress, WorkflowInfo };
+export type { CommandInput, RunNotice, RunUpdate, StartRunInput, StepProgress, WorkflowInfo };
 
 /** The orchestrator calls chatops makes. */
 export interface ChatOpsOrchestrator {
@@ -37,8 +39,10 @@ export interface ChatOpsOrchestrator {
   listWorkflows(workspace?: string): Promise<WorkflowInfo[]>;
   /** Path of a step's log file. */
   logPath(runId: string, stepId: string, attempt?: number): Promise<string>;
-  /** Subscribes to run updates; returns the unsubscribe function. */
-  onUpdate(listener: (u: RunUpdate) => void): () => void;
+  /** Subscribes to run updates (every process's commits in a bridge); returns the unsubscribe function. */
+  onUpdate(listener: UpdateListener): () => void;
+  /** Subscribes to notices about runs (not commits); returns the unsubscribe function. */
+  onNotice(listener: (n: RunNotice) => void): () => void;
   /** Subscribes to step progress lines; returns the unsubscribe function. */
   onProgress(listener: (p: StepProgress) => void): () => void;
 }

@@ -72,8 +72,12 @@ export class CheckpointPresenter {
   ): Promise<void> {
     const changed = new Set<string>();
     for (const e of events) {
-      if (e.type === 'checkpointOpened') await this.post(state, e.checkpoint, chats);
-      else if (CHANGES.has(e.type) && 'checkpointId' in e) changed.add(e.checkpointId);
+      // Catching up on several commits, a checkpoint may have opened and closed meanwhile.
+      if (e.type === 'checkpointOpened' && state.checkpoint?.id === e.checkpoint.id) {
+        await this.post(state, state.checkpoint, chats);
+      } else if (e.type === 'checkpointOpened') {
+        changed.add(e.checkpoint.id);
+      } else if (CHANGES.has(e.type) && 'checkpointId' in e) changed.add(e.checkpointId);
     }
     for (const id of changed) await this.refresh(state, id);
   }
@@ -169,7 +173,7 @@ export class CheckpointPresenter {
       return view;
     }
     if (withTail) {
-      const tail = await readLogTail(view.logPath);
+      const tail = await readLogTail(state.workspace, view.logPath);
       if (tail !== undefined) view.outputTail = tail;
     }
     return view;

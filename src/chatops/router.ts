@@ -15,6 +15,7 @@ import { agentsCommand, allowCommand, bindCommand, denyCommand } from './handler
 import { answerCommand } from './handlers/answer.ts';
 import { controlCommand } from './handlers/control.ts';
 import { helpCommand, whoamiCommand } from './handlers/info.ts';
+import { repairCommand } from './handlers/repair.ts';
 import { runCommand, runsCommand, statusCommand, workflowsCommand } from './handlers/runs.ts';
 import { type CommandContext, type HandlerResult, text } from './handlers/types.ts';
 import { pairCommand } from './pairing.ts';
@@ -146,6 +147,8 @@ function dispatch(ctx: CommandContext, cmd: ParsedCommand): Promise<HandlerResul
     case 'retry':
     case 'revert':
       return controlCommand(ctx, cmd);
+    case 'repair':
+      return repairCommand(ctx, cmd);
     case 'bind':
       return bindCommand(ctx, cmd);
     case 'allow':

@@ -1,42 +1,81 @@
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
-import { type Config, loadConfig, secretsOf } from '../config.ts';
-import { type BridgeDb, migrateToLatest, openBridgeDb } from '../db/connection.ts';
-import { createRepositories, type Repositories } from '../db/repositories/index.ts';
-import { createLogger, type Log } from '../log.ts';
+import type { Config } from '../config.ts';
+import type { BridgeDb } from '../db/connection.ts';
+import type { Repositories } from '../db/repositories/index.ts';
+import type { Log } from '../log.ts';
 
-/** Lazily built dependencies of a CLI command: config, logger and bridge.db. */
+/**
+ * Lazily built dependencies of a CLI command: config, logger and bridge.db. Their modules are
+ * imported on first use, so `--help` never loads zod, yaml, Kysely, SQLite or pino.
+ */
 export class CliContext {
   #config?: Config;
   #log?: Log;
   #db?: BridgeDb;
+  #homeReady = false;
 
   /** The validated config (throws ConfigError listing every problem). */
-  get config(): Config {
-    this.#config ??= loadConfig();
+  async config(): Promise<Config> {
+    if (!this.#config) {
+      const { loadConfig } = await import('../config.ts');
+      this.#config = loadConfig();
+    }
     return this.#config;
   }
 
   /** The root logger, with every configured secret masked; logs go to stderr in the CLI. */
-  get log(): Log {
-    this.#log ??= createLogger({
-      level: this.config.logLevel,
-      secrets: secretsOf(this.config),
-      pretty: process.stderr.isTTY === true,
-      destination: process.stderr as never,
-    });
+  async logger(): Promise<Log> {
+    if (!this.#log) {
+      const config = await this.config();
+      const [{ createLogger }, { secretsOf }] = await Promise.all([
+        import('../log.ts'),
+        import('../config.ts'),
+      ]);
+      this.#log = createLogger({
+        level: config.logLevel,
+        secrets: secretsOf(config),
+        pretty: process.stderr.isTTY === true,
+        destination: process.stderr as never,
+      });
+    }
     return this.#log;
   }
 
   /** Path of bridge.db under PHASEBRIDGE_HOME. */
-  get dbFile(): string {
-    return join(this.config.home, 'bridge.db');
+  async dbFile(): Promise<string> {
+    return join((await this.config()).home, 'bridge.db');
+  }
+
+  /** Path of bridge.db when the config has loaded already (error messages name it), else undefined. */
+  get dbFileIfKnown(): string | undefined {
+    return this.#config ? join(this.#config.home, 'bridge.db') : undefined;
+  }
+
+  /** PHASEBRIDGE_HOME, created 0700 (a looser existing one tightened, with a warning) on first use. */
+  async home(): Promise<string> {
+    const config = await this.config();
+    if (!this.#homeReady) {
+      const { prepareHome } = await import('../app/home.ts');
+      // Warnings are rare: pino (~25 ms to load) is loaded only to log one.
+      const warnings: [object, string][] = [];
+      prepareHome(config.home, { warn: (obj, msg) => warnings.push([obj, msg]) });
+      if (warnings.length > 0) {
+        const log = await this.logger();
+        for (const [obj, msg] of warnings) log.warn(obj, msg);
+      }
+      this.#homeReady = true;
+    }
+    return config.home;
   }
 
   /** bridge.db, migrated to the latest schema on first use. */
   async db(): Promise<BridgeDb> {
     if (!this.#db) {
-      const db = openBridgeDb({ file: this.dbFile });
+      await this.home();
+      const file = await this.dbFile();
+      const { migrateToLatest, openBridgeDb } = await import('../db/connection.ts');
+      const db = openBridgeDb({ file });
       try {
         await migrateToLatest(db);
       } catch (err) {
@@ -50,7 +89,9 @@ export class CliContext {
 
   /** Every repository over the migrated bridge.db. */
   async repos(): Promise<Repositories> {
-    return createRepositories(await this.db());
+    const db = await this.db();
+    const { createRepositories } = await import('../db/repositories/index.ts');
+    return createRepositories(db);
   }
 
   /** The actor id of whoever runs the CLI, for the audit table (`cli:<os user>`). */

@@ -1,10 +1,18 @@
 /**
- * Drives a run in the CLI process: commit a command, then let the in-process worker run jobs
- * until the run waits for a human, is blocked or ends, showing live progress meanwhile; then
- * print where it stands and the next command to type, and set the exit code.
+ * Drives a run from the CLI: commit a command, then follow the run until it waits for a human,
+ * is blocked or ends, showing live progress meanwhile; then print where it stands and the next
+ * command to type, and set the exit code. When a bridge runs on this PHASEBRIDGE_HOME the
+ * command goes to it over the control socket and the bridge drives the run (its chats see every
+ * change); alone, the CLI drives it with an in-process worker.
  */
 import type { RunState } from '../engine/model.ts';
-import type { Orchestrator } from '../jobs/orchestrator/orchestrator.ts';
+import type { CommitResult } from '../engine/store/types.ts';
+import type {
+  CommandInput,
+  RunUpdate,
+  StartRunInput,
+  StepProgress,
+} from '../jobs/orchestrator/index.ts';
 import type { CliContext } from './context.ts';
 import { withOrchestrator } from './orchestrator-context.ts';
 import { findRunRecord } from './read-run.ts';
@@ -23,6 +31,15 @@ export interface DriveOptions {
   concurrency?: number;
 }
 
+/** What a CLI command drives a run through: the local Orchestrator or the running bridge. */
+export interface RunControl {
+  startRun(input: StartRunInput): Promise<RunState>;
+  command(runId: string, key: string, command: CommandInput): Promise<CommitResult>;
+  onUpdate(listener: (u: RunUpdate) => void): () => void;
+  onProgress(listener: (p: StepProgress) => void): () => void;
+  waitUntilIdle(runId: string): Promise<RunState>;
+}
+
 /** Exit code when the user stopped following a run with Ctrl-C (128 + SIGINT). */
 export const INTERRUPTED_EXIT_CODE = 130;
 
@@ -33,49 +50,72 @@ export const INTERRUPTED_EXIT_CODE = 130;
 export async function driveRun(
   ctx: CliContext,
   opts: DriveOptions,
-  act: (orchestrator: Orchestrator) => Promise<RunState>,
+  act: (control: RunControl) => Promise<RunState>,
 ): Promise<void> {
   if (opts.runId !== undefined) await findRunRecord(ctx, opts.runId);
-  const worker = opts.detach ? false : { concurrency: opts.concurrency ?? 2 };
-  await withOrchestrator(ctx, { worker }, async ({ orchestrator }) => {
-    const live = new LiveProgress(process.stdout, {
-      tty: !opts.detach && process.stdout.isTTY === true,
-    });
-    const offUpdate = orchestrator.onUpdate((u) => live.update(u));
-    const offProgress = orchestrator.onProgress((p) => live.progress(p));
-    let final: RunState | 'interrupted';
-    let runId = '';
+  const { RemoteRuns } = await import('../control/client.ts');
+  const remote = await RemoteRuns.connect((await ctx.config()).home);
+  if (remote !== null) {
     try {
-      const first = await act(orchestrator);
-      runId = first.id;
-      if (opts.detach) {
-        final = first;
-      } else {
-        live.follow(first.id, first);
-        final = await idleOrInterrupted(orchestrator, first.id);
-      }
+      if (!opts.detach) await remote.follow();
+      await follow(remote, opts, act, true);
     } finally {
-      offUpdate();
-      offProgress();
-      live.stop();
+      remote.close();
     }
-    if (final === 'interrupted') {
-      // Closing lets a running step finish (its agent is in its own process group, untouched).
-      console.log(
-        `stopping: a running step of run ${runId} finishes first (Ctrl-C again quits now); then see \`phasebridge status ${runId}\``,
-      );
-      process.exitCode = INTERRUPTED_EXIT_CODE;
-      return;
-    }
-    const standing = describeStanding(final, { cancelWanted: opts.cancelWanted === true });
-    for (const line of standing.lines) console.log(line);
-    process.exitCode = standing.exitCode;
+    return;
+  }
+  const worker = opts.detach ? false : { concurrency: opts.concurrency ?? 2 };
+  await withOrchestrator(ctx, { worker }, ({ orchestrator }) =>
+    follow(orchestrator, opts, act, false),
+  );
+}
+
+/** Acts, follows the run until idle (unless detached) and prints where it stands. */
+async function follow(
+  orchestrator: RunControl,
+  opts: DriveOptions,
+  act: (control: RunControl) => Promise<RunState>,
+  remote: boolean,
+): Promise<void> {
+  const live = new LiveProgress(process.stdout, {
+    tty: !opts.detach && process.stdout.isTTY === true,
   });
+  const offUpdate = orchestrator.onUpdate((u) => live.update(u));
+  const offProgress = orchestrator.onProgress((p) => live.progress(p));
+  let final: RunState | 'interrupted';
+  let runId = '';
+  try {
+    const first = await act(orchestrator);
+    runId = first.id;
+    if (opts.detach) {
+      final = first;
+    } else {
+      live.follow(first.id, first);
+      final = await idleOrInterrupted(orchestrator, first.id);
+    }
+  } finally {
+    offUpdate();
+    offProgress();
+    live.stop();
+  }
+  if (final === 'interrupted') {
+    // Closing lets a running step finish (its agent is in its own process group, untouched).
+    console.log(
+      remote
+        ? `stopped following run ${runId}; the bridge drives it on (\`phasebridge status ${runId}\`)`
+        : `stopping: a running step of run ${runId} finishes first (Ctrl-C again quits now); then see \`phasebridge status ${runId}\``,
+    );
+    process.exitCode = INTERRUPTED_EXIT_CODE;
+    return;
+  }
+  const standing = describeStanding(final, { cancelWanted: opts.cancelWanted === true });
+  for (const line of standing.lines) console.log(line);
+  process.exitCode = standing.exitCode;
 }
 
 /** The run once idle, or 'interrupted' on the first Ctrl-C / SIGTERM (a second one kills). */
 async function idleOrInterrupted(
-  orchestrator: Orchestrator,
+  orchestrator: RunControl,
   runId: string,
 ): Promise<RunState | 'interrupted'> {
   let onSignal = (): void => {};

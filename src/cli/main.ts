@@ -1,5 +1,6 @@
 import { CommanderError } from 'commander';
 import { describeError, PhasebridgeError } from '../errors.ts';
+import { explainError } from '../fs-errors.ts';
 import { CliContext } from './context.ts';
 import { buildProgram } from './program.ts';
 
@@ -15,14 +16,24 @@ export async function main(argv: readonly string[]): Promise<number> {
       // --help and --version are "errors" with exit code 0 in commander.
       return err.exitCode === 0 ? 0 : 2;
     }
-    const surface = describeError(err);
-    const text =
-      err instanceof PhasebridgeError ? err.message : String((err as Error)?.stack ?? err);
-    process.stderr.write(`phasebridge: ${text}\n`);
+    const explained = explainError(err, { dbFile: ctx.dbFileIfKnown });
+    const surface = describeError(explained);
+    // A stack trace helps a developer, never a user: only LOG_LEVEL=debug/trace shows it.
+    if (/^(debug|trace)$/.test(process.env.LOG_LEVEL ?? '')) {
+      process.stderr.write(`${(err as Error)?.stack ?? String(err)}\n`);
+    }
+    process.stderr.write(`phasebridge: ${oneLine(explained)}\n`);
     return surface.exitCode;
   } finally {
     await ctx.close();
   }
+}
+
+/** The message of a phasebridge error, or the first line of anything else (never a stack). */
+function oneLine(err: unknown): string {
+  if (err instanceof PhasebridgeError) return err.message;
+  const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  return `internal error: ${text.split('\n')[0]} (set LOG_LEVEL=debug to see where)`;
 }
 
 // `phasebridge status | head` closes stdout early: that is the reader's choice, not an error.

@@ -4,7 +4,6 @@
  * the sqlite driver on the same bridge.db as `serve`.
  */
 import { randomUUID } from 'node:crypto';
-import { SECRET_ENV_NAMES } from '../config.ts';
 import type { RunState } from '../engine/model.ts';
 import type { CommitResult } from '../engine/store/types.ts';
 import {
@@ -39,12 +38,14 @@ export async function openOrchestrator(
   // Loaded on demand: commands that only read (status, logs, allow …) start faster without it.
   const { Orchestrator } = await import('../jobs/orchestrator/orchestrator.ts');
   const { createJobQueue, queueConfigFor } = await import('../jobs/queue/create-queue.ts');
+  const { SECRET_ENV_NAMES } = await import('../config.ts');
+  const config = await ctx.config();
   const db = await ctx.db();
-  const log = quietLog(ctx);
+  const log = await quietLog(ctx);
   const queue = await createJobQueue(
     queueConfigFor({
       db,
-      redisUrl: ctx.config.redisUrl,
+      redisUrl: config.redisUrl,
       onError: (err, context) => log.warn({ err }, `job queue: ${context}`),
     }),
   );
@@ -54,7 +55,7 @@ export async function openOrchestrator(
       db,
       queue,
       log,
-      home: ctx.config.home,
+      home: config.home,
       secretEnvNames: SECRET_ENV_NAMES,
       worker: opts.worker,
     });
@@ -94,9 +95,13 @@ export function cliKey(): string {
   return `cli:${randomUUID()}`;
 }
 
-/** The state after an accepted commit; a refused command becomes the matching domain error. */
+/** The state after an accepted commit (its warnings go to stderr); a refusal becomes its error. */
 export function acceptedState(result: CommitResult): RunState {
-  if (result.ok) return result.state;
+  if (result.ok) {
+    // Committed, but a projection failed: say so (it is retried on the next commit).
+    for (const w of result.warnings ?? []) process.stderr.write(`phasebridge: warning: ${w}\n`);
+    return result.state;
+  }
   const { code, message } = result.rejection;
   switch (code) {
     case 'NOT_FOUND':
@@ -114,7 +119,7 @@ export function acceptedState(result: CommitResult): RunState {
  * The Orchestrator's logger. The CLI prints its own progress on stdout, so the orchestrator's
  * routine info lines are held back at the default level (LOG_LEVEL=debug shows everything).
  */
-function quietLog(ctx: CliContext): Log {
-  const quieter = ctx.config.logLevel === 'info' ? { level: 'warn' } : {};
-  return ctx.log.child({ component: 'orchestrator' }, quieter);
+async function quietLog(ctx: CliContext): Promise<Log> {
+  const quieter = (await ctx.config()).logLevel === 'info' ? { level: 'warn' } : {};
+  return (await ctx.logger()).child({ component: 'orchestrator' }, quieter);
 }

@@ -4,8 +4,10 @@ import { registerAgentsCommand } from './commands/agents.ts';
 import { registerAnswerCommands } from './commands/answer.ts';
 import { registerControlCommands } from './commands/control.ts';
 import { registerDoctorCommand } from './commands/doctor.ts';
+import { registerLoginCommand } from './commands/login.ts';
 import { registerLogsCommand } from './commands/logs.ts';
 import { registerMigrateCommand } from './commands/migrate.ts';
+import { registerRepairCommand } from './commands/repair.ts';
 import { registerRunCommand } from './commands/run.ts';
 import { registerServeCommand } from './commands/serve.ts';
 import { registerStatusCommand } from './commands/status.ts';
@@ -20,9 +22,9 @@ export function buildProgram(ctx: CliContext): Command {
     )
     .version('0.1.0')
     .exitOverride()
-    .showHelpAfterError()
-    .configureHelp({ sortSubcommands: true });
+    .showHelpAfterError();
   registerServeCommand(program, ctx);
+  registerLoginCommand(program, ctx);
   registerMigrateCommand(program, ctx);
   registerDoctorCommand(program, ctx);
   registerAccessCommands(program, ctx);
@@ -33,6 +35,9 @@ export function buildProgram(ctx: CliContext): Command {
   registerControlCommands(program, ctx);
   registerLogsCommand(program, ctx);
   registerWorkerCommand(program, ctx);
+  registerRepairCommand(program, ctx);
+  // Sorted here, not with sortSubcommands: its localeCompare starts ICU collation (~10 ms).
+  (program.commands as Command[]).sort((a, b) => (a.name() < b.name() ? -1 : 1));
   // Subcommands inherit exitOverride so bad arguments surface as exit 2 in main().
   for (const sub of program.commands) sub.exitOverride().showHelpAfterError();
   return program;

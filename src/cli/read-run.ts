@@ -1,15 +1,14 @@
 /**
  * Reads a run's state for display without taking its lock: the runs index gives the workspace,
- * the native `run.json` the state, so `status` and `logs` never contend with the process that
- * drives the run. When run.json is missing or unreadable, the Orchestrator loads (and repairs) it.
+ * the run's ledger the state (replayed, never a projection such as run.json, which may be stale
+ * or edited by hand), so `status` and `logs` never contend with the process that drives the run.
  */
 import type { RunIndexRecord } from '../db/repositories/index.ts';
-import { nativeRunDir, readRunJson } from '../engine/layouts/native.ts';
 import type { RunState } from '../engine/model.ts';
 import { isValidRunId } from '../engine/store/run-id.ts';
+import type { LoadedRun } from '../engine/store/types.ts';
 import { NotFoundError } from '../errors.ts';
 import type { CliContext } from './context.ts';
-import { withOrchestrator } from './orchestrator-context.ts';
 
 /** The index record of a run; NotFoundError naming where to look when it is unknown. */
 export async function findRunRecord(ctx: CliContext, runId: string): Promise<RunIndexRecord> {
@@ -20,16 +19,19 @@ export async function findRunRecord(ctx: CliContext, runId: string): Promise<Run
   return record;
 }
 
-/** The run's index record and its state as last projected to run.json (see the file comment). */
+/** The run's index record and its state replayed from its ledger (see the file comment). */
 export async function readRun(
   ctx: CliContext,
   runId: string,
-): Promise<{ record: RunIndexRecord; state: RunState }> {
+): Promise<{ record: RunIndexRecord; state: RunState; run: LoadedRun }> {
   const record = await findRunRecord(ctx, runId);
-  const read = readRunJson(nativeRunDir(record.workspace, record.id));
-  if (read.kind === 'ok') return { record, state: read.state };
-  const state = await withOrchestrator(ctx, { worker: false }, ({ orchestrator }) =>
-    orchestrator.getRun(runId),
-  );
-  return { record, state };
+  // Loaded here: commands that only import findRunRecord (and `--help`) skip the engine.
+  const { RunStore } = await import('../engine/store/run-store.ts');
+  const store = new RunStore({ workspace: record.workspace });
+  try {
+    const run = await store.peek(record.id);
+    return { record, state: run.state, run };
+  } finally {
+    await store.close();
+  }
 }

@@ -1,7 +1,9 @@
-import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
+import { ResourceError } from '../errors.ts';
+import { makeDirs, resourceErrorOf, sqliteStorageError, systemError } from '../fs-errors.ts';
 import type { Database as Schema } from './schema.ts';
 
 export { migrateToLatest, migrationStatus } from './migrator.ts';
@@ -29,12 +31,18 @@ export const BUSY_TIMEOUT_MS = 5000;
 /**
  * Opens (creating when missing) bridge.db: the folder is created 0700 and the file 0600, since it
  * holds allowlists and pairing codes; WAL, foreign keys on, a busy timeout for other processes.
- * `file: ':memory:'` gives a private in-memory database (tests).
+ * `file: ':memory:'` gives a private in-memory database (tests). A damaged or unusable file is a
+ * one-line CorruptStateError/ResourceError naming it and the fix.
  */
 export function openBridgeDb(opts: { file: string }): BridgeDb {
   const { file } = opts;
   if (file !== ':memory:') prepareFile(file);
-  const sqlite = new Database(file);
+  let sqlite: Database.Database;
+  try {
+    sqlite = new Database(file);
+  } catch (err) {
+    throw sqliteStorageError(err, file) ?? err;
+  }
   try {
     // busy_timeout first: switching a new file to WAL must wait for another process too.
     sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
@@ -42,10 +50,13 @@ export function openBridgeDb(opts: { file: string }): BridgeDb {
     sqlite.pragma('foreign_keys = ON');
     // NORMAL is durable across application crashes in WAL mode; only power loss can lose the last commits.
     sqlite.pragma('synchronous = NORMAL');
+    // A garbage file can pass the pragmas (they may not read a page); reading the schema cannot.
+    sqlite.prepare('select count(*) from sqlite_master').get();
   } catch (err) {
     sqlite.close();
-    throw err;
+    throw sqliteStorageError(err, file) ?? err;
   }
+  if (file !== ':memory:') tightenSidecars(file);
   const kysely = new Kysely<Schema>({ dialect: new SqliteDialect({ database: sqlite }) });
   let closed = false;
   return {
@@ -64,10 +75,31 @@ export function openBridgeDb(opts: { file: string }): BridgeDb {
 
 /** Creates the folder (0700) and an empty file (0600) before SQLite does it with the umask's modes. */
 function prepareFile(file: string): void {
-  const created = mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const created = makeDirs(dirname(file), 0o700);
   if (created !== undefined) chmodSync(dirname(file), 0o700);
-  // An empty file is a valid empty database; 'a' never truncates an existing one.
-  closeSync(openSync(file, 'a', 0o600));
-  // Tighten a file left with looser modes (e.g. by another tool); SQLite gives -wal/-shm the same.
-  if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
+  try {
+    // An empty file is a valid empty database; 'a' never truncates an existing one.
+    closeSync(openSync(file, 'a', 0o600));
+    // Tighten a file left with looser modes (e.g. by another tool).
+    if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
+  } catch (err) {
+    if (systemError(err)?.code === 'EISDIR') {
+      throw new ResourceError(
+        `${file} is a folder, but bridge.db must be a file: move the folder aside (a new bridge.db is then created) or set PHASEBRIDGE_HOME to another folder`,
+        { cause: err },
+      );
+    }
+    throw resourceErrorOf(err, file) ?? err;
+  }
+}
+
+/** SQLite gives -wal/-shm the modes of bridge.db, but files left by another tool may be looser. */
+function tightenSidecars(file: string): void {
+  for (const sidecar of [`${file}-wal`, `${file}-shm`]) {
+    try {
+      if ((statSync(sidecar).mode & 0o077) !== 0) chmodSync(sidecar, 0o600);
+    } catch {
+      // Missing (not in WAL mode yet) or not ours to change: SQLite reports real problems itself.
+    }
+  }
 }

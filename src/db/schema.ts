@@ -159,6 +159,69 @@ export interface PairingCodesTable {
   created_at: number;
 }
 
+/** `run_changes` (0004): one row per accepted commit from any process; a wake-up signal. */
+export interface RunChangesTable {
+  id: Generated<number>;
+  run_id: string;
+  /** The run's ledger seq after the commit. */
+  seq: number;
+  /** The committing process. */
+  pid: number;
+  at: number;
+}
+
+/** `run_feed` (0004): per run, the ledger seq the bridge's chats have been shown. */
+export interface RunFeedTable {
+  run_id: string;
+  seq: number;
+  updated_at: number;
+}
+
+/** `status_messages` (0005): per run and chat, the status message edited as the run moves. */
+export interface StatusMessagesTable {
+  run_id: string;
+  chat_ref: string;
+  message_ref: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** `reason_prompts` (0005): a reject waiting for the reason its presser types in reply. */
+export interface ReasonPromptsTable {
+  prompt_ref: string;
+  platform: string;
+  user_id: string;
+  run_id: string;
+  checkpoint_id: string;
+  asked_at: number;
+  expires_at: number;
+}
+
+/** `console_login_tokens` (0005): one-time console login tokens, as SHA-256 digests only. */
+export interface ConsoleLoginTokensTable {
+  token_hash: string;
+  expires_at: number;
+  created_at: number;
+}
+
+/** `console_sessions` (0005): logged-in console browsers, by the SHA-256 digest of the cookie. */
+export interface ConsoleSessionsTable {
+  cookie_hash: string;
+  /** Public id (routing of private answers, logs); not a secret. */
+  session_id: string;
+  created_at: number;
+  last_seen_at: number;
+}
+
+/** `channel_state` (0005): a small key/value store per platform; NULL expires_at = kept. */
+export interface ChannelStateTable {
+  platform: string;
+  key: string;
+  value: string;
+  expires_at: number | null;
+  updated_at: number;
+}
+
 /** Every table of bridge.db (the kysely_migration tables are kysely's own). */
 export interface Database {
   channels: ChannelsTable;
@@ -170,6 +233,13 @@ export interface Database {
   jobs: JobsTable;
   audit: AuditTable;
   pairing_codes: PairingCodesTable;
+  run_changes: RunChangesTable;
+  run_feed: RunFeedTable;
+  status_messages: StatusMessagesTable;
+  reason_prompts: ReasonPromptsTable;
+  console_login_tokens: ConsoleLoginTokensTable;
+  console_sessions: ConsoleSessionsTable;
+  channel_state: ChannelStateTable;
 }
 
 /** A selected row of table `T`. */

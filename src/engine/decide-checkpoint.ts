@@ -7,7 +7,7 @@ import { closedMessage, evaluateVote } from './checkpoint-policy.ts';
 import type { AnswerCheckpointCommand, ExpireCheckpointCommand } from './commands.ts';
 import { type DecideContext, refuse, who } from './decide-context.ts';
 import { enterStep, loopBack, queueStep } from './decide-flow.ts';
-import type { Actor, CheckpointAnswer, CheckpointState } from './model.ts';
+import { type Actor, type CheckpointAnswer, type CheckpointState, findStep } from './model.ts';
 
 /** The checkpoint a command names (the open one when it names none), refused when closed. */
 function openTarget(ctx: DecideContext, checkpointId: string | undefined): CheckpointState {
@@ -68,7 +68,7 @@ function resolve(
     checkpointId: cp.id,
     decision: { answer, by, at: ctx.at, ...(reason !== undefined ? { reason } : {}) },
   });
-  const step = ctx.state.steps.find((s) => s.id === cp.stepId)!;
+  const step = findStep(ctx.state, cp.stepId)!;
   if (answer === 'reject') {
     const names = by.map(who).join(', ');
     ctx.emit({

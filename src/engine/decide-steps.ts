@@ -14,7 +14,7 @@ import type {
 import { type DecideContext, refuse } from './decide-context.ts';
 import { continueAfter, defOf, followDirective, queueStep } from './decide-flow.ts';
 import type { StepState, StepStatus, Telemetry } from './model.ts';
-import { ZERO_TELEMETRY } from './model.ts';
+import { findStep, ZERO_TELEMETRY } from './model.ts';
 
 /** The step a worker report is about, when it is the current step in one of `statuses`. */
 function inFlight(
@@ -24,7 +24,7 @@ function inFlight(
   statuses: readonly StepStatus[],
 ): StepState {
   const { state } = ctx;
-  const step = state.steps.find((s) => s.id === stepId);
+  const step = findStep(state, stepId);
   if (!step) refuse(`run ${state.id} has no step ${stepId}`, 'NOT_FOUND');
   if (state.status !== 'active') {
     refuse(`stale report for step ${stepId}: run ${state.id} is ${state.status}`);
@@ -147,7 +147,7 @@ export function decideTriggerFinished(ctx: DecideContext, c: TriggerFinishedComm
     telemetry,
     ...(error !== undefined ? { error } : {}),
   });
-  const step = ctx.state.steps.find((s) => s.id === c.stepId)!;
+  const step = findStep(ctx.state, c.stepId)!;
   if (error === undefined) {
     continueAfter(ctx, step);
     return;

@@ -11,6 +11,7 @@ import {
   type RunState,
   type StepState,
   stepApplies,
+  stepIndex,
   ZERO_TELEMETRY,
 } from './model.ts';
 
@@ -73,11 +74,17 @@ function startState(e: Extract<RunEvent, { type: 'runStarted' }>): RunState {
   return state;
 }
 
-/** Returns a copy of `obj` without the listed keys (so no key is left holding undefined). */
+/**
+ * Returns a copy of `obj` without the listed keys (so no key is left holding undefined). Built
+ * key by key, never with `delete`: that turns an object into a slow dictionary, and a long run's
+ * thousands of steps would make every scan over them (and so every commit) crawl.
+ */
 function without<T extends object, K extends keyof T>(obj: T, ...keys: K[]): Omit<T, K> {
-  const copy = { ...obj };
-  for (const k of keys) delete copy[k];
-  return copy;
+  const copy: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(obj)) {
+    if (!keys.includes(k as K)) copy[k] = v;
+  }
+  return copy as Omit<T, K>;
 }
 
 /** A step as it is before a new visit: its attempt counters and spend are kept. */
@@ -102,7 +109,7 @@ function keepGate(fresh: StepState, before: StepState): StepState {
 }
 
 function indexOf(state: RunState, stepId: string): number {
-  const i = state.steps.findIndex((s) => s.id === stepId);
+  const i = stepIndex(state, stepId);
   if (i < 0) throw new CorruptStateError(`run ${state.id}: event names unknown step ${stepId}`);
   return i;
 }

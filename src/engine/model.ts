@@ -184,7 +184,19 @@ export function currentStep(state: RunState): StepState | undefined {
 
 /** The step with this id, or undefined. */
 export function findStep(state: RunState, stepId: string): StepState | undefined {
-  return state.steps.find((s) => s.id === stepId);
+  const i = stepIndex(state, stepId);
+  return i < 0 ? undefined : state.steps[i];
+}
+
+/**
+ * Index of the step with this id, or -1. Commands and events nearly always name the current step
+ * or the next one: those are looked at first, so a long workflow is not scanned on every commit.
+ */
+export function stepIndex(state: RunState, stepId: string): number {
+  const { steps, cursor } = state;
+  if (steps[cursor]?.id === stepId) return cursor;
+  if (steps[cursor + 1]?.id === stepId) return cursor + 1;
+  return steps.findIndex((s) => s.id === stepId);
 }
 
 /** Adds two telemetry records. */

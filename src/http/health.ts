@@ -1,16 +1,30 @@
 /**
  * Liveness and readiness. `/healthz` answers 200 while the process serves HTTP at all;
  * `/readyz` runs every named probe (bridge.db, the queue, each chat adapter) and answers 503
- * when one fails or does not answer in time. Both are public: they reveal only probe names and
- * error codes; details go to the log.
+ * when one fails or does not answer in time. Both are public: they reveal probe names, error
+ * codes and the short `detail` a probe chose to publish (an adapter's last start error, already
+ * stripped of secrets); everything else goes to the log.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ConflictError, PhasebridgeError } from '../errors.ts';
 import { sendJson, sendText } from './respond.ts';
 import type { HttpLogger, Route } from './server.ts';
 
-/** A readiness check: resolving means ready, unless it resolves with `false`; a rejection = not ready. */
+/**
+ * A readiness check: resolving means ready, unless it resolves with `false` or a {@link NotReady};
+ * a rejection = not ready.
+ */
 export type ProbeCheck = () => Promise<unknown>;
+
+/** What a probe resolves with to say "not ready" and why; `detail` is shown in `/readyz`. */
+export interface NotReady {
+  readonly ready: false;
+  readonly detail: string;
+}
+
+function isNotReady(v: unknown): v is NotReady {
+  return typeof v === 'object' && v !== null && (v as NotReady).ready === false;
+}
 
 /** The outcome of one probe. */
 export interface ProbeResult {
@@ -18,6 +32,8 @@ export interface ProbeResult {
   readonly ok: boolean;
   /** 'timeout', 'not ready', a phasebridge error code, or 'error'. */
   readonly error?: string;
+  /** Why, when the probe said so with a {@link NotReady}. */
+  readonly detail?: string;
 }
 
 /** What `/readyz` reports. */
@@ -65,6 +81,7 @@ export class Readiness {
     try {
       const outcome = await Promise.race([Promise.resolve().then(check), timeout]);
       if (outcome === 'timeout') return this.#failed(name, 'timeout');
+      if (isNotReady(outcome)) return this.#failed(name, 'not ready', outcome.detail);
       return outcome === false ? this.#failed(name, 'not ready') : { name, ok: true };
     } catch (err) {
       this.#log.warn({ err, probe: name }, 'readiness probe failed');
@@ -74,9 +91,9 @@ export class Readiness {
     }
   }
 
-  #failed(name: string, error: string): ProbeResult {
-    this.#log.warn({ probe: name, error }, 'readiness probe failed');
-    return { name, ok: false, error };
+  #failed(name: string, error: string, detail?: string): ProbeResult {
+    this.#log.warn({ probe: name, error, detail }, 'readiness probe failed');
+    return { name, ok: false, error, ...(detail !== undefined ? { detail } : {}) };
   }
 }
 

@@ -17,7 +17,7 @@ describe('authorize', () => {
     }
     expect(REQUIRED_ROLE.approve).toBe('approver');
     expect(REQUIRED_ROLE.reject).toBe('approver');
-    for (const v of ['allow', 'deny', 'bind', 'agents'] as const)
+    for (const v of ['allow', 'deny', 'bind', 'agents', 'repair'] as const)
       expect(REQUIRED_ROLE[v]).toBe('admin');
   });
 

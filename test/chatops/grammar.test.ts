@@ -117,6 +117,25 @@ describe('parseCommand', () => {
     }
   });
 
+  it('parses repair with an optional dry-run, and refuses anything else', () => {
+    expect(parseCommand('repair', RUN)).toEqual({
+      ok: true,
+      command: { verb: 'repair', runId: RUN, dryRun: false },
+    });
+    for (const mode of ['dry-run', '--dry-run', 'DRY-RUN']) {
+      expect(parseCommand('repair', `${RUN} ${mode}`)).toMatchObject({
+        ok: true,
+        command: { dryRun: true },
+      });
+    }
+    for (const text of ['', 'not-a-run', `${RUN} now`, `${RUN} dry-run x`]) {
+      expect(parseCommand('repair', text), text).toMatchObject({
+        ok: false,
+        failure: { verb: 'repair' },
+      });
+    }
+  });
+
   it('checks allow roles and accepts any case', () => {
     expect(parseCommand('allow', 'telegram:42 Approver')).toEqual({
       ok: true,

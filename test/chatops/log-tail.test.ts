@@ -21,22 +21,31 @@ describe('readLogTail', () => {
       '{"type":"result","result":"All done."}',
     );
     fs.writeFileSync(file, `${lines.join('\n')}\n`);
-    const tail = await readLogTail(file, { maxLines: 4 });
+    const tail = await readLogTail(dir, file, { maxLines: 4 });
     expect(tail).toBe('line 38\nline 39\ngreen\nAll done.');
   });
 
   it('reads only the end of a big file and caps the characters', async () => {
     const file = path.join(dir, 'big.log');
     fs.writeFileSync(file, `${'x'.repeat(100_000)}\n${'y'.repeat(3000)}\n`);
-    const tail = await readLogTail(file, { maxChars: 100, maxBytes: 4096 });
+    const tail = await readLogTail(dir, file, { maxChars: 100, maxBytes: 4096 });
     expect(tail).toHaveLength(100);
     expect(tail!.startsWith('…y')).toBe(true);
   });
 
+  it('is undefined for a log an agent replaced by a link: the target is never shown', async () => {
+    const secret = path.join(dir, 'secret.txt');
+    fs.writeFileSync(secret, 'root:x:0:0:the-secret-line\n');
+    const ws = path.join(dir, 'ws');
+    fs.mkdirSync(path.join(ws, 'logs'), { recursive: true });
+    fs.symlinkSync(secret, path.join(ws, 'logs', 'plan-1.log'));
+    expect(await readLogTail(ws, path.join(ws, 'logs', 'plan-1.log'))).toBeUndefined();
+  });
+
   it('is undefined for a missing or empty log', async () => {
-    expect(await readLogTail(path.join(dir, 'missing.log'))).toBeUndefined();
+    expect(await readLogTail(dir, path.join(dir, 'missing.log'))).toBeUndefined();
     fs.writeFileSync(path.join(dir, 'empty.log'), '\n\n');
-    expect(await readLogTail(path.join(dir, 'empty.log'))).toBeUndefined();
+    expect(await readLogTail(dir, path.join(dir, 'empty.log'))).toBeUndefined();
     expect(readable('{not json}')).toBe('{not json}');
   });
 });

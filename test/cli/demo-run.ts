@@ -85,13 +85,16 @@ function checkFiles(ws: string, runId: string, layout: 'native' | 'codemachine')
   const ledger = readFileSync(join(runDir, 'ledger.jsonl'), 'utf8').trim().split('\n');
   expect(ledger.length).toBeGreaterThan(10);
   for (const line of ledger) expect(() => JSON.parse(line)).not.toThrow();
+  // run.json is the run's summary; the checkpoints' decisions are in the ledger.
   const run = JSON.parse(readFileSync(join(runDir, 'run.json'), 'utf8'));
   expect(run.status).toBe('completed');
   expect(run.layout).toBe(layout);
-  expect(run.checkpoints.map((c: { decision: { answer: string } }) => c.decision.answer)).toEqual([
-    'approve',
-    'approve',
-  ]);
+  expect(run.closedCheckpoints).toBe(2);
+  const decisions = ledger
+    .flatMap((line) => JSON.parse(line).events as { type: string; decision?: { answer: string } }[])
+    .filter((e) => e.type === 'checkpointResolved')
+    .map((e) => e.decision?.answer);
+  expect(decisions).toEqual(['approve', 'approve']);
   const cm = join(ws, '.codemachine');
   if (layout === 'native') {
     expect(existsSync(cm)).toBe(false);

@@ -4,5 +4,5 @@ import { DiscordDriver } from './drivers/discord.ts';
 import { contractStories } from './stories.ts';
 
 describe('Discord', () => {
-  contractStories({ start: () => DiscordDriver.start(), messagesSurviveRestart: true });
+  contractStories({ start: () => DiscordDriver.start() });
 });

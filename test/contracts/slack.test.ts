@@ -4,5 +4,5 @@ import { SlackDriver } from './drivers/slack.ts';
 import { contractStories } from './stories.ts';
 
 describe('Slack', () => {
-  contractStories({ start: () => SlackDriver.start(), messagesSurviveRestart: true });
+  contractStories({ start: () => SlackDriver.start() });
 });

@@ -1,23 +1,18 @@
 /**
  * The chat stories every platform must pass, written once against PlatformDriver: a run started
  * from the chat, its status edited in place, refused presses, approve, reject with a reason, a
- * duplicate delivery, a restart between checkpoint and press, four-eyes and a quorum of two.
- * Each platform's test file calls `contractStories` with its driver.
+ * duplicate delivery, restarts between checkpoint and press (the press lands, the status message
+ * goes on being edited), four-eyes and a quorum of two. Each platform's test file calls
+ * `contractStories` with its driver.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Persona, PlatformDriver, SeenMessage } from './platform-driver.ts';
-import { runIdOf, World } from './world.ts';
+import { runCli, runIdOf, World } from './world.ts';
 
 /** What a platform's test file passes in. */
 export interface ContractSubject {
   /** Starts the platform's fake and returns its driver. */
   start(): Promise<PlatformDriver>;
-  /**
-   * False when the platform forgets its messages on a restart (the web console keeps them in
-   * memory, `durableMessages: false`): the restart story then expects the bridge to post the
-   * run's status and the checkpoint again, and presses the new copy.
-   */
-  messagesSurviveRestart: boolean;
 }
 
 const STATUS = /^Run \S+ · Demo/;
@@ -157,30 +152,88 @@ export function contractStories(subject: ContractSubject): void {
     it('takes a press on the checkpoint after the bridge restarted', async () => {
       const { plan, runId } = await startDemo();
       await w.restart();
-      let open = plan;
-      if (subject.messagesSurviveRestart) {
-        // The press lands on the message posted before the restart.
-        expect(w.current(d, plan)).toEqual(plan);
-      } else {
-        // The chat lost its messages: the status and the checkpoint are posted again.
-        const status = await w.message(d, STATUS);
-        expect(status.text).toMatch(/✅ plan[\s\S]*✋ waiting for approval/);
-        open = await w.message(d, /Checkpoint plan:1/);
-        expect(open.id).not.toBe(plan.id);
-        expect(open.buttons).toEqual(['Approve', 'Reject']);
-      }
+      // The press lands on the message posted before the restart (the console keeps it too).
+      expect(w.current(d, plan)).toEqual(plan);
       expect(w.messages(d, /Checkpoint plan:1/)).toHaveLength(1);
-      await approve('bob', open, 'Approved — 1 of 1 approval; the run moves on');
+      await approve('bob', plan, 'Approved — 1 of 1 approval; the run moves on');
       await w.runState(runId, (s) => s.cursor > 0, 'the run to move on');
       await w.settles(
         d,
-        open,
+        plan,
         (m) => m.buttons.length === 0 && /Approved by/.test(m.text),
         'the message to show the decision',
       );
       // The next checkpoint of the same run comes from the new bridge.
       const review = await w.message(d, /Checkpoint review:1/);
       expect(review.buttons).toEqual(['Approve', 'Reject', 'Loop back']);
+    });
+
+    it('rejects with a reason given after the bridge restarted', async () => {
+      const { plan, runId } = await startDemo();
+      const reject = await d.press('bob', plan, 'Reject');
+      expect(await d.answerTo(reject)).toContain(
+        'Reply to the prompt below with your reason to reject.',
+      );
+      await w.restart();
+      await d.replyReason(reject, 'needs tests first');
+      await w.message(
+        d,
+        new RegExp(`❌ Run \\S+ Failed: rejected by ${esc(nameOf('bob'))}: needs tests first`),
+      );
+      expect((await w.bridge.orchestrator.getRun(runId)).status).toBe('failed');
+    });
+
+    it('keeps editing the same status message after a restart', async () => {
+      const { plan } = await startDemo();
+      const status = await w.settles(
+        d,
+        await w.message(d, STATUS),
+        (m) => /✋ waiting for approval/.test(m.text),
+        'the status message to show the checkpoint',
+      );
+      await w.restart();
+      await approve('bob', plan, 'Approved — 1 of 1 approval; the run moves on');
+      const moved = await w.settles(
+        d,
+        status,
+        (m) => /Waiting for an answer at checkpoint review:1/.test(m.text),
+        'the status message from before the restart to show the next checkpoint',
+      );
+      expect(moved.text).toMatch(/✅ plan/);
+      // Edited in place: no second status message was posted.
+      expect(w.messages(d, STATUS).map((m) => m.id)).toEqual([status.id]);
+    });
+  });
+
+  describe('one truth across processes', () => {
+    it('edits every copy and posts the next checkpoint when the CLI approves while the bridge runs', async () => {
+      const { plan, runId } = await startDemo();
+      const cli = await runCli(w, ['approve', runId, '--reason', 'plan looks good']);
+      expect(cli.err).not.toMatch(/error/i);
+      expect(cli.code).toBe(0);
+      // The bridge drove the run: the CLI printed where it stands.
+      expect(cli.out).toMatch(/review:1/);
+      const decided = await w.settles(d, plan, (m) => m.buttons.length === 0, 'the buttons to go');
+      expect(decided.text).toMatch(/Approved by \S+ at \d{4}-/);
+      expect(decided.text).toContain('plan looks good');
+      const review = await w.message(d, /Checkpoint review:1/);
+      expect(review.buttons).toEqual(['Approve', 'Reject', 'Loop back']);
+      const state = await w.bridge.orchestrator.getRun(runId);
+      expect(state.checkpoints[0]!.decision!.by[0]!.id).toMatch(/^cli:/);
+    });
+
+    it('shows at start-up what the CLI did while no bridge ran', async () => {
+      const { plan, runId } = await startDemo();
+      await w.stop();
+      const cli = await runCli(w, ['approve', runId, '--reason', 'approved offline']);
+      expect(cli.code).toBe(0);
+      expect((await runCli(w, ['status', runId])).out).toMatch(/review:1/);
+      await w.start();
+      const decided = await w.settles(d, plan, (m) => m.buttons.length === 0, 'the copy edited');
+      expect(decided.text).toContain('approved offline');
+      const review = await w.message(d, /Checkpoint review:1/);
+      expect(review.buttons).toEqual(['Approve', 'Reject', 'Loop back']);
+      expect(w.messages(d, /Checkpoint review:1/)).toHaveLength(1);
     });
   });
 

@@ -4,5 +4,5 @@ import { TelegramDriver } from './drivers/telegram.ts';
 import { contractStories } from './stories.ts';
 
 describe('Telegram', () => {
-  contractStories({ start: () => TelegramDriver.start(), messagesSurviveRestart: true });
+  contractStories({ start: () => TelegramDriver.start() });
 });

@@ -3,11 +3,12 @@
  * `loadConfig`), pointed at the platforms' fakes, on files in a temp dir. It can be stopped and
  * started again on the same files (a restart). Roles are set through the bridge's repositories.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { type RunningBridge, startBridge } from '../../src/app/bridge.ts';
+import { type RunningBridge, type StartBridgeOptions, startBridge } from '../../src/app/bridge.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { Role } from '../../src/db/schema.ts';
 import type { RunState } from '../../src/engine/model.ts';
@@ -27,6 +28,8 @@ export interface WorldOptions {
   env?: Record<string, string>;
   /** A fixed port instead of a free one (a webhook URL must name it before start). */
   port?: number;
+  /** Bridge options beyond the config (check intervals). */
+  bridge?: StartBridgeOptions;
 }
 
 /** Files, fakes and the running bridge of one test. */
@@ -84,6 +87,7 @@ export class World {
     const config = loadConfig({ env, cwd: this.dir });
     this.#bridge = await startBridge(config, pino({ level: config.logLevel }), {
       editIntervalMs: 5,
+      ...this.#options.bridge,
     });
     for (const d of this.drivers) await d.attach(this.#bridge);
     return this.#bridge;
@@ -195,6 +199,55 @@ export class World {
     });
     if (!result.ok) throw new Error(`approve as ${name} refused: ${result.rejection.message}`);
   }
+}
+
+/** The real `phasebridge` bin. */
+const BIN = path.resolve(import.meta.dirname, '../../bin/phasebridge.js');
+
+/** What a CLI process printed and how it exited. */
+export interface CliRun {
+  code: number | null;
+  out: string;
+  err: string;
+}
+
+/**
+ * Runs the real `phasebridge` CLI on the world's home, asynchronously (the bridge in this
+ * process must keep serving its control socket meanwhile).
+ */
+export function runCli(
+  world: World,
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: world.dir,
+      env: {
+        PATH: process.env.PATH,
+        PHASEBRIDGE_HOME: world.home,
+        PHASEBRIDGE_WORKSPACE: world.workspace,
+        LOG_LEVEL: 'silent',
+        DEMO_AGENT_BEHAVIOUR: 'sleep=20',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      err += c.toString();
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out, err });
+    });
+  });
 }
 
 /** The run id a checkpoint or status message names. */

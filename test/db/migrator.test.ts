@@ -22,11 +22,18 @@ const TABLES = [
   'allowlist',
   'audit',
   'bindings',
+  'channel_state',
   'channels',
   'checkpoint_messages',
+  'console_login_tokens',
+  'console_sessions',
   'jobs',
   'pairing_codes',
+  'reason_prompts',
+  'run_changes',
+  'run_feed',
   'runs',
+  'status_messages',
 ];
 
 function tables(db: BridgeDb): string[] {

@@ -100,6 +100,27 @@ const COLUMNS: Columns = {
     detail: true,
   },
   pairing_codes: { code_hash: true, expires_at: true, used_at: true, created_at: true },
+  run_changes: { id: true, run_id: true, seq: true, pid: true, at: true },
+  run_feed: { run_id: true, seq: true, updated_at: true },
+  status_messages: {
+    run_id: true,
+    chat_ref: true,
+    message_ref: true,
+    created_at: true,
+    updated_at: true,
+  },
+  reason_prompts: {
+    prompt_ref: true,
+    platform: true,
+    user_id: true,
+    run_id: true,
+    checkpoint_id: true,
+    asked_at: true,
+    expires_at: true,
+  },
+  console_login_tokens: { token_hash: true, expires_at: true, created_at: true },
+  console_sessions: { cookie_hash: true, session_id: true, created_at: true, last_seen_at: true },
+  channel_state: { platform: true, key: true, value: true, expires_at: true, updated_at: true },
 };
 
 describe('schema.ts', () => {

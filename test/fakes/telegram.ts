@@ -29,6 +29,8 @@ export { parseTelegramHtml } from './telegram-wire.ts';
 export interface FakeTelegramOptions {
   token?: string;
   botUsername?: string;
+  /** Listen on this 127.0.0.1 port (a platform that comes up late); default an ephemeral one. */
+  port?: number;
 }
 
 /** The fake server; start with `FakeTelegram.start()`, always `close()` it. */
@@ -71,14 +73,14 @@ export class FakeTelegram {
     this.store = new FakeMessageStore(this.bot);
   }
 
-  /** Starts on an ephemeral 127.0.0.1 port. */
+  /** Starts on `options.port`, else an ephemeral 127.0.0.1 port. */
   static async start(options: FakeTelegramOptions = {}): Promise<FakeTelegram> {
     let fake: FakeTelegram | undefined;
     const server = createServer((req, res) => {
       if (fake) void fake.#handle(req, res);
     });
     fake = new FakeTelegram(server, options);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
     return fake;
   }
 

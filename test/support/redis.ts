@@ -13,6 +13,8 @@ import { join } from 'node:path';
 export interface RedisHandle {
   url: string;
   stop(): Promise<void>;
+  /** Kills the private redis-server and starts an empty one on the same port (not for REDIS_URL). */
+  restart?(): Promise<void>;
 }
 
 /** Whether tests can get a Redis, and how. */
@@ -53,8 +55,33 @@ export async function startRedis(): Promise<RedisHandle> {
   const external = process.env.REDIS_URL;
   if (external) return { url: external, stop: async () => {} };
   const dir = mkdtempSync(join(tmpdir(), 'pb-redis-'));
-  const pidFile = join(dir, 'redis.pid');
   const port = await freePort();
+  let pid = await launch(port, dir);
+  // Never leave a daemon behind, even when the test process exits abruptly.
+  const killOnExit = () => kill(pid, 'SIGKILL');
+  process.once('exit', killOnExit);
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    restart: async () => {
+      kill(pid, 'SIGKILL');
+      await waitFor(async () => !alive(pid), 5000, `redis-server ${pid} did not die`);
+      pid = await launch(port, dir);
+    },
+    stop: async () => {
+      process.off('exit', killOnExit);
+      kill(pid, 'SIGTERM');
+      await waitFor(async () => !alive(pid), 5000, `redis-server ${pid} did not stop`).catch(() =>
+        kill(pid, 'SIGKILL'),
+      );
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Starts redis-server (no persistence) on `port`; resolves with its pid once it answers. */
+async function launch(port: number, dir: string): Promise<number> {
+  const pidFile = join(dir, 'redis.pid');
+  rmSync(pidFile, { force: true });
   execFileSync(
     'redis-server',
     [
@@ -78,21 +105,7 @@ export async function startRedis(): Promise<RedisHandle> {
     { stdio: 'ignore' },
   );
   await waitFor(() => ping(port), 5000, `redis-server on port ${port} did not answer PING`);
-  const pid = Number(readFileSync(pidFile, 'utf8').trim());
-  // Never leave a daemon behind, even when the test process exits abruptly.
-  const killOnExit = () => kill(pid, 'SIGKILL');
-  process.once('exit', killOnExit);
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    stop: async () => {
-      process.off('exit', killOnExit);
-      kill(pid, 'SIGTERM');
-      await waitFor(async () => !alive(pid), 5000, `redis-server ${pid} did not stop`).catch(() =>
-        kill(pid, 'SIGKILL'),
-      );
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  return Number(readFileSync(pidFile, 'utf8').trim());
 }
 
 function kill(pid: number, signal: NodeJS.Signals): void {

@@ -30,6 +30,7 @@ import type {
 } from '../channel.ts';
 import { stderrLogger } from '../channel.ts';
 import { SerialQueues } from '../delivery.ts';
+import { type ChannelStateStore, MemoryChannelState } from '../state.ts';
 import { chatopsCommands, type SlashCommandSpec, toRegistrationBody } from './commands.ts';
 import { toDiscordError } from './errors.ts';
 import {
@@ -41,7 +42,7 @@ import {
   toCommand,
   toReply,
 } from './inbound.ts';
-import { LiveInteraction, LiveInteractions } from './interactions.ts';
+import { LiveInteraction, LiveInteractions, TOKEN_LIFETIME_MS } from './interactions.ts';
 import { type DiscordChannelOptions, validateDiscordOptions } from './options.ts';
 import {
   commandEcho,
@@ -60,6 +61,9 @@ import {
 import { channelIdOf, formatMessageRef, parseMessageRef, reasonRef, targetOf } from './refs.ts';
 
 type State = 'idle' | 'starting' | 'running' | 'stopped';
+
+/** Key of a reason prompt in the state store, by the id of the press that asked. */
+const promptKey = (pressId: string): string => `prompt:${pressId}`;
 
 const DEFAULT_API = 'https://discord.com/api';
 
@@ -87,6 +91,8 @@ export class DiscordChannel implements Channel {
   readonly #commands: readonly SlashCommandSpec[];
   readonly #queues = new SerialQueues();
   readonly #live = new LiveInteractions();
+  /** Reason prompts, so the fallback button opens the same modal (also after a restart). */
+  readonly #store: ChannelStateStore;
   /** Events being handled, so stop() can wait for them. */
   readonly #inFlight = new Set<Promise<void>>();
   #state: State = 'idle';
@@ -100,6 +106,7 @@ export class DiscordChannel implements Channel {
     this.#options = options;
     this.#log = options.logger ?? stderrLogger;
     this.#commands = options.commands ?? chatopsCommands();
+    this.#store = options.state ?? new MemoryChannelState();
     const maxWait = options.maxRateLimitWaitMs ?? 60_000;
     this.#client = new Client({
       intents: [GatewayIntentBits.Guilds],
@@ -242,8 +249,12 @@ export class DiscordChannel implements Channel {
   /** The fallback "Give a reason" button: opens the modal the press could not open itself. */
   async #openModal(i: ButtonInteraction): Promise<void> {
     const pressId = i.customId.slice(REASON_ID_PREFIX.length);
-    const prompt = this.#live.promptOf(pressId) ?? 'Give your reason.';
-    await i.showModal(reasonModal(pressId, prompt));
+    const stored = await this.#store.get(promptKey(pressId)).catch((err: unknown) => {
+      this.#log.warn({ err }, 'discord: reason prompt not read');
+      return undefined;
+    });
+    // A modal must open within 3 s of the press: a prompt that cannot be read gets plain words.
+    await i.showModal(reasonModal(pressId, stored ?? 'Give your reason.'));
   }
 
   async #deliver(event: InboundEvent): Promise<void> {
@@ -315,7 +326,10 @@ export class DiscordChannel implements Channel {
   async askForReason(interaction: Interaction, prompt: string): Promise<string> {
     const data = decodeInteraction(interaction);
     const live = this.#liveOf(data);
-    this.#live.rememberPrompt(data.i, prompt, Date.now());
+    // Kept for the fallback button only: failing to keep it must not cost the modal.
+    await this.#store
+      .set(promptKey(data.i), prompt, TOKEN_LIFETIME_MS)
+      .catch((err: unknown) => this.#log.warn({ err }, 'discord: reason prompt not kept'));
     await live.askForReason(prompt);
     return reasonRef(data.c, data.i);
   }

@@ -79,6 +79,12 @@ export function chatopsCommands(workflows: readonly string[] = []): SlashCommand
       runNeeded,
       opt('step', 'Step id', 'word', true),
     ),
+    cmd(
+      'repair',
+      "Repair a run's damaged files",
+      runNeeded,
+      opt('mode', 'dry-run: only say what is wrong', 'word', false, ['dry-run']),
+    ),
     cmd('agents', 'The named agents'),
     cmd('workflows', "The workflows of this chat's workspace"),
     cmd(

@@ -4,7 +4,7 @@
  * tokens.
  */
 import { DiscordAPIError, DiscordjsError, HTTPError, RateLimitError } from 'discord.js';
-import { PhasebridgeError, PlatformError, RateLimitedError } from '../../errors.ts';
+import { NotFoundError, PhasebridgeError, PlatformError, RateLimitedError } from '../../errors.ts';
 
 const PLATFORM = 'discord';
 
@@ -21,8 +21,12 @@ export function redactedPath(url: string): string {
     .replace(/\/(interactions|webhooks)\/(\d+)\/[^/]+/, '/$1/$2/:token');
 }
 
+/** Discord's error code of a message that does not exist (deleted in the chat). */
+const UNKNOWN_MESSAGE = 10008;
+
 /**
- * Maps anything thrown by discord.js to RateLimitedError (429 beyond our wait) or PlatformError.
+ * Maps anything thrown by discord.js to RateLimitedError (429 beyond our wait), NotFoundError
+ * (Unknown Message) or PlatformError.
  * discord.js' HTTP errors are not kept as `cause`: their `url` holds interaction tokens and log
  * serialisers print every property.
  */
@@ -33,10 +37,9 @@ export function toDiscordError(err: unknown): PhasebridgeError {
   }
   if (err instanceof DiscordAPIError) {
     const what = `${err.method.toUpperCase()} ${redactedPath(err.url)}`;
-    return new PlatformError(
-      PLATFORM,
-      `${what} failed (${err.status}/${err.code}: ${err.message})`,
-    );
+    const failed = `${what} failed (${err.status}/${err.code}: ${err.message})`;
+    if (err.code === UNKNOWN_MESSAGE) return new NotFoundError(`${PLATFORM}: ${failed}`);
+    return new PlatformError(PLATFORM, failed);
   }
   if (err instanceof HTTPError) {
     const what = `${err.method.toUpperCase()} ${redactedPath(err.url)}`;

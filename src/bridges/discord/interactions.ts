@@ -157,18 +157,14 @@ export class LiveInteraction {
   }
 }
 
-/** The live interactions by id, and the prompts of reason modals (for the fallback button). */
+/** The live interactions by id. */
 export class LiveInteractions {
   readonly #byId = new Map<string, LiveInteraction>();
-  readonly #prompts = new Map<string, { prompt: string; at: number }>();
 
   /** Registers an interaction; entries older than a token's lifetime are dropped. */
   add(live: LiveInteraction, now: number): void {
     for (const [id, l] of this.#byId) {
       if (now - l.createdAt > TOKEN_LIFETIME_MS) this.#byId.delete(id);
-    }
-    for (const [id, p] of this.#prompts) {
-      if (now - p.at > TOKEN_LIFETIME_MS) this.#prompts.delete(id);
     }
     this.#byId.set(live.id, live);
   }
@@ -186,20 +182,9 @@ export class LiveInteractions {
     return undefined;
   }
 
-  /** Remembers a reason prompt so the fallback button can open the same modal. */
-  rememberPrompt(interactionId: string, prompt: string, now: number): void {
-    this.#prompts.set(interactionId, { prompt, at: now });
-  }
-
-  /** The prompt asked for an interaction, if remembered. */
-  promptOf(interactionId: string): string | undefined {
-    return this.#prompts.get(interactionId)?.prompt;
-  }
-
   /** Stops every timer (the channel is stopping). */
   clear(): void {
     for (const live of this.#byId.values()) live.cancel();
     this.#byId.clear();
-    this.#prompts.clear();
   }
 }

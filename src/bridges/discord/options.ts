@@ -4,6 +4,7 @@
  */
 import type { ConfigProblem } from '../../errors.ts';
 import type { ApiCallObserver, ChannelLogger } from '../channel.ts';
+import type { ChannelStateStore } from '../state.ts';
 import { type SlashCommandSpec, validateCommands } from './commands.ts';
 
 /** Options of `DiscordChannel`. */
@@ -23,6 +24,8 @@ export interface DiscordChannelOptions {
   readonly ackAfterMs?: number;
   /** A rate limit asking to wait longer than this fails with RATE_LIMITED; default 60 s. */
   readonly maxRateLimitWaitMs?: number;
+  /** Where reason prompts are kept across a restart (bridge.db's `channel_state`); default memory. */
+  readonly state?: ChannelStateStore;
 }
 
 const TOKEN = /^[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{3,}\.[A-Za-z0-9_-]{10,}$/;

@@ -3,7 +3,7 @@
  * outside this folder sees a Slack SDK error. Matching is on the SDK's documented string `code`s
  * rather than `instanceof`, which breaks when two copies of the SDK are loaded.
  */
-import { PhasebridgeError, PlatformError, RateLimitedError } from '../../errors.ts';
+import { NotFoundError, PhasebridgeError, PlatformError, RateLimitedError } from '../../errors.ts';
 
 const PLATFORM = 'slack';
 
@@ -21,8 +21,9 @@ const messageOf = (err: unknown): string =>
   err instanceof Error ? err.message : typeof err === 'string' ? err : 'unknown error';
 
 /**
- * Maps anything thrown by a Slack call to RateLimitedError (HTTP 429, Retry-After in ms) or
- * PlatformError naming the method and Slack's error code (`channel_not_found`, `invalid_auth`…).
+ * Maps anything thrown by a Slack call to RateLimitedError (HTTP 429, Retry-After in ms),
+ * NotFoundError (`message_not_found`: deleted in the chat) or PlatformError naming the method and
+ * Slack's error code (`channel_not_found`, `invalid_auth`…).
  */
 export function toSlackError(err: unknown, method?: string): PhasebridgeError {
   if (err instanceof PhasebridgeError) return err;
@@ -33,10 +34,13 @@ export function toSlackError(err: unknown, method?: string): PhasebridgeError {
       const seconds = typeof e.retryAfter === 'number' ? e.retryAfter : 1;
       return new RateLimitedError(PLATFORM, Math.max(0, seconds) * 1000, { cause: err });
     }
-    case 'slack_webapi_platform_error':
-      return new PlatformError(PLATFORM, `${what} failed: ${String(e.data?.error ?? 'error')}`, {
-        cause: err,
-      });
+    case 'slack_webapi_platform_error': {
+      const code = String(e.data?.error ?? 'error');
+      if (code === 'message_not_found') {
+        return new NotFoundError(`${PLATFORM}: ${what} failed: ${code}`);
+      }
+      return new PlatformError(PLATFORM, `${what} failed: ${code}`, { cause: err });
+    }
     case 'slack_webapi_http_error':
       return new PlatformError(PLATFORM, `${what} failed: HTTP ${String(e.statusCode)}`, {
         cause: err,

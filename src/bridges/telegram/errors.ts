@@ -3,11 +3,14 @@
  * GrammyError. The token is never part of a message (grammY redacts it from HttpError too).
  */
 import { GrammyError, HttpError } from 'grammy';
-import { PhasebridgeError, PlatformError, RateLimitedError } from '../../errors.ts';
+import { NotFoundError, PhasebridgeError, PlatformError, RateLimitedError } from '../../errors.ts';
 
 const PLATFORM = 'telegram';
 
-/** Maps anything thrown by a grammY call to RateLimitedError (429) or PlatformError. */
+/**
+ * Maps anything thrown by a grammY call to RateLimitedError (429), NotFoundError (the message to
+ * edit is gone: deleted in the chat) or PlatformError.
+ */
 export function toTelegramError(err: unknown): PhasebridgeError {
   if (err instanceof PhasebridgeError) return err;
   if (err instanceof GrammyError) {
@@ -15,13 +18,11 @@ export function toTelegramError(err: unknown): PhasebridgeError {
       const seconds = err.parameters.retry_after ?? 1;
       return new RateLimitedError(PLATFORM, Math.max(0, seconds) * 1000, { cause: err });
     }
-    return new PlatformError(
-      PLATFORM,
-      `${err.method} failed (${err.error_code}: ${err.description})`,
-      {
-        cause: err,
-      },
-    );
+    const what = `${err.method} failed (${err.error_code}: ${err.description})`;
+    if (err.error_code === 400 && err.description.includes('message to edit not found')) {
+      return new NotFoundError(`${PLATFORM}: ${what}`);
+    }
+    return new PlatformError(PLATFORM, what, { cause: err });
   }
   if (err instanceof HttpError) {
     return new PlatformError(PLATFORM, `network error: ${err.message}`, { cause: err });

@@ -1,8 +1,10 @@
 /**
  * The web console Channel: a local chat page served by phasebridge's own HTTP server. Outbound
- * messages are rendered to escaped HTML, kept in memory and pushed to open pages over
- * server-sent events (an edit replaces the message in place); inbound, the page posts commands,
- * button presses and reasons, which become neutral events from the local admin `web:admin`.
+ * messages are rendered to escaped HTML, held (in memory, written behind to the `state` store)
+ * and pushed to open pages over server-sent events (an edit replaces the message in place);
+ * inbound, the page posts commands, button presses and reasons, which become neutral events from
+ * the local admin `web:admin`. With bridge.db as `state` and `auth`, messages, reason prompts and
+ * sessions survive a restart.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ConflictError } from '../../errors.ts';
@@ -21,6 +23,7 @@ import type {
 } from '../channel.ts';
 import { stderrLogger } from '../channel.ts';
 import { link, rich } from '../render-text.ts';
+import { type ChannelStateStore, MemoryChannelState } from '../state.ts';
 import { type ConsoleContext, handleConsoleRequest, messageEvent } from './console-routes.ts';
 import { messageNotHeld } from './errors.ts';
 import { requireSession } from './guard.ts';
@@ -35,8 +38,14 @@ import {
 } from './outbound.ts';
 import { PromptBook } from './prompts.ts';
 import type { RunsSource } from './runs-source.ts';
-import { SessionStore, type SessionStoreOptions } from './session.ts';
+import {
+  type ConsoleAuthStore,
+  consoleLoginUrl,
+  SessionStore,
+  type SessionStoreOptions,
+} from './session.ts';
 import { SseHub } from './sse.ts';
+import { StateWriter } from './state-writer.ts';
 
 /** Options of `WebChannel`; all optional. */
 export interface WebChannelOptions {
@@ -44,6 +53,10 @@ export interface WebChannelOptions {
   /** Where the runs pages read runs (see `orchestratorRunsSource`); without it they say so. */
   readonly runs?: RunsSource;
   readonly sessions?: SessionStoreOptions;
+  /** Where login tokens and sessions are kept (bridge.db's `consoleAuth`); default memory. */
+  readonly auth?: ConsoleAuthStore;
+  /** Where messages and prompts are kept (bridge.db's `channel_state` for 'web'); default memory. */
+  readonly state?: ChannelStateStore;
   /** Messages kept for pages that open later; default 500. */
   readonly historyLimit?: number;
   /** Origins accepted for POSTs besides the request's own host (a TLS proxy's public origin). */
@@ -62,36 +75,42 @@ export class WebChannel implements Channel {
   readonly platform = 'web' as const;
   /**
    * The console edits in place, shows buttons, toasts privately, and asks inline for reasons; its
-   * messages are held in memory, so they do not survive a restart.
+   * messages survive a restart when its `state` store does (bridge.db), not with the default.
    */
-  readonly capabilities: ChannelCapabilities = {
-    edits: true,
-    buttons: true,
-    threads: false,
-    modals: false,
-    forceReply: true,
-    maxTextLength: MAX_WEB_TEXT_LENGTH,
-    maxButtonDataBytes: 256,
-    privateAnswers: true,
-    files: true,
-    durableMessages: false,
-  };
+  readonly capabilities: ChannelCapabilities;
 
   readonly #log: ChannelLogger;
   readonly #sessions: SessionStore;
+  readonly #writer: StateWriter;
   readonly #history: MessageHistory;
   readonly #files = new FileShelf();
   readonly #hub: SseHub;
-  readonly #prompts = new PromptBook();
+  readonly #prompts: PromptBook;
   readonly #ctx: ConsoleContext;
   readonly #inFlight = new Set<Promise<void>>();
+  #restoring: Promise<void> | undefined;
   #state: State = 'idle';
   #handler: InboundHandler | undefined;
 
   constructor(options: WebChannelOptions = {}) {
     this.#log = options.logger ?? stderrLogger;
-    this.#sessions = new SessionStore(options.sessions);
-    this.#history = new MessageHistory(options.historyLimit);
+    const state = options.state ?? new MemoryChannelState();
+    this.capabilities = {
+      edits: true,
+      buttons: true,
+      threads: false,
+      modals: false,
+      forceReply: true,
+      maxTextLength: MAX_WEB_TEXT_LENGTH,
+      maxButtonDataBytes: 256,
+      privateAnswers: true,
+      files: true,
+      durableMessages: state.durable,
+    };
+    this.#sessions = new SessionStore(options.auth, options.sessions);
+    this.#writer = new StateWriter(state, this.#log);
+    this.#history = new MessageHistory(this.#writer, options.historyLimit);
+    this.#prompts = new PromptBook(this.#writer);
     this.#hub = new SseHub(options.heartbeatMs);
     this.#ctx = {
       sessions: this.#sessions,
@@ -112,7 +131,10 @@ export class WebChannel implements Channel {
   /** The console's route: mount it at `/` (it answers everything other routes do not). */
   readonly route: Route = {
     prefix: '/',
-    handler: (req, res) => handleConsoleRequest(this.#ctx, req, res),
+    handler: async (req, res) => {
+      await this.#restored();
+      await handleConsoleRequest(this.#ctx, req, res);
+    },
     onClose: () => this.#hub.closeAll(),
   };
 
@@ -122,25 +144,26 @@ export class WebChannel implements Channel {
   }
 
   /** A new one-time login token; print it as `loginUrl(base, token)`. */
-  createLoginToken(): string {
+  createLoginToken(): Promise<string> {
     return this.#sessions.createLoginToken();
   }
 
-  /** `http://127.0.0.1:7717/?token=…`: the link that logs a browser in, once. */
-  loginUrl(baseUrl: string, token = this.createLoginToken()): string {
-    return `${baseUrl.replace(/\/+$/, '')}/?token=${encodeURIComponent(token)}`;
+  /** `http://127.0.0.1:7717/?token=…`: the link that logs a browser in, once (a new token). */
+  async loginUrl(baseUrl: string, token?: string): Promise<string> {
+    return consoleLoginUrl(baseUrl, token ?? (await this.createLoginToken()));
   }
 
   /** Wraps a handler so it answers only with a console session (e.g. `/metrics`). */
   protect(handler: RequestHandler): RequestHandler {
     return async (req: IncomingMessage, res: ServerResponse) => {
-      if (requireSession(this.#ctx, req, res)) await handler(req, res);
+      if (await requireSession(this.#ctx, req, res)) await handler(req, res);
     };
   }
 
   /** Starts delivering posted commands, presses and reasons to `handler`. */
   async start(handler: InboundHandler): Promise<void> {
     if (this.#state !== 'idle') throw new ConflictError(`web channel is ${this.#state}`);
+    await this.#restored();
     this.#handler = handler;
     this.#state = 'running';
     this.#log.info({}, 'web: console started');
@@ -155,6 +178,16 @@ export class WebChannel implements Channel {
     this.#state = 'stopped';
     this.#hub.closeAll();
     await Promise.allSettled(this.#inFlight);
+    await this.#writer.flushed();
+  }
+
+  /** Brings back what the state store kept from before a restart, once, before first use. */
+  #restored(): Promise<void> {
+    this.#restoring ??= Promise.all([this.#history.restore(), this.#prompts.restore()]).then(
+      () => undefined,
+      (err: unknown) => this.#log.error({ err }, 'web: stored console state not restored'),
+    );
+    return this.#restoring;
   }
 
   async #emit(event: InboundEvent): Promise<void> {
@@ -183,17 +216,21 @@ export class WebChannel implements Channel {
   /** Adds the message to the console chat and pushes it to every open page. */
   async send(chatRef: string, message: OutgoingMessage): Promise<MessageRef> {
     assertConsoleChat(chatRef);
+    await this.#restored();
     const held = this.#history.add('bridge', renderMessageHtml(message), buttonIds(message));
     this.#publish(held);
+    await this.#writer.flushed();
     return held.ref;
   }
 
   /** Replaces a held message and pushes the new version (NOT_FOUND when no longer held). */
   async edit(messageRef: MessageRef, message: OutgoingMessage): Promise<void> {
     const ref = assertMessageRef(messageRef);
+    await this.#restored();
     const held = this.#history.replace(ref, renderMessageHtml(message), buttonIds(message));
     if (!held) throw messageNotHeld(ref);
     this.#publish(held);
+    await this.#writer.flushed();
   }
 
   /** Private: a toast on the presser's page. Public: a message in the console chat. */
@@ -210,6 +247,7 @@ export class WebChannel implements Channel {
   /** Shows an inline question on the presser's page; the answer arrives as a Reply to the returned ref. */
   async askForReason(interaction: Interaction, prompt: string): Promise<MessageRef> {
     const data = decodeInteraction(interaction);
+    await this.#restored();
     const ref = this.#history.nextRef();
     this.#prompts.add({ ref, sessionId: data.s, tab: data.t, text: prompt, messageRef: data.m });
     this.#hub.sendTo(data.s, data.t, { event: 'prompt', data: { ref, text: prompt } });

@@ -61,10 +61,10 @@ export async function handleConsoleRequest(
   const url = requestUrl(req);
   const token = url.searchParams.get('token');
   if (req.method === 'GET' && url.pathname === '/' && token !== null) {
-    handleLogin(ctx, req, res, token);
+    await handleLogin(ctx, req, res, token);
     return;
   }
-  const session = requireSession(ctx, req, res);
+  const session = await requireSession(ctx, req, res);
   if (!session) return;
   const read = req.method === 'GET' || req.method === 'HEAD';
   if (read && url.pathname === '/') return showConsole(ctx, session, res);

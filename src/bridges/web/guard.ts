@@ -32,10 +32,12 @@ export function sendUnauthorized(req: IncomingMessage, res: ServerResponse): voi
       res,
       401,
       'Not logged in',
-      'Open the login link that `phasebridge serve` printed (http://…/?token=…). Each link works once; after a restart use the new one.',
+      'Open the login link that `phasebridge serve` printed (http://…/?token=…). Each link works once; `phasebridge login` prints a new one.',
     );
   } else {
-    sendJson(res, 401, { error: 'Not logged in: open the login link phasebridge serve printed.' });
+    sendJson(res, 401, {
+      error: 'Not logged in: open the login link of phasebridge serve or phasebridge login.',
+    });
   }
 }
 
@@ -43,28 +45,28 @@ export function sendUnauthorized(req: IncomingMessage, res: ServerResponse): voi
  * Handles `GET /?token=…`: a valid token opens a session (cookie) and redirects to `/`; an
  * invalid one is a 401, unless the browser already has a session (then the token is ignored).
  */
-export function handleLogin(
+export async function handleLogin(
   g: GuardOptions,
   req: IncomingMessage,
   res: ServerResponse,
   token: string,
-): void {
-  if (g.sessions.consumeLoginToken(token)) {
-    const { cookieValue } = g.sessions.createSession();
+): Promise<void> {
+  if (await g.sessions.consumeLoginToken(token)) {
+    const { cookieValue } = await g.sessions.createSession();
     res.writeHead(303, {
       ...BASE_HEADERS,
       location: '/',
       'set-cookie': sessionCookie(cookieValue, g.secureCookies),
     });
     res.end();
-  } else if (g.sessions.fromCookieHeader(req.headers.cookie)) {
+  } else if (await g.sessions.fromCookieHeader(req.headers.cookie)) {
     res.writeHead(303, { ...BASE_HEADERS, location: '/' }).end();
   } else {
     sendNotice(
       res,
       401,
       'Login link not valid',
-      'This login link was used already or has expired. Use the newest link phasebridge serve printed, or restart it for a new one.',
+      'This login link was used already or has expired. Run `phasebridge login` for a new one.',
     );
   }
 }
@@ -114,12 +116,12 @@ export async function readForm(req: IncomingMessage): Promise<Record<string, str
 }
 
 /** The session of a request, or undefined after answering 401. */
-export function requireSession(
+export async function requireSession(
   g: GuardOptions,
   req: IncomingMessage,
   res: ServerResponse,
-): Session | undefined {
-  const session = g.sessions.fromCookieHeader(req.headers.cookie);
+): Promise<Session | undefined> {
+  const session = await g.sessions.fromCookieHeader(req.headers.cookie);
   if (!session) sendUnauthorized(req, res);
   return session;
 }

@@ -1,11 +1,13 @@
 /**
- * What the console chat holds in memory: its recent messages (rendered HTML, buttons, a version
- * bumped on every send and edit, so a reconnecting page asks only for what changed) and the
- * files sent into it. Nothing is persisted: after a restart the console starts empty.
+ * What the console chat holds: its recent messages (rendered HTML, buttons, a version bumped on
+ * every send and edit, so a reconnecting page asks only for what changed) and the files sent into
+ * it. Messages are served from memory and written behind to the console's state store, so after
+ * a restart `restore` brings them back (same refs, versions going on); files stay in memory only.
  */
 import { randomBytes } from 'node:crypto';
 import type { MessageRef } from '../channel.ts';
 import { formatMessageRef } from './outbound.ts';
+import type { StateWriter } from './state-writer.ts';
 
 /** Who wrote a message: the bridge, or the console user (an echo of what they typed). */
 export type MessageAuthor = 'bridge' | 'user';
@@ -23,17 +25,46 @@ export interface HeldMessage {
   version: number;
 }
 
+/** How a held message is stored (key `msg:<ref>`). */
+interface StoredMessage {
+  n: number;
+  author: MessageAuthor;
+  html: string;
+  buttons: string[];
+  version: number;
+}
+
+const MESSAGE_KEY = 'msg:';
+
 /** The recent messages of the console chat, oldest first, at most `limit` of them. */
 export class MessageHistory {
-  /** Random per process, so a ref from before a restart is never mistaken for a new one. */
+  /** Random per process, so refs made after a restart never collide with restored ones. */
   readonly boot = randomBytes(6).toString('base64url');
   readonly #messages = new Map<MessageRef, HeldMessage>();
   readonly #limit: number;
+  readonly #writer: StateWriter;
   #n = 0;
   #version = 0;
 
-  constructor(limit = 500) {
+  /** Keeps at most `limit` messages; every change is written behind through `writer`. */
+  constructor(writer: StateWriter, limit = 500) {
+    this.#writer = writer;
     this.#limit = limit;
+  }
+
+  /** Loads the messages stored before a restart; numbers and versions go on from theirs. */
+  async restore(): Promise<void> {
+    const stored = await this.#writer.store.list(MESSAGE_KEY);
+    const held = stored.map(({ key, value }) => {
+      const m = JSON.parse(value) as StoredMessage;
+      const { buttons, ...rest } = m;
+      return { ref: key.slice(MESSAGE_KEY.length), ...rest, buttons: new Set(buttons) };
+    });
+    for (const m of held.sort((a, b) => a.n - b.n)) {
+      this.#messages.set(m.ref, m);
+      this.#n = Math.max(this.#n, m.n);
+      this.#version = Math.max(this.#version, m.version);
+    }
   }
 
   /** The version of the latest change (0 when nothing happened yet). */
@@ -60,9 +91,13 @@ export class MessageHistory {
       version: this.#version,
     };
     this.#messages.set(ref, held);
+    this.#save(held);
     if (this.#messages.size > this.#limit) {
       const oldest = this.#messages.keys().next().value;
-      if (oldest !== undefined) this.#messages.delete(oldest);
+      if (oldest !== undefined) {
+        this.#messages.delete(oldest);
+        this.#writer.remove(MESSAGE_KEY + oldest);
+      }
     }
     return held;
   }
@@ -75,6 +110,7 @@ export class MessageHistory {
     held.html = html;
     held.buttons = new Set(buttons);
     held.version = this.#version;
+    this.#save(held);
     return held;
   }
 
@@ -93,6 +129,17 @@ export class MessageHistory {
     return this.all()
       .filter((m) => m.version > version)
       .sort((a, b) => a.version - b.version);
+  }
+
+  #save(m: HeldMessage): void {
+    const stored: StoredMessage = {
+      n: m.n,
+      author: m.author,
+      html: m.html,
+      buttons: [...m.buttons],
+      version: m.version,
+    };
+    this.#writer.put(MESSAGE_KEY + m.ref, stored);
   }
 }
 

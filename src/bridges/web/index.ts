@@ -5,12 +5,15 @@
  * one tab is followed in every tab, and a binding made once survives restarts). Its only user is
  * the local admin, user ref `web:admin` (ChatUser { platform: 'web', id: 'admin' }): whoever holds
  * a session is the person who started `phasebridge serve`. Private answers and reason prompts go
- * to the presser's session (and tab) only. Messages, sessions and prompts live in memory.
+ * to the presser's session (and tab) only. Messages, prompts and sessions are kept in the stores
+ * given as `state` and `auth` (bridge.db in a bridge), in memory without them.
  *
- * Wiring (serve): bind `web:console` to the default workspace and allow `web:admin` as admin;
- * mount `channel.route` at `/`, `channel.protect(metrics.handler())` at `/metrics` and the health
+ * Wiring (serve): pass `auth: repos.consoleAuth` and `state: repos.channelState.scope('web')`;
+ * bind `web:console` to the default workspace and allow `web:admin` as admin; mount
+ * `channel.route` at `/`, `channel.protect(metrics.handler())` at `/metrics` and the health
  * routes; add the probe `readiness.add('web', async () => channel.running)`; start the channel
- * with `chatops.handle`; print `channel.loginUrl(server.url)`.
+ * with `chatops.handle`; print `await channel.loginUrl(server.url)`. `phasebridge login` adds a
+ * token from another process with `issueLoginToken(repos.consoleAuth)`.
  */
 export { WebChannel, type WebChannelOptions } from './channel.ts';
 export { WEB_ADMIN } from './inbound.ts';
@@ -23,3 +26,10 @@ export {
   type RunView,
   type StepView,
 } from './runs-source.ts';
+export {
+  type ConsoleAuthStore,
+  consoleLoginUrl,
+  issueLoginToken,
+  LOGIN_TOKEN_TTL_MS,
+  type StoredSession,
+} from './session.ts';

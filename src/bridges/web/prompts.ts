@@ -1,9 +1,10 @@
 /**
  * Reason prompts (`askForReason`) waiting for their answer. A prompt belongs to the session (and
- * tab) that pressed the button; only that session can answer it. In memory: a restart drops
- * unanswered prompts, like the sessions that could answer them.
+ * tab) that pressed the button; only that session can answer it. Served from memory and written
+ * behind to the console's state store: sessions survive a restart, and so do their prompts.
  */
 import type { MessageRef } from '../channel.ts';
+import type { StateWriter } from './state-writer.ts';
 
 /** One open prompt. */
 export interface PendingPrompt {
@@ -19,13 +20,26 @@ export interface PendingPrompt {
 /** Prompts older than this are dropped (nobody is answering them any more). */
 const PROMPT_TTL_MS = 24 * 3600_000;
 
+const PROMPT_KEY = 'prompt:';
+
 /** The open prompts. */
 export class PromptBook {
   readonly #prompts = new Map<MessageRef, PendingPrompt>();
+  readonly #writer: StateWriter;
   readonly #now: () => number;
 
-  constructor(now: () => number = Date.now) {
+  /** Every change is written behind through `writer`. */
+  constructor(writer: StateWriter, now: () => number = Date.now) {
+    this.#writer = writer;
     this.#now = now;
+  }
+
+  /** Loads the prompts still open before a restart. */
+  async restore(): Promise<void> {
+    for (const { value } of await this.#writer.store.list(PROMPT_KEY)) {
+      const p = JSON.parse(value) as PendingPrompt;
+      this.#prompts.set(p.ref, p);
+    }
   }
 
   /** Opens a prompt. */
@@ -36,6 +50,7 @@ export class PromptBook {
     }
     const prompt = { ...p, createdAt: now };
     this.#prompts.set(p.ref, prompt);
+    this.#writer.put(PROMPT_KEY + p.ref, prompt, PROMPT_TTL_MS);
     return prompt;
   }
 
@@ -48,6 +63,7 @@ export class PromptBook {
   /** Closes a prompt. */
   remove(ref: MessageRef): void {
     this.#prompts.delete(ref);
+    this.#writer.remove(PROMPT_KEY + ref);
   }
 
   /** The session's open prompts, oldest first (replayed to a page that connects). */

@@ -51,7 +51,12 @@ export async function handleRunsPage(
     } else if (parts.length === 1) {
       const run = await runs.getRun(assertSafeId('run', parts[0]!));
       const ledgerFile = await runs.ledgerPath(run.id);
-      const ledger = await readTailLines(ledgerFile, LEDGER_TAIL_LINES, LEDGER_TAIL_BYTES);
+      const ledger = await readTailLines(
+        run.workspace,
+        ledgerFile,
+        LEDGER_TAIL_LINES,
+        LEDGER_TAIL_BYTES,
+      );
       page(res, run.id, runBody(run, ledger), runIsLive(run));
     } else if (parts.length === 3 && parts[1] === 'logs') {
       await showLog(runs, res, parts[0]!, parts[2]!, url.searchParams.get('attempt'));
@@ -59,6 +64,11 @@ export async function handleRunsPage(
       sendNotice(res, 404, 'Not found', 'There is no such runs page.');
     }
   } catch (err) {
+    // A link planted in the workspace: say which one, show nothing of where it points.
+    if (hasCode(err, 'CORRUPT_STATE')) {
+      sendNotice(res, 409, 'Unreadable', (err as Error).message);
+      return;
+    }
     if (!hasCode(err, 'NOT_FOUND') && !hasCode(err, 'INVALID_INPUT')) throw err;
     sendNotice(res, 404, 'Not found', (err as Error).message);
   }
@@ -79,6 +89,6 @@ async function showLog(
     return;
   }
   const file = await runs.logPath(run.id, step.id, attempt);
-  const log = await readTail(file, LOG_TAIL_BYTES);
+  const log = await readTail(run.workspace, file, LOG_TAIL_BYTES);
   page(res, `${run.id} · ${step.id}`, logBody(run, step, log), runIsLive(run));
 }

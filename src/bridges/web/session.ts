@@ -1,13 +1,17 @@
 /**
- * Login and sessions of the web console. Like Jupyter, `phasebridge serve` prints a link with a
- * one-time login token; opening it sets an HttpOnly, SameSite=Strict session cookie. Tokens and
- * session cookies are kept only as SHA-256 digests, in memory: a restart logs everyone out.
- * Each session has its own CSRF token, sent back by the page with every state-changing request.
+ * Login and sessions of the web console. Like Jupyter, `phasebridge serve` (and `phasebridge
+ * login`) prints a link with a one-time login token; opening it sets an HttpOnly,
+ * SameSite=Strict session cookie. Tokens and cookies are stored only as SHA-256 digests, in a
+ * `ConsoleAuthStore` (bridge.db in a bridge, so a logged-in browser stays logged in across a
+ * restart). Each session's CSRF token is derived from its cookie, so it is never stored.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Name of the session cookie. */
 export const SESSION_COOKIE = 'pb_session';
+
+/** How long an unused login token stays valid by default: 24 h. */
+export const LOGIN_TOKEN_TTL_MS = 24 * 3600_000;
 
 /** A logged-in browser. `id` is public (routing, logs); the cookie value is the secret. */
 export interface Session {
@@ -15,6 +19,34 @@ export interface Session {
   readonly csrfToken: string;
   readonly createdAt: number;
   lastSeenAt: number;
+}
+
+/** A stored session; the cookie value itself is never stored. */
+export interface StoredSession {
+  readonly sessionId: string;
+  readonly createdAt: number;
+  readonly lastSeenAt: number;
+}
+
+/**
+ * Where login tokens and sessions are kept, by the hex SHA-256 digest of the secret. bridge.db's
+ * `ConsoleAuthRepo` fits, so `phasebridge login` in another process can add tokens.
+ */
+export interface ConsoleAuthStore {
+  /** Stores a login token's digest, usable until `expiresAt` (ms). */
+  addLoginToken(tokenHash: string, expiresAt: number): Promise<void>;
+  /** Uses a login token up: true exactly once, and only before it expires. */
+  consumeLoginToken(tokenHash: string, now: number): Promise<boolean>;
+  /** Stores a new session under the digest of its cookie. */
+  addSession(cookieHash: string, session: StoredSession): Promise<void>;
+  /** The session whose cookie has this digest, or null. */
+  findSession(cookieHash: string): Promise<StoredSession | null>;
+  /** Records a use of the session. */
+  touchSession(cookieHash: string, lastSeenAt: number): Promise<void>;
+  /** Ends the session. */
+  deleteSession(cookieHash: string): Promise<void>;
+  /** Deletes login tokens expired at `now` and sessions last used before `idleBefore`. */
+  prune(now: number, idleBefore: number): Promise<void>;
 }
 
 /** Options of `SessionStore`. */
@@ -26,90 +58,146 @@ export interface SessionStoreOptions {
   readonly now?: () => number;
 }
 
-const digest = (secret: string): Buffer => createHash('sha256').update(secret, 'utf8').digest();
+/** A session's last use is written at most this often (not on every request of an open page). */
+const TOUCH_EVERY_MS = 60_000;
+
+/** The stored form of a login token or cookie: hex SHA-256. */
+export const secretDigest = (secret: string): string =>
+  createHash('sha256').update(secret, 'utf8').digest('hex');
 const randomToken = (): string => randomBytes(32).toString('base64url');
+/** The CSRF token of a session: an HMAC of its cookie, so nothing more is stored. */
+const csrfOf = (cookieValue: string): string =>
+  createHmac('sha256', cookieValue).update('phasebridge console csrf').digest('base64url');
 
 /** Constant-time equality of two strings (different lengths are simply unequal). */
 export function safeEqual(a: string, b: string): boolean {
-  const x = digest(a);
-  const y = digest(b);
+  const x = createHash('sha256').update(a, 'utf8').digest();
+  const y = createHash('sha256').update(b, 'utf8').digest();
   return timingSafeEqual(x, y);
 }
 
-/** Login tokens and sessions of one console. */
+/**
+ * Creates a one-time login token (43 url-safe characters, 256 random bits), stores its digest,
+ * and returns the token. `phasebridge login` calls this on bridge.db directly.
+ */
+export async function issueLoginToken(
+  store: Pick<ConsoleAuthStore, 'addLoginToken'>,
+  ttlMs: number = LOGIN_TOKEN_TTL_MS,
+  now: number = Date.now(),
+): Promise<string> {
+  const token = randomToken();
+  await store.addLoginToken(secretDigest(token), now + ttlMs);
+  return token;
+}
+
+/** `http://127.0.0.1:7717/?token=…`: the link that logs a browser in, once. */
+export function consoleLoginUrl(baseUrl: string, token: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/?token=${encodeURIComponent(token)}`;
+}
+
+/** Login tokens and sessions of one console, over a store. */
 export class SessionStore {
-  readonly #tokens = new Map<Buffer, number>();
-  readonly #sessions = new Map<string, Session>();
+  readonly #store: ConsoleAuthStore;
   readonly #tokenTtl: number;
   readonly #idle: number;
   readonly #now: () => number;
 
-  constructor(options: SessionStoreOptions = {}) {
-    this.#tokenTtl = options.loginTokenTtlMs ?? 24 * 3600_000;
+  constructor(
+    store: ConsoleAuthStore = new MemoryConsoleAuth(),
+    options: SessionStoreOptions = {},
+  ) {
+    this.#store = store;
+    this.#tokenTtl = options.loginTokenTtlMs ?? LOGIN_TOKEN_TTL_MS;
     this.#idle = options.sessionIdleMs ?? 12 * 3600_000;
     this.#now = options.now ?? Date.now;
   }
 
-  /** A new one-time login token (43 url-safe characters, 256 random bits). */
-  createLoginToken(): string {
-    const token = randomToken();
-    this.#tokens.set(digest(token), this.#now() + this.#tokenTtl);
-    return token;
+  /** A new one-time login token. */
+  createLoginToken(): Promise<string> {
+    return issueLoginToken(this.#store, this.#tokenTtl, this.#now());
   }
 
   /** True once for a valid token: the token is used up by this call. */
-  consumeLoginToken(candidate: string): boolean {
-    const d = digest(candidate);
-    const now = this.#now();
-    let found: Buffer | undefined;
-    for (const [stored, expiresAt] of this.#tokens) {
-      if (expiresAt <= now) this.#tokens.delete(stored);
-      else if (timingSafeEqual(stored, d)) found = stored;
-    }
-    if (found === undefined) return false;
-    this.#tokens.delete(found);
-    return true;
+  consumeLoginToken(candidate: string): Promise<boolean> {
+    // Looked up by digest, so the lookup's timing says nothing about the secret.
+    return this.#store.consumeLoginToken(secretDigest(candidate), this.#now());
   }
 
   /** Opens a session; returns it with the cookie value that names it. */
-  createSession(): { session: Session; cookieValue: string } {
+  async createSession(): Promise<{ session: Session; cookieValue: string }> {
     const cookieValue = randomToken();
     const now = this.#now();
-    const session: Session = {
-      id: randomBytes(9).toString('base64url'),
-      csrfToken: randomToken(),
-      createdAt: now,
-      lastSeenAt: now,
-    };
-    this.#sessions.set(digest(cookieValue).toString('hex'), session);
-    return { session, cookieValue };
+    await this.#store.prune(now, now - this.#idle);
+    const stored = { sessionId: randomBytes(9).toString('base64url'), createdAt: now };
+    await this.#store.addSession(secretDigest(cookieValue), { ...stored, lastSeenAt: now });
+    const session = { id: stored.sessionId, csrfToken: csrfOf(cookieValue), createdAt: now };
+    return { session: { ...session, lastSeenAt: now }, cookieValue };
   }
 
   /** The live session named by a Cookie header, refreshing its idle timer; else undefined. */
-  fromCookieHeader(header: string | undefined): Session | undefined {
+  async fromCookieHeader(header: string | undefined): Promise<Session | undefined> {
     const value = parseCookies(header).get(SESSION_COOKIE);
     if (value === undefined) return undefined;
-    // Looked up by digest, so the lookup's timing says nothing about the secret.
-    const key = digest(value).toString('hex');
-    const session = this.#sessions.get(key);
-    if (!session) return undefined;
+    const key = secretDigest(value);
+    const stored = await this.#store.findSession(key);
+    if (!stored) return undefined;
     const now = this.#now();
-    if (now - session.lastSeenAt > this.#idle) {
-      this.#sessions.delete(key);
+    if (now - stored.lastSeenAt > this.#idle) {
+      await this.#store.deleteSession(key);
       return undefined;
     }
-    session.lastSeenAt = now;
-    return session;
+    if (now - stored.lastSeenAt >= Math.min(TOUCH_EVERY_MS, this.#idle / 10)) {
+      await this.#store.touchSession(key, now);
+    }
+    return {
+      id: stored.sessionId,
+      csrfToken: csrfOf(value),
+      createdAt: stored.createdAt,
+      lastSeenAt: now,
+    };
   }
 
   /** True when `candidate` is the session's CSRF token. */
   checkCsrf(session: Session, candidate: string | undefined): boolean {
     return candidate !== undefined && candidate !== '' && safeEqual(session.csrfToken, candidate);
   }
+}
 
-  /** Number of live sessions (for tests and diagnostics). */
-  get size(): number {
-    return this.#sessions.size;
+/** Tokens and sessions in memory: a console used without bridge.db forgets them on restart. */
+export class MemoryConsoleAuth implements ConsoleAuthStore {
+  readonly #tokens = new Map<string, number>();
+  readonly #sessions = new Map<string, StoredSession>();
+
+  async addLoginToken(tokenHash: string, expiresAt: number): Promise<void> {
+    this.#tokens.set(tokenHash, expiresAt);
+  }
+
+  async consumeLoginToken(tokenHash: string, now: number): Promise<boolean> {
+    const expiresAt = this.#tokens.get(tokenHash);
+    this.#tokens.delete(tokenHash);
+    return expiresAt !== undefined && expiresAt > now;
+  }
+
+  async addSession(cookieHash: string, session: StoredSession): Promise<void> {
+    this.#sessions.set(cookieHash, session);
+  }
+
+  async findSession(cookieHash: string): Promise<StoredSession | null> {
+    return this.#sessions.get(cookieHash) ?? null;
+  }
+
+  async touchSession(cookieHash: string, lastSeenAt: number): Promise<void> {
+    const s = this.#sessions.get(cookieHash);
+    if (s) this.#sessions.set(cookieHash, { ...s, lastSeenAt });
+  }
+
+  async deleteSession(cookieHash: string): Promise<void> {
+    this.#sessions.delete(cookieHash);
+  }
+
+  async prune(now: number, idleBefore: number): Promise<void> {
+    for (const [k, at] of this.#tokens) if (at <= now) this.#tokens.delete(k);
+    for (const [k, s] of this.#sessions) if (s.lastSeenAt < idleBefore) this.#sessions.delete(k);
   }
 }
 

@@ -1,8 +1,11 @@
 /**
  * Reads the end of a file (step logs, ledgers) without loading a large file whole. A file that
- * does not exist yet is reported as missing, not as an error.
+ * does not exist yet is reported as missing, not as an error. The file lies in a workspace, which
+ * agents control: it is opened without following a link below `root` (a planted one throws
+ * UnsafePathError naming it), so the console never shows a file from outside the workspace.
  */
-import { open } from 'node:fs/promises';
+import fs from 'node:fs';
+import { openInside } from '../../engine/ledger/safe-path.ts';
 
 /** The end of a file. */
 export interface FileTail {
@@ -12,11 +15,11 @@ export interface FileTail {
   readonly missing: boolean;
 }
 
-/** The last `maxBytes` of a file, starting at a line boundary when it was cut. */
-export async function readTail(file: string, maxBytes: number): Promise<FileTail> {
-  let handle: Awaited<ReturnType<typeof open>>;
+/** The last `maxBytes` of `file` inside `root`, starting at a line boundary when it was cut. */
+export async function readTail(root: string, file: string, maxBytes: number): Promise<FileTail> {
+  let fd: number;
   try {
-    handle = await open(file, 'r');
+    fd = openInside(root, file, fs.constants.O_RDONLY);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
       return { text: '', truncated: false, missing: true };
@@ -24,26 +27,33 @@ export async function readTail(file: string, maxBytes: number): Promise<FileTail
     throw err;
   }
   try {
-    const { size } = await handle.stat();
+    // Synchronous reads of at most maxBytes: the open had to be synchronous (no-follow checks).
+    const { size } = fs.fstatSync(fd);
     const start = Math.max(0, size - maxBytes);
     const buf = Buffer.alloc(size - start);
-    await handle.read(buf, 0, buf.length, start);
-    let text = buf.toString('utf8');
+    let got = 0;
+    while (got < buf.length) {
+      const n = fs.readSync(fd, buf, got, buf.length - got, start + got);
+      if (n === 0) break;
+      got += n;
+    }
+    let text = buf.subarray(0, got).toString('utf8');
     // A cut in the middle of a line (or of a UTF-8 sequence) is dropped up to the next newline.
     if (start > 0) text = text.slice(text.indexOf('\n') + 1);
     return { text, truncated: start > 0, missing: false };
   } finally {
-    await handle.close();
+    fs.closeSync(fd);
   }
 }
 
-/** The last `maxLines` lines of a file's tail (blank trailing line dropped). */
+/** The last `maxLines` lines of the tail of `file` inside `root` (blank trailing line dropped). */
 export async function readTailLines(
+  root: string,
   file: string,
   maxLines: number,
   maxBytes: number,
 ): Promise<{ lines: string[]; truncated: boolean; missing: boolean }> {
-  const tail = await readTail(file, maxBytes);
+  const tail = await readTail(root, file, maxBytes);
   const all = tail.text.split('\n');
   if (all.at(-1) === '') all.pop();
   const lines = all.slice(-maxLines);

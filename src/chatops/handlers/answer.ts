@@ -6,7 +6,13 @@ import type { CheckpointState } from '../../engine/model.ts';
 import { voteResultWords } from '../checkpoint-message.ts';
 import type { ParsedCommand } from '../grammar.ts';
 import { findCheckpoint } from '../presenter.ts';
-import { type CommandContext, type HandlerResult, visibleRun, visibleRuns } from './types.ts';
+import {
+  type CommandContext,
+  type HandlerResult,
+  visibleRun,
+  visibleRuns,
+  warningLines,
+} from './types.ts';
 
 type Answer = Extract<ParsedCommand, { verb: 'approve' | 'reject' }>;
 
@@ -33,7 +39,7 @@ export async function answerCommand(ctx: CommandContext, cmd: Answer): Promise<H
     outcome: 'allowed',
     target: runId,
     detail: `${answer} ${checkpoint.id}`,
-    reply: `Checkpoint ${checkpoint.id} of run ${runId}: ${words}.`,
+    reply: `Checkpoint ${checkpoint.id} of run ${runId}: ${words}.${warningLines(result.warnings)}`,
   };
 }
 

@@ -1,7 +1,7 @@
 /** `cancel`, `resume`, `skip`, `retry` and `revert`: steering a run through the engine. */
 import type { ParsedCommand } from '../grammar.ts';
 import type { CommandInput } from '../ports.ts';
-import { type CommandContext, type HandlerResult, visibleRun } from './types.ts';
+import { type CommandContext, type HandlerResult, visibleRun, warningLines } from './types.ts';
 
 type Control = Extract<ParsedCommand, { verb: 'cancel' | 'skip' | 'resume' | 'retry' | 'revert' }>;
 
@@ -34,7 +34,7 @@ export async function controlCommand(ctx: CommandContext, cmd: Control): Promise
   return {
     outcome: 'allowed',
     target: cmd.runId,
-    reply: `${DONE[cmd.verb]} run ${cmd.runId}${to}.`,
+    reply: `${DONE[cmd.verb]} run ${cmd.runId}${to}.${warningLines(result.warnings)}`,
   };
 }
 

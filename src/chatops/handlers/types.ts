@@ -66,3 +66,8 @@ export async function visibleRuns(
 export function text(reply: string): OutgoingMessage {
   return { text: [{ kind: 'plain', text: reply }] };
 }
+
+/** A committed command's warnings (a projection that failed), one line each after the reply. */
+export function warningLines(warnings: readonly string[] | undefined): string {
+  return (warnings ?? []).map((w) => `\nWarning: ${w}`).join('');
+}

@@ -2,8 +2,9 @@ import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { parseChatRef, parseUserRef } from '../../bridges/refs.ts';
+// From its own module: the repositories' index would load Kysely for `--help`.
+import { ROLES } from '../../db/repositories/allowlist.ts';
 import type { AllowScope, Repositories } from '../../db/repositories/index.ts';
-import { ROLES } from '../../db/repositories/index.ts';
 import type { Role } from '../../db/schema.ts';
 import { InvalidInputError, NotFoundError } from '../../errors.ts';
 import type { CliContext } from '../context.ts';

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../errors.ts';
 import type { CliContext } from '../context.ts';
-import { runChecks } from '../doctor-checks.ts';
 
 /** `phasebridge doctor`: one line per check, ok or failed with the fix; exit 1 when any failed. */
 export function registerDoctorCommand(program: Command, ctx: CliContext): void {
@@ -11,9 +10,9 @@ export function registerDoctorCommand(program: Command, ctx: CliContext): void {
       'check the config, bridge.db, Redis (when REDIS_URL is set) and each platform token',
     )
     .action(async () => {
-      let config: CliContext['config'];
+      let config: Awaited<ReturnType<CliContext['config']>>;
       try {
-        config = ctx.config;
+        config = await ctx.config();
       } catch (err) {
         if (!(err instanceof ConfigError)) throw err;
         for (const p of err.problems)
@@ -21,7 +20,9 @@ export function registerDoctorCommand(program: Command, ctx: CliContext): void {
         process.exitCode = 1;
         return;
       }
-      const results = await runChecks(config, ctx.dbFile);
+      // Loaded here: it opens bridge.db (Kysely, SQLite), which `--help` should not load.
+      const { runChecks } = await import('../doctor-checks.ts');
+      const results = await runChecks(config, await ctx.dbFile());
       for (const r of results) {
         console.log(`${r.ok ? 'ok    ' : 'failed'}  ${r.name}: ${r.detail}`);
         if (!r.ok && r.fix) console.log(`        fix: ${r.fix}`);

@@ -1,8 +1,11 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, readSync } from 'node:fs';
+import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import type { Command } from 'commander';
-import { nativeRunDir, readRunJson } from '../../engine/layouts/native.ts';
+import { NATIVE_FILES, nativeRunDir } from '../../engine/layouts/native.ts';
+import { openInside } from '../../engine/ledger/safe-path.ts';
 import type { RunState, StepState } from '../../engine/model.ts';
+import { RunFollower } from '../../engine/store/run-follower.ts';
 import { InvalidInputError, NotFoundError } from '../../errors.ts';
 import { stepLogPath } from '../../jobs/orchestrator/run-files.ts';
 import type { CliContext } from '../context.ts';
@@ -28,6 +31,7 @@ export function registerLogsCommand(program: Command, ctx: CliContext): void {
       const { record, state } = await readRun(ctx, runId);
       if (stepId !== undefined) stepOf(state, stepId);
       const files: LogFiles = {
+        workspace: record.workspace,
         runDir: nativeRunDir(record.workspace, record.id),
         step: (s, n) => stepLogPath(record.workspace, record.id, s.id, n),
         trigger: (s, n) => stepLogPath(record.workspace, record.id, s.id, n, 'trigger'),
@@ -44,6 +48,8 @@ interface LogsOptions {
 
 /** Where a run's logs are (the native run folder holds every layout's step logs). */
 interface LogFiles {
+  /** The run's workspace: logs are read without following a link planted below it. */
+  workspace: string;
   runDir: string;
   step(step: StepState, attempt: number): string;
   trigger(step: StepState, attempt: number): string;
@@ -82,23 +88,27 @@ function printLogs(
     if (n > step.attempt) {
       throw new NotFoundError(`step ${step.id} has ${step.attempt} attempt(s), not ${n}`);
     }
-    process.stdout.write(readLog(files.step(step, n)));
+    process.stdout.write(readLog(files.workspace, files.step(step, n)));
     return;
   }
   const ran = state.steps.filter((s) => s.attempt > 0);
   if (ran.length === 0) console.log(`no step of run ${state.id} has run yet`);
   for (const step of ran) {
-    printSection(`${step.id} (attempt ${step.attempt})`, files.step(step, step.attempt));
+    printSection(`${step.id} (attempt ${step.attempt})`, files, files.step(step, step.attempt));
     const triggers = step.triggerAttempt ?? 0;
     if (triggers > 0) {
-      printSection(`${step.id} trigger (attempt ${triggers})`, files.trigger(step, triggers));
+      printSection(
+        `${step.id} trigger (attempt ${triggers})`,
+        files,
+        files.trigger(step, triggers),
+      );
     }
   }
 }
 
-function printSection(title: string, file: string): void {
+function printSection(title: string, files: LogFiles, file: string): void {
   console.log(`==> ${title} <==`);
-  const text = readLog(file);
+  const text = readLog(files.workspace, file);
   process.stdout.write(text.endsWith('\n') || text === '' ? text : `${text}\n`);
 }
 
@@ -129,15 +139,16 @@ async function follow(
   process.once('SIGINT', stop);
   try {
     let state = initial;
+    // The ledger, read incrementally: run.json holds only a summary, not every step's attempt.
+    const ledger = new RunFollower(join(files.runDir, NATIVE_FILES.ledger));
     for (;;) {
-      const read = readRunJson(files.runDir);
-      if (read.kind === 'ok') state = read.state;
+      state = ledger.poll() ?? state;
       for (const s of state.steps) {
         const key = `${s.id}#${s.attempt}`;
         if (s.attempt === 0 || history.has(key) || (stepId !== undefined && s.id !== stepId)) {
           continue;
         }
-        const chunk = readBytes(files.step(s, s.attempt), offsets.get(key) ?? 0);
+        const chunk = readBytes(files.workspace, files.step(s, s.attempt), offsets.get(key) ?? 0);
         offsets.set(key, chunk.next);
         let decoder = decoders.get(key);
         if (decoder === undefined) {
@@ -172,15 +183,22 @@ function followDone(state: RunState, stepId: string | undefined): boolean {
 }
 
 /** The whole text of a log file ('' when it does not exist yet). */
-function readLog(file: string): string {
-  return readBytes(file, 0).bytes.toString('utf8');
+function readLog(workspace: string, file: string): string {
+  return readBytes(workspace, file, 0).bytes.toString('utf8');
 }
 
-/** Bytes of `file` from `offset` on (none when missing), and the offset after them. */
-function readBytes(file: string, offset: number): { bytes: Buffer; next: number } {
+/**
+ * Bytes of `file` from `offset` on (none when missing), and the offset after them. A link planted
+ * in the workspace throws UnsafePathError naming it; its target is never read.
+ */
+function readBytes(
+  workspace: string,
+  file: string,
+  offset: number,
+): { bytes: Buffer; next: number } {
   let fd: number;
   try {
-    fd = openSync(file, 'r');
+    fd = openInside(workspace, file, constants.O_RDONLY);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
       return { bytes: Buffer.alloc(0), next: offset };

@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import type { Layout } from '../../engine/model.ts';
 import { InvalidInputError } from '../../errors.ts';
+import { makeDirs } from '../../fs-errors.ts';
 import type { CliContext } from '../context.ts';
 import { driveRun } from '../drive.ts';
 import { cliKey } from '../orchestrator-context.ts';
@@ -80,12 +81,18 @@ function specOf(opts: RunOptions): string {
   return opts.spec;
 }
 
+/** The workspace, created when missing (ResourceError naming the path when it cannot be). */
 function workspaceOf(dir: string): string {
   const workspace = resolve(dir);
-  if (!existsSync(workspace)) {
-    mkdirSync(workspace, { recursive: true });
-  } else if (!statSync(workspace).isDirectory()) {
-    throw new InvalidInputError(`workspace ${workspace} is not a folder`);
+  let st: ReturnType<typeof statSync>;
+  try {
+    st = statSync(workspace, { throwIfNoEntry: false });
+  } catch {
+    st = undefined; // EACCES, ENOTDIR…: makeDirs says which part of the path is at fault
   }
+  // A file given as --workspace is bad usage (exit 2); the machine refusing a folder is not.
+  if (st && !st.isDirectory())
+    throw new InvalidInputError(`workspace ${workspace} is not a folder`);
+  makeDirs(workspace);
   return workspace;
 }

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { makeDirs } from '../../fs-errors.ts';
 import type { CliContext } from '../context.ts';
 
 /** `phasebridge serve` (what `npm start` runs): the whole bridge until SIGINT or SIGTERM. */
@@ -15,10 +16,15 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
     )
     .action(async (opts: { concurrency: string }) => {
       const concurrency = Number(opts.concurrency);
-      const config = ctx.config;
+      const config = await ctx.config();
+      const log = await ctx.logger();
+      await ctx.home();
+      // Created here by the mkdir that cannot hang: Node's own loops forever under /proc.
+      makeDirs(config.workspace);
       // Loaded here, not at the top: every other CLI command would pay for the adapters' SDKs.
       const { startBridge } = await import('../../app/bridge.ts');
-      const bridge = await startBridge(config, ctx.log, {
+      const { publicLink } = await import('../../app/public-url.ts');
+      const bridge = await startBridge(config, log, {
         worker: concurrency > 0 ? { concurrency } : false,
       });
       const chats = [
@@ -28,7 +34,7 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
       ].filter(Boolean);
       // Printed, not logged: the login link is a credential for this terminal's user only.
       console.log(`\nphasebridge is running.\n`);
-      console.log(`  Web console: ${bridge.loginUrl}`);
+      console.log(`  Web console: ${publicLink(bridge.loginUrl, bridge.url, config.publicUrl)}`);
       console.log(`  Workspace:   ${bridge.workspace}`);
       console.log(
         `  Chats:       ${chats.length > 0 ? chats.join(', ') : 'none configured (set TELEGRAM_BOT_TOKEN, SLACK_BOT_TOKEN or DISCORD_BOT_TOKEN)'}`,
@@ -45,11 +51,11 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);
       });
-      ctx.log.info(
+      log.info(
         { signal },
         'stopping: no new updates; running steps finish or go back to the queue',
       );
       await bridge.stop();
-      ctx.log.info('stopped');
+      log.info('stopped');
     });
 }

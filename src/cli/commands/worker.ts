@@ -20,7 +20,7 @@ export function registerWorkerCommand(program: Command, ctx: CliContext): void {
       }
       await withOrchestrator(ctx, { worker: { concurrency } }, async ({ queue }) => {
         const where =
-          queue.driver === 'bullmq' ? 'BullMQ on REDIS_URL' : `bridge.db (${ctx.dbFile})`;
+          queue.driver === 'bullmq' ? 'BullMQ on REDIS_URL' : `bridge.db (${await ctx.dbFile()})`;
         console.log(
           `worker ${process.pid} running jobs from ${where}, concurrency ${concurrency}; Ctrl-C stops it`,
         );

@@ -53,7 +53,10 @@ export function describeStanding(state: RunState, opts: StandingOptions = {}): S
       const lines = [
         `run ${id} is blocked at ${step?.id ?? '?'}: ${state.blocked?.reason ?? kind}`,
       ];
-      if (kind === 'corrupt') lines.push('  (its files need repair before any command applies)');
+      if (kind === 'corrupt') {
+        lines.push('  (no command applies until it is repaired; see what a repair keeps first:)');
+        lines.push(`  phasebridge repair ${id} --dry-run`);
+      }
       for (const next of blockedNext(kind)) lines.push(`  phasebridge ${next} ${id}`);
       return { lines, exitCode: 1 };
     }
@@ -78,7 +81,7 @@ function approvalObject(cp: CheckpointState): string {
 function blockedNext(kind: string): string[] {
   if (kind === 'paused') return ['resume', 'cancel'];
   if (kind === 'interrupted') return ['resume', 'retry', 'skip', 'cancel'];
-  if (kind === 'corrupt') return [];
+  if (kind === 'corrupt') return ['repair'];
   return ['retry', 'skip', 'cancel'];
 }
 

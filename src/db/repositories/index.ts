@@ -4,10 +4,14 @@ import { AgentsRepo } from './agents.ts';
 import { AllowlistRepo } from './allowlist.ts';
 import { AuditRepo } from './audit.ts';
 import { BindingsRepo } from './bindings.ts';
+import { ChannelStateRepo } from './channel-state.ts';
 import { ChannelsRepo } from './channels.ts';
 import { CheckpointMessagesRepo } from './checkpoint-messages.ts';
+import { ConsoleAuthRepo } from './console-auth.ts';
 import { PairingRepo } from './pairing.ts';
+import { ReasonPromptsRepo } from './reason-prompts.ts';
 import { RunsRepo } from './runs.ts';
+import { StatusMessagesRepo } from './status-messages.ts';
 import type { RepoOptions } from './support.ts';
 
 export { type AgentRecord, AgentsRepo, type NewAgent } from './agents.ts';
@@ -20,6 +24,11 @@ export {
 } from './allowlist.ts';
 export { type AuditEntry, type AuditFilter, AuditRepo, type NewAuditEntry } from './audit.ts';
 export { type BindInput, type BindingRecord, BindingsRepo } from './bindings.ts';
+export {
+  type ChannelStateEntry,
+  ChannelStateRepo,
+  type ChannelStateScope,
+} from './channel-state.ts';
 export { type ChannelInput, type ChannelRecord, ChannelsRepo } from './channels.ts';
 export {
   type CheckpointMessageRecord,
@@ -27,7 +36,9 @@ export {
   type NewCheckpointMessage,
   newButtonToken,
 } from './checkpoint-messages.ts';
+export { ConsoleAuthRepo, type ConsoleSessionRecord } from './console-auth.ts';
 export { type ConsumeResult, hashPairingCode, PairingRepo } from './pairing.ts';
+export { type ReasonPromptRecord, ReasonPromptsRepo } from './reason-prompts.ts';
 export {
   type RunIndexInput,
   type RunIndexRecord,
@@ -35,6 +46,7 @@ export {
   RunsRepo,
   TERMINAL_RUN_STATUSES,
 } from './runs.ts';
+export { StatusMessagesRepo } from './status-messages.ts';
 export type { Clock, RepoOptions } from './support.ts';
 
 /** One instance of every repository. */
@@ -44,9 +56,13 @@ export interface Repositories {
   audit: AuditRepo;
   bindings: BindingsRepo;
   channels: ChannelsRepo;
+  channelState: ChannelStateRepo;
   checkpointMessages: CheckpointMessagesRepo;
+  consoleAuth: ConsoleAuthRepo;
   pairing: PairingRepo;
+  reasonPrompts: ReasonPromptsRepo;
   runs: RunsRepo;
+  statusMessages: StatusMessagesRepo;
 }
 
 /** Builds every repository over `db` (jobs are the queue driver's, not here). */
@@ -58,8 +74,12 @@ export function createRepositories(db: BridgeDb, opts: RepoOptions = {}): Reposi
     audit: new AuditRepo(k, opts),
     bindings: new BindingsRepo(k, opts),
     channels: new ChannelsRepo(k, opts),
+    channelState: new ChannelStateRepo(k, opts),
     checkpointMessages: new CheckpointMessagesRepo(k, opts),
+    consoleAuth: new ConsoleAuthRepo(k, opts),
     pairing: new PairingRepo(k, opts),
+    reasonPrompts: new ReasonPromptsRepo(k, opts),
     runs: new RunsRepo(k, opts),
+    statusMessages: new StatusMessagesRepo(k, opts),
   };
 }

@@ -8,7 +8,8 @@
  *   with every event since the last complete projection, or with `rebuild: true` and
  *   `previous: null` when it has to rebuild from the whole ledger.
  * - Write files atomically (`writeFileAtomic` from `../ledger/atomic-write.ts`), never follow
- *   symlinks, and throw on failure: the store keeps the projection marked stale and retries.
+ *   symlinks, and throw on failure: the command stays committed, the store reports a warning,
+ *   keeps the projection marked stale and retries it on the next commit or load.
  * - The store projects extra layouts first and the native `run.json` last, so `run.json`'s `seq`
  *   marks the last commit every layout has seen.
  */
@@ -27,6 +28,19 @@ export interface ProjectionContext {
   previous: RunState | null;
   /** True when projections are rebuilt from the whole ledger (missing/corrupt/behind run.json). */
   rebuild: boolean;
+  /**
+   * Every event of the ledger up to `state.seq` (event i has seq i + 1), for a layout that finds
+   * its own files behind `previous` (e.g. a registry deleted or restored) and must catch up.
+   */
+  history?: () => readonly RunEvent[];
+}
+
+/** A file of a layout that cannot be read at all, found by {@link LayoutProjection.salvage}. */
+export interface SalvagedFile {
+  /** What is wrong with it, for the user. */
+  problem: string;
+  /** Where it was moved (absent when only looking). */
+  backup?: string;
 }
 
 /** One on-disk format written from a run's state. */
@@ -37,4 +51,9 @@ export interface LayoutProjection {
   appliesTo?(state: RunState): boolean;
   /** Writes the layout's files for `state`. */
   project(state: RunState, ctx: ProjectionContext): Promise<void>;
+  /**
+   * For an explicit repair: finds this layout's files in `workspace` that cannot be read at all
+   * and, when `stamp` is given, moves each to `<file>.corrupt-<stamp>` so a rebuild recreates it.
+   */
+  salvage?(workspace: string, stamp: string | null): SalvagedFile[];
 }

@@ -3,15 +3,17 @@
  * state and the key→outcome index. All methods must be called under the store's per-run mutex.
  *
  * Commit order: decide → append the line + fsync → project layouts (extra ones, then run.json).
+ * Once the line is appended the command is committed: a projection failing after it is reported
+ * as a warning of the commit and retried on the next commit or load, never thrown.
  */
 import path from 'node:path';
-import { ConflictError, CorruptStateError } from '../../errors.ts';
+import { ConflictError, CorruptStateError, PhasebridgeError } from '../../errors.ts';
 import type { Command } from '../commands.ts';
 import { decide } from '../decide.ts';
 import type { RunEvent } from '../events.ts';
 import { evolve } from '../evolve.ts';
 import { NATIVE_FILES, nativeLayout } from '../layouts/native.ts';
-import type { LayoutProjection } from '../layouts/port.ts';
+import type { LayoutProjection, ProjectionContext } from '../layouts/port.ts';
 import { fsyncDir } from '../ledger/atomic-write.ts';
 import { LedgerWriter } from '../ledger/ledger-file.ts';
 import { formatLedgerLine } from '../ledger/ledger-format.ts';
@@ -22,7 +24,6 @@ import {
   type RunAnalysis,
   type RunCorruption,
   type RunLedgerEntry,
-  replayEntries,
 } from './run-analysis.ts';
 import type { CommitResult, LoadedRun } from './types.ts';
 
@@ -34,6 +35,18 @@ export interface RunPaths {
   ledger: string;
 }
 
+/** Options of {@link OpenRun.open}. */
+export interface OpenRunOptions {
+  /**
+   * Sees the analysis under the run's lock before anything is written, and may replace it (an
+   * explicit repair: back up, then load the good prefix with every projection rebuilt).
+   */
+  beforeLoad?: (a: RunAnalysis) => RunAnalysis;
+}
+
+/** States kept every this many ledger lines, so an old duplicate key replays only a few lines. */
+const SNAPSHOT_EVERY = 256;
+
 /** An open, locked run. */
 export class OpenRun {
   readonly paths: RunPaths;
@@ -42,6 +55,7 @@ export class OpenRun {
   #writer: LedgerWriter | null = null;
   #entries: RunLedgerEntry[] = [];
   readonly #keys = new Map<string, number>();
+  readonly #snapshots = new Map<number, RunState>();
   #state: RunState | null = null;
   #ledgerBytes = 0;
   #corrupt: RunCorruption | null = null;
@@ -58,11 +72,23 @@ export class OpenRun {
   }
 
   /** Locks the run, reads it, truncates a torn tail and re-projects stale layouts. */
-  static async open(paths: RunPaths, layouts: readonly LayoutProjection[]): Promise<OpenRun> {
+  static async open(
+    paths: RunPaths,
+    layouts: readonly LayoutProjection[],
+    opts: OpenRunOptions = {},
+  ): Promise<OpenRun> {
     const lock = RunLock.acquire(path.join(paths.runDir, NATIVE_FILES.lock), paths.runId);
     const run = new OpenRun(paths, layouts, lock);
     try {
-      await run.#load(analyzeRun(paths.runId, paths.runDir, paths.ledger));
+      const snapshots = new Map<number, RunState>();
+      let a = analyzeRun(paths.runId, paths.runDir, paths.ledger, (count, state) => {
+        if (count % SNAPSHOT_EVERY === 0) snapshots.set(count, state);
+      });
+      if (opts.beforeLoad) a = opts.beforeLoad(a);
+      for (const [count, state] of snapshots) {
+        if (count <= a.entries.length) run.#snapshots.set(count, state);
+      }
+      await run.#load(a);
     } catch (err) {
       run.close();
       throw err;
@@ -88,24 +114,23 @@ export class OpenRun {
     if (a.goodBytes === 0) fsyncDir(this.paths.runDir);
     this.#projected = a.state;
     this.#pending = [];
+    this.#rebuild = false;
     if (a.projection.kind === 'stale') {
       this.#projected = a.projection.previous;
       this.#pending = a.projection.events;
       this.#rebuild = a.projection.rebuild;
-      try {
-        await this.#project();
-      } catch (err) {
-        // The ledger is fine: report, keep the projection stale, retry on the next commit.
-        this.#warnings.push(
-          `re-projection failed (${(err as Error).message}); retried on the next commit`,
-        );
-      }
+      // The ledger is fine: report, keep the projection stale, retry on the next commit.
+      const failed = await this.#tryProject();
+      if (failed !== null) this.#warnings.push(failed);
     }
   }
 
   /** The run as loaded: state, warnings found when opening, corruption if any. */
   loaded(): LoadedRun {
-    if (this.#state === null) throw new CorruptStateError(`run ${this.paths.runId} has no events`);
+    if (this.#state === null) {
+      const why = this.#corrupt ? `: ${this.#corrupt.reason}` : '';
+      throw new CorruptStateError(`run ${this.paths.runId} has no events${why}`);
+    }
     return { state: this.#state, warnings: [...this.#warnings], corrupt: this.#corrupt };
   }
 
@@ -114,17 +139,24 @@ export class OpenRun {
     return this.#state === null;
   }
 
+  /** Why the run cannot be written, or null. */
+  get corrupt(): RunCorruption | null {
+    return this.#corrupt;
+  }
+
   /** Decides and commits one command; a known key returns the first outcome. */
   async commit(key: string, command: Command): Promise<CommitResult> {
     if (this.#corrupt) {
       throw new CorruptStateError(
-        `run ${this.paths.runId} is blocked: ${this.#corrupt.reason}; nothing was committed (repair it explicitly)`,
+        `run ${this.paths.runId} is blocked: ${this.#corrupt.reason}; nothing was committed (repair it: phasebridge repair ${this.paths.runId})`,
       );
     }
-    if (this.#pending.length > 0 || this.#rebuild) await this.#project();
+    // A projection left stale by an earlier failure is retried first; still failing, the
+    // command goes on: the ledger alone decides, and the next attempt follows the append.
+    const stale = this.#pending.length > 0 || this.#rebuild ? await this.#tryProject() : null;
     const seen = this.#keys.get(key);
-    if (seen !== undefined) return this.#duplicate(seen, key, command);
-    const decision = decide(this.#state, command);
+    if (seen !== undefined) return withWarning(this.#duplicate(seen, key, command), stale);
+    const decision = this.#decide(command);
     if (!decision.ok) return { ok: false, rejection: decision.rejection, state: this.#state };
     let next = this.#state;
     for (const event of decision.events) next = evolve(next, event);
@@ -142,11 +174,28 @@ export class OpenRun {
     this.#append(formatLedgerLine(entry));
     this.#entries.push(entry);
     this.#keys.set(key, this.#entries.length - 1);
+    if (this.#entries.length % SNAPSHOT_EVERY === 0) {
+      this.#snapshots.set(this.#entries.length, next);
+    }
     this.#state = next;
     this.#pending.push(...decision.events);
-    await this.#project();
+    const failed = await this.#tryProject();
     const { events, effects } = decision;
-    return { ok: true, state: next, events, effects, duplicate: false };
+    const result: CommitResult = { ok: true, state: next, events, effects, duplicate: false };
+    return withWarning(result, failed);
+  }
+
+  /** decide(), with a throw on a state no valid ledger yields reported as corruption. */
+  #decide(command: Command): ReturnType<typeof decide> {
+    try {
+      return decide(this.#state, command);
+    } catch (err) {
+      if (err instanceof PhasebridgeError) throw err;
+      throw new CorruptStateError(
+        `run ${this.paths.runId} cannot take ${command.type}: its ledger gives a state the engine cannot use (${(err as Error).message})`,
+        { cause: err },
+      );
+    }
   }
 
   #duplicate(index: number, key: string, command: Command): CommitResult {
@@ -156,14 +205,23 @@ export class OpenRun {
         `idempotency key ${key} was already used for ${entry.command}, not ${command.type}`,
       );
     }
-    const state =
-      index === this.#entries.length - 1
-        ? this.#state
-        : replayEntries(this.#entries.slice(0, index + 1)).state;
+    const state = this.#stateAfter(index + 1);
     if (state === null) {
       throw new CorruptStateError(`run ${this.paths.runId}: key ${key} has no state`);
     }
     return { ok: true, state, events: entry.events, effects: entry.effects, duplicate: true };
+  }
+
+  /** The state after the first `count` ledger lines, replayed from the nearest snapshot. */
+  #stateAfter(count: number): RunState | null {
+    if (count === this.#entries.length) return this.#state;
+    let from = Math.floor(count / SNAPSHOT_EVERY) * SNAPSHOT_EVERY;
+    let state = from === 0 ? null : (this.#snapshots.get(from) ?? null);
+    if (state === null) from = 0;
+    for (const entry of this.#entries.slice(from, count)) {
+      for (const event of entry.events) state = evolve(state, event);
+    }
+    return state;
   }
 
   /** Appends a line; on failure cuts the file back so no half line stays before the next one. */
@@ -183,54 +241,43 @@ export class OpenRun {
     this.#ledgerBytes += Buffer.byteLength(line);
   }
 
+  /** Projects; returns null, or the warning saying which projection failed and why. */
+  async #tryProject(): Promise<string | null> {
+    try {
+      await this.#project();
+      return null;
+    } catch (err) {
+      if (!(err instanceof ProjectionFailure)) throw err;
+      const id = this.paths.runId;
+      return `the ${err.layout} projection failed (${err.message}); the ledger has the run, the projection is retried on the next commit (\`phasebridge repair ${id}\` rebuilds damaged files)`;
+    }
+  }
+
   /** Writes every applicable layout, native `run.json` last (it marks the projection complete). */
   async #project(): Promise<void> {
     const state = this.#state;
     if (state === null) return;
-    const ctx = {
+    const entries = this.#entries;
+    const ctx: ProjectionContext = {
       runDir: this.paths.runDir,
-      workspace: state.workspace,
+      // The store's own workspace, never one a ledger line names.
+      workspace: this.paths.workspace,
       events: this.#pending,
       previous: this.#projected,
       rebuild: this.#rebuild,
+      history: () => entries.flatMap((e) => e.events),
     };
-    for (const layout of this.#layouts) {
-      const applies = layout.appliesTo ? layout.appliesTo(state) : layout.name === state.layout;
-      if (applies) await layout.project(state, ctx);
+    for (const layout of [...this.#layouts, nativeLayout]) {
+      try {
+        const applies = layout.appliesTo ? layout.appliesTo(state) : layout.name === state.layout;
+        if (applies) await layout.project(state, ctx);
+      } catch (cause) {
+        throw new ProjectionFailure(layout.name, cause);
+      }
     }
-    await nativeLayout.project(state, ctx);
     this.#projected = state;
     this.#pending = [];
     this.#rebuild = false;
-  }
-
-  /**
-   * Explicit repair of a corrupt run: keeps the ledger's good prefix (the whole file is first
-   * copied to `ledger.jsonl.corrupt-<stamp>`) and rebuilds every projection from it.
-   */
-  async repair(stamp: string, backup: (from: string, to: string) => void): Promise<void> {
-    const c = this.#corrupt;
-    if (c === null) return;
-    if (!c.repairable) {
-      throw new CorruptStateError(`run ${this.paths.runId}: ${c.reason}; cannot repair it`);
-    }
-    backup(this.paths.ledger, `${this.paths.ledger}.corrupt-${stamp}`);
-    const a = analyzeRun(this.paths.runId, this.paths.runDir, this.paths.ledger);
-    const state = replayEntries(a.entries).state;
-    await this.#load({
-      ...a,
-      state,
-      corrupt: null,
-      warnings: [
-        `repaired: ${c.reason}; kept ${a.entries.length} ledger lines, backup ${path.basename(this.paths.ledger)}.corrupt-${stamp}`,
-      ],
-      projection: {
-        kind: 'stale',
-        previous: null,
-        events: a.entries.flatMap((e) => e.events),
-        rebuild: true,
-      },
-    });
   }
 
   /** Closes the ledger and releases the lock file. */
@@ -239,4 +286,17 @@ export class OpenRun {
     this.#writer = null;
     this.#lock.release();
   }
+}
+
+/** A layout's projection threw `cause` (the message is the cause's). */
+class ProjectionFailure extends Error {
+  readonly layout: string;
+  constructor(layout: string, cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.layout = layout;
+  }
+}
+
+function withWarning(result: CommitResult, warning: string | null): CommitResult {
+  return warning === null || !result.ok ? result : { ...result, warnings: [warning] };
 }

@@ -3,9 +3,10 @@
  * against `run.json`, giving what the store must repair (torn tail, stale projections) or why
  * the run is corrupt. Corruption never resets a run: it is reported and the run shown blocked.
  */
+import path from 'node:path';
 import type { Effect, RunEvent } from '../events.ts';
 import { evolve } from '../evolve.ts';
-import { formatRunJson, readRunJson } from '../layouts/native.ts';
+import { formatRunJson, RUN_JSON_FORMAT, readRunJson } from '../layouts/native.ts';
 import { readLedger } from '../ledger/ledger-file.ts';
 import type { LedgerEntry } from '../ledger/ledger-format.ts';
 import type { RunState } from '../model.ts';
@@ -31,20 +32,32 @@ export type ProjectionNeed =
 export interface RunAnalysis {
   /** Good ledger entries (before any corrupt line). */
   entries: RunLedgerEntry[];
-  /** Replayed state; when corrupt, the most advanced known state marked blocked 'corrupt'. */
+  /** The ledger's good prefix replayed; when corrupt, marked blocked 'corrupt' (null: nothing). */
   state: RunState | null;
-  /** Byte length of the good ledger prefix. */
+  /** Byte length of the good prefix. */
   goodBytes: number;
+  /** Byte length of the ledger file as read. */
+  fileBytes: number;
   /** True when the ledger has a torn last line to truncate away. */
   tornTail: boolean;
   /** Human-readable notes about what was found (and will be repaired). */
   warnings: string[];
   corrupt: RunCorruption | null;
   projection: ProjectionNeed;
+  /** The seq run.json is at (null when missing or unreadable). */
+  projectedSeq: number | null;
 }
 
-/** Reads and replays the run in `runDir` (the id is only used in messages). */
-export function analyzeRun(runId: string, runDir: string, ledgerFile: string): RunAnalysis {
+/**
+ * Reads and replays the run in `runDir` (`<workspace>/.phasebridge/runs/<runId>`); `onState`
+ * sees the state after each good ledger line (count of lines so far).
+ */
+export function analyzeRun(
+  runId: string,
+  runDir: string,
+  ledgerFile: string,
+  onState?: (count: number, state: RunState) => void,
+): RunAnalysis {
   const read = readLedger<RunEvent, Effect>(ledgerFile);
   const warnings: string[] = [];
   if (read.tornTail) {
@@ -54,38 +67,44 @@ export function analyzeRun(runId: string, runDir: string, ledgerFile: string): R
     );
   }
   const runJson = readRunJson(runDir);
-  const projectedSeq = runJson.kind === 'ok' ? runJson.state.seq : -1;
-  const replay = replayEntries(read.entries, projectedSeq);
+  const projectedSeq = runJson.kind === 'ok' ? runJson.seq : null;
+  // A ledger may only describe the run of its own folder: never project into another workspace.
+  const owner = { runId, workspace: path.resolve(runDir, '..', '..', '..') };
+  const replay = replayEntries(read.entries, projectedSeq ?? -1, owner, onState);
   const entries = read.entries.slice(0, replay.goodCount);
   // A line that parses but cannot be replayed ends the good prefix too.
   const goodBytes =
     replay.goodCount === read.entries.length
       ? read.goodBytes
       : (read.ends[replay.goodCount - 1] ?? 0);
-  const base = { entries, goodBytes, tornTail: read.tornTail !== undefined };
+  const base = {
+    entries,
+    goodBytes,
+    fileBytes: read.fileBytes,
+    tornTail: read.tornTail !== undefined,
+    projectedSeq,
+  };
 
   let corrupt: RunCorruption | null = null;
+  const ledgerSeq = replay.state?.seq ?? 0;
   if (read.corrupt) {
     const c = read.corrupt;
     corrupt = {
       line: c.line,
       reason: `ledger line ${c.line} is corrupt: ${c.reason}`,
-      repairable: true,
+      repairable: replay.state !== null,
     };
   } else if (replay.failure) {
-    corrupt = { ...replay.failure, repairable: true };
-  } else if (runJson.kind === 'ok' && runJson.state.seq > (replay.state?.seq ?? 0)) {
+    corrupt = { ...replay.failure, repairable: replay.state !== null };
+  } else if (projectedSeq !== null && projectedSeq > ledgerSeq) {
     corrupt = {
-      reason: `run.json is at seq ${runJson.state.seq} but the ledger ends at seq ${replay.state?.seq ?? 0}: ledger lines are missing`,
+      reason: `run.json is at seq ${projectedSeq} but the ledger ends at seq ${ledgerSeq}: ledger lines are missing`,
       repairable: replay.state !== null,
     };
   }
   if (corrupt) {
-    const shown =
-      runJson.kind === 'ok' && runJson.state.seq > (replay.state?.seq ?? -1)
-        ? runJson.state
-        : replay.state;
-    const state = shown === null ? null : markCorrupt(shown, corrupt.reason);
+    // The ledger's good prefix is what a repair keeps: shown blocked, never a projection's view.
+    const state = replay.state === null ? null : markCorrupt(replay.state, corrupt.reason);
     return { ...base, state, warnings, corrupt, projection: { kind: 'current' } };
   }
 
@@ -101,12 +120,12 @@ export function analyzeRun(runId: string, runDir: string, ledgerFile: string): R
   } else if (runJson.kind === 'corrupt') {
     warnings.push(`${runJson.reason}; rebuilt from the ledger`);
     projection = rebuild;
-  } else if (runJson.state.id !== runId) {
-    warnings.push(`run.json names run ${runJson.state.id}; rebuilt from the ledger`);
+  } else if (runJson.id !== runId) {
+    warnings.push(`run.json names run ${runJson.id}; rebuilt from the ledger`);
     projection = rebuild;
-  } else if (runJson.state.seq < state.seq) {
+  } else if (runJson.seq < state.seq) {
     warnings.push(
-      `run.json was behind the ledger (seq ${runJson.state.seq} < ${state.seq}); re-projected`,
+      `run.json was behind the ledger (seq ${runJson.seq} < ${state.seq}); re-projected`,
     );
     projection =
       replay.atProjected === undefined
@@ -118,7 +137,11 @@ export function analyzeRun(runId: string, runDir: string, ledgerFile: string): R
             rebuild: false,
           };
   } else if (runJson.text !== formatRunJson(state)) {
-    warnings.push(`run.json differed from the ledger's state at seq ${state.seq}; rewritten`);
+    warnings.push(
+      runJson.value.format === RUN_JSON_FORMAT
+        ? `run.json differed from the ledger's state at seq ${state.seq}; rewritten`
+        : `run.json had an older format; rewritten as the run's summary at seq ${state.seq}`,
+    );
     projection = rebuild;
   }
   return { ...base, state, warnings, corrupt: null, projection };
@@ -138,26 +161,98 @@ interface ReplayResult {
   atProjected?: { state: RunState | null; count: number };
 }
 
-/** Folds entries with evolve, checking each line's seq against the replayed one. */
-export function replayEntries(entries: readonly RunLedgerEntry[], projectedSeq = -1): ReplayResult {
+/** The run a ledger must describe. */
+export interface LedgerOwner {
+  runId: string;
+  /** Absolute workspace folder. */
+  workspace: string;
+}
+
+/**
+ * Folds entries with evolve, checking each line's seq against the replayed one, that the run is
+ * `owner`'s (when given) and that the result is shaped like a run. `onState` sees every state.
+ */
+export function replayEntries(
+  entries: readonly RunLedgerEntry[],
+  projectedSeq = -1,
+  owner?: LedgerOwner,
+  onState?: (count: number, state: RunState) => void,
+): ReplayResult {
   let state: RunState | null = null;
   let atProjected: ReplayResult['atProjected'];
+  const fail = (i: number, why: string): ReplayResult => {
+    const failure = { line: i + 1, reason: `ledger line ${i + 1} ${why}` };
+    return { state, goodCount: i, failure, atProjected };
+  };
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i]!;
     let next: RunState | null = state;
     try {
       for (const event of entry.events) next = evolve(next, event);
     } catch (err) {
-      const reason = `ledger line ${i + 1} cannot be applied: ${(err as Error).message}`;
-      return { state, goodCount: i, failure: { line: i + 1, reason }, atProjected };
+      return fail(i, `cannot be applied: ${(err as Error).message}`);
     }
     const seq = next?.seq ?? 0;
-    if (seq !== entry.seq) {
-      const reason = `ledger line ${i + 1} says seq ${entry.seq} but replay gives ${seq}`;
-      return { state, goodCount: i, failure: { line: i + 1, reason }, atProjected };
+    if (seq !== entry.seq) return fail(i, `says seq ${entry.seq} but replay gives ${seq}`);
+    if (next !== null) {
+      // The start line shapes the whole run (checked in full once); later lines only its head.
+      const wrong = state === null ? (wrongOwner(next, owner) ?? oddStart(next)) : oddHead(next);
+      if (wrong !== null) return fail(i, wrong);
     }
     state = next;
+    if (state !== null) onState?.(i + 1, state);
     if (seq === projectedSeq) atProjected = { state, count: i + 1 };
   }
   return { state, goodCount: entries.length, atProjected };
+}
+
+function wrongOwner(state: RunState, owner: LedgerOwner | undefined): string | null {
+  if (owner === undefined) return null;
+  if (state.id !== owner.runId) return `starts run ${String(state.id)}, not ${owner.runId}`;
+  if (typeof state.workspace !== 'string' || path.resolve(state.workspace) !== owner.workspace) {
+    return `starts the run in workspace ${String(state.workspace)}, not ${owner.workspace}`;
+  }
+  return null;
+}
+
+/**
+ * What is wrong with the shape of a run's first state, or null. Lines are checked only shallowly
+ * on read, so a forged start line can fold into nonsense evolve does not notice: refuse it here.
+ */
+function oddStart(s: RunState): string | null {
+  const wf = s.workflow as Partial<RunState['workflow']> | null;
+  if (typeof wf !== 'object' || wf === null || typeof wf.id !== 'string') return 'has no workflow';
+  if (!Array.isArray(wf.steps) || !Array.isArray(s.steps) || wf.steps.length !== s.steps.length) {
+    return 'has no workflow steps';
+  }
+  for (const [i, def] of (wf.steps as unknown[]).entries()) {
+    const d = def as Partial<RunState['workflow']['steps'][number]> | null;
+    if (typeof d !== 'object' || d === null || typeof d.id !== 'string') {
+      return `has a workflow step ${i} without an id`;
+    }
+    if (typeof d.agent !== 'string' || typeof d.prompt !== 'string') {
+      return `has a workflow step ${d.id} without an agent or a prompt`;
+    }
+  }
+  if (s.layout !== 'native' && s.layout !== 'codemachine') return `has layout ${String(s.layout)}`;
+  if (typeof s.startedBy !== 'object' || s.startedBy === null) return 'has no startedBy';
+  if (typeof s.spec !== 'string' || !Array.isArray(s.selectedConditions)) {
+    return 'has no spec or selected conditions';
+  }
+  return oddHead(s);
+}
+
+const STATUSES = new Set(['active', 'awaiting', 'blocked', 'completed', 'failed', 'cancelled']);
+
+/** What is wrong with the run-level fields of a state (cheap: checked after every line). */
+function oddHead(s: RunState): string | null {
+  if (!STATUSES.has(s.status)) return `leaves the run in status ${String(s.status)}`;
+  if (!Number.isSafeInteger(s.cursor) || s.cursor < 0 || s.cursor > s.steps.length) {
+    return `leaves the cursor at ${String(s.cursor)}`;
+  }
+  if (typeof s.checkpoint !== 'object' || !Array.isArray(s.checkpoints)) {
+    return 'leaves checkpoints that are not objects';
+  }
+  if (typeof s.updatedAt !== 'string') return 'has no time';
+  return null;
 }

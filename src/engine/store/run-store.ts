@@ -11,16 +11,24 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { CorruptStateError, InvalidInputError, NotFoundError } from '../../errors.ts';
+import { withPath } from '../../fs-errors.ts';
 import type { Command } from '../commands.ts';
 import { decide } from '../decide.ts';
 import { NATIVE_FILES, nativeRunDir, runsDir } from '../layouts/native.ts';
 import type { LayoutProjection } from '../layouts/port.ts';
 import { ensureRealDir, fsyncDir, lstatNoSymlink } from '../ledger/atomic-write.ts';
 import { KeyedMutex } from '../ledger/keyed-mutex.ts';
-import { OpenRun, type RunPaths } from './open-run.ts';
-import { analyzeRun } from './run-analysis.ts';
+import { OpenRun, type OpenRunOptions, type RunPaths } from './open-run.ts';
+import { analyzeRun, replayEntries } from './run-analysis.ts';
 import { assertRunId, isValidRunId } from './run-id.ts';
-import type { CommitResult, LoadedRun, RecoveredRun, RunStoreOptions } from './types.ts';
+import { carryOut, planRepair, type RepairPlan } from './run-repair.ts';
+import type {
+  CommitResult,
+  LoadedRun,
+  RecoveredRun,
+  RepairReport,
+  RunStoreOptions,
+} from './types.ts';
 
 const MAX_KEY_LENGTH = 512;
 
@@ -64,21 +72,33 @@ export class RunStore {
         throw new InvalidInputError(`run ${runId} belongs to workspace ${this.workspace}`);
       }
     }
-    return this.#mutex.run(runId, async (): Promise<CommitResult> => {
-      let run = this.#open.get(runId);
-      if (run === undefined) {
-        if (!this.#exists(paths)) {
-          const notFound = { code: 'NOT_FOUND' as const, message: `run ${runId} not found` };
-          if (command.type !== 'start') return { ok: false, rejection: notFound, state: null };
-          const first = decide(null, command);
-          if (!first.ok) return { ok: false, rejection: first.rejection, state: null };
-          ensureRealDir(paths.runDir, { root: this.workspace, mkdirs: true });
-          fsyncDir(path.dirname(paths.runDir));
-        }
-        run = await this.#openRun(paths);
+    return this.#mutex.run(runId, () =>
+      // A full disk fails a write or fsync with no path: name the run's folder instead.
+      this.#commit(runId, key, command, paths).catch((err: unknown) => {
+        throw withPath(err, paths.runDir);
+      }),
+    );
+  }
+
+  async #commit(
+    runId: string,
+    key: string,
+    command: Command,
+    paths: RunPaths,
+  ): Promise<CommitResult> {
+    let run = this.#open.get(runId);
+    if (run === undefined) {
+      if (!this.#exists(paths)) {
+        const notFound = { code: 'NOT_FOUND' as const, message: `run ${runId} not found` };
+        if (command.type !== 'start') return { ok: false, rejection: notFound, state: null };
+        const first = decide(null, command);
+        if (!first.ok) return { ok: false, rejection: first.rejection, state: null };
+        ensureRealDir(paths.runDir, { root: this.workspace, mkdirs: true });
+        fsyncDir(path.dirname(paths.runDir));
       }
-      return run.commit(key, command);
-    });
+      run = await this.#openRun(paths);
+    }
+    return run.commit(key, command);
   }
 
   /**
@@ -89,19 +109,29 @@ export class RunStore {
     const paths = this.#paths(runId);
     return this.#mutex.run(runId, async () => {
       const run = this.#open.get(runId) ?? (await this.#openExisting(paths));
-      if (run.isEmpty) throw new NotFoundError(`run ${runId} not found`);
+      if (run.isEmpty && run.corrupt === null) throw new NotFoundError(`run ${runId} not found`);
       return run.loaded();
     });
   }
 
-  /** Reads a run without locking or repairing anything (for status views while a server runs). */
+  /**
+   * Reads a run without locking or repairing anything (for status views while a server runs):
+   * the state is always the ledger's replay, whatever run.json says.
+   */
   async peek(runId: string): Promise<LoadedRun> {
     const paths = this.#paths(runId);
     const open = this.#open.get(runId);
     if (open && !open.isEmpty) return open.loaded();
     if (!this.#exists(paths)) throw new NotFoundError(`run ${runId} not found`);
     const a = analyzeRun(runId, paths.runDir, paths.ledger);
-    if (a.state === null) throw new NotFoundError(`run ${runId} not found`);
+    if (a.state === null) {
+      if (a.corrupt) {
+        throw new CorruptStateError(
+          `run ${runId} cannot be read: ${a.corrupt.reason} (see phasebridge repair ${runId} --dry-run)`,
+        );
+      }
+      throw new NotFoundError(`run ${runId} not found`);
+    }
     return { state: a.state, warnings: a.warnings, corrupt: a.corrupt };
   }
 
@@ -137,19 +167,48 @@ export class RunStore {
   }
 
   /**
-   * Explicit repair of a corrupt run (a human's decision): the ledger is backed up to
-   * `ledger.jsonl.corrupt-<time>`, cut back to its last good line, and projections rebuilt.
+   * Explicit repair (a human's decision): reports what is wrong; unless `dryRun`, backs up the
+   * ledger and run.json (`<file>.corrupt-<time>`), moves aside layout files that cannot be read,
+   * keeps the ledger's longest valid prefix and rebuilds every projection from it. A healthy run
+   * is left alone; one with no valid line to keep is refused (`refused`, nothing changed).
    */
-  async repair(runId: string): Promise<LoadedRun> {
+  async repair(runId: string, opts: { dryRun?: boolean } = {}): Promise<RepairReport> {
     const paths = this.#paths(runId);
     return this.#mutex.run(runId, async () => {
-      const run = this.#open.get(runId) ?? (await this.#openExisting(paths));
+      if (!this.#exists(paths)) throw new NotFoundError(`run ${runId} not found`);
       const stamp = this.#clock().toISOString().replace(/[:.]/g, '');
-      await run.repair(stamp, (from, to) => {
-        fs.copyFileSync(from, to, fs.constants.COPYFILE_EXCL);
-        fsyncDir(path.dirname(to));
+      if (opts.dryRun) {
+        const a = analyzeRun(runId, paths.runDir, paths.ledger);
+        if (a.state === null && a.corrupt === null) {
+          throw new NotFoundError(`run ${runId} not found`);
+        }
+        const plan = planRepair(a, paths, this.#layouts, stamp);
+        const state = replayEntries(a.entries).state;
+        const backups = plan.copies.map((c) => c.to);
+        return { runId, ...planFields(plan), repaired: false, backups, state, warnings: [] };
+      }
+      // A repair starts from the files as they are now, not from an open run's view of them.
+      this.#open.get(runId)?.close();
+      this.#open.delete(runId);
+      let plan: RepairPlan | undefined;
+      const run = await this.#openRun(paths, {
+        beforeLoad: (a) => {
+          plan = planRepair(a, paths, this.#layouts, stamp);
+          if (plan.refused !== null || plan.problems.length === 0) return a;
+          return carryOut(plan, a, paths, this.#layouts, stamp);
+        },
       });
-      return run.loaded();
+      const p = plan!;
+      const repaired = p.refused === null && p.problems.length > 0;
+      const loaded = run.isEmpty ? null : run.loaded();
+      return {
+        runId,
+        ...planFields(p),
+        repaired,
+        backups: repaired ? [...p.copies.map((c) => c.to), ...p.moved] : [],
+        state: loaded?.state ?? null,
+        warnings: repaired ? (loaded?.warnings ?? []) : [],
+      };
     });
   }
 
@@ -202,10 +261,22 @@ export class RunStore {
     return this.#openRun(paths);
   }
 
-  async #openRun(paths: RunPaths): Promise<OpenRun> {
+  async #openRun(paths: RunPaths, opts: OpenRunOptions = {}): Promise<OpenRun> {
     this.#assertOpen();
-    const run = await OpenRun.open(paths, this.#layouts);
+    const run = await OpenRun.open(paths, this.#layouts, opts);
     this.#open.set(paths.runId, run);
     return run;
   }
+}
+
+function planFields(
+  p: RepairPlan,
+): Pick<RepairReport, 'problems' | 'refused' | 'kept' | 'lines' | 'dropped'> {
+  return {
+    problems: p.problems,
+    refused: p.refused,
+    kept: p.kept,
+    lines: p.lines,
+    dropped: p.dropped,
+  };
 }

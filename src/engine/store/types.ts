@@ -9,11 +9,19 @@ export type { RunCorruption } from './run-analysis.ts';
 /**
  * Outcome of {@link RunStore.commit}. Accepted: the state after the command, its events and the
  * effects the caller must carry out (`duplicate: true` when the key was seen before; then these
- * are the FIRST outcome's values, from the ledger). Rejected: nothing was written; `state` is the
- * current state (null when the run does not exist).
+ * are the FIRST outcome's values, from the ledger). `warnings`: the command is committed but a
+ * projection (run.json, template.json, registry.db…) failed; it is retried on the next commit.
+ * Rejected: nothing was written; `state` is the current state (null when the run does not exist).
  */
 export type CommitResult =
-  | { ok: true; state: RunState; events: RunEvent[]; effects: Effect[]; duplicate: boolean }
+  | {
+      ok: true;
+      state: RunState;
+      events: RunEvent[];
+      effects: Effect[];
+      duplicate: boolean;
+      warnings?: string[];
+    }
   | { ok: false; rejection: Rejection; state: RunState | null };
 
 /** A run as loaded: its state, what loading found and repaired, and corruption if any. */
@@ -41,4 +49,35 @@ export interface RecoveredRun {
   runId: string;
   /** The loaded run, or the error that kept it from loading. */
   result: { ok: true; run: LoadedRun } | { ok: false; error: Error };
+}
+
+/** A ledger line a repair cuts away, with what it held when it could be read. */
+export interface DroppedLine {
+  /** 1-based line number in the ledger. */
+  line: number;
+  command?: string;
+  key?: string;
+  seq?: number;
+}
+
+/** What {@link RunStore.repair} found and did. */
+export interface RepairReport {
+  runId: string;
+  /** What is wrong, one line each; empty when there is nothing to repair. */
+  problems: string[];
+  /** Why the run cannot be repaired (then nothing was changed), or null. */
+  refused: string | null;
+  /** True when files were changed (never for a dry run, a healthy run or a refusal). */
+  repaired: boolean;
+  /** Good ledger lines kept, of `lines` in the file. */
+  kept: number;
+  lines: number;
+  /** Lines cut away: the first bad one and every line after it. */
+  dropped: DroppedLine[];
+  /** Backups written (a dry run: to be written), absolute paths. */
+  backups: string[];
+  /** The run as the ledger's kept lines give it (after the repair); null when there are none. */
+  state: RunState | null;
+  /** What is still wrong after the repair (e.g. a projection that keeps failing). */
+  warnings: string[];
 }

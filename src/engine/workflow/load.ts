@@ -3,23 +3,31 @@
  * reported at once, each as `<file>: <field path>: <what is wrong>`.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
 import { InvalidInputError, NotFoundError } from '../../errors.ts';
+import { isInside, readTextInside, UnsafePathError } from '../ledger/safe-path.ts';
 import { parseDuration } from './duration.ts';
 import { crossCheck, formatPath, zodProblems } from './problems.ts';
 import { type StepFile, type WorkflowFile, workflowFileSchema } from './schema.ts';
 import type { StepCheckpoint, Workflow, WorkflowStep } from './types.ts';
 
+/** Alias expansions allowed in a workflow file: plenty for reuse, far too few for an alias bomb. */
+const MAX_ALIAS_COUNT = 100;
+
 /** Options of parseWorkflow. */
 export interface ParseOptions {
   /** The file the text came from: named in errors, base of `promptFile` paths. */
   file: string;
+  /**
+   * The folder every `promptFile` must stay inside (the workspace, or the home's `workflows/`);
+   * default: the workflow file's own folder. Prompt files are read without following a link.
+   */
+  root?: string;
   /** When given, every step's agent must be one of these. */
   knownAgents?: readonly string[];
-  /** Reads a prompt file (default: fs.readFileSync as UTF-8); injectable for tests. */
+  /** Reads a prompt file (default: UTF-8, no link followed below `root`); injectable for tests. */
   readPrompt?: (absPath: string) => string;
 }
 
@@ -31,7 +39,15 @@ export function parseWorkflow(yamlText: string, opts: ParseOptions): Workflow {
     const lines = doc.errors.map((e) => `${opts.file}: (root): YAML error: ${first(e.message)}`);
     throw new InvalidInputError(lines.join('\n'));
   }
-  const raw: unknown = doc.toJS();
+  let raw: unknown;
+  try {
+    raw = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (err) {
+    // yaml throws a ReferenceError when aliases expand past the limit (a "billion laughs" file).
+    throw new InvalidInputError(
+      `${opts.file}: (root): YAML error: ${(err as Error).message}: use fewer aliases (*name), at most ${MAX_ALIAS_COUNT} expansions`,
+    );
+  }
   const parsed = workflowFileSchema.safeParse(raw);
   const problems = parsed.success ? [] : zodProblems(parsed.error.issues);
   problems.push(...crossCheck(raw, opts.knownAgents));
@@ -47,20 +63,29 @@ export function parseWorkflow(yamlText: string, opts: ParseOptions): Workflow {
   return build(parsed.data, prompts, hash.digest('hex').slice(0, 12), path.basename(opts.file));
 }
 
+/** Options of {@link loadWorkflow}. */
+export interface LoadOptions {
+  knownAgents?: readonly string[];
+  /**
+   * The trusted folder the workflow came from (a workspace, or the home's `workflows/`): the file
+   * is read without following a link below it and its prompt files must stay inside it. Without
+   * it the path is the caller's explicit choice and only its prompt files are confined (to its
+   * folder).
+   */
+  root?: string;
+}
+
 /** Reads and parses a workflow file; NotFoundError when it does not exist. */
-export async function loadWorkflow(
-  file: string,
-  opts: { knownAgents?: readonly string[] } = {},
-): Promise<Workflow> {
-  let text: string;
+export async function loadWorkflow(file: string, opts: LoadOptions = {}): Promise<Workflow> {
+  let text: string | null;
   try {
-    text = await readFile(file, 'utf8');
+    text = opts.root === undefined ? await readFile(file, 'utf8') : readTextInside(opts.root, file);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new NotFoundError(`workflow file not found: ${file}`);
-    }
-    throw err;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') text = null;
+    else if (err instanceof UnsafePathError) throw new InvalidInputError(err.message);
+    else throw err;
   }
+  if (text === null) throw new NotFoundError(`workflow file not found: ${file}`);
   return parseWorkflow(text, { file, ...opts });
 }
 
@@ -69,7 +94,11 @@ interface ResolvedPrompt {
   file?: string;
 }
 
-/** Prompt text of each step: inline, or read from `promptFile` next to the workflow file. */
+/**
+ * Prompt text of each step: inline, or read from `promptFile` next to the workflow file. A
+ * prompt file must stay inside the root: a workflow from a cloned repository must not pull
+ * `/etc/passwd` or `../../secrets` into a prompt.
+ */
 function resolvePrompts(
   raw: unknown,
   opts: ParseOptions,
@@ -77,13 +106,19 @@ function resolvePrompts(
 ): ResolvedPrompt[] {
   const steps = (raw as { steps?: unknown } | null)?.steps;
   if (!Array.isArray(steps)) return [];
-  const read = opts.readPrompt ?? ((p: string) => readFileSync(p, 'utf8'));
+  const root = path.resolve(opts.root ?? path.dirname(opts.file));
+  const read = opts.readPrompt ?? ((p: string) => readTextInside(root, p) ?? missing(p));
   return steps.map((s: unknown, i) => {
     const step = (s ?? {}) as { prompt?: unknown; promptFile?: unknown };
     if (typeof step.promptFile !== 'string' || typeof step.prompt === 'string') {
       return { text: typeof step.prompt === 'string' ? step.prompt : '' };
     }
     const abs = path.resolve(path.dirname(opts.file), step.promptFile);
+    if (!isInside(root, abs) || abs === root) {
+      const message = `must stay inside ${root} (got "${step.promptFile}")`;
+      problems.push({ path: formatPath(['steps', i, 'promptFile']), message });
+      return { text: '' };
+    }
     try {
       const text = read(abs);
       if (text.trim() === '') throw new Error('the file is empty');
@@ -94,6 +129,13 @@ function resolvePrompts(
       return { text: '' };
     }
   });
+}
+
+/** The error fs.readFileSync gives for a missing file (kept for its familiar message). */
+function missing(p: string): never {
+  const err: NodeJS.ErrnoException = new Error(`ENOENT: no such file or directory, open '${p}'`);
+  err.code = 'ENOENT';
+  throw err;
 }
 
 function build(

@@ -15,9 +15,11 @@ export type {
   CommandInput,
   DistributiveOmit,
   OrchestratorOptions,
+  RunNotice,
   RunUpdate,
   StartRunInput,
   StepProgress,
+  UpdateListener,
 } from './types.ts';
 export { type JobWorkerOptions, startJobWorker } from './worker.ts';
 export type { WorkflowInfo } from './workflow-registry.ts';

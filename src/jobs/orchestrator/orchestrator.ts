@@ -11,11 +11,8 @@
  */
 import path from 'node:path';
 import type { RunIndexRecord, RunIndexStatus } from '../../db/index.ts';
-import {
-  createRepositories,
-  type Repositories,
-  TERMINAL_RUN_STATUSES,
-} from '../../db/repositories/index.ts';
+import { createRepositories, type Repositories } from '../../db/repositories/index.ts';
+import { RunFeedRepo } from '../../db/repositories/run-feed.ts';
 import { findStep, type RunState, SYSTEM_ACTOR } from '../../engine/model.ts';
 import type { CommitResult } from '../../engine/store/types.ts';
 import { InvalidInputError, NotFoundError } from '../../errors.ts';
@@ -29,22 +26,35 @@ import { applyHandEdit } from './hand-edits.ts';
 import { parseQueueStepId, parseStepReport, type StepStartInfo } from './job-payload.ts';
 import { type CommandInput, type JobRef, outcomeCommands, startedCommands } from './job-results.ts';
 import { JobSignals } from './job-signals.ts';
+import { readRunLedger } from './ledger-read.ts';
 import { reconcile } from './reconcile.ts';
+import { resumeInterrupted } from './resume-interrupted.ts';
 import { isIdle, RunDriver } from './run-driver.ts';
+import { RunFeed } from './run-feed.ts';
 import { stepLogPath } from './run-files.ts';
 import { RunStores } from './run-stores.ts';
 import { startNewRun } from './start-run.ts';
 import { createStepProcessor } from './step-processor.ts';
-import type { OrchestratorOptions, RunUpdate, StartRunInput, StepProgress } from './types.ts';
+import { RunSupervisor } from './supervisor.ts';
+import type {
+  OrchestratorOptions,
+  RunNotice,
+  RunUpdate,
+  StartRunInput,
+  StepProgress,
+  UpdateListener,
+} from './types.ts';
 import { type WorkflowInfo, WorkflowRegistry } from './workflow-registry.ts';
 
 export type {
   CommandInput,
   DistributiveOmit,
   OrchestratorOptions,
+  RunNotice,
   RunUpdate,
   StartRunInput,
   StepProgress,
+  UpdateListener,
 } from './types.ts';
 export type { WorkflowInfo } from './workflow-registry.ts';
 
@@ -63,7 +73,12 @@ export class Orchestrator {
   readonly #timers: ExpiryTimers;
   readonly #driver: RunDriver;
   readonly #signals: JobSignals;
-  readonly #updates = new Set<(u: RunUpdate) => void>();
+  readonly #updates = new Set<UpdateListener>();
+  readonly #notices = new Set<(n: RunNotice) => void>();
+  /** Set in a bridge (`feed` option): every process's commits, in order, exactly once. */
+  readonly #feed: RunFeed | null;
+  /** Set in a bridge (`supervise` option): hand edits and lost jobs seen while running. */
+  readonly #supervisor: RunSupervisor | null;
   readonly #progress = new Set<(p: StepProgress) => void>();
   readonly #waiters = new Set<(err: Error) => void>();
   #worker: Worker | null = null;
@@ -77,8 +92,22 @@ export class Orchestrator {
     this.#repos = createRepositories(opts.db, { now: () => this.#clock().getTime() });
     this.#agents = new AgentResolver(this.#repos.agents);
     this.#workflows = new WorkflowRegistry({ home: opts.home, log: opts.log });
-    this.#stores = new RunStores({ agentInfo: (n) => this.#agents.info(n), clock: this.#clock });
+    this.#stores = new RunStores({
+      agentInfo: (n) => this.#agents.info(n),
+      clock: this.#clock,
+      onHandEdit: (runId) => this.#supervisor?.nudge(runId),
+    });
     this.#timers = new ExpiryTimers(() => this.#clock().getTime());
+    const changes = new RunFeedRepo(opts.db, () => this.#clock().getTime());
+    this.#feed = opts.feed
+      ? new RunFeed({
+          repo: changes,
+          read: async (runId) => readRunLedger(await this.#driver.storeOf(runId), runId),
+          deliver: (u) => this.#deliver(u),
+          log: opts.log,
+          ...(opts.feed.pollMs === undefined ? {} : { pollMs: opts.feed.pollMs }),
+        })
+      : null;
     const effects = new EffectRunner({
       queue: opts.queue,
       timers: this.#timers,
@@ -92,9 +121,23 @@ export class Orchestrator {
       timers: this.#timers,
       log: opts.log,
       clock: this.#clock,
-      emit: (u) => this.#emitUpdate(u),
+      emit: (u) => {
+        if (this.#feed) void this.#feed.own(u);
+        else void this.#deliver(u);
+      },
+      changes,
     });
     this.#signals = new JobSignals({ driver: this.#driver, log: opts.log });
+    this.#supervisor = opts.supervise
+      ? new RunSupervisor({
+          runs: this.#repos.runs,
+          driver: this.#driver,
+          queue: opts.queue,
+          log: opts.log,
+          notice: (n) => this.#notice(n),
+          ...opts.supervise,
+        })
+      : null;
   }
 
   /** Creates an orchestrator: subscribes to job outcomes, reconciles runs, starts the worker. */
@@ -114,10 +157,14 @@ export class Orchestrator {
         log: opts.log,
         armExpiry: (state) => o.#armExpiry(state),
       });
-      for (const run of await o.#repos.runs.list({})) {
-        if (run.layout !== 'codemachine' || TERMINAL_RUN_STATUSES.includes(run.status)) continue;
-        await applyHandEdit(o.#driver, run.id, opts.log);
+      const unfinished = await o.#repos.runs.list({ status: ['active', 'awaiting', 'blocked'] });
+      for (const run of unfinished) {
+        if (run.layout !== 'codemachine') continue;
+        await applyHandEdit(o.#driver, run.id, opts.log).catch((err: unknown) =>
+          opts.log.warn({ runId: run.id, err: errorMessage(err) }, 'template.json not checked'),
+        );
       }
+      o.#supervisor?.start();
       if (opts.worker !== false) await o.#startWorker(opts);
     } catch (err) {
       await o.close();
@@ -148,6 +195,10 @@ export class Orchestrator {
     this.#assertOpen();
     if (command.type === 'start') throw new InvalidInputError('start a run with startRun');
     await applyHandEdit(this.#driver, runId, this.#log);
+    if (command.type === 'resume') {
+      const recovered = await resumeInterrupted(this.#driver, this.#queue, runId, key, command);
+      if (recovered !== null) return recovered;
+    }
     return this.#driver.commit(runId, key, command);
   }
 
@@ -186,10 +237,28 @@ export class Orchestrator {
     return stepLogPath(state.workspace, runId, stepId, n);
   }
 
-  /** Subscribes to run updates; returns the unsubscribe function. */
-  onUpdate(listener: (u: RunUpdate) => void): () => void {
+  /**
+   * Subscribes to run updates; returns the unsubscribe function. In a bridge (`feed`), updates
+   * of every process's commits come here, each event once and in order; a listener's promise is
+   * awaited before the feed's cursor moves past the update.
+   */
+  onUpdate(listener: UpdateListener): () => void {
     this.#updates.add(listener);
     return () => this.#updates.delete(listener);
+  }
+
+  /** Subscribes to notices about runs that are not commits (e.g. an unreadable template.json). */
+  onNotice(listener: (n: RunNotice) => void): () => void {
+    this.#notices.add(listener);
+    return () => this.#notices.delete(listener);
+  }
+
+  /**
+   * Starts the change feed (bridges only): replays commits the chats missed while no bridge
+   * ran, then follows other processes' commits. Call after the listeners subscribed.
+   */
+  async startFeed(): Promise<void> {
+    await this.#feed?.start();
   }
 
   /** Subscribes to progress lines of running steps; returns the unsubscribe function. */
@@ -236,6 +305,8 @@ export class Orchestrator {
         this.#log.warn({ err: errorMessage(err) }, 'closing the worker failed');
       }
       for (const off of this.#unsubscribe) off();
+      await this.#supervisor?.close();
+      await this.#feed?.close();
       this.#signals.close();
       this.#timers.close();
       await this.#driver.drain();
@@ -308,12 +379,42 @@ export class Orchestrator {
     this.#timers.arm(state.id, cp.id, cp.expiresAt, () => this.#expire(state.id, cp.id));
   }
 
-  #emitUpdate(u: RunUpdate): void {
+  /** Hands an update to every listener; resolves once their work on it is done. */
+  async #deliver(u: RunUpdate): Promise<void> {
+    // Another process's commit may open or close a checkpoint with an expiry: timers follow.
+    for (const e of u.events) {
+      if (e.type === 'checkpointResolved' || e.type === 'checkpointWithdrawn') {
+        this.#timers.disarm(u.runId, e.checkpointId);
+      }
+    }
+    if (u.state.status === 'awaiting') this.#armExpiry(u.state);
+    const pending: Promise<void>[] = [];
     for (const listener of [...this.#updates]) {
       try {
-        listener(u);
+        const r = listener(u);
+        if (r) pending.push(r);
       } catch (err) {
         this.#log.warn({ runId: u.runId, err: errorMessage(err) }, 'run update listener failed');
+      }
+    }
+    const results = await Promise.allSettled(pending);
+    for (const r of results) {
+      if (r.status === 'rejected') {
+        this.#log.warn(
+          { runId: u.runId, err: errorMessage(r.reason) },
+          'run update listener failed',
+        );
+      }
+    }
+  }
+
+  /** Tells the notice listeners. */
+  #notice(n: RunNotice): void {
+    for (const listener of [...this.#notices]) {
+      try {
+        listener(n);
+      } catch (err) {
+        this.#log.warn({ runId: n.runId, err: errorMessage(err) }, 'notice listener failed');
       }
     }
   }

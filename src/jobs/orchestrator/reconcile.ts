@@ -104,7 +104,8 @@ async function reconcileRun(
   const { state } = run;
   const { driver, log } = deps;
   driver.remember(state.id, { workspace: state.workspace, layout: state.layout });
-  for (const warning of run.warnings) log.warn({ runId: state.id, warning }, 'run repaired');
+  for (const warning of run.warnings)
+    log.warn({ runId: state.id, warning }, 'run loaded with warnings');
   if (row === undefined) await deps.runs.upsert(indexRow(state));
   else if (row.status !== state.status) {
     await deps.runs.updateStatus(state.id, state.status, Date.parse(state.updatedAt));

@@ -5,6 +5,7 @@
  * run's lock is released when the run is idle (awaiting, blocked, terminal), so a CLI process
  * and `serve` can take turns on it.
  */
+import type { RunFeedRepo } from '../../db/repositories/run-feed.ts';
 import type { RunIndexInput, RunsRepo } from '../../db/repositories/runs.ts';
 import { KeyedMutex } from '../../engine/ledger/keyed-mutex.ts';
 import { isTerminal, type Layout, type RunState } from '../../engine/model.ts';
@@ -39,6 +40,8 @@ export interface RunDriverDeps {
   log: Log;
   clock: () => Date;
   emit(update: RunUpdate): void;
+  /** Where accepted commits are recorded for other processes' change feeds. */
+  changes?: RunFeedRepo;
 }
 
 /** Hooks of one commit. */
@@ -55,6 +58,8 @@ export class RunDriver {
   /** Each run's state after our last commit (to notice triggers a commit abandoned). */
   readonly #last = new Map<string, RunState>();
   readonly #indexPending = new Map<string, RunState>();
+  /** Every accepted commit since the last index write, for the change rows. */
+  #changes: { runId: string; seq: number }[] = [];
   #indexTimer: NodeJS.Immediate | undefined;
   #indexChain: Promise<void> = Promise.resolve();
 
@@ -196,6 +201,12 @@ export class RunDriver {
     } catch (err) {
       throw describeLockConflict(err, runId);
     }
+    if (r.ok && r.warnings && r.warnings.length > 0) {
+      this.#deps.log.warn(
+        { runId, warnings: r.warnings },
+        'committed; a projection failed and is retried',
+      );
+    }
     if (!r.ok || r.duplicate) return r;
     const previous = this.#last.get(runId);
     this.#last.set(runId, r.state);
@@ -220,6 +231,7 @@ export class RunDriver {
    */
   #scheduleIndex(state: RunState): void {
     this.#indexPending.set(state.id, state);
+    this.#changes.push({ runId: state.id, seq: state.seq });
     this.#indexTimer ??= setImmediate(() => {
       this.#indexTimer = undefined;
       this.#indexChain = this.#indexChain.then(() => this.#writeIndex());
@@ -229,6 +241,14 @@ export class RunDriver {
   async #writeIndex(): Promise<void> {
     const batch = [...this.#indexPending.values()];
     this.#indexPending.clear();
+    const changes = this.#changes;
+    this.#changes = [];
+    try {
+      this.#deps.changes?.record(changes);
+    } catch (err) {
+      // Other bridges then see this commit through their periodic checks, a little later.
+      this.#deps.log.warn({ err: errorMessage(err) }, 'change rows not recorded');
+    }
     for (const state of batch) {
       try {
         await this.#deps.runs.updateStatus(state.id, state.status, Date.parse(state.updatedAt));

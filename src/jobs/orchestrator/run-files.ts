@@ -4,11 +4,11 @@
  * are always in the native run folder (`<runDir>/logs/`); the codemachine layout's own
  * `agent-*.log` receives the same output as an extra log (see step-processor.ts).
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { codemachinePaths } from '../../engine/layouts/codemachine/paths.ts';
 import { NATIVE_FILES, nativeRunDir } from '../../engine/layouts/native.ts';
 import { writeFileAtomic } from '../../engine/ledger/atomic-write.ts';
+import { readTextInside, STATE_FILE_MODE } from '../../engine/ledger/safe-path.ts';
 import type { Layout } from '../../engine/model.ts';
 
 /** The spec and directive files of a run. */
@@ -63,15 +63,12 @@ export function stepLogPath(
 /**
  * Writes the native spec file unless it already holds `spec` (codemachine's is the layout's).
  * Called before a run's first step is enqueued and again at start-up, so a worker in another
- * process always finds it.
+ * process always finds it. A link planted on the way throws UnsafePathError naming it.
  */
 export function ensureSpecFile(workspace: string, layout: Layout, runId: string, spec: string) {
   if (layout === 'codemachine') return;
-  const { runDir, specFile } = runFiles(workspace, layout, runId);
-  try {
-    if (fs.readFileSync(specFile, 'utf8') === spec) return;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  writeFileAtomic(specFile, spec, { mode: 0o600, root: runDir });
+  const { specFile } = runFiles(workspace, layout, runId);
+  // Checked from the workspace down: the run folder itself may have been swapped for a link.
+  if (readTextInside(workspace, specFile) === spec) return;
+  writeFileAtomic(specFile, spec, { mode: STATE_FILE_MODE, root: path.resolve(workspace) });
 }

@@ -4,7 +4,8 @@
  * message users see: "run X is being driven by pid N".
  */
 import path from 'node:path';
-import { CodemachineLayout } from '../../engine/layouts/codemachine/index.ts';
+import { CodemachineLayout, type HandEdit } from '../../engine/layouts/codemachine/index.ts';
+import { currentStep, type RunState } from '../../engine/model.ts';
 import { RunStore } from '../../engine/store/run-store.ts';
 import { ConflictError } from '../../errors.ts';
 import type { AgentInfo } from './agent-resolver.ts';
@@ -15,8 +16,25 @@ export class RunStores {
   readonly #layout: CodemachineLayout;
   readonly #clock: () => Date;
 
-  constructor(opts: { agentInfo: (name: string) => AgentInfo | undefined; clock: () => Date }) {
-    this.#layout = new CodemachineLayout({ agentInfo: opts.agentInfo });
+  constructor(opts: {
+    agentInfo: (name: string) => AgentInfo | undefined;
+    clock: () => Date;
+    /** A hand edit of template.json was found during a commit: the caller applies it soon. */
+    onHandEdit?: (runId: string) => void;
+  }) {
+    const notify = opts.onHandEdit;
+    this.#layout = new CodemachineLayout({
+      agentInfo: opts.agentInfo,
+      // Keep an actionable edit on disk until its command is committed, so a commit racing the
+      // supervisor (a step finishing) does not overwrite it.
+      ...(notify && {
+        onHandEdit: (edit: HandEdit, state: RunState) => {
+          const keep = actionable(edit, state);
+          if (keep) notify(state.id);
+          return keep;
+        },
+      }),
+    });
     this.#clock = opts.clock;
   }
 
@@ -54,4 +72,11 @@ export function describeLockConflict(err: unknown, runId: string): unknown {
   if (m === null) return err;
   const who = m[2] === undefined ? '' : ' (this process)';
   return new ConflictError(`run ${runId} is being driven by pid ${m[1]}${who}`, { cause: err });
+}
+
+/** True when a hand edit turns into a command (revert, reset, skip of the current step). */
+function actionable(edit: HandEdit, state: RunState): boolean {
+  if (edit.kind === 'revert' || edit.kind === 'reset') return true;
+  const current = currentStep(state);
+  return edit.kind === 'skip' && current !== undefined && edit.indexes.includes(current.index);
 }

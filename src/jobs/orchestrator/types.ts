@@ -14,6 +14,16 @@ export interface RunUpdate {
   events: readonly RunEvent[];
 }
 
+/** A run update listener; a returned promise is awaited before the feed moves on. */
+export type UpdateListener = (u: RunUpdate) => void | Promise<void>;
+
+/** Something the chats following a run should be told that is not a commit. */
+export interface RunNotice {
+  runId: string;
+  /** One line for people, e.g. why a hand edit was not applied. */
+  text: string;
+}
+
 /**
  * A `::progress <text>` line of a running step (not persisted in the ledger). For a trigger
  * sub-agent `stepId` is `<stepId>+trigger`.
@@ -44,6 +54,16 @@ export interface OrchestratorOptions {
   worker?: { concurrency: number } | false;
   /** SIGTERM → SIGKILL grace for agents of the in-process worker (default 5 s). */
   killGraceMs?: number;
+  /**
+   * Follow every process's commits (a bridge): updates of commits made elsewhere are delivered
+   * like this process's own, and the delivered position is persisted. Default off (CLI).
+   */
+  feed?: { pollMs?: number } | false;
+  /**
+   * Watch unfinished runs while running (a bridge): template.json hand edits every `intervalMs`
+   * (500 ms), lost jobs every `leaseCheckMs` (10 s). Default off (CLI).
+   */
+  supervise?: { intervalMs?: number; leaseCheckMs?: number } | false;
   /** Called when an in-process worker's agent process exists (diagnostics, benchmarks). */
   onAgentSpawn?: (info: { jobId: string; runId: string; pid: number }) => void;
 }

@@ -6,7 +6,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { BUILTIN_WORKFLOWS } from '../../engine/workflow/builtin.ts';
-import { findWorkflow } from '../../engine/workflow/find.ts';
+import { findWorkflow, type SearchDir } from '../../engine/workflow/find.ts';
 import { loadWorkflow } from '../../engine/workflow/load.ts';
 import type { Workflow } from '../../engine/workflow/types.ts';
 import type { Log } from '../../log.ts';
@@ -31,9 +31,15 @@ export class WorkflowRegistry {
     this.#log = opts.log;
   }
 
-  /** Folders searched for `workflows/`, workspace first. */
-  searchDirs(workspace?: string): string[] {
-    return workspace === undefined ? [this.#home] : [path.resolve(workspace), this.#home];
+  /**
+   * Folders searched for `workflows/`, workspace first. A workspace's workflows may use files
+   * anywhere in it; the home's only files in its `workflows/` (the rest holds bridge.db).
+   */
+  searchDirs(workspace?: string): SearchDir[] {
+    const home = { dir: this.#home, root: path.join(this.#home, 'workflows') };
+    if (workspace === undefined) return [home];
+    const ws = path.resolve(workspace);
+    return [{ dir: ws, root: ws }, home];
   }
 
   /**
@@ -48,12 +54,12 @@ export class WorkflowRegistry {
   /** Every valid workflow visible from `workspace` (or the home only), shadowed ids left out. */
   async list(workspace?: string): Promise<WorkflowInfo[]> {
     const seen = new Map<string, WorkflowInfo>();
-    for (const dir of this.searchDirs(workspace)) {
+    for (const { dir, root } of this.searchDirs(workspace)) {
       for (const file of await workflowFiles(path.join(dir, 'workflows'))) {
         const id = path.basename(file, SUFFIX);
         if (seen.has(id)) continue;
         try {
-          seen.set(id, infoOf(await loadWorkflow(file), file));
+          seen.set(id, infoOf(await loadWorkflow(file, { root }), file));
         } catch (err) {
           this.#log.warn(
             { file, err: (err as Error).message },

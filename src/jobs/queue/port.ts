@@ -66,6 +66,12 @@ export interface JobStatus {
   outcome?: JobOutcome;
 }
 
+/** What `reclaim` did: taken back, still held by a live worker (named), or not running. */
+export type ReclaimResult =
+  | { kind: 'reclaimed' }
+  | { kind: 'held'; by: string }
+  | { kind: 'not-active' };
+
 /** A running worker; `close` stops taking jobs and waits for the running ones to settle. */
 export interface Worker {
   readonly id: string;
@@ -102,6 +108,11 @@ export interface JobQueue {
   startWorker(processor: Processor, opts: { concurrency: number }): Promise<Worker>;
   /** The job's state, or null when unknown. */
   get(id: string): Promise<JobStatus | null>;
+  /**
+   * Hands a running job whose worker process is gone back to the queue now, instead of when
+   * its lease runs out (`resume` of an interrupted run). Drivers that cannot tell leave it out.
+   */
+  reclaim?(id: string): Promise<ReclaimResult>;
   /** Closes workers (waiting for running jobs) and connections this queue opened. */
   close(): Promise<void>;
 }

@@ -4,6 +4,7 @@
  * directly and a finished job notifies listeners directly, so the hot path never waits for a poll.
  * Started/progress signals likewise: direct in this process, a `signal_seq` poll for the others.
  */
+import { hostname } from 'node:os';
 import type { BridgeDb } from '../../db/connection.ts';
 import { type ErrorReporter, OutcomeListeners, warnOnError } from './outcome.ts';
 import {
@@ -17,6 +18,7 @@ import {
   type Processor,
   type ProgressListener,
   type QueuedJob,
+  type ReclaimResult,
   type StartedListener,
   validateJobSpec,
   type Worker,
@@ -150,6 +152,13 @@ class SqliteJobQueue implements JobQueue {
     return this.store.status(id);
   }
 
+  async reclaim(id: string): Promise<ReclaimResult> {
+    this.assertOpen();
+    const result = this.store.reclaim(id, ownerIsGone);
+    if (result.kind === 'reclaimed') for (const worker of this.workers) worker.wake();
+    return result;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -240,4 +249,20 @@ class SqliteJobQueue implements JobQueue {
 
 function specOfJob(job: QueuedJob): JobSpec {
   return { runId: job.runId, stepId: job.stepId, attempt: job.attempt, payload: job.payload };
+}
+
+/**
+ * True when a lease owner (`host:pid:nonce`, see SqliteWorker) is a process of this host that
+ * no longer exists. Another host's owner is never judged gone: its lease runs out instead.
+ */
+function ownerIsGone(owner: string): boolean {
+  const [host, pid] = owner.split(':');
+  if (host !== hostname() || !/^\d+$/.test(pid ?? '')) return false;
+  if (Number(pid) === process.pid) return false;
+  try {
+    process.kill(Number(pid), 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
 }

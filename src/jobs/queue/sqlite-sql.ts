@@ -18,6 +18,7 @@ export interface JobRow {
   error: string | null;
   lost: number;
   lease_count: number;
+  lease_owner: string | null;
   outcome_seq: number | null;
   cancel_requested_at: number | null;
   signal_seq: number | null;

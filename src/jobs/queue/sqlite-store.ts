@@ -6,7 +6,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { CorruptStateError } from '../../errors.ts';
 import { errorMessage, resultColumnsOf } from './outcome.ts';
-import type { JobOutcome, JobSpec, JobState, JobStatus, QueuedJob } from './port.ts';
+import type { JobOutcome, JobSpec, JobState, JobStatus, QueuedJob, ReclaimResult } from './port.ts';
 import {
   type JobRow,
   outcomeOf,
@@ -217,6 +217,16 @@ export class SqliteJobStore {
   }
 
   /** The job's status, or null when unknown. */
+  /** Requeues an active job at once when `isDead(owner)`; else says who holds it. */
+  reclaim(id: string, isDead: (owner: string) => boolean): ReclaimResult {
+    const row = this.s.row.get(id) as JobRow | undefined;
+    if (row?.state !== 'active') return { kind: 'not-active' };
+    const owner = row.lease_owner ?? '';
+    if (!isDead(owner)) return { kind: 'held', by: owner };
+    this.s.requeue.run(Date.now(), id);
+    return { kind: 'reclaimed' };
+  }
+
   status(id: string): JobStatus | null {
     const row = this.s.row.get(id) as JobRow | undefined;
     if (row === undefined) return null;

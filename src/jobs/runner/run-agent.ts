@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import type { Directive } from '../../engine/directive.ts';
+import { writeFileAtomic } from '../../engine/ledger/atomic-write.ts';
 import { buildArgv } from './agent-argv.ts';
 import { readDirectiveFile, resetDirectiveFile } from './directive-file.ts';
 import { buildAgentEnv } from './env.ts';
 import { LineSplitter, parseProgressLine, TailBuffer } from './output-lines.ts';
-import { DEFAULT_OUTPUT_CAP_BYTES, OutputSink } from './output-sink.ts';
+import { confinedRoot, DEFAULT_OUTPUT_CAP_BYTES, OutputSink } from './output-sink.ts';
 import { spawnProcess } from './spawn.ts';
 import { formatDuration, type SupervisedEnd, supervise } from './supervise.ts';
 import { TelemetryAccumulator } from './telemetry/accumulator.ts';
@@ -50,6 +51,7 @@ function spawnFailure(err: NodeJS.ErrnoException, file: string): string {
 
 /** The failure reason for a finished process, or undefined when it ran cleanly. */
 function processFailure(end: SupervisedEnd, timeoutMs: number): string | undefined {
+  if (end.fault !== undefined) return end.fault;
   if (end.cancelled) return 'cancelled';
   if (end.timedOut) return `timed out after ${formatDuration(timeoutMs)}`;
   if (end.exit.code !== null && end.exit.code !== 0) return `exit code ${end.exit.code}`;
@@ -69,13 +71,14 @@ function isDirectory(dir: string): boolean {
 /** Resets the directive and writes the prompt file; returns a failure reason or null. */
 function prepare(inv: AgentInvocation, cmd: AgentCommand): string | null {
   try {
-    resetDirectiveFile(inv.directiveFile);
+    resetDirectiveFile(inv.directiveFile, confinedRoot(inv.workspace, inv.directiveFile));
   } catch (err) {
     return `cannot reset directive file ${inv.directiveFile}: ${errorText(err)}`;
   }
   if (cmd.promptFile === null) return null;
   try {
-    fs.writeFileSync(cmd.promptFile, inv.prompt, { mode: 0o600 });
+    const root = confinedRoot(inv.workspace, cmd.promptFile);
+    writeFileAtomic(cmd.promptFile, inv.prompt, { root, mkdirs: true, mode: 0o600 });
   } catch (err) {
     return `cannot write prompt file ${cmd.promptFile}: ${errorText(err)}`;
   }
@@ -120,6 +123,7 @@ export async function runAgent(
   }
   try {
     sink = OutputSink.open(
+      inv.workspace,
       inv.logFile,
       inv.extraLogFiles ?? [],
       inv.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES,
@@ -136,6 +140,8 @@ export async function runAgent(
       `[phasebridge] ${new Date().toISOString()} start agent=${agent.name} run=${inv.runId} ` +
         `step=${inv.stepId} attempt=${inv.attempt} cwd=${inv.workspace} argv=${JSON.stringify([cmd.file, ...cmd.args])}`,
     );
+    // No room for even the header: fail now (retryable once space is free), before spawning.
+    if (log.faulted.aborted) return outcome({ failure: String(log.faulted.reason) });
     const env = buildAgentEnv({
       baseEnv: inv.baseEnv ?? process.env,
       agentEnv: agent.env,
@@ -160,6 +166,7 @@ export async function runAgent(
       timeoutMs: inv.timeoutMs,
       killGraceMs: inv.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
       signal: inv.signal,
+      fault: log.faulted,
       onStdout: (chunk) => {
         log.write(chunk);
         observer.stdout.push(chunk);
@@ -173,7 +180,10 @@ export async function runAgent(
     observer.stdout.flush();
     observer.stderr.flush();
 
-    const read = readDirectiveFile(inv.directiveFile);
+    const read = readDirectiveFile(
+      inv.directiveFile,
+      confinedRoot(inv.workspace, inv.directiveFile),
+    );
     const directive: Directive | null = read.ok ? read.directive : null;
     const failure = processFailure(end, inv.timeoutMs) ?? (read.ok ? undefined : read.error);
     const durationMs = Date.now() - started;

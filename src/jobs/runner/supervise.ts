@@ -10,6 +10,8 @@ export interface SuperviseOptions {
   timeoutMs: number;
   killGraceMs: number;
   signal?: AbortSignal;
+  /** Aborted (reason: why, one line) when the agent must stop for our sake, e.g. a full disk. */
+  fault?: AbortSignal;
   onStdout(chunk: Buffer): void;
   onStderr(chunk: Buffer): void;
   log(line: string): void;
@@ -20,6 +22,8 @@ export interface SupervisedEnd {
   exit: ProcessExit;
   timedOut: boolean;
   cancelled: boolean;
+  /** The fault's reason when `fault` stopped the agent. */
+  fault?: string;
 }
 
 /** `30s`, `1.5s`, `300ms`: how a limit is shown to people. */
@@ -58,6 +62,7 @@ export async function supervise(
   const { pid, child } = proc;
   let timedOut = false;
   let cancelled = false;
+  let fault: string | undefined;
   let termination: Promise<void> | null = null;
 
   const terminate = (why: string): void => {
@@ -70,12 +75,17 @@ export async function supervise(
       }
     });
   };
-  const stop = (reason: 'timeout' | 'cancel'): void => {
+  const stop = (reason: 'timeout' | 'cancel' | 'fault'): void => {
     if (termination !== null) return;
     if (reason === 'timeout') timedOut = true;
-    else cancelled = true;
+    else if (reason === 'cancel') cancelled = true;
+    else fault = String(opts.fault?.reason ?? 'fault');
     terminate(
-      reason === 'timeout' ? `timed out after ${formatDuration(opts.timeoutMs)}` : 'cancelled',
+      reason === 'timeout'
+        ? `timed out after ${formatDuration(opts.timeoutMs)}`
+        : reason === 'cancel'
+          ? 'cancelled'
+          : (fault ?? 'fault'),
     );
   };
 
@@ -88,10 +98,15 @@ export async function supervise(
   const onAbort = (): void => stop('cancel');
   opts.signal?.addEventListener('abort', onAbort, { once: true });
   if (opts.signal?.aborted) onAbort();
+  // Output keeps being read (and dropped) after a fault, so the agent never blocks on its pipe.
+  const onFault = (): void => stop('fault');
+  opts.fault?.addEventListener('abort', onFault, { once: true });
+  if (opts.fault?.aborted) onFault();
 
   const exit = await proc.exit;
   if (timer !== null) clearTimeout(timer);
   opts.signal?.removeEventListener('abort', onAbort);
+  opts.fault?.removeEventListener('abort', onFault);
 
   if (termination === null && groupIsAlive(pid))
     terminate('agent exited leaving processes in its group');
@@ -101,5 +116,5 @@ export async function supervise(
     child.stdout.destroy();
     child.stderr.destroy();
   }
-  return { exit, timedOut, cancelled };
+  return { exit, timedOut, cancelled, ...(fault !== undefined ? { fault } : {}) };
 }

@@ -5,10 +5,11 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ButtonPress, Command, InboundEvent, Reply } from '../../../src/bridges/channel.ts';
-import type { DiscordChannel } from '../../../src/bridges/discord/index.ts';
+import { DiscordChannel } from '../../../src/bridges/discord/index.ts';
 import { rich } from '../../../src/bridges/render-text.ts';
+import { openTestDb } from '../../db/helpers.ts';
 import type { FakeDiscord, FakeInteraction } from '../../fakes/discord.ts';
-import { type Harness, startHarness } from './support.ts';
+import { type Harness, Inbox, startHarness } from './support.ts';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -305,5 +306,47 @@ describe('reasons', () => {
     });
     // The adapter's own button never reached the handler as a press.
     expect(h.inbox.all.filter((e) => e.kind === 'button')).toHaveLength(1);
+  });
+
+  it('the offered button opens the same question after the bridge restarted', async () => {
+    const db = await openTestDb();
+    try {
+      const state = db.repos.channelState.scope('discord');
+      h = await startHarness({ state });
+      const { id } = await postCheckpoint(h.channel, h.chatRef);
+      const refs = await askOnReject(h, async (e) => {
+        await h!.channel.answer(e.interaction, 'Rejecting…', { private: false });
+      });
+      const bob = h.fake.state.user('bob');
+      const press = h.fake.pressButton(bob, id, 'tok-reject');
+      await h.inbox.next();
+      const offer = press.followUps
+        .map((m) => h!.fake.state.messages.get(m)!)
+        .find((m) => m.components.length > 0)!;
+      const customId = (offer.components[0] as { components: { custom_id: string }[] })
+        .components[0]!.custom_id;
+
+      // A new process: a new channel on the same bridge.db, the old one gone.
+      await h.channel.stop();
+      const inbox = new Inbox();
+      const channel = new DiscordChannel({
+        token: h.fake.token,
+        apiUrl: h.fake.apiUrl,
+        logger: h.log,
+        state,
+      });
+      await channel.start(inbox.handler);
+      h = { ...h, channel, inbox };
+      const open = h.fake.pressButton(bob, offer.id, customId);
+      await h.fake.waitFor(() => open.modal, 'the modal');
+      expect(JSON.stringify(open.modal)).toContain('Why do you reject checkpoint cp-1?');
+      h.fake.submitModal(bob, open, { reason: 'not ready' });
+      expect(await inbox.next()).toMatchObject({ kind: 'reply', replyToMessageRef: refs[0] });
+      expect(h.log.lines.filter((l) => l.level === 'warn' || l.level === 'error')).toEqual([]);
+    } finally {
+      await h?.close();
+      h = undefined;
+      await db.cleanup();
+    }
   });
 });

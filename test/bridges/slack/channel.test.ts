@@ -6,7 +6,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ButtonPress, Command, Reply } from '../../../src/bridges/channel.ts';
 import { bold, code, rich } from '../../../src/bridges/render-text.ts';
 import { SlackChannel } from '../../../src/bridges/slack/index.ts';
-import { ConfigError, PlatformError, RateLimitedError } from '../../../src/errors.ts';
+import {
+  ConfigError,
+  NotFoundError,
+  PlatformError,
+  RateLimitedError,
+} from '../../../src/errors.ts';
 import { ALICE, BOB, type Harness, OPS, startHttpHarness, testOptions, tsOf } from './support.ts';
 
 let h: Harness;
@@ -184,11 +189,20 @@ describe('SlackChannel outbound', () => {
   });
 
   it('reports Slack errors as PLATFORM errors naming the method and code', async () => {
-    h.fake.failNext('chat.update', 'message_not_found');
+    h.fake.failNext('chat.update', 'cant_update_message');
     const err = await h.channel
       .edit(`${CHAT}/1700000000.000001`, { text: rich('x') })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PlatformError);
+    expect((err as Error).message).toBe('slack: chat.update failed: cant_update_message');
+  });
+
+  it('reports an edit of a deleted message as NOT_FOUND (the notifier then posts anew)', async () => {
+    h.fake.failNext('chat.update', 'message_not_found');
+    const err = await h.channel
+      .edit(`${CHAT}/1700000000.000001`, { text: rich('x') })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NotFoundError);
     expect((err as Error).message).toBe('slack: chat.update failed: message_not_found');
   });
 

@@ -28,7 +28,7 @@ async function events(b: Browser, query = '', headers: Record<string, string> = 
 describe('login and sessions', () => {
   it('the login link sets an HttpOnly SameSite=Strict cookie and redirects to the console', async () => {
     c = await startConsole();
-    const res = await fetch(c.channel.loginUrl(c.base), { redirect: 'manual' });
+    const res = await fetch(await c.channel.loginUrl(c.base), { redirect: 'manual' });
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('/');
     const cookie = res.headers.get('set-cookie') ?? '';
@@ -43,7 +43,7 @@ describe('login and sessions', () => {
 
   it('a login token works once', async () => {
     c = await startConsole();
-    const url = c.channel.loginUrl(c.base);
+    const url = await c.channel.loginUrl(c.base);
     expect((await fetch(url, { redirect: 'manual' })).status).toBe(303);
     const again = await fetch(url, { redirect: 'manual' });
     expect(again.status).toBe(401);

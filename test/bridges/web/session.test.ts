@@ -1,42 +1,72 @@
-/** Login tokens, sessions and CSRF tokens, with a controlled clock. */
+/** Login tokens, sessions and CSRF tokens in a real bridge.db, with a controlled clock. */
 import type { IncomingMessage } from 'node:http';
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { originAllowed } from '../../../src/bridges/web/guard.ts';
-import { parseCookies, SessionStore, sessionCookie } from '../../../src/bridges/web/session.ts';
+import {
+  parseCookies,
+  SessionStore,
+  secretDigest,
+  sessionCookie,
+} from '../../../src/bridges/web/session.ts';
+import { openTestDb, type TestDb } from '../../db/helpers.ts';
 
 describe('sessions', () => {
-  it('a login token is single use and expires', () => {
-    let now = 1_000;
-    const store = new SessionStore({ loginTokenTtlMs: 60_000, now: () => now });
-    const a = store.createLoginToken();
-    const b = store.createLoginToken();
-    expect(a).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(store.consumeLoginToken(a)).toBe(true);
-    expect(store.consumeLoginToken(a)).toBe(false);
-    expect(store.consumeLoginToken(`${b}x`)).toBe(false);
-    now += 60_001;
-    expect(store.consumeLoginToken(b)).toBe(false);
+  let t: TestDb;
+  beforeEach(async () => {
+    t = await openTestDb();
+    return () => t.cleanup();
   });
 
-  it('a session is found by its cookie, refreshed on use, and dropped when idle', () => {
+  it('a login token is single use, expires, and only its digest is stored', async () => {
+    let now = 1_000;
+    const store = new SessionStore(t.repos.consoleAuth, {
+      loginTokenTtlMs: 60_000,
+      now: () => now,
+    });
+    const a = await store.createLoginToken();
+    const b = await store.createLoginToken();
+    expect(a).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const stored = JSON.stringify(t.db.sqlite.prepare('select * from console_login_tokens').all());
+    expect(stored).not.toContain(a);
+    expect(stored).toContain(secretDigest(a));
+    expect(await store.consumeLoginToken(a)).toBe(true);
+    expect(await store.consumeLoginToken(a)).toBe(false);
+    expect(await store.consumeLoginToken(`${b}x`)).toBe(false);
+    now += 60_001;
+    expect(await store.consumeLoginToken(b)).toBe(false);
+  });
+
+  it('a session is found by its cookie, refreshed on use, and dropped when idle', async () => {
     let now = 0;
-    const store = new SessionStore({ sessionIdleMs: 1000, now: () => now });
-    const { session, cookieValue } = store.createSession();
+    const store = new SessionStore(t.repos.consoleAuth, { sessionIdleMs: 1000, now: () => now });
+    const { session, cookieValue } = await store.createSession();
     const header = `other=1; pb_session=${cookieValue}`;
     now = 900;
-    expect(store.fromCookieHeader(header)).toBe(session);
+    expect(await store.fromCookieHeader(header)).toEqual({ ...session, lastSeenAt: 900 });
     now = 1800; // 900 ms after the last use: still alive
-    expect(store.fromCookieHeader(header)?.id).toBe(session.id);
+    expect((await store.fromCookieHeader(header))?.id).toBe(session.id);
     now = 2801;
-    expect(store.fromCookieHeader(header)).toBeUndefined();
-    expect(store.size).toBe(0);
-    expect(store.fromCookieHeader(undefined)).toBeUndefined();
+    expect(await store.fromCookieHeader(header)).toBeUndefined();
+    expect(t.db.sqlite.prepare('select * from console_sessions').all()).toEqual([]);
+    expect(await store.fromCookieHeader(undefined)).toBeUndefined();
   });
 
-  it('checks the CSRF token of the session only', () => {
-    const store = new SessionStore();
-    const one = store.createSession().session;
-    const two = store.createSession().session;
+  it('a session outlives the process: a new store on the same bridge.db knows it and its CSRF token', async () => {
+    const before = new SessionStore(t.repos.consoleAuth);
+    const { session, cookieValue } = await before.createSession();
+    const after = new SessionStore(t.repos.consoleAuth);
+    const again = await after.fromCookieHeader(`pb_session=${cookieValue}`);
+    expect(again?.id).toBe(session.id);
+    expect(after.checkCsrf(again!, session.csrfToken)).toBe(true);
+    const stored = JSON.stringify(t.db.sqlite.prepare('select * from console_sessions').all());
+    expect(stored).not.toContain(cookieValue);
+    expect(stored).not.toContain(session.csrfToken);
+  });
+
+  it('checks the CSRF token of the session only', async () => {
+    const store = new SessionStore(t.repos.consoleAuth);
+    const one = (await store.createSession()).session;
+    const two = (await store.createSession()).session;
     expect(store.checkCsrf(one, one.csrfToken)).toBe(true);
     expect(store.checkCsrf(one, two.csrfToken)).toBe(false);
     expect(store.checkCsrf(one, undefined)).toBe(false);

@@ -68,7 +68,7 @@ export interface Browser {
 
 /** Logs in with a fresh login token, like a browser opening the printed link. */
 export async function login(c: TestConsole): Promise<Browser> {
-  const res = await fetch(c.channel.loginUrl(c.base), { redirect: 'manual' });
+  const res = await fetch(await c.channel.loginUrl(c.base), { redirect: 'manual' });
   const setCookie = res.headers.get('set-cookie') ?? '';
   const cookie = setCookie.split(';')[0]!;
   const page = await (await fetch(`${c.base}/`, { headers: { cookie } })).text();

@@ -19,6 +19,8 @@ export class ConsoleStream {
   readonly toasts: string[] = [];
   /** Reason prompts, in arrival order. */
   readonly prompts: { ref: string; text: string }[] = [];
+  /** The highest event id (chat version) received; 0 before any. */
+  lastId = 0;
   readonly #abort = new AbortController();
   #buffer = '';
 
@@ -67,6 +69,7 @@ export class ConsoleStream {
     for (const line of block.split('\n')) {
       if (line.startsWith('event: ')) event = line.slice(7);
       else if (line.startsWith('data: ')) data.push(line.slice(6));
+      else if (line.startsWith('id: ')) this.lastId = Math.max(this.lastId, Number(line.slice(4)));
     }
     if (data.length === 0) return; // comments and retry lines
     const value = JSON.parse(data.join('\n')) as Record<string, unknown>;

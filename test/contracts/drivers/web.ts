@@ -1,8 +1,9 @@
 /**
  * The web console driver: a browser logged in with the bridge's one-time link, reading the real
  * /events stream (messages, toasts, reason prompts) and posting commands, presses and reasons
- * with its cookie and CSRF token. The console has one person, the local admin: every persona is
- * that person.
+ * with its cookie and CSRF token. It keeps its cookie across a restart of the bridge, as a
+ * browser does (the session must still be valid). The console has one person, the local admin:
+ * every persona is that person.
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
@@ -62,16 +63,30 @@ export class WebDriver implements PlatformDriver {
     return {};
   }
 
-  /** Opens the login link, reads the page's CSRF token and opens the event stream. */
+  /**
+   * Logs in with the bridge's link the first time (after a restart the cookie from before must
+   * still open the page), reads the CSRF token, and opens the event stream, waiting until it
+   * has replayed what the page shows.
+   */
   async attach(bridge: RunningBridge): Promise<void> {
     this.#stream?.close();
     this.#base = bridge.url;
-    const res = await fetch(bridge.loginUrl, { redirect: 'manual' });
-    this.#cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]!;
-    const page = await (await fetch(`${this.#base}/`, { headers: this.#headers() })).text();
-    this.#csrf = /name="csrf-token" content="([^"]+)"/.exec(page)?.[1] ?? '';
+    if (this.#cookie === '') {
+      const res = await fetch(bridge.loginUrl, { redirect: 'manual' });
+      this.#cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]!;
+    }
+    const res = await fetch(`${this.#base}/`, { headers: this.#headers() });
+    expect(res.status).toBe(200);
+    const page = await res.text();
+    const csrf = /name="csrf-token" content="([^"]+)"/.exec(page)?.[1] ?? '';
+    // The token is the session's: the same before and after a restart.
+    if (this.#csrf !== '') expect(csrf).toBe(this.#csrf);
+    this.#csrf = csrf;
     expect(this.#csrf).not.toBe('');
+    const version = Number(/data-version="(\d+)"/.exec(page)?.[1] ?? 0);
     this.#stream = await ConsoleStream.open(`${this.#base}/events?tab=${this.#tab}`, this.#cookie);
+    const stream = this.#stream;
+    await waitFor(() => (stream.lastId >= version ? true : undefined), 'the console replay');
   }
 
   userId(): string {

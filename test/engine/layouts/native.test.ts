@@ -9,6 +9,7 @@ import {
   nativeLayout,
   nativeRunDir,
   readRunJson,
+  runSummary,
 } from '../../../src/engine/layouts/native.ts';
 import type { RunState } from '../../../src/engine/model.ts';
 import { startCommand } from '../store/fixtures/demo-run.ts';
@@ -36,7 +37,7 @@ describe('native layout', () => {
     expect(runDir).toBe(path.join(ws, '.phasebridge', 'runs', RUN));
   });
 
-  it('writes run.json (the state with its seq, owner-only) and creates logs/', async () => {
+  it('writes run.json (the run summary with its seq, owner-only) and creates logs/', async () => {
     const state = startedState();
     await nativeLayout.project(state, {
       runDir,
@@ -47,11 +48,27 @@ describe('native layout', () => {
     });
     const text = fs.readFileSync(path.join(runDir, 'run.json'), 'utf8');
     expect(text).toBe(formatRunJson(state));
-    expect(JSON.parse(text)).toEqual(state);
-    expect(JSON.parse(text).seq).toBe(state.seq);
+    expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(runSummary(state))));
+    expect(JSON.parse(text)).toMatchObject({
+      format: 2,
+      id: RUN,
+      seq: state.seq,
+      status: 'active',
+      cursor: 0,
+      current: state.steps[0],
+      workflow: { id: 'demo', steps: 3 },
+      checkpoint: null,
+      closedCheckpoints: 0,
+    });
     expect(fs.statSync(path.join(runDir, 'run.json')).mode & 0o777).toBe(0o600);
     expect(fs.statSync(path.join(runDir, 'logs')).isDirectory()).toBe(true);
-    expect(readRunJson(runDir)).toEqual({ kind: 'ok', state, text });
+    expect(readRunJson(runDir)).toEqual({
+      kind: 'ok',
+      id: RUN,
+      seq: state.seq,
+      value: JSON.parse(text),
+      text,
+    });
   });
 
   it('applies to every run whatever its layout', () => {
@@ -64,7 +81,7 @@ describe('native layout', () => {
     fs.writeFileSync(file, '{"id":');
     expect(readRunJson(runDir)).toMatchObject({ kind: 'corrupt', reason: /not valid JSON/ });
     fs.writeFileSync(file, '[]');
-    expect(readRunJson(runDir)).toMatchObject({ kind: 'corrupt', reason: /not a run state/ });
+    expect(readRunJson(runDir)).toMatchObject({ kind: 'corrupt', reason: /not a run summary/ });
     fs.rmSync(file);
     fs.writeFileSync(path.join(ws, 'elsewhere.json'), formatRunJson(startedState()));
     fs.symlinkSync(path.join(ws, 'elsewhere.json'), file);

@@ -1,5 +1,7 @@
 import fs from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RunEvent } from '../../../src/engine/events.ts';
+import { replay } from '../../../src/engine/evolve.ts';
 import { RunStore } from '../../../src/engine/store/run-store.ts';
 import { nextCommand } from './fixtures/demo-run.ts';
 import {
@@ -9,6 +11,7 @@ import {
   readRunJsonFile,
   replayLedger,
   runFiles,
+  summaryOf,
   tempWorkspace,
 } from './fixtures/workspace.ts';
 
@@ -22,6 +25,11 @@ afterEach(async () => {
   await store.close();
   fs.rmSync(ws, { recursive: true, force: true });
 });
+
+/** The state the given ledger lines replay to. */
+function replayLedgerPrefix(lines: string[]) {
+  return replay(lines.flatMap((l) => (JSON.parse(l) as { events: RunEvent[] }).events));
+}
 
 /** Closes the store and opens a fresh one, as a process restart would. */
 async function restart(): Promise<RunStore> {
@@ -40,7 +48,7 @@ describe('RunStore loading and recovery', () => {
     const loaded = await (await restart()).load(RUN);
     expect(loaded.warnings).toEqual([expect.stringMatching(/run.json was behind the ledger/)]);
     expect(loaded.state).toEqual(state);
-    expect(readRunJsonFile(ws)).toEqual(state);
+    expect(readRunJsonFile(ws)).toEqual(summaryOf(state));
   });
 
   it.each([
@@ -56,7 +64,7 @@ describe('RunStore loading and recovery', () => {
     const loaded = await (await restart()).load(RUN);
     expect(loaded.warnings).toEqual([expect.stringMatching(/rebuilt from the ledger/)]);
     expect(loaded.state).toEqual(state);
-    expect(readRunJsonFile(ws)).toEqual(state);
+    expect(readRunJsonFile(ws)).toEqual(summaryOf(state));
   });
 
   it('skips and reports a torn last ledger line, then truncates it before the next append', async () => {
@@ -93,8 +101,12 @@ describe('RunStore loading and recovery', () => {
       kind: 'corrupt',
       reason: expect.stringMatching(/^ledger line 4 is corrupt: not valid JSON/),
     });
-    // The most advanced known state is shown (run.json), never an older one.
-    expect(loaded.state.seq).toBe(state.seq);
+    // The ledger's good prefix is shown (what a repair keeps), never a projection's view.
+    expect(loaded.state).toEqual({
+      ...replayLedgerPrefix(lines.slice(0, 3)),
+      status: 'blocked',
+      blocked: loaded.state.blocked,
+    });
     await expect(store.commit(RUN, 'k7', nextCommand(state, 7))).rejects.toMatchObject({
       code: 'CORRUPT_STATE',
     });
@@ -103,15 +115,17 @@ describe('RunStore loading and recovery', () => {
 
     // Only an explicit repair moves on: backup kept, good prefix replayed, projections rebuilt.
     const repaired = await store.repair(RUN);
-    expect(repaired.corrupt).toBeNull();
-    expect(repaired.warnings).toEqual([expect.stringMatching(/^repaired: .*kept 3 ledger lines/)]);
+    expect(repaired).toMatchObject({ repaired: true, refused: null, kept: 3, lines: 7 });
+    expect(repaired.dropped.map((d) => d.line)).toEqual([4, 5, 6, 7]);
+    expect(repaired.warnings).toEqual([]);
     expect(ledgerLines(ws)).toEqual(lines.slice(0, 3));
     const backups = fs.readdirSync(files.dir).filter((f) => f.startsWith('ledger.jsonl.corrupt-'));
     expect(backups).toHaveLength(1);
     expect(fs.readFileSync(`${files.dir}/${backups[0]}`, 'utf8')).toBe(ledgerBefore);
-    expect(readRunJsonFile(ws)).toEqual(repaired.state);
+    expect(readRunJsonFile(ws)).toEqual(summaryOf(repaired.state));
     expect(replayLedger(ws)).toEqual(repaired.state);
-    const next = await store.commit(RUN, 'after-repair', nextCommand(repaired.state, 3));
+    expect((await store.load(RUN)).corrupt).toBeNull();
+    const next = await store.commit(RUN, 'after-repair', nextCommand(repaired.state!, 3));
     expect(next.ok).toBe(true);
   });
 
@@ -123,7 +137,8 @@ describe('RunStore loading and recovery', () => {
     fs.writeFileSync(files.ledger, `${lines.slice(0, 3).join('\n')}\n`);
     const loaded = await (await restart()).load(RUN);
     expect(loaded.corrupt?.reason).toMatch(/run.json is at seq \d+ but the ledger ends at seq/);
-    expect(loaded.state).toMatchObject({ seq: state.seq, status: 'blocked' });
+    expect(loaded.state.seq).toBeLessThan(state.seq);
+    expect(loaded.state.status).toBe('blocked');
     expect(loaded.state.blocked?.kind).toBe('corrupt');
   });
 
@@ -158,12 +173,12 @@ describe('RunStore loading and recovery', () => {
     const loaded = await store.load(RUN);
     expect(loaded.warnings).toEqual([
       expect.stringMatching(/run.json was missing/),
-      expect.stringMatching(/re-projection failed \(extra layout is broken\)/),
+      expect.stringMatching(/the extra projection failed \(extra layout is broken\)/),
     ]);
     expect(fs.existsSync(files.runJson)).toBe(false);
     broken = false;
     const r = await store.commit(RUN, 'k3', nextCommand(state, 3));
-    expect(readRunJsonFile(ws)).toEqual(r.ok ? r.state : null);
+    expect(readRunJsonFile(ws)).toEqual(summaryOf(r.ok ? r.state : null));
   });
 
   it('recover() loads every run and reports what it repaired', async () => {
@@ -178,6 +193,21 @@ describe('RunStore loading and recovery', () => {
     ]);
     const mine = report[1]!.result;
     expect(mine.ok && mine.run.warnings).toEqual([expect.stringMatching(/run.json was missing/)]);
+  });
+
+  it('peek and load take the state from the ledger, never from a hand-edited run.json', async () => {
+    const files = runFiles(ws);
+    const state = await driveRun(store, ws, 4);
+    await store.close();
+    const edited = { ...readRunJsonFile(ws), status: 'completed', outcome: { reason: 'done' } };
+    fs.writeFileSync(files.runJson, JSON.stringify(edited, null, 2));
+    const reader = new RunStore({ workspace: ws });
+    expect((await reader.peek(RUN)).state).toEqual(state);
+    await reader.close();
+    const loaded = await (await restart()).load(RUN);
+    expect(loaded.state).toEqual(state);
+    expect(loaded.warnings).toEqual([expect.stringMatching(/run.json differed .*; rewritten/)]);
+    expect(readRunJsonFile(ws)).toEqual(summaryOf(state));
   });
 
   it('peek reads without locking or repairing', async () => {

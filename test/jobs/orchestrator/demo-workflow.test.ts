@@ -19,7 +19,9 @@ describe.each<Layout>(['native', 'codemachine'])('the demo workflow (%s layout)'
     const o = await env.open();
     const updates: RunUpdate[] = [];
     const progress: StepProgress[] = [];
-    o.onUpdate((u) => updates.push(u));
+    o.onUpdate((u) => {
+      updates.push(u);
+    });
     o.onProgress((p) => progress.push(p));
 
     const started = await o.startRun({

@@ -10,8 +10,10 @@
  * - completedSteps empty (or missing) while we had written entries → reset.
  * - some steps we had marked complete (with completedAt) are gone → revert to the lowest of them
  *   (later steps run again anyway, so removing only a middle step re-runs from it too).
- * - anything else (formatting, lastUpdated, an unfinished step's session entry, added entries,
- *   other keys) → none: the next projection rewrites the file from the run's state.
+ * - steps we had not marked complete now carry a completedAt → skip them ("skipping steps" of
+ *   the CodeMachine docs; the caller skips them when they are the current step).
+ * - anything else (formatting, lastUpdated, an unfinished step's session entry, other keys) →
+ *   none: the next projection rewrites the file from the run's state.
  */
 import type { Command } from '../../commands.ts';
 import type { Actor, RunState } from '../../model.ts';
@@ -22,6 +24,7 @@ export type HandEdit =
   | { kind: 'none' }
   | { kind: 'revert'; toIndex: number }
   | { kind: 'reset' }
+  | { kind: 'skip'; indexes: number[] }
   | { kind: 'unreadable'; reason: string };
 
 /** Reason given for an unparseable file when the reader did not say more. */
@@ -50,8 +53,15 @@ export function detectHandEdit(
   const removed = Object.entries(written)
     .filter(([key, data]) => data.completedAt !== undefined && !(key in present))
     .map(([key]) => Number(key));
-  if (removed.length === 0) return { kind: 'none' };
-  return { kind: 'revert', toIndex: Math.min(...removed) };
+  if (removed.length > 0) return { kind: 'revert', toIndex: Math.min(...removed) };
+  const added = Object.entries(present)
+    .filter(
+      ([key, data]) => data?.completedAt !== undefined && written[key]?.completedAt === undefined,
+    )
+    .map(([key]) => Number(key))
+    .filter((n) => Number.isSafeInteger(n) && n >= 0)
+    .sort((a, b) => a - b);
+  return added.length > 0 ? { kind: 'skip', indexes: added } : { kind: 'none' };
 }
 
 /** Who a hand edit is attributed to: whoever can write the workspace, known only by the file. */

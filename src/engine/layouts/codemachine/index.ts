@@ -6,14 +6,16 @@
  *
  * One codemachine-layout run per workspace at a time: `.codemachine/` has a single template.json.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import type { RunState } from '../../model.ts';
-import type { LayoutProjection, ProjectionContext } from '../port.ts';
+import type { LayoutProjection, ProjectionContext, SalvagedFile } from '../port.ts';
 import { type AgentInfoLookup, buildAgentConfig, serializeAgentConfig } from './agent-config.ts';
 import type { HandEdit } from './hand-edits.ts';
 import { type CodemachinePaths, codemachinePaths } from './paths.ts';
 import { RegistryDb } from './registry-db.ts';
 import { applyRegistryEvents } from './registry-projection.ts';
+import { salvageCodemachine } from './salvage.ts';
 import { buildTemplate, serializeTemplate } from './template.ts';
 import { detectFromRead, readTemplateAt } from './template-file.ts';
 import { resetDirective, writeLayoutFile } from './writer.ts';
@@ -50,7 +52,8 @@ export interface CodemachineLayoutOptions {
 export class CodemachineLayout implements LayoutProjection {
   readonly name = 'codemachine';
   readonly #opts: CodemachineLayoutOptions;
-  readonly #registries = new Map<string, RegistryDb>();
+  /** Open registries by `.codemachine` folder, with the inode each was opened at. */
+  readonly #registries = new Map<string, { db: RegistryDb; ino: number }>();
 
   constructor(opts: CodemachineLayoutOptions = {}) {
     this.#opts = opts;
@@ -70,23 +73,42 @@ export class CodemachineLayout implements LayoutProjection {
     // Reset when a step is queued, i.e. before its agent can exist (so the "started" commit may
     // come after the spawn without wiping a fast agent's directive). Never on a rebuild.
     if (started || queuesStep(state, ctx)) resetDirective(paths);
-    const fold = this.#opts.agentInfo ? { state, agentInfo: this.#opts.agentInfo } : { state };
+    const fold = {
+      state,
+      ...(this.#opts.agentInfo && { agentInfo: this.#opts.agentInfo }),
+      ...(ctx.history && { history: ctx.history }),
+    };
     applyRegistryEvents(this.#registry(paths), ctx.events, fold);
+  }
+
+  /** Moves aside a registry.db or template.json that cannot be read (see salvage.ts). */
+  salvage(workspace: string, stamp: string | null): SalvagedFile[] {
+    if (stamp !== null) this.#forget(codemachinePaths(workspace).root);
+    return salvageCodemachine(workspace, stamp);
   }
 
   /** Closes the registry.db handles this projection opened. */
   close(): void {
-    for (const db of this.#registries.values()) db.close();
+    for (const { db } of this.#registries.values()) db.close();
     this.#registries.clear();
   }
 
   #registry(paths: CodemachinePaths): RegistryDb {
-    let db = this.#registries.get(paths.root);
-    if (!db) {
-      db = RegistryDb.open(path.dirname(paths.root));
-      this.#registries.set(paths.root, db);
-    }
+    const open = this.#registries.get(paths.root);
+    // A registry.db deleted or replaced since it was opened is opened again: writing through the
+    // old handle would land in a file nobody reads.
+    const ino = fs.statSync(paths.registryDb, { throwIfNoEntry: false })?.ino;
+    if (open && open.ino === ino) return open.db;
+    this.#forget(paths.root);
+    const db = RegistryDb.open(path.dirname(paths.root));
+    const opened = fs.statSync(paths.registryDb, { throwIfNoEntry: false })?.ino ?? -1;
+    this.#registries.set(paths.root, { db, ino: opened });
     return db;
+  }
+
+  #forget(root: string): void {
+    this.#registries.get(root)?.db.close();
+    this.#registries.delete(root);
   }
 
   #writeTemplate(state: RunState, ctx: ProjectionContext, paths: CodemachinePaths): void {

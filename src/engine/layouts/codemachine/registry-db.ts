@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { ensureRealDir } from '../../ledger/atomic-write.ts';
+import { prepareSqliteInside } from '../../ledger/safe-path.ts';
 import type { Telemetry } from '../../model.ts';
 import { agentLogPath, agentLogRelativePath, codemachinePaths } from './paths.ts';
 import { type AgentRunStatus, initRegistrySchema } from './registry-schema.ts';
@@ -80,11 +80,13 @@ export class RegistryDb {
     this.#db = db;
   }
 
-  /** Opens (creating when missing) the registry of `workspace`. */
+  /**
+   * Opens (creating when missing, mode 0600) the registry of `workspace`. A symlink or hard link
+   * planted at the file, its -wal/-shm or a folder on the way throws UnsafePathError.
+   */
   static open(workspace: string): RegistryDb {
     const paths = codemachinePaths(workspace);
-    ensureRealDir(paths.logsDir, { root: path.dirname(paths.root), mkdirs: true });
-    const db = new Database(paths.registryDb);
+    const db = new Database(prepareSqliteInside(path.dirname(paths.root), paths.registryDb));
     try {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');

@@ -4,7 +4,8 @@
  * for a step skipped before it ran. Rows are history: loops and reverts never delete them.
  *
  * Exactly once: each run's last applied ledger seq is stored in the same transaction as the rows,
- * so events the store hands over again after a crash are skipped.
+ * so events the store hands over again after a crash are skipped; a registry behind the events
+ * (deleted, replaced after a failure) catches up from the run's history.
  */
 import type { RunEvent } from '../../events.ts';
 import { type RunState, stepJobId, triggerJobId } from '../../model.ts';
@@ -17,18 +18,30 @@ export interface RegistryFoldContext {
   state: RunState;
   /** Engine/model of named agents, when known. */
   agentInfo?: AgentInfoLookup;
+  /** Every event of the run up to `state.seq`, to catch up a registry that lost some. */
+  history?: () => readonly RunEvent[];
 }
 
 /** Applies the events not yet in `db`; `events` end at `ctx.state.seq`. */
 export function applyRegistryEvents(
   db: RegistryDb,
-  events: readonly RunEvent[],
+  given: readonly RunEvent[],
   ctx: RegistryFoldContext,
 ): void {
   const { state } = ctx;
-  const firstSeq = state.seq - events.length + 1;
+  let events = given;
   db.transaction(() => {
-    const applied = db.watermark(state.id);
+    let applied = db.watermark(state.id);
+    if (applied > state.seq) {
+      // Ahead of the ledger (a repair cut it back): its rows stay as history, new events apply.
+      db.setWatermark(state.id, state.seq);
+      applied = state.seq;
+    }
+    let firstSeq = state.seq - events.length + 1;
+    if (applied < firstSeq - 1 && ctx.history) {
+      events = ctx.history().slice(applied);
+      firstSeq = applied + 1;
+    }
     // A pause or a skip cancels the running attempt first, in the same commit: the cancel then
     // shows as `paused`, or is left to the skip, rather than as a failure.
     const batch: Batch = {

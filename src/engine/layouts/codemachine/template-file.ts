@@ -2,8 +2,8 @@
  * Reading template.json back from disk, and checking it for hand edits against the document the
  * run's state says we last wrote.
  */
-import fs from 'node:fs';
-import { lstatNoSymlink } from '../../ledger/atomic-write.ts';
+import path from 'node:path';
+import { readTextInside } from '../../ledger/safe-path.ts';
 import type { RunState } from '../../model.ts';
 import { detectHandEdit, type HandEdit } from './hand-edits.ts';
 import { codemachinePaths } from './paths.ts';
@@ -16,22 +16,14 @@ export type TemplateRead =
   | { kind: 'ok'; value: TemplateTracking; text: string }
   | { kind: 'unparseable'; error: string; text: string };
 
-/** Reads `file` without following a symlink (a symlink throws CorruptStateError). */
+/**
+ * Reads `<workspace>/.codemachine/template.json` at `file` without following a symlink anywhere
+ * below the workspace (a planted link throws UnsafePathError naming it).
+ */
 export function readTemplateAt(file: string): TemplateRead {
-  if (lstatNoSymlink(file) === null) return { kind: 'missing' };
-  let text: string;
-  try {
-    const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
-    try {
-      text = fs.readFileSync(fd, 'utf8');
-    } finally {
-      fs.closeSync(fd);
-    }
-  } catch (err) {
-    // Deleted between the lstat and the open: the same as never there.
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
-    throw err;
-  }
+  // The file sits in `<workspace>/.codemachine/`: the workspace is the trusted root.
+  const text = readTextInside(path.dirname(path.dirname(file)), file);
+  if (text === null) return { kind: 'missing' };
   const parsed = parseTemplateText(text);
   return parsed.ok
     ? { kind: 'ok', value: parsed.value, text }

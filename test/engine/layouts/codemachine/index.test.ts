@@ -6,7 +6,7 @@ import {
   agentLogPath,
   codemachinePaths,
 } from '../../../../src/engine/layouts/codemachine/index.ts';
-import { CorruptStateError } from '../../../../src/errors.ts';
+import { ALICE, GOLDEN_WORKFLOW, RUN_ID } from './driver.ts';
 import { type Harness, makeHarness } from './helpers.ts';
 
 describe('the codemachine layout files', () => {
@@ -45,12 +45,24 @@ describe('the codemachine layout files', () => {
     expect(JSON.parse(fs.readFileSync(p.directive, 'utf8'))).toEqual({ action: 'continue' });
   });
 
-  it('refuses to write through a symlinked .codemachine folder', async () => {
+  it('never writes through a symlinked .codemachine folder: the commit stands, with a warning', async () => {
     h = makeHarness();
     const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-cm-elsewhere-'));
     try {
       fs.symlinkSync(elsewhere, path.join(h.ws, '.codemachine'));
-      await expect(h.d.start()).rejects.toBeInstanceOf(CorruptStateError);
+      const r = await h.store.commit(RUN_ID, 'start', {
+        type: 'start',
+        at: h.d.now(),
+        actor: ALICE,
+        runId: RUN_ID,
+        workflow: GOLDEN_WORKFLOW,
+        workspace: h.ws,
+        layout: 'codemachine',
+        spec: 'x',
+      });
+      expect(r.ok && r.warnings).toEqual([
+        expect.stringMatching(/^the codemachine projection failed \(.*symlink/),
+      ]);
       expect(fs.readdirSync(elsewhere)).toEqual([]);
     } finally {
       fs.rmSync(elsewhere, { recursive: true, force: true });

@@ -1,0 +1,184 @@
+/**
+ * Starts the chat adapters and keeps retrying one whose platform does not answer at start-up
+ * (1 s doubling to 60 s, ±20 % jitter), so the console and the other adapters serve meanwhile.
+ * `/readyz` names such an adapter with its last error until it has started.
+ */
+import type { Channel, InboundHandler, Platform } from '../bridges/channel.ts';
+import type { NotReady, Readiness } from '../http/health.ts';
+import { type Log, secretRedactor } from '../log.ts';
+
+/** When to try again after a failed start. */
+export interface RetryPolicy {
+  readonly initialMs: number;
+  readonly maxMs: number;
+  /** Each delay is scaled by a random factor in [1 - jitter, 1 + jitter] (then capped). */
+  readonly jitter: number;
+}
+
+/** 1 s, 2 s, 4 s … up to 60 s, each ±20 %: many bridges restarted at once do not retry in step. */
+export const ADAPTER_RETRY: RetryPolicy = { initialMs: 1000, maxMs: 60_000, jitter: 0.2 };
+
+/** The delay before the next attempt after `failures` failed ones (1 = after the first). */
+export function retryDelay(
+  failures: number,
+  policy: RetryPolicy = ADAPTER_RETRY,
+  random: () => number = Math.random,
+): number {
+  const base = Math.min(policy.maxMs, policy.initialMs * 2 ** Math.max(0, failures - 1));
+  const factor = 1 - policy.jitter + 2 * policy.jitter * random();
+  return Math.round(Math.min(policy.maxMs, base * factor));
+}
+
+/** Options of {@link AdapterSupervisor}. */
+export interface AdapterSupervisorOptions {
+  readonly handler: InboundHandler;
+  readonly log: Log;
+  /** Configured secrets: masked in the errors `/readyz` shows. */
+  readonly secrets?: readonly string[];
+  readonly retry?: RetryPolicy;
+  /** How long `start()` waits for an adapter's first attempt before leaving it to run on; 15 s. */
+  readonly firstWaitMs?: number;
+  /** How long `stop()` lets an attempt in progress settle before stopping anyway; 5 s. */
+  readonly stopWaitMs?: number;
+}
+
+interface Entry {
+  readonly platform: Platform;
+  readonly channel: Channel;
+  state: 'starting' | 'waiting' | 'running' | 'stopped';
+  failures: number;
+  lastError?: string;
+  retryAt?: number;
+  timer?: NodeJS.Timeout;
+  attempt?: Promise<void>;
+}
+
+/** Longest error text `/readyz` shows. */
+const MAX_DETAIL = 300;
+
+/** The bridge's chat adapters, each started (and retried) on its own. */
+export class AdapterSupervisor {
+  readonly #entries: Entry[] = [];
+  readonly #opts: AdapterSupervisorOptions;
+  readonly #redact: (text: string) => string;
+  #stopping = false;
+
+  constructor(opts: AdapterSupervisorOptions) {
+    this.#opts = opts;
+    this.#redact = secretRedactor(opts.secrets ?? []);
+  }
+
+  /**
+   * Adds each adapter's readiness probe, then starts them all at once. Resolves when every first
+   * attempt has settled (or `firstWaitMs` passed); an adapter that failed retries in the
+   * background. Never rejects because of an adapter.
+   */
+  async start(channels: Iterable<[Platform, Channel]>, readiness: Readiness): Promise<void> {
+    for (const [platform, channel] of channels) {
+      const entry: Entry = { platform, channel, state: 'starting', failures: 0 };
+      this.#entries.push(entry);
+      readiness.add(platform, async () => this.#probe(entry));
+    }
+    const waitMs = this.#opts.firstWaitMs ?? 15_000;
+    await Promise.all(this.#entries.map((e) => settledWithin(this.#attempt(e), waitMs)));
+  }
+
+  /** Cancels pending retries, then stops every started adapter (the last one first). */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    for (const e of this.#entries) clearTimeout(e.timer);
+    const waitMs = this.#opts.stopWaitMs ?? 5000;
+    await Promise.all(this.#entries.map((e) => e.attempt && settledWithin(e.attempt, waitMs)));
+    for (const e of [...this.#entries].reverse()) {
+      if (e.state === 'running') await this.#stopChannel(e);
+      e.state = 'stopped';
+    }
+  }
+
+  #attempt(e: Entry): Promise<void> {
+    e.state = 'starting';
+    e.attempt = e.channel.start(this.#opts.handler).then(
+      () => this.#started(e),
+      (err: unknown) => this.#failed(e, err),
+    );
+    return e.attempt;
+  }
+
+  #started(e: Entry): void {
+    if (this.#stopping && e.state === 'stopped') {
+      // stop() gave up waiting for this attempt; undo it now that it finished.
+      void this.#stopChannel(e);
+      return;
+    }
+    e.state = 'running';
+    this.#opts.log.info(
+      { platform: e.platform, ...(e.failures > 0 && { failedAttempts: e.failures }) },
+      'adapter started',
+    );
+    e.failures = 0;
+    e.lastError = undefined;
+  }
+
+  #failed(e: Entry, err: unknown): void {
+    e.failures++;
+    const text = err instanceof Error ? err.message : String(err);
+    e.lastError = this.#redact(text.split('\n')[0]!).slice(0, MAX_DETAIL);
+    if (this.#stopping) return;
+    const delay = retryDelay(e.failures, this.#opts.retry);
+    e.state = 'waiting';
+    e.retryAt = Date.now() + delay;
+    this.#opts.log.warn(
+      { platform: e.platform, err, failedAttempts: e.failures, retryInMs: delay },
+      'adapter could not start: retrying; the console and the other adapters keep serving',
+    );
+    e.timer = setTimeout(() => {
+      e.timer = undefined;
+      void this.#attempt(e);
+    }, delay);
+  }
+
+  async #stopChannel(e: Entry): Promise<void> {
+    await e.channel
+      .stop()
+      .catch((err: unknown) =>
+        this.#opts.log.error({ err, platform: e.platform }, 'bridge: error while stopping'),
+      );
+  }
+
+  #probe(e: Entry): true | NotReady {
+    if (e.state === 'running' && running(e.channel)) return true;
+    if (e.state === 'running') return { ready: false, detail: `${e.platform} is not running` };
+    if (e.lastError === undefined) return { ready: false, detail: `${e.platform} is starting` };
+    const next =
+      e.state === 'waiting' && e.retryAt !== undefined
+        ? `next attempt in ${Math.max(0, Math.ceil((e.retryAt - Date.now()) / 1000))} s`
+        : 'attempt in progress';
+    return {
+      ready: false,
+      detail: `${e.platform} could not start (${e.failures} attempt(s), ${next}): ${e.lastError}`,
+    };
+  }
+}
+
+/** The web console says whether it runs; the other adapters count as running once started. */
+function running(channel: Channel): boolean {
+  const flag = (channel as { running?: unknown }).running;
+  return flag === undefined ? true : flag === true;
+}
+
+/** Waits for `p` to settle, at most `ms`; never rejects, never leaves a timer behind. */
+function settledWithin(p: Promise<unknown>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    void p.then(
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+    );
+  });
+}

@@ -1,0 +1,31 @@
+/**
+ * PHASEBRIDGE_PUBLIC_URL: the console's address as browsers reach it (usually a TLS proxy). It
+ * decides the links phasebridge prints and whether the console's cookies are `Secure`.
+ */
+import type { Config } from '../config.ts';
+import { isLoopbackHost } from '../http/server.ts';
+
+/** How the console guards its session cookie and state-changing requests. */
+export interface ConsoleExposure {
+  /** Set-Cookie gets `Secure`: the console is reachable beyond loopback, or through https. */
+  readonly secureCookies: boolean;
+  /** The public URL's origin, accepted in the Origin header besides the request's own host. */
+  readonly allowedOrigins: readonly string[];
+}
+
+/** Cookie and origin settings of the console for this config. */
+export function consoleExposure(config: Pick<Config, 'host' | 'publicUrl'>): ConsoleExposure {
+  const pub = config.publicUrl === undefined ? undefined : new URL(config.publicUrl);
+  // Beyond loopback the cookie may cross a network: only ever send it over TLS.
+  const secureCookies = !isLoopbackHost(config.host) || pub?.protocol === 'https:';
+  return { secureCookies, allowedOrigins: pub ? [pub.origin] : [] };
+}
+
+/**
+ * `link` (built on the server's own `serverUrl`) rebased onto the public URL, path prefix
+ * included; unchanged without one. `http://127.0.0.1:7717/?token=x` → `https://pb.example/?token=x`.
+ */
+export function publicLink(link: string, serverUrl: string, publicUrl: string | undefined): string {
+  if (publicUrl === undefined || !link.startsWith(serverUrl)) return link;
+  return `${publicUrl.replace(/\/+$/, '')}${link.slice(serverUrl.replace(/\/+$/, '').length)}`;
+}

@@ -1,0 +1,89 @@
+/**
+ * What the chat shows outlives a restart of the bridge (bridge.db, not memory): a reason typed
+ * into a prompt asked before the restart still rejects, and the run's status message goes on
+ * being edited; when it was deleted in the chat meanwhile, a new one is posted and edited.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { StoredMessage } from '../fakes/telegram.ts';
+import { ALICE, BOB, TEAM, until, World } from './support.ts';
+
+process.env.DEMO_AGENT_BEHAVIOUR = 'sleep=20';
+
+const STATUS = /^Run \S+ · Demo/;
+
+let w: World;
+beforeEach(async () => {
+  w = await World.create();
+});
+afterEach(async () => {
+  await w.cleanup();
+});
+
+const runIdOf = (m: StoredMessage) => /— run (\S+)/.exec(m.text ?? '')![1]!;
+
+async function restart(): Promise<void> {
+  await w.stop();
+  await w.start();
+}
+
+async function planCheckpoint(): Promise<{ plan: StoredMessage; runId: string }> {
+  w.say(ALICE, '/run demo add a login page');
+  const plan = await w.message(/Checkpoint plan:1/);
+  return { plan, runId: runIdOf(plan) };
+}
+
+describe('after a restart', () => {
+  it('a reason typed into a prompt asked before the restart still rejects', async () => {
+    const { plan, runId } = await planCheckpoint();
+    expect(await w.answerTo(w.press(BOB, plan, 'Reject'))).toBe(
+      'Reply to the prompt below with your reason to reject.',
+    );
+    const prompt = await w.message(/why do you reject checkpoint plan:1/);
+    await restart();
+
+    w.fake.userReplies({
+      chatId: TEAM.id,
+      messageId: prompt.message_id,
+      from: BOB,
+      text: 'needs tests first',
+    });
+    await w.message(/^❌ Run \S+ Failed: rejected by @bob: needs tests first/);
+    const state = await w.b.orchestrator.getRun(runId);
+    expect(state.status).toBe('failed');
+    expect(state.checkpoints.at(-1)!.votes.map((v) => v.actor.id)).toEqual([`telegram:${BOB.id}`]);
+    await until(
+      () => /Reason given: needs tests first/.test(w.fake.message(TEAM.id, plan.message_id)!.text!),
+      'the checkpoint copy to show the reason',
+    );
+  });
+
+  it('edits the status message from before the restart', async () => {
+    const { plan } = await planCheckpoint();
+    const status = await w.message(STATUS);
+    await restart();
+
+    expect(await w.answerTo(w.press(BOB, plan, 'Approve'))).toMatch(/^Approved/);
+    await until(
+      () => /checkpoint review:1/.test(w.fake.message(TEAM.id, status.message_id)!.text!),
+      'the old status message to show the next checkpoint',
+    );
+    expect(w.messages(STATUS).map((m) => m.message_id)).toEqual([status.message_id]);
+  });
+
+  it('posts a new status message when the old one was deleted in the chat, and edits that one', async () => {
+    const { plan } = await planCheckpoint();
+    const status = await w.message(STATUS);
+    await w.stop();
+    w.fake.message(TEAM.id, status.message_id)!.deleted = true;
+    await w.start();
+
+    expect(await w.answerTo(w.press(BOB, plan, 'Approve'))).toMatch(/^Approved/);
+    const fresh = await w.message(STATUS);
+    expect(fresh.message_id).not.toBe(status.message_id);
+    await until(
+      () => /checkpoint review:1/.test(w.fake.message(TEAM.id, fresh.message_id)!.text!),
+      'the new status message to be edited as the run moves on',
+    );
+    expect(w.messages(STATUS)).toHaveLength(1);
+  });
+});

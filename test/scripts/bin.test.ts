@@ -1,0 +1,119 @@
+/**
+ * The `phasebridge` command (bin/phasebridge.js) runs the esbuild bundle in dist/, building it on
+ * first use and again when a source changes. Run on a copy of the checkout (node_modules linked),
+ * so the real dist/ and the real sources' times are never touched.
+ */
+import { type SpawnSyncReturns, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-bin-'));
+afterAll(() => fs.rmSync(copy, { recursive: true, force: true }));
+for (const entry of ['bin', 'scripts', 'src', 'migrations', 'package.json', 'package-lock.json']) {
+  fs.cpSync(path.join(ROOT, entry), path.join(copy, entry), { recursive: true });
+}
+fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'), 'dir');
+
+const BIN = path.join(copy, 'bin', 'phasebridge.js');
+const env = (extra: Record<string, string> = {}) => ({
+  PATH: process.env.PATH,
+  PHASEBRIDGE_HOME: path.join(copy, 'home'),
+  LOG_LEVEL: 'silent',
+  ...extra,
+});
+
+function cli(args: string[], extra?: Record<string, string>): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, [BIN, ...args], {
+    cwd: copy,
+    env: env(extra),
+    encoding: 'utf8',
+  });
+}
+
+/** Runs the bin without waiting, so several can start at once. */
+function cliAsync(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: copy, env: env() });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => {
+    out += String(d);
+  });
+  child.stderr.on('data', (d) => {
+    err += String(d);
+  });
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, out, err })));
+}
+
+const BUILDING = /^phasebridge: building dist\/ \((.+)\)$/m;
+
+describe('bin/phasebridge.js', () => {
+  it('runs the sources through tsx with PHASEBRIDGE_FROM_SOURCE=1, building nothing', () => {
+    const res = cli(['--version'], { PHASEBRIDGE_FROM_SOURCE: '1' });
+    expect(res.status, res.stderr).toBe(0);
+    expect(res.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+    expect(fs.existsSync(path.join(copy, 'dist'))).toBe(false);
+  });
+
+  it('builds dist/ on first use, then runs the bundle without rebuilding', {
+    timeout: 120_000,
+  }, () => {
+    const first = cli(['--help']);
+    expect(first.status, first.stderr).toBe(0);
+    expect(BUILDING.exec(first.stderr)?.[1]).toBe('dist/main.js missing');
+    for (const command of ['run', 'status', 'approve', 'logs', 'serve', 'worker', 'doctor']) {
+      expect(first.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
+    }
+    expect(fs.existsSync(path.join(copy, 'dist', 'main.js'))).toBe(true);
+
+    const second = cli(['status']);
+    expect(second.status, second.stderr).toBe(0);
+    expect(second.stderr).not.toMatch(BUILDING);
+    expect(second.stdout).toMatch(/^no runs yet/);
+  });
+
+  it('rebuilds once when a source changes, however many calls start at once', {
+    timeout: 120_000,
+  }, async () => {
+    if (!fs.existsSync(path.join(copy, 'dist', 'main.js'))) cli(['--version']);
+    const program = path.join(copy, 'src', 'cli', 'program.ts');
+    const source = fs.readFileSync(program, 'utf8');
+    expect(source).toMatch(/\.version\('[^']+'\)/);
+    fs.writeFileSync(program, source.replace(/\.version\('[^']+'\)/, ".version('9.9.9-rebuilt')"));
+
+    const calls = await Promise.all([1, 2, 3].map(() => cliAsync(['--version'])));
+    for (const call of calls) {
+      expect(call.code, call.err).toBe(0);
+      expect(call.out.trim()).toBe('9.9.9-rebuilt');
+    }
+    const builds = calls.filter((c) => BUILDING.test(c.err));
+    expect(builds).toHaveLength(1);
+    expect(BUILDING.exec(builds[0]!.err)?.[1]).toBe('sources changed');
+  });
+
+  // The test's timeout (60 s) is below the age (120 s) at which any lock would be taken over.
+  it('is not held up by a build stopped with Ctrl-C', { timeout: 60_000 }, async () => {
+    const migrations = path.join(copy, 'migrations');
+    fs.utimesSync(migrations, new Date(), new Date());
+    const child = spawn(process.execPath, [BIN, '--version'], { cwd: copy, env: env() });
+    let err = '';
+    await new Promise<void>((resolve) => {
+      child.stderr.on('data', (d) => {
+        err += String(d);
+        if (BUILDING.test(err)) resolve();
+      });
+    });
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    child.kill('SIGINT');
+    await exited;
+    expect(fs.existsSync(path.join(copy, 'dist', '.build-lock'))).toBe(true);
+
+    const next = cli(['--version']);
+    expect(next.status, next.stderr).toBe(0);
+    expect(BUILDING.exec(next.stderr)?.[1]).toBe('sources changed');
+    expect(next.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+    expect(fs.existsSync(path.join(copy, 'dist', '.build-lock'))).toBe(false);
+  });
+});
