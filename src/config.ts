@@ -1,7 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
-import { z } from 'zod';
+// zod/mini: the config is read by every CLI command; the classic API costs ~15 ms to load.
+import * as z from 'zod/mini';
+import type { $ZodIssue } from 'zod/v4/core';
+import en from 'zod/v4/locales/en.js';
 import { ConfigError, type ConfigProblem } from './errors.ts';
 
 /** Env names that hold secrets: they are read from env only and redacted from every log line. */
@@ -17,50 +20,51 @@ export const SECRET_ENV_NAMES = [
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+// The classic API loads English messages itself; mini leaves them to us.
+z.config(en());
+
 const url = z.url({ message: 'must be an absolute http(s) URL' });
-const secret = z.string().min(8, { message: 'is too short to be a real token or secret' });
+const secret = z
+  .string()
+  .check(z.minLength(8, { message: 'is too short to be a real token or secret' }));
+const nonEmpty = () => z.string().check(z.minLength(1));
+const matching = (re: RegExp, message: string) => z.string().check(z.regex(re, { message }));
 
 /** The whole configuration of phasebridge; every value has one home here. */
 export const configSchema = z.strictObject({
-  home: z.string().min(1),
+  home: nonEmpty(),
   /** Where console runs and paired chats work; default `<home>/workspace`. */
-  workspace: z.string().min(1).optional(),
-  host: z.string().min(1),
-  port: z.coerce.number().int().min(0).max(65535),
+  workspace: z.optional(nonEmpty()),
+  host: nonEmpty(),
+  port: z.pipe(z.coerce.number(), z.int().check(z.gte(0), z.lte(65535))),
   /** The console's address as browsers reach it (e.g. a TLS proxy): printed links, Secure cookies. */
-  publicUrl: z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }).optional(),
-  redisUrl: z
-    .string()
-    .regex(/^rediss?:\/\//, { message: 'must start with redis:// or rediss://' })
-    .optional(),
+  publicUrl: z.optional(
+    z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }),
+  ),
+  redisUrl: z.optional(matching(/^rediss?:\/\//, 'must start with redis:// or rediss://')),
   logLevel: z.enum(LOG_LEVELS),
   telegram: z.strictObject({
-    botToken: secret.optional(),
-    apiRoot: url.optional(),
-    webhookUrl: url.optional(),
-    webhookSecret: z
-      .string()
-      .regex(/^[A-Za-z0-9_-]{8,256}$/, {
-        message: 'must be 8-256 characters of A-Z, a-z, 0-9, _ and - (Telegram rule)',
-      })
-      .optional(),
+    botToken: z.optional(secret),
+    apiRoot: z.optional(url),
+    webhookUrl: z.optional(url),
+    webhookSecret: z.optional(
+      matching(
+        /^[A-Za-z0-9_-]{8,256}$/,
+        'must be 8-256 characters of A-Z, a-z, 0-9, _ and - (Telegram rule)',
+      ),
+    ),
   }),
   slack: z.strictObject({
-    botToken: secret.optional(),
-    signingSecret: secret.optional(),
-    appToken: secret.optional(),
-    apiUrl: url.optional(),
-    command: z.string().regex(/^\/[a-z0-9_-]{1,31}$/, {
-      message: 'must be a slash command such as /pb',
-    }),
+    botToken: z.optional(secret),
+    signingSecret: z.optional(secret),
+    appToken: z.optional(secret),
+    apiUrl: z.optional(url),
+    command: matching(/^\/[a-z0-9_-]{1,31}$/, 'must be a slash command such as /pb'),
   }),
   discord: z.strictObject({
-    botToken: secret.optional(),
-    applicationId: z
-      .string()
-      .regex(/^[0-9]{5,25}$/, { message: 'must be a numeric snowflake id' })
-      .optional(),
-    apiUrl: url.optional(),
+    botToken: z.optional(secret),
+    applicationId: z.optional(matching(/^[0-9]{5,25}$/, 'must be a numeric snowflake id')),
+    apiUrl: z.optional(url),
   }),
 });
 
@@ -266,8 +270,7 @@ function readConfigFile(
   }
   let doc: unknown;
   try {
-    // An explicit alias limit: a config never needs many, an alias bomb needs millions.
-    doc = parseYaml(text, { maxAliasCount: 100 });
+    doc = parseYaml(text);
   } catch (err) {
     const bomb = err instanceof ReferenceError;
     problems.push({
@@ -350,7 +353,7 @@ function crossChecks(c: z.infer<typeof configSchema>): ConfigProblem[] {
   return out;
 }
 
-function problemOf(issue: z.core.$ZodIssue): ConfigProblem {
+function problemOf(issue: $ZodIssue): ConfigProblem {
   const key = issue.path.join('.');
   const env = ENV_OF[key];
   const unknown = issue.code === 'unrecognized_keys';
@@ -377,4 +380,14 @@ function deepFreeze<T>(value: T): T {
     Object.freeze(value);
   }
   return value;
+}
+
+/**
+ * Parses the config file's YAML. The parser is required only when a file exists: most setups
+ * have none, and every CLI command would otherwise load it (a quarter of a megabyte of code).
+ */
+function parseYaml(text: string): unknown {
+  const { parse } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
+  // An explicit alias limit: a config never needs many, an alias bomb needs millions.
+  return parse(text, { maxAliasCount: 100 });
 }
