@@ -11,6 +11,7 @@ import {
   type Telemetry,
   ZERO_TELEMETRY,
 } from '../engine/model.ts';
+import { phaseStrip } from './phase-strip.ts';
 import { actorName, durationWords, telemetryWords } from './words.ts';
 
 /** Mark shown before a step, by status. */
@@ -28,6 +29,8 @@ export function renderStatus(state: RunState, now: number, progress?: string): O
   const title = state.workflow.name ?? state.workflow.id;
   const lines: RichSegment[] = [bold(`Run ${state.id}`), plain(` · ${title}\n`)];
   lines.push(plain(`${statusLine(state)}\n`));
+  const strip = phaseStrip(state, now);
+  if (strip !== null) lines.push(plain(`${strip}\n`));
   for (const step of state.steps) lines.push(plain(`\n${stepLine(state, step, now, progress)}`));
   const fields: MessageField[] = [{ label: 'Started by', value: actorName(state.startedBy) }];
   const spent = telemetryWords(totalTelemetry(state));

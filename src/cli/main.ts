@@ -42,5 +42,7 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   throw err;
 });
 
-const code = await main(process.argv);
-process.exitCode = code;
+// No top-level await: the bundle is CommonJS (see scripts/bundle.mjs), so V8 can cache its code.
+void main(process.argv).then((code) => {
+  process.exitCode = code;
+});

@@ -1,10 +1,10 @@
-import { chmodSync, closeSync, existsSync, openSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { chmodSync, closeSync, openSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { ResourceError } from '../errors.ts';
 import { makeDirs, resourceErrorOf, sqliteStorageError, systemError } from '../fs-errors.ts';
+import { nativeBindingOption } from '../sqlite-addon.ts';
 import type { Database as Schema } from './schema.ts';
 
 export { migrateToLatest, migrationStatus } from './migrator.ts';
@@ -103,24 +103,4 @@ function tightenSidecars(file: string): void {
       // Missing (not in WAL mode yet) or not ours to change: SQLite reports real problems itself.
     }
   }
-}
-
-let addonPath: string | null | undefined;
-
-/**
- * better-sqlite3's own addon lookup (the `bindings` package) walks the stack and probes a dozen
- * paths on every process start; naming the built addon directly saves CLI commands ~7 ms. When
- * it is not where an install puts it, the library's lookup is used as usual.
- */
-function nativeBindingOption(): { nativeBinding?: string } {
-  if (addonPath === undefined) {
-    try {
-      const pkg = createRequire(import.meta.url).resolve('better-sqlite3/package.json');
-      const candidate = join(dirname(pkg), 'build', 'Release', 'better_sqlite3.node');
-      addonPath = existsSync(candidate) ? candidate : null;
-    } catch {
-      addonPath = null;
-    }
-  }
-  return addonPath === null ? {} : { nativeBinding: addonPath };
 }

@@ -11,6 +11,12 @@ import type { BridgeDb } from './connection.ts';
 /** kysely's bookkeeping table: one row (name, ISO timestamp) per applied migration. */
 const MIGRATION_TABLE = 'kysely_migration';
 
+/**
+ * Order of migration names, which are ASCII `NNNN_what`: a plain comparison, not localeCompare
+ * (loading ICU's collator costs every CLI command several milliseconds).
+ */
+const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 /** Options for tests and tools; production code passes none. */
 export interface MigrateOptions {
   /** The migrations to apply (default: every migration of this build, `migrations/index.ts`). */
@@ -35,6 +41,8 @@ export async function migrateToLatest(
   opts: MigrateOptions = {},
 ): Promise<{ applied: string[] }> {
   const migrations = opts.migrations ?? MIGRATIONS;
+  // The common case (every CLI command): nothing to do, seen with one read and no write lock.
+  if (upToDate(db, migrations)) return { applied: [] };
   // SQLite's DDL is transactional even though kysely's SQLite adapter does not say so.
   db.sqlite.exec('BEGIN IMMEDIATE');
   try {
@@ -42,9 +50,7 @@ export async function migrateToLatest(
     const migrator = new Migrator({
       db: db.kysely,
       provider: migrationProvider(migrations),
-      // Names are ASCII `NNNN_what`: a plain comparison, not localeCompare (loading ICU's
-      // collator costs every CLI command several milliseconds).
-      nameComparator: (a, b) => (a < b ? -1 : a > b ? 1 : 0),
+      nameComparator: byName,
     });
     const { error, results = [] } = await migrator.migrateToLatest();
     if (error !== undefined) {
@@ -81,6 +87,22 @@ export async function migrationStatus(
     if (!known.includes(name)) states.push({ name, appliedAt, unknown: true });
   }
   return states;
+}
+
+/**
+ * Whether every migration in `migrations` is applied and nothing else is, in the order kysely's
+ * Migrator checks (by time applied, then name): then it would apply nothing and report no error,
+ * and loading and running it (~10 ms for a CLI command) can be skipped. Anything else (pending,
+ * unknown or out of order) goes through the Migrator and its errors as before.
+ */
+function upToDate(db: BridgeDb, migrations: Readonly<Record<string, Migration>>): boolean {
+  const known = Object.keys(migrations).sort();
+  const applied = [...appliedMigrations(db)];
+  if (known.length === 0 || applied.length !== known.length) return false;
+  applied.sort(([a, at], [b, bt]) =>
+    at === bt ? byName(a, b) : new Date(at).getTime() - new Date(bt).getTime(),
+  );
+  return applied.every(([name], i) => name === known[i]);
 }
 
 /** Throws when the database holds a migration this build does not know. */

@@ -102,6 +102,11 @@ export interface SkipCommand extends CommandBase {
   /** When given, the skip applies only if this is still the current step. */
   stepId?: string;
   reason?: string;
+  /**
+   * Skip `stepId`, a later step not yet started, in advance: it is marked skipped now and passed
+   * over when the run reaches it (a completedSteps entry added to template.json by hand).
+   */
+  ahead?: boolean;
 }
 
 /** Stop work now (the in-flight step is cancelled) and wait for resume. */

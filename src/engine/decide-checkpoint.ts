@@ -27,6 +27,10 @@ export function decideAnswerCheckpoint(ctx: DecideContext, c: AnswerCheckpointCo
   const cp = openTarget(ctx, c.checkpointId);
   const outcome = evaluateVote(cp, ctx.state.startedBy, c.actor, c.answer);
   if (!outcome.ok) refuse(outcome.rejection.message, outcome.rejection.code);
+  // Approving a closed PABCD gate is an override: its reason is the evidence codexclaw records.
+  if (cp.gate && c.answer === 'approve' && !c.reason?.trim()) {
+    refuse(`approving checkpoint ${cp.id} overrides a closed gate: give a reason`, 'INVALID_INPUT');
+  }
   const vote = {
     actor: c.actor,
     answer: c.answer,

@@ -97,6 +97,10 @@ function notAwaiting(state: RunState, what: string): void {
 /** CodeMachine Ctrl+S: the current step is marked skipped and the run moves on. */
 export function decideSkip(ctx: DecideContext, c: SkipCommand): void {
   const { state } = ctx;
+  if (c.ahead === true && c.stepId !== state.steps[state.cursor]?.id) {
+    skipAhead(ctx, c);
+    return;
+  }
   notAwaiting(state, 'skip');
   const step = state.steps[state.cursor]!;
   if (c.stepId !== undefined && c.stepId !== step.id) {
@@ -107,6 +111,18 @@ export function decideSkip(ctx: DecideContext, c: SkipCommand): void {
   const reason = c.reason ?? `skipped by ${who(c.actor)}`;
   ctx.emit({ type: 'stepSkipped', stepId: step.id, reason, by: c.actor });
   enterStep(ctx, step.index + 1);
+}
+
+/** Marks a later, unstarted step skipped; enterStep passes over it when the run gets there. */
+function skipAhead(ctx: DecideContext, c: SkipCommand): void {
+  const { state } = ctx;
+  const step = state.steps.find((s) => s.id === c.stepId);
+  if (step === undefined) refuse(`run ${state.id} has no step ${c.stepId}`, 'NOT_FOUND');
+  if (step.index < state.cursor || step.status !== 'pending' || step.excluded) {
+    refuse(`step ${step.id} cannot be skipped ahead: it is not a later step still to run`);
+  }
+  const reason = c.reason ?? `skipped ahead by ${who(c.actor)}`;
+  ctx.emit({ type: 'stepSkipped', stepId: step.id, reason, by: c.actor });
 }
 
 /** Stops work now: the in-flight attempt is cancelled and the run waits for resume. */

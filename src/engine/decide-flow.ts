@@ -7,6 +7,8 @@ import type { DecideContext } from './decide-context.ts';
 import type { Directive } from './directive.ts';
 import type { QueueMode } from './events.ts';
 import type { CheckpointKind, CheckpointState, StepState } from './model.ts';
+import { holdAtGate } from './pabcd/decide-phase.ts';
+import type { GateName } from './pabcd/phases.ts';
 import type { WorkflowStep } from './workflow/types.ts';
 
 /** The workflow definition of the step at `index`. */
@@ -15,7 +17,8 @@ export function defOf(ctx: DecideContext, index: number): WorkflowStep {
 }
 
 function runsAgain(ctx: DecideContext, step: StepState): boolean {
-  if (step.excluded) return false;
+  // A later step is only `skipped` when it was skipped ahead (loops and reverts reset it).
+  if (step.excluded || step.status === 'skipped') return false;
   return !(defOf(ctx, step.index).executeOnce === true && step.status === 'completed');
 }
 
@@ -68,6 +71,7 @@ export function queueStep(
 
 /** The step is done and says `continue`: its `after` gate opens, or the next step is entered. */
 export function continueAfter(ctx: DecideContext, step: StepState): void {
+  if (holdAtGate(ctx, step)) return;
   if (defOf(ctx, step.index).checkpoint?.when === 'after') {
     openCheckpoint(ctx, step, 'after', `step ${step.id} finished: approve to continue`);
     return;
@@ -151,6 +155,7 @@ export function openCheckpoint(
   step: StepState,
   when: CheckpointKind,
   reason: string,
+  gate?: GateName,
 ): void {
   const def = defOf(ctx, step.index);
   const policy = policyFor(def.checkpoint);
@@ -167,6 +172,7 @@ export function openCheckpoint(
     policy,
     openedAt: ctx.at,
     votes: [],
+    ...(gate !== undefined && { gate }),
   };
   if (policy.expiresInMs !== undefined) {
     checkpoint.expiresAt = new Date(Date.parse(ctx.at) + policy.expiresInMs).toISOString();

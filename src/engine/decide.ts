@@ -26,6 +26,7 @@ import {
 } from './decide-steps.ts';
 import type { Decision } from './events.ts';
 import { isTerminal, type RunState } from './model.ts';
+import { checkPhaseWorkflow, trackPhase } from './pabcd/decide-phase.ts';
 
 export type { Decision, Effect, Rejection } from './events.ts';
 
@@ -46,7 +47,10 @@ function run(state: RunState | null, command: Command): DecideContext {
   }
   if (command.type === 'start') {
     if (state !== null) refuse(`run ${state.id} already exists`);
-    return decideStart(command);
+    checkPhaseWorkflow(command);
+    const started = decideStart(command);
+    trackPhase(started, command);
+    return started;
   }
   if (state === null) refuse(`no such run (command ${command.type})`, 'NOT_FOUND');
   if (isTerminal(state.status)) refuse(`run ${state.id} is ${state.status}; nothing can change it`);
@@ -55,6 +59,7 @@ function run(state: RunState | null, command: Command): DecideContext {
   }
   const ctx = new DecideContext(state, command);
   dispatch(ctx, command);
+  trackPhase(ctx, command);
   return ctx;
 }
 

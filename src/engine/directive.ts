@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { attestationSchema } from './pabcd/attest.ts';
 
 /** What an agent may ask the workflow to do next, written as JSON to its directive file. */
 export const DIRECTIVE_ACTIONS = [
@@ -20,6 +21,8 @@ export const directiveSchema = z
     action: z.enum(DIRECTIVE_ACTIONS),
     reason: z.string().max(4000).optional(),
     triggerAgentId: z.string().min(1).optional(),
+    /** Evidence for a PABCD gate (codexclaw-layout runs); see pabcd/attest.ts. */
+    attest: attestationSchema.optional(),
   })
   .refine((d) => d.action !== 'trigger' || d.triggerAgentId !== undefined, {
     message: 'action "trigger" needs "triggerAgentId"',

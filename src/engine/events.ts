@@ -13,6 +13,7 @@ import type {
   Layout,
   Telemetry,
 } from './model.ts';
+import type { PhaseMove } from './pabcd/phases.ts';
 import type { Workflow } from './workflow/types.ts';
 
 /** Fields every event has. */
@@ -227,6 +228,18 @@ export interface RunCancelledEvent extends EventBase {
   by: Actor;
 }
 
+/** The PABCD phase changed (codexclaw-layout runs); one row of `.codexclaw/ledger.jsonl`. */
+export interface PhaseMovedEvent extends EventBase {
+  type: 'phaseMoved';
+  move: Omit<PhaseMove, 'at'>;
+}
+
+/** A gate did not pass and the agent was told to go on (codexclaw's bounded Stop block). */
+export interface PhaseStopBlockedEvent extends EventBase {
+  type: 'phaseStopBlocked';
+  reason: string;
+}
+
 /** Every event of a run's ledger, discriminated on `type`. */
 export type RunEvent =
   | RunStartedEvent
@@ -253,7 +266,9 @@ export type RunEvent =
   | RunResumedEvent
   | RunCompletedEvent
   | RunFailedEvent
-  | RunCancelledEvent;
+  | RunCancelledEvent
+  | PhaseMovedEvent
+  | PhaseStopBlockedEvent;
 
 /** The event type names. */
 export type RunEventType = RunEvent['type'];

@@ -14,6 +14,7 @@ import {
   stepIndex,
   ZERO_TELEMETRY,
 } from './model.ts';
+import { foldMove, foldStopBlock, initialPabcd, type PabcdState } from './pabcd/phases.ts';
 
 /** Folds `event` into `state` (null before `runStarted`); throws CorruptStateError on nonsense. */
 export function evolve(state: RunState | null, event: RunEvent): RunState {
@@ -71,6 +72,8 @@ function startState(e: Extract<RunEvent, { type: 'runStarted' }>): RunState {
     checkpoints: [],
   };
   if (e.selectedTrack !== undefined) state.selectedTrack = e.selectedTrack;
+  // codexclaw-layout runs follow the PABCD phases (src/engine/pabcd/).
+  if (e.layout === 'codexclaw') state.pabcd = initialPabcd(e.at);
   return state;
 }
 
@@ -274,7 +277,17 @@ function apply(state: RunState, e: Exclude<RunEvent, { type: 'runStarted' }>): R
       return ended(state, 'failed', e.reason, e.by);
     case 'runCancelled':
       return ended(state, 'cancelled', e.reason, e.by);
+    case 'phaseMoved':
+      return { ...state, pabcd: foldMove(pabcdOf(state), { ...e.move, at: e.at }) };
+    case 'phaseStopBlocked':
+      return { ...state, pabcd: foldStopBlock(pabcdOf(state), e.at) };
   }
+}
+
+/** The phase state a phase event folds into; a run without one has a corrupt ledger. */
+function pabcdOf(state: RunState): PabcdState {
+  if (state.pabcd) return state.pabcd;
+  throw new CorruptStateError(`run ${state.id}: phase event on a run without phases`);
 }
 
 /** Steps from `index` on run again; their loop counters start over. */

@@ -3,6 +3,7 @@
  * the native layout can write it as-is and replay can be compared with deep equality.
  */
 import type { Directive } from './directive.ts';
+import type { GateName, PabcdState } from './pabcd/phases.ts';
 import type { Layout, Workflow } from './workflow/types.ts';
 
 export type { Layout, Workflow, WorkflowStep } from './workflow/types.ts';
@@ -121,6 +122,8 @@ export interface CheckpointState {
   expiredAt?: string;
   /** Set when the checkpoint was closed without a decision. */
   withdrawn?: { at: string; reason: string };
+  /** A PABCD gate that did not pass: approving it is an override (a reason is required). */
+  gate?: GateName;
 }
 
 /** Why a run is blocked and needs a human. */
@@ -170,6 +173,8 @@ export interface RunState {
   blocked?: { reason: string; kind: BlockKind };
   /** Why the run ended. */
   outcome?: { reason: string; by?: Actor };
+  /** The PABCD phase, flags and moves (codexclaw-layout runs only). */
+  pabcd?: PabcdState;
 }
 
 /** True for statuses a run never leaves. */

@@ -123,6 +123,34 @@ describe('migrateToLatest', () => {
     expect(await migrateToLatest(db)).toEqual({ applied: ALL });
   });
 
+  it('sees an up-to-date database with one read: no wait for another process writing', async () => {
+    const db = fresh();
+    await migrateToLatest(db);
+    const writer = openBridgeDb({ file: db.file });
+    open.push(writer);
+    writer.sqlite.exec('BEGIN IMMEDIATE');
+    try {
+      // Taking the write lock would wait out the busy timeout (5 s), then fail with SQLITE_BUSY.
+      expect(await migrateToLatest(db)).toEqual({ applied: [] });
+      expect(db.sqlite.inTransaction).toBe(false);
+    } finally {
+      writer.sqlite.exec('ROLLBACK');
+    }
+  });
+
+  it('leaves migrations applied out of order to the migrator and its error', async () => {
+    const db = fresh();
+    await migrateToLatest(db);
+    // The last one recorded as applied first: every name known, but not in kysely's order.
+    db.sqlite
+      .prepare('update kysely_migration set timestamp = ? where name = ?')
+      .run('2000-01-01T00:00:00.000Z', ALL.at(-1));
+    const err = await migrateToLatest(db).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CorruptStateError);
+    expect((err as Error).message).toContain('cannot migrate: corrupted migrations');
+    expect(db.sqlite.inTransaction).toBe(false);
+  });
+
   it('lets two processes starting together take turns: one migrates, the other finds it done', async () => {
     const file = join(tempDir(), 'bridge.db');
     dirs.push(join(file, '..'));

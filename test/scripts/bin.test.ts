@@ -49,6 +49,15 @@ function cliAsync(args: string[]): Promise<{ code: number | null; out: string; e
 
 const BUILDING = /^phasebridge: building dist\/ \((.+)\)$/m;
 
+/** The CommonJS bundle dist/main.js runs (it names it), and the code cache file of `command`. */
+function bundleAndCache(command: string): { bundle: string; cache: string } {
+  const launcher = fs.readFileSync(path.join(copy, 'dist', 'main.js'), 'utf8');
+  const bundle = /^const BUNDLE = "(main-[^"]+\.cjs)";$/m.exec(launcher)?.[1];
+  expect(bundle, 'dist/main.js names its bundle').toBeDefined();
+  const cache = path.join(copy, 'dist', 'cache', `${bundle}.${command}.${process.versions.v8}.v8`);
+  return { bundle: bundle!, cache };
+}
+
 describe('bin/phasebridge.js', () => {
   it('runs the sources through tsx with PHASEBRIDGE_FROM_SOURCE=1, building nothing', () => {
     const res = cli(['--version'], { PHASEBRIDGE_FROM_SOURCE: '1' });
@@ -74,10 +83,59 @@ describe('bin/phasebridge.js', () => {
     expect(second.stdout).toMatch(/^no runs yet/);
   });
 
+  it('runs the bundle with a V8 code cache per command, rewritten when unusable', {
+    timeout: 120_000,
+  }, () => {
+    if (!fs.existsSync(path.join(copy, 'dist', 'main.js'))) cli(['--version']);
+    const { cache } = bundleAndCache('status');
+    fs.rmSync(cache, { force: true });
+    const first = cli(['status']);
+    expect(first.status, first.stderr).toBe(0);
+    expect(fs.existsSync(cache)).toBe(true);
+    const cached = cli(['status']);
+    expect(cached.status, cached.stderr).toBe(0);
+    expect(cached.stdout).toBe(first.stdout);
+    expect(cached.stderr).toBe(first.stderr);
+
+    // A damaged cache is rejected by V8: the command runs from source, then writes a good one.
+    fs.writeFileSync(cache, 'not a code cache');
+    const damaged = cli(['status']);
+    expect(damaged.status, damaged.stderr).toBe(0);
+    expect(damaged.stdout).toBe(first.stdout);
+    expect(fs.readFileSync(cache, 'utf8')).not.toBe('not a code cache');
+
+    const help = cli(['--help']);
+    expect(help.status, help.stderr).toBe(0);
+    expect(help.stdout).toMatch(/^ {2}status\b/m);
+    expect(fs.existsSync(bundleAndCache('help').cache)).toBe(true);
+    // Libraries bundled apart (dist/vendor/: classic zod, yaml for the engine) are cached too.
+    const run = cli([
+      'run',
+      'demo',
+      '--workspace',
+      path.join(copy, 'ws'),
+      '--spec',
+      'x',
+      '--detach',
+    ]);
+    expect(run.status, run.stderr).toBe(0);
+    const caches = fs.readdirSync(path.join(copy, 'dist', 'cache'));
+    for (const lib of ['zod', 'yaml']) {
+      expect(caches).toContainEqual(
+        expect.stringMatching(new RegExp(`^vendor_${lib}-\\w+\\.cjs\\.run\\.`)),
+      );
+    }
+    // `import()` of an external library (ioredis) works inside the bundle: Redis is unreachable.
+    const doctor = cli(['doctor'], { REDIS_URL: 'redis://127.0.0.1:1' });
+    expect(doctor.stdout).toMatch(/^failed {2}redis: /m);
+    expect(doctor.stderr).toBe('');
+  });
+
   it('rebuilds once when a source changes, however many calls start at once', {
     timeout: 120_000,
   }, async () => {
     if (!fs.existsSync(path.join(copy, 'dist', 'main.js'))) cli(['--version']);
+    const before = bundleAndCache('help');
     const program = path.join(copy, 'src', 'cli', 'program.ts');
     const source = fs.readFileSync(program, 'utf8');
     expect(source).toMatch(/\.version\('[^']+'\)/);
@@ -91,6 +149,10 @@ describe('bin/phasebridge.js', () => {
     const builds = calls.filter((c) => BUILDING.test(c.err));
     expect(builds).toHaveLength(1);
     expect(BUILDING.exec(builds[0]!.err)?.[1]).toBe('sources changed');
+    // The new bundle has a name (and so a code cache) of its own: no cache of the old one is used.
+    const { bundle, cache } = bundleAndCache('help');
+    expect(bundle).not.toBe(before.bundle);
+    expect(fs.existsSync(cache)).toBe(true);
   });
 
   // The test's timeout (60 s) is below the age (120 s) at which any lock would be taken over.

@@ -1,6 +1,7 @@
 /**
  * `npm start` runs the esbuild bundle (dist/main.js), not the TypeScript sources the other tests
- * load: this checks the bundle itself serves, answers /readyz and stops cleanly on SIGTERM.
+ * load: this checks the bundle itself serves, answers /readyz and stops cleanly on SIGTERM, and
+ * that it keeps a code cache of the command.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -44,5 +45,10 @@ describe('the built bundle (npm start)', () => {
     expect(fs.existsSync(path.join(dir, '.phasebridge', 'bridge.db'))).toBe(true);
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
+    // dist/main.js runs the CommonJS bundle it names, and kept a V8 code cache of this command.
+    const launcher = fs.readFileSync(path.join(ROOT, 'dist/main.js'), 'utf8');
+    const bundle = /^const BUNDLE = "(main-[^"]+\.cjs)";$/m.exec(launcher)?.[1];
+    const cache = `dist/cache/${bundle}.serve.${process.versions.v8}.v8`;
+    expect(fs.existsSync(path.join(ROOT, cache)), cache).toBe(true);
   });
 });

@@ -90,6 +90,13 @@ export function eventLine(event: RunEvent, state: RunState): string | null {
       return `run failed: ${event.reason}`;
     case 'runCancelled':
       return `run cancelled: ${event.reason}`;
+    case 'phaseMoved': {
+      const m = event.move;
+      const why = m.evidence ? `: ${m.evidence}` : '';
+      return `phase ${m.from} → ${m.reason === 'done' ? 'D (done)' : m.to} (${m.reason}${m.override ? ', override' : ''})${why}`;
+    }
+    case 'phaseStopBlocked':
+      return `phase held: ${event.reason}`;
     case 'sessionInitialized':
     case 'chainCompleted':
       return null;

@@ -50,7 +50,7 @@ export const workflowFileSchema = z.strictObject({
   name: z.string().optional(),
   description: z.string().optional(),
   version: z.union([z.string(), z.number()]).optional(),
-  layout: z.enum(['native', 'codemachine']).optional(),
+  layout: z.enum(['native', 'codemachine', 'codexclaw']).optional(),
   tracks: names.optional(),
   conditions: names.optional(),
   steps: z.array(stepFileSchema).min(1, 'a workflow needs at least one step'),

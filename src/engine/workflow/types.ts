@@ -4,7 +4,7 @@
  */
 
 /** Where a run's state is written on disk (the native ledger is always written too). */
-export type Layout = 'native' | 'codemachine';
+export type Layout = 'native' | 'codemachine' | 'codexclaw';
 
 /** What happens when a checkpoint is not answered in time. */
 export type ExpiryAction = 'reject' | 'approve' | 'keep';

@@ -1,11 +1,15 @@
 /**
  * CodeMachine users steer a run by editing `.codemachine/template.json` (remove steps from
  * completedSteps to re-run them, clear it or delete the file to start over, add the current
- * step to skip it). A running bridge's supervisor applies an edit as soon as it sees it; every
+ * step, or a later one, to skip it). A running bridge's supervisor applies an edit as soon as it sees it; every
  * command to the run and start-up check too. The edit is recorded in the ledger as a human
  * action from a file edit; an unreadable file is reported and never resets the run.
  */
-import { checkHandEdit, FILE_EDIT_ACTOR } from '../../engine/layouts/codemachine/index.ts';
+import {
+  checkHandEdit,
+  FILE_EDIT_ACTOR,
+  skipTargets,
+} from '../../engine/layouts/codemachine/index.ts';
 import { currentStep, isTerminal, type RunState } from '../../engine/model.ts';
 import type { Log } from '../../log.ts';
 import type { CommandInput } from './job-results.ts';
@@ -36,13 +40,20 @@ export async function applyHandEdit(
     };
   }
   if (edit.kind === 'none') return { kind: 'none' };
-  const command = commandFor(state, edit);
-  if (typeof command === 'string') return { kind: 'ignored', text: command };
-  // Keyed by the state it was seen in, so a retry after a crash does not apply it twice.
-  const result = await driver.commit(runId, `file-edit:${runId}:${state.seq}`, command);
-  if (!result.ok) {
-    log.warn({ runId, reason: result.rejection.message }, 'template.json edit not applied');
-    return { kind: 'ignored', text: `template.json edit not applied: ${result.rejection.message}` };
+  const commands = commandsFor(state, edit);
+  if (typeof commands === 'string') return { kind: 'ignored', text: commands };
+  for (const [i, command] of commands.entries()) {
+    // Keyed by the state it was seen in, so a retry after a crash does not apply it twice.
+    const key =
+      i === 0 ? `file-edit:${runId}:${state.seq}` : `file-edit:${runId}:${state.seq}:${i}`;
+    const result = await driver.commit(runId, key, command);
+    if (!result.ok) {
+      log.warn({ runId, reason: result.rejection.message }, 'template.json edit not applied');
+      return {
+        kind: 'ignored',
+        text: `template.json edit not applied: ${result.rejection.message}`,
+      };
+    }
   }
   log.info({ runId, edit: edit.kind }, 'applied a hand edit of template.json');
   return { kind: edit.kind };
@@ -53,24 +64,30 @@ type Edit =
   | { kind: 'reset' }
   | { kind: 'skip'; indexes: number[] };
 
-/** The command carrying out an edit, or why none does. */
-function commandFor(state: RunState, edit: Edit): CommandInput | string {
-  if (edit.kind === 'reset') return { type: 'reset', source: 'file-edit', actor: FILE_EDIT_ACTOR };
+/** The commands carrying out an edit, in order, or why none does. */
+function commandsFor(state: RunState, edit: Edit): CommandInput[] | string {
+  if (edit.kind === 'reset') {
+    return [{ type: 'reset', source: 'file-edit', actor: FILE_EDIT_ACTOR }];
+  }
   if (edit.kind === 'revert') {
     const step = state.steps.find((s) => s.index === edit.toIndex);
     if (step)
-      return { type: 'revert', toStepId: step.id, source: 'file-edit', actor: FILE_EDIT_ACTOR };
+      return [{ type: 'revert', toStepId: step.id, source: 'file-edit', actor: FILE_EDIT_ACTOR }];
     return `template.json names step ${edit.toIndex}, which this run does not have`;
   }
-  const current = currentStep(state);
-  if (current && edit.indexes.includes(current.index)) {
-    return {
-      type: 'skip',
-      stepId: current.id,
-      reason: 'marked completed in template.json',
-      actor: FILE_EDIT_ACTOR,
-    };
-  }
+  const { current, ahead } = skipTargets(state, edit.indexes);
+  const reason = 'marked completed in template.json';
+  // Later steps first: skipping the current step moves the cursor onto them.
+  const commands: CommandInput[] = ahead.map((step) => ({
+    type: 'skip',
+    stepId: step.id,
+    ahead: true,
+    reason,
+    actor: FILE_EDIT_ACTOR,
+  }));
+  if (current) commands.push({ type: 'skip', stepId: current.id, reason, actor: FILE_EDIT_ACTOR });
+  if (commands.length > 0) return commands;
   const named = edit.indexes.join(', ');
-  return `template.json marks step ${named} completed, but only the current step (${current?.index ?? 'none'}) can be skipped that way; the entry is dropped`;
+  const at = currentStep(state)?.index ?? 'none';
+  return `template.json marks step ${named} completed, but only the current step (${at}) or a later one can be skipped that way; the entry is dropped`;
 }

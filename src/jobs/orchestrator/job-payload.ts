@@ -30,7 +30,7 @@ export function parseQueueStepId(queueStepId: string): {
     : { stepId: queueStepId, kind: 'step' };
 }
 
-const layoutSchema = z.enum(['native', 'codemachine']);
+const layoutSchema = z.enum(['native', 'codemachine', 'codexclaw']);
 
 /** The payload of a step or trigger job. */
 export const stepJobPayloadSchema = z.object({

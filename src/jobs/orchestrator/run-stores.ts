@@ -4,8 +4,13 @@
  * message users see: "run X is being driven by pid N".
  */
 import path from 'node:path';
-import { CodemachineLayout, type HandEdit } from '../../engine/layouts/codemachine/index.ts';
-import { currentStep, type RunState } from '../../engine/model.ts';
+import {
+  CodemachineLayout,
+  type HandEdit,
+  skipTargets,
+} from '../../engine/layouts/codemachine/index.ts';
+import { codexclawLayout } from '../../engine/layouts/codexclaw/index.ts';
+import type { RunState } from '../../engine/model.ts';
 import { RunStore } from '../../engine/store/run-store.ts';
 import { ConflictError } from '../../errors.ts';
 import type { AgentInfo } from './agent-resolver.ts';
@@ -43,7 +48,11 @@ export class RunStores {
     const ws = path.resolve(workspace);
     let store = this.#stores.get(ws);
     if (store === undefined) {
-      store = new RunStore({ workspace: ws, layouts: [this.#layout], clock: this.#clock });
+      store = new RunStore({
+        workspace: ws,
+        layouts: [this.#layout, codexclawLayout],
+        clock: this.#clock,
+      });
       this.#stores.set(ws, store);
     }
     return store;
@@ -74,9 +83,10 @@ export function describeLockConflict(err: unknown, runId: string): unknown {
   return new ConflictError(`run ${runId} is being driven by pid ${m[1]}${who}`, { cause: err });
 }
 
-/** True when a hand edit turns into a command (revert, reset, skip of the current step). */
+/** True when a hand edit turns into a command (revert, reset, skip of the current/a later step). */
 function actionable(edit: HandEdit, state: RunState): boolean {
   if (edit.kind === 'revert' || edit.kind === 'reset') return true;
-  const current = currentStep(state);
-  return edit.kind === 'skip' && current !== undefined && edit.indexes.includes(current.index);
+  if (edit.kind !== 'skip') return false;
+  const targets = skipTargets(state, edit.indexes);
+  return targets.current !== undefined || targets.ahead.length > 0;
 }

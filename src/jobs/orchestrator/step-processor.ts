@@ -59,7 +59,7 @@ class Registries {
    * Records a codemachine agent run about to start, as CodeMachine's `register` does (the same
    * row for a redelivered job); returns its monitoringId and agent log path.
    */
-  register(job: QueuedJob, p: StepJobPayload, agentName: string) {
+  register(job: QueuedJob, p: StepJobPayload, agent: AgentDefinition) {
     let db = this.#open.get(p.workspace);
     if (db === undefined) {
       db = RegistryDb.open(p.workspace);
@@ -76,13 +76,24 @@ class Registries {
       stepId: p.stepId,
       kind: p.kind,
       attempt: job.attempt,
-      name: agentName,
+      name: agent.name,
+      engine: agent.engine,
+      ...(agent.model === undefined ? {} : { model: agent.model }),
       start: new Date().toISOString(),
       prompt: p.prompt,
       status: 'running',
     });
     const row = db.jobRow(jobId)!;
     return { monitoringId: id, logPath: agentLogPath(p.workspace, id, row.name, row.start) };
+  }
+
+  /** Records the agent process of a registered run (best effort: the row is informational). */
+  setPid(workspace: string, monitoringId: number, pid: number): void {
+    try {
+      this.#open.get(workspace)?.setPid(monitoringId, pid);
+    } catch {
+      // A busy or replaced registry must not fail a job whose agent already runs.
+    }
   }
 
   close(): void {
@@ -96,11 +107,11 @@ function place(
   registries: Registries,
   job: QueuedJob,
   p: StepJobPayload,
-  agentName: string,
+  agent: AgentDefinition,
 ): Placement {
   const logFile = stepLogPath(p.workspace, job.runId, p.stepId, job.attempt, p.kind);
   if (p.layout !== 'codemachine') return { logFile, extraLogFiles: [] };
-  const handle = registries.register(job, p, agentName);
+  const handle = registries.register(job, p, agent);
   return { logFile, extraLogFiles: [handle.logPath], monitoringId: handle.monitoringId };
 }
 
@@ -127,7 +138,7 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
   const processor: Processor = async (job, signal, report) => {
     const p = parseStepJobPayload(job.payload);
     const agent = await opts.resolveAgent(p.agent);
-    const placement = place(registries, job, p, agent.name);
+    const placement = place(registries, job, p, agent);
     const sessionId = job.id;
     const info: StepStartInfo = { sessionId };
     if (placement.monitoringId !== undefined) info.monitoringId = placement.monitoringId;
@@ -142,6 +153,7 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
       directiveFile: files.directiveFile,
       logFile: placement.logFile,
       extraLogFiles: placement.extraLogFiles,
+      logPrompt: p.layout === 'codemachine',
       timeoutMs: p.timeoutMs ?? agent.timeoutMs ?? 0,
       signal,
       ...(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
@@ -149,6 +161,9 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
       ...(opts.secretEnvNames === undefined ? {} : { secretEnvNames: opts.secretEnvNames }),
       onSpawn: (pid) => {
         opts.onSpawn?.(job, pid);
+        if (placement.monitoringId !== undefined) {
+          registries.setPid(p.workspace, placement.monitoringId, pid);
+        }
         if (p.kind === 'step') send(report, { kind: 'started', ...info, pid }, onError);
       },
       onProgress: (text) =>

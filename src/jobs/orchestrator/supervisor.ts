@@ -170,6 +170,7 @@ function fileSignature(file: string): string {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
     throw err;
   }
-  if (st.isSymbolicLink()) throw new Error(`${file} is a symlink; it is not followed`);
+  if (st.isSymbolicLink())
+    throw new Error(`refusing to follow the symlink ${file} planted in the workspace`);
   return `${st.ino}:${st.size}:${st.mtimeMs}`;
 }

@@ -140,6 +140,11 @@ export async function runAgent(
       `[phasebridge] ${new Date().toISOString()} start agent=${agent.name} run=${inv.runId} ` +
         `step=${inv.stepId} attempt=${inv.attempt} cwd=${inv.workspace} argv=${JSON.stringify([cmd.file, ...cmd.args])}`,
     );
+    if (inv.logPrompt) {
+      log.writeLine('[phasebridge] prompt:');
+      log.writeLine(inv.prompt);
+      log.writeLine('[phasebridge] end of prompt');
+    }
     // No room for even the header: fail now (retryable once space is free), before spawning.
     if (log.faulted.aborted) return outcome({ failure: String(log.faulted.reason) });
     const env = buildAgentEnv({

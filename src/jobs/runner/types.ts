@@ -31,6 +31,8 @@ export interface AgentInvocation {
   logFile: string;
   /** More logs that receive the same output (e.g. CodeMachine's `logs/agent-*.log`). */
   extraLogFiles?: string[];
+  /** Write the full prompt to the logs before the output (CodeMachine's agent logs hold it). */
+  logPrompt?: boolean;
   /** Wall-clock limit; 0, negative or non-finite means none. */
   timeoutMs: number;
   /** Time between SIGTERM and SIGKILL to the process group; default 5000. */

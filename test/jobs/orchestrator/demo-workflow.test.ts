@@ -138,6 +138,7 @@ describe('progress and workflows', () => {
     expect(workflows.map((w) => [w.id, w.source === 'builtin'])).toEqual([
       ['demo', true],
       ['one', false],
+      ['pabcd', true],
     ]);
   });
 });

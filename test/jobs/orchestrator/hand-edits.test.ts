@@ -75,6 +75,41 @@ describe('hand edits of template.json (codemachine layout)', () => {
     expect(after.steps[0]!.attempt).toBe(2);
   });
 
+  it('adding a later step to completedSteps skips it when the run gets there', async () => {
+    process.env.DEMO_AGENT_BEHAVIOUR = 'sleep=10';
+    env = await makeEnv();
+    const o = await env.open();
+    const started = await o.startRun({
+      workflow: 'demo',
+      workspace: env.workspace,
+      spec: 'skip ahead',
+      actor: ALICE,
+      layout: 'codemachine',
+    });
+    const atPlan = await o.waitUntilIdle(started.id);
+    expect(atPlan.checkpoint?.stepId).toBe('plan');
+    const template = path.join(env.workspace, '.codemachine', 'template.json');
+    const doc = JSON.parse(fs.readFileSync(template, 'utf8'));
+    doc.completedSteps['2'] = { sessionId: '', monitoringId: 0, completedAt: atPlan.updatedAt };
+    fs.writeFileSync(template, JSON.stringify(doc, null, 2));
+
+    await approve(o, started.id, 'cli:approve-plan');
+    const done = await o.waitUntilIdle(started.id);
+    expect(done.status).toBe('completed');
+    expect(done.steps.map((s) => [s.status, s.attempt])).toEqual([
+      ['completed', 1],
+      ['completed', 1],
+      ['skipped', 0],
+    ]);
+    const skip = ledgerOf(started).find((e) => e.command === 'skip');
+    expect(skip?.actor.id).toBe('file:.codemachine/template.json');
+    expect(Object.keys(JSON.parse(fs.readFileSync(template, 'utf8')).completedSteps)).toEqual([
+      '0',
+      '1',
+      '2',
+    ]);
+  });
+
   it('a garbled template.json is reported and never resets progress', async () => {
     const { o, state, template } = await atReview();
     fs.writeFileSync(template, '{ not json');

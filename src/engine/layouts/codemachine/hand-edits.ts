@@ -11,12 +11,13 @@
  * - some steps we had marked complete (with completedAt) are gone → revert to the lowest of them
  *   (later steps run again anyway, so removing only a middle step re-runs from it too).
  * - steps we had not marked complete now carry a completedAt → skip them ("skipping steps" of
- *   the CodeMachine docs; the caller skips them when they are the current step).
+ *   the CodeMachine docs): the current step is skipped now, a later one in advance (see
+ *   {@link skipTargets}); earlier or excluded steps cannot be, the entry is dropped.
  * - anything else (formatting, lastUpdated, an unfinished step's session entry, other keys) →
  *   none: the next projection rewrites the file from the run's state.
  */
 import type { Command } from '../../commands.ts';
-import type { Actor, RunState } from '../../model.ts';
+import { type Actor, currentStep, type RunState, type StepState } from '../../model.ts';
 import type { TemplateTracking } from './template-schema.ts';
 
 /** What a hand edit of template.json asks for. */
@@ -85,4 +86,22 @@ export function handEditCommand(
   const step = state.steps.find((s) => s.index === edit.toIndex);
   if (!step) return null;
   return { type: 'revert', toStepId: step.id, source: 'file-edit', at, actor };
+}
+
+/**
+ * The steps a `skip` edit can skip: the current step (skipped now) and later steps still to run
+ * (skipped ahead: passed over when the run reaches them). Other indexes are not skippable.
+ */
+export function skipTargets(
+  state: RunState,
+  indexes: readonly number[],
+): { current?: StepState; ahead: StepState[] } {
+  const cur = currentStep(state);
+  const out: { current?: StepState; ahead: StepState[] } = { ahead: [] };
+  for (const step of state.steps) {
+    if (!indexes.includes(step.index) || step.excluded) continue;
+    if (step === cur) out.current = step;
+    else if (step.index > state.cursor && step.status === 'pending') out.ahead.push(step);
+  }
+  return out;
 }

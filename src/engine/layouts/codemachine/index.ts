@@ -16,12 +16,23 @@ import { type CodemachinePaths, codemachinePaths } from './paths.ts';
 import { RegistryDb } from './registry-db.ts';
 import { applyRegistryEvents } from './registry-projection.ts';
 import { salvageCodemachine } from './salvage.ts';
-import { buildTemplate, serializeTemplate } from './template.ts';
+import {
+  buildTemplate,
+  type RegistryIdLookup,
+  serializeTemplate,
+  withForeignFields,
+} from './template.ts';
 import { detectFromRead, readTemplateAt } from './template-file.ts';
 import { resetDirective, writeLayoutFile } from './writer.ts';
 
 export { type AgentConfigEntry, type AgentInfoLookup, buildAgentConfig } from './agent-config.ts';
-export { detectHandEdit, FILE_EDIT_ACTOR, type HandEdit, handEditCommand } from './hand-edits.ts';
+export {
+  detectHandEdit,
+  FILE_EDIT_ACTOR,
+  type HandEdit,
+  handEditCommand,
+  skipTargets,
+} from './hand-edits.ts';
 export { agentLogPath, CODEMACHINE_DIR, type CodemachinePaths, codemachinePaths } from './paths.ts';
 export {
   type AgentRunHandle,
@@ -29,7 +40,12 @@ export {
   RegistryDb,
   registerAgentRun,
 } from './registry-db.ts';
-export { activeTemplateName, buildTemplate, serializeTemplate } from './template.ts';
+export {
+  activeTemplateName,
+  buildTemplate,
+  serializeTemplate,
+  withForeignFields,
+} from './template.ts';
 export { checkHandEdit, readTemplateFile, type TemplateRead } from './template-file.ts';
 export type { StepData, TemplateTracking } from './template-schema.ts';
 
@@ -62,7 +78,15 @@ export class CodemachineLayout implements LayoutProjection {
   /** Writes every file of the layout for `state`. */
   async project(state: RunState, ctx: ProjectionContext): Promise<void> {
     const paths = codemachinePaths(ctx.workspace);
-    this.#writeTemplate(state, ctx, paths);
+    const registry = this.#registry(paths);
+    const fold = {
+      state,
+      ...(this.#opts.agentInfo && { agentInfo: this.#opts.agentInfo }),
+      ...(ctx.history && { history: ctx.history }),
+    };
+    // registry.db first: a step skipped before it ran has its monitoringId only there.
+    applyRegistryEvents(registry, ctx.events, fold);
+    this.#writeTemplate(state, ctx, paths, (step) => registry.latestRowId(state.id, step.id));
     // The spec and agent list are fixed at start: written then (and on a rebuild), not per commit.
     const started = ctx.events.some((e) => e.type === 'runStarted');
     if (started || ctx.rebuild) {
@@ -73,12 +97,6 @@ export class CodemachineLayout implements LayoutProjection {
     // Reset when a step is queued, i.e. before its agent can exist (so the "started" commit may
     // come after the spawn without wiping a fast agent's directive). Never on a rebuild.
     if (started || queuesStep(state, ctx)) resetDirective(paths);
-    const fold = {
-      state,
-      ...(this.#opts.agentInfo && { agentInfo: this.#opts.agentInfo }),
-      ...(ctx.history && { history: ctx.history }),
-    };
-    applyRegistryEvents(this.#registry(paths), ctx.events, fold);
   }
 
   /** Moves aside a registry.db or template.json that cannot be read (see salvage.ts). */
@@ -111,16 +129,25 @@ export class CodemachineLayout implements LayoutProjection {
     this.#registries.delete(root);
   }
 
-  #writeTemplate(state: RunState, ctx: ProjectionContext, paths: CodemachinePaths): void {
+  #writeTemplate(
+    state: RunState,
+    ctx: ProjectionContext,
+    paths: CodemachinePaths,
+    registryId: RegistryIdLookup,
+  ): void {
     const handler = this.#opts.onHandEdit;
     // The document last written is rebuilt from the state before this commit's events. A
     // revert or reset in this commit carries out (or overrides) any edit: write the result.
     const rewinds = ctx.events.some((e) => e.type === 'reverted' || e.type === 'runReset');
+    const read = readTemplateAt(paths.template);
     if (handler && ctx.previous && !ctx.rebuild && !rewinds) {
-      const edit = detectFromRead(buildTemplate(ctx.previous), readTemplateAt(paths.template));
+      const edit = detectFromRead(buildTemplate(ctx.previous), read);
       if (edit.kind !== 'none' && handler(edit, state) && edit.kind !== 'unreadable') return;
     }
-    writeLayoutFile(paths, paths.template, serializeTemplate(buildTemplate(state)));
+    // Keys CodeMachine (or the user) wrote that the run's state does not hold survive the rewrite.
+    const onDisk = read.kind === 'ok' ? JSON.parse(read.text) : undefined;
+    const doc = withForeignFields(buildTemplate(state, registryId), onDisk);
+    writeLayoutFile(paths, paths.template, serializeTemplate(doc));
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { nativeBindingOption } from '../../../sqlite-addon.ts';
 import { prepareSqliteInside } from '../../ledger/safe-path.ts';
 import type { Telemetry } from '../../model.ts';
 import { agentLogPath, agentLogRelativePath, codemachinePaths } from './paths.ts';
@@ -68,6 +69,13 @@ function trimPrompt(prompt: string): string {
   return prompt.length > 500 ? `${prompt.slice(0, 500)}...` : prompt;
 }
 
+/** The provider behind an engine kind (CodeMachine's engine_provider); none for a plain command. */
+export function engineProvider(engine: string | undefined): string | undefined {
+  if (engine === 'claude') return 'anthropic';
+  if (engine === 'codex') return 'openai';
+  return undefined;
+}
+
 const REF = 'a.id AS id, a.status AS status, a.start_time AS start, a.name AS name';
 
 /** An open registry.db; one per projection, closed with {@link RegistryDb.close}. */
@@ -86,7 +94,10 @@ export class RegistryDb {
    */
   static open(workspace: string): RegistryDb {
     const paths = codemachinePaths(workspace);
-    const db = new Database(prepareSqliteInside(path.dirname(paths.root), paths.registryDb));
+    const db = new Database(
+      prepareSqliteInside(path.dirname(paths.root), paths.registryDb),
+      nativeBindingOption(),
+    );
     try {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
@@ -132,13 +143,14 @@ export class RegistryDb {
       const wanted = run.id !== undefined && !this.#idTaken(run.id) ? run.id : null;
       const { lastInsertRowid } = this.#db
         .prepare(
-          `INSERT INTO agents (id, name, engine, model_name, status, parent_id, start_time, prompt, log_path)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, '')`,
+          `INSERT INTO agents (id, name, engine, engine_provider, model_name, status, parent_id, start_time, prompt, log_path)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, '')`,
         )
         .run(
           wanted,
           run.name,
           run.engine ?? null,
+          engineProvider(run.engine) ?? null,
           run.model ?? null,
           run.status,
           run.parentId ?? null,
@@ -180,6 +192,39 @@ export class RegistryDb {
          WHERE id = ?`,
       )
       .run(status, end, error ?? null, end, id);
+  }
+
+  /** Ends a run that a pause cancelled: failed with the pause as its error, pause_count + 1. */
+  pause(id: number, end: string, reason: string): void {
+    this.finish(id, 'failed', end, `paused: ${reason}`);
+    this.#db.prepare('UPDATE agents SET pause_count = pause_count + 1 WHERE id = ?').run(id);
+  }
+
+  /** Records the process id of a run's agent. */
+  setPid(id: number, pid: number): void {
+    this.#db.prepare('UPDATE agents SET pid = ? WHERE id = ?').run(pid, id);
+  }
+
+  /** Fills a run's engine, provider and model where still unknown (a row the worker created). */
+  setEngine(id: number, engine: string | undefined, model: string | undefined): void {
+    if (engine === undefined && model === undefined) return;
+    this.#db
+      .prepare(
+        `UPDATE agents SET engine = COALESCE(engine, ?), engine_provider = COALESCE(engine_provider, ?),
+           model_name = COALESCE(model_name, ?) WHERE id = ?`,
+      )
+      .run(engine ?? null, engineProvider(engine) ?? null, model ?? null, id);
+  }
+
+  /** The id of the latest row (step attempt or skip) recorded for a step of a run. */
+  latestRowId(runId: string, stepId: string): number | undefined {
+    const row = this.#db
+      .prepare(
+        `SELECT agent_id AS id FROM phasebridge_jobs WHERE run_id = ? AND step_id = ? AND kind != 'trigger'
+         ORDER BY agent_id DESC LIMIT 1`,
+      )
+      .get(runId, stepId) as { id: number } | undefined;
+    return row?.id;
   }
 
   /** Records the engine session of a run. */

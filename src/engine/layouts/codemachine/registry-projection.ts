@@ -1,6 +1,6 @@
 /**
  * Folds a run's events into registry.db: a row per step attempt (running → completed | failed |
- * paused | skipped), a row per trigger sub-agent (child of its step's row), and a `skipped` row
+ * skipped; a pause ends it `failed` with the pause as its error and pause_count 1), a row per trigger sub-agent (child of its step's row), and a `skipped` row
  * for a step skipped before it ran. Rows are history: loops and reverts never delete them.
  *
  * Exactly once: each run's last applied ledger seq is stored in the same transaction as the rows,
@@ -43,7 +43,7 @@ export function applyRegistryEvents(
       firstSeq = applied + 1;
     }
     // A pause or a skip cancels the running attempt first, in the same commit: the cancel then
-    // shows as `paused`, or is left to the skip, rather than as a failure.
+    // shows as a pause, or is left to the skip, rather than as a plain cancellation.
     const batch: Batch = {
       pausing: events.some((e) => e.type === 'runBlocked' && e.kind === 'paused'),
       skipping: new Set(events.flatMap((e) => (e.type === 'stepSkipped' ? [e.stepId] : []))),
@@ -59,7 +59,7 @@ export function applyRegistryEvents(
 
 /** What the other events of the same batch tell about one event. */
 interface Batch {
-  /** A pause: a cancelled attempt is `paused`, not failed. */
+  /** A pause: a cancelled attempt is recorded as paused (failed, pause_count 1). */
   pausing: boolean;
   /** Steps skipped: their cancelled attempt is ended by the skip. */
   skipping: ReadonlySet<string>;
@@ -120,6 +120,8 @@ function applyOne(
       const row = db.jobRow(jobId);
       if (row) {
         db.setStatus(row.id, 'running');
+        const info = ctx.agentInfo?.(row.name);
+        db.setEngine(row.id, info?.engine, info?.model);
         return;
       }
       const fields = { jobId, kind: 'step' as const, attempt: e.attempt, start: e.at };
@@ -138,8 +140,14 @@ function applyOne(
     case 'stepCompleted':
     case 'stepFailed': {
       const id = stepRowId(db, ctx, e.stepId, e.attempt, e.at);
-      const status = e.type === 'stepCompleted' ? 'completed' : 'failed';
-      db.finish(id, status, e.at, e.type === 'stepFailed' ? e.error : undefined);
+      // An `error` directive terminates the workflow: the agent run failed, its reason is the error.
+      const error =
+        e.type === 'stepFailed'
+          ? e.error
+          : e.directive.action === 'error'
+            ? (e.directive.reason ?? 'the agent reported an error')
+            : undefined;
+      db.finish(id, error === undefined ? 'completed' : 'failed', e.at, error);
       db.setTelemetry(id, e.telemetry);
       return;
     }
@@ -151,13 +159,14 @@ function applyOne(
     case 'stepCancelled': {
       const row = db.jobRow(stepJobId(runId, e.stepId, e.attempt));
       if (row?.status !== 'running' || batch.skipping.has(e.stepId)) return;
-      if (batch.pausing) db.setStatus(row.id, 'paused');
+      // The seed's statuses have no `paused`: a paused attempt ended (resume starts a new one).
+      if (batch.pausing) db.pause(row.id, e.at, e.reason);
       else db.finish(row.id, 'failed', e.at, `cancelled: ${e.reason}`);
       return;
     }
     case 'stepSkipped': {
       const row = db.latestStepRow(runId, e.stepId);
-      if (row?.status === 'running' || row?.status === 'paused') {
+      if (row?.status === 'running') {
         db.finish(row.id, 'skipped', e.at);
         return;
       }

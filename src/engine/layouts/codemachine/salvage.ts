@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { CorruptStateError } from '../../../errors.ts';
+import { nativeBindingOption } from '../../../sqlite-addon.ts';
 import { fsyncDir, lstatNoSymlink } from '../../ledger/atomic-write.ts';
 import type { SalvagedFile } from '../port.ts';
 import { codemachinePaths } from './paths.ts';
@@ -41,7 +42,7 @@ function registryProblem(file: string): string | null {
   if (!st.isFile()) return 'not a file';
   let db: Database.Database | undefined;
   try {
-    db = new Database(file, { readonly: true, fileMustExist: true });
+    db = new Database(file, { readonly: true, fileMustExist: true, ...nativeBindingOption() });
     const check = db.pragma('quick_check', { simple: true });
     return check === 'ok' ? null : String(check);
   } catch (err) {

@@ -13,12 +13,17 @@
  *   them only while a step is unfinished), i removed from notCompletedSteps. A skipped step is
  *   marked complete the same way (CodeMachine's Ctrl+S); a step excluded by the selected
  *   track/conditions never runs and gets no entry.
- * - Loop Triggered / revert / reset: every step that will run again (the loop-back step up to
- *   the looping one, except completed executeOnce steps) loses its completedSteps entry, so a
- *   reader resuming "after the last completed step" cannot jump past the loop; notCompletedSteps
- *   becomes the loop-back index (the re-queued step ran before and is unfinished).
+ * - Loop Triggered / revert / reset: notCompletedSteps becomes the loop-back index (the
+ *   re-queued step ran before and is unfinished), as the seed says. Beyond the seed's row, every
+ *   step that will run again (loop-back step up to the looping one, except completed executeOnce
+ *   steps) loses its completedSteps entry: CodeMachine skips steps by completedSteps, so a resume
+ *   after a crash mid-loop would otherwise jump past the loop (issue 18 item 5, kept on purpose).
  * - Crash Occurs: a step that was running when the process died (or failed, or was cancelled by a
  *   pause mid-run) stays in notCompletedSteps, with its session data for resume.
+ *
+ * Fields we do not own (projectName, autonomousMode, controllerConfig, controllerView, keys of
+ * newer CodeMachine versions, extra keys of a step entry) are carried over from the file on disk
+ * by {@link withForeignFields}: the run's state knows nothing of them, CodeMachine does.
  */
 import path from 'node:path';
 import type { RunState, StepState, Workflow } from '../../model.ts';
@@ -34,13 +39,19 @@ function isDone(step: StepState): boolean {
   return step.status === 'completed' || (step.status === 'skipped' && !step.excluded);
 }
 
+/**
+ * The registry.db row id of a step that has none in the run's state (a step skipped before it
+ * ran gets a `skipped` row only in registry.db); undefined when unknown.
+ */
+export type RegistryIdLookup = (step: StepState) => number | undefined;
+
 /** The step's completedSteps entry, or undefined when it has none. */
-export function stepData(step: StepState): StepData | undefined {
+export function stepData(step: StepState, registryId?: RegistryIdLookup): StepData | undefined {
   if (step.excluded) return undefined;
   if (isDone(step)) {
     return {
       sessionId: step.sessionId ?? '',
-      monitoringId: step.monitoringId ?? 0,
+      monitoringId: step.monitoringId ?? registryId?.(step) ?? 0,
       completedAt: step.finishedAt ?? '',
     };
   }
@@ -70,11 +81,14 @@ export function isStartedNotFinished(step: StepState): boolean {
   }
 }
 
-/** Builds template.json for `state` (key order as in CodeMachine's schema). */
-export function buildTemplate(state: RunState): TemplateTracking {
+/**
+ * Builds template.json for `state` (key order as in CodeMachine's schema); `registryId` fills the
+ * monitoringId of steps skipped before they ran (hand-edit detection does not need it).
+ */
+export function buildTemplate(state: RunState, registryId?: RegistryIdLookup): TemplateTracking {
   const completedSteps: Record<string, StepData> = {};
   for (const step of state.steps) {
-    const data = stepData(step);
+    const data = stepData(step, registryId);
     if (data) completedSteps[String(step.index)] = data;
   }
   const doc: TemplateTracking = {
@@ -87,6 +101,51 @@ export function buildTemplate(state: RunState): TemplateTracking {
   if (state.selectedTrack !== undefined) doc.selectedTrack = state.selectedTrack;
   doc.selectedConditions = [...state.selectedConditions];
   return doc;
+}
+
+/** Top-level keys {@link buildTemplate} writes from the run's state. */
+const OWNED_KEYS = new Set([
+  'activeTemplate',
+  'lastUpdated',
+  'completedSteps',
+  'notCompletedSteps',
+  'resumeFromLastStep',
+  'selectedTrack',
+  'selectedConditions',
+]);
+
+/** Keys of a completedSteps entry {@link stepData} writes. */
+const OWNED_STEP_KEYS = new Set(['sessionId', 'monitoringId', 'completedChains', 'completedAt']);
+
+type Json = Record<string, unknown>;
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * `doc` plus every key of `onDisk` (the file's raw JSON) that we do not own, verbatim and after
+ * ours; a step entry also keeps its foreign keys while the step still has an entry.
+ */
+export function withForeignFields(doc: TemplateTracking, onDisk: unknown): TemplateTracking {
+  if (!isObject(onDisk)) return doc;
+  const out: Json = { ...doc };
+  for (const [key, value] of Object.entries(onDisk)) {
+    if (!OWNED_KEYS.has(key)) out[key] = value;
+  }
+  const diskSteps = onDisk.completedSteps;
+  if (isObject(diskSteps) && doc.completedSteps) {
+    const steps: Json = {};
+    for (const [key, data] of Object.entries(doc.completedSteps)) {
+      const old = diskSteps[key];
+      const extra = isObject(old)
+        ? Object.fromEntries(Object.entries(old).filter(([k]) => !OWNED_STEP_KEYS.has(k)))
+        : {};
+      steps[key] = { ...data, ...extra };
+    }
+    out.completedSteps = steps;
+  }
+  return out as unknown as TemplateTracking;
 }
 
 /** The exact bytes written to template.json: two-space JSON plus a final newline. */

@@ -130,11 +130,13 @@ describe('logs/registry.db', () => {
     }
   });
 
-  it('marks the running attempt paused when the run is paused', async () => {
+  it("ends the running attempt failed with the pause as its error (the seed's statuses)", async () => {
     await h.d.start();
     await h.d.started('plan');
     await h.d.send({ type: 'pause' });
-    expect(plainRows(h.ws).map((r) => r.status)).toEqual(['paused']);
+    expect(plainRows(h.ws).map((r) => [r.status, r.error])).toEqual([
+      ['failed', 'paused: paused by alice'],
+    ]);
   });
 
   it('gives a redelivered job the same monitoringId and log path', async () => {
