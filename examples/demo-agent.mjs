@@ -23,6 +23,12 @@
  *   ignoreterm     ignore SIGTERM (agent and grandchild), so only SIGKILL stops them
  *   noise=N        print about N bytes of filler output (to demo the output cap)
  *
+ * PABCD attestation keys (the directive's `attest`, see src/engine/pabcd/attest.ts): any of
+ *   did="…" auditOutput="…" verdict=pass|fail checkOutput="…" exitCode=N scanRounds=N
+ *   highContradictionCount=N
+ * writes `attest` with those fields (numbers as numbers), with directive=continue unless another
+ * is given. `exitCode` is the attested check's exit code, not the agent's own (that is `exit`).
+ *
  * The prompt is read from stdin, or from the file given as the first argument.
  * The directive file is `$PHASEBRIDGE_DIRECTIVE_FILE`; the spec file is `$PHASEBRIDGE_SPEC_FILE`.
  * The last stdout line is a Claude-like `{"type":"result",…}` stream-json event, so token usage
@@ -107,9 +113,22 @@ function takeLoop(directiveFile, limit) {
   return true;
 }
 
+const ATTEST_TEXT = ['did', 'auditOutput', 'verdict', 'checkOutput'];
+const ATTEST_INT = ['exitCode', 'scanRounds', 'highContradictionCount'];
+
+/** The `attest` object the behaviour asks for, or undefined when it names no attest key. */
+function attestOf(b) {
+  const att = {};
+  for (const k of ATTEST_TEXT) if (b[k] !== undefined) att[k] = b[k];
+  // Integers as numbers: the engine's schema refuses "0" as an exit code.
+  for (const k of ATTEST_INT) if (b[k] !== undefined) att[k] = Number.parseInt(b[k], 10);
+  return Object.keys(att).length > 0 ? att : undefined;
+}
+
 function writeDirective(b) {
   const file = process.env.PHASEBRIDGE_DIRECTIVE_FILE;
-  const action = b.directive;
+  const attest = attestOf(b);
+  const action = b.directive ?? (attest ? 'continue' : undefined);
   if (!action) return;
   if (!file) {
     console.error('demo-agent: PHASEBRIDGE_DIRECTIVE_FILE is not set; no directive written');
@@ -125,6 +144,7 @@ function writeDirective(b) {
     const d = { action };
     if (b.reason !== undefined) d.reason = b.reason;
     if (action === 'trigger') d.triggerAgentId = b.agent ?? 'helper';
+    if (attest) d.attest = attest;
     text = JSON.stringify(d);
   }
   fs.writeFileSync(file, `${text}\n`);

@@ -10,6 +10,7 @@ import * as m0002 from './0002_job_queue.ts';
 import * as m0003 from './0003_job_signals.ts';
 import * as m0004 from './0004_change_feed.ts';
 import * as m0005 from './0005_durable_chat_state.ts';
+import * as m0006 from './0006_followed_workspaces.ts';
 
 /** Every migration this build knows, by name. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
@@ -18,6 +19,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0003_job_signals': m0003,
   '0004_change_feed': m0004,
   '0005_durable_chat_state': m0005,
+  '0006_followed_workspaces': m0006,
 });
 
 /** A kysely MigrationProvider over `migrations` (default: every known migration). */

@@ -10,6 +10,7 @@ import type { Verb } from './grammar.ts';
 /** The role each verb needs; null = anyone (also in an unbound chat). */
 export const REQUIRED_ROLE: Readonly<Record<Verb, Role | null>> = {
   status: 'viewer',
+  phase: 'viewer',
   runs: 'viewer',
   workflows: 'viewer',
   run: 'operator',

@@ -11,6 +11,7 @@ import { restOf, type Token, tokenize } from './tokenize.ts';
 export const VERBS = [
   'run',
   'status',
+  'phase',
   'runs',
   'approve',
   'reject',
@@ -40,6 +41,10 @@ export const USAGE: Readonly<Record<Verb, { usage: string; about: string }>> = {
     about: 'start a run; reply to a message with `run <workflow>` to use it as the spec',
   },
   status: { usage: 'status [run]', about: "a run's progress (default: this chat's active runs)" },
+  phase: {
+    usage: 'phase <run>',
+    about: "a PABCD run's phase history: who moved it, when and why",
+  },
   runs: { usage: 'runs', about: "this chat's recent runs" },
   approve: { usage: 'approve [run] [reason]', about: 'approve the open checkpoint' },
   reject: { usage: 'reject [run] <reason>', about: 'reject the open checkpoint' },
@@ -58,8 +63,9 @@ export const USAGE: Readonly<Record<Verb, { usage: string; about: string }>> = {
   agents: { usage: 'agents', about: 'the named agents' },
   workflows: { usage: 'workflows', about: "the workflows of this chat's workspace" },
   bind: {
-    usage: 'bind <workspace> [workflow]',
-    about: 'serve this chat with another workspace (and default workflow)',
+    usage: 'bind <workspace> [workflow] [--follow]',
+    about:
+      "serve this chat with another workspace (and default workflow); --follow: announce its codexclaw sessions' phase changes here",
   },
   allow: { usage: 'allow <user> <role>', about: `give a user a role here (${ROLES.join(', ')})` },
   deny: { usage: 'deny <user>', about: "remove a user's role here" },
@@ -83,9 +89,10 @@ export type ParsedCommand =
   | { verb: 'reject'; runId?: string; reason: string }
   | { verb: 'cancel' | 'skip'; runId: string; reason?: string }
   | { verb: 'resume' | 'retry'; runId: string }
+  | { verb: 'phase'; runId: string }
   | { verb: 'revert'; runId: string; stepId: string }
   | { verb: 'repair'; runId: string; dryRun: boolean }
-  | { verb: 'bind'; workspace: string; workflow?: string }
+  | { verb: 'bind'; workspace: string; workflow?: string; follow?: true }
   | { verb: 'allow'; user: string; role: Role }
   | { verb: 'deny'; user: string }
   | { verb: 'pair'; code: string }
@@ -145,6 +152,7 @@ export function parseCommand(name: string, text: string): ParseResult {
       return ok(withReason({ verb, runId: words[0] }, restOf(text, tokens, 1)));
     case 'resume':
     case 'retry':
+    case 'phase':
       if (!count(1, 1) || !isRunId(words[0]!)) return bad(verb);
       return ok({ verb, runId: words[0]! });
     case 'revert':
@@ -158,13 +166,17 @@ export function parseCommand(name: string, text: string): ParseResult {
       }
       return ok({ verb, runId: words[0]!, dryRun: mode === 'dry-run' });
     }
-    case 'bind':
-      if (!count(1, 2)) return bad(verb);
+    case 'bind': {
+      const follow = words.filter((w) => w.toLowerCase() === '--follow').length;
+      const rest = words.filter((w) => w.toLowerCase() !== '--follow');
+      if (follow > 1 || rest.length < 1 || rest.length > 2) return bad(verb);
       return ok({
         verb,
-        workspace: words[0]!,
-        ...(words[1] !== undefined && { workflow: words[1] }),
+        workspace: rest[0]!,
+        ...(rest[1] !== undefined && { workflow: rest[1] }),
+        ...(follow === 1 && { follow: true as const }),
       });
+    }
     case 'allow': {
       const role = words[1]?.toLowerCase();
       if (!count(2, 2)) return bad(verb);

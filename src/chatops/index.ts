@@ -15,6 +15,7 @@ import { Notifier } from './notifier.ts';
 import type { ChatOpsOptions, RunNotice, RunUpdate } from './ports.ts';
 import { CheckpointPresenter } from './presenter.ts';
 import { Router } from './router.ts';
+import { WorkspaceFollower } from './workspace-follower.ts';
 
 export { createPairingCode, PAIRING_TTL_MS } from './pairing.ts';
 export type { ChatOpsOptions, ChatOpsOrchestrator, RunUpdate, StepProgress } from './ports.ts';
@@ -25,6 +26,7 @@ export class ChatOps {
   readonly #notifier: Notifier;
   readonly #presenter: CheckpointPresenter;
   readonly #router: Router;
+  readonly #follower: WorkspaceFollower;
   /** Per run, the tail of its update chain: updates of one run are applied in order. */
   readonly #chains = new Map<string, Promise<void>>();
   #unsubscribe: (() => void)[] = [];
@@ -41,6 +43,7 @@ export class ChatOps {
     };
     this.#notifier = new Notifier(this.#deps, options.editIntervalMs ?? 1000, options.timers);
     this.#presenter = new CheckpointPresenter(this.#deps);
+    this.#follower = new WorkspaceFollower(this.#deps, options.followIntervalMs ?? 500);
     const presses = new CheckpointPresses(this.#deps);
     this.#router = new Router(this.#deps, presses, (runId, chat) =>
       this.#notifier.follow(runId, chat),
@@ -68,6 +71,7 @@ export class ChatOps {
         void this.#inOrder(n.runId, () => this.#tell(n), 'chatops: notice not delivered');
       }),
     ];
+    this.#follower.start();
     if (opts.catchUp !== false) await this.catchUp();
   }
 
@@ -83,6 +87,7 @@ export class ChatOps {
   async stop(): Promise<void> {
     for (const off of this.#unsubscribe) off();
     this.#unsubscribe = [];
+    await this.#follower.stop();
     await Promise.all(this.#chains.values());
     await this.#notifier.flush();
   }

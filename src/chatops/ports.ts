@@ -57,6 +57,8 @@ export interface ChatOpsOptions {
   defaultWorkspace: string;
   /** Minimum time between two edits of one status message (default 1000 ms). */
   editIntervalMs?: number;
+  /** Time between two looks at the followed codexclaw workspaces (default 500 ms). */
+  followIntervalMs?: number;
   /** Time source (default `() => new Date()`). */
   clock?: () => Date;
 }

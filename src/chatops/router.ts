@@ -15,6 +15,7 @@ import { agentsCommand, allowCommand, bindCommand, denyCommand } from './handler
 import { answerCommand } from './handlers/answer.ts';
 import { controlCommand } from './handlers/control.ts';
 import { helpCommand, whoamiCommand } from './handlers/info.ts';
+import { phaseCommand } from './handlers/phase.ts';
 import { repairCommand } from './handlers/repair.ts';
 import { runCommand, runsCommand, statusCommand, workflowsCommand } from './handlers/runs.ts';
 import { type CommandContext, type HandlerResult, text } from './handlers/types.ts';
@@ -134,6 +135,8 @@ function dispatch(ctx: CommandContext, cmd: ParsedCommand): Promise<HandlerResul
       return runCommand(ctx, cmd);
     case 'status':
       return statusCommand(ctx, cmd);
+    case 'phase':
+      return phaseCommand(ctx, cmd);
     case 'runs':
       return runsCommand(ctx);
     case 'workflows':

@@ -15,7 +15,7 @@ import type {
 } from '../jobs/orchestrator/index.ts';
 import type { CliContext } from './context.ts';
 import { withOrchestrator } from './orchestrator-context.ts';
-import { findRunRecord } from './read-run.ts';
+import { readRun } from './read-run.ts';
 import { LiveProgress } from './render/live-progress.ts';
 import { describeStanding } from './render/standing.ts';
 
@@ -38,6 +38,7 @@ export interface RunControl {
   onUpdate(listener: (u: RunUpdate) => void): () => void;
   onProgress(listener: (p: StepProgress) => void): () => void;
   waitUntilIdle(runId: string): Promise<RunState>;
+  getRun(runId: string): Promise<RunState>;
 }
 
 /** Exit code when the user stopped following a run with Ctrl-C (128 + SIGINT). */
@@ -52,13 +53,14 @@ export async function driveRun(
   opts: DriveOptions,
   act: (control: RunControl) => Promise<RunState>,
 ): Promise<void> {
-  if (opts.runId !== undefined) await findRunRecord(ctx, opts.runId);
+  // Read before anything opens: opening the orchestrator applies a pending template.json edit.
+  const before = opts.runId === undefined ? null : (await readRun(ctx, opts.runId)).state;
   const { RemoteRuns } = await import('../control/client.ts');
   const remote = await RemoteRuns.connect((await ctx.config()).home);
   if (remote !== null) {
     try {
       if (!opts.detach) await remote.follow();
-      await follow(remote, opts, act, true);
+      await follow(remote, opts, act, true, before);
     } finally {
       remote.close();
     }
@@ -66,7 +68,7 @@ export async function driveRun(
   }
   const worker = opts.detach ? false : { concurrency: opts.concurrency ?? 2 };
   await withOrchestrator(ctx, { worker }, ({ orchestrator }) =>
-    follow(orchestrator, opts, act, false),
+    follow(orchestrator, opts, act, false, before),
   );
 }
 
@@ -76,6 +78,7 @@ async function follow(
   opts: DriveOptions,
   act: (control: RunControl) => Promise<RunState>,
   remote: boolean,
+  before: RunState | null,
 ): Promise<void> {
   const live = new LiveProgress(process.stdout, {
     tty: !opts.detach && process.stdout.isTTY === true,
@@ -84,8 +87,20 @@ async function follow(
   const offProgress = orchestrator.onProgress((p) => live.progress(p));
   let final: RunState | 'interrupted';
   let runId = '';
+  let refusal: unknown;
   try {
-    const first = await act(orchestrator);
+    let first: RunState;
+    try {
+      first = await act(orchestrator);
+    } catch (err) {
+      // A refused command may still have moved the run (a hand edit of template.json applied
+      // first): follow it rather than leave a queued step with nobody driving it.
+      const now = opts.runId === undefined ? null : await stateOf(orchestrator, opts.runId);
+      const moved = now?.status === 'active' && before !== null && now.seq !== before.seq;
+      if (!moved || opts.detach) throw err;
+      refusal = err;
+      first = now;
+    }
     runId = first.id;
     if (opts.detach) {
       final = first;
@@ -111,6 +126,16 @@ async function follow(
   const standing = describeStanding(final, { cancelWanted: opts.cancelWanted === true });
   for (const line of standing.lines) console.log(line);
   process.exitCode = standing.exitCode;
+  if (refusal !== undefined) throw refusal;
+}
+
+/** The run's state, or null when it cannot be read (the command says why). */
+async function stateOf(control: RunControl, runId: string): Promise<RunState | null> {
+  try {
+    return await control.getRun(runId);
+  } catch {
+    return null;
+  }
 }
 
 /** The run once idle, or 'interrupted' on the first Ctrl-C / SIGTERM (a second one kills). */

@@ -4,9 +4,11 @@ import { registerAgentsCommand } from './commands/agents.ts';
 import { registerAnswerCommands } from './commands/answer.ts';
 import { registerControlCommands } from './commands/control.ts';
 import { registerDoctorCommand } from './commands/doctor.ts';
+import { registerFollowCommand } from './commands/follow.ts';
 import { registerLoginCommand } from './commands/login.ts';
 import { registerLogsCommand } from './commands/logs.ts';
 import { registerMigrateCommand } from './commands/migrate.ts';
+import { registerPhaseCommand } from './commands/phase.ts';
 import { registerRepairCommand } from './commands/repair.ts';
 import { registerRunCommand } from './commands/run.ts';
 import { registerServeCommand } from './commands/serve.ts';
@@ -36,6 +38,8 @@ export function buildProgram(ctx: CliContext): Command {
   registerLogsCommand(program, ctx);
   registerWorkerCommand(program, ctx);
   registerRepairCommand(program, ctx);
+  registerPhaseCommand(program, ctx);
+  registerFollowCommand(program, ctx);
   // Sorted here, not with sortSubcommands: its localeCompare starts ICU collation (~10 ms).
   (program.commands as Command[]).sort((a, b) => (a.name() < b.name() ? -1 : 1));
   // Subcommands inherit exitOverride so bad arguments surface as exit 2 in main().

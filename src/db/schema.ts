@@ -186,6 +186,15 @@ export interface StatusMessagesTable {
   updated_at: number;
 }
 
+/** `followed_workspaces` (0006): a codexclaw workspace followed read-only, and how far. */
+export interface FollowedWorkspacesTable {
+  workspace: string;
+  /** Bytes of `.codexclaw/ledger.jsonl` already announced (always at a line end). */
+  ledger_offset: number;
+  created_at: number;
+  updated_at: number;
+}
+
 /** `reason_prompts` (0005): a reject waiting for the reason its presser types in reply. */
 export interface ReasonPromptsTable {
   prompt_ref: string;
@@ -236,6 +245,7 @@ export interface Database {
   run_changes: RunChangesTable;
   run_feed: RunFeedTable;
   status_messages: StatusMessagesTable;
+  followed_workspaces: FollowedWorkspacesTable;
   reason_prompts: ReasonPromptsTable;
   console_login_tokens: ConsoleLoginTokensTable;
   console_sessions: ConsoleSessionsTable;

@@ -92,9 +92,21 @@ export function followDirective(ctx: DecideContext, step: StepState, directive: 
     case 'checkpoint':
       openCheckpoint(ctx, step, 'directive', reason ?? `step ${step.id} asks for a decision`);
       return;
-    case 'trigger':
-      queueTrigger(ctx, step, directive.triggerAgentId!, reason ?? defOf(ctx, step.index).prompt);
+    case 'trigger': {
+      const agent = directive.triggerAgentId!;
+      const allowed = ctx.state.workflow.subagents;
+      if (allowed !== undefined && !allowed.includes(agent)) {
+        // Declared subagents are the whole list (agent-config.json): anything else is refused.
+        ctx.emit({
+          type: 'runBlocked',
+          kind: 'failure',
+          reason: `step ${step.id} triggered agent ${agent}, which is not among the workflow's subagents (${allowed.join(', ')})`,
+        });
+        return;
+      }
+      queueTrigger(ctx, step, agent, reason ?? defOf(ctx, step.index).prompt);
       return;
+    }
     case 'stop':
       ctx.emit({ type: 'runCompleted', reason: reason ?? `stopped early by step ${step.id}` });
       return;

@@ -15,6 +15,7 @@ describe('authorize', () => {
     for (const v of ['run', 'cancel', 'resume', 'skip', 'retry', 'revert'] as const) {
       expect(REQUIRED_ROLE[v]).toBe('operator');
     }
+    expect(REQUIRED_ROLE.phase).toBe('viewer');
     expect(REQUIRED_ROLE.approve).toBe('approver');
     expect(REQUIRED_ROLE.reject).toBe('approver');
     for (const v of ['allow', 'deny', 'bind', 'agents', 'repair'] as const)

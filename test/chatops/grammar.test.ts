@@ -117,6 +117,37 @@ describe('parseCommand', () => {
     }
   });
 
+  it('parses bind with an optional --follow anywhere after the workspace', () => {
+    expect(parseCommand('bind', '/srv/app --follow')).toEqual({
+      ok: true,
+      command: { verb: 'bind', workspace: '/srv/app', follow: true },
+    });
+    expect(parseCommand('bind', '/srv/app pabcd --FOLLOW')).toEqual({
+      ok: true,
+      command: { verb: 'bind', workspace: '/srv/app', workflow: 'pabcd', follow: true },
+    });
+    expect(parseCommand('bind', '/srv/app pabcd')).toEqual({
+      ok: true,
+      command: { verb: 'bind', workspace: '/srv/app', workflow: 'pabcd' },
+    });
+    for (const text of ['--follow', '/srv/app --follow --follow', '/srv/app a b --follow']) {
+      expect(parseCommand('bind', text), text).toMatchObject({ ok: false });
+    }
+  });
+
+  it('parses phase with exactly one run id', () => {
+    expect(parseCommand('phase', RUN)).toEqual({
+      ok: true,
+      command: { verb: 'phase', runId: RUN },
+    });
+    expect(parseCommand('PHASE', ` ${RUN} `)).toMatchObject({ ok: true, command: { runId: RUN } });
+    for (const text of ['', 'not-a-run', `${RUN} extra`]) {
+      const r = parseCommand('phase', text);
+      expect(r, text).toMatchObject({ ok: false, failure: { verb: 'phase' } });
+      if (!r.ok) expect(failureText(r.failure)).toContain('Usage: phase <run>');
+    }
+  });
+
   it('parses repair with an optional dry-run, and refuses anything else', () => {
     expect(parseCommand('repair', RUN)).toEqual({
       ok: true,

@@ -63,28 +63,29 @@ describe('damaged run files from the CLI', () => {
 
     // A garbled middle line blocks the run; a dry run tells what a repair keeps and drops.
     const lines = readFileSync(ledger, 'utf8').split('\n').slice(0, -1);
-    expect(lines).toHaveLength(6);
-    lines[3] = lines[3]!.replace('"events":[', '"events":[,');
+    // start, step started, session (job id), session (the engine's own id), finished, approve, cancel.
+    expect(lines).toHaveLength(7);
+    lines[4] = lines[4]!.replace('"events":[', '"events":[,');
     writeFileSync(ledger, `${lines.join('\n')}\n`);
     const blocked = cli('status', runId);
-    expect(blocked.out).toMatch(/status +blocked \(corrupt\): ledger line 4 is corrupt/);
+    expect(blocked.out).toMatch(/status +blocked \(corrupt\): ledger line 5 is corrupt/);
     expect(blocked.out).toContain(`phasebridge repair ${runId} --dry-run`);
     const dry = cli('repair', runId, '--dry-run');
     expect(dry.code).toBe(0);
-    expect(dry.out).toContain('  - ledger line 4 is corrupt: not valid JSON');
-    expect(dry.out).toContain('would keep ledger lines 1-3 of 6');
+    expect(dry.out).toContain('  - ledger line 5 is corrupt: not valid JSON');
+    expect(dry.out).toContain('would keep ledger lines 1-4 of 7');
     expect(dry.out).toMatch(
-      /would drop 3 line\(s\):\n {2}line 4: stepFinished \(key job:.*:plan:1:finished\)\n {2}line 5: answerCheckpoint \(key cli:[^)]+\)\n {2}line 6: cancel/,
+      /would drop 3 line\(s\):\n {2}line 5: stepFinished \(key job:.*:plan:1:finished\)\n {2}line 6: answerCheckpoint \(key cli:[^)]+\)\n {2}line 7: cancel/,
     );
     expect(readFileSync(ledger, 'utf8')).toBe(`${lines.join('\n')}\n`);
 
     const repair = cli('repair', runId);
     expect(repair.code).toBe(0);
-    expect(repair.out).toContain('kept ledger lines 1-3 of 6');
+    expect(repair.out).toContain('kept ledger lines 1-4 of 7');
     expect(repair.out).toMatch(/backups: ledger\.jsonl\.corrupt-\S+, run\.json\.corrupt-\S+/);
     const backup = readdirSync(dir).find((f) => f.startsWith('ledger.jsonl.corrupt-'))!;
     expect(readFileSync(join(dir, backup), 'utf8')).toBe(`${lines.join('\n')}\n`);
-    expect(readFileSync(ledger, 'utf8').startsWith(`${lines.slice(0, 3).join('\n')}\n`)).toBe(true);
+    expect(readFileSync(ledger, 'utf8').startsWith(`${lines.slice(0, 4).join('\n')}\n`)).toBe(true);
     expect(cli('status', runId).out).not.toContain('corrupt');
     expect(cli('repair', runId).out).toMatch(/^run \S+: nothing to repair/);
 

@@ -27,6 +27,7 @@ const TABLES = [
   'checkpoint_messages',
   'console_login_tokens',
   'console_sessions',
+  'followed_workspaces',
   'jobs',
   'pairing_codes',
   'reason_prompts',

@@ -121,6 +121,7 @@ const COLUMNS: Columns = {
   console_login_tokens: { token_hash: true, expires_at: true, created_at: true },
   console_sessions: { cookie_hash: true, session_id: true, created_at: true, last_seen_at: true },
   channel_state: { platform: true, key: true, value: true, expires_at: true, updated_at: true },
+  followed_workspaces: { workspace: true, ledger_offset: true, created_at: true, updated_at: true },
 };
 
 describe('schema.ts', () => {

@@ -66,6 +66,7 @@ export function chatopsCommands(workflows: readonly string[] = []): SlashCommand
       opt('spec', 'What to build (the specification)', 'text'),
     ),
     cmd('status', "A run's progress (default: this chat's active runs)", RUN),
+    cmd('phase', "A PABCD run's phase history: who moved it and why", runNeeded),
     cmd('runs', "This chat's recent runs"),
     cmd('approve', 'Approve the open checkpoint', RUN, reason),
     cmd('reject', 'Reject the open checkpoint', RUN, { ...reason, required: true }),
@@ -92,6 +93,7 @@ export function chatopsCommands(workflows: readonly string[] = []): SlashCommand
       'Serve this chat with a workspace (and default workflow)',
       opt('workspace', 'Workspace directory', 'word', true),
       opt('workflow', 'Default workflow', 'word'),
+      opt('follow', "Announce its codexclaw sessions' phase changes", 'word', false, ['--follow']),
     ),
     cmd(
       'allow',

@@ -2,14 +2,16 @@
 import { stat } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { parseUserRef, type UserRef } from '../../bridges/refs.ts';
+import { hasCodexclaw, ledgerEnd } from '../../engine/layouts/codexclaw/follow.ts';
 import { InvalidInputError } from '../../errors.ts';
 import type { ParsedCommand } from '../grammar.ts';
 import { bindingOf, type CommandContext, type HandlerResult } from './types.ts';
 
 /**
- * `bind <workspace> [workflow]`: points the binding that serves this chat at another workspace
- * (an absolute folder on the bridge's host) and sets or keeps its default workflow. The binding
- * keeps its id, so its roles survive. Binding a new chat is done by pairing (or the CLI).
+ * `bind <workspace> [workflow] [--follow]`: points the binding that serves this chat at another
+ * workspace (an absolute folder on the bridge's host) and sets or keeps its default workflow;
+ * `--follow` also follows the workspace's codexclaw sessions. The binding keeps its id, so its
+ * roles survive. Binding a new chat is done by pairing (or the CLI).
  */
 export async function bindCommand(
   ctx: CommandContext,
@@ -29,6 +31,9 @@ export async function bindCommand(
       throw new InvalidInputError(`no workflow "${cmd.workflow}" in ${workspace}`);
     }
   }
+  if (cmd.follow && !hasCodexclaw(workspace)) {
+    throw new InvalidInputError(`${workspace} has no .codexclaw/ folder to follow`);
+  }
   const bound = await ctx.deps.repos.bindings.bind({
     chatRef: current.chatRef,
     thread: current.thread,
@@ -36,11 +41,16 @@ export async function bindCommand(
     ...(cmd.workflow !== undefined && { defaultWorkflow: cmd.workflow }),
   });
   const dflt = bound.defaultWorkflow ? ` (default workflow ${bound.defaultWorkflow})` : '';
+  // Followed from the ledger's current end: only phase changes from now on are announced.
+  if (cmd.follow) await ctx.deps.repos.followed.follow(workspace, ledgerEnd(workspace));
+  const following = cmd.follow
+    ? '\nFollowing its codexclaw sessions (read-only): their phase changes are announced here.'
+    : '';
   return {
     outcome: 'allowed',
     target: `binding:${bound.id}`,
-    detail: `workspace ${workspace}${dflt}`,
-    reply: `This chat now works in ${workspace}${dflt}.`,
+    detail: `workspace ${workspace}${dflt}${cmd.follow ? ', following codexclaw' : ''}`,
+    reply: `This chat now works in ${workspace}${dflt}.${following}`,
   };
 }
 

@@ -8,6 +8,7 @@ import type { AllowScope, Repositories } from '../../db/repositories/index.ts';
 import type { Role } from '../../db/schema.ts';
 import { InvalidInputError, NotFoundError } from '../../errors.ts';
 import type { CliContext } from '../context.ts';
+import { assertFollowable, followWorkspace } from './follow.ts';
 
 /** `allow`, `deny` and `bind`: who may do what, and which chat serves which workspace. */
 export function registerAccessCommands(program: Command, ctx: CliContext): void {
@@ -53,13 +54,18 @@ export function registerAccessCommands(program: Command, ctx: CliContext): void 
     .requiredOption('--workspace <dir>', 'the folder the runs of this chat work in')
     .option('--workflow <id>', 'the workflow `run` uses when none is named')
     .option('--agent <name>', 'the default agent of this chat')
+    .option('--follow', "also announce the workspace's codexclaw sessions' phase changes there")
     .action(
-      async (chatText: string, opts: { workspace: string; workflow?: string; agent?: string }) => {
+      async (
+        chatText: string,
+        opts: { workspace: string; workflow?: string; agent?: string; follow?: boolean },
+      ) => {
         const ref = parseChatRef(chatText);
         const workspace = resolve(opts.workspace);
         if (!existsSync(workspace) || !statSync(workspace).isDirectory()) {
           throw new InvalidInputError(`workspace ${workspace} is not a folder; create it first`);
         }
+        if (opts.follow) await assertFollowable(workspace);
         const repos = await ctx.repos();
         if (opts.agent && !(await repos.agents.get(opts.agent))) {
           throw new NotFoundError(
@@ -75,6 +81,7 @@ export function registerAccessCommands(program: Command, ctx: CliContext): void 
         });
         await audit(ctx, repos, 'bind', chatText, chatText, workspace);
         console.log(`${chatText} is bound to ${workspace}`);
+        if (opts.follow) console.log(await followWorkspace(ctx, workspace));
       },
     );
 }

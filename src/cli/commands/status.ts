@@ -42,6 +42,10 @@ export function registerStatusCommand(program: Command, ctx: CliContext): void {
       const lines = [...renderRunHeader(state), '', ...renderStepTable(state, new Date())];
       if (state.checkpoint) lines.push('', ...renderCheckpoint(state.checkpoint, state));
       if (state.status !== 'active') lines.push('', ...describeStanding(state).lines);
+      // Loaded here: only a run's status reads template.json.
+      const { pendingEditLines } = await import('../render/pending-edit.ts');
+      const edit = pendingEditLines(state);
+      if (edit.length > 0) lines.push('', ...edit);
       for (const line of lines) console.log(line);
     });
 }

@@ -8,6 +8,7 @@ import { ChannelStateRepo } from './channel-state.ts';
 import { ChannelsRepo } from './channels.ts';
 import { CheckpointMessagesRepo } from './checkpoint-messages.ts';
 import { ConsoleAuthRepo } from './console-auth.ts';
+import { FollowedWorkspacesRepo } from './followed-workspaces.ts';
 import { PairingRepo } from './pairing.ts';
 import { ReasonPromptsRepo } from './reason-prompts.ts';
 import { RunsRepo } from './runs.ts';
@@ -37,6 +38,7 @@ export {
   newButtonToken,
 } from './checkpoint-messages.ts';
 export { ConsoleAuthRepo, type ConsoleSessionRecord } from './console-auth.ts';
+export { type FollowedWorkspace, FollowedWorkspacesRepo } from './followed-workspaces.ts';
 export { type ConsumeResult, hashPairingCode, PairingRepo } from './pairing.ts';
 export { type ReasonPromptRecord, ReasonPromptsRepo } from './reason-prompts.ts';
 export {
@@ -59,6 +61,7 @@ export interface Repositories {
   channelState: ChannelStateRepo;
   checkpointMessages: CheckpointMessagesRepo;
   consoleAuth: ConsoleAuthRepo;
+  followed: FollowedWorkspacesRepo;
   pairing: PairingRepo;
   reasonPrompts: ReasonPromptsRepo;
   runs: RunsRepo;
@@ -77,6 +80,7 @@ export function createRepositories(db: BridgeDb, opts: RepoOptions = {}): Reposi
     channelState: new ChannelStateRepo(k, opts),
     checkpointMessages: new CheckpointMessagesRepo(k, opts),
     consoleAuth: new ConsoleAuthRepo(k, opts),
+    followed: new FollowedWorkspacesRepo(k, opts),
     pairing: new PairingRepo(k, opts),
     reasonPrompts: new ReasonPromptsRepo(k, opts),
     runs: new RunsRepo(k, opts),

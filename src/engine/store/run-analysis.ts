@@ -234,13 +234,20 @@ function oddStart(s: RunState): string | null {
       return `has a workflow step ${d.id} without an agent or a prompt`;
     }
   }
-  if (s.layout !== 'native' && s.layout !== 'codemachine') return `has layout ${String(s.layout)}`;
+  if (!KNOWN_LAYOUTS.has(s.layout)) return `has layout ${String(s.layout)}`;
   if (typeof s.startedBy !== 'object' || s.startedBy === null) return 'has no startedBy';
   if (typeof s.spec !== 'string' || !Array.isArray(s.selectedConditions)) {
     return 'has no spec or selected conditions';
   }
   return oddHead(s);
 }
+
+/** Every layout a start line may name (codexclaw runs were refused on read before this). */
+const KNOWN_LAYOUTS = new Set<unknown>([
+  'native',
+  'codemachine',
+  'codexclaw',
+] satisfies RunState['layout'][]);
 
 const STATUSES = new Set(['active', 'awaiting', 'blocked', 'completed', 'failed', 'cancelled']);
 

@@ -92,6 +92,7 @@ export async function loadWorkflow(file: string, opts: LoadOptions = {}): Promis
 interface ResolvedPrompt {
   text: string;
   file?: string;
+  chain?: string[];
 }
 
 /**
@@ -110,6 +111,10 @@ function resolvePrompts(
   const read = opts.readPrompt ?? ((p: string) => readTextInside(root, p) ?? missing(p));
   return steps.map((s: unknown, i) => {
     const step = (s ?? {}) as { prompt?: unknown; promptFile?: unknown };
+    if (Array.isArray(step.prompt)) {
+      const texts = step.prompt.filter((t): t is string => typeof t === 'string');
+      return texts.length > 1 ? { text: texts[0]!, chain: texts } : { text: texts[0] ?? '' };
+    }
     if (typeof step.promptFile !== 'string' || typeof step.prompt === 'string') {
       return { text: typeof step.prompt === 'string' ? step.prompt : '' };
     }
@@ -155,6 +160,7 @@ function build(
   if (f.layout !== undefined) wf.layout = f.layout;
   if (f.tracks !== undefined) wf.tracks = f.tracks;
   if (f.conditions !== undefined) wf.conditions = f.conditions;
+  if (f.subagents !== undefined) wf.subagents = f.subagents;
   return wf;
 }
 
@@ -166,6 +172,7 @@ function ms(text: string): number {
 function step(s: StepFile, prompt: ResolvedPrompt): WorkflowStep {
   const out: WorkflowStep = { id: s.id, agent: s.agent, prompt: prompt.text };
   if (prompt.file !== undefined) out.promptFile = prompt.file;
+  if (prompt.chain !== undefined) out.chain = prompt.chain;
   if (s.checkpoint) {
     const c = s.checkpoint;
     const cp: StepCheckpoint = {

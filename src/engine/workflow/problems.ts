@@ -45,7 +45,8 @@ function strings(v: unknown): string[] | undefined {
 }
 
 /**
- * Rules across fields: duplicate step ids, prompt xor promptFile, known agents, loop.backTo names
+ * Rules across fields: duplicate step ids, prompt xor promptFile, known agents (steps and
+ * subagents), loop.backTo names
  * an earlier step, step tracks/conditions are declared at the top, onExpiry needs expiresIn.
  */
 export function crossCheck(raw: unknown, knownAgents?: readonly string[]): Problem[] {
@@ -95,5 +96,10 @@ export function crossCheck(raw: unknown, knownAgents?: readonly string[]): Probl
       }
     }
   });
+  if (knownAgents) {
+    for (const [i, name] of (strings(raw.subagents) ?? []).entries()) {
+      if (!knownAgents.includes(name)) add(['subagents', i], `unknown agent "${name}"`);
+    }
+  }
   return problems;
 }

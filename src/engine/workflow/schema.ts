@@ -33,7 +33,8 @@ export const checkpointFileSchema = z.strictObject({
 export const stepFileSchema = z.strictObject({
   id,
   agent: z.string().min(1),
-  prompt: z.string().min(1).optional(),
+  /** One prompt, or chained prompts run in order in one agent session (CodeMachine's chains). */
+  prompt: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
   promptFile: z.string().min(1).optional(),
   checkpoint: checkpointFileSchema.optional(),
   loop: z.strictObject({ backTo: z.string().min(1), max: z.int().min(1) }).optional(),
@@ -53,6 +54,8 @@ export const workflowFileSchema = z.strictObject({
   layout: z.enum(['native', 'codemachine', 'codexclaw']).optional(),
   tracks: names.optional(),
   conditions: names.optional(),
+  /** Agents a `trigger` directive may start (CodeMachine's agents/agent-config.json). */
+  subagents: names.optional(),
   steps: z.array(stepFileSchema).min(1, 'a workflow needs at least one step'),
 });
 

@@ -38,7 +38,10 @@ export interface StepRetries {
 export interface WorkflowStep {
   id: string;
   agent: string;
+  /** The prompt; with chained prompts, the first of them. */
   prompt: string;
+  /** Chained prompts (two or more), run in order in one agent session; `prompt` is chain[0]. */
+  chain?: string[];
   /** The file the prompt was read from, relative to the workflow file, when not inline. */
   promptFile?: string;
   checkpoint?: StepCheckpoint;
@@ -63,6 +66,8 @@ export interface Workflow {
   layout?: Layout;
   tracks?: string[];
   conditions?: string[];
+  /** The agents `trigger` directives may start; when absent, any agent the bridge knows. */
+  subagents?: string[];
   steps: WorkflowStep[];
   /** File name it was loaded from (e.g. "demo.workflow.yaml"); CodeMachine's activeTemplate. */
   file?: string;

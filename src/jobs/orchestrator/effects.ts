@@ -17,6 +17,15 @@ export interface PlannedJob {
   delayMs: number;
 }
 
+/** Chained prompts of the step, and those this visit completed already (they are not re-run). */
+function addChain(state: RunState, stepId: string, payload: StepJobPayload): void {
+  const chain = state.workflow.steps.find((s) => s.id === stepId)?.chain;
+  if (chain === undefined) return;
+  payload.chain = [...chain];
+  const done = state.steps.find((s) => s.id === stepId)?.completedChains ?? [];
+  if (done.length > 0) payload.chainsDone = [...done];
+}
+
 /** The job an enqueue effect asks for (null for effects that are not enqueues). */
 export function jobOfEffect(state: RunState, effect: Effect): PlannedJob | null {
   if (effect.type !== 'enqueueStep' && effect.type !== 'enqueueTrigger') return null;
@@ -32,6 +41,9 @@ export function jobOfEffect(state: RunState, effect: Effect): PlannedJob | null 
   if (effect.type === 'enqueueStep' && effect.timeoutMs !== undefined) {
     payload.timeoutMs = effect.timeoutMs;
   }
+  // The worker cannot see the run; it needs this to refuse a re-take after a lost lease.
+  if (!trigger && !state.resumeFromLastStep) payload.noResume = true;
+  if (!trigger) addChain(state, effect.stepId, payload);
   return {
     spec: {
       runId: effect.runId,

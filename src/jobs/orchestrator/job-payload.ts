@@ -42,6 +42,12 @@ export const stepJobPayloadSchema = z.object({
   agent: z.string().min(1),
   prompt: z.string(),
   timeoutMs: z.number().int().positive().optional(),
+  /** The run has `resumeFromLastStep: false`: a job taken again after its worker died must not run. */
+  noResume: z.boolean().optional(),
+  /** Chained prompts of the step, run in order in one job; `prompt` is the first. */
+  chain: z.array(z.string()).min(2).optional(),
+  /** Chain indexes already completed in this visit (a retry or resume goes on from there). */
+  chainsDone: z.array(z.number().int().nonnegative()).optional(),
 });
 
 /** A step or trigger job's payload. */
@@ -53,6 +59,9 @@ export interface StepJobPayload {
   agent: string;
   prompt: string;
   timeoutMs?: number;
+  noResume?: boolean;
+  chain?: string[];
+  chainsDone?: number[];
 }
 
 /** Reads a job payload; InvalidInputError says what is wrong. */
@@ -86,6 +95,12 @@ export const stepJobResultSchema = z.object({
   /** registry.db id of the agent run (codemachine layout only). */
   monitoringId: z.number().int().nonnegative().optional(),
   sessionId: z.string().min(1),
+  /** The engine's own session id, when the agent's output announced one. */
+  engineSessionId: z.string().min(1).optional(),
+  /** The job was taken again after its worker died and the run forbids resuming: not run. */
+  interrupted: z.boolean().optional(),
+  /** Chain indexes this job completed (chained prompts only). */
+  completedChains: z.array(z.number().int().nonnegative()).optional(),
   logFile: z.string(),
 });
 
@@ -103,6 +118,9 @@ export interface StepJobResult {
   durationMs: number;
   monitoringId?: number;
   sessionId: string;
+  engineSessionId?: string;
+  interrupted?: boolean;
+  completedChains?: number[];
   logFile: string;
 }
 
@@ -122,7 +140,8 @@ export interface StepStartInfo {
 
 /**
  * What a step job reports while it runs (the queue's progress channel, so it reaches the
- * orchestrator from a worker in another process too): the agent started, or a `::progress` line.
+ * orchestrator from a worker in another process too): the agent started, the engine announced
+ * its own session id, a chained prompt completed, or a `::progress` line.
  */
 export const stepReportSchema = z.discriminatedUnion('kind', [
   z.object({
@@ -131,6 +150,12 @@ export const stepReportSchema = z.discriminatedUnion('kind', [
     monitoringId: z.number().int().nonnegative().optional(),
     pid: z.number().int().positive().optional(),
   }),
+  z.object({
+    kind: z.literal('session'),
+    sessionId: z.string().min(1),
+    monitoringId: z.number().int().nonnegative().optional(),
+  }),
+  z.object({ kind: z.literal('chain'), index: z.number().int().nonnegative() }),
   z.object({ kind: z.literal('progress'), text: z.string() }),
 ]);
 

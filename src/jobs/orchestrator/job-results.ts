@@ -1,6 +1,8 @@
 /**
- * Job signals → engine commands (pure). A started agent becomes stepStarted + sessionInitialized;
- * a finished job becomes stepFinished / stepFailed / triggerFinished. Every command carries a key
+ * Job signals → engine commands (pure). A started agent becomes stepStarted + sessionInitialized
+ * (again once the engine announces its own session id), a chained prompt chainCompleted; a
+ * finished job becomes stepFinished / stepFailed / triggerFinished, or recoverInterrupted when
+ * its worker refused a re-take. Every command carries a key
  * `job:<jobId>:<what>`, so a signal applied twice (two listening processes, a redelivery) is
  * committed once; reports about attempts that are no longer current are refused by decide().
  */
@@ -39,15 +41,24 @@ export function nativeMonitoringId(state: RunState): number {
   return state.steps.reduce((sum, s) => sum + s.attempt, 0);
 }
 
+/** What a worker knows of a started agent; `engine` marks a session id the engine announced. */
+export interface StartInfo {
+  sessionId?: string;
+  monitoringId?: number;
+  engine?: boolean;
+}
+
 /**
  * stepStarted + sessionInitialized for a step job whose agent started, each only while it is
  * still to do for that attempt; empty for triggers (they have no start event) and for attempts
- * that are no longer in flight.
+ * that are no longer in flight. The job id stands in as session id until the engine announces
+ * its own (a second sessionInitialized, keyed apart); it never replaces an engine's id once the
+ * attempt runs, as a late or redelivered start report would.
  */
 export function startedCommands(
   state: RunState,
   job: JobRef,
-  info: { sessionId?: string; monitoringId?: number } = {},
+  info: StartInfo = {},
 ): KeyedCommand[] {
   if (job.kind !== 'step') return [];
   const step = findStep(state, job.stepId);
@@ -62,9 +73,11 @@ export function startedCommands(
     });
   }
   const sessionId = info.sessionId ?? job.id;
-  if (step.sessionId !== sessionId) {
+  const engine = info.engine === true;
+  const placeholderTooLate = !engine && step.status === 'running' && step.sessionId !== undefined;
+  if (step.sessionId !== sessionId && !placeholderTooLate) {
     out.push({
-      key: `job:${job.id}:session`,
+      key: `job:${job.id}:${engine ? 'engine-session' : 'session'}`,
       command: {
         type: 'sessionInitialized',
         stepId,
@@ -75,6 +88,29 @@ export function startedCommands(
     });
   }
   return out;
+}
+
+/**
+ * chainCompleted for chained prompts a step job completed, each once (key per index) and only
+ * while its attempt is in flight. `afterStart`: the caller commits a stepStarted first, so a
+ * still-queued step counts as running (a result whose start report was lost).
+ */
+export function chainCommands(
+  state: RunState,
+  job: JobRef,
+  indexes: readonly number[],
+  afterStart = false,
+): KeyedCommand[] {
+  if (job.kind !== 'step') return [];
+  const step = findStep(state, job.stepId);
+  if (step?.attempt !== job.attempt) return [];
+  if (step.status !== 'running' && !(afterStart && step.status === 'queued')) return [];
+  return indexes
+    .filter((i) => !step.completedChains.includes(i))
+    .map((chainIndex) => ({
+      key: `job:${job.id}:chain:${chainIndex}`,
+      command: { type: 'chainCompleted', stepId: job.stepId, chainIndex, actor: SYSTEM_ACTOR },
+    }));
 }
 
 /** Why a job that produced no usable result failed, in words for the run's blocked reason. */
@@ -108,7 +144,11 @@ export function outcomeCommands(state: RunState, job: JobRef, outcome: JobOutcom
     };
     return [{ key: `job:${job.id}:finished`, command }];
   }
-  const started = startedCommands(state, job, startInfoOf(result));
+  if (result?.interrupted === true) return retakeCommands(state, job);
+  const started = [
+    ...startedCommands(state, job, startInfoOf(result)),
+    ...chainCommands(state, job, result?.completedChains ?? [], true),
+  ];
   const { stepId, attempt } = job;
   if (failure !== undefined || result === null) {
     const command: CommandInput = {
@@ -133,9 +173,29 @@ export function outcomeCommands(state: RunState, job: JobRef, outcome: JobOutcom
   return [...started, { key: `job:${job.id}:finished`, command }];
 }
 
-function startInfoOf(result: StepJobResult | null): { sessionId?: string; monitoringId?: number } {
+/**
+ * A worker refused to re-run a job taken again after a lost lease (`resumeFromLastStep: false`):
+ * recoverInterrupted, which blocks such a run for a human; nothing when the attempt is stale.
+ */
+function retakeCommands(state: RunState, job: JobRef): KeyedCommand[] {
+  const step = state.steps[state.cursor];
+  const current =
+    state.status === 'active' &&
+    step?.id === job.stepId &&
+    step.attempt === job.attempt &&
+    (step.status === 'queued' || step.status === 'running');
+  if (!current) return [];
+  const command: CommandInput = { type: 'recoverInterrupted', actor: SYSTEM_ACTOR };
+  return [{ key: `job:${job.id}:interrupted`, command }];
+}
+
+/** The start a result implies; the engine's session id wins over the job id it stood in for. */
+function startInfoOf(result: StepJobResult | null): StartInfo {
   if (result === null) return {};
-  return result.monitoringId === undefined
-    ? { sessionId: result.sessionId }
-    : { sessionId: result.sessionId, monitoringId: result.monitoringId };
+  const info: StartInfo =
+    result.engineSessionId === undefined
+      ? { sessionId: result.sessionId }
+      : { sessionId: result.engineSessionId, engine: true };
+  if (result.monitoringId !== undefined) info.monitoringId = result.monitoringId;
+  return info;
 }

@@ -23,15 +23,23 @@ import { AgentResolver } from './agent-resolver.ts';
 import { EffectRunner } from './effects.ts';
 import { ExpiryTimers } from './expiry-timers.ts';
 import { applyHandEdit } from './hand-edits.ts';
-import { parseQueueStepId, parseStepReport, type StepStartInfo } from './job-payload.ts';
-import { type CommandInput, type JobRef, outcomeCommands, startedCommands } from './job-results.ts';
+import { parseQueueStepId, parseStepReport } from './job-payload.ts';
+import {
+  type CommandInput,
+  chainCommands,
+  type JobRef,
+  outcomeCommands,
+  type StartInfo,
+  startedCommands,
+} from './job-results.ts';
 import { JobSignals } from './job-signals.ts';
 import { readRunLedger } from './ledger-read.ts';
 import { reconcile } from './reconcile.ts';
 import { resumeInterrupted } from './resume-interrupted.ts';
-import { isIdle, RunDriver } from './run-driver.ts';
+import { RunDriver } from './run-driver.ts';
 import { RunFeed } from './run-feed.ts';
 import { stepLogPath } from './run-files.ts';
+import { RunListeners } from './run-listeners.ts';
 import { RunStores } from './run-stores.ts';
 import { startNewRun } from './start-run.ts';
 import { createStepProcessor } from './step-processor.ts';
@@ -73,20 +81,18 @@ export class Orchestrator {
   readonly #timers: ExpiryTimers;
   readonly #driver: RunDriver;
   readonly #signals: JobSignals;
-  readonly #updates = new Set<UpdateListener>();
-  readonly #notices = new Set<(n: RunNotice) => void>();
+  readonly #listeners: RunListeners;
   /** Set in a bridge (`feed` option): every process's commits, in order, exactly once. */
   readonly #feed: RunFeed | null;
   /** Set in a bridge (`supervise` option): hand edits and lost jobs seen while running. */
   readonly #supervisor: RunSupervisor | null;
-  readonly #progress = new Set<(p: StepProgress) => void>();
-  readonly #waiters = new Set<(err: Error) => void>();
   #worker: Worker | null = null;
   #unsubscribe: (() => void)[] = [];
   #closing: Promise<void> | null = null;
 
   private constructor(opts: OrchestratorOptions) {
     this.#log = opts.log;
+    this.#listeners = new RunListeners(opts.log);
     this.#queue = opts.queue;
     this.#clock = opts.clock ?? (() => new Date());
     this.#repos = createRepositories(opts.db, { now: () => this.#clock().getTime() });
@@ -134,7 +140,7 @@ export class Orchestrator {
           driver: this.#driver,
           queue: opts.queue,
           log: opts.log,
-          notice: (n) => this.#notice(n),
+          notice: (n) => this.#listeners.notice(n),
           ...opts.supervise,
         })
       : null;
@@ -243,14 +249,12 @@ export class Orchestrator {
    * awaited before the feed's cursor moves past the update.
    */
   onUpdate(listener: UpdateListener): () => void {
-    this.#updates.add(listener);
-    return () => this.#updates.delete(listener);
+    return this.#listeners.onUpdate(listener);
   }
 
   /** Subscribes to notices about runs that are not commits (e.g. an unreadable template.json). */
   onNotice(listener: (n: RunNotice) => void): () => void {
-    this.#notices.add(listener);
-    return () => this.#notices.delete(listener);
+    return this.#listeners.onNotice(listener);
   }
 
   /**
@@ -263,34 +267,12 @@ export class Orchestrator {
 
   /** Subscribes to progress lines of running steps; returns the unsubscribe function. */
   onProgress(listener: (p: StepProgress) => void): () => void {
-    this.#progress.add(listener);
-    return () => this.#progress.delete(listener);
+    return this.#listeners.onProgress(listener);
   }
 
   /** Resolves when the run is awaiting, blocked or terminal; rejects when the orchestrator closes. */
   waitUntilIdle(runId: string): Promise<RunState> {
-    return new Promise<RunState>((resolve, reject) => {
-      let done = false;
-      const finish = (state: RunState | null, err?: unknown): void => {
-        if (done) return;
-        done = true;
-        off();
-        this.#waiters.delete(fail);
-        if (state) resolve(state);
-        else reject(err);
-      };
-      const fail = (err: Error): void => finish(null, err);
-      const off = this.onUpdate((u) => {
-        if (u.runId === runId && isIdle(u.state)) finish(u.state);
-      });
-      this.#waiters.add(fail);
-      this.getRun(runId).then(
-        (state) => {
-          if (isIdle(state)) finish(state);
-        },
-        (err: unknown) => finish(null, err),
-      );
-    });
+    return this.#listeners.waitUntilIdle(runId, () => this.getRun(runId));
   }
 
   /**
@@ -311,7 +293,7 @@ export class Orchestrator {
       this.#timers.close();
       await this.#driver.drain();
       await this.#stores.close();
-      for (const fail of [...this.#waiters]) fail(new Error('the orchestrator was closed'));
+      this.#listeners.failWaiters(new Error('the orchestrator was closed'));
     })();
     return this.#closing;
   }
@@ -339,8 +321,8 @@ export class Orchestrator {
     };
   }
 
-  /** The agent of a step job started: stepStarted + sessionInitialized (once per job). */
-  #onStarted(id: string, job: JobSpec, info: StepStartInfo): Promise<void> {
+  /** The agent of a step job started, or its engine announced a session: engine commands. */
+  #onStarted(id: string, job: JobSpec, info: StartInfo): Promise<void> {
     const ref = refOf(id, job);
     return this.#signals.apply(job.runId, `${id} started`, (s) => startedCommands(s, ref, info));
   }
@@ -354,8 +336,16 @@ export class Orchestrator {
     if (report?.kind === 'started') {
       const { kind: _kind, ...info } = report;
       void this.#onStarted(id, job, info);
+    } else if (report?.kind === 'session') {
+      const { kind: _kind, ...info } = report;
+      void this.#onStarted(id, job, { ...info, engine: true });
+    } else if (report?.kind === 'chain') {
+      const ref = refOf(id, job);
+      const plan = (s: RunState) => chainCommands(s, ref, [report.index]);
+      void this.#signals.apply(job.runId, `${id} chain ${report.index}`, plan);
     } else if (report?.kind === 'progress') {
-      this.#emitProgress(job, report.text);
+      const { runId, stepId, attempt } = job;
+      this.#listeners.progress({ runId, stepId, attempt, text: report.text });
     }
   }
 
@@ -388,46 +378,7 @@ export class Orchestrator {
       }
     }
     if (u.state.status === 'awaiting') this.#armExpiry(u.state);
-    const pending: Promise<void>[] = [];
-    for (const listener of [...this.#updates]) {
-      try {
-        const r = listener(u);
-        if (r) pending.push(r);
-      } catch (err) {
-        this.#log.warn({ runId: u.runId, err: errorMessage(err) }, 'run update listener failed');
-      }
-    }
-    const results = await Promise.allSettled(pending);
-    for (const r of results) {
-      if (r.status === 'rejected') {
-        this.#log.warn(
-          { runId: u.runId, err: errorMessage(r.reason) },
-          'run update listener failed',
-        );
-      }
-    }
-  }
-
-  /** Tells the notice listeners. */
-  #notice(n: RunNotice): void {
-    for (const listener of [...this.#notices]) {
-      try {
-        listener(n);
-      } catch (err) {
-        this.#log.warn({ runId: n.runId, err: errorMessage(err) }, 'notice listener failed');
-      }
-    }
-  }
-
-  #emitProgress(job: JobSpec, text: string): void {
-    const p: StepProgress = { runId: job.runId, stepId: job.stepId, attempt: job.attempt, text };
-    for (const listener of [...this.#progress]) {
-      try {
-        listener(p);
-      } catch (err) {
-        this.#log.warn({ runId: job.runId, err: errorMessage(err) }, 'progress listener failed');
-      }
-    }
+    await this.#listeners.update(u);
   }
 }
 

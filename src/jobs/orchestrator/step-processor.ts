@@ -5,14 +5,19 @@
  * ledger (the orchestrator does), only the step's logs and, for the codemachine layout, the
  * agent's row in `.codemachine/logs/registry.db` (as CodeMachine registers an agent before it runs).
  * While the agent runs it reports through the queue (any process hears it): `{kind: 'started'}`
- * once the agent process exists, `{kind: 'progress', text}` per `::progress` line.
+ * once the agent process exists, `{kind: 'session'}` when the engine announces its own session
+ * id, `{kind: 'chain', index}` per chained prompt done, `{kind: 'progress', text}` per
+ * `::progress` line. A job taken again after its worker died, in a run that must not resume by
+ * itself, is not run (see retakeRefused).
  */
+import fs from 'node:fs';
 import { agentLogPath } from '../../engine/layouts/codemachine/paths.ts';
 import { RegistryDb } from '../../engine/layouts/codemachine/registry-db.ts';
 import { stepJobId, triggerJobId } from '../../engine/model.ts';
 import type { Processor, ProgressReporter, QueuedJob } from '../queue/port.ts';
 import { runAgent } from '../runner/run-agent.ts';
-import type { AgentDefinition } from '../runner/types.ts';
+import type { AgentDefinition, AgentInvocation } from '../runner/types.ts';
+import { runChain } from './chain-runner.ts';
 import {
   parseStepJobPayload,
   type StepJobPayload,
@@ -115,6 +120,40 @@ function place(
   return { logFile, extraLogFiles: [handle.logPath], monitoringId: handle.monitoringId };
 }
 
+/**
+ * A step job taken again after its worker died (its log exists: the first take opened it), in
+ * a run with `resumeFromLastStep: false`: the result that blocks the run instead of re-running.
+ */
+function retakeRefused(job: QueuedJob, p: StepJobPayload): StepJobResult | null {
+  if (p.kind !== 'step' || p.noResume !== true) return null;
+  const logFile = stepLogPath(p.workspace, job.runId, p.stepId, job.attempt, p.kind);
+  if (!fs.existsSync(logFile)) return null;
+  try {
+    fs.appendFileSync(
+      logFile,
+      `[phasebridge] ${new Date().toISOString()} taken again after its worker was lost; not run (resumeFromLastStep: false)\n`,
+    );
+  } catch {
+    // The note is for humans reading the log; the result carries the fact.
+  }
+  const failure = 'interrupted: its worker was lost and the run does not resume by itself';
+  return {
+    ok: false,
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    cancelled: false,
+    failure,
+    directive: null,
+    telemetry: { tokensIn: 0, tokensOut: 0, cachedTokens: 0, costUsd: 0 },
+    outputTail: [],
+    durationMs: 0,
+    sessionId: job.id,
+    interrupted: true,
+    logFile,
+  };
+}
+
 /** Sends a report through the queue (never throws: reporting must not break the step). */
 function send(report: ProgressReporter, data: StepReport, onError: (err: unknown) => void): void {
   try {
@@ -137,13 +176,15 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
   const registries = new Registries();
   const processor: Processor = async (job, signal, report) => {
     const p = parseStepJobPayload(job.payload);
+    const retaken = retakeRefused(job, p);
+    if (retaken !== null) return { ...retaken };
     const agent = await opts.resolveAgent(p.agent);
     const placement = place(registries, job, p, agent);
     const sessionId = job.id;
     const info: StepStartInfo = { sessionId };
     if (placement.monitoringId !== undefined) info.monitoringId = placement.monitoringId;
     const files = runFiles(p.workspace, p.layout, job.runId);
-    const outcome = await runAgent(agent, {
+    const inv: AgentInvocation = {
       runId: job.runId,
       stepId: p.stepId,
       attempt: job.attempt,
@@ -166,9 +207,20 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
         }
         if (p.kind === 'step') send(report, { kind: 'started', ...info, pid }, onError);
       },
+      onSession: (engineSessionId) => {
+        if (p.kind === 'step')
+          send(report, { ...info, kind: 'session', sessionId: engineSessionId }, onError);
+      },
       onProgress: (text) =>
         send(report, { kind: 'progress', text: text.slice(0, PROGRESS_MAX) }, onError),
-    });
+    };
+    const chained =
+      p.kind === 'step' && p.chain !== undefined
+        ? await runChain(agent, inv, p.chain, p.chainsDone ?? [], (index) =>
+            send(report, { kind: 'chain', index }, onError),
+          )
+        : null;
+    const outcome = chained?.outcome ?? (await runAgent(agent, inv));
     const result: StepJobResult = {
       ok: outcome.ok,
       exitCode: outcome.exitCode,
@@ -183,6 +235,8 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
       logFile: placement.logFile,
     };
     if (outcome.failure !== undefined) result.failure = outcome.failure;
+    if (outcome.engineSessionId !== undefined) result.engineSessionId = outcome.engineSessionId;
+    if (chained !== null) result.completedChains = chained.completed;
     if (placement.monitoringId !== undefined) result.monitoringId = placement.monitoringId;
     return { ...result };
   };

@@ -11,30 +11,37 @@ import { formatDuration, type SupervisedEnd, supervise } from './supervise.ts';
 import { TelemetryAccumulator } from './telemetry/accumulator.ts';
 import type { AgentCommand, AgentDefinition, AgentInvocation, AgentOutcome } from './types.ts';
 
+function sessionField(id: string | null): { engineSessionId?: string } {
+  return id === null ? {} : { engineSessionId: id };
+}
+
 /** Default time between SIGTERM and SIGKILL. */
 export const DEFAULT_KILL_GRACE_MS = 5000;
 
-/** Collects what the agent printed: tail, telemetry, progress. */
+/** Collects what the agent printed: tail, telemetry, engine session, progress. */
 class OutputObserver {
   readonly tail = new TailBuffer();
   readonly telemetry = new TelemetryAccumulator();
   readonly stdout: LineSplitter;
   readonly stderr: LineSplitter;
 
-  constructor(onProgress: ((text: string) => void) | undefined) {
+  constructor(inv: Pick<AgentInvocation, 'onProgress' | 'onSession'>) {
     this.stdout = new LineSplitter((line) => {
       this.tail.push(line);
-      this.telemetry.feed(line);
+      const session = this.telemetry.feed(line);
+      if (session !== null) notify(inv.onSession, session);
       const progress = parseProgressLine(line);
-      if (progress !== null && onProgress) {
-        try {
-          onProgress(progress);
-        } catch {
-          // A failing listener must not break the agent's output handling.
-        }
-      }
+      if (progress !== null) notify(inv.onProgress, progress);
     });
     this.stderr = new LineSplitter((line) => this.tail.push(line));
+  }
+}
+
+function notify(listener: ((text: string) => void) | undefined, text: string): void {
+  try {
+    listener?.(text);
+  } catch {
+    // A failing listener must not break the agent's output handling.
   }
 }
 
@@ -95,7 +102,7 @@ export async function runAgent(
   inv: AgentInvocation,
 ): Promise<AgentOutcome> {
   const started = Date.now();
-  const observer = new OutputObserver(inv.onProgress);
+  const observer = new OutputObserver(inv);
   let sink: OutputSink | null = null;
   const outcome = (fields: Partial<AgentOutcome>): AgentOutcome => ({
     ok: false,
@@ -107,6 +114,7 @@ export async function runAgent(
     telemetry: observer.telemetry.total(),
     outputTail: observer.tail.toArray(),
     outputTruncated: sink?.truncated ?? false,
+    ...sessionField(observer.telemetry.sessionId()),
     durationMs: Date.now() - started,
     ...fields,
   });

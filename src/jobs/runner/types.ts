@@ -46,6 +46,8 @@ export interface AgentInvocation {
   secretEnvNames?: readonly string[];
   onSpawn?(pid: number): void;
   onProgress?(text: string): void;
+  /** The engine announced its own session id (Claude's `session_id`, Codex's thread id); once. */
+  onSession?(sessionId: string): void;
 }
 
 /** Token usage and cost reported by the agent's engine; zeros when it reported none. */
@@ -76,6 +78,8 @@ export interface AgentOutcome {
   /** True when output went past the cap and the logs were cut. */
   outputTruncated: boolean;
   durationMs: number;
+  /** The engine's own session id, when its output announced one (what its resume flag takes). */
+  engineSessionId?: string;
 }
 
 /** The process to start: binary, arguments, and what to write on stdin (null = nothing). */

@@ -82,6 +82,16 @@ steps:
     expect(a.version).not.toBe(c.version);
   });
 
+  it('a prompt list is a chain of prompts: prompt is the first, chain all of them', () => {
+    const w = parseWorkflow(
+      'id: x\nsteps:\n  - { id: a, agent: a, prompt: [one, two] }\n  - { id: b, agent: a, prompt: [only] }\n',
+      { file: F },
+    );
+    expect(w.steps[0]).toEqual({ id: 'a', agent: 'a', prompt: 'one', chain: ['one', 'two'] });
+    expect(w.steps[1]).toEqual({ id: 'b', agent: 'a', prompt: 'only' });
+    expect(problems('id: x\nsteps:\n  - { id: a, agent: a, prompt: [] }\n')).toHaveLength(1);
+  });
+
   it('reports an unknown key at its path', () => {
     expect(problems(`id: x\nstep: []\nsteps:\n${step(', promt: typo')}`)).toEqual([
       `${F}: steps[0].promt: unknown key`,

@@ -87,6 +87,49 @@ describe('job results', () => {
     expect(cmds[2]!.command).toMatchObject({ type: 'stepFinished', exitCode: 0 });
   });
 
+  it("the engine's session id follows the job id under its own key, and wins at the end", () => {
+    const { state } = started();
+    const engine = { sessionId: 'claude-1', engine: true, monitoringId: 1 };
+    let s = state;
+    const apply = (cmds: ReturnType<typeof startedCommands>) => {
+      for (const c of cmds) {
+        const d = decide(s, { ...c.command, at: AT });
+        if (!d.ok) throw new Error(d.rejection.message);
+        for (const e of d.events) s = evolve(s, e);
+      }
+    };
+    apply(startedCommands(s, plan, { sessionId: plan.id, monitoringId: 1 }));
+    const second = startedCommands(s, plan, engine);
+    expect(second.map((c) => c.key)).toEqual([`job:${plan.id}:engine-session`]);
+    apply(second);
+    expect(s.steps[0]!.sessionId).toBe('claude-1');
+    // A late or redelivered start report does not put the job id back.
+    expect(startedCommands(s, plan, { sessionId: plan.id, monitoringId: 1 })).toEqual([]);
+    const done = outcomeCommands(s, plan, {
+      ok: true,
+      result: result({ engineSessionId: 'claude-1' }),
+    });
+    expect(done.map((c) => c.key)).toEqual([`job:${plan.id}:finished`]);
+  });
+
+  it('a session report before the start report starts the step with the engine id', () => {
+    const { state } = started();
+    const cmds = startedCommands(state, plan, { sessionId: 'claude-1', engine: true });
+    expect(cmds.map((c) => c.key)).toEqual([
+      `job:${plan.id}:started`,
+      `job:${plan.id}:engine-session`,
+    ]);
+    // A lost session report: the result carries the engine's id.
+    const done = outcomeCommands(state, plan, {
+      ok: true,
+      result: result({ engineSessionId: 'claude-1' }),
+    });
+    expect(done[1]).toMatchObject({
+      key: `job:${plan.id}:engine-session`,
+      command: { sessionId: 'claude-1' },
+    });
+  });
+
   it('failures carry their reason: agent failure, lost worker, unreadable result', () => {
     const { state } = started();
     const last = (o: Parameters<typeof outcomeCommands>[2]) =>

@@ -54,6 +54,24 @@ describe('examples/demo-agent.mjs', () => {
     }
   });
 
+  it('writes a PABCD attestation, numbers as numbers, with continue unless told otherwise', async () => {
+    const prompt =
+      'demo: sleep=0 did="ran the suite" checkOutput="12 passed" exitCode=0 verdict=pass';
+    const out = await runAgent(demoAgent(), invocation(run, { prompt }));
+    expect(out.directive).toEqual({
+      action: 'continue',
+      attest: { did: 'ran the suite', checkOutput: '12 passed', verdict: 'pass', exitCode: 0 },
+    });
+    const looped = await runAgent(
+      demoAgent(),
+      invocation(run, { prompt: 'demo: sleep=0 directive=stop did="gave up" scanRounds=2' }),
+    );
+    expect(looped.directive).toEqual({
+      action: 'stop',
+      attest: { did: 'gave up', scanRounds: 2 },
+    });
+  });
+
   it('reads the prompt from a file argument with promptVia file', async () => {
     const agent = { ...demoAgent(), promptVia: 'file' as const };
     const out = await runAgent(

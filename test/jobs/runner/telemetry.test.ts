@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { TelemetryAccumulator } from '../../../src/jobs/runner/telemetry/accumulator.ts';
 import { parseClaudeResultLine } from '../../../src/jobs/runner/telemetry/claude.ts';
 import { parseCodexTurnLine } from '../../../src/jobs/runner/telemetry/codex.ts';
+import { parseSessionLine } from '../../../src/jobs/runner/telemetry/session.ts';
 import { fixture } from './helpers.ts';
 
 const lines = (name: string): string[] =>
@@ -76,5 +77,31 @@ describe('TelemetryAccumulator', () => {
       cachedTokens: 0,
       costUsd: 0,
     });
+  });
+});
+
+describe('engine session id', () => {
+  it("reads Claude's session_id from its init event, Codex's thread id from thread.started", () => {
+    const [init] = lines('claude-stream-json.jsonl');
+    expect(parseSessionLine(init!)).toBe('5f0c2a1e-8d7b-4c3e-9a61-2b7f0e4d9c11');
+    const [thread, turn] = lines('codex-exec-json.jsonl');
+    expect(parseSessionLine(thread!)).toBe('019a2d7a-41c4-78b1-b7cc-a45d62a89cd5');
+    expect(parseSessionLine(turn!)).toBeNull();
+    const legacy = '{"id":"0","msg":{"type":"session_configured","session_id":"s-1","model":"m"}}';
+    expect(parseSessionLine(legacy)).toBe('s-1');
+  });
+
+  it('ignores text, empty ids and lines without a session', () => {
+    for (const l of ['session started', '{"type":"system","session_id":""}', '{"session":1}']) {
+      expect(parseSessionLine(l)).toBeNull();
+    }
+  });
+
+  it('the accumulator announces the first session once and still counts usage', () => {
+    const acc = new TelemetryAccumulator();
+    const announced = lines('claude-stream-json.jsonl').map((l) => acc.feed(l));
+    expect(announced).toEqual(['5f0c2a1e-8d7b-4c3e-9a61-2b7f0e4d9c11', null, null, null]);
+    expect(acc.sessionId()).toBe('5f0c2a1e-8d7b-4c3e-9a61-2b7f0e4d9c11');
+    expect(acc.total().tokensOut).toBe(1240);
   });
 });

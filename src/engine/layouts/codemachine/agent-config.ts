@@ -1,7 +1,9 @@
 /**
- * `agents/agent-config.json`: the agents a workflow uses, one entry per distinct step agent in
- * order of first use: `[{id, name, engine?, model?}]`. Engine and model come from the bridge's
- * agent catalogue when the caller provides one; the workflow itself only names agents.
+ * `agents/agent-config.json`: the subagents registered for the workflow, those `trigger`
+ * directives can reach: `[{id, name, engine?, model?}]`. They are the workflow's `subagents:`;
+ * a workflow without that list may trigger any agent, so the step agents stand in (in order of
+ * first use) rather than an empty file. Engine and model come from the bridge's agent catalogue
+ * when the caller provides one; the workflow itself only names agents.
  */
 import type { Workflow } from '../../model.ts';
 
@@ -26,11 +28,12 @@ export type AgentInfoLookup = (
 export function buildAgentConfig(workflow: Workflow, lookup?: AgentInfoLookup): AgentConfigEntry[] {
   const seen = new Set<string>();
   const entries: AgentConfigEntry[] = [];
-  for (const step of workflow.steps) {
-    if (seen.has(step.agent)) continue;
-    seen.add(step.agent);
-    const info = lookup?.(step.agent);
-    const entry: AgentConfigEntry = { id: step.agent, name: info?.name ?? step.agent };
+  const ids = workflow.subagents ?? workflow.steps.map((s) => s.agent);
+  for (const id of ids) {
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const info = lookup?.(id);
+    const entry: AgentConfigEntry = { id, name: info?.name ?? id };
     if (info?.engine !== undefined) entry.engine = info.engine;
     if (info?.model !== undefined) entry.model = info.model;
     entries.push(entry);

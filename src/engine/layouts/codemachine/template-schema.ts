@@ -10,7 +10,7 @@ export interface StepData {
   sessionId: string;
   /** The agent run's id in logs/registry.db (0 when none was recorded). */
   monitoringId: number;
-  /** Chained prompt indices done; only present while the step is unfinished. */
+  /** Chained prompt indices done in the step's current visit; kept once it completes. */
   completedChains?: number[];
   /** ISO time the step finished; its presence marks the step done. */
   completedAt?: string;

@@ -49,11 +49,14 @@ export type RegistryIdLookup = (step: StepState) => number | undefined;
 export function stepData(step: StepState, registryId?: RegistryIdLookup): StepData | undefined {
   if (step.excluded) return undefined;
   if (isDone(step)) {
-    return {
+    const done: StepData = {
       sessionId: step.sessionId ?? '',
       monitoringId: step.monitoringId ?? registryId?.(step) ?? 0,
-      completedAt: step.finishedAt ?? '',
     };
+    // "Step Complete" only adds completedAt: the chains recorded before stay (seed's StepData).
+    if (step.completedChains.length > 0) done.completedChains = [...step.completedChains];
+    done.completedAt = step.finishedAt ?? '';
+    return done;
   }
   if (step.sessionId === undefined || step.monitoringId === undefined) return undefined;
   const data: StepData = { sessionId: step.sessionId, monitoringId: step.monitoringId };

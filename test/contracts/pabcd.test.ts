@@ -1,0 +1,118 @@
+/**
+ * The pabcd preset end to end through chat on the Telegram fake: `run pabcd …`, the status
+ * message's phase strip edited as the phases change, the check gate held closed by a failing
+ * exit code (Stop blocks, then a checkpoint that pings and names the gate), an override approved
+ * with a reason, the run done, and `phase <run>` telling who moved each phase and why.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { TelegramDriver } from './drivers/telegram.ts';
+import type { SeenMessage } from './platform-driver.ts';
+import { until } from './platform-driver.ts';
+import { runIdOf, World } from './world.ts';
+
+let d: TelegramDriver;
+let w: World;
+beforeEach(async () => {
+  d = await TelegramDriver.start();
+  w = await World.create([d]);
+  // Every phase attests; the check's exit code 1 keeps the C→D gate closed.
+  process.env.DEMO_AGENT_BEHAVIOUR =
+    'sleep=20 did="worked the phase" auditOutput="reviewer: no findings" verdict=pass checkOutput="1 test failed" exitCode=1';
+});
+afterEach(async () => {
+  await w.cleanup();
+});
+
+/** The phase marked in a status message's strip (`[B]`), if any. */
+const markedPhase = (m: SeenMessage | undefined): string | undefined =>
+  /(?:^|· )\[([IPABCD])\](?: ·|\s)/m.exec(m?.text ?? '')?.[1];
+
+/** Sends a command and returns the bot's next message. */
+async function ask(who: 'alice' | 'bob' | 'carol', text: string): Promise<string> {
+  const before = d.latestMessages().length;
+  await d.sendCommand(who, text);
+  await until(() => d.latestMessages().length > before, `an answer to ${text}`);
+  return d.latestMessages()[before]!.text;
+}
+
+describe('the pabcd preset through chat', () => {
+  it('shows the phases, stops at the closed check gate, takes an override and finishes', async () => {
+    // Followed too: rows of our own run are not announced twice (its status message has them).
+    await w.bridge.repos.followed.follow(w.workspace, 0);
+    await d.sendCommand('alice', 'run pabcd add a login page');
+    const status = await w.message(d, /^Run \S+ · PABCD/);
+    const runId = runIdOf(status);
+
+    // The same status message is edited as the phases change; collect the marks it shows.
+    const seen = new Set<string>();
+    let cpText = '';
+    await until(() => {
+      const mark = markedPhase(w.current(d, status));
+      if (mark !== undefined) seen.add(mark);
+      const cp = w.messages(d, /^✋ Checkpoint /).at(-1);
+      cpText = cp?.text ?? '';
+      return cp !== undefined;
+    }, 'the check gate checkpoint');
+    expect(cpText).toContain(`run ${runId}`);
+    expect(cpText).toContain('check gate C→D is closed: the check exit code is 1, not 0');
+    expect(cpText).toContain('Approve overrides the gate');
+    const held = await w.runState(runId, (s) => s.status === 'awaiting', 'the checkpoint');
+    expect(held.pabcd).toMatchObject({ phase: 'C', stopBlockPhase: 'C', stopBlockCount: 3 });
+    await w.settles(d, status, (m) => markedPhase(m) === 'C', 'the strip at C');
+    seen.add('C');
+    // Edits are coalesced, so a quick phase may be skipped; the strip moved through several.
+    expect(seen.size).toBeGreaterThanOrEqual(3);
+    expect(w.current(d, status)?.text).toMatch(/gates: interview ✓, audit ✓, check ✗/);
+
+    // An override needs a reason: it is the evidence codexclaw's ledger records.
+    expect(await ask('bob', `approve ${runId}`)).toMatch(/closed gate: give a reason/);
+    await d.sendCommand('bob', `approve ${runId} flaky test quarantined in #12`);
+    const done = await w.runState(runId, (s) => s.status === 'completed', 'the run to finish');
+    expect(done.pabcd?.phase).toBe('D');
+    await w.settles(d, status, (m) => markedPhase(m) === 'D', 'the strip at D');
+    // The end is a new message (it pings), besides the edited status.
+    await w.message(d, new RegExp(`^🏁 Run ${runId} Completed`));
+
+    const rows = fs
+      .readFileSync(path.join(w.workspace, '.codexclaw', 'ledger.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(rows.map((r) => `${r.from}->${r.to}`)).toEqual([
+      'IDLE->I',
+      'I->P',
+      'P->A',
+      'A->B',
+      'B->C',
+      'C->IDLE',
+    ]);
+    expect(rows.at(-1)).toMatchObject({
+      reason: 'done',
+      actor: 'human',
+      override: true,
+      evidence: 'flaky test quarantined in #12',
+    });
+
+    const ledgerSize = fs.statSync(path.join(w.workspace, '.codexclaw', 'ledger.jsonl')).size;
+    await until(
+      async () => (await w.bridge.repos.followed.list())[0]?.offset === ledgerSize,
+      'the follower to read the whole ledger',
+    );
+    expect(w.messages(d, /codexclaw session/)).toEqual([]);
+
+    // `phase <run>` is for viewers: Carol gets it once she is one.
+    expect(await ask('carol', `phase ${runId}`)).toBe('You are not allowed to use phase here.');
+    await w.setRole(d, 'carol', 'viewer');
+    const history = await ask('carol', `phase ${runId}`);
+    expect(history).toContain(`Run ${runId} phases`);
+    expect(history).toMatch(/B → C · orchestrate by the agent · “worked the phase”/);
+    expect(history).toMatch(
+      /C → D \(done → IDLE\) · done by @bob · override · “flaky test quarantined in #12”/,
+    );
+    expect(await ask('carol', 'phase 2026-01-01T000000Z-nosuch')).toMatch(
+      /no run 2026-01-01T000000Z-nosuch/i,
+    );
+  });
+});
