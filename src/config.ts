@@ -16,6 +16,7 @@ export const SECRET_ENV_NAMES = [
   'SLACK_APP_TOKEN',
   'DISCORD_BOT_TOKEN',
   'REDIS_URL',
+  'PHASEBRIDGE_METRICS_TOKEN',
 ] as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -43,6 +44,8 @@ export const configSchema = z.strictObject({
   ),
   redisUrl: z.optional(matching(/^rediss?:\/\//, 'must start with redis:// or rediss://')),
   logLevel: z.enum(LOG_LEVELS),
+  /** Bearer token a Prometheus scraper sends to read /metrics without a console session. */
+  metricsToken: z.optional(secret),
   telegram: z.strictObject({
     botToken: z.optional(secret),
     apiRoot: z.optional(url),
@@ -63,6 +66,7 @@ export const configSchema = z.strictObject({
   }),
   discord: z.strictObject({
     botToken: z.optional(secret),
+    /** Optional: the bridge reads it from the API; when set, `doctor` checks the token matches. */
     applicationId: z.optional(matching(/^[0-9]{5,25}$/, 'must be a numeric snowflake id')),
     apiUrl: z.optional(url),
   }),
@@ -79,6 +83,8 @@ const FIXES: Record<string, string> = {
   workspace: 'set PHASEBRIDGE_WORKSPACE to the folder console runs work in',
   host: 'set PHASEBRIDGE_HOST to an interface address such as 127.0.0.1',
   port: 'set PHASEBRIDGE_PORT to a number from 0 to 65535 (default 7717)',
+  metricsToken:
+    'set PHASEBRIDGE_METRICS_TOKEN to a long random string, e.g. `openssl rand -hex 24`',
   publicUrl:
     'set PHASEBRIDGE_PUBLIC_URL to the https URL browsers open the console at, e.g. https://pb.example.com',
   redisUrl: 'set REDIS_URL to redis://host:6379, or unset it to use the embedded queue',
@@ -95,7 +101,8 @@ const FIXES: Record<string, string> = {
   'slack.apiUrl': 'set SLACK_API_URL to the Web API root, e.g. https://slack.com/api/',
   'slack.command': 'set SLACK_COMMAND to the slash command you registered, e.g. /pb',
   'discord.botToken': 'set DISCORD_BOT_TOKEN to the bot token from the Developer Portal',
-  'discord.applicationId': 'set DISCORD_APPLICATION_ID to the numeric application id',
+  'discord.applicationId':
+    'set DISCORD_APPLICATION_ID to the numeric application id, or unset it (read from the API)',
   'discord.apiUrl': 'set DISCORD_API_URL to the REST root, e.g. https://discord.com/api',
 };
 
@@ -108,6 +115,7 @@ const ENV_OF: Record<string, string> = {
   publicUrl: 'PHASEBRIDGE_PUBLIC_URL',
   redisUrl: 'REDIS_URL',
   logLevel: 'LOG_LEVEL',
+  metricsToken: 'PHASEBRIDGE_METRICS_TOKEN',
   'telegram.botToken': 'TELEGRAM_BOT_TOKEN',
   'telegram.apiRoot': 'TELEGRAM_API_ROOT',
   'telegram.webhookUrl': 'TELEGRAM_WEBHOOK_URL',
@@ -167,6 +175,7 @@ export function secretsOf(config: Config): string[] {
     config.slack.appToken,
     config.discord.botToken,
     config.redisUrl,
+    config.metricsToken,
   ];
   const secrets = values.filter((v): v is string => typeof v === 'string' && v.length > 0);
   // A logged URL is often re-serialised (host lower-cased, etc.): mask the password on its own too.
@@ -194,6 +203,7 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     publicUrl: v('PHASEBRIDGE_PUBLIC_URL'),
     redisUrl: v('REDIS_URL'),
     logLevel: v('LOG_LEVEL'),
+    metricsToken: v('PHASEBRIDGE_METRICS_TOKEN'),
     telegram: {
       botToken: v('TELEGRAM_BOT_TOKEN'),
       apiRoot: v('TELEGRAM_API_ROOT'),
@@ -341,13 +351,6 @@ function crossChecks(c: z.infer<typeof configSchema>): ConfigProblem[] {
       path: 'SLACK_BOT_TOKEN',
       problem: 'Slack settings are present but there is no bot token',
       fix: FIXES['slack.botToken']!,
-    });
-  }
-  if (c.discord.botToken && !c.discord.applicationId) {
-    out.push({
-      path: 'DISCORD_APPLICATION_ID',
-      problem: 'slash commands are registered for an application id',
-      fix: FIXES['discord.applicationId']!,
     });
   }
   return out;

@@ -69,7 +69,7 @@ describe('loadConfig', () => {
     expect(problems.join('\n')).toMatch(/TELEGRAM_WEBHOOK_URL \| must be an absolute/);
   });
 
-  it('refuses webhook mode without a secret and Discord without an application id', () => {
+  it('refuses webhook mode without a secret; Discord needs no application id (read from the API)', () => {
     const problems = problemsOf(() =>
       loadConfig({
         env: {
@@ -81,7 +81,7 @@ describe('loadConfig', () => {
       }),
     );
     expect(problems.join('\n')).toContain('TELEGRAM_WEBHOOK_SECRET');
-    expect(problems.join('\n')).toContain('DISCORD_APPLICATION_ID');
+    expect(problems.join('\n')).not.toContain('DISCORD_APPLICATION_ID');
   });
 
   it('reads settings from phasebridge.config.yaml, env winning over the file', () => {
@@ -111,10 +111,18 @@ describe('loadConfig', () => {
 
   it('collects every configured secret for redaction', () => {
     const config = loadConfig({
-      env: { SLACK_BOT_TOKEN: 'xoxb-1234-secret', SLACK_SIGNING_SECRET: 'signing-secret-9' },
+      env: {
+        SLACK_BOT_TOKEN: 'xoxb-1234-secret',
+        SLACK_SIGNING_SECRET: 'signing-secret-9',
+        PHASEBRIDGE_METRICS_TOKEN: 'scrape-token-7',
+      },
       cwd: tmp(),
     });
-    expect(secretsOf(config).sort()).toEqual(['signing-secret-9', 'xoxb-1234-secret']);
+    expect(secretsOf(config).sort()).toEqual([
+      'scrape-token-7',
+      'signing-secret-9',
+      'xoxb-1234-secret',
+    ]);
   });
 
   it('masks the Redis password on its own, as written and decoded', () => {

@@ -1,7 +1,8 @@
 /**
  * Starts the chat adapters and keeps retrying one whose platform does not answer at start-up
  * (1 s doubling to 60 s, ±20 % jitter), so the console and the other adapters serve meanwhile.
- * `/readyz` names such an adapter with its last error until it has started.
+ * `/readyz` names such an adapter with its last error until it has started, and an adapter that
+ * stopped on its own later (its `fault`): that one is not retried, a restart with a fix is needed.
  */
 import type { Channel, InboundHandler, Platform } from '../bridges/channel.ts';
 import type { NotReady, Readiness } from '../http/health.ts';
@@ -146,6 +147,8 @@ export class AdapterSupervisor {
   }
 
   #probe(e: Entry): true | NotReady {
+    const fault = e.state === 'running' ? e.channel.fault : undefined;
+    if (fault !== undefined) return { ready: false, detail: `${e.platform} stopped: ${fault}` };
     if (e.state === 'running' && running(e.channel)) return true;
     if (e.state === 'running') return { ready: false, detail: `${e.platform} is not running` };
     if (e.lastError === undefined) return { ready: false, detail: `${e.platform} is starting` };

@@ -3,6 +3,7 @@
  * and the HTTP server (web console, health, metrics, webhooks), started and stopped in order.
  */
 import { join } from 'node:path';
+import type { Platform } from '../bridges/channel.ts';
 import { CONSOLE_CHAT_REF, orchestratorRunsSource, WEB_ADMIN } from '../bridges/web/index.ts';
 import { ChatOps, createPairingCode } from '../chatops/index.ts';
 import { type Config, SECRET_ENV_NAMES, secretsOf } from '../config.ts';
@@ -14,7 +15,7 @@ import { createRepositories, type Repositories } from '../db/repositories/index.
 import { ConflictError } from '../errors.ts';
 import { makeDirs } from '../fs-errors.ts';
 import { healthRoutes, Readiness } from '../http/health.ts';
-import { BridgeMetrics } from '../http/metrics.ts';
+import { BridgeMetrics, bearerOr } from '../http/metrics.ts';
 import { HttpServer } from '../http/server.ts';
 import { Orchestrator, type RunUpdate } from '../jobs/orchestrator/orchestrator.ts';
 import { createJobQueue, queueConfigFor } from '../jobs/queue/create-queue.ts';
@@ -42,6 +43,8 @@ export interface RunningBridge {
   loginUrl: string;
   /** One-time pairing code for `pair <code>` in a chat (valid 10 minutes). */
   pairingCode: string;
+  /** One-tap links that pair with `pairingCode`, by platform (Telegram's t.me deep link). */
+  pairingLinks: Partial<Record<Platform, string>>;
   /** Where runs started from the console or by pairing work. */
   workspace: string;
   orchestrator: Orchestrator;
@@ -136,7 +139,10 @@ export async function startBridge(
       log: log.child({ component: 'http' }),
       routes: [
         ...healthRoutes(readiness),
-        { prefix: '/metrics', handler: channels.web.protect(metrics.handler()) },
+        {
+          prefix: '/metrics',
+          handler: bearerOr(config.metricsToken, (h) => channels.web.protect(h), metrics.handler()),
+        },
         ...channels.routes,
         channels.web.route,
       ],
@@ -162,10 +168,17 @@ export async function startBridge(
     });
     stack.push(() => control.close());
 
+    const pairingCode = await createPairingCode(repos);
+    const pairingLinks: Partial<Record<Platform, string>> = {};
+    for (const [platform, channel] of channels.all) {
+      const link = channel.pairingLink?.(pairingCode);
+      if (link) pairingLinks[platform] = link;
+    }
     return {
       url: server.url,
       loginUrl: await channels.web.loginUrl(server.url),
-      pairingCode: await createPairingCode(repos),
+      pairingCode,
+      pairingLinks,
       workspace,
       orchestrator,
       repos,

@@ -184,6 +184,10 @@ export interface Channel {
   askForReason(interaction: Interaction, prompt: string): Promise<MessageRef>;
   /** Uploads a file into a chat. */
   sendFile(chatRef: ChatRef, file: OutgoingFile): Promise<MessageRef>;
+  /** Why the adapter stopped receiving on its own after starting (a revoked token…); /readyz shows it. */
+  readonly fault?: string | undefined;
+  /** A link that opens a chat with the bot and pairs it in one tap, where the platform has one. */
+  pairingLink?(code: string): string | undefined;
 }
 
 /** The logger adapters use; a pino logger fits. */

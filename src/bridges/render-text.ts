@@ -13,6 +13,14 @@ export const code = (text: string): RichSegment => ({ kind: 'code', text });
 /** A hyperlink segment. */
 export const link = (text: string, url: string): RichSegment => ({ kind: 'link', text, url });
 
+/**
+ * RichText from prose that marks code the way people type it, between backticks: each `…` span
+ * becomes a code segment, so no platform shows the backticks themselves. A lone backtick stays.
+ */
+export function prose(text: string): RichText {
+  return rich(...text.split(/`([^`\n]+)`/).map((piece, i) => (i % 2 === 1 ? code(piece) : piece)));
+}
+
 /** Builds RichText from strings (plain) and segments. */
 export function rich(...parts: readonly (string | RichSegment)[]): RichText {
   return parts.map((p) => (typeof p === 'string' ? plain(p) : p)).filter((s) => s.text !== '');

@@ -6,30 +6,12 @@
 import { ROLES } from '../db/repositories/allowlist.ts';
 import type { Role } from '../db/schema.ts';
 import type { Verb } from './grammar.ts';
+import { VOCABULARY } from './vocabulary.ts';
 
-/** The role each verb needs; null = anyone (also in an unbound chat). */
-export const REQUIRED_ROLE: Readonly<Record<Verb, Role | null>> = {
-  status: 'viewer',
-  phase: 'viewer',
-  runs: 'viewer',
-  workflows: 'viewer',
-  run: 'operator',
-  cancel: 'operator',
-  resume: 'operator',
-  skip: 'operator',
-  retry: 'operator',
-  revert: 'operator',
-  approve: 'approver',
-  reject: 'approver',
-  repair: 'admin',
-  agents: 'admin',
-  bind: 'admin',
-  allow: 'admin',
-  deny: 'admin',
-  whoami: null,
-  pair: null,
-  help: null,
-};
+/** The role each verb needs; null = anyone (also in an unbound chat). From the vocabulary table. */
+export const REQUIRED_ROLE: Readonly<Record<Verb, Role | null>> = Object.fromEntries(
+  Object.entries(VOCABULARY).map(([verb, entry]) => [verb, entry.role]),
+) as Record<Verb, Role | null>;
 
 /** The role a checkpoint button press needs. */
 export const ANSWER_ROLE: Role = 'approver';

@@ -10,6 +10,7 @@
  * so a reason typed after a restart still rejects; unanswered ones expire after an hour.
  */
 import type { ButtonPress, Channel, Reply } from '../bridges/channel.ts';
+import { prose } from '../bridges/render-text.ts';
 import { closedMessage, evaluateVote } from '../engine/checkpoint-policy.ts';
 import type { CheckpointAnswer } from '../engine/model.ts';
 import { ANSWER_ROLE, hasRole, refusalText } from './authorize.ts';
@@ -133,7 +134,7 @@ export class CheckpointPresses {
         outcome: 'refused',
         detail: `role ${access.role ?? 'none'}`,
       });
-      await channel?.send(ev.chatRef, { text: [{ kind: 'plain', text: refusalText('answer') }] });
+      await channel?.send(ev.chatRef, { text: prose(refusalText('answer')) });
       return true;
     }
     const result = await this.#vote(
@@ -182,5 +183,5 @@ async function sendText(
   chatRef: string,
   text: string,
 ): Promise<void> {
-  await channel?.send(chatRef, { text: [{ kind: 'plain', text }] });
+  await channel?.send(chatRef, { text: prose(text) });
 }

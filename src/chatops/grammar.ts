@@ -6,6 +6,7 @@ import { ROLES } from '../db/repositories/allowlist.ts';
 import type { Role } from '../db/schema.ts';
 import { RUN_ID_PATTERN } from '../engine/model.ts';
 import { restOf, type Token, tokenize } from './tokenize.ts';
+import { VOCABULARY } from './vocabulary.ts';
 
 /** Every verb, in the order `help` lists them. */
 export const VERBS = [
@@ -15,6 +16,7 @@ export const VERBS = [
   'runs',
   'approve',
   'reject',
+  'loop',
   'cancel',
   'resume',
   'skip',
@@ -26,6 +28,9 @@ export const VERBS = [
   'bind',
   'allow',
   'deny',
+  'bindings',
+  'unbind',
+  'access',
   'whoami',
   'pair',
   'help',
@@ -48,6 +53,10 @@ export const USAGE: Readonly<Record<Verb, { usage: string; about: string }>> = {
   runs: { usage: 'runs', about: "this chat's recent runs" },
   approve: { usage: 'approve [run] [reason]', about: 'approve the open checkpoint' },
   reject: { usage: 'reject [run] <reason>', about: 'reject the open checkpoint' },
+  loop: {
+    usage: 'loop [run] [reason]',
+    about: "answer the open checkpoint with 'loop back' where the step offers it (alias: changes)",
+  },
   cancel: { usage: 'cancel <run> [reason]', about: 'cancel a run' },
   resume: { usage: 'resume <run>', about: 'resume a paused or interrupted run' },
   skip: { usage: 'skip <run> [reason]', about: "skip the run's current step" },
@@ -69,6 +78,15 @@ export const USAGE: Readonly<Record<Verb, { usage: string; about: string }>> = {
   },
   allow: { usage: 'allow <user> <role>', about: `give a user a role here (${ROLES.join(', ')})` },
   deny: { usage: 'deny <user>', about: "remove a user's role here" },
+  bindings: {
+    usage: 'bindings',
+    about: 'the chats served: chat, thread, workspace, defaults, follow',
+  },
+  unbind: {
+    usage: 'unbind <chat>',
+    about: 'stop serving a chat (its roles go too), e.g. unbind telegram:-1001234',
+  },
+  access: { usage: 'access', about: 'who has which role here (and globally)' },
   whoami: { usage: 'whoami', about: 'your id and role here' },
   pair: {
     usage: 'pair <code>',
@@ -78,14 +96,14 @@ export const USAGE: Readonly<Record<Verb, { usage: string; about: string }>> = {
 };
 
 /** Other names a verb is known by (`start` is what Telegram sends when a chat opens the bot). */
-const ALIASES: Readonly<Record<string, Verb>> = { start: 'help', list: 'runs' };
+const ALIASES: Readonly<Record<string, Verb>> = { start: 'help', list: 'runs', changes: 'loop' };
 
 /** A parsed chat command. */
 export type ParsedCommand =
   /** `first`/`rest`: the first word and what follows; `text`: all of it (for a default workflow). */
   | { verb: 'run'; first?: string; rest?: string; text?: string }
   | { verb: 'status'; runId?: string }
-  | { verb: 'approve'; runId?: string; reason?: string }
+  | { verb: 'approve' | 'loop'; runId?: string; reason?: string }
   | { verb: 'reject'; runId?: string; reason: string }
   | { verb: 'cancel' | 'skip'; runId: string; reason?: string }
   | { verb: 'resume' | 'retry'; runId: string }
@@ -95,9 +113,10 @@ export type ParsedCommand =
   | { verb: 'bind'; workspace: string; workflow?: string; follow?: true }
   | { verb: 'allow'; user: string; role: Role }
   | { verb: 'deny'; user: string }
+  | { verb: 'unbind'; chat: string }
   | { verb: 'pair'; code: string }
   | { verb: 'help'; topic?: string }
-  | { verb: 'runs' | 'agents' | 'workflows' | 'whoami' };
+  | { verb: 'runs' | 'agents' | 'workflows' | 'whoami' | 'bindings' | 'access' };
 
 /** Why a command could not be parsed; `verb` is set when the verb was known (bad arguments). */
 export interface ParseFailure {
@@ -145,6 +164,7 @@ export function parseCommand(name: string, text: string): ParseResult {
       return ok(words[0] === undefined ? { verb } : { verb, runId: words[0] });
     case 'approve':
     case 'reject':
+    case 'loop':
       return answerArgs(verb, text, tokens);
     case 'cancel':
     case 'skip':
@@ -187,6 +207,8 @@ export function parseCommand(name: string, text: string): ParseResult {
     }
     case 'deny':
       return count(1, 1) ? ok({ verb, user: words[0]! }) : bad(verb);
+    case 'unbind':
+      return count(1, 1) ? ok({ verb, chat: words[0]! }) : bad(verb);
     case 'pair':
       return count(1, 1) ? ok({ verb, code: words[0]! }) : bad(verb);
     case 'help':
@@ -208,8 +230,8 @@ function runArgs(text: string, tokens: readonly Token[]) {
   };
 }
 
-/** `approve [run] [reason]` / `reject [run] <reason>`: a first word shaped like a run id is one. */
-function answerArgs(verb: 'approve' | 'reject', text: string, tokens: readonly Token[]) {
+/** `approve|loop [run] [reason]` / `reject [run] <reason>`: a first word shaped like a run id is one. */
+function answerArgs(verb: 'approve' | 'reject' | 'loop', text: string, tokens: readonly Token[]) {
   const hasRun = tokens[0] !== undefined && !tokens[0].quoted && isRunId(tokens[0].value);
   const reason = restOf(text, tokens, hasRun ? 1 : 0);
   const runId = hasRun ? { runId: tokens[0]!.value } : {};
@@ -240,10 +262,24 @@ export function usageOf(verb: Verb): string {
   return `Usage: ${USAGE[verb].usage} — ${USAGE[verb].about}`;
 }
 
-/** The whole command list, one usage line each. */
+/** Help's groups, in order: who may use the verbs listed under each heading. */
+const HELP_GROUPS = [
+  ['Anyone', null],
+  ['Viewers', 'viewer'],
+  ['Operators', 'operator'],
+  ['Approvers', 'approver'],
+  ['Admins', 'admin'],
+] as const;
+
+/** The whole command list, grouped by the role each verb needs, one usage line each. */
 export function helpText(): string {
-  const lines = VERBS.map((v) => `${USAGE[v].usage} — ${USAGE[v].about}`);
-  return ['Commands:', ...lines].join('\n');
+  const groups = HELP_GROUPS.map(([title, role]) => {
+    const lines = VERBS.filter((v) => VOCABULARY[v].role === role).map(
+      (v) => `${USAGE[v].usage} — ${USAGE[v].about}`,
+    );
+    return [`${title}:`, ...lines].join('\n');
+  });
+  return ['Commands (each role may also use those of the roles above it):', ...groups].join('\n\n');
 }
 
 /** What to answer a failed parse: the problem and that command's usage (or the list). */

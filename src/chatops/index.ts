@@ -8,6 +8,7 @@
  *   for (const channel of channels.values()) await channel.start(chatops.handle);
  */
 import type { InboundEvent } from '../bridges/channel.ts';
+import { prose } from '../bridges/render-text.ts';
 import { CheckpointPresses } from './checkpoint-press.ts';
 import type { Timers } from './coalescer.ts';
 import { type ChatOpsDeps, channelFor } from './context.ts';
@@ -106,7 +107,7 @@ export class ChatOps {
     const state = await this.#deps.orchestrator.getRun(notice.runId);
     for (const chat of await this.#notifier.followers(state)) {
       await channelFor(this.#deps, chat)
-        ?.send(chat, { text: [{ kind: 'plain', text: notice.text }] })
+        ?.send(chat, { text: prose(notice.text) })
         .catch((err: unknown) => this.#deps.log.warn({ err, chat }, 'chatops: notice not sent'));
     }
   }

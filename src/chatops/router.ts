@@ -1,11 +1,13 @@
 /**
  * Routes inbound events: a duplicate delivery is dropped; a command is parsed, authorized, handled
  * and audited, and its answer posted in the chat; presses and replies go to the checkpoint side.
- * In an unbound chat only `whoami`, `help` and `pair` answer; everything else is silent (and
- * audited), so the bot reveals nothing in chats it does not serve.
+ * In an unbound chat only `whoami`, `help` and `pair` work; any other known verb gets one short
+ * answer saying how to pair (and is audited); unknown words stay silent there, as other bots'
+ * commands would. User mistakes (typos, bad arguments, refused input) are logged at info, one line.
  */
 import type { ButtonPress, Command, InboundEvent, OutgoingMessage } from '../bridges/channel.ts';
-import { describeError } from '../errors.ts';
+import type { Platform } from '../bridges/refs.ts';
+import { describeError, PhasebridgeError } from '../errors.ts';
 import { decideAccess, refusalText } from './authorize.ts';
 import type { CheckpointPresses } from './checkpoint-press.ts';
 import { alreadyAudited, audit, type ChatOpsDeps, channelFor, resolveAccess } from './context.ts';
@@ -13,6 +15,7 @@ import { RecentKeys } from './dedupe.ts';
 import { argumentText, failureText, type ParsedCommand, parseCommand } from './grammar.ts';
 import { agentsCommand, allowCommand, bindCommand, denyCommand } from './handlers/admin.ts';
 import { answerCommand } from './handlers/answer.ts';
+import { accessCommand, bindingsCommand, unbindCommand } from './handlers/bindings.ts';
 import { controlCommand } from './handlers/control.ts';
 import { helpCommand, whoamiCommand } from './handlers/info.ts';
 import { phaseCommand } from './handlers/phase.ts';
@@ -22,7 +25,23 @@ import { type CommandContext, type HandlerResult, text } from './handlers/types.
 import { pairCommand } from './pairing.ts';
 
 /** Verbs with effects outside the engine's ledger: deduplicated through the audit table too. */
-const AUDIT_DEDUPED = new Set(['bind', 'allow', 'deny', 'pair']);
+const AUDIT_DEDUPED = new Set(['bind', 'allow', 'deny', 'pair', 'unbind']);
+
+/** How pairing is typed on each platform (Slack: the app's slash command, `/pb` by default). */
+const PAIR_HOW: Readonly<Record<Platform, string>> = {
+  telegram: '/pair CODE',
+  discord: '/pair CODE',
+  slack: '/pb pair CODE',
+  web: 'pair CODE',
+};
+
+/** The one answer to a command in a chat nobody bound. */
+export function unboundText(platform: Platform): string {
+  return `This chat is not bound. An admin can pair it: send ${PAIR_HOW[platform]} (the code \`phasebridge serve\` prints).`;
+}
+
+/** Errors that are the user's mistake, not the bridge's: logged at info without a stack. */
+const USER_ERRORS = new Set(['INVALID_INPUT', 'NOT_FOUND', 'UNAUTHORIZED', 'ILLEGAL_TRANSITION']);
 
 /** Turns inbound events into handled, audited actions. */
 export class Router {
@@ -81,7 +100,9 @@ export class Router {
     const bound = access.binding !== null;
     if (verb === undefined) {
       await audit(deps, { ...base, action, outcome: 'refused', detail: 'unknown command' });
-      if (bound && !parsed.ok) await this.#reply(event, failureText(parsed.failure));
+      if (!bound || parsed.ok) return;
+      deps.log.info({ command: event.name, chat: event.chatRef }, 'chatops: unknown command');
+      await this.#reply(event, failureText(parsed.failure));
       return;
     }
     const decision = decideAccess(verb, bound, access.role);
@@ -91,10 +112,12 @@ export class Router {
           ? 'chat not bound'
           : `role ${access.role ?? 'none'}, needs ${decision.required}`;
       await audit(deps, { ...base, action, outcome: 'refused', detail });
-      if (decision.why === 'role') await this.#reply(event, refusalText(verb));
+      const platform = event.user.platform;
+      await this.#reply(event, decision.why === 'role' ? refusalText(verb) : unboundText(platform));
       return;
     }
     if (!parsed.ok) {
+      deps.log.info({ verb, problem: parsed.failure.problem }, 'chatops: bad arguments');
       await audit(deps, { ...base, action, outcome: 'failed', detail: parsed.failure.problem });
       await this.#reply(event, failureText(parsed.failure));
       return;
@@ -111,7 +134,11 @@ export class Router {
       result = await dispatch(ctx, parsed.command);
     } catch (err) {
       const surface = describeError(err);
-      deps.log[surface.logLevel]({ err, verb }, 'chatops: command failed');
+      if (err instanceof PhasebridgeError && USER_ERRORS.has(err.code)) {
+        deps.log.info({ verb, code: err.code, problem: err.message }, 'chatops: command refused');
+      } else {
+        deps.log[surface.logLevel]({ err, verb }, 'chatops: command failed');
+      }
       result = {
         outcome: 'failed',
         detail: err instanceof Error ? err.message : String(err),
@@ -143,6 +170,7 @@ function dispatch(ctx: CommandContext, cmd: ParsedCommand): Promise<HandlerResul
       return workflowsCommand(ctx);
     case 'approve':
     case 'reject':
+    case 'loop':
       return answerCommand(ctx, cmd);
     case 'cancel':
     case 'skip':
@@ -160,6 +188,12 @@ function dispatch(ctx: CommandContext, cmd: ParsedCommand): Promise<HandlerResul
       return denyCommand(ctx, cmd);
     case 'agents':
       return agentsCommand(ctx);
+    case 'bindings':
+      return bindingsCommand(ctx);
+    case 'unbind':
+      return unbindCommand(ctx, cmd);
+    case 'access':
+      return accessCommand(ctx);
     case 'whoami':
       return whoamiCommand(ctx);
     case 'pair':

@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { registerAccessCommands } from './commands/access.ts';
 import { registerAgentsCommand } from './commands/agents.ts';
 import { registerAnswerCommands } from './commands/answer.ts';
+import { registerChatVerbCommands } from './commands/chat-verbs.ts';
 import { registerControlCommands } from './commands/control.ts';
 import { registerDoctorCommand } from './commands/doctor.ts';
 import { registerFollowCommand } from './commands/follow.ts';
@@ -12,7 +13,8 @@ import { registerPhaseCommand } from './commands/phase.ts';
 import { registerRepairCommand } from './commands/repair.ts';
 import { registerRunCommand } from './commands/run.ts';
 import { registerServeCommand } from './commands/serve.ts';
-import { registerStatusCommand } from './commands/status.ts';
+import { registerSetupCommand } from './commands/setup.ts';
+import { registerRunsCommand, registerStatusCommand } from './commands/status.ts';
 import { registerWorkerCommand } from './commands/worker.ts';
 import type { CliContext } from './context.ts';
 
@@ -26,13 +28,16 @@ export function buildProgram(ctx: CliContext): Command {
     .exitOverride()
     .showHelpAfterError();
   registerServeCommand(program, ctx);
+  registerSetupCommand(program, ctx);
   registerLoginCommand(program, ctx);
   registerMigrateCommand(program, ctx);
   registerDoctorCommand(program, ctx);
   registerAccessCommands(program, ctx);
+  registerChatVerbCommands(program, ctx);
   registerAgentsCommand(program, ctx);
   registerRunCommand(program, ctx);
   registerStatusCommand(program, ctx);
+  registerRunsCommand(program, ctx);
   registerAnswerCommands(program, ctx);
   registerControlCommands(program, ctx);
   registerLogsCommand(program, ctx);

@@ -4,6 +4,7 @@
  * through the small methods of `BridgeMetrics`; gauges that mirror stored state (runs by status,
  * jobs by state) are read from collector callbacks at scrape time, so nobody has to push them.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { RateLimitedError } from '../errors.ts';
@@ -129,4 +130,26 @@ export class BridgeMetrics {
       res.end(req.method === 'HEAD' ? undefined : body);
     };
   }
+}
+
+/** Compared as SHA-256 digests: equal lengths for timingSafeEqual, and no length leak. */
+const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
+
+/**
+ * `/metrics` for a scraper: `Authorization: Bearer <token>` passes when a token is configured
+ * (constant-time compare); any other request goes through `fallback` (the console session).
+ */
+export function bearerOr(
+  token: string | undefined,
+  fallback: (handler: RequestHandler) => RequestHandler,
+  handler: RequestHandler,
+): RequestHandler {
+  const guarded = fallback(handler);
+  if (token === undefined) return guarded;
+  const expected = digest(token);
+  return async (req: IncomingMessage, res: ServerResponse) => {
+    const m = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
+    if (m && timingSafeEqual(digest(m[1]!), expected)) await handler(req, res);
+    else await guarded(req, res);
+  };
 }

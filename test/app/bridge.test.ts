@@ -40,6 +40,7 @@ async function startWithTelegram(): Promise<{ bridge: RunningBridge; fake: FakeT
       PHASEBRIDGE_PORT: '0',
       TELEGRAM_BOT_TOKEN: fake.token,
       TELEGRAM_API_ROOT: fake.apiRoot,
+      PHASEBRIDGE_METRICS_TOKEN: 'scrape-token-7',
     },
     cwd: dir,
   });
@@ -125,5 +126,11 @@ describe('the assembled bridge', () => {
     ).toBe(1);
     expect(metricValue(text, 'phasebridge_runs', 'status="awaiting"')).toBe(1);
     expect((await fetch(`${bridge.url}/metrics`)).status).toBe(401);
+    // A Prometheus scraper reads it with the bearer token instead of a console session.
+    const scraped = await fetch(`${bridge.url}/metrics`, {
+      headers: { authorization: 'Bearer scrape-token-7' },
+    });
+    expect(scraped.status).toBe(200);
+    expect(await scraped.text()).toContain('phasebridge_platform_api_calls_total');
   });
 });

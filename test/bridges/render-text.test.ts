@@ -6,7 +6,9 @@ import {
   code,
   composeBody,
   link,
+  plain,
   plainTextOf,
+  prose,
   rich,
   splitRichText,
   splitRichTextInto,
@@ -75,5 +77,18 @@ describe('RichText helpers', () => {
     expect(last.length).toBeLessThanOrEqual(100);
     const shown = plainTextOf(chunks[0]!).length + last.indexOf('\n');
     expect(last).toMatch(new RegExp(`… \\(${250 - shown} more characters not shown\\)$`));
+  });
+});
+
+describe('prose', () => {
+  it('turns spans typed between backticks into code, and leaves lone backticks alone', () => {
+    const cases: [input: string, expected: RichSegment[]][] = [
+      ['Send `help` now', [plain('Send '), code('help'), plain(' now')]],
+      ['`a` and `b c`', [code('a'), plain(' and '), code('b c')]],
+      ['no code', [plain('no code')]],
+      ['a lone ` stays', [plain('a lone ` stays')]],
+      ['not `across\nlines`', [plain('not `across\nlines`')]],
+    ];
+    for (const [input, expected] of cases) expect(prose(input)).toEqual(expected);
   });
 });

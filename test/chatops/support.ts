@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import type { Channel, Platform } from '../../src/bridges/channel.ts';
 import { TelegramChannel } from '../../src/bridges/telegram/index.ts';
 import { ChatOps } from '../../src/chatops/index.ts';
@@ -51,6 +51,8 @@ export interface WorldOptions {
    * would: the bridge re-posts after a restart, while the fake still shows the old messages.
    */
   forgetMessages?: boolean;
+  /** The bridge's logger (default: silent). */
+  log?: Logger;
 }
 
 /** Files and the fake Telegram shared by every bridge of a test. */
@@ -91,7 +93,7 @@ export class World {
     const db = openBridgeDb({ file: path.join(this.home, 'bridge.db') });
     await migrateToLatest(db);
     const repos = createRepositories(db);
-    const log = pino({ level: 'silent' });
+    const log = this.#options.log ?? pino({ level: 'silent' });
     const queue = createSqliteQueue({ db, pollMs: 10 });
     const orchestrator = await Orchestrator.create({
       db,

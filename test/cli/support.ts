@@ -1,5 +1,5 @@
 /** Runs the real `phasebridge` CLI (node bin/phasebridge.js) in a child process, for CLI tests. */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 
 const BIN = resolve(import.meta.dirname, '../../bin/phasebridge.js');
@@ -31,4 +31,36 @@ export function runCli(args: readonly string[], home: string, cwd: string): CliR
     timeout: 60_000,
   });
   return { code: res.status, out: res.stdout, err: res.stderr };
+}
+
+/**
+ * Runs `phasebridge ...args` without blocking this process, so fakes served from this test
+ * process can answer it; `env` adds to (or overrides) the runCli environment.
+ */
+export function runCliAsync(
+  args: readonly string[],
+  home: string,
+  cwd: string,
+  env: Record<string, string> = {},
+): Promise<CliResult> {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd,
+    env: {
+      PATH: process.env.PATH,
+      PHASEBRIDGE_HOME: home,
+      LOG_LEVEL: 'silent',
+      DEMO_AGENT_BEHAVIOUR: 'sleep=20',
+      ...env,
+    },
+    timeout: 60_000,
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (c: Buffer) => {
+    out += c.toString();
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    err += c.toString();
+  });
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, out, err })));
 }

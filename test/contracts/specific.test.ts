@@ -91,7 +91,7 @@ describe('Slack request verification on the bridge’s /slack/ route', () => {
     expect((await d.fake.postRaw(body, { ...FORM, ...fresh })).status).toBe(200);
     // An empty command text asks for help, answered even in a chat that is not bound.
     await until(() => posted().length > 0, 'the help answer');
-    expect(posted()[0]!.text).toMatch(/^Commands:/);
+    expect(posted()[0]!.text).toMatch(/^Commands \(each role[^\n]*\n\nAnyone:\n/);
   });
 });
 

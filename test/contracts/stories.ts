@@ -237,6 +237,20 @@ export function contractStories(subject: ContractSubject): void {
     });
   });
 
+  describe('an unbound chat', () => {
+    it('answers a command with one short line saying how to pair', async () => {
+      await w.bridge.repos.bindings.remove(d.chatRef, null);
+      await d.sendCommand('alice', 'status');
+      const answer = await w.message(d, /not bound/);
+      const how = { telegram: '/pair', discord: '/pair', slack: '/pb pair', web: 'pair' };
+      // Slack's and Discord's drivers show code spans in their own markup, between backticks.
+      expect(answer.text.replace(/`/g, '')).toBe(
+        `This chat is not bound. An admin can pair it: send ${how[d.platform]} CODE (the code phasebridge serve prints).`,
+      );
+      expect(answer.buttons).toEqual([]);
+    });
+  });
+
   describe('checkpoint policies', () => {
     it('applies four-eyes: the starter cannot approve, someone else can', async () => {
       w.workflow(

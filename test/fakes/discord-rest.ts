@@ -62,6 +62,13 @@ const ROUTES: { method: string; pattern: RegExp; auth: boolean; handler: Handler
     auth: true,
     handler: (c) => ok(c.state.bot as unknown as Json),
   },
+  {
+    method: 'GET',
+    pattern: /^\/applications\/@me$/,
+    auth: true,
+    handler: (c) =>
+      ok({ id: c.state.applicationId, name: 'phasebridge', flags: c.state.applicationFlags }),
+  },
   { method: 'PUT', pattern: /^\/applications\/(\d+)\/commands$/, auth: true, handler: putCommands },
   {
     method: 'PUT',

@@ -41,6 +41,8 @@ export interface FakeInteraction {
 /** Everything the fake knows. */
 export class FakeDiscordState {
   readonly applicationId = snowflake();
+  /** The application's flags (`GET /applications/@me`): privileged-intent bits, for `doctor`. */
+  applicationFlags = 0;
   readonly bot: APIUser = wireUser(this.applicationId, 'phasebridge', true);
   readonly guildId = snowflake();
   /** The guild's text channel and a public thread under it. */

@@ -57,6 +57,8 @@ export class FakeSlack {
   readonly workspace: Workspace = { teamId: 'T0FAKE01', appId: 'A0FAKEAPP', botUserId: 'U0PBBOT' };
   /** Web API state: messages, ephemerals, views, files. */
   readonly api: FakeSlackWebApi;
+  /** The bot token's scopes, sent in `x-oauth-scopes` as Slack does; a test removes some. */
+  scopes = ['app_mentions:read', 'chat:write', 'commands', 'files:write'];
   readonly botToken: string;
   readonly appToken: string;
   readonly signingSecret: string;
@@ -377,7 +379,7 @@ export class FakeSlack {
       if (req.headers.authorization !== `Bearer ${expected}`) throw new ApiError('invalid_auth');
       const result = this.api.call(method, params);
       record(true);
-      json(res, { ok: true, ...result });
+      json(res, { ok: true, ...result }, { 'x-oauth-scopes': this.scopes.join(',') });
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       record(false, err.code);
@@ -386,8 +388,8 @@ export class FakeSlack {
   }
 }
 
-function json(res: ServerResponse, body: Json): void {
+function json(res: ServerResponse, body: Json, headers: Record<string, string> = {}): void {
   res
-    .writeHead(200, { 'content-type': 'application/json; charset=utf-8' })
+    .writeHead(200, { 'content-type': 'application/json; charset=utf-8', ...headers })
     .end(JSON.stringify(body));
 }

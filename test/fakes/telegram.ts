@@ -41,6 +41,8 @@ export class FakeTelegram {
   commands: Json[] = [];
   /** Current webhook (empty url when none). */
   webhook = { url: '', secret: undefined as string | undefined };
+  /** What getWebhookInfo reports about the last failed delivery (`last_error_*` fields). */
+  webhookError: { last_error_date?: number; last_error_message?: string } = {};
   /** Answers given to callback queries, by query id. */
   readonly callbackAnswers = new Map<string, Json>();
   /** The bot's own user. */
@@ -295,6 +297,13 @@ export class FakeTelegram {
         }
         this.commands = (p.commands ?? []) as Json[];
         return true;
+      case 'getWebhookInfo':
+        return {
+          url: this.webhook.url,
+          has_custom_certificate: false,
+          pending_update_count: this.#updates.length,
+          ...this.webhookError,
+        };
       case 'deleteWebhook':
         this.webhook = { url: '', secret: undefined };
         if (p.drop_pending_updates) this.#updates = [];

@@ -1,7 +1,7 @@
 /** /metrics: prom-client exposition of the bridge's counters, behind the console session. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { RateLimitedError } from '../../src/errors.ts';
-import { BridgeMetrics } from '../../src/http/metrics.ts';
+import { BridgeMetrics, bearerOr } from '../../src/http/metrics.ts';
 import { login, memoryLog, startConsole, type TestConsole } from '../bridges/web/support.ts';
 
 let c: TestConsole | undefined;
@@ -52,6 +52,36 @@ describe('metrics', () => {
     expect(text).toContain('phasebridge_runs{status="active"} 2');
     expect(text).toContain('phasebridge_jobs{state="waiting"} 1');
     expect(text).toContain('phasebridge_process_cpu_seconds_total');
+  });
+
+  it('a scraper reads /metrics with the bearer token; any other credential needs the session', async () => {
+    const metrics = new BridgeMetrics({ log: memoryLog(), processMetrics: false });
+    metrics.platformCall('telegram', 'ok');
+    c = await startConsole({
+      routes: (channel) => [
+        {
+          prefix: '/metrics',
+          handler: bearerOr('scrape-token-7', (h) => channel.protect(h), metrics.handler()),
+        },
+      ],
+    });
+    const cases: [authorization: string | undefined, status: number][] = [
+      ['Bearer scrape-token-7', 200],
+      ['bearer scrape-token-7', 200],
+      ['Bearer scrape-token-8', 401],
+      ['Bearer scrape-token-7x', 401],
+      ['Basic scrape-token-7', 401],
+      [undefined, 401],
+    ];
+    for (const [authorization, status] of cases) {
+      const headers: Record<string, string> = authorization ? { authorization } : {};
+      const res = await fetch(`${c.base}/metrics`, { headers });
+      expect({ authorization, status: res.status }).toEqual({ authorization, status });
+      if (status === 200) expect(await res.text()).toContain('platform="telegram",outcome="ok"');
+    }
+    // The console session still works next to the token.
+    const b = await login(c);
+    expect((await fetch(`${c.base}/metrics`, { headers: { cookie: b.cookie } })).status).toBe(200);
   });
 
   it('a failing collector does not fail the scrape', async () => {

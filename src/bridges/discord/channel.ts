@@ -11,7 +11,6 @@ import {
   Client,
   type Interaction as DiscordInteraction,
   Events,
-  GatewayIntentBits,
   type ModalSubmitInteraction,
   Partials,
   Routes,
@@ -58,6 +57,7 @@ import {
   renderDescriptions,
   renderMessage,
 } from './outbound.ts';
+import { DISCORD_INTENTS } from './permissions.ts';
 import { channelIdOf, formatMessageRef, parseMessageRef, reasonRef, targetOf } from './refs.ts';
 
 type State = 'idle' | 'starting' | 'running' | 'stopped';
@@ -109,7 +109,7 @@ export class DiscordChannel implements Channel {
     this.#store = options.state ?? new MemoryChannelState();
     const maxWait = options.maxRateLimitWaitMs ?? 60_000;
     this.#client = new Client({
-      intents: [GatewayIntentBits.Guilds],
+      intents: DISCORD_INTENTS.map((i) => i.bit),
       // DM channels are not cached without this, and the chat ref needs the channel.
       partials: [Partials.Channel],
       allowedMentions: { parse: [] },

@@ -70,6 +70,7 @@ export function chatopsCommands(workflows: readonly string[] = []): SlashCommand
     cmd('runs', "This chat's recent runs"),
     cmd('approve', 'Approve the open checkpoint', RUN, reason),
     cmd('reject', 'Reject the open checkpoint', RUN, { ...reason, required: true }),
+    cmd('loop', "Answer the open checkpoint with 'loop back'", RUN, reason),
     cmd('cancel', 'Cancel a run', runNeeded, reason),
     cmd('resume', 'Resume a paused or interrupted run', runNeeded),
     cmd('skip', "Skip the run's current step", runNeeded, reason),
@@ -102,6 +103,13 @@ export function chatopsCommands(workflows: readonly string[] = []): SlashCommand
       opt('role', 'Role', 'word', true, ROLE_CHOICES),
     ),
     cmd('deny', "Remove a user's role here", opt('user', 'Who', 'user', true)),
+    cmd('bindings', 'The chats served: chat, thread, workspace, defaults, follow'),
+    cmd(
+      'unbind',
+      'Stop serving a chat (its roles go too)',
+      opt('chat', 'Chat ref, e.g. discord:<guild>:<channel>', 'word', true),
+    ),
+    cmd('access', 'Who has which role here (and globally)'),
     cmd('whoami', 'Your id and role here'),
     cmd(
       'pair',

@@ -50,6 +50,16 @@ function pressedChat(data: InteractionData): TelegramChat {
   return data.t === undefined ? { chatId: data.c } : { chatId: data.c, topic: data.t };
 }
 
+/** What stopped long polling for good, with the fix: grammY gives up on 401 and 409 only. */
+function pollingFault(err: unknown): string {
+  const code = (err as { error_code?: unknown }).error_code;
+  if (code === 409)
+    return 'another process is polling this bot token (409 Conflict): updates stopped; stop the other bridge (or give each its own bot), then restart';
+  if (code === 401)
+    return 'the bot token was refused (401 Unauthorized, revoked?): updates stopped; set a new TELEGRAM_BOT_TOKEN from @BotFather and restart';
+  return `long polling stopped: ${toTelegramError(err).message}; restart the bridge`;
+}
+
 /** HTML parse mode; link previews off so status messages stay compact. */
 const HTML_FORMAT = { parse_mode: 'HTML', link_preview_options: { is_disabled: true } } as const;
 
@@ -86,6 +96,7 @@ export class TelegramChannel implements Channel {
   #handler: InboundHandler | undefined;
   #identity: BotIdentity | undefined;
   #polling: Promise<void> | undefined;
+  #fault: string | undefined;
   /** Events being handled, so stop() can wait for them (webhook calls run concurrently). */
   readonly #inFlight = new Set<Promise<void>>();
 
@@ -152,11 +163,24 @@ export class TelegramChannel implements Channel {
         onStart: () => resolve(),
       });
       this.#polling = run.catch((err: unknown) => {
-        // Before onStart this rejects start(); afterwards (401/409) polling is dead: say so loudly.
+        // Before onStart this rejects start(); afterwards (401/409) polling is dead: say so once.
         reject(toTelegramError(err));
-        this.#log.error({ err: toTelegramError(err) }, 'telegram: long polling stopped');
+        if (this.#state === 'stopped') return;
+        this.#fault = pollingFault(err);
+        this.#log.error({ err: toTelegramError(err) }, `telegram: ${this.#fault}`);
       });
     });
+  }
+
+  /** Set when long polling died after start (409: another poller; 401: token revoked). */
+  get fault(): string | undefined {
+    return this.#fault;
+  }
+
+  /** `https://t.me/<bot>?start=<code>`: Telegram sends `/start <code>`, which pairs. */
+  pairingLink(code: string): string | undefined {
+    const username = this.#identity?.username;
+    return username ? `https://t.me/${username}?start=${encodeURIComponent(code)}` : undefined;
   }
 
   /** Stops polling (or refuses further webhook calls), then waits for events being handled. */

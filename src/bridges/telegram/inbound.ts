@@ -94,6 +94,8 @@ export function parseCommand(
     return undefined;
   if (verb === '') return undefined;
   const args = text.slice(entity.length).trim().split(/\s+/).filter(Boolean);
+  // A t.me/<bot>?start=<code> deep link arrives as `/start <code>`: that is pairing in one tap.
+  if (verb.toLowerCase() === 'start' && args.length === 1) return { name: 'pair', args };
   return { name: verb.toLowerCase(), args };
 }
 

@@ -1,5 +1,5 @@
 /**
- * `approve [run] [reason]` and `reject [run] <reason>` typed as commands. Without a run id they
+ * `approve [run] [reason]`, `reject [run] <reason>` and `loop [run] [reason]` typed as commands. Without a run id they
  * act on the chat's single open checkpoint; with several open, the chat is asked to name one.
  */
 import type { CheckpointState } from '../../engine/model.ts';
@@ -14,7 +14,7 @@ import {
   warningLines,
 } from './types.ts';
 
-type Answer = Extract<ParsedCommand, { verb: 'approve' | 'reject' }>;
+type Answer = Extract<ParsedCommand, { verb: 'approve' | 'reject' | 'loop' }>;
 
 /** Votes on the open checkpoint of the named run, or of the chat's only awaiting run. */
 export async function answerCommand(ctx: CommandContext, cmd: Answer): Promise<HandlerResult> {

@@ -1,4 +1,5 @@
 /** `run`, `status`, `runs` and `workflows`: starting runs and looking at them. */
+import type { RunIndexRecord } from '../../db/repositories/index.ts';
 import { isTerminal, type RunStatus } from '../../engine/model.ts';
 import type { ParsedCommand } from '../grammar.ts';
 import { usageOf } from '../grammar.ts';
@@ -88,10 +89,15 @@ export async function statusCommand(
 
 /** `runs`: this chat's ten most recent runs. */
 export async function runsCommand(ctx: CommandContext): Promise<HandlerResult> {
-  const runs = await visibleRuns(ctx, { limit: 10 });
-  if (runs.length === 0) return { outcome: 'allowed', reply: 'No runs here yet.' };
-  const lines = runs.map((r) => `• ${r.id} (${r.workflowId}): ${r.status}`);
-  return { outcome: 'allowed', reply: ['Recent runs:', ...lines].join('\n') };
+  return { outcome: 'allowed', reply: runsReply(await visibleRuns(ctx, { limit: 10 })) };
+}
+
+/** The `runs` answer: one line per run, newest first. */
+export function runsReply(runs: readonly Pick<RunIndexRecord, 'id' | 'workflowId' | 'status'>[]) {
+  if (runs.length === 0) return 'No runs here yet.';
+  return ['Recent runs:', ...runs.map((r) => `• ${r.id} (${r.workflowId}): ${r.status}`)].join(
+    '\n',
+  );
 }
 
 /** `workflows`: the workflows usable in this chat's workspace. */

@@ -2,6 +2,7 @@
 
 import { resolve } from 'node:path';
 import type { Command, OutgoingMessage } from '../../bridges/channel.ts';
+import { prose } from '../../bridges/render-text.ts';
 import type { BindingRecord, RunIndexRecord } from '../../db/repositories/index.ts';
 import type { AuditOutcome } from '../../db/schema.ts';
 import { NotFoundError } from '../../errors.ts';
@@ -62,9 +63,9 @@ export async function visibleRuns(
   return filter.limit === undefined ? all : all.slice(0, filter.limit);
 }
 
-/** A plain-text reply. */
+/** A reply from prose; `…` spans become code, rendered in each platform's own markup. */
 export function text(reply: string): OutgoingMessage {
-  return { text: [{ kind: 'plain', text: reply }] };
+  return { text: prose(reply) };
 }
 
 /** A committed command's warnings (a projection that failed), one line each after the reply. */

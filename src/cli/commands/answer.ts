@@ -26,6 +26,7 @@ export function registerAnswerCommands(program: Command, ctx: CliContext): void 
 
   program
     .command('loop')
+    .alias('changes')
     .description(
       "answer the open checkpoint with 'loop back' (where the step offers it), then drive the run on",
     )

@@ -7,7 +7,7 @@ export function registerDoctorCommand(program: Command, ctx: CliContext): void {
   program
     .command('doctor')
     .description(
-      'check the config, bridge.db, Redis (when REDIS_URL is set) and each platform token',
+      'check the config, bridge.db, Redis (when REDIS_URL is set) and each platform: reachable (DNS, network, TLS), token, scopes, webhook',
     )
     .action(async () => {
       let config: Awaited<ReturnType<CliContext['config']>>;

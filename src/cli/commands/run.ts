@@ -34,6 +34,8 @@ export function registerRunCommand(program: Command, ctx: CliContext): void {
     .option('--detach', 'only start it; `phasebridge serve` or `phasebridge worker` runs the jobs')
     .action(async (workflow: string, opts: RunOptions) => {
       const spec = specOf(opts);
+      // The workflow is checked before the workspace is created: a failed run leaves nothing.
+      await assertWorkflow(ctx, workflow, resolve(opts.workspace));
       const workspace = workspaceOf(opts.workspace);
       await driveRun(ctx, { detach: opts.detach === true }, (orchestrator) =>
         orchestrator.startRun({
@@ -79,6 +81,13 @@ function specOf(opts: RunOptions): string {
     throw new InvalidInputError('say what to build with --spec TEXT or --spec-file FILE');
   }
   return opts.spec;
+}
+
+/** Throws NotFoundError (saying where it looked) unless `workflow` can be found for `workspace`. */
+async function assertWorkflow(ctx: CliContext, workflow: string, workspace: string): Promise<void> {
+  const { WorkflowRegistry } = await import('../../jobs/orchestrator/workflow-registry.ts');
+  const { home } = await ctx.config();
+  await new WorkflowRegistry({ home, log: await ctx.logger() }).find(workflow, workspace);
 }
 
 /** The workspace, created when missing (ResourceError naming the path when it cannot be). */

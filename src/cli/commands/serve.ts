@@ -43,6 +43,8 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
         console.log(
           `  Pair a chat: send "pair ${bridge.pairingCode}" to the bot there (one use, valid 10 minutes)`,
         );
+        for (const [platform, link] of Object.entries(bridge.pairingLinks))
+          console.log(`  One tap (${platform}): ${link}`);
       }
       console.log(
         `\n  Try it: open the console and type "run demo add a login page". Ctrl+C stops.\n`,

@@ -50,6 +50,18 @@ export function registerStatusCommand(program: Command, ctx: CliContext): void {
     });
 }
 
+/** `phasebridge runs`: the runs table, as chat's `runs` lists a chat's recent runs. */
+export function registerRunsCommand(program: Command, ctx: CliContext): void {
+  program
+    .command('runs')
+    .description('list recent runs (the same table as `status` without a run)')
+    .addOption(new Option('--status <status>', 'only runs with this status').choices(STATUSES))
+    .option('--workspace <dir>', 'only runs of this workspace')
+    .option('--limit <n>', 'at most this many runs (default 20)', '20')
+    .option('--json', 'print the runs as JSON')
+    .action(async (opts: StatusOptions) => printRunsTable(ctx, opts));
+}
+
 interface StatusOptions {
   status?: RunIndexStatus;
   workspace?: string;

@@ -63,6 +63,14 @@ describe('parseCommand', () => {
     expect(parseCommand('/run@other_bot go', entity(14), 'x_bot')).toBeUndefined();
   });
 
+  it('reads `/start <code>` (what a t.me/<bot>?start=<code> link sends) as `pair <code>`', () => {
+    expect(parseCommand('/start ABCDE23456', entity(6), 'x_bot')).toEqual({
+      name: 'pair',
+      args: ['ABCDE23456'],
+    });
+    expect(parseCommand('/start', entity(6), 'x_bot')).toEqual({ name: 'start', args: [] });
+  });
+
   it('needs a bot_command entity at offset 0', () => {
     expect(parseCommand('/run', undefined, 'x_bot')).toBeUndefined();
     expect(

@@ -1,0 +1,53 @@
+/**
+ * What the Discord bot must be granted, in one place: the invite's OAuth2 scopes, the channel
+ * permissions the adapter uses (named, with why) and the gateway intents it asks for.
+ * `phasebridge setup discord` and `doctor` read them; a test checks the bits against discord.js.
+ */
+
+/** One channel permission the bot needs, with its bit (Discord's numbering). */
+export interface DiscordPermission {
+  readonly name: string;
+  readonly bit: bigint;
+  readonly why: string;
+}
+
+/** Every permission the adapter uses: it posts, edits and deletes only its own messages. */
+export const DISCORD_PERMISSIONS: readonly DiscordPermission[] = [
+  { name: 'ViewChannel', bit: 1n << 10n, why: 'see the channels it is bound to' },
+  { name: 'SendMessages', bit: 1n << 11n, why: 'post run status and checkpoints' },
+  { name: 'EmbedLinks', bit: 1n << 14n, why: 'messages are embeds (with buttons)' },
+  { name: 'AttachFiles', bit: 1n << 15n, why: 'upload logs and reports' },
+  {
+    name: 'SendMessagesInThreads',
+    bit: 1n << 38n,
+    why: 'post in a thread bound as its own chat',
+  },
+];
+
+/** The invite's OAuth2 scopes: the bot user, and its slash commands. */
+export const DISCORD_SCOPES = ['bot', 'applications.commands'] as const;
+
+/** Gateway intents the client asks for: Guilds only, which is not privileged (no toggles). */
+export const DISCORD_INTENTS = [{ name: 'Guilds', bit: 1 << 0 }] as const;
+
+/** Application flags of the privileged intents, none of which the bridge needs. */
+export const PRIVILEGED_INTENT_FLAGS = [
+  { name: 'Presence', flags: (1 << 12) | (1 << 13) },
+  { name: 'Server Members', flags: (1 << 14) | (1 << 15) },
+  { name: 'Message Content', flags: (1 << 18) | (1 << 19) },
+] as const;
+
+/** The permission integer of the invite URL. */
+export function discordPermissionInteger(): string {
+  return DISCORD_PERMISSIONS.reduce((sum, p) => sum | p.bit, 0n).toString();
+}
+
+/** The invite URL that adds the bot to a server with exactly these scopes and permissions. */
+export function discordInviteUrl(applicationId: string): string {
+  const q = new URLSearchParams({
+    client_id: applicationId,
+    scope: DISCORD_SCOPES.join(' '),
+    permissions: discordPermissionInteger(),
+  });
+  return `https://discord.com/oauth2/authorize?${q.toString().replace(/\+/g, '%20')}`;
+}

@@ -1,0 +1,62 @@
+/**
+ * What the Slack app must grant the bridge, in one table: each bot scope with the Web API methods
+ * and events that need it. `phasebridge setup slack` builds the app manifest from it and `doctor`
+ * compares it with the token's `x-oauth-scopes`; a test checks the adapter calls nothing else.
+ */
+
+/** One bot scope and why the bridge needs it. */
+export interface SlackScope {
+  readonly scope: string;
+  /** Web API methods the adapter calls that need this scope. */
+  readonly methods: readonly string[];
+  /** Bot events the adapter listens to that need this scope. */
+  readonly events: readonly string[];
+  readonly why: string;
+}
+
+/** Every bot scope the adapter uses, and nothing more. */
+export const SLACK_SCOPES: readonly SlackScope[] = [
+  {
+    scope: 'commands',
+    methods: [],
+    events: [],
+    why: 'receive the slash command (SLACK_COMMAND, default /pb)',
+  },
+  {
+    scope: 'app_mentions:read',
+    methods: [],
+    events: ['app_mention'],
+    why: 'receive `@bot <command>` in channels',
+  },
+  {
+    scope: 'chat:write',
+    methods: ['chat.postMessage', 'chat.update', 'chat.delete', 'chat.postEphemeral'],
+    events: [],
+    why: 'post run status and checkpoints, edit them in place, answer privately',
+  },
+  {
+    scope: 'files:write',
+    methods: ['files.getUploadURLExternal', 'files.completeUploadExternal'],
+    events: [],
+    why: 'upload logs and reports (files.uploadV2)',
+  },
+];
+
+/** Methods the adapter calls that need no scope (token check, modals, Socket Mode). */
+export const SLACK_UNSCOPED_METHODS: readonly string[] = [
+  'auth.test',
+  'views.open',
+  'apps.connections.open',
+];
+
+/** The bot scopes, in table order. */
+export const slackBotScopes = (): string[] => SLACK_SCOPES.map((s) => s.scope);
+
+/** The bot events to subscribe to. */
+export const slackBotEvents = (): string[] => SLACK_SCOPES.flatMap((s) => s.events);
+
+/** The scopes a token lacks, from its `x-oauth-scopes` header (comma-separated). */
+export function missingSlackScopes(header: string): string[] {
+  const granted = new Set(header.split(',').map((s) => s.trim()));
+  return slackBotScopes().filter((s) => !granted.has(s));
+}

@@ -1,0 +1,57 @@
+/**
+ * One vocabulary for chat and CLI: every chat verb, the role it needs in chat, and the
+ * `phasebridge` command that does the same from a shell (same name wherever one exists). The
+ * CLI-only commands are listed with why chat has no such verb. Pure data; authorize.ts reads the
+ * roles from here, and a test checks both sides against the grammar and the CLI program.
+ */
+import type { Role } from '../db/schema.ts';
+import type { Verb } from './grammar.ts';
+
+/** One chat verb: the role it needs (null: anyone, also in an unbound chat) and its CLI command. */
+export interface VocabularyEntry {
+  readonly role: Role | null;
+  readonly cli: string;
+}
+
+/** The parity table: chat verb → chat role, CLI command. */
+export const VOCABULARY: Readonly<Record<Verb, VocabularyEntry>> = {
+  run: { role: 'operator', cli: 'run' },
+  status: { role: 'viewer', cli: 'status' },
+  phase: { role: 'viewer', cli: 'phase' },
+  runs: { role: 'viewer', cli: 'runs' },
+  approve: { role: 'approver', cli: 'approve' },
+  reject: { role: 'approver', cli: 'reject' },
+  loop: { role: 'approver', cli: 'loop' },
+  cancel: { role: 'operator', cli: 'cancel' },
+  resume: { role: 'operator', cli: 'resume' },
+  skip: { role: 'operator', cli: 'skip' },
+  retry: { role: 'operator', cli: 'retry' },
+  revert: { role: 'operator', cli: 'revert' },
+  repair: { role: 'admin', cli: 'repair' },
+  agents: { role: 'admin', cli: 'agents' },
+  workflows: { role: 'viewer', cli: 'workflows' },
+  bind: { role: 'admin', cli: 'bind' },
+  allow: { role: 'admin', cli: 'allow' },
+  deny: { role: 'admin', cli: 'deny' },
+  bindings: { role: 'admin', cli: 'bindings' },
+  unbind: { role: 'admin', cli: 'unbind' },
+  access: { role: 'admin', cli: 'access' },
+  whoami: { role: null, cli: 'whoami' },
+  pair: { role: null, cli: 'pair' },
+  help: { role: null, cli: 'help' },
+};
+
+/** Aliases known on both sides (chat grammar and CLI). */
+export const SHARED_ALIASES: Readonly<Record<string, Verb>> = { changes: 'loop' };
+
+/** CLI commands without a chat verb, and why. */
+export const CLI_ONLY: Readonly<Record<string, string>> = {
+  serve: 'runs the bridge itself',
+  worker: 'runs jobs in another process',
+  login: 'opens the web console from a shell',
+  migrate: "upgrades bridge.db's schema",
+  doctor: 'checks the host, config and platform tokens',
+  setup: 'connects a platform bot',
+  logs: "a step's agent log is a file on the bridge's host",
+  follow: 'chat follows a workspace with bind --follow',
+};

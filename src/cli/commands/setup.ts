@@ -1,0 +1,36 @@
+import type { Command } from 'commander';
+import type { CliContext } from '../context.ts';
+import type { SetupFlags } from '../setup/run.ts';
+
+const PLATFORMS = ['telegram', 'slack', 'discord'] as const;
+
+/**
+ * `phasebridge setup telegram|slack|discord`: the steps to connect a bot, the Slack manifest and
+ * the Discord invite URL, and, when the token is already in the environment, a check of it
+ * against the platform (doctor's checks). Tokens are read from the environment only.
+ */
+export function registerSetupCommand(program: Command, ctx: CliContext): void {
+  program
+    .command('setup')
+    .argument('<platform>', PLATFORMS.join(', '))
+    .description(
+      'guide to connect a bot: steps, Slack app manifest, Discord invite URL; checks the token when set',
+    )
+    .option('--webhook-url <url>', 'telegram: webhook URL (default TELEGRAM_WEBHOOK_URL)')
+    .option('--public-url <url>', 'slack: https URL of the bridge (default PHASEBRIDGE_PUBLIC_URL)')
+    .option('--socket', 'slack: Socket Mode manifest (no public URL needed)')
+    .option('--command <slash>', 'slack: slash command (default SLACK_COMMAND, /pb)')
+    .option('--name <name>', 'slack: app and bot name', 'phasebridge')
+    .option('--out <file>', 'slack: also write the manifest (YAML) to this file')
+    .option('--application-id <id>', 'discord: application id when no token is set yet')
+    .action(async (platform: string, opts: SetupFlags) => {
+      if (!(PLATFORMS as readonly string[]).includes(platform)) {
+        console.error(`unknown platform "${platform}": use ${PLATFORMS.join(', ')}`);
+        process.exitCode = 2;
+        return;
+      }
+      const config = await ctx.config();
+      const { runSetup } = await import('../setup/run.ts');
+      process.exitCode = await runSetup(platform as (typeof PLATFORMS)[number], opts, config);
+    });
+}
