@@ -46,6 +46,8 @@ export const configSchema = z.strictObject({
   logLevel: z.enum(LOG_LEVELS),
   /** Bearer token a Prometheus scraper sends to read /metrics without a console session. */
   metricsToken: z.optional(secret),
+  /** `loopback`: /metrics answers without auth (only allowed when the bridge listens on loopback). */
+  metricsOpen: z.optional(z.enum(['loopback'])),
   telegram: z.strictObject({
     botToken: z.optional(secret),
     apiRoot: z.optional(url),
@@ -85,6 +87,7 @@ const FIXES: Record<string, string> = {
   port: 'set PHASEBRIDGE_PORT to a number from 0 to 65535 (default 7717)',
   metricsToken:
     'set PHASEBRIDGE_METRICS_TOKEN to a long random string, e.g. `openssl rand -hex 24`',
+  metricsOpen: 'set PHASEBRIDGE_METRICS_OPEN=loopback or unset it',
   publicUrl:
     'set PHASEBRIDGE_PUBLIC_URL to the https URL browsers open the console at, e.g. https://pb.example.com',
   redisUrl: 'set REDIS_URL to redis://host:6379, or unset it to use the embedded queue',
@@ -116,6 +119,7 @@ const ENV_OF: Record<string, string> = {
   redisUrl: 'REDIS_URL',
   logLevel: 'LOG_LEVEL',
   metricsToken: 'PHASEBRIDGE_METRICS_TOKEN',
+  metricsOpen: 'PHASEBRIDGE_METRICS_OPEN',
   'telegram.botToken': 'TELEGRAM_BOT_TOKEN',
   'telegram.apiRoot': 'TELEGRAM_API_ROOT',
   'telegram.webhookUrl': 'TELEGRAM_WEBHOOK_URL',
@@ -204,6 +208,7 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     redisUrl: v('REDIS_URL'),
     logLevel: v('LOG_LEVEL'),
     metricsToken: v('PHASEBRIDGE_METRICS_TOKEN'),
+    metricsOpen: v('PHASEBRIDGE_METRICS_OPEN'),
     telegram: {
       botToken: v('TELEGRAM_BOT_TOKEN'),
       apiRoot: v('TELEGRAM_API_ROOT'),
@@ -325,6 +330,13 @@ function readConfigFile(
 
 function crossChecks(c: z.infer<typeof configSchema>): ConfigProblem[] {
   const out: ConfigProblem[] = [];
+  if (c.metricsOpen && !/^(127\.|localhost$|::1$|\[::1\]$)/.test(c.host)) {
+    out.push({
+      path: 'PHASEBRIDGE_METRICS_OPEN',
+      problem: `an open /metrics is only allowed on a loopback address, not ${c.host}`,
+      fix: 'unset it and give the scraper PHASEBRIDGE_METRICS_TOKEN, or listen on 127.0.0.1',
+    });
+  }
   if (c.telegram.webhookUrl && !c.telegram.webhookSecret) {
     out.push({
       path: 'TELEGRAM_WEBHOOK_SECRET',

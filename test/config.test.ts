@@ -26,6 +26,19 @@ function problemsOf(fn: () => unknown): string[] {
 }
 
 describe('loadConfig', () => {
+  it('allows an open /metrics on loopback only', () => {
+    const cwd = tmp();
+    expect(loadConfig({ env: { PHASEBRIDGE_METRICS_OPEN: 'loopback' }, cwd }).metricsOpen).toBe(
+      'loopback',
+    );
+    expect(() =>
+      loadConfig({
+        env: { PHASEBRIDGE_METRICS_OPEN: 'loopback', PHASEBRIDGE_HOST: '0.0.0.0' },
+        cwd,
+      }),
+    ).toThrow(/PHASEBRIDGE_METRICS_OPEN: an open \/metrics is only allowed on a loopback address/);
+  });
+
   it('takes PHASEBRIDGE_PUBLIC_URL as an http(s) URL and refuses anything else', () => {
     const cwd = tmp();
     const env = { PHASEBRIDGE_PUBLIC_URL: 'https://pb.example.com/console/' };

@@ -146,6 +146,18 @@ export class AdapterSupervisor {
       );
   }
 
+  /** Each chat adapter's state now (the console shows it): up, or why not. */
+  status(): { name: string; ok: boolean; detail?: string }[] {
+    return this.#entries
+      .filter((e) => e.platform !== 'web')
+      .map((e) => {
+        const p = this.#probe(e);
+        return p === true
+          ? { name: e.platform, ok: true }
+          : { name: e.platform, ok: false, detail: p.detail };
+      });
+  }
+
   #probe(e: Entry): true | NotReady {
     const fault = e.state === 'running' ? e.channel.fault : undefined;
     if (fault !== undefined) return { ready: false, detail: `${e.platform} stopped: ${fault}` };

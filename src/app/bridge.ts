@@ -16,7 +16,7 @@ import { ConflictError } from '../errors.ts';
 import { makeDirs } from '../fs-errors.ts';
 import { healthRoutes, Readiness } from '../http/health.ts';
 import { BridgeMetrics, bearerOr } from '../http/metrics.ts';
-import { HttpServer } from '../http/server.ts';
+import { HttpServer, isLoopbackHost } from '../http/server.ts';
 import { Orchestrator, type RunUpdate } from '../jobs/orchestrator/orchestrator.ts';
 import { createJobQueue, queueConfigFor } from '../jobs/queue/create-queue.ts';
 import type { Log } from '../log.ts';
@@ -105,9 +105,8 @@ export async function startBridge(
     const metrics = new BridgeMetrics({
       log,
       runsByStatus: async () => countBy(db, 'runs', 'status'),
-      ...(queue.driver === 'sqlite'
-        ? { jobsByState: async () => countBy(db, 'jobs', 'state') }
-        : {}),
+      // Queue depth with either driver (BullMQ counts in Redis).
+      ...(queue.counts ? { jobsByState: () => queue.counts!() } : {}),
     });
     const offDecisions = orchestrator.onUpdate((u) => recordDecisions(metrics, u));
     stack.push(async () => offDecisions());
@@ -141,7 +140,11 @@ export async function startBridge(
         ...healthRoutes(readiness),
         {
           prefix: '/metrics',
-          handler: bearerOr(config.metricsToken, (h) => channels.web.protect(h), metrics.handler()),
+          // Open only when asked for and on loopback (config refuses it elsewhere).
+          handler:
+            config.metricsOpen === 'loopback' && isLoopbackHost(config.host)
+              ? metrics.handler()
+              : bearerOr(config.metricsToken, (h) => channels.web.protect(h), metrics.handler()),
         },
         ...channels.routes,
         channels.web.route,
@@ -157,6 +160,7 @@ export async function startBridge(
     });
     stack.push(() => adapters.stop());
     await adapters.start(channels.all, readiness);
+    channels.web.setChatStates(() => adapters.status());
     // With the adapters up, what the chats missed while no bridge ran is replayed to them.
     await chatops.catchUp();
     await orchestrator.startFeed();
@@ -191,9 +195,16 @@ export async function startBridge(
   }
 }
 
-/** Feeds the decision-latency histogram from the engine's checkpoint events. */
+/** Feeds the decision-latency and step-duration histograms from the engine's events. */
 function recordDecisions(metrics: BridgeMetrics, update: RunUpdate): void {
   for (const event of update.events) {
+    if (event.type === 'stepCompleted' || event.type === 'stepFailed') {
+      const step = update.state.steps.find((s) => s.id === event.stepId);
+      const outcome = event.type === 'stepCompleted' ? 'completed' : 'failed';
+      if (step?.startedAt)
+        metrics.stepFinished(outcome, step.startedAt, step.finishedAt ?? event.at);
+      continue;
+    }
     if (event.type !== 'checkpointResolved') continue;
     const cp = update.state.checkpoints.find((c) => c.id === event.checkpointId);
     if (cp) metrics.checkpointDecided(event.decision.answer, cp.openedAt, event.decision.at);

@@ -1,5 +1,6 @@
 import type { Config } from '../config.ts';
 import { migrationStatus, openBridgeDb } from '../db/connection.ts';
+import { checkRunningBridge } from './doctor-bridge.ts';
 import { checkDiscord, checkSlack, checkTelegram } from './doctor-platforms.ts';
 
 /** One line of `phasebridge doctor`: what was checked, whether it passed, and the fix when not. */
@@ -95,5 +96,6 @@ export async function runChecks(config: Config, dbFile: string): Promise<CheckRe
   if (telegram.botToken) results.push(...(await checkTelegram(telegram)));
   if (slack.botToken) results.push(...(await checkSlack(slack)));
   if (discord.botToken) results.push(...(await checkDiscord(discord)));
+  results.push(...(await checkRunningBridge(config)));
   return results;
 }

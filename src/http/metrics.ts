@@ -28,6 +28,9 @@ export interface BridgeMetricsOptions {
   readonly processMetrics?: boolean;
 }
 
+/** Agent steps take seconds to hours. */
+const STEP_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600];
+
 /** Human decisions take seconds to days: buckets from 5 s to a week. */
 const DECISION_BUCKETS = [5, 30, 60, 300, 900, 1800, 3600, 4 * 3600, 12 * 3600, 86400, 7 * 86400];
 
@@ -37,6 +40,7 @@ export class BridgeMetrics {
   readonly registry = new Registry();
   readonly #platformCalls: Counter<'platform' | 'outcome'>;
   readonly #decisionSeconds: Histogram<'answer'>;
+  readonly #stepSeconds: Histogram<'outcome'>;
 
   constructor(options: BridgeMetricsOptions) {
     const registers = [this.registry];
@@ -51,6 +55,13 @@ export class BridgeMetrics {
       help: 'Time from a checkpoint opening to its decision, by answer',
       labelNames: ['answer'],
       buckets: DECISION_BUCKETS,
+      registers,
+    });
+    this.#stepSeconds = new Histogram({
+      name: 'phasebridge_step_duration_seconds',
+      help: 'Duration of agent step attempts, by outcome (completed or failed)',
+      labelNames: ['outcome'],
+      buckets: STEP_BUCKETS,
       registers,
     });
     countGauge('phasebridge_runs', 'Runs by status', 'status', options.runsByStatus, options.log);
@@ -108,6 +119,12 @@ export class BridgeMetrics {
     const seconds = (new Date(decidedAt).getTime() - new Date(openedAt).getTime()) / 1000;
     if (Number.isFinite(seconds) && seconds >= 0)
       this.#decisionSeconds.observe({ answer }, seconds);
+  }
+
+  /** Records a finished step attempt; times as in StepState (ISO strings). */
+  stepFinished(outcome: 'completed' | 'failed', startedAt: string, finishedAt: string): void {
+    const seconds = (Date.parse(finishedAt) - Date.parse(startedAt)) / 1000;
+    if (Number.isFinite(seconds) && seconds >= 0) this.#stepSeconds.observe({ outcome }, seconds);
   }
 
   /** The exposition text (Prometheus text format). */

@@ -106,6 +106,9 @@ describe('an adapter whose platform is unreachable at start', () => {
       headers: { cookie: cookie.split(';')[0]!, accept: 'text/html' },
     });
     expect(page.status).toBe(200);
+    // The console says which chats serve, and why one does not yet.
+    const chatsLine = (html: string) => /<p class="muted" id="chats">([^<]*)<\/p>/.exec(html)?.[1];
+    expect(chatsLine(await page.text())).toMatch(/telegram \(not up: telegram could not start/);
 
     // The platform comes up: the next attempt starts the adapter, and the bridge is ready.
     const fake = await FakeTelegram.start({ port, token: TELEGRAM_TOKEN });
@@ -116,6 +119,10 @@ describe('an adapter whose platform is unreachable at start', () => {
     });
     expect(after.checks.every((c) => c.ok)).toBe(true);
     expect(fake.calls.some((c) => c.method === 'getMe')).toBe(true);
+    const later = await fetch(bridge.url, {
+      headers: { cookie: cookie.split(';')[0]!, accept: 'text/html' },
+    });
+    expect(chatsLine(await later.text())).toContain('telegram (up)');
   });
 
   it('serves the console with Secure cookies when bound beyond loopback', async () => {

@@ -125,6 +125,10 @@ describe('the assembled bridge', () => {
       metricValue(text, 'phasebridge_checkpoint_decision_seconds_count', 'answer="approve"'),
     ).toBe(1);
     expect(metricValue(text, 'phasebridge_runs', 'status="awaiting"')).toBe(1);
+    // plan, build and review each ran once.
+    expect(
+      metricValue(text, 'phasebridge_step_duration_seconds_count', 'outcome="completed"'),
+    ).toBe(3);
     expect((await fetch(`${bridge.url}/metrics`)).status).toBe(401);
     // A Prometheus scraper reads it with the bearer token instead of a console session.
     const scraped = await fetch(`${bridge.url}/metrics`, {
@@ -132,5 +136,29 @@ describe('the assembled bridge', () => {
     });
     expect(scraped.status).toBe(200);
     expect(await scraped.text()).toContain('phasebridge_platform_api_calls_total');
+  });
+});
+
+describe('/metrics left open on loopback', () => {
+  it('answers a scraper without a session or token only when configured so', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-app-open-'));
+    const config = loadConfig({
+      env: {
+        PHASEBRIDGE_HOME: path.join(dir, 'home'),
+        PHASEBRIDGE_PORT: '0',
+        PHASEBRIDGE_METRICS_OPEN: 'loopback',
+      },
+      cwd: dir,
+    });
+    const bridge = await startBridge(config, createLogger({ level: 'silent' }), { worker: false });
+    cleanups.push(async () => {
+      await bridge.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+    const res = await fetch(`${bridge.url}/metrics`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('phasebridge_step_duration_seconds');
+    // The console itself still needs its login.
+    expect((await fetch(`${bridge.url}/runs`)).status).toBe(401);
   });
 });

@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type RunningBridge, startBridge } from '../../src/app/bridge.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
+import { runCliAsync } from '../cli/support.ts';
 import { FakeTelegram } from '../fakes/telegram.ts';
 
 const ALICE = { id: 501, is_bot: false, first_name: 'Alice', username: 'alice' };
@@ -44,7 +45,9 @@ async function telegramCheck(bridge: RunningBridge): Promise<Check | undefined> 
 }
 
 /** A bridge on the fake, with its log lines collected. */
-async function start(fake: FakeTelegram): Promise<{ bridge: RunningBridge; lines: string[] }> {
+async function start(
+  fake: FakeTelegram,
+): Promise<{ bridge: RunningBridge; lines: string[]; dir: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-tg-faults-'));
   const config = loadConfig({
     env: {
@@ -63,7 +66,7 @@ async function start(fake: FakeTelegram): Promise<{ bridge: RunningBridge; lines
     await bridge.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   });
-  return { bridge, lines };
+  return { bridge, lines, dir };
 }
 
 async function fakeTelegram(): Promise<FakeTelegram> {
@@ -117,4 +120,29 @@ describe('Telegram polling that dies while running', () => {
       expect(polls.at(-1)).toMatchObject({ ok: false, errorCode: code });
     });
   }
+});
+
+describe('doctor next to a running bridge', () => {
+  it('names the second poller the bridge met, with the fix', async () => {
+    const fake = await fakeTelegram();
+    const { bridge, dir } = await start(fake);
+    fake.failNext('getUpdates', 409, 'Conflict: terminated by other getUpdates request');
+    fake.pushUpdate({});
+    await until('telegram not ready', async () => {
+      const c = await telegramCheck(bridge);
+      return c?.ok === false ? c : undefined;
+    });
+    const port = new URL(bridge.url).port;
+    const doctor = await runCliAsync(['doctor'], path.join(dir, 'home'), dir, {
+      PHASEBRIDGE_PORT: port,
+      TELEGRAM_BOT_TOKEN: fake.token,
+      TELEGRAM_API_ROOT: fake.apiRoot,
+    });
+    expect(doctor.code).toBe(1);
+    expect(doctor.out).toMatch(
+      /^failed {2}bridge: telegram: telegram stopped: another process is polling/m,
+    );
+    expect(doctor.out).toMatch(/^ {8}fix: stop the other process polling this bot token/m);
+    expect(doctor.out).not.toContain(fake.token);
+  });
 });

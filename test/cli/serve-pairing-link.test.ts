@@ -52,5 +52,8 @@ describe('phasebridge serve with Telegram', () => {
     const code = /send "pair ([A-Z0-9]+)"/.exec(banner)?.[1];
     expect(code).toMatch(/^[A-Z0-9]{10}$/);
     expect(banner).toContain(`One tap (telegram): https://t.me/acme_pb_bot?start=${code}`);
+    // Which adapters are up, and what to do next on a fresh home.
+    expect(banner).toContain('Chats:       telegram (up)');
+    expect(banner).toContain('Next:        pair a chat with the code above (no chat is bound yet)');
   }, 60_000);
 });

@@ -134,6 +134,24 @@ describe('phasebridge setup telegram', () => {
     expect(r.out).toMatch(/ok +telegram: bot @phasebridge_bot, privacy mode on/);
   }, 60_000);
 
+  it('asks for a token when none is set, checks it and does not keep it', async () => {
+    const telegram = await FakeTelegram.start();
+    cleanups.push(() => telegram.close());
+    const { home, dir } = tmp();
+    const r = await runCliAsync(
+      ['setup', 'telegram', '--interactive'],
+      home,
+      dir,
+      { TELEGRAM_API_ROOT: telegram.apiRoot },
+      `${telegram.token}\n`,
+    );
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('Paste the bot token to check it now');
+    expect(r.out).toMatch(/ok +telegram: bot @phasebridge_bot/);
+    expect(r.out).toContain("Put it in the bridge's environment as TELEGRAM_BOT_TOKEN");
+    expect(fs.existsSync(home) ? fs.readdirSync(home).join() : '').not.toContain(telegram.token);
+  }, 60_000);
+
   it('refuses an unknown platform', async () => {
     const r = await setup(['matrix']).result;
     expect(r.code).toBe(2);

@@ -35,13 +35,15 @@ export function runCli(args: readonly string[], home: string, cwd: string): CliR
 
 /**
  * Runs `phasebridge ...args` without blocking this process, so fakes served from this test
- * process can answer it; `env` adds to (or overrides) the runCli environment.
+ * process can answer it; `env` adds to (or overrides) the runCli environment, `input` is what
+ * the command reads on stdin.
  */
 export function runCliAsync(
   args: readonly string[],
   home: string,
   cwd: string,
   env: Record<string, string> = {},
+  input = '',
 ): Promise<CliResult> {
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd,
@@ -54,6 +56,8 @@ export function runCliAsync(
     },
     timeout: 60_000,
   });
+  // What a person would type (or nothing): stdin is then closed.
+  child.stdin.end(input);
   let out = '';
   let err = '';
   child.stdout.on('data', (c: Buffer) => {

@@ -24,7 +24,12 @@ import type {
 import { stderrLogger } from '../channel.ts';
 import { link, rich } from '../render-text.ts';
 import { type ChannelStateStore, MemoryChannelState } from '../state.ts';
-import { type ConsoleContext, handleConsoleRequest, messageEvent } from './console-routes.ts';
+import {
+  type ChatAdapterState,
+  type ConsoleContext,
+  handleConsoleRequest,
+  messageEvent,
+} from './console-routes.ts';
 import { messageNotHeld } from './errors.ts';
 import { requireSession } from './guard.ts';
 import { FileShelf, type HeldMessage, MessageHistory } from './history.ts';
@@ -123,9 +128,17 @@ export class WebChannel implements Channel {
       runs: options.runs,
       log: this.#log,
       running: () => this.running,
+      chats: () => this.#chats(),
       echo: (text) => this.#publish(this.#history.add('user', echoHtml(text), [])),
       emit: (event) => this.#emit(event),
     };
+  }
+
+  #chats: () => readonly ChatAdapterState[] = () => [];
+
+  /** Where the console page reads which chat adapters are up (the bridge's adapter supervisor). */
+  setChatStates(states: () => readonly ChatAdapterState[]): void {
+    this.#chats = states;
   }
 
   /** The console's route: mount it at `/` (it answers everything other routes do not). */

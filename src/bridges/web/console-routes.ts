@@ -28,6 +28,14 @@ import type { Session } from './session.ts';
 import type { SseEvent, SseHub } from './sse.ts';
 
 /** What the routes share with the channel. */
+/** One chat adapter as the console shows it. */
+export interface ChatAdapterState {
+  readonly name: string;
+  readonly ok: boolean;
+  readonly detail?: string;
+}
+
+/** What the console routes need from the channel. */
 export interface ConsoleContext extends GuardOptions {
   readonly history: MessageHistory;
   readonly files: FileShelf;
@@ -35,6 +43,8 @@ export interface ConsoleContext extends GuardOptions {
   readonly prompts: PromptBook;
   readonly runs: RunsSource | undefined;
   readonly log: ChannelLogger;
+  /** The chat adapters' states for the page's header (none before the bridge sets them). */
+  chats(): readonly ChatAdapterState[];
   /** True between start() and stop(). */
   running(): boolean;
   /** Shows what the user typed in the chat. */
@@ -89,6 +99,7 @@ function showConsole(ctx: ConsoleContext, session: Session, res: ServerResponse)
     version: ctx.history.version,
     csrf: session.csrfToken,
     nonce: newNonce(),
+    chats: ctx.chats(),
   });
   sendPage(res, 200, page);
 }

@@ -31,13 +31,20 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
         config.telegram.botToken && 'telegram',
         config.slack.botToken && 'slack',
         config.discord.botToken && 'discord',
-      ].filter(Boolean);
+      ].filter((c): c is string => typeof c === 'string');
+      // Which adapters are up now (one whose platform did not answer keeps retrying).
+      const report = await bridge.readiness.check();
+      const stateOf = (platform: string): string => {
+        const probe = report.checks.find((c) => c.name === platform);
+        if (probe?.ok) return `${platform} (up)`;
+        return `${platform} (not up yet: ${probe?.detail ?? probe?.error ?? 'starting'})`;
+      };
       // Printed, not logged: the login link is a credential for this terminal's user only.
       console.log(`\nphasebridge is running.\n`);
       console.log(`  Web console: ${publicLink(bridge.loginUrl, bridge.url, config.publicUrl)}`);
       console.log(`  Workspace:   ${bridge.workspace}`);
       console.log(
-        `  Chats:       ${chats.length > 0 ? chats.join(', ') : 'none configured (set TELEGRAM_BOT_TOKEN, SLACK_BOT_TOKEN or DISCORD_BOT_TOKEN)'}`,
+        `  Chats:       ${chats.length > 0 ? chats.map(stateOf).join(', ') : 'none configured (set TELEGRAM_BOT_TOKEN, SLACK_BOT_TOKEN or DISCORD_BOT_TOKEN)'}`,
       );
       if (chats.length > 0) {
         console.log(
@@ -45,6 +52,16 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
         );
         for (const [platform, link] of Object.entries(bridge.pairingLinks))
           console.log(`  One tap (${platform}): ${link}`);
+      }
+      const bound = (await bridge.repos.bindings.list()).filter(
+        (b) => !b.chatRef.startsWith('web:'),
+      );
+      if (chats.length === 0) {
+        console.log(
+          '  Next:        connect a chat: `phasebridge setup telegram` (or slack, discord)',
+        );
+      } else if (bound.length === 0) {
+        console.log('  Next:        pair a chat with the code above (no chat is bound yet)');
       }
       console.log(
         `\n  Try it: open the console and type "run demo add a login page". Ctrl+C stops.\n`,

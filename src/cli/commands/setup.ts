@@ -23,6 +23,7 @@ export function registerSetupCommand(program: Command, ctx: CliContext): void {
     .option('--name <name>', 'slack: app and bot name', 'phasebridge')
     .option('--out <file>', 'slack: also write the manifest (YAML) to this file')
     .option('--application-id <id>', 'discord: application id when no token is set yet')
+    .option('--interactive', 'ask for the token on stdin (default when stdin is a terminal)')
     .action(async (platform: string, opts: SetupFlags) => {
       if (!(PLATFORMS as readonly string[]).includes(platform)) {
         console.error(`unknown platform "${platform}": use ${PLATFORMS.join(', ')}`);

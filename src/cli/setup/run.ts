@@ -20,6 +20,8 @@ export interface SetupFlags {
   name: string;
   out?: string;
   applicationId?: string;
+  /** Ask for the token on stdin when it is not set (default: when stdin is a terminal). */
+  interactive?: boolean;
 }
 
 /** Prints the guide for `platform` and checks its token when set; returns the exit code. */
@@ -30,14 +32,16 @@ export async function runSetup(
 ): Promise<number> {
   if (platform === 'telegram') {
     print(telegramGuide({ webhookUrl: flags.webhookUrl ?? config.telegram.webhookUrl }));
-    return check(config.telegram.botToken, 'TELEGRAM_BOT_TOKEN', () =>
-      checkTelegram(config.telegram),
+    return check(flags, config.telegram.botToken, 'TELEGRAM_BOT_TOKEN', (botToken) =>
+      checkTelegram({ ...config.telegram, botToken }),
     );
   }
   if (platform === 'slack') return setupSlack(flags, config);
   const applicationId = flags.applicationId ?? (await discordApplicationId(config));
   print(discordGuide({ applicationId }));
-  return check(config.discord.botToken, 'DISCORD_BOT_TOKEN', () => checkDiscord(config.discord));
+  return check(flags, config.discord.botToken, 'DISCORD_BOT_TOKEN', (botToken) =>
+    checkDiscord({ ...config.discord, botToken }),
+  );
 }
 
 async function setupSlack(flags: SetupFlags, config: Config): Promise<number> {
@@ -58,7 +62,9 @@ async function setupSlack(flags: SetupFlags, config: Config): Promise<number> {
   console.log(
     `\n# Slack app manifest (${socket ? 'Socket Mode' : 'HTTP mode'})\n${yaml}# end of manifest`,
   );
-  return check(config.slack.botToken, 'SLACK_BOT_TOKEN', () => checkSlack(config.slack));
+  return check(flags, config.slack.botToken, 'SLACK_BOT_TOKEN', (botToken) =>
+    checkSlack({ ...config.slack, botToken }),
+  );
 }
 
 /** The application id: DISCORD_APPLICATION_ID, else asked of the API with the token. */
@@ -76,27 +82,59 @@ function print(lines: string[]): void {
   console.log(lines.join('\n'));
 }
 
-/** Runs the platform check when the token is set, else says how to set it; returns exit code. */
+/**
+ * Runs the platform check when the token is set. Otherwise, on a terminal (or `--interactive`),
+ * asks for it and checks it without storing it; else says how to set it. Returns the exit code.
+ */
 async function check(
-  token: string | undefined,
+  flags: SetupFlags,
+  configured: string | undefined,
   env: string,
-  run: () => Promise<CheckResult[]>,
+  run: (token: string) => Promise<CheckResult[]>,
 ): Promise<number> {
+  let token = configured;
+  const asked = !token && (flags.interactive ?? process.stdin.isTTY === true);
+  if (asked) token = await askToken(`\nPaste the bot token to check it now (Enter skips): `);
   if (!token) {
     console.log(`\nNext: set ${env}, then run this again to check the token.`);
     return 0;
   }
   console.log('\nChecking the token:');
-  const results = await run();
+  const results = await run(token);
   for (const r of results) {
     console.log(`${r.ok ? 'ok    ' : 'failed'}  ${r.name}: ${r.detail}`);
     if (!r.ok && r.fix) console.log(`        fix: ${r.fix}`);
   }
   const ok = results.every((r) => r.ok);
+  if (ok && asked) {
+    console.log(
+      `\nThe token works. Put it in the bridge's environment as ${env} (it is not stored).`,
+    );
+  }
   console.log(
     ok
       ? '\nNext: `phasebridge serve`, then pair a chat with the code (or link) it prints.'
       : '\nFix the above, then run this again.',
   );
   return ok ? 0 : 1;
+}
+
+/** One line from stdin; on a terminal the typed characters are shown as `*`. */
+async function askToken(question: string): Promise<string | undefined> {
+  const { createInterface } = await import('node:readline');
+  const tty = process.stdin.isTTY === true;
+  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: tty });
+  if (tty) {
+    // readline echoes through this method: mask what is typed after the question.
+    const echo = rl as unknown as { _writeToOutput: (s: string) => void };
+    echo._writeToOutput = (s: string) => {
+      process.stdout.write(s.startsWith(question) ? question : s.replace(/[^\r\n]/g, '*'));
+    };
+  }
+  const answer = await new Promise<string | undefined>((resolve) => {
+    rl.question(question, (a) => resolve(a.trim() === '' ? undefined : a.trim()));
+    rl.once('close', () => resolve(undefined));
+  });
+  rl.close();
+  return answer;
 }

@@ -23,6 +23,7 @@ import {
   type JobOutcome,
   type JobQueue,
   type JobSpec,
+  type JobState,
   type JobStatus,
   type OutcomeListener,
   type Processor,
@@ -118,6 +119,17 @@ class BullmqJobQueue implements JobQueue {
   ) {
     this.listeners = new OutcomeListeners(deps.onError);
     this.signals = new SignalListeners(deps.onError);
+  }
+
+  async counts(): Promise<Partial<Record<JobState, number>>> {
+    const c = await this.queue.getJobCounts('waiting', 'delayed', 'active', 'completed', 'failed');
+    // Delayed jobs (retry backoff) wait too, in our words.
+    return {
+      waiting: (c.waiting ?? 0) + (c.delayed ?? 0),
+      active: c.active ?? 0,
+      completed: c.completed ?? 0,
+      failed: c.failed ?? 0,
+    };
   }
 
   async enqueue(

@@ -113,6 +113,8 @@ export interface JobQueue {
    * its lease runs out (`resume` of an interrupted run). Drivers that cannot tell leave it out.
    */
   reclaim?(id: string): Promise<ReclaimResult>;
+  /** Jobs by state (queue depth for metrics); drivers that cannot count cheaply leave it out. */
+  counts?(): Promise<Partial<Record<JobState, number>>>;
   /** Closes workers (waiting for running jobs) and connections this queue opened. */
   close(): Promise<void>;
 }

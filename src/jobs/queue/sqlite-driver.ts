@@ -13,6 +13,7 @@ import {
   delayOf,
   type JobQueue,
   type JobSpec,
+  type JobState,
   type JobStatus,
   type OutcomeListener,
   type Processor,
@@ -150,6 +151,10 @@ class SqliteJobQueue implements JobQueue {
 
   async get(id: string): Promise<JobStatus | null> {
     return this.store.status(id);
+  }
+
+  async counts(): Promise<Partial<Record<JobState, number>>> {
+    return this.store.counts();
   }
 
   async reclaim(id: string): Promise<ReclaimResult> {

@@ -227,6 +227,15 @@ export class SqliteJobStore {
     return { kind: 'reclaimed' };
   }
 
+  /** Jobs by state. */
+  counts(): Partial<Record<JobState, number>> {
+    const rows = this.db.prepare('SELECT state, count(*) AS n FROM jobs GROUP BY state').all() as {
+      state: JobState;
+      n: number;
+    }[];
+    return Object.fromEntries(rows.map((r) => [r.state, r.n]));
+  }
+
   status(id: string): JobStatus | null {
     const row = this.s.row.get(id) as JobRow | undefined;
     if (row === undefined) return null;

@@ -368,6 +368,19 @@ export function defineQueueContract(
       expect(await queue.get('2026-11-29T143000Z-none:build:1')).toBeNull();
     });
 
+    it('counts jobs by state (queue depth for /metrics)', async () => {
+      const queue = await ctx.open();
+      const seen = collectOutcomes(queue);
+      await queue.enqueue(step('depth-a', 'build', {}));
+      await queue.enqueue(step('depth-b', 'build', {}), { delayMs: 60_000 });
+      expect(await queue.counts!()).toMatchObject({ waiting: 2 });
+      const tracker = ctx.tracker(1);
+      tracker.releaseAll();
+      await queue.startWorker(tracker.processor, { concurrency: 1 });
+      await seen.of(jobIdOf(step('depth-a', 'build', {})));
+      expect(await queue.counts!()).toMatchObject({ waiting: 1, completed: 1 });
+    });
+
     it('refuses specs whose ids would be ambiguous', async () => {
       const queue = await ctx.open();
       const bad = { ...step('x'), stepId: 'a:b' };

@@ -4,6 +4,7 @@
  * button presses and reasons with the session's CSRF token. Without JavaScript the command box
  * still works as a plain form.
  */
+import type { ChatAdapterState } from '../console-routes.ts';
 import type { HeldMessage } from '../history.ts';
 import { escapeHtml } from '../outbound.ts';
 import type { PageParts } from './layout.ts';
@@ -19,13 +20,24 @@ export function consolePage(input: {
   version: number;
   csrf: string;
   nonce: string;
+  chats?: readonly ChatAdapterState[];
 }): PageParts {
   const list = input.messages.map(messageArticle).join('');
+  const chats = input.chats ?? [];
+  // Which chat platforms serve now: the console is where a new user looks first.
+  const header =
+    chats.length === 0
+      ? '<p class="muted" id="chats">Chats: none configured (<code>phasebridge setup telegram</code>, slack or discord)</p>'
+      : `<p class="muted" id="chats">Chats: ${chats
+          .map((c) =>
+            escapeHtml(c.ok ? `${c.name} (up)` : `${c.name} (not up: ${c.detail ?? 'starting'})`),
+          )
+          .join(', ')}</p>`;
   const empty =
     input.messages.length === 0
       ? '<p class="muted" id="empty">No messages yet. Try <code>help</code> or <code>run demo add a login page</code>.</p>'
       : '';
-  const body = `${empty}<section id="messages" data-version="${input.version}" aria-live="polite">${list}</section>
+  const body = `${header}${empty}<section id="messages" data-version="${input.version}" aria-live="polite">${list}</section>
 <div id="prompts"></div><div id="toasts" role="status" aria-live="assertive"></div>
 <form class="say" method="post" action="/api/command">
 <input type="hidden" name="csrf" value="${escapeHtml(input.csrf)}">
