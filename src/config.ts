@@ -1,10 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 // zod/mini: the config is read by every CLI command; the classic API costs ~15 ms to load.
 import * as z from 'zod/mini';
 import type { $ZodIssue } from 'zod/v4/core';
 import en from 'zod/v4/locales/en.js';
+import { readConfigFile } from './config-file.ts';
 import { ConfigError, type ConfigProblem } from './errors.ts';
 
 /** Env names that hold secrets: they are read from env only and redacted from every log line. */
@@ -134,11 +133,9 @@ const ENV_OF: Record<string, string> = {
   'discord.apiUrl': 'DISCORD_API_URL',
 };
 
-/** Config paths that are secrets: refused in the YAML file. */
-const SECRET_PATHS = new Set(
-  Object.entries(ENV_OF)
-    .filter(([, env]) => (SECRET_ENV_NAMES as readonly string[]).includes(env))
-    .map(([path]) => path),
+/** Config paths that are secrets (refused in the YAML file), with their env names. */
+const SECRET_PATHS: ReadonlyMap<string, string> = new Map(
+  Object.entries(ENV_OF).filter(([, env]) => (SECRET_ENV_NAMES as readonly string[]).includes(env)),
 );
 
 /** Options of loadConfig; defaults read the real process. */
@@ -154,7 +151,12 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const problems: ConfigProblem[] = [];
-  const fromFile = readConfigFile(options.file ?? env.PHASEBRIDGE_CONFIG, cwd, problems);
+  const fromFile = readConfigFile(
+    resolve(cwd, options.file ?? env.PHASEBRIDGE_CONFIG ?? 'phasebridge.config.yaml'),
+    (options.file ?? env.PHASEBRIDGE_CONFIG) !== undefined,
+    SECRET_PATHS,
+    problems,
+  );
   const raw = mergeRaw(fromFile, fromEnv(env));
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
@@ -257,77 +259,6 @@ function mergeRaw(file: Record<string, unknown>, env: Record<string, unknown>) {
   return out;
 }
 
-function readConfigFile(
-  file: string | undefined,
-  cwd: string,
-  problems: ConfigProblem[],
-): Record<string, unknown> {
-  const path = resolve(cwd, file ?? 'phasebridge.config.yaml');
-  if (!existsSync(path)) {
-    if (file)
-      problems.push({
-        path: 'file',
-        problem: `${path} does not exist`,
-        fix: 'create it or unset PHASEBRIDGE_CONFIG',
-      });
-    return {};
-  }
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    problems.push({
-      path,
-      problem: `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
-      fix: 'make it a file this user can read, or point PHASEBRIDGE_CONFIG elsewhere',
-    });
-    return {};
-  }
-  let doc: unknown;
-  try {
-    doc = parseYaml(text);
-  } catch (err) {
-    const bomb = err instanceof ReferenceError;
-    problems.push({
-      path,
-      problem: `is not valid YAML (${(err as Error).message})`,
-      fix: bomb ? 'use fewer aliases (*name) in it' : 'correct the YAML syntax',
-    });
-    return {};
-  }
-  if (doc == null) return {};
-  if (!isPlainObject(doc)) {
-    problems.push({
-      path,
-      problem: 'must be a mapping of settings',
-      fix: 'see the configuration table in README.md',
-    });
-    return {};
-  }
-  for (const [section, value] of Object.entries(doc)) {
-    if (!isPlainObject(value)) continue;
-    for (const key of Object.keys(value)) {
-      if (SECRET_PATHS.has(`${section}.${key}`)) {
-        problems.push({
-          path: `${path}: ${section}.${key}`,
-          problem: 'secrets are not read from files',
-          fix: `remove it from the file and set ${ENV_OF[`${section}.${key}`]} in the environment`,
-        });
-        delete value[key];
-      }
-    }
-  }
-  if ('redisUrl' in doc) {
-    problems.push({
-      path: `${path}: redisUrl`,
-      problem: 'secrets are not read from files',
-      fix: 'set REDIS_URL in the environment',
-    });
-    delete doc.redisUrl;
-  }
-  return doc;
-}
-
 function crossChecks(c: z.infer<typeof configSchema>): ConfigProblem[] {
   const out: ConfigProblem[] = [];
   if (c.metricsOpen && !/^(127\.|localhost$|::1$|\[::1\]$)/.test(c.host)) {
@@ -395,14 +326,4 @@ function deepFreeze<T>(value: T): T {
     Object.freeze(value);
   }
   return value;
-}
-
-/**
- * Parses the config file's YAML. The parser is required only when a file exists: most setups
- * have none, and every CLI command would otherwise load it (a quarter of a megabyte of code).
- */
-function parseYaml(text: string): unknown {
-  const { parse } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
-  // An explicit alias limit: a config never needs many, an alias bomb needs millions.
-  return parse(text, { maxAliasCount: 100 });
 }

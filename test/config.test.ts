@@ -113,11 +113,15 @@ describe('loadConfig', () => {
     const cwd = tmp();
     writeFileSync(
       join(cwd, 'phasebridge.config.yaml'),
-      'telegram:\n  botToken: "123456:in-a-file-is-wrong"\nprot: 1\n',
+      'telegram:\n  botToken: "123456:in-a-file-is-wrong"\nmetricsToken: "scrape-token-123"\nprot: 1\n',
     );
     const problems = problemsOf(() => loadConfig({ env: {}, cwd }));
     expect(problems.join('\n')).toMatch(
       /telegram.botToken \| secrets are not read from files \| .*TELEGRAM_BOT_TOKEN/,
+    );
+    // Top-level secrets too, not only those inside a platform's section.
+    expect(problems.join('\n')).toMatch(
+      /metricsToken \| secrets are not read from files \| .*PHASEBRIDGE_METRICS_TOKEN/,
     );
     expect(problems.join('\n')).toMatch(/unknown setting\(s\) prot/);
   });

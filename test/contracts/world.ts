@@ -3,7 +3,6 @@
  * `loadConfig`), pointed at the platforms' fakes, on files in a temp dir. It can be stopped and
  * started again on the same files (a restart). Roles are set through the bridge's repositories.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,6 +11,7 @@ import { type RunningBridge, type StartBridgeOptions, startBridge } from '../../
 import { loadConfig } from '../../src/config.ts';
 import type { Role } from '../../src/db/schema.ts';
 import type { RunState } from '../../src/engine/model.ts';
+import { type CliResult, runCliAsync } from '../cli/support.ts';
 import { type Persona, type PlatformDriver, type SeenMessage, until } from './platform-driver.ts';
 
 /** The roles of the cast in every bound chat; Carol has none. */
@@ -201,16 +201,6 @@ export class World {
   }
 }
 
-/** The real `phasebridge` bin. */
-const BIN = path.resolve(import.meta.dirname, '../../bin/phasebridge.js');
-
-/** What a CLI process printed and how it exited. */
-export interface CliRun {
-  code: number | null;
-  out: string;
-  err: string;
-}
-
 /**
  * Runs the real `phasebridge` CLI on the world's home, asynchronously (the bridge in this
  * process must keep serving its control socket meanwhile).
@@ -219,34 +209,10 @@ export function runCli(
   world: World,
   args: readonly string[],
   env: Record<string, string> = {},
-): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: world.dir,
-      env: {
-        PATH: process.env.PATH,
-        PHASEBRIDGE_HOME: world.home,
-        PHASEBRIDGE_WORKSPACE: world.workspace,
-        LOG_LEVEL: 'silent',
-        DEMO_AGENT_BEHAVIOUR: 'sleep=20',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString();
-    });
-    child.stderr.on('data', (c: Buffer) => {
-      err += c.toString();
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out, err });
-    });
+): Promise<CliResult> {
+  return runCliAsync(args, world.home, world.dir, {
+    PHASEBRIDGE_WORKSPACE: world.workspace,
+    ...env,
   });
 }
 
