@@ -34,6 +34,12 @@ export interface MessageButton {
   readonly style?: ButtonStyle;
 }
 
+/**
+ * How soon a message must go out when a platform's rate limits make calls wait: a checkpoint or
+ * a decision first, then a notice (a run's end, a reply), then a status edit.
+ */
+export type Urgency = 'decision' | 'notice' | 'status';
+
 /** A platform-neutral outgoing message; each adapter renders it in its own markup. */
 export interface OutgoingMessage {
   readonly text: RichText;
@@ -43,6 +49,8 @@ export interface OutgoingMessage {
   readonly thread?: string;
   /** Deliver without a notification sound/ping where the platform supports it. */
   readonly silent?: boolean;
+  /** Queue order under rate limits (default: `notice` for a send, `status` for an edit). */
+  readonly urgency?: Urgency;
 }
 
 /** A file to upload (logs, long reports). */
