@@ -192,6 +192,11 @@ export interface Channel {
   askForReason(interaction: Interaction, prompt: string): Promise<MessageRef>;
   /** Uploads a file into a chat. */
   sendFile(chatRef: ChatRef, file: OutgoingFile): Promise<MessageRef>;
+  /**
+   * Sends and edits wait in an outbox paced to the platform's limits, where waiting edits of one
+   * message coalesce (latest wins): a caller may queue an edit without waiting for the last one.
+   */
+  readonly paced?: boolean;
   /** Why the adapter stopped receiving on its own after starting (a revoked token…); /readyz shows it. */
   readonly fault?: string | undefined;
   /** A link that opens a chat with the bot and pairs it in one tap, where the platform has one. */

@@ -26,6 +26,9 @@ export class OutboxChannel implements Channel {
     this.#outbox = outbox;
   }
 
+  /** Edits may be queued without waiting: the outbox coalesces them. */
+  readonly paced = true;
+
   get platform() {
     return this.#inner.platform;
   }
@@ -49,9 +52,11 @@ export class OutboxChannel implements Channel {
     this.#outbox.start();
   }
 
-  /** Stops delivering (open rows stay for the next start), then stops the adapter. */
+  /**
+   * Stops the adapter receiving; the outbox keeps delivering until its own `stop` (the bridge
+   * stops it after chatops flushed its last edits).
+   */
   async stop(): Promise<void> {
-    await this.#outbox.stop();
     await this.#inner.stop();
   }
 

@@ -7,7 +7,7 @@
  * callers are answered when the latest content is delivered), so under pressure fewer calls go
  * out and the last state is never overwritten by an older one.
  */
-import { PhasebridgeError, RateLimitedError } from '../../errors.ts';
+import { PhasebridgeError, RateLimitedError, ResourceError } from '../../errors.ts';
 import type { Channel, ChannelLogger, OutgoingMessage, Urgency } from '../channel.ts';
 import { laneOf, type OutboxKind, type PlatformLimits, URGENCY_RANK } from './limits.ts';
 import { type PaceItem, Pacer } from './pacer.ts';
@@ -72,19 +72,23 @@ export class Outbox {
   readonly #running = new Set<Promise<void>>();
   readonly #drained: (() => void)[] = [];
   #timer: { handle: unknown; at: number } | undefined;
+  #started = false;
   #stopped = false;
 
-  /** Nothing is delivered before `start`. */
+  /** Calls queue from the start; nothing is delivered before `start`. */
   constructor(options: OutboxOptions) {
     this.#o = options;
     this.#timers = options.timers ?? REAL_OUTBOX_TIMERS;
     this.#pacer = new Pacer(options.limits);
-    this.#stopped = true;
   }
 
-  /** Loads the rows a previous process left open (delivered with no caller waiting) and starts. */
+  /**
+   * Loads the rows a previous process left open (delivered with no caller waiting) and starts
+   * delivering; a second call does nothing more.
+   */
   start(): void {
-    this.#stopped = false;
+    if (this.#started || this.#stopped) return;
+    this.#started = true;
     for (const row of this.#o.store.open(this.#o.limits.platform)) {
       if (this.#entries.has(row.id)) continue;
       this.#entries.set(row.id, {
@@ -98,11 +102,19 @@ export class Outbox {
     this.#pump();
   }
 
-  /** Stops starting calls; resolves when the calls in flight ended. Open rows stay for the next start. */
+  /**
+   * Stops starting calls and resolves when the calls in flight ended. Open rows stay for the next
+   * process; their callers (and later ones) are answered RESOURCE at once instead of waiting.
+   */
   async stop(): Promise<void> {
     this.#stopped = true;
     if (this.#timer) this.#timers.clearTimeout(this.#timer.handle);
     this.#timer = undefined;
+    for (const [id, entry] of this.#entries) {
+      if (entry.started) continue;
+      this.#entries.delete(id);
+      for (const w of entry.waiters) w.reject(deferred());
+    }
     await Promise.allSettled([...this.#running]);
   }
 
@@ -140,6 +152,10 @@ export class Outbox {
         }
       }
       const id = store.insert({ platform: limits.platform, lane, kind, target, message, urgency });
+      if (this.#stopped) {
+        reject(deferred());
+        return;
+      }
       this.#entries.set(id, {
         item: item(id, lane, kind, urgency, 0),
         target,
@@ -159,7 +175,7 @@ export class Outbox {
   }
 
   #pump(): void {
-    if (this.#stopped) return;
+    if (!this.#started || this.#stopped) return;
     for (;;) {
       const now = this.#timers.now();
       const waiting = [...this.#entries.values()].filter((e) => !e.started).map((e) => e.item);
@@ -238,6 +254,11 @@ export class Outbox {
       });
     }
   }
+}
+
+/** The answer to a caller whose call stays queued for the next process. */
+function deferred(): ResourceError {
+  return new ResourceError('the bridge is stopping: the message stays queued for its next start');
 }
 
 function item(
