@@ -66,6 +66,9 @@ export class FakeTelegram {
   #failNext: { method: string; error: ApiError }[] = [];
   readonly #callWatchers = new Set<() => boolean>();
   readonly #limits: LimitEnforcer | undefined;
+  readonly #held = new Set<string>();
+  /** Called as each request arrives, before it is applied (a test can look at the world then). */
+  onArrival: ((method: string, params: Json) => void) | undefined;
 
   private constructor(server: Server, options: FakeTelegramOptions) {
     this.#server = server;
@@ -126,6 +129,14 @@ export class FakeTelegram {
       count: 0,
       ...(methods && { methods }),
     };
+  }
+
+  /**
+   * Applies the next call of `method` but never answers it (the connection stays open until the
+   * client goes away): the platform did it, the client cannot know.
+   */
+  holdNext(method: string): void {
+    this.#held.add(method);
   }
 
   /** Makes the next call of `method` fail with the given Bot API error. */
@@ -255,9 +266,11 @@ export class FakeTelegram {
       if (!match) throw new ApiError(404, 'Not Found');
       if (match[1] !== this.#token) throw new ApiError(401, 'Unauthorized');
       params = await readParams(req);
+      this.onArrival?.(method, params);
       const result = await this.#dispatch(method, params, res);
       this.calls.push({ method, params, ok: true, at: Date.now() });
       for (const watcher of this.#callWatchers) if (watcher()) this.#callWatchers.delete(watcher);
+      if (this.#held.delete(method)) return;
       if (!res.writableEnded)
         res
           .writeHead(200, { 'content-type': 'application/json' })

@@ -89,7 +89,15 @@ export class Outbox {
   start(): void {
     if (this.#started || this.#stopped) return;
     this.#started = true;
-    for (const row of this.#o.store.open(this.#o.limits.platform)) {
+    // The previous process's last calls still count in the platform's windows.
+    const { store, limits } = this.#o;
+    const now = this.#timers.now();
+    const longest = Math.max(0, ...limits.limits.map((l) => l.windowMs));
+    for (const r of store.recent(limits.platform, now - longest)) {
+      // An unanswered call may have reached the platform any time until now.
+      this.#pacer.recordPast(r.lane, r.kind, r.state === 'attempted' ? now : r.at);
+    }
+    for (const row of store.open(limits.platform)) {
       if (this.#entries.has(row.id)) continue;
       this.#entries.set(row.id, {
         item: item(row.id, row.lane, row.kind, row.urgency, row.notBefore),

@@ -116,6 +116,15 @@ export class Pacer {
     this.#busyLanes.delete(item.lane);
   }
 
+  /** A call made before this pacer existed (by the previous process), counted from `at`. */
+  recordPast(lane: string, kind: OutboxKind, at: number): void {
+    for (const use of bucketsFor(this.#table, lane, kind)) {
+      const b = this.#bucket(use.key);
+      b.finished.push(at);
+      b.finished.sort((x, y) => x - y);
+    }
+  }
+
   #bucket(key: string): Bucket {
     let b = this.#buckets.get(key);
     if (!b) {

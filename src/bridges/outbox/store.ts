@@ -162,6 +162,19 @@ export class OutboxStore {
     return rows.map(toRow);
   }
 
+  /** Lane, kind and last change of the rows attempted or answered since `since` (for pacing after a restart). */
+  recent(
+    platform: string,
+    since: number,
+  ): { lane: string; kind: OutboxKind; state: OutboxState; at: number }[] {
+    return this.#db
+      .prepare(
+        `select lane, kind, state, updated_at as at from outbox
+         where platform = ? and state in ('attempted', 'confirmed', 'failed') and updated_at >= ?`,
+      )
+      .all(platform, since) as { lane: string; kind: OutboxKind; state: OutboxState; at: number }[];
+  }
+
   /** One row by id. */
   get(id: number): OutboxRow | undefined {
     const raw = this.#db.prepare('select * from outbox where id = ?').get(id) as RawRow | undefined;
@@ -173,6 +186,12 @@ export class OutboxStore {
     return this.#db
       .prepare(`delete from outbox where state in ('confirmed', 'failed') and updated_at < ?`)
       .run(before).changes;
+  }
+
+  /** The connection's `synchronous` setting ('full': every commit is fsynced). */
+  get synchronous(): string {
+    const level = this.#db.pragma('synchronous', { simple: true }) as number;
+    return ['off', 'normal', 'full', 'extra'][level] ?? String(level);
   }
 
   /** Closes the connection when the store opened it. */
