@@ -215,23 +215,28 @@ export class Outbox {
     entry.started = true;
     this.#o.store.attempted(paced.id);
     const uses = this.#pacer.started(paced);
-    const run = this.#deliver(entry).finally(() => {
-      this.#running.delete(run);
-      this.#pacer.finished(paced, uses, this.#timers.now());
-      if (this.#entries.size === 0) for (const done of this.#drained.splice(0)) done();
-      this.#pump();
-    });
+    // The platform had the call at the latest when its answer came back: counted from then.
+    const run = this.#deliver(entry, () => this.#pacer.finished(paced, uses, this.#timers.now()));
     this.#running.add(run);
+    run
+      .catch((err: unknown) => this.#o.log?.error({ err }, 'outbox: bridge.db write failed'))
+      .finally(() => {
+        this.#running.delete(run);
+        if (this.#entries.size === 0) for (const done of this.#drained.splice(0)) done();
+        this.#pump();
+      });
   }
 
-  async #deliver(entry: Entry): Promise<void> {
+  async #deliver(entry: Entry, answered: () => void): Promise<void> {
     const { store, inner } = this.#o;
     const id = entry.item.id;
+    let call: Promise<string | null>;
+    if (entry.item.kind === 'send') call = inner.send(entry.target, entry.message);
+    else call = inner.edit(entry.target, entry.message).then(() => null);
+    // The pacer counts the call from its answer, before our own bookkeeping is written.
+    call = call.finally(answered);
     try {
-      const ref =
-        entry.item.kind === 'send'
-          ? await inner.send(entry.target, entry.message)
-          : (await inner.edit(entry.target, entry.message), null);
+      const ref = await call;
       store.confirmed(id, ref);
       this.#entries.delete(id);
       for (const w of entry.waiters) w.resolve(ref);

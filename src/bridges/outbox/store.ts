@@ -132,9 +132,18 @@ export class OutboxStore {
     return res.changes === 1;
   }
 
-  /** The row is about to be handed to the platform. */
+  /**
+   * The row is about to be handed to the platform. Not fsynced (only written): losing this mark
+   * in a power cut leaves the row pending, and a pending row is delivered just as an attempted
+   * one is; the insert before it was fsynced.
+   */
   attempted(id: number): void {
-    this.#set(id, `state = 'attempted', attempts = attempts + 1`);
+    this.#db.pragma('synchronous = NORMAL');
+    try {
+      this.#set(id, `state = 'attempted', attempts = attempts + 1`);
+    } finally {
+      this.#db.pragma('synchronous = FULL');
+    }
   }
 
   /** The platform answered; `ref` is the sent message's ref (for a send). */
