@@ -138,17 +138,16 @@ export class OutboxStore {
    * one is; the insert before it was fsynced.
    */
   attempted(id: number): void {
-    this.#db.pragma('synchronous = NORMAL');
-    try {
-      this.#set(id, `state = 'attempted', attempts = attempts + 1`);
-    } finally {
-      this.#db.pragma('synchronous = FULL');
-    }
+    this.#setUnsynced(id, `state = 'attempted', attempts = attempts + 1`);
   }
 
-  /** The platform answered; `ref` is the sent message's ref (for a send). */
+  /**
+   * The platform answered; `ref` is the sent message's ref (for a send). Committed, so a crash
+   * of the process never repeats it; not fsynced (an fsync per answer would stall delivery), so
+   * a power cut may lose the last moment's marks and those messages are sent again.
+   */
   confirmed(id: number, ref: string | null): void {
-    this.#set(id, `state = 'confirmed', result_ref = ?`, ref);
+    this.#setUnsynced(id, `state = 'confirmed', result_ref = ?`, ref);
   }
 
   /** Back to pending, not before `notBefore` (a rate limit longer than the adapter waits). */
@@ -158,7 +157,7 @@ export class OutboxStore {
 
   /** Given up: a permanent platform error, kept with its code. */
   failed(id: number, code: string, message: string): void {
-    this.#set(id, `state = 'failed', error_code = ?, error = ?`, code, message);
+    this.#setUnsynced(id, `state = 'failed', error_code = ?, error = ?`, code, message);
   }
 
   /** Rows not yet confirmed or failed, oldest first (what a restart must still deliver). */
@@ -206,6 +205,16 @@ export class OutboxStore {
   /** Closes the connection when the store opened it. */
   close(): void {
     if (this.#own && this.#db.open) this.#db.close();
+  }
+
+  /** `#set`, committed without an fsync (see the callers for why that is safe). */
+  #setUnsynced(id: number, assignments: string, ...values: unknown[]): void {
+    this.#db.pragma('synchronous = NORMAL');
+    try {
+      this.#set(id, assignments, ...values);
+    } finally {
+      this.#db.pragma('synchronous = FULL');
+    }
   }
 
   #set(id: number, assignments: string, ...values: unknown[]): void {
