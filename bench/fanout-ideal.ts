@@ -26,10 +26,7 @@ function freeAt(times: readonly number[], max: number, windowMs: number, from: n
     // Calls later than t also constrain a call at t (they would share its window).
     const later = times.filter((x) => x > t && x < t + windowMs);
     if (inWindow.length + later.length < max) return t;
-    const next = Math.min(
-      ...inWindow.map((x) => x + windowMs),
-      ...later.map((x) => x + windowMs),
-    );
+    const next = Math.min(...inWindow.map((x) => x + windowMs), ...later.map((x) => x + windowMs));
     if (!(next > t)) return t;
     t = next;
   }
@@ -61,7 +58,10 @@ export function idealFinish(messages: readonly Necessary[], limits: IdealLimits)
     }
     if (!best) return last;
     queues.get(best.chat)!.shift();
-    perChat.set(best.chat, [...(perChat.get(best.chat) ?? []), best.at].sort((a, b) => a - b));
+    perChat.set(
+      best.chat,
+      [...(perChat.get(best.chat) ?? []), best.at].sort((a, b) => a - b),
+    );
     overall.push(best.at);
     overall.sort((a, b) => a - b);
     last = Math.max(last, best.at);

@@ -121,8 +121,9 @@ async function scenario({ mode, chats }: Scenario) {
   const notifier = new Notifier(deps, 1000);
   const t0 = Date.now();
   const necessary: Necessary[] = [];
-  const release = (at: number) =>
-    chatIds.forEach((_, chat) => necessary.push({ chat, release: at - t0 }));
+  const release = (at: number) => {
+    for (const chat of chatIds.keys()) necessary.push({ chat, release: at - t0 });
+  };
   const updates: Promise<void>[] = [];
 
   const runOne = async (r: number) => {
@@ -143,7 +144,13 @@ async function scenario({ mode, chats }: Scenario) {
     updates.push(notifier.update(state, events, chatRefs));
     for (const step of WORKFLOW.steps) {
       const actor = { id: 'system' };
-      ({ state, events } = apply(state, { type: 'stepStarted', at: at(), actor, stepId: step.id, attempt: 1 }));
+      ({ state, events } = apply(state, {
+        type: 'stepStarted',
+        at: at(),
+        actor,
+        stepId: step.id,
+        attempt: 1,
+      }));
       updates.push(notifier.update(state, events, chatRefs));
       for (let t = PROGRESS_MS; t < STEP_MS; t += PROGRESS_MS) {
         await sleep(PROGRESS_MS);
@@ -185,8 +192,15 @@ async function scenario({ mode, chats }: Scenario) {
     const lastChat = Number(ok.find((c) => c.at === finalAt)!.params.chat_id);
     const first = calls.filter((c) => Number(c.params.chat_id) === lastChat);
     for (const c of first)
-      process.stderr.write(`${c.at! - t0} ${c.method} ${c.ok ? 'ok' : c.errorCode} ${String(c.params.text).slice(0, 60).replace(/\n/g, ' ')}\n`);
-    process.stderr.write(`releases ${necessary.filter((n) => n.chat === 0).map((n) => n.release).join(' ')}\n`);
+      process.stderr.write(
+        `${c.at! - t0} ${c.method} ${c.ok ? 'ok' : c.errorCode} ${String(c.params.text).slice(0, 60).replace(/\n/g, ' ')}\n`,
+      );
+    process.stderr.write(
+      `releases ${necessary
+        .filter((n) => n.chat === 0)
+        .map((n) => n.release)
+        .join(' ')}\n`,
+    );
   }
   const perChat = chatIds.map((id) => ok.filter((c) => Number(c.params.chat_id) === id).length);
   const timeToFinal = finalAt - t0;

@@ -145,12 +145,14 @@ export class CheckpointPresenter {
       const message = open
         ? renderOpenCheckpoint(view, row.buttonToken)
         : renderClosedCheckpoint(view);
-      await channel.edit(row.messageRef, { ...message, urgency: 'decision' }).catch((err: unknown) => {
-        log.warn(
-          { err, runId: state.id, checkpoint: cp.id, chat: row.chatRef },
-          'chatops: could not edit a checkpoint copy',
-        );
-      });
+      await channel
+        .edit(row.messageRef, { ...message, urgency: 'decision' })
+        .catch((err: unknown) => {
+          log.warn(
+            { err, runId: state.id, checkpoint: cp.id, chat: row.chatRef },
+            'chatops: could not edit a checkpoint copy',
+          );
+        });
     };
     await Promise.all(rows.map(edit));
     if (open) return;

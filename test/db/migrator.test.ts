@@ -178,6 +178,6 @@ describe('the migration registry', () => {
       return Number(name.slice(0, 4));
     });
     expect(numbers[0]).toBe(1);
-    numbers.slice(1).forEach((n, i) => expect(n).toBeGreaterThan(numbers[i]!));
+    for (const [i, n] of numbers.slice(1).entries()) expect(n).toBeGreaterThan(numbers[i]!);
   });
 });

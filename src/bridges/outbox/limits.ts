@@ -11,7 +11,11 @@ import { parseChatRef } from '../refs.ts';
 export type { Urgency } from '../channel.ts';
 
 /** Rank of an urgency: lower goes first (a checkpoint/decision, then a notice, then a status edit). */
-export const URGENCY_RANK: Readonly<Record<Urgency, number>> = { decision: 0, notice: 1, status: 2 };
+export const URGENCY_RANK: Readonly<Record<Urgency, number>> = {
+  decision: 0,
+  notice: 1,
+  status: 2,
+};
 
 /** The kinds of outgoing calls the outbox holds. */
 export type OutboxKind = 'send' | 'edit';
@@ -59,7 +63,8 @@ export const TELEGRAM_LIMITS: PlatformLimits = {
       windowMs: 3000,
       reserve: 0,
       only: ['status'],
-      source: 'ours: a status edit only after 3 s without a call in the chat, so an urgent call rarely finds the chat’s second taken',
+      source:
+        'ours: a status edit only after 3 s without a call in the chat, so an urgent call rarely finds the chat’s second taken',
     },
     {
       scope: 'group',

@@ -4,9 +4,10 @@
  * each one is answered. The test SIGKILLs it part-way.
  * Usage: outbox-child.ts <bridge.db> <apiRoot> <token> <chatRef>=<text>...
  */
-import { TelegramChannel } from '../../../src/bridges/telegram/index.ts';
+
 import { limitsOf, Outbox, OutboxStore } from '../../../src/bridges/outbox/index.ts';
 import { plain } from '../../../src/bridges/render-text.ts';
+import { TelegramChannel } from '../../../src/bridges/telegram/index.ts';
 import { migrateToLatest, openBridgeDb } from '../../../src/db/connection.ts';
 
 const [file, apiRoot, token, ...sends] = process.argv.slice(2);

@@ -103,7 +103,15 @@ describe('the outbox', () => {
     const args = [`${ref(a)}=a1`, `${ref(b)}=b1`, `${ref(c)}=c1`, `${ref(b)}=b2`];
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', path.join(import.meta.dirname, 'outbox-child.ts'), file, fake.apiRoot, fake.token, ...args],
+      [
+        '--import',
+        'tsx',
+        path.join(import.meta.dirname, 'outbox-child.ts'),
+        file,
+        fake.apiRoot,
+        fake.token,
+        ...args,
+      ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -163,7 +171,11 @@ describe('the outbox', () => {
     await expect(kicked).rejects.toMatchObject({ code: 'PLATFORM' });
     await outbox.enqueue('send', ref(GROUPS[1]!), text('fine'));
     expect(failures).toHaveLength(1);
-    expect(failures[0]).toMatchObject({ kind: 'send', target: ref(GROUPS[0]!), lane: ref(GROUPS[0]!) });
+    expect(failures[0]).toMatchObject({
+      kind: 'send',
+      target: ref(GROUPS[0]!),
+      lane: ref(GROUPS[0]!),
+    });
     expect(store.get(failures[0]!.id)).toMatchObject({ state: 'failed', errorCode: 'PLATFORM' });
     expect(texts(GROUPS[1]!)).toEqual(['fine']);
   });

@@ -21,7 +21,7 @@ import { Outbox } from '../../../src/bridges/outbox/outbox.ts';
 import { OutboxStore } from '../../../src/bridges/outbox/store.ts';
 import { plain } from '../../../src/bridges/render-text.ts';
 import { migrateToLatest, openBridgeDb } from '../../../src/db/connection.ts';
-import { SimClock, type SimCall, SimPlatform } from './sim.ts';
+import { type SimCall, SimClock, SimPlatform } from './sim.ts';
 
 const TELEGRAM_CHATS = ['telegram:-1001', 'telegram:-1002', 'telegram:501', 'telegram:502'];
 const SLACK_CHATS = ['slack:T1:C1', 'slack:T1:C2', 'slack:T2:C3'];
@@ -235,8 +235,10 @@ describe('the outbox scheduler on a simulated clock', () => {
 
   it('a burst of status edits to one group leaves the reserved slots for the run’s final notices', async () => {
     const ops: Op[] = [{ gap: 0, chat: 0, kind: 'send', urgency: 'notice', pick: 0 }];
-    for (let i = 0; i < 40; i++) ops.push({ gap: 100, chat: 0, kind: 'edit', urgency: 'status', pick: 0 });
-    for (let i = 0; i < 9; i++) ops.push({ gap: 0, chat: 0, kind: 'send', urgency: 'notice', pick: 0 });
+    for (let i = 0; i < 40; i++)
+      ops.push({ gap: 100, chat: 0, kind: 'edit', urgency: 'status', pick: 0 });
+    for (let i = 0; i < 9; i++)
+      ops.push({ gap: 0, chat: 0, kind: 'send', urgency: 'notice', pick: 0 });
     const o = await play(TELEGRAM_LIMITS, TELEGRAM_CHATS, ops, [10]);
     const status = o.calls.filter((c) => o.enqueued.get(c.text)!.urgency === 'status');
     const notices = o.calls.filter((c) => c.kind === 'send');

@@ -8,9 +8,9 @@ import type {
   OutgoingMessage,
   Platform,
 } from '../../../src/bridges/channel.ts';
-import { PlatformError } from '../../../src/errors.ts';
 import type { OutboxTimers } from '../../../src/bridges/outbox/outbox.ts';
 import { plainTextOf } from '../../../src/bridges/render-text.ts';
+import { PlatformError } from '../../../src/errors.ts';
 
 interface Timer {
   at: number;
@@ -142,12 +142,17 @@ export class SimPlatform implements Channel {
     };
     this.calls.push(call);
     return new Promise((resolve, reject) => {
-      this.#clock.setTimeout(() => {
-        call.finishedAt = this.#clock.now();
-        if (this.forbidden.has(target.split('/')[0]!)) {
-          reject(new PlatformError(this.platform, 'Forbidden: bot was kicked from the group chat'));
-        } else resolve(result());
-      }, this.#latency(this.calls.length - 1));
+      this.#clock.setTimeout(
+        () => {
+          call.finishedAt = this.#clock.now();
+          if (this.forbidden.has(target.split('/')[0]!)) {
+            reject(
+              new PlatformError(this.platform, 'Forbidden: bot was kicked from the group chat'),
+            );
+          } else resolve(result());
+        },
+        this.#latency(this.calls.length - 1),
+      );
     });
   }
 }
