@@ -32,11 +32,6 @@ export interface RateLimit {
   readonly windowMs: number;
   /** Slots status edits may not take (kept for urgent calls). */
   readonly reserve: number;
-  /**
-   * Only calls of these urgencies wait for this row (every call still counts in it). Such a row
-   * is our own pacing choice, not the platform's limit.
-   */
-  readonly only?: readonly Urgency[];
   /** Where the figure comes from. */
   readonly source: string;
 }
@@ -57,15 +52,6 @@ export const TELEGRAM_LIMITS: PlatformLimits = {
   limits: [
     { scope: 'bot', max: 30, windowMs: 1000, reserve: 5, source: 'FAQ: 30 messages/s overall' },
     { scope: 'chat', max: 1, windowMs: 1000, reserve: 0, source: 'FAQ: 1 message/s per chat' },
-    {
-      scope: 'chat',
-      max: 1,
-      windowMs: 3000,
-      reserve: 0,
-      only: ['status'],
-      source:
-        'ours: a status edit only after 3 s without a call in the chat, so an urgent call rarely finds the chat’s second taken',
-    },
     {
       scope: 'group',
       max: 20,

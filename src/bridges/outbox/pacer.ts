@@ -136,8 +136,7 @@ export class Pacer {
 
   /** When a call of `urgency` may next take a slot of this bucket. */
   #free(use: BucketUse, urgency: Urgency, now: number): number {
-    const { max, windowMs, reserve, only } = use.limit;
-    if (only && !only.includes(urgency)) return now;
+    const { max, windowMs, reserve } = use.limit;
     // Status edits leave `reserve` slots to urgent calls (never fewer than one slot).
     const cap = urgency === 'status' ? Math.max(1, max - reserve) : max;
     const b = this.#buckets.get(use.key);

@@ -138,7 +138,6 @@ function expectWithinLimits(table: PlatformLimits, calls: readonly SimCall[]): v
   const byBucket = new Map<string, { times: number[]; max: number; windowMs: number }>();
   for (const call of calls) {
     for (const use of bucketsFor(table, laneOf(call.target), call.kind)) {
-      if (use.limit.only) continue; // our own pacing choice, checked below, not a platform limit
       const b = byBucket.get(use.key) ?? { times: [], ...use.limit };
       b.times.push(call.startedAt);
       byBucket.set(use.key, b);
