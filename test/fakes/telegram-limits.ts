@@ -40,9 +40,9 @@ export class LimitEnforcer {
   readonly #now: () => number;
   readonly #seen = new Map<string, number[]>();
 
-  /** `now` is the fake's clock (real time by default). */
-  constructor(limits: FakeTelegramLimits = TELEGRAM_FAQ_LIMITS, now: () => number = Date.now) {
-    this.#limits = limits;
+  /** `limits`: true for the FAQ's figures; `now` is the fake's clock (real time by default). */
+  constructor(limits: FakeTelegramLimits | true = true, now: () => number = Date.now) {
+    this.#limits = limits === true ? TELEGRAM_FAQ_LIMITS : limits;
     this.#now = now;
   }
 

@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type FakeTelegramLimits, LimitEnforcer, TELEGRAM_FAQ_LIMITS } from './telegram-limits.ts';
+import { type FakeTelegramLimits, LimitEnforcer } from './telegram-limits.ts';
 import { FakeMessageStore } from './telegram-store.ts';
 import {
   ApiError,
@@ -72,10 +72,7 @@ export class FakeTelegram {
 
   private constructor(server: Server, options: FakeTelegramOptions) {
     this.#server = server;
-    this.#limits =
-      options.limits === undefined
-        ? undefined
-        : new LimitEnforcer(options.limits === true ? TELEGRAM_FAQ_LIMITS : options.limits);
+    this.#limits = options.limits && new LimitEnforcer(options.limits);
     this.#token = options.token ?? '123456:TEST-token_abc';
     this.bot = {
       id: 123456,
@@ -131,10 +128,7 @@ export class FakeTelegram {
     };
   }
 
-  /**
-   * Applies the next call of `method` but never answers it (the connection stays open until the
-   * client goes away): the platform did it, the client cannot know.
-   */
+  /** Applies the next call of `method` but never answers it (the client cannot know it arrived). */
   holdNext(method: string): void {
     this.#held.add(method);
   }
