@@ -14,6 +14,7 @@ const BENCHES = [
   'feed-latency',
   'cli-start',
   'long-run',
+  'fanout',
 ] as const;
 const here = dirname(fileURLToPath(import.meta.url));
 const wanted = process.argv.slice(2);

@@ -4,6 +4,7 @@
  */
 import { join } from 'node:path';
 import type { Platform } from '../bridges/channel.ts';
+import { OutboxStore, withOutboxes } from '../bridges/outbox/index.ts';
 import { CONSOLE_CHAT_REF, orchestratorRunsSource, WEB_ADMIN } from '../bridges/web/index.ts';
 import { ChatOps, createPairingCode } from '../chatops/index.ts';
 import { type Config, SECRET_ENV_NAMES, secretsOf } from '../config.ts';
@@ -118,10 +119,20 @@ export async function startBridge(
       { consoleAuth: repos.consoleAuth, state: (p) => repos.channelState.scope(p) },
     );
     await bindConsole(repos, workspace);
+    // Sends and edits to the chat platforms are rows in bridge.db before they are attempted.
+    const outboxStore = OutboxStore.open(db.file);
+    stack.push(async () => outboxStore.close());
+    const paced = withOutboxes(channels.all, outboxStore, {
+      log: log.child({ component: 'outbox' }),
+    });
+    // Stopped after chatops (unwinding runs backwards), so its last edits are still delivered.
+    stack.push(async () => {
+      await Promise.all(paced.outboxes.map((o) => o.stop()));
+    });
     const chatops = new ChatOps({
       orchestrator,
       repos,
-      channels: channels.all,
+      channels: paced.channels,
       log: log.child({ component: 'chatops' }),
       defaultWorkspace: workspace,
       ...(opts.editIntervalMs !== undefined ? { editIntervalMs: opts.editIntervalMs } : {}),
@@ -159,7 +170,7 @@ export async function startBridge(
       secrets: secretsOf(config),
     });
     stack.push(() => adapters.stop());
-    await adapters.start(channels.all, readiness);
+    await adapters.start(paced.channels, readiness);
     channels.web.setChatStates(() => adapters.status());
     // With the adapters up, what the chats missed while no bridge ran is replayed to them.
     await chatops.catchUp();
@@ -174,7 +185,7 @@ export async function startBridge(
 
     const pairingCode = await createPairingCode(repos);
     const pairingLinks: Partial<Record<Platform, string>> = {};
-    for (const [platform, channel] of channels.all) {
+    for (const [platform, channel] of paced.channels) {
       const link = channel.pairingLink?.(pairingCode);
       if (link) pairingLinks[platform] = link;
     }

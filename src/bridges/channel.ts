@@ -34,6 +34,12 @@ export interface MessageButton {
   readonly style?: ButtonStyle;
 }
 
+/**
+ * How soon a message must go out when a platform's rate limits make calls wait: a checkpoint or
+ * a decision first, then a notice (a run's end, a reply), then a status edit.
+ */
+export type Urgency = 'decision' | 'notice' | 'status';
+
 /** A platform-neutral outgoing message; each adapter renders it in its own markup. */
 export interface OutgoingMessage {
   readonly text: RichText;
@@ -43,6 +49,8 @@ export interface OutgoingMessage {
   readonly thread?: string;
   /** Deliver without a notification sound/ping where the platform supports it. */
   readonly silent?: boolean;
+  /** Queue order under rate limits (default: `notice` for a send, `status` for an edit). */
+  readonly urgency?: Urgency;
 }
 
 /** A file to upload (logs, long reports). */
@@ -184,6 +192,11 @@ export interface Channel {
   askForReason(interaction: Interaction, prompt: string): Promise<MessageRef>;
   /** Uploads a file into a chat. */
   sendFile(chatRef: ChatRef, file: OutgoingFile): Promise<MessageRef>;
+  /**
+   * Sends and edits wait in an outbox paced to the platform's limits, where waiting edits of one
+   * message coalesce (latest wins): a caller may queue an edit without waiting for the last one.
+   */
+  readonly paced?: boolean;
   /** Why the adapter stopped receiving on its own after starting (a revoked token…); /readyz shows it. */
   readonly fault?: string | undefined;
   /** A link that opens a chat with the bot and pairs it in one tap, where the platform has one. */

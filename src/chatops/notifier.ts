@@ -9,6 +9,7 @@
  * update may come for hours.
  */
 import { resolve } from 'node:path';
+import type { OutgoingMessage } from '../bridges/channel.ts';
 import type { RunEvent } from '../engine/events.ts';
 import { isTerminal, type RunState } from '../engine/model.ts';
 import { PhasebridgeError } from '../errors.ts';
@@ -75,15 +76,18 @@ export class Notifier {
     for (const chat of chats) this.#schedule(state.id, chat);
     const ended = isTerminal(state.status);
     if (!ended && !events.some((e) => e.type === 'runBlocked')) return;
-    // The status message shows the final state before the announcement arrives.
+    // The status message shows the final state before the announcement arrives (queued before
+    // it, for a paced channel). Chats are told in parallel; each chat's order is its queue's.
     await Promise.all(chats.map((c) => this.#edits.settled(statusKey(state.id, c))));
-    for (const chat of chats) {
-      await channelFor(this.#deps, chat)
-        ?.send(chat, outcomeMessage(state))
-        .catch((err: unknown) =>
-          this.#deps.log.warn({ err, chat }, 'chatops: run end not announced'),
-        );
-    }
+    await Promise.all(
+      chats.map((chat) =>
+        channelFor(this.#deps, chat)
+          ?.send(chat, { ...outcomeMessage(state), urgency: 'notice' })
+          .catch((err: unknown) =>
+            this.#deps.log.warn({ err, chat }, 'chatops: run end not announced'),
+          ),
+      ),
+    );
     if (ended) await this.#forget(state.id, chats);
   }
 
@@ -121,25 +125,43 @@ export class Notifier {
       const state = this.#latest.get(runId);
       const channel = channelFor(this.#deps, chat);
       if (!state || !channel) return;
-      const message = renderStatus(
-        state,
-        this.#deps.clock().getTime(),
-        this.#progress.get(runId)?.text,
-      );
+      const message: OutgoingMessage = {
+        ...renderStatus(state, this.#deps.clock().getTime(), this.#progress.get(runId)?.text),
+        // A state people must see (an end, a block, a checkpoint) goes before progress edits.
+        urgency: state.status === 'active' ? 'status' : 'notice',
+      };
       const refs = this.#deps.repos.statusMessages;
       const ref = await refs.get(runId, chat);
       if (ref !== null) {
-        try {
-          await channel.edit(ref, message);
+        const edited = channel.edit(ref, message).then(
+          () => true,
+          (err: unknown) => {
+            // Deleted in the chat (or aged out of the console): post a new one; others are real failures.
+            if (!(err instanceof PhasebridgeError && err.code === 'NOT_FOUND')) throw err;
+            this.#deps.log.info({ runId, chat }, 'chatops: status message gone, posting a new one');
+            return false;
+          },
+        );
+        // A paced channel coalesces waiting edits itself: queue this one and let the next come.
+        if (channel.paced) {
+          void edited.then(
+            (ok) => (ok ? undefined : this.#repostGone(runId, chat, ref)),
+            (err: unknown) => this.#deps.log.warn({ err }, 'chatops: status message not delivered'),
+          );
           return;
-        } catch (err) {
-          // Deleted in the chat (or aged out of the console): post a new one; others are real failures.
-          if (!(err instanceof PhasebridgeError && err.code === 'NOT_FOUND')) throw err;
-          this.#deps.log.info({ runId, chat }, 'chatops: status message gone, posting a new one');
         }
+        if (await edited) return;
       }
-      await refs.set(runId, chat, await channel.send(chat, message));
+      await refs.set(runId, chat, await channel.send(chat, { ...message, urgency: 'notice' }));
     });
+  }
+
+  /** A queued edit found its message gone: forget the ref (unless replaced meanwhile) and post anew. */
+  async #repostGone(runId: string, chat: string, ref: string): Promise<void> {
+    const refs = this.#deps.repos.statusMessages;
+    if ((await refs.get(runId, chat)) !== ref) return;
+    await refs.delete(runId, chat);
+    if (this.#latest.has(runId)) this.#schedule(runId, chat);
   }
 
   async #forget(runId: string, chats: readonly string[]): Promise<void> {

@@ -106,7 +106,8 @@ export class CheckpointPresenter {
     const targets = chats.filter((c) => channelFor(this.#deps, c) !== undefined);
     if (targets.length === 0) return;
     const view = await this.#view(state, cp, true);
-    for (const chat of targets) {
+    // Every chat at once: each waits only for its own chat's limits (the outbox paces per chat).
+    const post = async (chat: string) => {
       try {
         // Stored before sending, so a press racing the send finds its token.
         const row = await repos.checkpointMessages.add({
@@ -114,10 +115,10 @@ export class CheckpointPresenter {
           checkpointId: cp.id,
           chatRef: chat,
         });
-        const ref = await channelFor(this.#deps, chat)!.send(
-          chat,
-          renderOpenCheckpoint(view, row.buttonToken),
-        );
+        const ref = await channelFor(this.#deps, chat)!.send(chat, {
+          ...renderOpenCheckpoint(view, row.buttonToken),
+          urgency: 'decision',
+        });
         await repos.checkpointMessages.setMessageRef(row.id, ref);
       } catch (err) {
         log.error(
@@ -125,7 +126,8 @@ export class CheckpointPresenter {
           'chatops: could not post the checkpoint',
         );
       }
-    }
+    };
+    await Promise.all(targets.map(post));
   }
 
   /** Edits every current copy of a checkpoint's message to its state; closes the rows when it closed. */
@@ -137,19 +139,22 @@ export class CheckpointPresenter {
     // Superseded copies are not edited: their messages are gone with the restart that lost them.
     const rows = currentCopies(await repos.checkpointMessages.listByCheckpoint(state.id, cp.id));
     const view = await this.#view(state, cp, open);
-    for (const row of rows) {
+    const edit = async (row: (typeof rows)[number]) => {
       const channel = channelFor(this.#deps, row.chatRef);
-      if (row.messageRef === null || !channel) continue;
+      if (row.messageRef === null || !channel) return;
       const message = open
         ? renderOpenCheckpoint(view, row.buttonToken)
         : renderClosedCheckpoint(view);
-      await channel.edit(row.messageRef, message).catch((err: unknown) => {
-        log.warn(
-          { err, runId: state.id, checkpoint: cp.id, chat: row.chatRef },
-          'chatops: could not edit a checkpoint copy',
-        );
-      });
-    }
+      await channel
+        .edit(row.messageRef, { ...message, urgency: 'decision' })
+        .catch((err: unknown) => {
+          log.warn(
+            { err, runId: state.id, checkpoint: cp.id, chat: row.chatRef },
+            'chatops: could not edit a checkpoint copy',
+          );
+        });
+    };
+    await Promise.all(rows.map(edit));
     if (open) return;
     if (cp.decision && byExpiry(cp.decision.by, cp.decision.reason)) {
       await repos.checkpointMessages.markExpired(state.id, cp.id);

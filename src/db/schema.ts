@@ -195,6 +195,28 @@ export interface FollowedWorkspacesTable {
   updated_at: number;
 }
 
+/** State of one outbox row: queued, handed to the platform, answered, or given up on. */
+export type OutboxState = 'pending' | 'attempted' | 'confirmed' | 'failed';
+
+/** `outbox` (0008): one outgoing send or edit, written before it is attempted. */
+export interface OutboxTable {
+  id: Generated<number>;
+  platform: string;
+  lane: string;
+  kind: 'send' | 'edit';
+  target: string;
+  payload_json: string;
+  urgency: 'decision' | 'notice' | 'status';
+  state: OutboxState;
+  attempts: Defaulted<number>;
+  not_before: Defaulted<number>;
+  result_ref: string | null;
+  error_code: string | null;
+  error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 /** `reason_prompts` (0005): a reject waiting for the reason its presser types in reply. */
 export interface ReasonPromptsTable {
   prompt_ref: string;
@@ -250,6 +272,7 @@ export interface Database {
   console_login_tokens: ConsoleLoginTokensTable;
   console_sessions: ConsoleSessionsTable;
   channel_state: ChannelStateTable;
+  outbox: OutboxTable;
 }
 
 /** A selected row of table `T`. */

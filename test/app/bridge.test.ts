@@ -110,7 +110,22 @@ describe('the assembled bridge', () => {
     });
 
     const cookie = await login(bridge);
-    const text = await (await fetch(`${bridge.url}/metrics`, { headers: { cookie } })).text();
+    // Messages wait in the outbox for Telegram's pace, and chatops sees each update before the
+    // metrics do: read them once the 429 and the third step's end were counted.
+    const text = await until('a counted 429 and three steps', async () => {
+      const body = await (await fetch(`${bridge.url}/metrics`, { headers: { cookie } })).text();
+      const limited = metricValue(
+        body,
+        'phasebridge_platform_api_calls_total',
+        'platform="telegram",outcome="rate_limited"',
+      );
+      const steps = metricValue(
+        body,
+        'phasebridge_step_duration_seconds_count',
+        'outcome="completed"',
+      );
+      return limited > 0 && steps >= 3 ? body : undefined;
+    });
     expect(
       metricValue(text, 'phasebridge_platform_api_calls_total', 'platform="telegram",outcome="ok"'),
     ).toBeGreaterThan(2);

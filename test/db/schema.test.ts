@@ -122,6 +122,23 @@ const COLUMNS: Columns = {
   console_sessions: { cookie_hash: true, session_id: true, created_at: true, last_seen_at: true },
   channel_state: { platform: true, key: true, value: true, expires_at: true, updated_at: true },
   followed_workspaces: { workspace: true, ledger_offset: true, created_at: true, updated_at: true },
+  outbox: {
+    id: true,
+    platform: true,
+    lane: true,
+    kind: true,
+    target: true,
+    payload_json: true,
+    urgency: true,
+    state: true,
+    attempts: true,
+    not_before: true,
+    result_ref: true,
+    error_code: true,
+    error: true,
+    created_at: true,
+    updated_at: true,
+  },
 };
 
 describe('schema.ts', () => {

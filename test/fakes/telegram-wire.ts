@@ -44,6 +44,8 @@ export interface RecordedCall {
   params: Record<string, unknown>;
   ok: boolean;
   errorCode?: number;
+  /** When the fake answered it (ms since the epoch). */
+  at?: number;
 }
 
 /** A JSON object. */

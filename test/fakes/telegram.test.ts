@@ -89,4 +89,42 @@ describe('FakeTelegram', () => {
       parameters: { retry_after: 3 },
     });
   });
+
+  it('with limits on, answers 429 over 1 message/s in a chat and 20/min in a group, not counting refused calls', async () => {
+    const limited = await FakeTelegram.start({
+      limits: {
+        perChat: { max: 1, windowMs: 1000 },
+        perGroup: { max: 3, windowMs: 60_000 },
+        overall: { max: 30, windowMs: 1000 },
+      },
+    });
+    try {
+      limited.addChat({ id: -5, type: 'supergroup', title: 'G' });
+      limited.addChat({ id: 6, type: 'private' });
+      const send = async (chat_id: number) => {
+        const res = await fetch(`${limited.apiRoot}/bot${limited.token}/sendMessage`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ chat_id, text: 'x' }),
+        });
+        return (await res.json()) as Record<string, unknown>;
+      };
+      expect(await send(6)).toMatchObject({ ok: true });
+      expect(await send(6)).toMatchObject({ error_code: 429, parameters: { retry_after: 1 } });
+      // Another chat is not held back by chat 6.
+      expect(await send(-5)).toMatchObject({ ok: true });
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(await send(-5)).toMatchObject({ ok: true });
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(await send(-5)).toMatchObject({ ok: true });
+      await new Promise((r) => setTimeout(r, 1000));
+      // The group's fourth message within a minute: refused until the first leaves the window.
+      const fourth = await send(-5);
+      expect(fourth).toMatchObject({ error_code: 429 });
+      expect((fourth.parameters as { retry_after: number }).retry_after).toBeGreaterThan(50);
+      expect(limited.botMessages(-5)).toHaveLength(3);
+    } finally {
+      await limited.close();
+    }
+  });
 });

@@ -6,6 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type FakeTelegramLimits, LimitEnforcer } from './telegram-limits.ts';
 import { FakeMessageStore } from './telegram-store.ts';
 import {
   ApiError,
@@ -31,6 +32,8 @@ export interface FakeTelegramOptions {
   botUsername?: string;
   /** Listen on this 127.0.0.1 port (a platform that comes up late); default an ephemeral one. */
   port?: number;
+  /** Enforce Telegram's rate limits (true: the FAQ's figures), answering 429 over them. */
+  limits?: FakeTelegramLimits | true;
 }
 
 /** The fake server; start with `FakeTelegram.start()`, always `close()` it. */
@@ -62,9 +65,14 @@ export class FakeTelegram {
     | undefined;
   #failNext: { method: string; error: ApiError }[] = [];
   readonly #callWatchers = new Set<() => boolean>();
+  readonly #limits: LimitEnforcer | undefined;
+  readonly #held = new Set<string>();
+  /** Called as each request arrives, before it is applied (a test can look at the world then). */
+  onArrival: ((method: string, params: Json) => void) | undefined;
 
   private constructor(server: Server, options: FakeTelegramOptions) {
     this.#server = server;
+    this.#limits = options.limits && new LimitEnforcer(options.limits);
     this.#token = options.token ?? '123456:TEST-token_abc';
     this.bot = {
       id: 123456,
@@ -118,6 +126,11 @@ export class FakeTelegram {
       count: 0,
       ...(methods && { methods }),
     };
+  }
+
+  /** Applies the next call of `method` but never answers it (the client cannot know it arrived). */
+  holdNext(method: string): void {
+    this.#held.add(method);
   }
 
   /** Makes the next call of `method` fail with the given Bot API error. */
@@ -247,9 +260,11 @@ export class FakeTelegram {
       if (!match) throw new ApiError(404, 'Not Found');
       if (match[1] !== this.#token) throw new ApiError(401, 'Unauthorized');
       params = await readParams(req);
+      this.onArrival?.(method, params);
       const result = await this.#dispatch(method, params, res);
-      this.calls.push({ method, params, ok: true });
+      this.calls.push({ method, params, ok: true, at: Date.now() });
       for (const watcher of this.#callWatchers) if (watcher()) this.#callWatchers.delete(watcher);
+      if (this.#held.delete(method)) return;
       if (!res.writableEnded)
         res
           .writeHead(200, { 'content-type': 'application/json' })
@@ -257,7 +272,7 @@ export class FakeTelegram {
     } catch (err) {
       const e =
         err instanceof ApiError ? err : new ApiError(500, `Internal Server Error: ${String(err)}`);
-      this.calls.push({ method, params, ok: false, errorCode: e.code });
+      this.calls.push({ method, params, ok: false, errorCode: e.code, at: Date.now() });
       const body = {
         ok: false,
         error_code: e.code,
@@ -281,7 +296,7 @@ export class FakeTelegram {
   }
 
   async #dispatch(method: string, p: Json, res: ServerResponse): Promise<unknown> {
-    const failure = this.#injectedFailure(method);
+    const failure = this.#injectedFailure(method) ?? this.#limits?.admit(method, p);
     if (failure) throw failure;
     switch (method) {
       case 'getMe':

@@ -1,0 +1,246 @@
+/**
+ * Benchmark: fan-out of run status to many Telegram group chats against a fake Bot API that
+ * enforces Telegram's limits (1 message/s per chat, 20/min per group, 30/s overall; a call over
+ * them gets 429 + retry_after). `runs` runs (4 steps of `stepMs`, progress lines every 300 ms,
+ * started 250 ms apart) are followed by every chat; the real Notifier and Telegram adapter post,
+ * edit and announce, through the outbox (`--mode outbox`) or straight to the adapter as before
+ * the outbox (`--mode direct`). Per chat count: 10 and 30.
+ * Prints one JSON object: per mode and chat count, API calls, 429s, messages delivered per chat,
+ * the time until every chat shows every run's final state and end notice, and the ideal time:
+ * the same necessary messages (status message, final edit, notice per run and chat) at their
+ * release times, scheduled greedily under the same limits (bench/fanout-ideal.ts).
+ *
+ * Run: npx tsx bench/fanout.ts [--mode outbox|direct|both] [--chats 10,30] [--runs 5] [--step-ms 2500]
+ * (FANOUT_TRACE=1 prints the calls of the chat that was final last, on stderr)
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import type { Channel, Platform } from '../src/bridges/channel.ts';
+import { TelegramChannel } from '../src/bridges/telegram/index.ts';
+import type { ChatOpsDeps } from '../src/chatops/context.ts';
+import { Notifier } from '../src/chatops/notifier.ts';
+import type { ChatOpsOrchestrator } from '../src/chatops/ports.ts';
+import { migrateToLatest, openBridgeDb } from '../src/db/connection.ts';
+import { createRepositories } from '../src/db/repositories/index.ts';
+import type { Command } from '../src/engine/commands.ts';
+import { decide } from '../src/engine/decide.ts';
+import type { RunEvent } from '../src/engine/events.ts';
+import { evolve } from '../src/engine/evolve.ts';
+import type { RunState, Workflow } from '../src/engine/model.ts';
+import { FakeTelegram } from '../test/fakes/telegram.ts';
+import { idealFinish, type Necessary } from './fanout-ideal.ts';
+
+const arg = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : fallback;
+};
+const MODES = arg('mode', 'both') === 'both' ? ['direct', 'outbox'] : [arg('mode', 'both')];
+const CHAT_COUNTS = arg('chats', '10,30').split(',').map(Number);
+const RUNS = Number(arg('runs', '5'));
+const STEP_MS = Number(arg('step-ms', '2500'));
+const STEPS = 4;
+const PROGRESS_MS = 300;
+const STAGGER_MS = 250;
+const LIMITS = {
+  perChat: { max: 1, windowMs: 1000 },
+  perGroup: { max: 20, windowMs: 60_000 },
+  overall: { max: 30, windowMs: 1000 },
+};
+const MESSAGE_METHODS = new Set(['sendMessage', 'editMessageText', 'deleteMessage']);
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+const WORKFLOW: Workflow = {
+  id: 'fanout',
+  version: '000000000000',
+  file: 'fanout.workflow.yaml',
+  steps: Array.from({ length: STEPS }, (_, i) => ({
+    id: `s${i}`,
+    agent: 'demo',
+    prompt: `Do part ${i}.`,
+  })),
+};
+
+/** The notifier never asks the orchestrator anything; any use would be a benchmark bug. */
+const NO_ORCHESTRATOR = new Proxy({} as ChatOpsOrchestrator, {
+  get: (_t, prop) => {
+    throw new Error(`the fan-out benchmark has no orchestrator (${String(prop)})`);
+  },
+});
+
+/** Commits one command with the engine's own decide/evolve. */
+function apply(state: RunState | null, command: Command): { state: RunState; events: RunEvent[] } {
+  const d = decide(state, command);
+  if (!d.ok) throw new Error(d.rejection.message);
+  let next = state;
+  for (const e of d.events) next = evolve(next, e);
+  return { state: next!, events: [...d.events] };
+}
+
+interface Scenario {
+  mode: string;
+  chats: number;
+}
+
+async function scenario({ mode, chats }: Scenario) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-fanout-'));
+  const file = path.join(dir, 'bridge.db');
+  const fake = await FakeTelegram.start({ limits: true });
+  const chatIds = Array.from({ length: chats }, (_, i) => -1_000_000 - i);
+  for (const id of chatIds) fake.addChat({ id, type: 'supergroup', title: `G${id}` });
+  const chatRefs = chatIds.map((id) => `telegram:${id}`);
+  const db = openBridgeDb({ file });
+  await migrateToLatest(db);
+  const repos = createRepositories(db);
+  const log = pino({ level: 'silent' });
+  const inner = new TelegramChannel({ token: fake.token, apiRoot: fake.apiRoot, commands: [] });
+  let channel: Channel = inner;
+  let drain = async () => {};
+  let close = async () => {};
+  if (mode === 'outbox') {
+    // Loaded only here, so `--mode direct` also runs on a tree without the outbox (main).
+    const o = await import('../src/bridges/outbox/index.ts');
+    const store = o.OutboxStore.open(file);
+    const outbox = new o.Outbox({ store, inner, limits: o.limitsOf('telegram') });
+    outbox.start();
+    channel = new o.OutboxChannel(inner, outbox);
+    drain = () => outbox.drained();
+    close = async () => {
+      await outbox.stop();
+      store.close();
+    };
+  }
+  const deps: ChatOpsDeps = {
+    orchestrator: NO_ORCHESTRATOR,
+    repos,
+    channels: new Map<Platform, Channel>([['telegram', channel]]),
+    log,
+    clock: () => new Date(),
+    defaultWorkspace: dir,
+  };
+  const notifier = new Notifier(deps, 1000);
+  const t0 = Date.now();
+  const necessary: Necessary[] = [];
+  const release = (at: number) => {
+    for (const chat of chatIds.keys()) necessary.push({ chat, release: at - t0 });
+  };
+  const updates: Promise<void>[] = [];
+
+  const runOne = async (r: number) => {
+    await sleep(r * STAGGER_MS);
+    const at = () => new Date().toISOString();
+    const runId = `2026-11-30T150000Z-fanout-${r}`;
+    let { state, events } = apply(null, {
+      type: 'start',
+      at: at(),
+      actor: { id: 'cli:bench' },
+      runId,
+      workflow: WORKFLOW,
+      workspace: dir,
+      layout: 'native',
+      spec: 'Fan-out benchmark.',
+    });
+    release(Date.now()); // the status message
+    updates.push(notifier.update(state, events, chatRefs));
+    for (const step of WORKFLOW.steps) {
+      const actor = { id: 'system' };
+      ({ state, events } = apply(state, {
+        type: 'stepStarted',
+        at: at(),
+        actor,
+        stepId: step.id,
+        attempt: 1,
+      }));
+      updates.push(notifier.update(state, events, chatRefs));
+      for (let t = PROGRESS_MS; t < STEP_MS; t += PROGRESS_MS) {
+        await sleep(PROGRESS_MS);
+        notifier.progress(runId, step.id, `working, ${t} ms in`);
+      }
+      await sleep(STEP_MS % PROGRESS_MS);
+      ({ state, events } = apply(state, {
+        type: 'stepFinished',
+        at: at(),
+        actor,
+        stepId: step.id,
+        attempt: 1,
+        exitCode: 0,
+        directive: { action: 'continue' },
+        telemetry: { tokensIn: 10, tokensOut: 20, cachedTokens: 0, costUsd: 0.01 },
+      }));
+      if (state.status === 'completed') {
+        release(Date.now()); // the final edit
+        release(Date.now()); // the end notice
+      }
+      updates.push(notifier.update(state, events, chatRefs));
+    }
+  };
+  await Promise.all(Array.from({ length: RUNS }, (_, r) => runOne(r)));
+  await Promise.all(updates);
+  await drain();
+  const calls = fake.calls.filter((c) => MESSAGE_METHODS.has(c.method));
+  const ok = calls.filter((c) => c.ok);
+  const finalAt = Math.max(...ok.map((c) => c.at!));
+  const closeAll = async () => {
+    await notifier.flush();
+    await close();
+    await db.close();
+    await fake.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  await closeAll();
+  if (process.env.FANOUT_TRACE) {
+    const lastChat = Number(ok.find((c) => c.at === finalAt)!.params.chat_id);
+    const first = calls.filter((c) => Number(c.params.chat_id) === lastChat);
+    for (const c of first)
+      process.stderr.write(
+        `${c.at! - t0} ${c.method} ${c.ok ? 'ok' : c.errorCode} ${String(c.params.text).slice(0, 60).replace(/\n/g, ' ')}\n`,
+      );
+    process.stderr.write(
+      `releases ${necessary
+        .filter((n) => n.chat === 0)
+        .map((n) => n.release)
+        .join(' ')}\n`,
+    );
+  }
+  const perChat = chatIds.map((id) => ok.filter((c) => Number(c.params.chat_id) === id).length);
+  const timeToFinal = finalAt - t0;
+  const ideal = idealFinish(necessary, LIMITS);
+  return {
+    calls: calls.length,
+    rate_limited_429: calls.filter((c) => c.errorCode === 429).length,
+    other_errors: calls.filter((c) => !c.ok && c.errorCode !== 429).length,
+    messages_per_chat: {
+      mean: +(perChat.reduce((a, b) => a + b, 0) / perChat.length).toFixed(2),
+      min: Math.min(...perChat),
+      max: Math.max(...perChat),
+    },
+    necessary_per_chat: necessary.length / chats,
+    time_to_final_ms: timeToFinal,
+    ideal_ms: Math.round(ideal),
+    ratio_to_ideal: +(timeToFinal / ideal).toFixed(3),
+  };
+}
+
+const results: Record<string, Record<string, unknown>> = {};
+for (const mode of MODES) {
+  results[mode] = {};
+  for (const chats of CHAT_COUNTS) {
+    process.stderr.write(`fanout: ${mode} × ${chats} chats…\n`);
+    results[mode]![`chats_${chats}`] = await scenario({ mode, chats });
+  }
+}
+console.log(
+  JSON.stringify(
+    {
+      runs: RUNS,
+      steps: STEPS,
+      step_ms: STEP_MS,
+      progress_ms: PROGRESS_MS,
+      goals: { rate_limited_429: 0, ratio_to_ideal_max: 1.05 },
+      ...results,
+    },
+    null,
+    2,
+  ),
+);

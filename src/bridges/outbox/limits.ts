@@ -1,0 +1,146 @@
+/**
+ * The platforms' rate limits, one table per platform, as the outbox scheduler applies them
+ * (docs/outbox.md shows the same tables). A limit is "at most `max` calls in any `windowMs`" over
+ * one scope: the whole bot, one chat, one group chat, or one Slack workspace for a method.
+ * `reserve` slots of a limit are kept for urgent calls: a status edit may not take them, so a
+ * checkpoint, a decision or a run's final state is never queued behind progress edits.
+ */
+import type { Urgency } from '../channel.ts';
+import { parseChatRef } from '../refs.ts';
+
+export type { Urgency } from '../channel.ts';
+
+/** Rank of an urgency: lower goes first (a checkpoint/decision, then a notice, then a status edit). */
+export const URGENCY_RANK: Readonly<Record<Urgency, number>> = {
+  decision: 0,
+  notice: 1,
+  status: 2,
+};
+
+/** The kinds of outgoing calls the outbox holds. */
+export type OutboxKind = 'send' | 'edit';
+
+/** Which calls a limit counts. */
+export type LimitScope = 'bot' | 'chat' | 'group' | 'workspace';
+
+/** One row of a platform's table. */
+export interface RateLimit {
+  readonly scope: LimitScope;
+  /** Calls of these kinds count (both when absent). */
+  readonly kinds?: readonly OutboxKind[];
+  readonly max: number;
+  readonly windowMs: number;
+  /** Slots status edits may not take (kept for urgent calls). */
+  readonly reserve: number;
+  /** Where the figure comes from. */
+  readonly source: string;
+}
+
+/** A platform's table. */
+export interface PlatformLimits {
+  readonly platform: string;
+  readonly limits: readonly RateLimit[];
+}
+
+/**
+ * Telegram Bot API FAQ ("My bot is hitting limits"): about 1 message per second in one chat, at
+ * most 20 messages per minute in one group, about 30 messages per second overall. Edits count as
+ * messages here: Telegram answers 429 to fast edits just the same.
+ */
+export const TELEGRAM_LIMITS: PlatformLimits = {
+  platform: 'telegram',
+  limits: [
+    { scope: 'bot', max: 30, windowMs: 1000, reserve: 5, source: 'FAQ: 30 messages/s overall' },
+    { scope: 'chat', max: 1, windowMs: 1000, reserve: 0, source: 'FAQ: 1 message/s per chat' },
+    {
+      scope: 'group',
+      max: 20,
+      windowMs: 60_000,
+      reserve: 10,
+      source: 'FAQ: 20 messages/min per group',
+    },
+  ],
+};
+
+/**
+ * Slack Web API: chat.postMessage "1 message per second per channel, short bursts allowed"
+ * (special tier); chat.update and chat.delete are Tier 3 (50+ per minute per workspace).
+ */
+export const SLACK_LIMITS: PlatformLimits = {
+  platform: 'slack',
+  limits: [
+    {
+      scope: 'chat',
+      kinds: ['send'],
+      max: 1,
+      windowMs: 1000,
+      reserve: 0,
+      source: 'chat.postMessage: 1/s per channel',
+    },
+    {
+      scope: 'workspace',
+      kinds: ['edit'],
+      max: 50,
+      windowMs: 60_000,
+      reserve: 10,
+      source: 'chat.update: Tier 3, 50/min per workspace',
+    },
+  ],
+};
+
+/**
+ * Discord: none here on purpose. discord.js's REST client reads the X-RateLimit-* headers and
+ * queues every call per bucket (5 per 5 s per channel, the global 50/s); pacing again here would
+ * only guess at what it already knows. The outbox still keeps order, urgency and coalescing.
+ */
+export const DISCORD_LIMITS: PlatformLimits = { platform: 'discord', limits: [] };
+
+/** The table of a platform (none for the web console: it has no limits). */
+export function limitsOf(platform: string): PlatformLimits {
+  if (platform === 'telegram') return TELEGRAM_LIMITS;
+  if (platform === 'slack') return SLACK_LIMITS;
+  if (platform === 'discord') return DISCORD_LIMITS;
+  return { platform, limits: [] };
+}
+
+/** One limit as it applies to one call: the bucket it counts in. */
+export interface BucketUse {
+  readonly key: string;
+  readonly limit: RateLimit;
+}
+
+/** The lane of a chat or message ref: the chat without its thread (limits are per chat). */
+export function laneOf(ref: string): string {
+  const slash = ref.indexOf('/');
+  return parseChatRef(slash < 0 ? ref : ref.slice(0, slash)).chat;
+}
+
+/** True for a Telegram group or supergroup (negative chat id), where the per-group limit applies. */
+function isTelegramGroup(lane: string): boolean {
+  return lane.startsWith('telegram:-');
+}
+
+/** The buckets a call of `kind` in `lane` counts in, by the platform's table. */
+export function bucketsFor(table: PlatformLimits, lane: string, kind: OutboxKind): BucketUse[] {
+  const uses: BucketUse[] = [];
+  for (const limit of table.limits) {
+    if (limit.kinds && !limit.kinds.includes(kind)) continue;
+    const i = table.limits.indexOf(limit);
+    switch (limit.scope) {
+      case 'bot':
+        uses.push({ key: `${i}:bot`, limit });
+        break;
+      case 'chat':
+        uses.push({ key: `${i}:${lane}`, limit });
+        break;
+      case 'group':
+        if (isTelegramGroup(lane)) uses.push({ key: `${i}:${lane}`, limit });
+        break;
+      case 'workspace':
+        // slack:<team>:<channel>: the team is the workspace.
+        uses.push({ key: `${i}:${lane.split(':').slice(0, 2).join(':')}`, limit });
+        break;
+    }
+  }
+  return uses;
+}

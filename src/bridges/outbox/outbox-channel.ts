@@ -1,0 +1,86 @@
+/**
+ * A Channel whose sends and edits go through an outbox (durable, paced, coalesced); everything
+ * else goes straight to the adapter: answers to a button press must arrive within seconds
+ * (Telegram 15 s, Slack's trigger 3 s) and files are rare and large.
+ */
+import type {
+  AnswerOptions,
+  Channel,
+  ChatRef,
+  InboundHandler,
+  Interaction,
+  MessageRef,
+  OutgoingFile,
+  OutgoingMessage,
+} from '../channel.ts';
+import type { Outbox } from './outbox.ts';
+
+/** Wraps `inner` so its sends and edits are queued in `outbox` (which calls `inner`). */
+export class OutboxChannel implements Channel {
+  readonly #inner: Channel;
+  readonly #outbox: Outbox;
+
+  /** `outbox` must deliver through `inner`. */
+  constructor(inner: Channel, outbox: Outbox) {
+    this.#inner = inner;
+    this.#outbox = outbox;
+  }
+
+  /** Edits may be queued without waiting: the outbox coalesces them. */
+  readonly paced = true;
+
+  get platform() {
+    return this.#inner.platform;
+  }
+
+  get capabilities() {
+    return this.#inner.capabilities;
+  }
+
+  get fault(): string | undefined {
+    return this.#inner.fault;
+  }
+
+  /** The outbox behind this channel (tests and the bench wait on it). */
+  get outbox(): Outbox {
+    return this.#outbox;
+  }
+
+  /** Starts the adapter, then delivers what a previous process left in the outbox. */
+  async start(handler: InboundHandler): Promise<void> {
+    await this.#inner.start(handler);
+    this.#outbox.start();
+  }
+
+  /**
+   * Stops the adapter receiving; the outbox keeps delivering until its own `stop` (the bridge
+   * stops it after chatops flushed its last edits).
+   */
+  async stop(): Promise<void> {
+    await this.#inner.stop();
+  }
+
+  async send(chatRef: ChatRef, message: OutgoingMessage): Promise<MessageRef> {
+    return (await this.#outbox.enqueue('send', chatRef, message)) as MessageRef;
+  }
+
+  async edit(messageRef: MessageRef, message: OutgoingMessage): Promise<void> {
+    await this.#outbox.enqueue('edit', messageRef, message);
+  }
+
+  answer(interaction: Interaction, text: string, options: AnswerOptions): Promise<void> {
+    return this.#inner.answer(interaction, text, options);
+  }
+
+  askForReason(interaction: Interaction, prompt: string): Promise<MessageRef> {
+    return this.#inner.askForReason(interaction, prompt);
+  }
+
+  sendFile(chatRef: ChatRef, file: OutgoingFile): Promise<MessageRef> {
+    return this.#inner.sendFile(chatRef, file);
+  }
+
+  pairingLink(code: string): string | undefined {
+    return this.#inner.pairingLink?.(code);
+  }
+}

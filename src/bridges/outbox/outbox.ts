@@ -1,0 +1,290 @@
+/**
+ * The outbox of one platform: every send and edit becomes a row (committed first), waits in the
+ * pacer's order and is handed to the adapter when the platform's limits allow; the caller's
+ * promise settles when the platform answered. A restart delivers the rows it finds open.
+ *
+ * Edits of one message coalesce while they wait: a new edit replaces the waiting one (its
+ * callers are answered when the latest content is delivered), so under pressure fewer calls go
+ * out and the last state is never overwritten by an older one.
+ */
+import { PhasebridgeError, RateLimitedError, ResourceError } from '../../errors.ts';
+import type { Channel, ChannelLogger, OutgoingMessage, Urgency } from '../channel.ts';
+import { laneOf, type OutboxKind, type PlatformLimits, URGENCY_RANK } from './limits.ts';
+import { type PaceItem, Pacer } from './pacer.ts';
+import type { OutboxStore } from './store.ts';
+
+/** Time and timers, injectable so tests drive a simulated clock. */
+export interface OutboxTimers {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+/** The real clock. */
+export const REAL_OUTBOX_TIMERS: OutboxTimers = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
+};
+
+/** A row given up on: a permanent platform error (403, kicked, bad input…). */
+export interface OutboxFailure {
+  readonly id: number;
+  readonly platform: string;
+  readonly kind: OutboxKind;
+  /** Chat ref of a send, message ref of an edit. */
+  readonly target: string;
+  readonly lane: string;
+  readonly error: PhasebridgeError;
+}
+
+/** Options of `Outbox`. */
+export interface OutboxOptions {
+  readonly store: OutboxStore;
+  /** The platform adapter that makes the calls (its own 429 waits stay in place). */
+  readonly inner: Channel;
+  readonly limits: PlatformLimits;
+  readonly timers?: OutboxTimers;
+  readonly log?: ChannelLogger;
+  /** Told of every row marked failed (the hook for "unreachable chat" handling). */
+  readonly onFailure?: (failure: OutboxFailure) => void;
+}
+
+interface Waiter {
+  resolve(ref: string | null): void;
+  reject(err: unknown): void;
+}
+
+interface Entry {
+  item: PaceItem;
+  target: string;
+  message: OutgoingMessage;
+  waiters: Waiter[];
+  started: boolean;
+}
+
+/** Delivers one platform's queued calls at the pace its limits allow. */
+export class Outbox {
+  readonly #o: OutboxOptions;
+  readonly #timers: OutboxTimers;
+  readonly #pacer: Pacer;
+  readonly #entries = new Map<number, Entry>();
+  readonly #running = new Set<Promise<void>>();
+  readonly #drained: (() => void)[] = [];
+  #timer: { handle: unknown; at: number } | undefined;
+  #started = false;
+  #stopped = false;
+
+  /** Calls queue from the start; nothing is delivered before `start`. */
+  constructor(options: OutboxOptions) {
+    this.#o = options;
+    this.#timers = options.timers ?? REAL_OUTBOX_TIMERS;
+    this.#pacer = new Pacer(options.limits);
+  }
+
+  /**
+   * Loads the rows a previous process left open (delivered with no caller waiting) and starts
+   * delivering; a second call does nothing more.
+   */
+  start(): void {
+    if (this.#started || this.#stopped) return;
+    this.#started = true;
+    // The previous process's last calls still count in the platform's windows.
+    const { store, limits } = this.#o;
+    const now = this.#timers.now();
+    const longest = Math.max(0, ...limits.limits.map((l) => l.windowMs));
+    for (const r of store.recent(limits.platform, now - longest)) {
+      // An unanswered call may have reached the platform any time until now.
+      this.#pacer.recordPast(r.lane, r.kind, r.state === 'attempted' ? now : r.at);
+    }
+    for (const row of store.open(limits.platform)) {
+      if (this.#entries.has(row.id)) continue;
+      this.#entries.set(row.id, {
+        item: item(row.id, row.lane, row.kind, row.urgency, row.notBefore),
+        target: row.target,
+        message: row.message,
+        waiters: [],
+        started: false,
+      });
+    }
+    this.#pump();
+  }
+
+  /**
+   * Stops starting calls and resolves when the calls in flight ended. Open rows stay for the next
+   * process; their callers (and later ones) are answered RESOURCE at once instead of waiting.
+   */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) this.#timers.clearTimeout(this.#timer.handle);
+    this.#timer = undefined;
+    for (const [id, entry] of this.#entries) {
+      if (entry.started) continue;
+      this.#entries.delete(id);
+      for (const w of entry.waiters) w.reject(deferred());
+    }
+    await Promise.allSettled([...this.#running]);
+  }
+
+  /** Calls waiting or in flight. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** Resolves once nothing waits or runs. */
+  drained(): Promise<void> {
+    if (this.#entries.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#drained.push(resolve));
+  }
+
+  /**
+   * Queues a send (to a chat ref) or an edit (of a message ref): the row is committed before
+   * this returns its promise, which settles with the sent message's ref (null for an edit) once
+   * the platform answered, or rejects with the adapter's error.
+   */
+  enqueue(kind: OutboxKind, target: string, message: OutgoingMessage): Promise<string | null> {
+    const lane = laneOf(target); // a malformed ref is refused before anything is written
+    const urgency = message.urgency ?? (kind === 'send' ? 'notice' : 'status');
+    const { store, limits } = this.#o;
+    return new Promise((resolve, reject) => {
+      const waiter = { resolve, reject };
+      if (kind === 'edit') {
+        const waiting = this.#waitingEdit(target);
+        const merged = waiting && moreUrgent(waiting.item.urgency, urgency);
+        if (waiting && merged && store.replace(waiting.item.id, message, merged)) {
+          waiting.message = message;
+          waiting.item = { ...waiting.item, urgency: merged };
+          waiting.waiters.push(waiter);
+          this.#pump();
+          return;
+        }
+      }
+      const id = store.insert({ platform: limits.platform, lane, kind, target, message, urgency });
+      if (this.#stopped) {
+        reject(deferred());
+        return;
+      }
+      this.#entries.set(id, {
+        item: item(id, lane, kind, urgency, 0),
+        target,
+        message,
+        waiters: [waiter],
+        started: false,
+      });
+      this.#pump();
+    });
+  }
+
+  #waitingEdit(target: string): Entry | undefined {
+    for (const e of this.#entries.values()) {
+      if (!e.started && e.item.kind === 'edit' && e.target === target) return e;
+    }
+    return undefined;
+  }
+
+  #pump(): void {
+    if (!this.#started || this.#stopped) return;
+    for (;;) {
+      const now = this.#timers.now();
+      const waiting = [...this.#entries.values()].filter((e) => !e.started).map((e) => e.item);
+      const decision = this.#pacer.next(waiting, now);
+      if ('start' in decision) {
+        this.#begin(decision.start);
+        continue;
+      }
+      if ('wakeAt' in decision) this.#wakeAt(decision.wakeAt);
+      return;
+    }
+  }
+
+  #wakeAt(at: number): void {
+    if (this.#timer && this.#timer.at <= at) return;
+    if (this.#timer) this.#timers.clearTimeout(this.#timer.handle);
+    const handle = this.#timers.setTimeout(
+      () => {
+        this.#timer = undefined;
+        this.#pump();
+      },
+      Math.max(0, at - this.#timers.now()),
+    );
+    this.#timer = { handle, at };
+  }
+
+  #begin(paced: PaceItem): void {
+    const entry = this.#entries.get(paced.id)!;
+    entry.started = true;
+    this.#o.store.attempted(paced.id);
+    const uses = this.#pacer.started(paced);
+    // The platform had the call at the latest when its answer came back: counted from then.
+    const run = this.#deliver(entry, () => this.#pacer.finished(paced, uses, this.#timers.now()));
+    this.#running.add(run);
+    run
+      .catch((err: unknown) => this.#o.log?.error({ err }, 'outbox: bridge.db write failed'))
+      .finally(() => {
+        this.#running.delete(run);
+        if (this.#entries.size === 0) for (const done of this.#drained.splice(0)) done();
+        this.#pump();
+      });
+  }
+
+  async #deliver(entry: Entry, answered: () => void): Promise<void> {
+    const { store, inner } = this.#o;
+    const id = entry.item.id;
+    let call: Promise<string | null>;
+    if (entry.item.kind === 'send') call = inner.send(entry.target, entry.message);
+    else call = inner.edit(entry.target, entry.message).then(() => null);
+    // The pacer counts the call from its answer, before our own bookkeeping is written.
+    call = call.finally(answered);
+    try {
+      const ref = await call;
+      store.confirmed(id, ref);
+      this.#entries.delete(id);
+      for (const w of entry.waiters) w.resolve(ref);
+    } catch (err) {
+      if (err instanceof RateLimitedError && !this.#stopped) {
+        // The adapter waited as long as its policy allows; keep the row and try again later.
+        const notBefore = this.#timers.now() + err.retryAfterMs;
+        store.retryAt(id, notBefore);
+        entry.started = false;
+        entry.item = { ...entry.item, notBefore };
+        return;
+      }
+      const error =
+        err instanceof PhasebridgeError
+          ? err
+          : new PhasebridgeError('PLATFORM', err instanceof Error ? err.message : String(err));
+      store.failed(id, error.code, error.message);
+      this.#entries.delete(id);
+      for (const w of entry.waiters) w.reject(err);
+      this.#o.log?.warn({ id, target: entry.target, code: error.code }, 'outbox: call failed');
+      this.#o.onFailure?.({
+        id,
+        platform: this.#o.limits.platform,
+        kind: entry.item.kind,
+        target: entry.target,
+        lane: entry.item.lane,
+        error,
+      });
+    }
+  }
+}
+
+/** The answer to a caller whose call stays queued for the next process. */
+function deferred(): ResourceError {
+  return new ResourceError('the bridge is stopping: the message stays queued for its next start');
+}
+
+function item(
+  id: number,
+  lane: string,
+  kind: OutboxKind,
+  urgency: Urgency,
+  notBefore: number,
+): PaceItem {
+  return { id, lane, kind, urgency, notBefore };
+}
+
+/** The more urgent of two urgencies (a coalesced edit keeps the higher one). */
+function moreUrgent(a: Urgency, b: Urgency): Urgency {
+  return URGENCY_RANK[a] <= URGENCY_RANK[b] ? a : b;
+}

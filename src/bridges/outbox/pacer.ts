@@ -1,0 +1,158 @@
+/**
+ * The outbox scheduler's decisions, free of I/O and timers: given the calls waiting and the calls
+ * made, which call may start now, or when the next one may. The clock is always passed in, so
+ * tests drive it with a simulated one.
+ *
+ * Rules: one call at a time per lane (chat), so a chat's messages arrive in order; new messages
+ * of a lane leave in the order they were queued, edits may pass them (an edit changes a message
+ * already there); among the calls allowed now the most urgent goes first, then the oldest. A
+ * call counts in its limits' windows from its start until `windowMs` after it finished (a call
+ * reaches the platform at the latest when its answer comes back), so the platform never sees
+ * more than a limit's `max` in any window.
+ */
+import {
+  type BucketUse,
+  bucketsFor,
+  type OutboxKind,
+  type PlatformLimits,
+  URGENCY_RANK,
+  type Urgency,
+} from './limits.ts';
+
+/** One queued call as the pacer sees it. */
+export interface PaceItem {
+  /** Queue order (the outbox row id): lower was queued first. */
+  readonly id: number;
+  /** The chat it goes to (`laneOf` its chat or message ref). */
+  readonly lane: string;
+  readonly kind: OutboxKind;
+  readonly urgency: Urgency;
+  /** Not before this time (ms): a retry's back-off. */
+  readonly notBefore: number;
+}
+
+/** What `next` decided. */
+export type PaceDecision =
+  | { readonly start: PaceItem }
+  | { readonly wakeAt: number }
+  | { readonly idle: true };
+
+interface Bucket {
+  /** Finish times of calls still inside the longest window, oldest first. */
+  finished: number[];
+  running: number;
+}
+
+/** Tracks the calls made per bucket and picks the next call to start. */
+export class Pacer {
+  readonly #table: PlatformLimits;
+  readonly #buckets = new Map<string, Bucket>();
+  readonly #busyLanes = new Set<string>();
+  readonly #longestWindow: number;
+
+  /** Applies one platform's limits table. */
+  constructor(table: PlatformLimits) {
+    this.#table = table;
+    this.#longestWindow = Math.max(0, ...table.limits.map((l) => l.windowMs));
+  }
+
+  /** Lanes with a call in flight. */
+  get busyLanes(): ReadonlySet<string> {
+    return this.#busyLanes;
+  }
+
+  /** The call to start now, else the time to look again, else idle (nothing can start until a call finishes). */
+  next(items: readonly PaceItem[], now: number): PaceDecision {
+    const firstSend = new Map<string, number>();
+    for (const item of items) {
+      if (item.kind !== 'send') continue;
+      const seen = firstSend.get(item.lane);
+      if (seen === undefined || item.id < seen) firstSend.set(item.lane, item.id);
+    }
+    let best: PaceItem | undefined;
+    let wakeAt = Number.POSITIVE_INFINITY;
+    for (const item of items) {
+      if (this.#busyLanes.has(item.lane)) continue;
+      if (item.kind === 'send' && firstSend.get(item.lane) !== item.id) continue;
+      const at = this.earliest(item, now);
+      if (at > now) {
+        wakeAt = Math.min(wakeAt, at);
+        continue;
+      }
+      if (!best || before(item, best)) best = item;
+    }
+    if (best) return { start: best };
+    return Number.isFinite(wakeAt) ? { wakeAt } : { idle: true };
+  }
+
+  /** The earliest time `item` may start, by its limits and back-off (Infinity: after a running call ends). */
+  earliest(item: PaceItem, now: number): number {
+    let at = Math.max(now, item.notBefore);
+    for (const use of bucketsFor(this.#table, item.lane, item.kind)) {
+      at = Math.max(at, this.#free(use, item.urgency, now));
+    }
+    return at;
+  }
+
+  /** A call starts: it counts in its buckets and holds its lane until `finished`. */
+  started(item: PaceItem): BucketUse[] {
+    const uses = bucketsFor(this.#table, item.lane, item.kind);
+    for (const use of uses) this.#bucket(use.key).running++;
+    this.#busyLanes.add(item.lane);
+    return uses;
+  }
+
+  /** A call ended (either way) at `now`; it keeps counting for each window from now. */
+  finished(item: PaceItem, uses: readonly BucketUse[], now: number): void {
+    for (const use of uses) {
+      const b = this.#bucket(use.key);
+      b.running--;
+      b.finished.push(now);
+      // Older than the longest window: no longer counts anywhere.
+      while (b.finished.length > 0 && b.finished[0]! <= now - this.#longestWindow) {
+        b.finished.shift();
+      }
+    }
+    this.#busyLanes.delete(item.lane);
+  }
+
+  /** A call made before this pacer existed (by the previous process), counted from `at`. */
+  recordPast(lane: string, kind: OutboxKind, at: number): void {
+    for (const use of bucketsFor(this.#table, lane, kind)) {
+      const b = this.#bucket(use.key);
+      b.finished.push(at);
+      b.finished.sort((x, y) => x - y);
+    }
+  }
+
+  #bucket(key: string): Bucket {
+    let b = this.#buckets.get(key);
+    if (!b) {
+      b = { finished: [], running: 0 };
+      this.#buckets.set(key, b);
+    }
+    return b;
+  }
+
+  /** When a call of `urgency` may next take a slot of this bucket. */
+  #free(use: BucketUse, urgency: Urgency, now: number): number {
+    const { max, windowMs, reserve } = use.limit;
+    // Status edits leave `reserve` slots to urgent calls (never fewer than one slot).
+    const cap = urgency === 'status' ? Math.max(1, max - reserve) : max;
+    const b = this.#buckets.get(use.key);
+    if (!b) return now;
+    if (b.running >= cap) return Number.POSITIVE_INFINITY;
+    const inWindow = b.finished.filter((t) => t > now - windowMs);
+    const excess = b.running + inWindow.length - cap;
+    if (excess < 0) return now;
+    // Once the `excess + 1` oldest calls in the window have left it, a slot is free.
+    return inWindow[excess]! + windowMs;
+  }
+}
+
+/** Most urgent first, then queue order. */
+function before(a: PaceItem, b: PaceItem): boolean {
+  const ra = URGENCY_RANK[a.urgency];
+  const rb = URGENCY_RANK[b.urgency];
+  return ra !== rb ? ra < rb : a.id < b.id;
+}

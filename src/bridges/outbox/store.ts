@@ -1,0 +1,225 @@
+/**
+ * The outbox's rows in bridge.db, on a connection of its own: better-sqlite3 statements commit
+ * when they return, and with `synchronous = FULL` a row is on disk before the call it describes
+ * is attempted. (bridge.db's shared connection may be inside a kysely transaction across an
+ * await, which would hold a raw write back until that transaction commits.)
+ */
+import Database from 'better-sqlite3';
+import { BUSY_TIMEOUT_MS } from '../../db/connection.ts';
+import type { OutboxState } from '../../db/schema.ts';
+import { sqliteStorageError } from '../../fs-errors.ts';
+import { nativeBindingOption } from '../../sqlite-addon.ts';
+import type { OutgoingMessage, Urgency } from '../channel.ts';
+import type { OutboxKind } from './limits.ts';
+
+/** One outbox row. */
+export interface OutboxRow {
+  readonly id: number;
+  readonly platform: string;
+  readonly lane: string;
+  readonly kind: OutboxKind;
+  /** Chat ref of a send, message ref of an edit. */
+  readonly target: string;
+  readonly message: OutgoingMessage;
+  readonly urgency: Urgency;
+  readonly state: OutboxState;
+  readonly attempts: number;
+  readonly notBefore: number;
+  readonly resultRef: string | null;
+  readonly errorCode: string | null;
+}
+
+/** What a new row holds. */
+export interface NewOutboxRow {
+  readonly platform: string;
+  readonly lane: string;
+  readonly kind: OutboxKind;
+  readonly target: string;
+  readonly message: OutgoingMessage;
+  readonly urgency: Urgency;
+}
+
+interface RawRow {
+  id: number;
+  platform: string;
+  lane: string;
+  kind: OutboxKind;
+  target: string;
+  payload_json: string;
+  urgency: Urgency;
+  state: OutboxState;
+  attempts: number;
+  not_before: number;
+  result_ref: string | null;
+  error_code: string | null;
+}
+
+const toRow = (r: RawRow): OutboxRow => ({
+  id: r.id,
+  platform: r.platform,
+  lane: r.lane,
+  kind: r.kind,
+  target: r.target,
+  message: JSON.parse(r.payload_json) as OutgoingMessage,
+  urgency: r.urgency,
+  state: r.state,
+  attempts: r.attempts,
+  notBefore: r.not_before,
+  resultRef: r.result_ref,
+  errorCode: r.error_code,
+});
+
+/** The outbox table of one bridge.db (migration 0008 creates it). */
+export class OutboxStore {
+  readonly #db: Database.Database;
+  readonly #now: () => number;
+  readonly #own: boolean;
+
+  /** Opens its own connection to `file` (bridge.db, already migrated). */
+  static open(file: string, now: () => number = Date.now): OutboxStore {
+    let db: Database.Database;
+    try {
+      db = new Database(file, nativeBindingOption());
+      db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      db.pragma('journal_mode = WAL');
+      // Each commit is fsynced: the row is durable before the call it describes starts.
+      db.pragma('synchronous = FULL');
+    } catch (err) {
+      throw sqliteStorageError(err, file) ?? err;
+    }
+    return new OutboxStore(db, now, true);
+  }
+
+  /** Uses a connection the caller owns (an in-memory bridge.db in tests). */
+  static on(db: Database.Database, now: () => number = Date.now): OutboxStore {
+    return new OutboxStore(db, now, false);
+  }
+
+  private constructor(db: Database.Database, now: () => number, own: boolean) {
+    this.#db = db;
+    this.#now = now;
+    this.#own = own;
+  }
+
+  /** Writes a new pending row (committed when this returns) and gives its id. */
+  insert(row: NewOutboxRow): number {
+    const at = this.#now();
+    const res = this.#db
+      .prepare(
+        `insert into outbox (platform, lane, kind, target, payload_json, urgency, state, created_at, updated_at)
+         values (?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
+      )
+      .run(
+        row.platform,
+        row.lane,
+        row.kind,
+        row.target,
+        JSON.stringify(row.message),
+        row.urgency,
+        at,
+        at,
+      );
+    return Number(res.lastInsertRowid);
+  }
+
+  /** Replaces a pending edit's message (coalescing: the latest wins); false when it is no longer pending. */
+  replace(id: number, message: OutgoingMessage, urgency: Urgency): boolean {
+    const res = this.#db
+      .prepare(
+        `update outbox set payload_json = ?, urgency = ?, updated_at = ? where id = ? and state = 'pending'`,
+      )
+      .run(JSON.stringify(message), urgency, this.#now(), id);
+    return res.changes === 1;
+  }
+
+  /**
+   * The row is about to be handed to the platform. Not fsynced (only written): losing this mark
+   * in a power cut leaves the row pending, and a pending row is delivered just as an attempted
+   * one is; the insert before it was fsynced.
+   */
+  attempted(id: number): void {
+    this.#setUnsynced(id, `state = 'attempted', attempts = attempts + 1`);
+  }
+
+  /**
+   * The platform answered; `ref` is the sent message's ref (for a send). Committed, so a crash
+   * of the process never repeats it; not fsynced (an fsync per answer would stall delivery), so
+   * a power cut may lose the last moment's marks and those messages are sent again.
+   */
+  confirmed(id: number, ref: string | null): void {
+    this.#setUnsynced(id, `state = 'confirmed', result_ref = ?`, ref);
+  }
+
+  /** Back to pending, not before `notBefore` (a rate limit longer than the adapter waits). */
+  retryAt(id: number, notBefore: number): void {
+    this.#set(id, `state = 'pending', not_before = ?`, notBefore);
+  }
+
+  /** Given up: a permanent platform error, kept with its code. */
+  failed(id: number, code: string, message: string): void {
+    this.#setUnsynced(id, `state = 'failed', error_code = ?, error = ?`, code, message);
+  }
+
+  /** Rows not yet confirmed or failed, oldest first (what a restart must still deliver). */
+  open(platform: string): OutboxRow[] {
+    const rows = this.#db
+      .prepare(
+        `select * from outbox where platform = ? and state in ('pending', 'attempted') order by id`,
+      )
+      .all(platform) as RawRow[];
+    return rows.map(toRow);
+  }
+
+  /** Lane, kind and last change of the rows attempted or answered since `since` (for pacing after a restart). */
+  recent(
+    platform: string,
+    since: number,
+  ): { lane: string; kind: OutboxKind; state: OutboxState; at: number }[] {
+    return this.#db
+      .prepare(
+        `select lane, kind, state, updated_at as at from outbox
+         where platform = ? and state in ('attempted', 'confirmed', 'failed') and updated_at >= ?`,
+      )
+      .all(platform, since) as { lane: string; kind: OutboxKind; state: OutboxState; at: number }[];
+  }
+
+  /** One row by id. */
+  get(id: number): OutboxRow | undefined {
+    const raw = this.#db.prepare('select * from outbox where id = ?').get(id) as RawRow | undefined;
+    return raw && toRow(raw);
+  }
+
+  /** Deletes confirmed and failed rows last changed before `before`; returns how many. */
+  prune(before: number): number {
+    return this.#db
+      .prepare(`delete from outbox where state in ('confirmed', 'failed') and updated_at < ?`)
+      .run(before).changes;
+  }
+
+  /** The connection's `synchronous` setting ('full': every commit is fsynced). */
+  get synchronous(): string {
+    const level = this.#db.pragma('synchronous', { simple: true }) as number;
+    return ['off', 'normal', 'full', 'extra'][level] ?? String(level);
+  }
+
+  /** Closes the connection when the store opened it. */
+  close(): void {
+    if (this.#own && this.#db.open) this.#db.close();
+  }
+
+  /** `#set`, committed without an fsync (see the callers for why that is safe). */
+  #setUnsynced(id: number, assignments: string, ...values: unknown[]): void {
+    this.#db.pragma('synchronous = NORMAL');
+    try {
+      this.#set(id, assignments, ...values);
+    } finally {
+      this.#db.pragma('synchronous = FULL');
+    }
+  }
+
+  #set(id: number, assignments: string, ...values: unknown[]): void {
+    this.#db
+      .prepare(`update outbox set ${assignments}, updated_at = ? where id = ?`)
+      .run(...values, this.#now(), id);
+  }
+}
