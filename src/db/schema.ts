@@ -48,9 +48,18 @@ export interface AgentsTable {
   timeout_ms: number | null;
   /** How the prompt reaches the agent; NULL = the engine's default (stdin). */
   prompt_via: PromptVia | null;
+  /** The agent's permission posture as JSON (`{posture, allow?, deny?}`); NULL = the default. */
+  permissions_json: string | null;
   enabled: Defaulted<0 | 1>;
   created_at: number;
   updated_at: number;
+}
+
+/** `full_access_workspaces`: where an admin allowed `permissions: full` (issue 21). */
+export interface FullAccessWorkspacesTable {
+  workspace: string;
+  allowed_by: string;
+  created_at: number;
 }
 
 /** `bindings`: a chat (or one thread of it; '' = chat-wide) bound to a workspace. */
@@ -235,6 +244,7 @@ export interface ChannelStateTable {
 export interface Database {
   channels: ChannelsTable;
   agents: AgentsTable;
+  full_access_workspaces: FullAccessWorkspacesTable;
   bindings: BindingsTable;
   allowlist: AllowlistTable;
   runs: RunsTable;

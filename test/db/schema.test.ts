@@ -16,10 +16,12 @@ const COLUMNS: Columns = {
     env_json: true,
     timeout_ms: true,
     prompt_via: true,
+    permissions_json: true,
     enabled: true,
     created_at: true,
     updated_at: true,
   },
+  full_access_workspaces: { workspace: true, allowed_by: true, created_at: true },
   bindings: {
     id: true,
     chat_ref: true,

@@ -1,6 +1,6 @@
 /** All repositories over one bridge.db, built together so they share a clock. */
 import type { BridgeDb } from '../connection.ts';
-import { AgentsRepo } from './agents.ts';
+import { AgentsRepo, FullAccessRepo } from './agents.ts';
 import { AllowlistRepo } from './allowlist.ts';
 import { AuditRepo } from './audit.ts';
 import { BindingsRepo } from './bindings.ts';
@@ -15,7 +15,7 @@ import { RunsRepo } from './runs.ts';
 import { StatusMessagesRepo } from './status-messages.ts';
 import type { RepoOptions } from './support.ts';
 
-export { type AgentRecord, AgentsRepo, type NewAgent } from './agents.ts';
+export { type AgentRecord, AgentsRepo, FullAccessRepo, type NewAgent } from './agents.ts';
 export {
   type AllowEntry,
   AllowlistRepo,
@@ -62,6 +62,8 @@ export interface Repositories {
   checkpointMessages: CheckpointMessagesRepo;
   consoleAuth: ConsoleAuthRepo;
   followed: FollowedWorkspacesRepo;
+  /** Workspaces where `permissions: full` is allowed. */
+  fullAccess: FullAccessRepo;
   pairing: PairingRepo;
   reasonPrompts: ReasonPromptsRepo;
   runs: RunsRepo;
@@ -81,6 +83,7 @@ export function createRepositories(db: BridgeDb, opts: RepoOptions = {}): Reposi
     checkpointMessages: new CheckpointMessagesRepo(k, opts),
     consoleAuth: new ConsoleAuthRepo(k, opts),
     followed: new FollowedWorkspacesRepo(k, opts),
+    fullAccess: new FullAccessRepo(k, opts),
     pairing: new PairingRepo(k, opts),
     reasonPrompts: new ReasonPromptsRepo(k, opts),
     runs: new RunsRepo(k, opts),

@@ -305,6 +305,7 @@ export class Orchestrator {
   async #startWorker(opts: OrchestratorOptions): Promise<void> {
     const step = createStepProcessor({
       resolveAgent: (name) => this.#agents.resolve(name),
+      fullAllowed: (workspace) => this.#repos.fullAccess.allowed(workspace),
       ...(opts.secretEnvNames === undefined ? {} : { secretEnvNames: opts.secretEnvNames }),
       ...(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
       onSpawn: (job, pid) => opts.onAgentSpawn?.({ jobId: job.id, runId: job.runId, pid }),

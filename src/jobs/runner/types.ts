@@ -1,4 +1,5 @@
 import type { Directive } from '../../engine/directive.ts';
+import type { AgentPermissions } from './permissions.ts';
 
 /** A named agent as configured: which engine it speaks and how to start it. */
 export interface AgentDefinition {
@@ -15,6 +16,8 @@ export interface AgentDefinition {
   timeoutMs?: number;
   /** `stdin` (default) or `file`: the prompt is written to `<logdir>/prompt-<step>-<attempt>.md`. */
   promptVia?: 'stdin' | 'file';
+  /** The permission posture, resolved (step over agent over default) before the job runs. */
+  permissions?: AgentPermissions;
 }
 
 /** One execution of an agent for one step attempt of a run. */
