@@ -171,9 +171,9 @@ function toRecord(row: Row<'agents'>): AgentRecord {
     timeoutMs: row.timeout_ms,
     promptVia: row.prompt_via,
     permissions:
-      row.permissions_json === null
+      (row.permissions_json ?? null) === null
         ? null
-        : parseJsonColumn<AgentPermissions>(row.permissions_json, `permissions_json of ${where}`),
+        : parseJsonColumn<AgentPermissions>(row.permissions_json!, `permissions_json of ${where}`),
     enabled: row.enabled === 1,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

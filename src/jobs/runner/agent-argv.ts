@@ -48,11 +48,13 @@ function rawArgv(agent: AgentDefinition, mcpConfig: string | undefined): string[
       ...given,
     ];
   }
-  // `-` makes codex read the prompt from stdin.
+  // `-` makes codex read the prompt from stdin. The workspace was chosen by whoever bound it, so
+  // codex's own "is this a git repository I trust" check would only refuse non-git workspaces.
   return [
     'codex',
     'exec',
     '--json',
+    '--skip-git-repo-check',
     ...postureArgs(agent, mcpConfig),
     ...modelArgs(agent),
     ...given,

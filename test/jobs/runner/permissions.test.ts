@@ -85,19 +85,20 @@ describe('the posture table drives the argv', () => {
       'codex',
       'exec',
       '--json',
+      '--skip-git-repo-check',
       '--sandbox',
       'read-only',
       '-',
     ]);
   });
   it('codex edit → --sandbox workspace-write', () => {
-    expect(argvOf('codex', { posture: 'edit' }).slice(3, 5)).toEqual([
+    expect(argvOf('codex', { posture: 'edit' }).slice(4, 6)).toEqual([
       '--sandbox',
       'workspace-write',
     ]);
   });
   it('codex full → --sandbox danger-full-access', () => {
-    expect(argvOf('codex', { posture: 'full' }).slice(3, 5)).toEqual([
+    expect(argvOf('codex', { posture: 'full' }).slice(4, 6)).toEqual([
       '--sandbox',
       'danger-full-access',
     ]);
@@ -116,6 +117,11 @@ describe('the posture table drives the argv', () => {
       /claude engine only/,
     );
     expect(() => argvOf('codex', { posture: 'ask' })).toThrow(/not possible with codex/);
+  });
+  it('ask is refused for claude too while chat approvals are not available', () => {
+    expect(() => assertSupported('claude', { posture: 'ask' }, 'agent c')).toThrow(
+      /"ask" \(tool approvals from chat\) is not available in this version/,
+    );
   });
   it('a command agent gets no flags whatever its posture', () => {
     const agent: AgentDefinition = {
