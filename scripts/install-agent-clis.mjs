@@ -24,15 +24,22 @@ function installedVersion(name) {
   }
 }
 
+/** Bytes on disk under `dir`, each hard-linked file once (the Claude binary is linked twice). */
 function sizeOf(dir) {
   let total = 0;
+  const seen = new Set();
   const stack = [dir];
   while (stack.length > 0) {
     const d = stack.pop();
     for (const e of fs.readdirSync(d, { withFileTypes: true })) {
       const p = path.join(d, e.name);
       if (e.isDirectory()) stack.push(p);
-      else if (e.isFile()) total += fs.statSync(p).size;
+      else if (e.isFile()) {
+        const st = fs.statSync(p);
+        if (seen.has(st.ino)) continue;
+        seen.add(st.ino);
+        total += st.size;
+      }
     }
   }
   return total;

@@ -5,7 +5,7 @@
 
 /** A recognised cause: how to spot it in the agent's words and what to do. */
 export interface KnownCause {
-  id: 'claude-login' | 'codex-login' | 'network' | 'permission';
+  id: 'claude-login' | 'codex-login' | 'network' | 'permission' | 'claude-root';
   /** Matches the agent's reason text (or error code). */
   pattern: RegExp;
   fix: string;
@@ -15,13 +15,18 @@ export interface KnownCause {
 export const KNOWN_CAUSES: readonly KnownCause[] = [
   {
     id: 'claude-login',
-    pattern: /not logged in · please run \/login|authentication_failed|invalid api key/i,
+    pattern: /not logged in \u00b7 please run \/login|authentication_failed|invalid api key/i,
     fix: 'not logged in: run `claude /login` (or set ANTHROPIC_API_KEY) as the user that runs the worker',
   },
   {
     id: 'codex-login',
     pattern: /codex login|401 unauthorized|missing bearer|not logged in/i,
     fix: 'not logged in: run `codex login` (or set OPENAI_API_KEY) as the user that runs the worker',
+  },
+  {
+    id: 'claude-root',
+    pattern: /cannot be used with root\/sudo privileges/i,
+    fix: "Claude refuses permissions: full as root: run the worker as a normal user (inside a throwaway container, IS_SANDBOX=1 in the agent's env lifts it)",
   },
   {
     id: 'network',
