@@ -62,6 +62,29 @@ export interface FullAccessWorkspacesTable {
   created_at: number;
 }
 
+/** `tool_approvals`: a tool use Claude asked permission for (`permissions: ask`). */
+export interface ToolApprovalsTable {
+  id: string;
+  run_id: string;
+  step_id: string;
+  attempt: number;
+  tool: string;
+  input_json: string;
+  /** What people are shown: the command, the file and a diff summary. */
+  summary: string;
+  status: 'pending' | 'allowed' | 'denied';
+  /** Of an allow: this request only, or every later request of the run matching `rule`. */
+  scope: 'once' | 'run' | null;
+  /** Of a run-wide allow: the tool, or `Bash:<command prefix>`. */
+  rule: string | null;
+  /** Of a deny: the reason returned to the agent (required; "expired" at expiry). */
+  reason: string | null;
+  decided_by: string | null;
+  created_at: number;
+  expires_at: number;
+  decided_at: number | null;
+}
+
 /** `bindings`: a chat (or one thread of it; '' = chat-wide) bound to a workspace. */
 export interface BindingsTable {
   id: Generated<number>;
@@ -245,6 +268,7 @@ export interface Database {
   channels: ChannelsTable;
   agents: AgentsTable;
   full_access_workspaces: FullAccessWorkspacesTable;
+  tool_approvals: ToolApprovalsTable;
   bindings: BindingsTable;
   allowlist: AllowlistTable;
   runs: RunsTable;

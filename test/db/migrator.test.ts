@@ -36,6 +36,7 @@ const TABLES = [
   'run_feed',
   'runs',
   'status_messages',
+  'tool_approvals',
 ];
 
 function tables(db: BridgeDb): string[] {

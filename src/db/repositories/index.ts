@@ -14,6 +14,7 @@ import { ReasonPromptsRepo } from './reason-prompts.ts';
 import { RunsRepo } from './runs.ts';
 import { StatusMessagesRepo } from './status-messages.ts';
 import type { RepoOptions } from './support.ts';
+import { ToolApprovalsRepo } from './tool-approvals.ts';
 
 export { type AgentRecord, AgentsRepo, FullAccessRepo, type NewAgent } from './agents.ts';
 export {
@@ -50,6 +51,13 @@ export {
 } from './runs.ts';
 export { StatusMessagesRepo } from './status-messages.ts';
 export type { Clock, RepoOptions } from './support.ts';
+export {
+  EXPIRED_REASON,
+  type NewToolApproval,
+  type ToolApprovalAnswer,
+  type ToolApprovalRecord,
+  ToolApprovalsRepo,
+} from './tool-approvals.ts';
 
 /** One instance of every repository. */
 export interface Repositories {
@@ -68,6 +76,8 @@ export interface Repositories {
   reasonPrompts: ReasonPromptsRepo;
   runs: RunsRepo;
   statusMessages: StatusMessagesRepo;
+  /** Tool approvals of `permissions: ask`. */
+  toolApprovals: ToolApprovalsRepo;
 }
 
 /** Builds every repository over `db` (jobs are the queue driver's, not here). */
@@ -88,5 +98,6 @@ export function createRepositories(db: BridgeDb, opts: RepoOptions = {}): Reposi
     reasonPrompts: new ReasonPromptsRepo(k, opts),
     runs: new RunsRepo(k, opts),
     statusMessages: new StatusMessagesRepo(k, opts),
+    toolApprovals: new ToolApprovalsRepo(k, opts),
   };
 }
