@@ -41,6 +41,8 @@ export interface StepProcessorOptions {
   baseEnv?: NodeJS.ProcessEnv;
   /** The agent process exists (diagnostics and benchmarks). */
   onSpawn?(job: QueuedJob, pid: number): void;
+  /** How Claude starts the approval MCP server of `permissions: ask` (see AgentInvocation). */
+  approvalServer?: AgentInvocation['approvalServer'];
   /** True when an admin allowed `permissions: full` in the workspace; absent = never (deny). */
   fullAllowed?(workspace: string): Promise<boolean>;
   /** Where a failed progress or start report goes (it never fails the job). */
@@ -223,6 +225,7 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
       ...(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
       ...(opts.baseEnv === undefined ? {} : { baseEnv: opts.baseEnv }),
       ...(opts.secretEnvNames === undefined ? {} : { secretEnvNames: opts.secretEnvNames }),
+      ...(opts.approvalServer === undefined ? {} : { approvalServer: opts.approvalServer }),
       onSpawn: (pid) => {
         opts.onSpawn?.(job, pid);
         if (placement.monitoringId !== undefined) {

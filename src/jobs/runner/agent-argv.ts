@@ -25,6 +25,12 @@ function modelArgs(agent: AgentDefinition): string[] {
   return agent.model ? ['--model', agent.model] : [];
 }
 
+/** Path of the approval server's MCP config for an attempt: `<logdir>/mcp-<step>-<attempt>.json`. */
+export function mcpConfigPath(ctx: Pick<ArgvContext, 'logFile' | 'stepId' | 'attempt'>): string {
+  const step = ctx.stepId.replace(/[^A-Za-z0-9._-]/g, '_');
+  return path.join(path.dirname(ctx.logFile), `mcp-${step}-${ctx.attempt}.json`);
+}
+
 /** The posture's engine flags (none when the definition has no posture). */
 function postureArgs(agent: AgentDefinition, mcpConfig: string | undefined): string[] {
   return agent.permissions ? permissionArgs(agent.engine, agent.permissions, mcpConfig) : [];

@@ -13,12 +13,8 @@ export {
   POSTURES,
 } from '../../engine/workflow/types.ts';
 
-/**
- * Whether `ask` can run: the approval MCP server and its chat messages are not built yet
- * (docs/permissions.md), so `ask` is refused with a clear message rather than started with a
- * prompt tool nobody answers. The flags stay in the table for the real CLI tests.
- */
-export const ASK_AVAILABLE = false;
+/** Whether `ask` can run (the approval MCP server and a way for people to answer exist). */
+export const ASK_AVAILABLE: boolean = true;
 
 /** Name of the MCP tool Claude asks in `ask` (server `phasebridge`, tool `approve`). */
 export const ASK_TOOL = 'mcp__phasebridge__approve';

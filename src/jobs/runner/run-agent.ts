@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { Directive } from '../../engine/directive.ts';
 import { writeFileAtomic } from '../../engine/ledger/atomic-write.ts';
-import { buildArgv } from './agent-argv.ts';
+import { buildArgv, mcpConfigPath } from './agent-argv.ts';
 import { readDirectiveFile, resetDirectiveFile } from './directive-file.ts';
 import { buildAgentEnv } from './env.ts';
 import { missingBinaryFix } from './failure/known-causes.ts';
@@ -99,6 +99,40 @@ function isDirectory(dir: string): boolean {
   }
 }
 
+/** True when the agent asks people for each tool use (Claude with `permissions: ask`). */
+function asks(agent: AgentDefinition): boolean {
+  return agent.engine === 'claude' && agent.permissions?.posture === 'ask';
+}
+
+/** Writes the MCP config that makes Claude start the approval server; a failure reason or null. */
+function writeMcpConfig(inv: AgentInvocation, file: string): string | null {
+  const server = inv.approvalServer;
+  if (server === undefined)
+    return 'permissions: ask needs the bridge (its approval server); run the step through phasebridge';
+  const args = [
+    ...server.args,
+    '--run',
+    inv.runId,
+    '--step',
+    inv.stepId,
+    '--attempt',
+    String(inv.attempt),
+  ];
+  const config = {
+    mcpServers: { phasebridge: { type: 'stdio', command: server.command, args, env: server.env } },
+  };
+  try {
+    writeFileAtomic(file, `${JSON.stringify(config, null, 2)}\n`, {
+      root: confinedRoot(inv.workspace, file),
+      mkdirs: true,
+      mode: 0o600,
+    });
+    return null;
+  } catch (err) {
+    return `cannot write MCP config ${file}: ${errorText(err)}`;
+  }
+}
+
 /** Resets the directive and writes the prompt file; returns a failure reason or null. */
 function prepare(inv: AgentInvocation, cmd: AgentCommand): string | null {
   try {
@@ -145,8 +179,9 @@ export async function runAgent(
 
   if (inv.signal?.aborted) return outcome({ cancelled: true, failure: 'cancelled before start' });
   let cmd: AgentCommand;
+  const mcpConfig = asks(agent) ? mcpConfigPath(inv) : undefined;
   try {
-    cmd = buildArgv(agent, inv);
+    cmd = buildArgv(agent, mcpConfig === undefined ? inv : { ...inv, mcpConfig });
   } catch (err) {
     return outcome({ failure: errorText(err) });
   }
@@ -165,7 +200,8 @@ export async function runAgent(
   }
   try {
     const log = sink;
-    const prepared = prepare(inv, cmd);
+    const prepared =
+      prepare(inv, cmd) ?? (mcpConfig === undefined ? null : writeMcpConfig(inv, mcpConfig));
     if (prepared !== null) return outcome({ failure: prepared });
 
     log.writeLine(

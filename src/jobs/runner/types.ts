@@ -47,6 +47,11 @@ export interface AgentInvocation {
   baseEnv?: NodeJS.ProcessEnv;
   /** Env names the agent must never see (the bridge's configured secrets). */
   secretEnvNames?: readonly string[];
+  /**
+   * How Claude starts phasebridge's approval MCP server for `permissions: ask` (`--run`,
+   * `--step`, `--attempt` are appended); without it an `ask` step fails before it starts.
+   */
+  approvalServer?: { command: string; args: string[]; env: Record<string, string> };
   onSpawn?(pid: number): void;
   onProgress?(text: string): void;
   /** The engine announced its own session id (Claude's `session_id`, Codex's thread id); once. */

@@ -118,10 +118,8 @@ describe('the posture table drives the argv', () => {
     );
     expect(() => argvOf('codex', { posture: 'ask' })).toThrow(/not possible with codex/);
   });
-  it('ask is refused for claude too while chat approvals are not available', () => {
-    expect(() => assertSupported('claude', { posture: 'ask' }, 'agent c')).toThrow(
-      /"ask" \(tool approvals from chat\) is not available in this version/,
-    );
+  it('ask is supported for claude', () => {
+    expect(() => assertSupported('claude', { posture: 'ask' }, 'agent c')).not.toThrow();
   });
   it('a command agent gets no flags whatever its posture', () => {
     const agent: AgentDefinition = {
