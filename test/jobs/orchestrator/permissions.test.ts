@@ -104,4 +104,31 @@ describe('permission posture of a step', () => {
       'WebFetch',
     ]);
   });
+
+  it('ask: Claude gets the approval MCP server of this bridge in a per-attempt --mcp-config', async () => {
+    const state = await runWorkflow(
+      'id: w\nsteps:\n  - id: build\n    agent: cl\n    prompt: b\n    permissions: ask\n',
+    );
+    expect(state.status).toBe('completed');
+    const args = recordedArgs()[0]!;
+    expect(args.slice(4, 8)).toEqual(['--permission-mode', 'default', '--mcp-config', args[7]]);
+    expect(args.slice(8)).toEqual(['--permission-prompt-tool', 'mcp__phasebridge__approve']);
+    const config = JSON.parse(fs.readFileSync(args[7]!, 'utf8'));
+    expect(fs.statSync(args[7]!).mode & 0o777).toBe(0o600);
+    expect(config.mcpServers.phasebridge).toEqual({
+      type: 'stdio',
+      command: process.execPath,
+      args: [
+        expect.stringMatching(/bin\/phasebridge\.js$/),
+        'approval-server',
+        '--run',
+        state.id,
+        '--step',
+        'build',
+        '--attempt',
+        '1',
+      ],
+      env: { PHASEBRIDGE_HOME: env!.home, LOG_LEVEL: 'silent' },
+    });
+  });
 });
