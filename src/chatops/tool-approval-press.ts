@@ -51,8 +51,7 @@ export class ToolApprovalPresses {
     const row = parsed ? await this.#deps.repos.checkpointMessages.findByToken(parsed.token) : null;
     if (
       !parsed ||
-      !row ||
-      !row.checkpointId.startsWith(TOOL_PREFIX) ||
+      !row?.checkpointId.startsWith(TOOL_PREFIX) ||
       row.chatRef !== ev.chatRef ||
       (row.messageRef !== null && row.messageRef !== ev.messageRef)
     ) {
