@@ -13,9 +13,6 @@ export {
   POSTURES,
 } from '../../engine/workflow/types.ts';
 
-/** Whether `ask` can run (the approval MCP server and a way for people to answer exist). */
-export const ASK_AVAILABLE: boolean = true;
-
 /** Name of the MCP tool Claude asks in `ask` (server `phasebridge`, tool `approve`). */
 export const ASK_TOOL = 'mcp__phasebridge__approve';
 
@@ -76,11 +73,6 @@ export function assertSupported(
   if (perms.posture === 'ask' && engine !== 'claude') {
     throw new InvalidInputError(
       `${who}: permissions "ask" needs the claude engine (codex runs non-interactively with sandbox modes only; use read-only, edit or full)`,
-    );
-  }
-  if (perms.posture === 'ask' && !ASK_AVAILABLE) {
-    throw new InvalidInputError(
-      `${who}: permissions "ask" (tool approvals from chat) is not available in this version; use read-only, edit or full`,
     );
   }
   const lists = (perms.allow?.length ?? 0) + (perms.deny?.length ?? 0) > 0;
