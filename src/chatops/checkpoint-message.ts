@@ -24,6 +24,8 @@ export interface CheckpointView {
   logPath?: string;
   /** The reason the step's agent gave in its directive, when the checkpoint's own reason lacks it. */
   agentReason?: string;
+  /** The step's declared permission posture in words ("full access ⚠", "read-only"). */
+  permissions?: string;
 }
 
 const SUFFIX: Readonly<Record<CheckpointAnswer, string>> = { approve: 'a', reject: 'r', loop: 'l' };
@@ -157,6 +159,8 @@ function agentSays(view: CheckpointView): RichSegment[] {
 function baseFields(view: CheckpointView): MessageField[] {
   const fields: MessageField[] = [{ label: 'Step', value: kindWords(view.checkpoint) }];
   if (view.logPath !== undefined) fields.push({ label: 'Logs', value: view.logPath });
+  if (view.permissions !== undefined)
+    fields.push({ label: 'Permissions', value: view.permissions });
   return fields;
 }
 

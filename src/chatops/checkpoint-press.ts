@@ -17,6 +17,8 @@ import { ANSWER_ROLE, hasRole, refusalText } from './authorize.ts';
 import { parseButtonId, voteResultWords } from './checkpoint-message.ts';
 import { type Access, audit, type ChatOpsDeps, channelFor, resolveAccess } from './context.ts';
 import { findCheckpoint, isCurrentCopy } from './presenter.ts';
+import { TOOL_PREFIX } from './tool-approval-message.ts';
+import { ToolApprovalPresses } from './tool-approval-press.ts';
 
 /** Unanswered reason prompts are dropped after this long. */
 const PENDING_TTL_MS = 60 * 60 * 1000;
@@ -26,14 +28,17 @@ const INVALID_BUTTON = 'This button is not valid any more.';
 /** Handles checkpoint button presses and the replies that carry a reject's reason. */
 export class CheckpointPresses {
   readonly #deps: ChatOpsDeps;
+  readonly #tools: ToolApprovalPresses | undefined;
 
-  /** Uses the shared chatops dependencies. */
-  constructor(deps: ChatOpsDeps) {
+  /** Uses the shared chatops dependencies; tool approval buttons and reasons go to `tools`. */
+  constructor(deps: ChatOpsDeps, tools?: ToolApprovalPresses) {
     this.#deps = deps;
+    this.#tools = tools;
   }
 
   /** Handles one press; always answers the presser privately. */
   async press(ev: ButtonPress): Promise<void> {
+    if (this.#tools && ToolApprovalPresses.isToolButton(ev.token)) return this.#tools.press(ev);
     const channel = this.#deps.channels.get(ev.interaction.platform);
     if (!channel) return;
     const say = (text: string) => channel.answer(ev.interaction, text, { private: true });
@@ -118,6 +123,10 @@ export class CheckpointPresses {
       this.#deps.clock().getTime(),
     );
     if (!pending) return false;
+    if (pending.checkpointId.startsWith(TOOL_PREFIX) && this.#tools) {
+      await this.#tools.reply(pending, ev);
+      return true;
+    }
     const access = await resolveAccess(this.#deps, ev.chatRef, ev.threadRef, ev.user);
     const channel = channelFor(this.#deps, ev.chatRef);
     const base = {

@@ -16,6 +16,8 @@ import { Notifier } from './notifier.ts';
 import type { ChatOpsOptions, RunNotice, RunUpdate } from './ports.ts';
 import { CheckpointPresenter } from './presenter.ts';
 import { Router } from './router.ts';
+import { ToolApprovalPresenter } from './tool-approval-presenter.ts';
+import { ToolApprovalPresses } from './tool-approval-press.ts';
 import { WorkspaceFollower } from './workspace-follower.ts';
 
 export { createPairingCode, PAIRING_TTL_MS } from './pairing.ts';
@@ -28,6 +30,7 @@ export class ChatOps {
   readonly #presenter: CheckpointPresenter;
   readonly #router: Router;
   readonly #follower: WorkspaceFollower;
+  readonly #tools: ToolApprovalPresenter;
   /** Per run, the tail of its update chain: updates of one run are applied in order. */
   readonly #chains = new Map<string, Promise<void>>();
   #unsubscribe: (() => void)[] = [];
@@ -45,7 +48,13 @@ export class ChatOps {
     this.#notifier = new Notifier(this.#deps, options.editIntervalMs ?? 1000, options.timers);
     this.#presenter = new CheckpointPresenter(this.#deps);
     this.#follower = new WorkspaceFollower(this.#deps, options.followIntervalMs ?? 500);
-    const presses = new CheckpointPresses(this.#deps);
+    this.#tools = new ToolApprovalPresenter(
+      this.#deps,
+      async (runId) => this.#notifier.followers(await this.#deps.orchestrator.getRun(runId)),
+      options.toolApprovalIntervalMs ?? 250,
+    );
+    const toolPresses = new ToolApprovalPresses(this.#deps, this.#tools);
+    const presses = new CheckpointPresses(this.#deps, toolPresses);
     this.#router = new Router(this.#deps, presses, (runId, chat) =>
       this.#notifier.follow(runId, chat),
     );
@@ -73,6 +82,7 @@ export class ChatOps {
       }),
     ];
     this.#follower.start();
+    this.#tools.start();
     if (opts.catchUp !== false) await this.catchUp();
   }
 
@@ -89,6 +99,7 @@ export class ChatOps {
     for (const off of this.#unsubscribe) off();
     this.#unsubscribe = [];
     await this.#follower.stop();
+    await this.#tools.stop();
     await Promise.all(this.#chains.values());
     await this.#notifier.flush();
   }

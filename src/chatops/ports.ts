@@ -59,6 +59,8 @@ export interface ChatOpsOptions {
   editIntervalMs?: number;
   /** Time between two looks at the followed codexclaw workspaces (default 500 ms). */
   followIntervalMs?: number;
+  /** How often pending tool approvals (`permissions: ask`) are looked for; default 250 ms. */
+  toolApprovalIntervalMs?: number;
   /** Time source (default `() => new Date()`). */
   clock?: () => Date;
 }

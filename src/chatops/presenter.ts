@@ -6,9 +6,11 @@
  * messages on a restart gets the checkpoint again (`repost`): the newest copy per chat is the
  * current one, and the older copies' tokens are no longer accepted (`isCurrentCopy`).
  */
+
 import type { CheckpointMessageRecord } from '../db/repositories/index.ts';
 import type { RunEvent } from '../engine/events.ts';
 import type { CheckpointState, RunState } from '../engine/model.ts';
+import { describePermissions } from '../jobs/runner/permissions.ts';
 import {
   byExpiry,
   type CheckpointView,
@@ -169,6 +171,8 @@ export class CheckpointPresenter {
     const step = state.steps.find((s) => s.id === cp.stepId);
     const said = step?.directive?.reason;
     if (said && !cp.reason.includes(said)) view.agentReason = said;
+    const perms = state.workflow.steps.find((s) => s.id === cp.stepId)?.permissions;
+    if (perms !== undefined) view.permissions = describePermissions(perms);
     // A `before` gate's step has not run (attempt 0): it has no log yet.
     if (!step || step.attempt === 0) return view;
     try {

@@ -82,6 +82,9 @@ export function stepLine(state: RunState, step: StepState, now: number, progress
     parts.push(durationWords(finished - started));
   }
   if (step.status === 'failed' && step.error) parts.push(step.error);
+  // Full access is what a reader must not miss; other postures stay out of the line.
+  if (state.workflow.steps[step.index]?.permissions?.posture === 'full')
+    parts.push('⚠ full access');
   if (state.checkpoint?.stepId === step.id) parts.push('✋ waiting for approval');
   return parts.join(' · ');
 }

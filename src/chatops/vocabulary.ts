@@ -54,4 +54,5 @@ export const CLI_ONLY: Readonly<Record<string, string>> = {
   setup: 'connects a platform bot',
   logs: "a step's agent log is a file on the bridge's host",
   follow: 'chat follows a workspace with bind --follow',
+  'approval-server': "Claude Code starts it from a step's MCP config (permissions: ask)",
 };

@@ -1,6 +1,8 @@
 import type { Config } from '../config.ts';
 import { migrationStatus, openBridgeDb } from '../db/connection.ts';
+import { AgentsRepo } from '../db/repositories/agents.ts';
 import { checkRunningBridge } from './doctor-bridge.ts';
+import { checkEngines } from './doctor-engines.ts';
 import { checkDiscord, checkSlack, checkTelegram } from './doctor-platforms.ts';
 
 /** One line of `phasebridge doctor`: what was checked, whether it passed, and the fix when not. */
@@ -97,5 +99,22 @@ export async function runChecks(config: Config, dbFile: string): Promise<CheckRe
   if (slack.botToken) results.push(...(await checkSlack(slack)));
   if (discord.botToken) results.push(...(await checkDiscord(discord)));
   results.push(...(await checkRunningBridge(config)));
+  results.push(...(await engineChecks(dbFile)));
   return results;
+}
+
+/** The engine lines for the named agents in bridge.db ([] when it cannot be read: see above). */
+async function engineChecks(dbFile: string): Promise<CheckResult[]> {
+  let agents: Awaited<ReturnType<AgentsRepo['list']>>;
+  try {
+    const db = openBridgeDb({ file: dbFile });
+    try {
+      agents = await new AgentsRepo(db.kysely).list();
+    } finally {
+      await db.close();
+    }
+  } catch {
+    return [];
+  }
+  return checkEngines(agents);
 }

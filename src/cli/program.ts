@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { registerAccessCommands } from './commands/access.ts';
 import { registerAgentsCommand } from './commands/agents.ts';
 import { registerAnswerCommands } from './commands/answer.ts';
+import { registerApprovalServerCommand } from './commands/approval-server.ts';
 import { registerChatVerbCommands } from './commands/chat-verbs.ts';
 import { registerControlCommands } from './commands/control.ts';
 import { registerDoctorCommand } from './commands/doctor.ts';
@@ -40,6 +41,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerRunsCommand(program, ctx);
   registerAnswerCommands(program, ctx);
   registerControlCommands(program, ctx);
+  registerApprovalServerCommand(program, ctx);
   registerLogsCommand(program, ctx);
   registerWorkerCommand(program, ctx);
   registerRepairCommand(program, ctx);

@@ -48,9 +48,41 @@ export interface AgentsTable {
   timeout_ms: number | null;
   /** How the prompt reaches the agent; NULL = the engine's default (stdin). */
   prompt_via: PromptVia | null;
+  /** The agent's permission posture as JSON (`{posture, allow?, deny?}`); NULL = the default. */
+  permissions_json: string | null;
   enabled: Defaulted<0 | 1>;
   created_at: number;
   updated_at: number;
+}
+
+/** `full_access_workspaces`: where an admin allowed `permissions: full` (issue 21). */
+export interface FullAccessWorkspacesTable {
+  workspace: string;
+  allowed_by: string;
+  created_at: number;
+}
+
+/** `tool_approvals`: a tool use Claude asked permission for (`permissions: ask`). */
+export interface ToolApprovalsTable {
+  id: string;
+  run_id: string;
+  step_id: string;
+  attempt: number;
+  tool: string;
+  input_json: string;
+  /** What people are shown: the command, the file and a diff summary. */
+  summary: string;
+  status: 'pending' | 'allowed' | 'denied';
+  /** Of an allow: this request only, or every later request of the run matching `rule`. */
+  scope: 'once' | 'run' | null;
+  /** Of a run-wide allow: the tool, or `Bash:<command prefix>`. */
+  rule: string | null;
+  /** Of a deny: the reason returned to the agent (required; "expired" at expiry). */
+  reason: string | null;
+  decided_by: string | null;
+  created_at: number;
+  expires_at: number;
+  decided_at: number | null;
 }
 
 /** `bindings`: a chat (or one thread of it; '' = chat-wide) bound to a workspace. */
@@ -257,6 +289,8 @@ export interface ChannelStateTable {
 export interface Database {
   channels: ChannelsTable;
   agents: AgentsTable;
+  full_access_workspaces: FullAccessWorkspacesTable;
+  tool_approvals: ToolApprovalsTable;
   bindings: BindingsTable;
   allowlist: AllowlistTable;
   runs: RunsTable;

@@ -28,6 +28,7 @@ const TABLES = [
   'console_login_tokens',
   'console_sessions',
   'followed_workspaces',
+  'full_access_workspaces',
   'jobs',
   'outbox',
   'pairing_codes',
@@ -36,6 +37,7 @@ const TABLES = [
   'run_feed',
   'runs',
   'status_messages',
+  'tool_approvals',
 ];
 
 function tables(db: BridgeDb): string[] {

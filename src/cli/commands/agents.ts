@@ -1,8 +1,15 @@
 import { type Command, Option } from 'commander';
 import type { AgentRecord } from '../../db/repositories/index.ts';
 import { DURATION_HINT, formatDuration, parseDuration } from '../../engine/workflow/duration.ts';
+import {
+  type AgentPermissions,
+  type PermissionPosture,
+  POSTURES,
+} from '../../engine/workflow/types.ts';
 import { InvalidInputError, NotFoundError } from '../../errors.ts';
+import { assertSupported, describePermissions } from '../../jobs/runner/permissions.ts';
 import type { CliContext } from '../context.ts';
+import { registerFullAccessCommands } from './full-access.ts';
 
 /** `agents list|add|remove`: the named agents workflows refer to. */
 export function registerAgentsCommand(program: Command, ctx: CliContext): void {
@@ -42,6 +49,14 @@ export function registerAgentsCommand(program: Command, ctx: CliContext): void {
       '--env <KEY=VALUE...>',
       'extra environment of the agent (never put bridge secrets here)',
     )
+    .addOption(
+      new Option(
+        '--permissions <posture>',
+        'what the agent may do (default: read-only for plan/review steps, else edit; see docs/permissions.md)',
+      ).choices(POSTURES),
+    )
+    .option('--allow-tool <tool...>', 'claude: tools always allowed, e.g. "Bash(npm test)"')
+    .option('--deny-tool <tool...>', 'claude: tools always refused, e.g. "Bash(git push:*)"')
     .option('--disabled', 'add it disabled')
     .action(async (name: string, argv: string[], opts: AddOptions) => {
       if (!/^[a-z0-9][a-z0-9_-]{0,63}$/.test(name)) {
@@ -60,8 +75,10 @@ export function registerAgentsCommand(program: Command, ctx: CliContext): void {
           `--timeout '${opts.timeout}' is not a duration; ${DURATION_HINT}`,
         );
       }
+      const permissions = permissionsOf(name, opts);
       const repos = await ctx.repos();
       const added = await repos.agents.add({
+        permissions,
         name,
         engine: opts.engine,
         argv,
@@ -79,6 +96,8 @@ export function registerAgentsCommand(program: Command, ctx: CliContext): void {
       });
       console.log(`added ${describeAgent(added)}`);
     });
+
+  registerFullAccessCommands(agents, ctx);
 
   agents
     .command('remove')
@@ -103,7 +122,26 @@ interface AddOptions {
   timeout?: string;
   promptVia?: 'stdin' | 'file';
   env?: string[];
+  permissions?: PermissionPosture;
+  allowTool?: string[];
+  denyTool?: string[];
   disabled?: boolean;
+}
+
+/** The posture given with `agents add`, checked against the engine; null when none was given. */
+function permissionsOf(name: string, opts: AddOptions): AgentPermissions | null {
+  const lists = (opts.allowTool?.length ?? 0) + (opts.denyTool?.length ?? 0) > 0;
+  if (opts.permissions === undefined && !lists) return null;
+  if (opts.permissions === undefined) {
+    throw new InvalidInputError(
+      '--allow-tool/--deny-tool need --permissions (read-only, edit, full or ask)',
+    );
+  }
+  const perms: AgentPermissions = { posture: opts.permissions };
+  if (opts.allowTool?.length) perms.allow = opts.allowTool;
+  if (opts.denyTool?.length) perms.deny = opts.denyTool;
+  assertSupported(opts.engine, perms, `agent ${name}`);
+  return perms;
 }
 
 function parseEnv(pairs: string[]): Record<string, string> {
@@ -125,6 +163,7 @@ function describeAgent(a: AgentRecord): string {
   if (a.argv.length > 0) parts.push(`argv=${JSON.stringify(a.argv)}`);
   if (a.timeoutMs !== null) parts.push(`timeout=${formatDuration(a.timeoutMs)}`);
   if (Object.keys(a.env).length > 0) parts.push(`env=${Object.keys(a.env).join(',')}`);
+  if (a.permissions !== null) parts.push(`permissions=${describePermissions(a.permissions)}`);
   if (!a.enabled) parts.push('(disabled)');
   return parts.join('  ');
 }

@@ -1,5 +1,6 @@
 /** Named agent definitions (`phasebridge agents ...`). */
 import type { Kysely } from 'kysely';
+import type { AgentPermissions } from '../../engine/workflow/types.ts';
 import { NotFoundError } from '../../errors.ts';
 import type { AgentEngine, Database, PromptVia, Row } from '../schema.ts';
 import { withConstraintErrors } from '../sqlite-errors.ts';
@@ -15,6 +16,8 @@ export interface AgentRecord {
   env: Record<string, string>;
   timeoutMs: number | null;
   promptVia: PromptVia | null;
+  /** The agent's permission posture; null = the step's or the default. */
+  permissions: AgentPermissions | null;
   enabled: boolean;
   createdAt: number;
   updatedAt: number;
@@ -29,6 +32,7 @@ export interface NewAgent {
   env?: Record<string, string>;
   timeoutMs?: number | null;
   promptVia?: PromptVia | null;
+  permissions?: AgentPermissions | null;
   enabled?: boolean;
 }
 
@@ -56,6 +60,7 @@ export class AgentsRepo {
           env_json: JSON.stringify(agent.env ?? {}),
           timeout_ms: agent.timeoutMs ?? null,
           prompt_via: agent.promptVia ?? null,
+          permissions_json: agent.permissions ? JSON.stringify(agent.permissions) : null,
           enabled: agent.enabled === false ? 0 : 1,
           created_at: now,
           updated_at: now,
@@ -101,6 +106,59 @@ export class AgentsRepo {
   }
 }
 
+/** Workspaces whose admin allowed `permissions: full` (deny by default). */
+export class FullAccessRepo {
+  readonly #db: Kysely<Database>;
+  readonly #now: Clock;
+
+  constructor(db: Kysely<Database>, opts: RepoOptions = {}) {
+    this.#db = db;
+    this.#now = opts.now ?? Date.now;
+  }
+
+  /** Allows full-access steps in `workspace` (again: keeps the first grant). */
+  async allow(workspace: string, by: string): Promise<void> {
+    await this.#db
+      .insertInto('full_access_workspaces')
+      .values({ workspace, allowed_by: by, created_at: this.#now() })
+      .onConflict((oc) => oc.column('workspace').doNothing())
+      .execute();
+  }
+
+  /** Withdraws the allowance; false when there was none. */
+  async revoke(workspace: string): Promise<boolean> {
+    const res = await this.#db
+      .deleteFrom('full_access_workspaces')
+      .where('workspace', '=', workspace)
+      .executeTakeFirst();
+    return res.numDeletedRows > 0n;
+  }
+
+  /** True when an admin allowed full access in `workspace`. */
+  async allowed(workspace: string): Promise<boolean> {
+    const row = await this.#db
+      .selectFrom('full_access_workspaces')
+      .select('workspace')
+      .where('workspace', '=', workspace)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** Every allowed workspace with who allowed it. */
+  async list(): Promise<{ workspace: string; allowedBy: string; createdAt: number }[]> {
+    const rows = await this.#db
+      .selectFrom('full_access_workspaces')
+      .selectAll()
+      .orderBy('workspace')
+      .execute();
+    return rows.map((r) => ({
+      workspace: r.workspace,
+      allowedBy: r.allowed_by,
+      createdAt: r.created_at,
+    }));
+  }
+}
+
 function toRecord(row: Row<'agents'>): AgentRecord {
   const where = `agent ${quoted(row.name)}`;
   return {
@@ -112,6 +170,10 @@ function toRecord(row: Row<'agents'>): AgentRecord {
     env: parseJsonColumn<Record<string, string>>(row.env_json, `env_json of ${where}`),
     timeoutMs: row.timeout_ms,
     promptVia: row.prompt_via,
+    permissions:
+      (row.permissions_json ?? null) === null
+        ? null
+        : parseJsonColumn<AgentPermissions>(row.permissions_json!, `permissions_json of ${where}`),
     enabled: row.enabled === 1,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

@@ -114,6 +114,18 @@ export class CheckpointMessagesRepo {
     return this.#close(runId, checkpointId, 'decided');
   }
 
+  /** Open message copies whose checkpoint id starts with `prefix` (no `%` or `_` in it; tool approvals: `tool:`). */
+  async listOpenWithPrefix(prefix: string): Promise<CheckpointMessageRecord[]> {
+    const rows = await this.#db
+      .selectFrom('checkpoint_messages')
+      .selectAll()
+      .where('state', '=', 'open')
+      .where('checkpoint_id', 'like', `${prefix}%`)
+      .orderBy('id')
+      .execute();
+    return rows.map(toRecord);
+  }
+
   /** Marks every open copy of a checkpoint's message expired; returns how many changed. */
   markExpired(runId: string, checkpointId: string): Promise<number> {
     return this.#close(runId, checkpointId, 'expired');

@@ -1,6 +1,6 @@
 /** All repositories over one bridge.db, built together so they share a clock. */
 import type { BridgeDb } from '../connection.ts';
-import { AgentsRepo } from './agents.ts';
+import { AgentsRepo, FullAccessRepo } from './agents.ts';
 import { AllowlistRepo } from './allowlist.ts';
 import { AuditRepo } from './audit.ts';
 import { BindingsRepo } from './bindings.ts';
@@ -14,8 +14,9 @@ import { ReasonPromptsRepo } from './reason-prompts.ts';
 import { RunsRepo } from './runs.ts';
 import { StatusMessagesRepo } from './status-messages.ts';
 import type { RepoOptions } from './support.ts';
+import { ToolApprovalsRepo } from './tool-approvals.ts';
 
-export { type AgentRecord, AgentsRepo, type NewAgent } from './agents.ts';
+export { type AgentRecord, AgentsRepo, FullAccessRepo, type NewAgent } from './agents.ts';
 export {
   type AllowEntry,
   AllowlistRepo,
@@ -50,6 +51,13 @@ export {
 } from './runs.ts';
 export { StatusMessagesRepo } from './status-messages.ts';
 export type { Clock, RepoOptions } from './support.ts';
+export {
+  EXPIRED_REASON,
+  type NewToolApproval,
+  type ToolApprovalAnswer,
+  type ToolApprovalRecord,
+  ToolApprovalsRepo,
+} from './tool-approvals.ts';
 
 /** One instance of every repository. */
 export interface Repositories {
@@ -62,10 +70,14 @@ export interface Repositories {
   checkpointMessages: CheckpointMessagesRepo;
   consoleAuth: ConsoleAuthRepo;
   followed: FollowedWorkspacesRepo;
+  /** Workspaces where `permissions: full` is allowed. */
+  fullAccess: FullAccessRepo;
   pairing: PairingRepo;
   reasonPrompts: ReasonPromptsRepo;
   runs: RunsRepo;
   statusMessages: StatusMessagesRepo;
+  /** Tool approvals of `permissions: ask`. */
+  toolApprovals: ToolApprovalsRepo;
 }
 
 /** Builds every repository over `db` (jobs are the queue driver's, not here). */
@@ -81,9 +93,11 @@ export function createRepositories(db: BridgeDb, opts: RepoOptions = {}): Reposi
     checkpointMessages: new CheckpointMessagesRepo(k, opts),
     consoleAuth: new ConsoleAuthRepo(k, opts),
     followed: new FollowedWorkspacesRepo(k, opts),
+    fullAccess: new FullAccessRepo(k, opts),
     pairing: new PairingRepo(k, opts),
     reasonPrompts: new ReasonPromptsRepo(k, opts),
     runs: new RunsRepo(k, opts),
     statusMessages: new StatusMessagesRepo(k, opts),
+    toolApprovals: new ToolApprovalsRepo(k, opts),
   };
 }

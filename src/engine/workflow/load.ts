@@ -11,7 +11,7 @@ import { isInside, readTextInside, UnsafePathError } from '../ledger/safe-path.t
 import { parseDuration } from './duration.ts';
 import { crossCheck, formatPath, zodProblems } from './problems.ts';
 import { type StepFile, type WorkflowFile, workflowFileSchema } from './schema.ts';
-import type { StepCheckpoint, Workflow, WorkflowStep } from './types.ts';
+import type { AgentPermissions, StepCheckpoint, Workflow, WorkflowStep } from './types.ts';
 
 /** Alias expansions allowed in a workflow file: plenty for reuse, far too few for an alias bomb. */
 const MAX_ALIAS_COUNT = 100;
@@ -190,5 +190,15 @@ function step(s: StepFile, prompt: ResolvedPrompt): WorkflowStep {
   if (s.executeOnce !== undefined) out.executeOnce = s.executeOnce;
   if (s.tracks !== undefined) out.tracks = s.tracks;
   if (s.conditions !== undefined) out.conditions = s.conditions;
+  if (s.permissions !== undefined) out.permissions = permissionsOf(s.permissions);
+  return out;
+}
+
+/** A step's `permissions:` as the runner takes it. */
+function permissionsOf(p: NonNullable<StepFile['permissions']>): AgentPermissions {
+  if (typeof p === 'string') return { posture: p };
+  const out: AgentPermissions = { posture: p.mode };
+  if (p.allow !== undefined) out.allow = p.allow;
+  if (p.deny !== undefined) out.deny = p.deny;
   return out;
 }

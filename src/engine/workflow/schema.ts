@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { DURATION_HINT, parseDuration } from './duration.ts';
+import { POSTURES } from './types.ts';
 
 /** Ids of workflows and steps: they appear in job ids (`run:step:attempt`) and file names. */
 export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
@@ -29,6 +30,14 @@ export const checkpointFileSchema = z.strictObject({
   onExpiry: z.enum(['reject', 'approve', 'keep']).optional(),
 });
 
+const tools = z.array(z.string().min(1)).min(1, 'must list at least one tool');
+
+/** `permissions:` of a step: a posture, or a posture with tool lists. */
+export const permissionsFileSchema = z.union([
+  z.enum(POSTURES),
+  z.strictObject({ mode: z.enum(POSTURES), allow: tools.optional(), deny: tools.optional() }),
+]);
+
 /** One entry of `steps:`. */
 export const stepFileSchema = z.strictObject({
   id,
@@ -43,6 +52,7 @@ export const stepFileSchema = z.strictObject({
   executeOnce: z.boolean().optional(),
   tracks: names.optional(),
   conditions: names.optional(),
+  permissions: permissionsFileSchema.optional(),
 });
 
 /** A whole workflow file. `version` is accepted and ignored: the version is a content hash. */

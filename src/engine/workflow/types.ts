@@ -3,6 +3,21 @@
  * text, promptFile) lives in schema.ts; load.ts turns one into the other.
  */
 
+/** Permission postures of an agent step, safest first (docs/permissions.md). */
+export const POSTURES = ['read-only', 'edit', 'full', 'ask'] as const;
+
+/** How much an agent step may do: look, edit the workspace, anything, or ask in chat. */
+export type PermissionPosture = (typeof POSTURES)[number];
+
+/** A posture with optional tool lists (engines that support them: Claude). */
+export interface AgentPermissions {
+  posture: PermissionPosture;
+  /** Tools always allowed, in the engine's syntax, e.g. `Bash(npm test)`, `Read`. */
+  allow?: string[];
+  /** Tools always refused, e.g. `Bash(git push:*)`, `WebFetch`. */
+  deny?: string[];
+}
+
 /** Where a run's state is written on disk (the native ledger is always written too). */
 export type Layout = 'native' | 'codemachine' | 'codexclaw';
 
@@ -54,6 +69,8 @@ export interface WorkflowStep {
   tracks?: string[];
   /** The step runs only when every listed condition is selected. */
   conditions?: string[];
+  /** The step's permission posture; absent = the agent's, else the default for the step. */
+  permissions?: AgentPermissions;
 }
 
 /** A validated workflow; `version` is a content hash so a run records exactly what it ran. */

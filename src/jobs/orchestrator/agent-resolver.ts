@@ -53,6 +53,7 @@ export function definitionOf(record: AgentRecord): AgentDefinition {
   if (record.model !== null) def.model = record.model;
   if (record.timeoutMs !== null) def.timeoutMs = record.timeoutMs;
   if (record.promptVia !== null) def.promptVia = record.promptVia;
+  if (record.permissions !== null) def.permissions = structuredClone(record.permissions);
   return def;
 }
 
@@ -91,7 +92,9 @@ export class AgentResolver {
       this.#recent.set(name, entry);
     }
     const def = await entry.found;
-    return { ...def, argv: [...def.argv], env: { ...def.env } };
+    const copy = { ...def, argv: [...def.argv], env: { ...def.env } };
+    if (def.permissions) copy.permissions = structuredClone(def.permissions);
+    return copy;
   }
 
   async #lookup(name: string): Promise<AgentDefinition> {

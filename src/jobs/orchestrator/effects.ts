@@ -44,6 +44,9 @@ export function jobOfEffect(state: RunState, effect: Effect): PlannedJob | null 
   // The worker cannot see the run; it needs this to refuse a re-take after a lost lease.
   if (!trigger && !state.resumeFromLastStep) payload.noResume = true;
   if (!trigger) addChain(state, effect.stepId, payload);
+  // The step's declared posture travels with the job; the worker merges it with the agent's.
+  const permissions = state.workflow.steps.find((s) => s.id === effect.stepId)?.permissions;
+  if (!trigger && permissions !== undefined) payload.permissions = structuredClone(permissions);
   return {
     spec: {
       runId: effect.runId,

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import type { Directive } from '../../engine/directive.ts';
 import { directiveSchema } from '../../engine/directive.ts';
 import type { Layout, Telemetry } from '../../engine/model.ts';
+import { type AgentPermissions, POSTURES } from '../../engine/workflow/types.ts';
 import { InvalidInputError } from '../../errors.ts';
 
 /** Suffix of a trigger job's queue step id. */
@@ -48,6 +49,14 @@ export const stepJobPayloadSchema = z.object({
   chain: z.array(z.string()).min(2).optional(),
   /** Chain indexes already completed in this visit (a retry or resume goes on from there). */
   chainsDone: z.array(z.number().int().nonnegative()).optional(),
+  /** The step's declared permission posture (workflow `permissions:`). */
+  permissions: z
+    .object({
+      posture: z.enum(POSTURES),
+      allow: z.array(z.string()).optional(),
+      deny: z.array(z.string()).optional(),
+    })
+    .optional(),
 });
 
 /** A step or trigger job's payload. */
@@ -62,6 +71,7 @@ export interface StepJobPayload {
   noResume?: boolean;
   chain?: string[];
   chainsDone?: number[];
+  permissions?: AgentPermissions;
 }
 
 /** Reads a job payload; InvalidInputError says what is wrong. */

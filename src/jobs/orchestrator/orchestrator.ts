@@ -20,6 +20,7 @@ import type { Log } from '../../log.ts';
 import { errorMessage } from '../queue/outcome.ts';
 import type { JobOutcome, JobQueue, JobSpec, Worker } from '../queue/port.ts';
 import { AgentResolver } from './agent-resolver.ts';
+import { approvalServerCommand } from './approval-command.ts';
 import { EffectRunner } from './effects.ts';
 import { ExpiryTimers } from './expiry-timers.ts';
 import { applyHandEdit } from './hand-edits.ts';
@@ -305,6 +306,8 @@ export class Orchestrator {
   async #startWorker(opts: OrchestratorOptions): Promise<void> {
     const step = createStepProcessor({
       resolveAgent: (name) => this.#agents.resolve(name),
+      fullAllowed: (workspace) => this.#repos.fullAccess.allowed(workspace),
+      approvalServer: approvalServerCommand(opts.home),
       ...(opts.secretEnvNames === undefined ? {} : { secretEnvNames: opts.secretEnvNames }),
       ...(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
       onSpawn: (job, pid) => opts.onAgentSpawn?.({ jobId: job.id, runId: job.runId, pid }),

@@ -14,7 +14,9 @@ import fs from 'node:fs';
 import { agentLogPath } from '../../engine/layouts/codemachine/paths.ts';
 import { RegistryDb } from '../../engine/layouts/codemachine/registry-db.ts';
 import { stepJobId, triggerJobId } from '../../engine/model.ts';
+import { InvalidInputError } from '../../errors.ts';
 import type { Processor, ProgressReporter, QueuedJob } from '../queue/port.ts';
+import { assertSupported, effectivePermissions } from '../runner/permissions.ts';
 import { runAgent } from '../runner/run-agent.ts';
 import type { AgentDefinition, AgentInvocation } from '../runner/types.ts';
 import { runChain } from './chain-runner.ts';
@@ -39,6 +41,10 @@ export interface StepProcessorOptions {
   baseEnv?: NodeJS.ProcessEnv;
   /** The agent process exists (diagnostics and benchmarks). */
   onSpawn?(job: QueuedJob, pid: number): void;
+  /** How Claude starts the approval MCP server of `permissions: ask` (see AgentInvocation). */
+  approvalServer?: AgentInvocation['approvalServer'];
+  /** True when an admin allowed `permissions: full` in the workspace; absent = never (deny). */
+  fullAllowed?(workspace: string): Promise<boolean>;
   /** Where a failed progress or start report goes (it never fails the job). */
   onReportError?(err: unknown): void;
 }
@@ -154,6 +160,25 @@ function retakeRefused(job: QueuedJob, p: StepJobPayload): StepJobResult | null 
   };
 }
 
+/**
+ * The agent with the posture this step runs with (step over agent over default), checked: the
+ * engine must support it, and `full` must be allowed in the workspace by an admin.
+ */
+async function withPosture(
+  agent: AgentDefinition,
+  p: StepJobPayload,
+  opts: StepProcessorOptions,
+): Promise<AgentDefinition> {
+  const permissions = effectivePermissions(p.permissions, agent.permissions, p.stepId, agent.name);
+  assertSupported(agent.engine, permissions, `step ${p.stepId} (agent ${agent.name})`);
+  if (permissions.posture === 'full' && !(await (opts.fullAllowed?.(p.workspace) ?? false))) {
+    throw new InvalidInputError(
+      `step ${p.stepId} asks for permissions: full, which is not allowed in ${p.workspace} — fix: an admin runs \`phasebridge agents allow-full ${p.workspace}\` (or give the step read-only or edit)`,
+    );
+  }
+  return { ...agent, permissions };
+}
+
 /** Sends a report through the queue (never throws: reporting must not break the step). */
 function send(report: ProgressReporter, data: StepReport, onError: (err: unknown) => void): void {
   try {
@@ -178,7 +203,7 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
     const p = parseStepJobPayload(job.payload);
     const retaken = retakeRefused(job, p);
     if (retaken !== null) return { ...retaken };
-    const agent = await opts.resolveAgent(p.agent);
+    const agent = await withPosture(await opts.resolveAgent(p.agent), p, opts);
     const placement = place(registries, job, p, agent);
     const sessionId = job.id;
     const info: StepStartInfo = { sessionId };
@@ -200,6 +225,7 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
       ...(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
       ...(opts.baseEnv === undefined ? {} : { baseEnv: opts.baseEnv }),
       ...(opts.secretEnvNames === undefined ? {} : { secretEnvNames: opts.secretEnvNames }),
+      ...(opts.approvalServer === undefined ? {} : { approvalServer: opts.approvalServer }),
       onSpawn: (pid) => {
         opts.onSpawn?.(job, pid);
         if (placement.monitoringId !== undefined) {

@@ -26,9 +26,11 @@ export interface JobWorkerOptions {
 
 /** Starts a worker on `queue`; close it (then the queue) to stop. */
 export async function startJobWorker(opts: JobWorkerOptions): Promise<Worker> {
-  const agents = new AgentResolver(createRepositories(opts.db).agents);
+  const repos = createRepositories(opts.db);
+  const agents = new AgentResolver(repos.agents);
   const step = createStepProcessor({
     resolveAgent: (name) => agents.resolve(name),
+    fullAllowed: (workspace) => repos.fullAccess.allowed(workspace),
     ...(opts.secretEnvNames === undefined ? {} : { secretEnvNames: opts.secretEnvNames }),
     ...(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
     onSpawn: (job, pid) => opts.log.info({ jobId: job.id, pid }, 'agent started'),

@@ -1,9 +1,11 @@
 import fs from 'node:fs';
 import type { Directive } from '../../engine/directive.ts';
 import { writeFileAtomic } from '../../engine/ledger/atomic-write.ts';
-import { buildArgv } from './agent-argv.ts';
+import { buildArgv, mcpConfigPath } from './agent-argv.ts';
 import { readDirectiveFile, resetDirectiveFile } from './directive-file.ts';
 import { buildAgentEnv } from './env.ts';
+import { missingBinaryFix } from './failure/known-causes.ts';
+import { FailureObserver } from './failure/observer.ts';
 import { LineSplitter, parseProgressLine, TailBuffer } from './output-lines.ts';
 import { confinedRoot, DEFAULT_OUTPUT_CAP_BYTES, OutputSink } from './output-sink.ts';
 import { spawnProcess } from './spawn.ts';
@@ -22,18 +24,23 @@ export const DEFAULT_KILL_GRACE_MS = 5000;
 class OutputObserver {
   readonly tail = new TailBuffer();
   readonly telemetry = new TelemetryAccumulator();
+  readonly failure = new FailureObserver();
   readonly stdout: LineSplitter;
   readonly stderr: LineSplitter;
 
   constructor(inv: Pick<AgentInvocation, 'onProgress' | 'onSession'>) {
     this.stdout = new LineSplitter((line) => {
       this.tail.push(line);
+      this.failure.stdout(line);
       const session = this.telemetry.feed(line);
       if (session !== null) notify(inv.onSession, session);
       const progress = parseProgressLine(line);
       if (progress !== null) notify(inv.onProgress, progress);
     });
-    this.stderr = new LineSplitter((line) => this.tail.push(line));
+    this.stderr = new LineSplitter((line) => {
+      this.tail.push(line);
+      this.failure.stderrLine(line);
+    });
   }
 }
 
@@ -50,19 +57,36 @@ function errorText(err: unknown): string {
 }
 
 /** The failure reason for a spawn error. */
-function spawnFailure(err: NodeJS.ErrnoException, file: string): string {
-  if (err.code === 'ENOENT') return `agent binary not found: ${file}`;
+function spawnFailure(
+  err: NodeJS.ErrnoException,
+  file: string,
+  engine: AgentDefinition['engine'],
+): string {
+  if (err.code === 'ENOENT') {
+    return `agent binary not found: ${file} — fix: ${missingBinaryFix(engine, file)}`;
+  }
   if (err.code === 'EACCES') return `agent binary not executable: ${file}`;
   return `cannot start agent ${file}: ${err.message}`;
 }
 
-/** The failure reason for a finished process, or undefined when it ran cleanly. */
-function processFailure(end: SupervisedEnd, timeoutMs: number): string | undefined {
+/**
+ * The failure reason for a finished process, or undefined when it ran cleanly: the agent's own
+ * words (engine error events, else its last stderr lines) with how it ended and a fix line.
+ */
+function processFailure(
+  end: SupervisedEnd,
+  timeoutMs: number,
+  said: FailureObserver,
+): string | undefined {
   if (end.fault !== undefined) return end.fault;
   if (end.cancelled) return 'cancelled';
-  if (end.timedOut) return `timed out after ${formatDuration(timeoutMs)}`;
-  if (end.exit.code !== null && end.exit.code !== 0) return `exit code ${end.exit.code}`;
-  if (end.exit.code === null) return `killed by signal ${end.exit.signal ?? 'unknown'}`;
+  if (end.timedOut) return said.failure(`timed out after ${formatDuration(timeoutMs)}`, true);
+  if (end.exit.code !== null && end.exit.code !== 0) {
+    return said.failure(`exit code ${end.exit.code}`, false);
+  }
+  if (end.exit.code === null) {
+    return said.failure(`killed by signal ${end.exit.signal ?? 'unknown'}`, false);
+  }
   return undefined;
 }
 
@@ -72,6 +96,40 @@ function isDirectory(dir: string): boolean {
     return fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory() ?? false;
   } catch {
     return false;
+  }
+}
+
+/** True when the agent asks people for each tool use (Claude with `permissions: ask`). */
+function asks(agent: AgentDefinition): boolean {
+  return agent.engine === 'claude' && agent.permissions?.posture === 'ask';
+}
+
+/** Writes the MCP config that makes Claude start the approval server; a failure reason or null. */
+function writeMcpConfig(inv: AgentInvocation, file: string): string | null {
+  const server = inv.approvalServer;
+  if (server === undefined)
+    return 'permissions: ask needs the bridge (its approval server); run the step through phasebridge';
+  const args = [
+    ...server.args,
+    '--run',
+    inv.runId,
+    '--step',
+    inv.stepId,
+    '--attempt',
+    String(inv.attempt),
+  ];
+  const config = {
+    mcpServers: { phasebridge: { type: 'stdio', command: server.command, args, env: server.env } },
+  };
+  try {
+    writeFileAtomic(file, `${JSON.stringify(config, null, 2)}\n`, {
+      root: confinedRoot(inv.workspace, file),
+      mkdirs: true,
+      mode: 0o600,
+    });
+    return null;
+  } catch (err) {
+    return `cannot write MCP config ${file}: ${errorText(err)}`;
   }
 }
 
@@ -121,8 +179,9 @@ export async function runAgent(
 
   if (inv.signal?.aborted) return outcome({ cancelled: true, failure: 'cancelled before start' });
   let cmd: AgentCommand;
+  const mcpConfig = asks(agent) ? mcpConfigPath(inv) : undefined;
   try {
-    cmd = buildArgv(agent, inv);
+    cmd = buildArgv(agent, mcpConfig === undefined ? inv : { ...inv, mcpConfig });
   } catch (err) {
     return outcome({ failure: errorText(err) });
   }
@@ -141,7 +200,8 @@ export async function runAgent(
   }
   try {
     const log = sink;
-    const prepared = prepare(inv, cmd);
+    const prepared =
+      prepare(inv, cmd) ?? (mcpConfig === undefined ? null : writeMcpConfig(inv, mcpConfig));
     if (prepared !== null) return outcome({ failure: prepared });
 
     log.writeLine(
@@ -166,7 +226,7 @@ export async function runAgent(
     });
     const spawned = await spawnProcess(cmd, { cwd: inv.workspace, env });
     if (!spawned.ok) {
-      const failure = spawnFailure(spawned.error, cmd.file);
+      const failure = spawnFailure(spawned.error, cmd.file, agent.engine);
       log.writeLine(`[phasebridge] ${new Date().toISOString()} ${failure}`);
       return outcome({ failure });
     }
@@ -198,7 +258,8 @@ export async function runAgent(
       confinedRoot(inv.workspace, inv.directiveFile),
     );
     const directive: Directive | null = read.ok ? read.directive : null;
-    const failure = processFailure(end, inv.timeoutMs) ?? (read.ok ? undefined : read.error);
+    const failure =
+      processFailure(end, inv.timeoutMs, observer.failure) ?? (read.ok ? undefined : read.error);
     const durationMs = Date.now() - started;
     log.writeLine(
       `[phasebridge] ${new Date().toISOString()} end exit=${end.exit.code} signal=${end.exit.signal} ` +

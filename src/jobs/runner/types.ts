@@ -1,4 +1,5 @@
 import type { Directive } from '../../engine/directive.ts';
+import type { AgentPermissions } from './permissions.ts';
 
 /** A named agent as configured: which engine it speaks and how to start it. */
 export interface AgentDefinition {
@@ -15,6 +16,8 @@ export interface AgentDefinition {
   timeoutMs?: number;
   /** `stdin` (default) or `file`: the prompt is written to `<logdir>/prompt-<step>-<attempt>.md`. */
   promptVia?: 'stdin' | 'file';
+  /** The permission posture, resolved (step over agent over default) before the job runs. */
+  permissions?: AgentPermissions;
 }
 
 /** One execution of an agent for one step attempt of a run. */
@@ -44,6 +47,11 @@ export interface AgentInvocation {
   baseEnv?: NodeJS.ProcessEnv;
   /** Env names the agent must never see (the bridge's configured secrets). */
   secretEnvNames?: readonly string[];
+  /**
+   * How Claude starts phasebridge's approval MCP server for `permissions: ask` (`--run`,
+   * `--step`, `--attempt` are appended); without it an `ask` step fails before it starts.
+   */
+  approvalServer?: { command: string; args: string[]; env: Record<string, string> };
   onSpawn?(pid: number): void;
   onProgress?(text: string): void;
   /** The engine announced its own session id (Claude's `session_id`, Codex's thread id); once. */

@@ -28,6 +28,7 @@ describe('AgentsRepo', () => {
       env: { FOO: 'bar' },
       timeoutMs: 60_000,
       promptVia: 'file',
+      permissions: null,
       enabled: true,
       createdAt: 1_000_000,
       updatedAt: 1_000_000,

@@ -44,7 +44,11 @@ describe('agent failures', () => {
       .flatMap((e) => e.events)
       .filter((e) => e.type === 'stepFailed');
     expect(failed).toEqual([
-      expect.objectContaining({ attempt: 1, error: 'exit code 3', retryInMs: 50 }),
+      expect.objectContaining({
+        attempt: 1,
+        error: 'exit code 3: demo agent failed',
+        retryInMs: 50,
+      }),
     ]);
     const firstLog = fs.readFileSync(await o.logPath(run.id, 'build', 1), 'utf8');
     expect(firstLog).toContain('demo-agent: failing with exit code 3');

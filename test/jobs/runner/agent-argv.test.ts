@@ -55,7 +55,15 @@ describe('buildArgv', () => {
       ctx,
     );
     expect(cmd).toMatchObject({ file: 'codex', stdin: ctx.prompt });
-    expect(cmd.args).toEqual(['exec', '--json', '--model', 'gpt-5-codex', '--full-auto', '-']);
+    expect(cmd.args).toEqual([
+      'exec',
+      '--json',
+      '--skip-git-repo-check',
+      '--model',
+      'gpt-5-codex',
+      '--full-auto',
+      '-',
+    ]);
   });
 
   it('claude/codex: an argv starting with a binary overrides the default', () => {

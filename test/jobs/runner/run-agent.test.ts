@@ -79,7 +79,12 @@ describe('runAgent: a successful agent', () => {
 describe('runAgent: failures come back as outcomes, never as throws', () => {
   it('a non-zero exit fails with the exit code', async () => {
     const out = await runAgent(demoAgent(), invocation(run, { prompt: 'demo: sleep=0 exit=3' }));
-    expect(out).toMatchObject({ ok: false, exitCode: 3, failure: 'exit code 3', timedOut: false });
+    expect(out).toMatchObject({
+      ok: false,
+      exitCode: 3,
+      failure: 'exit code 3: demo agent failed',
+      timedOut: false,
+    });
     expect(out.outputTail).toContain('demo-agent: failing with exit code 3');
     expect(out.directive).toEqual({ action: 'continue' });
   });
@@ -93,14 +98,18 @@ describe('runAgent: failures come back as outcomes, never as throws', () => {
     };
     const out = await runAgent(agent, invocation(run));
     expect(out).toMatchObject({ ok: false, exitCode: null, directive: null });
-    expect(out.failure).toBe('agent binary not found: pb-no-such-agent-binary');
+    expect(out.failure).toBe(
+      "agent binary not found: pb-no-such-agent-binary — fix: put pb-no-such-agent-binary on the worker's PATH or give its absolute path in argv",
+    );
     expect(fs.readFileSync(run.logFile, 'utf8')).toContain('agent binary not found');
   });
 
   it('a claude agent whose binary is absent fails the same way', async () => {
     const agent = { name: 'c', engine: 'claude' as const, argv: [], env: {} };
     const out = await runAgent(agent, invocation(run, { baseEnv: { PATH: run.root } }));
-    expect(out.failure).toBe('agent binary not found: claude');
+    expect(out.failure).toBe(
+      'agent binary not found: claude — fix: install the CLI on the worker (npm install -g @anthropic-ai/claude-code) or put claude on its PATH',
+    );
   });
 
   it('a missing workspace fails without starting anything', async () => {
