@@ -9,7 +9,11 @@
  * first WARMUP of each are dropped. Drivers: sqlite always; bullmq when redis-server (or
  * REDIS_URL) is available, on a private redis-server. Prints one JSON object.
  *
- * Run: npx tsx bench/queue-latency.ts [--runs 200] [--layout native|codemachine]
+ * `--concurrent N` (N > 1): N runs wait at their checkpoint at once and are approved together;
+ * each run's approve → spawn is one sample (worker slots: N, so no run waits for a free slot),
+ * and the floor does N appends + enqueues at once the same way. The first round is warm-up.
+ *
+ * Run: npx tsx bench/queue-latency.ts [--runs 200] [--layout native|codemachine] [--concurrent 50]
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -33,6 +37,7 @@ const arg = (name: string): string | undefined => {
 };
 const RUNS = Number(arg('runs') ?? 200);
 const LAYOUT = (arg('layout') ?? 'native') as Layout;
+const CONCURRENT = Number(arg('concurrent') ?? 1);
 process.env.DEMO_AGENT_BEHAVIOUR = 'sleep=0';
 
 const WORKFLOW = `id: latency
@@ -53,7 +58,14 @@ function stats(samples: number[]) {
   const at = (q: number) => s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)]!;
   const r = (v: number) => Number(v.toFixed(2));
   const mean = s.reduce((a, b) => a + b, 0) / s.length;
-  return { n: s.length, p50: r(at(0.5)), p99: r(at(0.99)), mean: r(mean), max: r(s.at(-1)!) };
+  return {
+    n: s.length,
+    p50: r(at(0.5)),
+    p90: r(at(0.9)),
+    p99: r(at(0.99)),
+    mean: r(mean),
+    max: r(s.at(-1)!),
+  };
 }
 
 /** The real path: approve → spawn of the next step's agent, through the Orchestrator. */
@@ -75,7 +87,7 @@ class PipelineProbe {
       queue,
       log: createLogger({ level: 'silent' }),
       home: path.join(dir, 'home'),
-      worker: { concurrency: 1 },
+      worker: { concurrency: CONCURRENT },
       onAgentSpawn: ({ jobId }) => probe?.spawned(jobId, performance.now()),
     });
     probe = new PipelineProbe(o, workspace);
@@ -114,6 +126,45 @@ class PipelineProbe {
     return t1 - t0;
   }
 
+  /** N runs to their checkpoint (untimed), approved all at once: each one's approve → spawn. */
+  async batch(n: number): Promise<number[]> {
+    const actor = { id: 'bench' };
+    const runs = await Promise.all(
+      Array.from({ length: n }, async () => {
+        const run = await this.o.startRun({
+          workflow: 'latency',
+          workspace: this.workspace,
+          spec: `latency ${this.#n++}`,
+          actor,
+          layout: LAYOUT,
+        });
+        await this.o.waitUntilIdle(run.id);
+        return run.id;
+      }),
+    );
+    const samples = await Promise.all(
+      runs.map(async (id) => {
+        const jobId = `${id}:b:1`;
+        const spawned = new Promise<number>((resolve) => this.#spawned.set(jobId, resolve));
+        const t0 = performance.now();
+        const r = await this.o.command(id, `bench:${id}`, {
+          type: 'answerCheckpoint',
+          answer: 'approve',
+          actor,
+        });
+        if (!r.ok) throw new Error(r.rejection.message);
+        const t1 = await spawned;
+        this.#spawned.delete(jobId);
+        return t1 - t0;
+      }),
+    );
+    for (const id of runs) {
+      const end = await this.o.waitUntilIdle(id);
+      if (end.status !== 'completed') throw new Error(`run ended ${end.status}`);
+    }
+    return samples;
+  }
+
   close(): Promise<void> {
     return this.o.close();
   }
@@ -148,7 +199,7 @@ class FloorProbe {
           child.stderr?.resume();
           child.once('exit', () => resolve({ ok: true }));
         }),
-      { concurrency: 1 },
+      { concurrency: CONCURRENT },
     );
     return probe;
   }
@@ -176,6 +227,11 @@ class FloorProbe {
     return t1 - t0;
   }
 
+  /** N floor samples at once. */
+  batch(n: number): Promise<number[]> {
+    return Promise.all(Array.from({ length: n }, () => this.sample()));
+  }
+
   close(): void {
     fs.closeSync(this.fd);
   }
@@ -198,12 +254,24 @@ async function measure(
   const p: number[] = [];
   const f: number[] = [];
   try {
-    for (let i = 0; i < RUNS + WARMUP; i++) {
-      const a = await pipeline.sample();
-      const b = await floor.sample();
-      if (i >= WARMUP) {
-        p.push(a);
-        f.push(b);
+    if (CONCURRENT > 1) {
+      const rounds = Math.ceil(RUNS / CONCURRENT);
+      for (let i = 0; i <= rounds; i++) {
+        const a = await pipeline.batch(CONCURRENT);
+        const b = await floor.batch(CONCURRENT);
+        if (i > 0) {
+          p.push(...a);
+          f.push(...b);
+        }
+      }
+    } else {
+      for (let i = 0; i < RUNS + WARMUP; i++) {
+        const a = await pipeline.sample();
+        const b = await floor.sample();
+        if (i >= WARMUP) {
+          p.push(a);
+          f.push(b);
+        }
       }
     }
   } finally {
@@ -270,7 +338,8 @@ async function main(): Promise<void> {
       bench: 'queue-latency',
       what: 'ms from approve committed-call to the next agent spawn event',
       runs: RUNS,
-      warmup: WARMUP,
+      concurrent: CONCURRENT,
+      warmup: CONCURRENT > 1 ? `one round of ${CONCURRENT}` : WARMUP,
       layout: LAYOUT,
       node: process.version,
       cpus: os.cpus().length,
