@@ -9,9 +9,10 @@
  * first WARMUP of each are dropped. Drivers: sqlite always; bullmq when redis-server (or
  * REDIS_URL) is available, on a private redis-server. Prints one JSON object.
  *
- * `--concurrent N` (N > 1): N runs wait at their checkpoint at once and are approved together;
- * each run's approve → spawn is one sample (worker slots: N, so no run waits for a free slot),
- * and the floor does N appends + enqueues at once the same way. The first round is warm-up.
+ * `--concurrent N` (N > 1): N runs at once, each looping start → checkpoint → approve →
+ * completed, so every approval lands among N busy runs (worker slots: N, so no job waits for a
+ * free slot); the floor runs N loops of its samples the same way. Rounds of 2N samples of each
+ * alternate; the first round is warm-up.
  *
  * Run: npx tsx bench/queue-latency.ts [--runs 200] [--layout native|codemachine] [--concurrent 50]
  */
@@ -126,43 +127,19 @@ class PipelineProbe {
     return t1 - t0;
   }
 
-  /** N runs to their checkpoint (untimed), approved all at once: each one's approve → spawn. */
-  async batch(n: number): Promise<number[]> {
-    const actor = { id: 'bench' };
-    const runs = await Promise.all(
+  /**
+   * N runs at once, each looping on its own (start → checkpoint → approve, timed until step b's
+   * agent spawns → completed) until `total` samples: approvals arrive while the other runs
+   * commit, queue and spawn, as with N busy runs on one bridge.
+   */
+  async concurrent(n: number, total: number): Promise<number[]> {
+    const out: number[] = [];
+    await Promise.all(
       Array.from({ length: n }, async () => {
-        const run = await this.o.startRun({
-          workflow: 'latency',
-          workspace: this.workspace,
-          spec: `latency ${this.#n++}`,
-          actor,
-          layout: LAYOUT,
-        });
-        await this.o.waitUntilIdle(run.id);
-        return run.id;
+        while (out.length < total) out.push(await this.sample());
       }),
     );
-    const samples = await Promise.all(
-      runs.map(async (id) => {
-        const jobId = `${id}:b:1`;
-        const spawned = new Promise<number>((resolve) => this.#spawned.set(jobId, resolve));
-        const t0 = performance.now();
-        const r = await this.o.command(id, `bench:${id}`, {
-          type: 'answerCheckpoint',
-          answer: 'approve',
-          actor,
-        });
-        if (!r.ok) throw new Error(r.rejection.message);
-        const t1 = await spawned;
-        this.#spawned.delete(jobId);
-        return t1 - t0;
-      }),
-    );
-    for (const id of runs) {
-      const end = await this.o.waitUntilIdle(id);
-      if (end.status !== 'completed') throw new Error(`run ended ${end.status}`);
-    }
-    return samples;
+    return out.slice(0, total);
   }
 
   close(): Promise<void> {
@@ -227,9 +204,15 @@ class FloorProbe {
     return t1 - t0;
   }
 
-  /** N floor samples at once. */
-  batch(n: number): Promise<number[]> {
-    return Promise.all(Array.from({ length: n }, () => this.sample()));
+  /** N loops of floor samples at once, until `total` samples. */
+  async concurrent(n: number, total: number): Promise<number[]> {
+    const out: number[] = [];
+    await Promise.all(
+      Array.from({ length: n }, async () => {
+        while (out.length < total) out.push(await this.sample());
+      }),
+    );
+    return out.slice(0, total);
   }
 
   close(): void {
@@ -255,10 +238,12 @@ async function measure(
   const f: number[] = [];
   try {
     if (CONCURRENT > 1) {
-      const rounds = Math.ceil(RUNS / CONCURRENT);
+      // Rounds of pipeline then floor, so load changes hit both; the first round warms up.
+      const perRound = CONCURRENT * 2;
+      const rounds = Math.ceil(RUNS / perRound);
       for (let i = 0; i <= rounds; i++) {
-        const a = await pipeline.batch(CONCURRENT);
-        const b = await floor.batch(CONCURRENT);
+        const a = await pipeline.concurrent(CONCURRENT, perRound);
+        const b = await floor.concurrent(CONCURRENT, perRound);
         if (i > 0) {
           p.push(...a);
           f.push(...b);
@@ -339,7 +324,7 @@ async function main(): Promise<void> {
       what: 'ms from approve committed-call to the next agent spawn event',
       runs: RUNS,
       concurrent: CONCURRENT,
-      warmup: CONCURRENT > 1 ? `one round of ${CONCURRENT}` : WARMUP,
+      warmup: CONCURRENT > 1 ? `one round of ${CONCURRENT * 2}` : WARMUP,
       layout: LAYOUT,
       node: process.version,
       cpus: os.cpus().length,

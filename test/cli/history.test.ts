@@ -105,7 +105,11 @@ describe('CLI next to a live bridge', () => {
 
     await startServe(home, ws);
     // A run the bridge drives: its step runs (and the bridge holds its lock) until cancelled.
-    const held = await runCliAsync(['run', 'slow', '--workspace', ws, '--spec', 'held', '--detach'], home, root);
+    const held = await runCliAsync(
+      ['run', 'slow', '--workspace', ws, '--spec', 'held', '--detach'],
+      home,
+      root,
+    );
     expect(held.code).toBe(0);
     const heldId = /run (\S+-held)/.exec(held.out)![1]!;
     for (;;) {
@@ -168,7 +172,10 @@ describe('archive and prune from the CLI', () => {
     expect(fs.existsSync(secret)).toBe(true);
 
     // Readable by the standard tools: checksum and contents.
-    const sum = spawnSync('sha256sum', ['-c', `${doneId}.tar.gz.sha256`], { cwd: runs, encoding: 'utf8' });
+    const sum = spawnSync('sha256sum', ['-c', `${doneId}.tar.gz.sha256`], {
+      cwd: runs,
+      encoding: 'utf8',
+    });
     expect(sum.stdout).toContain(`${doneId}.tar.gz: OK`);
     const listing = spawnSync('tar', ['-tvzf', archive], { encoding: 'utf8' }).stdout;
     expect(listing).toContain(`${doneId}/ledger.jsonl`);
@@ -200,11 +207,14 @@ describe('archive and prune from the CLI', () => {
     // Nothing to prune yet in a fresh home; the report says what it looked at.
     const prune = cli('prune');
     expect(prune.code).toBe(0);
-    expect(prune.out).toMatch(/^jobs: removed 0 finished job\(s\) of finished runs, finished before \S+ \(kept 30d\)$/m);
+    expect(prune.out).toMatch(
+      /^jobs: removed 0 finished job\(s\) of finished runs, finished before \S+ \(kept 30d\)$/m,
+    );
     expect(prune.out).toMatch(/^audit: removed 0 row\(s\) from before \S+ \(kept 365d\)$/m);
-    const json = JSON.parse(
-      runCli(['prune', '--json', '--dry-run'], home, root).out,
-    ) as Record<string, unknown>;
+    const json = JSON.parse(runCli(['prune', '--json', '--dry-run'], home, root).out) as Record<
+      string,
+      unknown
+    >;
     expect(json).toMatchObject({ jobs: 0, audit: 0, dryRun: true });
   });
 
@@ -225,7 +235,11 @@ describe('archive and prune from the CLI', () => {
     expect(removed).toBeGreaterThanOrEqual(1);
     const exported = /audit rows exported first to (\S+)/.exec(r.out)?.[1];
     expect(exported).toBeDefined();
-    const lines = fs.readFileSync(exported!, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l));
+    const lines = fs
+      .readFileSync(exported!, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.some((l) => l.action === 'bind' && l.actor.startsWith('cli:'))).toBe(true);
     expect(path.dirname(exported!)).toBe(path.join(home, 'audit'));
   });
