@@ -225,9 +225,12 @@ describe('archive and prune from the CLI', () => {
     const ws = path.join(root, 'prune-ws');
     const env = { PHASEBRIDGE_RETAIN_JOBS: '1ms', PHASEBRIDGE_RETAIN_AUDIT: '1ms' };
     const cli = (...args: string[]) => runCliAsync(args, home, root, env);
-    const done = await cli('run', 'demo', '--workspace', ws, '--spec', 'finished');
-    const doneId = /phasebridge approve (\S+)/.exec(done.out)![1]!;
-    expect((await cli('cancel', doneId)).code).toBe(0);
+    // Two finished runs: the latest finished job is kept (the queue numbers on from it).
+    for (const spec of ['first', 'second']) {
+      const done = await cli('run', 'demo', '--workspace', ws, '--spec', spec);
+      const doneId = /phasebridge approve (\S+)/.exec(done.out)![1]!;
+      expect((await cli('cancel', doneId)).code).toBe(0);
+    }
     expect((await cli('bind', 'telegram:100', '--workspace', ws)).code).toBe(0);
     const r = await cli('prune');
     expect(r.code).toBe(0);
