@@ -15,6 +15,7 @@
  * alternate; the first round is warm-up.
  *
  * Run: npx tsx bench/queue-latency.ts [--runs 200] [--layout native|codemachine] [--concurrent 50]
+ *      [--agent demo|light]
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -22,6 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BridgeDb, migrateToLatest, openBridgeDb } from '../src/db/connection.ts';
+import { createRepositories } from '../src/db/repositories/index.ts';
 import type { Layout } from '../src/engine/model.ts';
 import { DEMO_AGENT_SCRIPT } from '../src/jobs/orchestrator/agent-resolver.ts';
 import { Orchestrator } from '../src/jobs/orchestrator/orchestrator.ts';
@@ -39,17 +41,25 @@ const arg = (name: string): string | undefined => {
 const RUNS = Number(arg('runs') ?? 200);
 const LAYOUT = (arg('layout') ?? 'native') as Layout;
 const CONCURRENT = Number(arg('concurrent') ?? 1);
+/**
+ * The agent spawned: `demo` (examples/demo-agent.mjs, a Node process) or `light` (`cat`: the
+ * prompt in, the same out, exit 0), which leaves the queue's own cost visible when 50 agents
+ * at once would otherwise measure how fast two cores start Node processes.
+ */
+const AGENT = arg('agent') === 'light' ? 'light' : 'demo';
+const AGENT_ARGV: [string, string[]] =
+  AGENT === 'light' ? ['cat', []] : [process.execPath, [DEMO_AGENT_SCRIPT]];
 process.env.DEMO_AGENT_BEHAVIOUR = 'sleep=0';
 
 const WORKFLOW = `id: latency
 steps:
   - id: a
-    agent: demo
+    agent: ${AGENT}
     prompt: first
     checkpoint:
       when: after
   - id: b
-    agent: demo
+    agent: ${AGENT}
     prompt: second
 `;
 
@@ -82,6 +92,9 @@ class PipelineProbe {
     const workspace = path.join(dir, 'ws');
     fs.mkdirSync(path.join(workspace, 'workflows'), { recursive: true });
     fs.writeFileSync(path.join(workspace, 'workflows', 'latency.workflow.yaml'), WORKFLOW);
+    if (AGENT === 'light') {
+      await createRepositories(db).agents.add({ name: 'light', engine: 'command', argv: ['cat'] });
+    }
     let probe: PipelineProbe | undefined;
     const o = await Orchestrator.create({
       db,
@@ -163,7 +176,7 @@ class FloorProbe {
     await queue.startWorker(
       (job) =>
         new Promise((resolve) => {
-          const child = spawn(process.execPath, [DEMO_AGENT_SCRIPT], {
+          const child = spawn(AGENT_ARGV[0], AGENT_ARGV[1], {
             cwd: dir,
             detached: true,
             stdio: ['pipe', 'pipe', 'pipe'],
@@ -324,6 +337,7 @@ async function main(): Promise<void> {
       what: 'ms from approve committed-call to the next agent spawn event',
       runs: RUNS,
       concurrent: CONCURRENT,
+      agent: AGENT,
       warmup: CONCURRENT > 1 ? `one round of ${CONCURRENT * 2}` : WARMUP,
       layout: LAYOUT,
       node: process.version,
