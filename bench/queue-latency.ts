@@ -15,7 +15,7 @@
  * alternate; the first round is warm-up.
  *
  * Run: npx tsx bench/queue-latency.ts [--runs 200] [--layout native|codemachine] [--concurrent 50]
- *      [--agent demo|light]
+ *      [--agent demo|light] [--drivers sqlite,bullmq]
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -41,6 +41,7 @@ const arg = (name: string): string | undefined => {
 const RUNS = Number(arg('runs') ?? 200);
 const LAYOUT = (arg('layout') ?? 'native') as Layout;
 const CONCURRENT = Number(arg('concurrent') ?? 1);
+const DRIVERS = (arg('drivers') ?? 'sqlite,bullmq').split(',');
 /**
  * The agent spawned: `demo` (examples/demo-agent.mjs, a Node process) or `light` (`cat`: the
  * prompt in, the same out, exit 0), which leaves the queue's own cost visible when 50 agents
@@ -306,7 +307,9 @@ async function main(): Promise<void> {
   try {
     const sqliteDir = path.join(dir, 'sqlite');
     results.push(await measure('sqlite', (db) => ({ driver: 'sqlite', db }), sqliteDir));
-    const redis = redisAvailable();
+    const redis = DRIVERS.includes('bullmq')
+      ? redisAvailable()
+      : { ok: false as const, reason: 'not asked for (--drivers)' };
     if (redis.ok) {
       const handle = await startRedis();
       try {
