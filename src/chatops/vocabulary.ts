@@ -54,4 +54,6 @@ export const CLI_ONLY: Readonly<Record<string, string>> = {
   setup: 'connects a platform bot',
   logs: "a step's agent log is a file on the bridge's host",
   follow: 'chat follows a workspace with bind --follow',
+  prune: "drops old rows of bridge.db on the bridge's host (serve also does it)",
+  archive: "packs finished runs' folders on the bridge's host",
 };
