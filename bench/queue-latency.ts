@@ -9,7 +9,13 @@
  * first WARMUP of each are dropped. Drivers: sqlite always; bullmq when redis-server (or
  * REDIS_URL) is available, on a private redis-server. Prints one JSON object.
  *
- * Run: npx tsx bench/queue-latency.ts [--runs 200] [--layout native|codemachine]
+ * `--concurrent N` (N > 1): N runs at once, each looping start → checkpoint → approve →
+ * completed, so every approval lands among N busy runs (worker slots: N, so no job waits for a
+ * free slot); the floor runs N loops of its samples the same way. Rounds of 2N samples of each
+ * alternate; the first round is warm-up.
+ *
+ * Run: npx tsx bench/queue-latency.ts [--runs 200] [--layout native|codemachine] [--concurrent 50]
+ *      [--agent demo|light] [--drivers sqlite,bullmq]
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -17,6 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BridgeDb, migrateToLatest, openBridgeDb } from '../src/db/connection.ts';
+import { createRepositories } from '../src/db/repositories/index.ts';
 import type { Layout } from '../src/engine/model.ts';
 import { DEMO_AGENT_SCRIPT } from '../src/jobs/orchestrator/agent-resolver.ts';
 import { Orchestrator } from '../src/jobs/orchestrator/orchestrator.ts';
@@ -33,17 +40,27 @@ const arg = (name: string): string | undefined => {
 };
 const RUNS = Number(arg('runs') ?? 200);
 const LAYOUT = (arg('layout') ?? 'native') as Layout;
+const CONCURRENT = Number(arg('concurrent') ?? 1);
+const DRIVERS = (arg('drivers') ?? 'sqlite,bullmq').split(',');
+/**
+ * The agent spawned: `demo` (examples/demo-agent.mjs, a Node process) or `light` (`cat`: the
+ * prompt in, the same out, exit 0), which leaves the queue's own cost visible when 50 agents
+ * at once would otherwise measure how fast two cores start Node processes.
+ */
+const AGENT = arg('agent') === 'light' ? 'light' : 'demo';
+const AGENT_ARGV: [string, string[]] =
+  AGENT === 'light' ? ['cat', []] : [process.execPath, [DEMO_AGENT_SCRIPT]];
 process.env.DEMO_AGENT_BEHAVIOUR = 'sleep=0';
 
 const WORKFLOW = `id: latency
 steps:
   - id: a
-    agent: demo
+    agent: ${AGENT}
     prompt: first
     checkpoint:
       when: after
   - id: b
-    agent: demo
+    agent: ${AGENT}
     prompt: second
 `;
 
@@ -53,7 +70,14 @@ function stats(samples: number[]) {
   const at = (q: number) => s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)]!;
   const r = (v: number) => Number(v.toFixed(2));
   const mean = s.reduce((a, b) => a + b, 0) / s.length;
-  return { n: s.length, p50: r(at(0.5)), p99: r(at(0.99)), mean: r(mean), max: r(s.at(-1)!) };
+  return {
+    n: s.length,
+    p50: r(at(0.5)),
+    p90: r(at(0.9)),
+    p99: r(at(0.99)),
+    mean: r(mean),
+    max: r(s.at(-1)!),
+  };
 }
 
 /** The real path: approve → spawn of the next step's agent, through the Orchestrator. */
@@ -69,13 +93,16 @@ class PipelineProbe {
     const workspace = path.join(dir, 'ws');
     fs.mkdirSync(path.join(workspace, 'workflows'), { recursive: true });
     fs.writeFileSync(path.join(workspace, 'workflows', 'latency.workflow.yaml'), WORKFLOW);
+    if (AGENT === 'light') {
+      await createRepositories(db).agents.add({ name: 'light', engine: 'command', argv: ['cat'] });
+    }
     let probe: PipelineProbe | undefined;
     const o = await Orchestrator.create({
       db,
       queue,
       log: createLogger({ level: 'silent' }),
       home: path.join(dir, 'home'),
-      worker: { concurrency: 1 },
+      worker: { concurrency: CONCURRENT },
       onAgentSpawn: ({ jobId }) => probe?.spawned(jobId, performance.now()),
     });
     probe = new PipelineProbe(o, workspace);
@@ -114,6 +141,21 @@ class PipelineProbe {
     return t1 - t0;
   }
 
+  /**
+   * N runs at once, each looping on its own (start → checkpoint → approve, timed until step b's
+   * agent spawns → completed) until `total` samples: approvals arrive while the other runs
+   * commit, queue and spawn, as with N busy runs on one bridge.
+   */
+  async concurrent(n: number, total: number): Promise<number[]> {
+    const out: number[] = [];
+    await Promise.all(
+      Array.from({ length: n }, async () => {
+        while (out.length < total) out.push(await this.sample());
+      }),
+    );
+    return out.slice(0, total);
+  }
+
   close(): Promise<void> {
     return this.o.close();
   }
@@ -135,7 +177,7 @@ class FloorProbe {
     await queue.startWorker(
       (job) =>
         new Promise((resolve) => {
-          const child = spawn(process.execPath, [DEMO_AGENT_SCRIPT], {
+          const child = spawn(AGENT_ARGV[0], AGENT_ARGV[1], {
             cwd: dir,
             detached: true,
             stdio: ['pipe', 'pipe', 'pipe'],
@@ -148,7 +190,7 @@ class FloorProbe {
           child.stderr?.resume();
           child.once('exit', () => resolve({ ok: true }));
         }),
-      { concurrency: 1 },
+      { concurrency: CONCURRENT },
     );
     return probe;
   }
@@ -176,6 +218,17 @@ class FloorProbe {
     return t1 - t0;
   }
 
+  /** N loops of floor samples at once, until `total` samples. */
+  async concurrent(n: number, total: number): Promise<number[]> {
+    const out: number[] = [];
+    await Promise.all(
+      Array.from({ length: n }, async () => {
+        while (out.length < total) out.push(await this.sample());
+      }),
+    );
+    return out.slice(0, total);
+  }
+
   close(): void {
     fs.closeSync(this.fd);
   }
@@ -198,12 +251,26 @@ async function measure(
   const p: number[] = [];
   const f: number[] = [];
   try {
-    for (let i = 0; i < RUNS + WARMUP; i++) {
-      const a = await pipeline.sample();
-      const b = await floor.sample();
-      if (i >= WARMUP) {
-        p.push(a);
-        f.push(b);
+    if (CONCURRENT > 1) {
+      // Rounds of pipeline then floor, so load changes hit both; the first round warms up.
+      const perRound = CONCURRENT * 2;
+      const rounds = Math.ceil(RUNS / perRound);
+      for (let i = 0; i <= rounds; i++) {
+        const a = await pipeline.concurrent(CONCURRENT, perRound);
+        const b = await floor.concurrent(CONCURRENT, perRound);
+        if (i > 0) {
+          p.push(...a);
+          f.push(...b);
+        }
+      }
+    } else {
+      for (let i = 0; i < RUNS + WARMUP; i++) {
+        const a = await pipeline.sample();
+        const b = await floor.sample();
+        if (i >= WARMUP) {
+          p.push(a);
+          f.push(b);
+        }
       }
     }
   } finally {
@@ -240,7 +307,9 @@ async function main(): Promise<void> {
   try {
     const sqliteDir = path.join(dir, 'sqlite');
     results.push(await measure('sqlite', (db) => ({ driver: 'sqlite', db }), sqliteDir));
-    const redis = redisAvailable();
+    const redis = DRIVERS.includes('bullmq')
+      ? redisAvailable()
+      : { ok: false as const, reason: 'not asked for (--drivers)' };
     if (redis.ok) {
       const handle = await startRedis();
       try {
@@ -270,7 +339,9 @@ async function main(): Promise<void> {
       bench: 'queue-latency',
       what: 'ms from approve committed-call to the next agent spawn event',
       runs: RUNS,
-      warmup: WARMUP,
+      concurrent: CONCURRENT,
+      agent: AGENT,
+      warmup: CONCURRENT > 1 ? `one round of ${CONCURRENT * 2}` : WARMUP,
       layout: LAYOUT,
       node: process.version,
       cpus: os.cpus().length,

@@ -15,6 +15,7 @@ const BENCHES = [
   'cli-start',
   'long-run',
   'fanout',
+  'history',
 ] as const;
 const here = dirname(fileURLToPath(import.meta.url));
 const wanted = process.argv.slice(2);

@@ -12,6 +12,7 @@ import * as m0004 from './0004_change_feed.ts';
 import * as m0005 from './0005_durable_chat_state.ts';
 import * as m0006 from './0006_followed_workspaces.ts';
 import * as m0008 from './0008_outbox.ts';
+import * as m0009 from './0009_retention.ts';
 import * as m0014 from './0014_agent_permissions.ts';
 
 /** Every migration this build knows, by name. */
@@ -23,6 +24,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0005_durable_chat_state': m0005,
   '0006_followed_workspaces': m0006,
   '0008_outbox': m0008,
+  '0009_retention': m0009,
   '0014_agent_permissions': m0014,
 });
 

@@ -4,6 +4,7 @@ import * as z from 'zod/mini';
 import type { $ZodIssue } from 'zod/v4/core';
 import en from 'zod/v4/locales/en.js';
 import { readConfigFile } from './config-file.ts';
+import { DURATION_HINT, parseDuration } from './engine/workflow/duration.ts';
 import { ConfigError, type ConfigProblem } from './errors.ts';
 
 /** Env names that hold secrets: they are read from env only and redacted from every log line. */
@@ -29,6 +30,12 @@ const secret = z
   .check(z.minLength(8, { message: 'is too short to be a real token or secret' }));
 const nonEmpty = () => z.string().check(z.minLength(1));
 const matching = (re: RegExp, message: string) => z.string().check(z.regex(re, { message }));
+const duration = () =>
+  z.string().check(
+    z.refine((s) => parseDuration(s) !== null, {
+      message: `is not a duration: ${DURATION_HINT}`,
+    }),
+  );
 
 /** The whole configuration of phasebridge; every value has one home here. */
 export const configSchema = z.strictObject({
@@ -47,6 +54,13 @@ export const configSchema = z.strictObject({
   metricsToken: z.optional(secret),
   /** `loopback`: /metrics answers without auth (only allowed when the bridge listens on loopback). */
   metricsOpen: z.optional(z.enum(['loopback'])),
+  /** How long finished work is kept in bridge.db before `prune` (and serve, periodically) drops it. */
+  retention: z.strictObject({
+    /** Finished jobs of the embedded queue (of finished runs). */
+    jobs: duration(),
+    /** Audit rows; exported as JSON Lines under `<home>/audit/` before they are deleted. */
+    audit: duration(),
+  }),
   telegram: z.strictObject({
     botToken: z.optional(secret),
     apiRoot: z.optional(url),
@@ -87,6 +101,8 @@ const FIXES: Record<string, string> = {
   metricsToken:
     'set PHASEBRIDGE_METRICS_TOKEN to a long random string, e.g. `openssl rand -hex 24`',
   metricsOpen: 'set PHASEBRIDGE_METRICS_OPEN=loopback or unset it',
+  'retention.jobs': 'set PHASEBRIDGE_RETAIN_JOBS to a duration such as 30d (the default)',
+  'retention.audit': 'set PHASEBRIDGE_RETAIN_AUDIT to a duration such as 365d (the default)',
   publicUrl:
     'set PHASEBRIDGE_PUBLIC_URL to the https URL browsers open the console at, e.g. https://pb.example.com',
   redisUrl: 'set REDIS_URL to redis://host:6379, or unset it to use the embedded queue',
@@ -119,6 +135,8 @@ const ENV_OF: Record<string, string> = {
   logLevel: 'LOG_LEVEL',
   metricsToken: 'PHASEBRIDGE_METRICS_TOKEN',
   metricsOpen: 'PHASEBRIDGE_METRICS_OPEN',
+  'retention.jobs': 'PHASEBRIDGE_RETAIN_JOBS',
+  'retention.audit': 'PHASEBRIDGE_RETAIN_AUDIT',
   'telegram.botToken': 'TELEGRAM_BOT_TOKEN',
   'telegram.apiRoot': 'TELEGRAM_API_ROOT',
   'telegram.webhookUrl': 'TELEGRAM_WEBHOOK_URL',
@@ -211,6 +229,7 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     logLevel: v('LOG_LEVEL'),
     metricsToken: v('PHASEBRIDGE_METRICS_TOKEN'),
     metricsOpen: v('PHASEBRIDGE_METRICS_OPEN'),
+    retention: { jobs: v('PHASEBRIDGE_RETAIN_JOBS'), audit: v('PHASEBRIDGE_RETAIN_AUDIT') },
     telegram: {
       botToken: v('TELEGRAM_BOT_TOKEN'),
       apiRoot: v('TELEGRAM_API_ROOT'),
@@ -237,6 +256,7 @@ const DEFAULTS = {
   host: '127.0.0.1',
   port: 7717,
   logLevel: 'info',
+  retention: { jobs: '30d', audit: '365d' },
   telegram: {},
   slack: { command: '/pb' },
   discord: {},

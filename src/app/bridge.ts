@@ -23,6 +23,7 @@ import { createJobQueue, queueConfigFor } from '../jobs/queue/create-queue.ts';
 import type { Log } from '../log.ts';
 import { AdapterSupervisor } from './adapter-supervisor.ts';
 import { buildChannels } from './channels.ts';
+import { type PruneSchedule, schedulePrune } from './retention.ts';
 
 /** Options of startBridge beyond the config. */
 export interface StartBridgeOptions {
@@ -34,6 +35,8 @@ export interface StartBridgeOptions {
   feedPollMs?: number;
   /** Intervals of the hand-edit (500 ms) and lost-job (10 s) checks. */
   supervise?: { intervalMs?: number; leaseCheckMs?: number };
+  /** When bridge.db is pruned (default: 10 s after start, then every 6 h). */
+  prune?: PruneSchedule;
 }
 
 /** A started bridge: where to reach it, and how to stop it. */
@@ -182,6 +185,7 @@ export async function startBridge(
       log: log.child({ component: 'control' }),
     });
     stack.push(() => control.close());
+    stack.push(schedulePrune(db, config, log.child({ component: 'retention' }), opts.prune));
 
     const pairingCode = await createPairingCode(repos);
     const pairingLinks: Partial<Record<Platform, string>> = {};

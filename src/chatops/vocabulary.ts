@@ -55,4 +55,6 @@ export const CLI_ONLY: Readonly<Record<string, string>> = {
   logs: "a step's agent log is a file on the bridge's host",
   follow: 'chat follows a workspace with bind --follow',
   'approval-server': "Claude Code starts it from a step's MCP config (permissions: ask)",
+  prune: "drops old rows of bridge.db on the bridge's host (serve also does it)",
+  archive: "packs finished runs' folders on the bridge's host",
 };

@@ -3,6 +3,7 @@ import { registerAccessCommands } from './commands/access.ts';
 import { registerAgentsCommand } from './commands/agents.ts';
 import { registerAnswerCommands } from './commands/answer.ts';
 import { registerApprovalServerCommand } from './commands/approval-server.ts';
+import { registerArchiveCommand } from './commands/archive.ts';
 import { registerChatVerbCommands } from './commands/chat-verbs.ts';
 import { registerControlCommands } from './commands/control.ts';
 import { registerDoctorCommand } from './commands/doctor.ts';
@@ -11,6 +12,7 @@ import { registerLoginCommand } from './commands/login.ts';
 import { registerLogsCommand } from './commands/logs.ts';
 import { registerMigrateCommand } from './commands/migrate.ts';
 import { registerPhaseCommand } from './commands/phase.ts';
+import { registerPruneCommand } from './commands/prune.ts';
 import { registerRepairCommand } from './commands/repair.ts';
 import { registerRunCommand } from './commands/run.ts';
 import { registerServeCommand } from './commands/serve.ts';
@@ -47,6 +49,8 @@ export function buildProgram(ctx: CliContext): Command {
   registerRepairCommand(program, ctx);
   registerPhaseCommand(program, ctx);
   registerFollowCommand(program, ctx);
+  registerPruneCommand(program, ctx);
+  registerArchiveCommand(program, ctx);
   // Sorted here, not with sortSubcommands: its localeCompare starts ICU collation (~10 ms).
   (program.commands as Command[]).sort((a, b) => (a.name() < b.name() ? -1 : 1));
   // Subcommands inherit exitOverride so bad arguments surface as exit 2 in main().

@@ -31,7 +31,21 @@ export async function readRun(
   try {
     const run = await store.peek(record.id);
     return { record, state: run.state, run };
+  } catch (err) {
+    throw await archivedError(ctx, record, err);
   } finally {
     await store.close();
   }
+}
+
+/** For a run whose folder `phasebridge archive` packed: where it went, instead of "not found". */
+async function archivedError(ctx: CliContext, record: RunIndexRecord, err: unknown) {
+  if (!(err instanceof NotFoundError)) return err;
+  const at = await (await ctx.repos()).runs.archivedAt(record.id);
+  if (at === null) return err;
+  const { findArchive } = await import('../archive/run-archive.ts');
+  const archive = findArchive(record.workspace, record.id) ?? 'its archive (missing)';
+  return new NotFoundError(
+    `run ${record.id} was archived on ${new Date(at).toISOString()} to ${archive}; unpack it in ${record.workspace}/.phasebridge/runs to read it`,
+  );
 }

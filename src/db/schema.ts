@@ -122,6 +122,8 @@ export interface RunsTable {
   created_at: number;
   updated_at: number;
   finished_at: number | null;
+  /** 0009: when `phasebridge archive` packed the run's folder (NULL: the folder is in place). */
+  archived_at: Defaulted<number | null>;
 }
 
 /** `checkpoint_messages`: every chat message showing a checkpoint, with its button token. */

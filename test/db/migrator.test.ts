@@ -75,6 +75,41 @@ describe('migrateToLatest', () => {
     expect(await migrateToLatest(reopened)).toEqual({ applied: [] });
   });
 
+  it('applies 0009_retention to an existing bridge.db with its rows kept', async () => {
+    const db = fresh();
+    const before = Object.fromEntries(
+      Object.entries(MIGRATIONS).filter(([name]) => name < '0009_retention'),
+    );
+    await migrateToLatest(db, { migrations: before });
+    db.sqlite
+      .prepare(
+        `insert into runs (id, workflow_id, workspace, layout, status, created_at, updated_at, finished_at)
+         values ('2026-01-01T000000Z-a', 'demo', '/ws', 'native', 'completed', 1, 2, 2)`,
+      )
+      .run();
+    db.sqlite
+      .prepare(
+        `insert into jobs (id, run_id, step_id, attempt, state, payload_json, available_at, created_at, finished_at)
+         values ('2026-01-01T000000Z-a:plan:1', '2026-01-01T000000Z-a', 'plan', 1, 'completed', '{}', 1, 1, 2)`,
+      )
+      .run();
+    expect(await migrateToLatest(db)).toEqual({ applied: ['0009_retention'] });
+    expect(
+      db.sqlite.prepare('select id, status, finished_at, archived_at from runs').all(),
+    ).toEqual([
+      { id: '2026-01-01T000000Z-a', status: 'completed', finished_at: 2, archived_at: null },
+    ]);
+    expect(db.sqlite.prepare('select count(*) as n from jobs').get()).toEqual({ n: 1 });
+    const indexes = (
+      db.sqlite.prepare("select name from sqlite_master where type = 'index'").all() as {
+        name: string;
+      }[]
+    ).map((r) => r.name);
+    expect(indexes).toEqual(
+      expect.arrayContaining(['runs_workspace_idx', 'runs_finished_idx', 'jobs_finished_idx']),
+    );
+  });
+
   it('reports status without touching a fresh database', async () => {
     const db = fresh();
     expect(await migrationStatus(db)).toEqual(ALL.map((name) => ({ name })));

@@ -70,6 +70,7 @@ const COLUMNS: Columns = {
     created_at: true,
     updated_at: true,
     finished_at: true,
+    archived_at: true,
   },
   checkpoint_messages: {
     id: true,

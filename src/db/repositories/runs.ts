@@ -125,6 +125,60 @@ export class RunsRepo {
     return rows.map(toRecord);
   }
 
+  /** Every workspace with an indexed run. */
+  async workspaces(): Promise<string[]> {
+    const rows = await this.#db.selectFrom('runs').select('workspace').distinct().execute();
+    return rows.map((r) => r.workspace);
+  }
+
+  /** Ids of the indexed runs of `workspace` (ids only: no run is read). */
+  async idsIn(workspace: string): Promise<Set<string>> {
+    const rows = await this.#db
+      .selectFrom('runs')
+      .select('id')
+      .where('workspace', '=', workspace)
+      .execute();
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /**
+   * Finished runs (finished before `before`, ms) with when they were archived (null: not yet),
+   * oldest finish first; from the partial index on finished_at, not a scan of every run.
+   */
+  async finishedBefore(
+    before: number,
+    workspace?: string,
+  ): Promise<(RunIndexRecord & { archivedAt: number | null })[]> {
+    let query = this.#db
+      .selectFrom('runs')
+      .selectAll()
+      .where('finished_at', 'is not', null)
+      .where('finished_at', '<', before);
+    if (workspace !== undefined) query = query.where('workspace', '=', workspace);
+    const rows = await query.orderBy('finished_at').orderBy('id').execute();
+    return rows.map((r) => ({ ...toRecord(r), archivedAt: r.archived_at ?? null }));
+  }
+
+  /** Records that a finished run's folder went into an archive at `at` (ms). */
+  async markArchived(id: string, at?: number): Promise<void> {
+    await this.#db
+      .updateTable('runs')
+      .set({ archived_at: at ?? this.#now() })
+      .where('id', '=', id)
+      .where('finished_at', 'is not', null)
+      .execute();
+  }
+
+  /** When the run's folder was archived, or null (also for an unknown run). */
+  async archivedAt(id: string): Promise<number | null> {
+    const row = await this.#db
+      .selectFrom('runs')
+      .select('archived_at')
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row?.archived_at ?? null;
+  }
+
   /** Sets a run's status (and finishedAt on a terminal one); NotFoundError for an unknown run. */
   async updateStatus(id: string, status: RunIndexStatus, at?: number): Promise<RunIndexRecord> {
     const now = at ?? this.#now();

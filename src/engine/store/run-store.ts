@@ -135,8 +135,11 @@ export class RunStore {
     return { state: a.state, warnings: a.warnings, corrupt: a.corrupt };
   }
 
-  /** Ids of the runs of this workspace (folders with a ledger), oldest first. */
-  async list(): Promise<string[]> {
+  /**
+   * Ids of the runs of this workspace (folders with a ledger), oldest first; `want` filters
+   * names before any file is looked at (a folder listing is cheap, thousands of stats are not).
+   */
+  async list(want: (runId: string) => boolean = () => true): Promise<string[]> {
     this.#assertOpen();
     const dir = runsDir(this.workspace);
     let names: fs.Dirent[];
@@ -147,7 +150,7 @@ export class RunStore {
       throw err;
     }
     return names
-      .filter((d) => d.isDirectory() && isValidRunId(d.name))
+      .filter((d) => d.isDirectory() && isValidRunId(d.name) && want(d.name))
       .filter((d) => fs.existsSync(path.join(dir, d.name, NATIVE_FILES.ledger)))
       .map((d) => d.name)
       .sort();

@@ -1,6 +1,6 @@
 /**
- * Start-up reconciliation. Every workspace in the runs index is recovered (RunStore.recover
- * re-projects runs whose projection is behind their ledger); then each unfinished run whose
+ * Start-up reconciliation. Every unfinished run of the runs index (and any run folder the index
+ * misses) is loaded (re-projecting a projection behind its ledger); then each one whose
  * current step (or trigger) is in flight is checked against the queue:
  *   job waiting/active → left alone (a worker has it or will take it);
  *   job finished while we were down → its stored outcome is applied;
@@ -10,8 +10,10 @@
  * expiry get their timers back; idle runs' locks are released.
  */
 import type { RunIndexRecord, RunsRepo } from '../../db/repositories/runs.ts';
+import type { RunIndexStatus } from '../../db/schema.ts';
 import { currentStep, type RunState, SYSTEM_ACTOR, stepJobId } from '../../engine/model.ts';
 import type { LoadedRun } from '../../engine/store/types.ts';
+import { NotFoundError } from '../../errors.ts';
 import type { Log } from '../../log.ts';
 import { errorMessage } from '../queue/outcome.ts';
 import { type JobQueue, jobIdOf } from '../queue/port.ts';
@@ -19,7 +21,7 @@ import { triggerQueueStepId } from './job-payload.ts';
 import { type JobRef, type KeyedCommand, outcomeCommands } from './job-results.ts';
 import { indexRow, type RunDriver } from './run-driver.ts';
 import { ensureSpecFile } from './run-files.ts';
-import type { RunStores } from './run-stores.ts';
+import { isRunLockConflict, type RunStores } from './run-stores.ts';
 
 /** The job the run waits for: its current step's attempt or its trigger; null when none. */
 export function inFlightJob(state: RunState): JobRef | null {
@@ -70,28 +72,53 @@ export interface ReconcileDeps {
   armExpiry(state: RunState): void;
 }
 
-/** Reconciles every indexed workspace; returns the ids of the runs it looked at. */
+/** Statuses a run can still leave: the only runs start-up loads. */
+export const UNFINISHED: readonly RunIndexStatus[] = ['active', 'awaiting', 'blocked'];
+
+/**
+ * Reconciles the unfinished runs of the index, plus run folders the index does not know (a
+ * crash between a run's first commit and its index row); finished runs are not read at all, so
+ * start-up costs grow with active work, not history. Returns the ids of the runs looked at.
+ */
 export async function reconcile(deps: ReconcileDeps): Promise<string[]> {
-  const rows = await deps.runs.list();
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  const seen: string[] = [];
-  for (const workspace of new Set(rows.map((r) => r.workspace))) {
-    for (const { runId, result } of await deps.stores.for(workspace).recover()) {
-      if (!result.ok) {
-        deps.log.warn({ runId, err: result.error.message }, 'run not recovered');
-        continue;
-      }
-      seen.push(runId);
-      try {
-        await reconcileRun(deps, result.run, byId.get(runId));
-      } catch (err) {
-        deps.log.warn({ runId, err: errorMessage(err) }, 'reconciling run failed');
-      }
+  const rows = await deps.runs.list({ status: UNFINISHED });
+  const targets: { runId: string; workspace: string; row?: RunIndexRecord }[] = rows.map((row) => ({
+    runId: row.id,
+    workspace: row.workspace,
+    row,
+  }));
+  for (const workspace of await deps.runs.workspaces()) {
+    const known = await deps.runs.idsIn(workspace);
+    try {
+      const stray = await deps.stores.for(workspace).list((id) => !known.has(id));
+      for (const runId of stray) targets.push({ runId, workspace });
+    } catch (err) {
+      deps.log.warn({ workspace, err: errorMessage(err) }, 'workspace not readable');
     }
   }
-  const unseen = rows.filter((r) => !seen.includes(r.id) && r.finishedAt === null);
-  for (const r of unseen) {
-    deps.log.warn({ runId: r.id, workspace: r.workspace }, 'indexed run not found on disk');
+  const seen: string[] = [];
+  for (const t of targets) {
+    let run: LoadedRun;
+    try {
+      run = await deps.stores.for(t.workspace).load(t.runId);
+    } catch (err) {
+      if (isRunLockConflict(err)) {
+        // Another live process (a running bridge) holds the run: it drives it, nothing to do.
+        deps.log.debug({ runId: t.runId }, 'run held by a live process; left to it');
+        seen.push(t.runId);
+      } else if (err instanceof NotFoundError) {
+        deps.log.warn({ runId: t.runId, workspace: t.workspace }, 'indexed run not found on disk');
+      } else {
+        deps.log.warn({ runId: t.runId, err: errorMessage(err) }, 'run not recovered');
+      }
+      continue;
+    }
+    seen.push(t.runId);
+    try {
+      await reconcileRun(deps, run, t.row);
+    } catch (err) {
+      deps.log.warn({ runId: t.runId, err: errorMessage(err) }, 'reconciling run failed');
+    }
   }
   return seen;
 }

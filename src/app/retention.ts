@@ -1,0 +1,67 @@
+/**
+ * The bridge's periodic prune: bridge.db's finished jobs and old audit rows go after the
+ * configured retention (audit exported first, see src/db/retention.ts). The first prune runs a
+ * little after start-up, off the path to /readyz, then every six hours.
+ */
+import path from 'node:path';
+import type { Config } from '../config.ts';
+import type { BridgeDb } from '../db/connection.ts';
+import { type PruneReport, pruneBridgeDb, type RetentionPolicy } from '../db/retention.ts';
+import { parseDuration } from '../engine/workflow/duration.ts';
+import type { Log } from '../log.ts';
+
+/** Time between two prunes of a running bridge. */
+export const PRUNE_EVERY_MS = 6 * 3_600_000;
+
+/** The retention policy of a config (its durations are validated by the config schema). */
+export function retentionPolicy(config: Config): RetentionPolicy {
+  return {
+    jobsMs: parseDuration(config.retention.jobs) ?? 30 * 86_400_000,
+    auditMs: parseDuration(config.retention.audit) ?? 365 * 86_400_000,
+  };
+}
+
+/** Where audit exports go: `<home>/audit/`. */
+export function auditExportDir(config: Config): string {
+  return path.join(config.home, 'audit');
+}
+
+/** Timing of the periodic prune (tests shorten it). */
+export interface PruneSchedule {
+  firstAfterMs?: number;
+  everyMs?: number;
+}
+
+/** Starts pruning periodically; returns the stop function. A failed prune is logged, not fatal. */
+export function schedulePrune(
+  db: BridgeDb,
+  config: Config,
+  log: Log,
+  schedule: PruneSchedule = {},
+): () => Promise<void> {
+  const policy = retentionPolicy(config);
+  const once = (): void => {
+    try {
+      const r = pruneBridgeDb(db, { policy, exportDir: auditExportDir(config) });
+      if (r.jobs > 0 || r.audit > 0) log.info(pruneFields(r), 'pruned bridge.db');
+    } catch (err) {
+      log.warn({ err }, 'pruning bridge.db failed; tried again later');
+    }
+  };
+  let every: NodeJS.Timeout | undefined;
+  const first = setTimeout(() => {
+    once();
+    every = setInterval(once, schedule.everyMs ?? PRUNE_EVERY_MS);
+    every.unref();
+  }, schedule.firstAfterMs ?? 10_000);
+  first.unref();
+  return async () => {
+    clearTimeout(first);
+    clearInterval(every);
+  };
+}
+
+/** Log fields of a prune report. */
+function pruneFields(r: PruneReport) {
+  return { jobs: r.jobs, audit: r.audit, auditExport: r.auditExport };
+}
