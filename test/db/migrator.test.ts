@@ -93,7 +93,9 @@ describe('migrateToLatest', () => {
          values ('2026-01-01T000000Z-a:plan:1', '2026-01-01T000000Z-a', 'plan', 1, 'completed', '{}', 1, 1, 2)`,
       )
       .run();
-    expect(await migrateToLatest(db)).toEqual({ applied: ['0009_retention'] });
+    expect(await migrateToLatest(db)).toEqual({
+      applied: Object.keys(MIGRATIONS).filter((name) => name >= '0009_retention'),
+    });
     expect(
       db.sqlite.prepare('select id, status, finished_at, archived_at from runs').all(),
     ).toEqual([
