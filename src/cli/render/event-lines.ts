@@ -97,11 +97,21 @@ export function eventLine(event: RunEvent, state: RunState): string | null {
     }
     case 'phaseStopBlocked':
       return `phase held: ${event.reason}`;
+    case 'feedbackRecorded': {
+      const f = event.entry;
+      return `${f.stepId}: ${FEEDBACK_WORDS[f.kind]} by ${who(f.by)} for attempt ${f.forAttempt}: ${f.text}`;
+    }
     case 'sessionInitialized':
     case 'chainCompleted':
       return null;
   }
 }
+
+const FEEDBACK_WORDS = {
+  changes: 'changes requested',
+  approval: 'approval note',
+  guidance: 'guidance',
+} as const;
 
 function who(actor: Actor): string {
   return actor.name ?? actor.id;
