@@ -136,9 +136,7 @@ describe('answerCheckpoint', () => {
         checkpointId: 'review:1',
       },
     ]);
-    expect(feedbackFor(h.run, 'build', build.attempt).map((f) => f.text)).toEqual([
-      'needs tests',
-    ]);
+    expect(feedbackFor(h.run, 'build', build.attempt).map((f) => f.text)).toEqual(['needs tests']);
     h.finish();
     h.finish();
     expect(h.run.checkpoint?.id).toBe('review:2');

@@ -33,6 +33,22 @@ export function parseQueueStepId(queueStepId: string): {
 
 const layoutSchema = z.enum(['native', 'codemachine', 'codexclaw']);
 
+/** One reviewer's words for the attempt (see FeedbackEntry in the engine's model). */
+export const feedbackItemSchema = z.object({
+  kind: z.enum(['changes', 'approval', 'guidance']),
+  /** Who: the actor's name, else its id. */
+  by: z.string().min(1),
+  /** The actor's immutable id (`telegram:42`, `cli:alice`). */
+  byId: z.string().min(1),
+  at: z.string().min(1),
+  text: z.string(),
+  /** True when given since the step's previous attempt (what a resumed session is told). */
+  fresh: z.boolean(),
+});
+
+/** One feedback item of a job payload. */
+export type FeedbackItem = z.infer<typeof feedbackItemSchema>;
+
 /** The payload of a step or trigger job. */
 export const stepJobPayloadSchema = z.object({
   kind: z.enum(['step', 'trigger']),
@@ -57,6 +73,10 @@ export const stepJobPayloadSchema = z.object({
       deny: z.array(z.string()).optional(),
     })
     .optional(),
+  /** Reviewers' feedback for this attempt, oldest first. */
+  feedback: z.array(feedbackItemSchema).optional(),
+  /** The engine session of the step's previous attempt, resumed with the fresh feedback. */
+  resumeSession: z.string().min(1).optional(),
 });
 
 /** A step or trigger job's payload. */
@@ -72,6 +92,8 @@ export interface StepJobPayload {
   chain?: string[];
   chainsDone?: number[];
   permissions?: AgentPermissions;
+  feedback?: FeedbackItem[];
+  resumeSession?: string;
 }
 
 /** Reads a job payload; InvalidInputError says what is wrong. */

@@ -17,9 +17,11 @@ import { stepJobId, triggerJobId } from '../../engine/model.ts';
 import { InvalidInputError } from '../../errors.ts';
 import type { Processor, ProgressReporter, QueuedJob } from '../queue/port.ts';
 import { assertSupported, effectivePermissions } from '../runner/permissions.ts';
+import { promptWithFeedback } from '../runner/feedback.ts';
 import { runAgent } from '../runner/run-agent.ts';
 import type { AgentDefinition, AgentInvocation } from '../runner/types.ts';
 import { runChain } from './chain-runner.ts';
+import { runWithFeedback, withFeedback } from './feedback-run.ts';
 import {
   parseStepJobPayload,
   type StepJobPayload,
@@ -188,6 +190,13 @@ function send(report: ProgressReporter, data: StepReport, onError: (err: unknown
   }
 }
 
+/** The chain's prompts, the first one still to run carrying the feedback section. */
+function chainWithFeedback(p: StepJobPayload): string[] {
+  const chain = p.chain ?? [];
+  const first = chain.findIndex((_, i) => !(p.chainsDone ?? []).includes(i));
+  return chain.map((c, i) => (i === first ? promptWithFeedback(c, p.feedback ?? []) : c));
+}
+
 /** A queue Processor for step and trigger jobs; `close` once its worker has stopped. */
 export interface StepProcessor {
   processor: Processor;
@@ -240,13 +249,16 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
       onProgress: (text) =>
         send(report, { kind: 'progress', text: text.slice(0, PROGRESS_MAX) }, onError),
     };
+    const fed = p.chain !== undefined ? withFeedback(agent, inv, p) : null;
     const chained =
-      p.kind === 'step' && p.chain !== undefined
-        ? await runChain(agent, inv, p.chain, p.chainsDone ?? [], (index) =>
+      p.kind === 'step' && p.chain !== undefined && fed !== null
+        ? await runChain(fed.agent, fed.inv, chainWithFeedback(p), p.chainsDone ?? [], (index) =>
             send(report, { kind: 'chain', index }, onError),
           )
         : null;
-    const outcome = chained?.outcome ?? (await runAgent(agent, inv));
+    const outcome =
+      chained?.outcome ??
+      (p.kind === 'step' ? await runWithFeedback(agent, inv, p) : await runAgent(agent, inv));
     const result: StepJobResult = {
       ok: outcome.ok,
       exitCode: outcome.exitCode,
