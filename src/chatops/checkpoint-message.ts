@@ -1,5 +1,5 @@
 /**
- * The checkpoint message, pure: rendering it open (with Approve / Reject / Loop back buttons) or
+ * The checkpoint message, pure: rendering it open (with Approve / Request changes / Reject buttons) or
  * closed (the decision, who, when and why, no buttons), and the button ids. A button id is the
  * message's opaque token from checkpoint_messages plus a one-letter answer suffix, so one stored
  * row serves all of a message's buttons and the id stays far below Telegram's 64 bytes.
@@ -26,13 +26,15 @@ export interface CheckpointView {
   agentReason?: string;
   /** The step's declared permission posture in words ("full access ⚠", "read-only"). */
   permissions?: string;
+  /** Request changes used and allowed for the step (its loop max), when the checkpoint offers it. */
+  changes?: { used: number; max: number };
 }
 
 const SUFFIX: Readonly<Record<CheckpointAnswer, string>> = { approve: 'a', reject: 'r', loop: 'l' };
 const LABEL: Readonly<Record<CheckpointAnswer, string>> = {
   approve: 'Approve',
   reject: 'Reject',
-  loop: 'Loop back',
+  loop: 'Request changes',
 };
 /** Cap of the agent's reason in a message (a directive reason may be 4000 characters). */
 const MAX_REASON = 1000;
@@ -42,7 +44,7 @@ export function checkpointButtons(
   token: string,
   answers: readonly CheckpointAnswer[],
 ): MessageButton[] {
-  const order: CheckpointAnswer[] = ['approve', 'reject', 'loop'];
+  const order: CheckpointAnswer[] = ['approve', 'loop', 'reject'];
   return order
     .filter((a) => answers.includes(a))
     .map((a) => ({
@@ -104,7 +106,16 @@ export function renderOpenCheckpoint(view: CheckpointView, token: string): Outgo
   }
   const votes = votesWords(cp);
   if (votes !== undefined) fields.push({ label: 'Votes', value: votes });
+  if (view.changes !== undefined && cp.answers.includes('loop')) {
+    fields.push({ label: 'Request changes', value: changesWords(view.changes) });
+  }
   return { text: rich(...text), fields, buttons: checkpointButtons(token, cp.answers) };
+}
+
+/** "1 of 3 used; the step runs again with your reason", or the limit reached. */
+export function changesWords(c: { used: number; max: number }): string {
+  if (c.used >= c.max) return `limit reached (${c.used} of ${c.max} used): approve or reject`;
+  return `${c.used} of ${c.max} used; the step runs again with your reason`;
 }
 
 /** The closed message: the decision (or withdrawal), who, when and why; no buttons. */
@@ -134,7 +145,7 @@ export function outcomeWords(cp: CheckpointState): string {
 const PAST: Readonly<Record<string, string>> = {
   approve: 'approved',
   reject: 'rejected',
-  loop: 'sent back (loop)',
+  loop: 'sent back with changes requested',
   'expired-keep': 'expired',
 };
 
@@ -182,6 +193,6 @@ export function voteResultWords(cp: CheckpointState): string {
     case 'reject':
       return 'rejected — the run is stopped';
     default:
-      return 'sent back — the loop runs again';
+      return 'changes requested — the step runs again with your reason';
   }
 }

@@ -8,6 +8,7 @@
  */
 
 import type { CheckpointMessageRecord } from '../db/repositories/index.ts';
+import { changesMax } from '../engine/checkpoint-policy.ts';
 import type { RunEvent } from '../engine/events.ts';
 import type { CheckpointState, RunState } from '../engine/model.ts';
 import { describePermissions } from '../jobs/runner/permissions.ts';
@@ -173,6 +174,10 @@ export class CheckpointPresenter {
     if (said && !cp.reason.includes(said)) view.agentReason = said;
     const perms = state.workflow.steps.find((s) => s.id === cp.stepId)?.permissions;
     if (perms !== undefined) view.permissions = describePermissions(perms);
+    const def = state.workflow.steps.find((s) => s.id === cp.stepId);
+    if (def !== undefined && cp.answers.includes('loop')) {
+      view.changes = { used: state.loopCounters[cp.stepId] ?? 0, max: changesMax(def) };
+    }
     // A `before` gate's step has not run (attempt 0): it has no log yet.
     if (!step || step.attempt === 0) return view;
     try {

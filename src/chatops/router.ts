@@ -170,7 +170,7 @@ function dispatch(ctx: CommandContext, cmd: ParsedCommand): Promise<HandlerResul
       return workflowsCommand(ctx);
     case 'approve':
     case 'reject':
-    case 'loop':
+    case 'changes':
       return answerCommand(ctx, cmd);
     case 'cancel':
     case 'skip':

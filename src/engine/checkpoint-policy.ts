@@ -58,6 +58,13 @@ export function changesMax(step: WorkflowStep): number {
   return step.loop?.max ?? DEFAULT_CHANGES_MAX;
 }
 
+/** Why Request changes is refused: the step went back `used` times, its max; null when it may. */
+export function changesRefusal(step: WorkflowStep, used: number, checkpointId: string) {
+  const max = changesMax(step);
+  if (used < max) return null;
+  return `step ${step.id} already went back ${used} time${used === 1 ? '' : 's'}, its limit (loop max ${max}): approve or reject checkpoint ${checkpointId}`;
+}
+
 /** What one vote does: refused, recorded, or recorded and deciding the checkpoint. */
 export type VoteOutcome =
   | { ok: false; rejection: Rejection }

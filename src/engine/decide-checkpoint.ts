@@ -3,7 +3,7 @@
  * what follows depends on its kind: an approved `before` gate queues the step, any other approval
  * moves past the step, a reject fails the run, a loop answer goes back.
  */
-import { changesMax, closedMessage, evaluateVote } from './checkpoint-policy.ts';
+import { changesRefusal, closedMessage, evaluateVote } from './checkpoint-policy.ts';
 import type {
   AnswerCheckpointCommand,
   ExpireCheckpointCommand,
@@ -65,13 +65,8 @@ function checkChanges(ctx: DecideContext, cp: CheckpointState, reason: string | 
     refuse(`a change request needs a reason: say what to change at ${cp.id}`, 'INVALID_INPUT');
   }
   const step = findStep(ctx.state, cp.stepId)!;
-  const max = changesMax(defOf(ctx, step.index));
-  const used = ctx.state.loopCounters[step.id] ?? 0;
-  if (used >= max) {
-    refuse(
-      `step ${step.id} already went back ${used} time${used === 1 ? '' : 's'}, its limit (loop max ${max}): approve or reject checkpoint ${cp.id}`,
-    );
-  }
+  const why = changesRefusal(defOf(ctx, step.index), ctx.state.loopCounters[step.id] ?? 0, cp.id);
+  if (why !== null) refuse(why);
 }
 
 /**

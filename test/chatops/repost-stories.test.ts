@@ -37,7 +37,7 @@ describe('checkpoints after a restart', () => {
     const { plan, runId } = await restartWithPlanOpen(world);
     await until(() => world.messages(PLAN).length === 2, 'the checkpoint to be posted again');
     const again = world.messages(PLAN)[1]!;
-    expect(buttonsOf(again)).toEqual(['Approve', 'Reject']);
+    expect(buttonsOf(again)).toEqual(['Approve', 'Request changes', 'Reject']);
     const statuses = world.messages(STATUS);
     expect(statuses).toHaveLength(2);
     expect(statuses[1]!.text).toMatch(/✋ waiting for approval/);
