@@ -154,6 +154,6 @@ steps:
       'Policy: needs 1 approval; expires in 30 min, then kept open for a human',
     );
     expect(text).not.toContain('Expires:');
-    expect(m.buttons?.map((b) => b.label)).toEqual(['Approve', 'Reject']);
+    expect(m.buttons?.map((b) => b.label)).toEqual(['Approve', 'Request changes', 'Reject']);
   });
 });
