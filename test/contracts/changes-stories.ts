@@ -68,6 +68,32 @@ export function changesStories(subject: ContractSubject): void {
       );
     });
 
+    it('takes an operator reply as guidance for the next attempt and refuses a viewer', async (ctx) => {
+      if (d.replyTo === undefined) return ctx.skip();
+      await d.sendCommand('alice', 'run demo add login');
+      const plan = await w.message(d, /Checkpoint plan:1/);
+      const runId = runIdOf(plan);
+      await d.replyTo('bob', plan, 'hash passwords with bcrypt');
+      await w.message(d, /^Noted for plan, attempt 2\.$/);
+      if (!d.singleUser) {
+        await w.setRole(d, 'carol', 'viewer');
+        await d.replyTo('carol', plan, 'use md5');
+        await w.message(d, /only an operator or above can guide a run here/);
+      }
+      await d.sendCommand('bob', `changes ${runId} add a test for it`);
+      await w.message(d, /Checkpoint plan:2/);
+      const state = await w.bridge.orchestrator.getRun(runId);
+      expect(state.feedback?.map((f) => [f.kind, f.text])).toEqual([
+        ['guidance', 'hash passwords with bcrypt'],
+        ['changes', 'add a test for it'],
+      ]);
+      const log = fs.readFileSync(await w.bridge.orchestrator.logPath(runId, 'plan'), 'utf8');
+      expect(log).toMatch(
+        /\(guidance, .+\): hash passwords with bcrypt\n.*\(changes, .+\): add a test/,
+      );
+      expect(log).not.toContain('md5');
+    });
+
     it('refuses Request changes at the loop limit and says why', async () => {
       w.workflow('tight', TIGHT);
       await d.sendCommand('alice', 'run tight add login');

@@ -87,6 +87,16 @@ export class CheckpointMessagesRepo {
     return toRecord(row);
   }
 
+  /** The run whose checkpoint message this is (a reply to it is guidance), or null. */
+  async runOfMessage(messageRef: string): Promise<string | null> {
+    const row = await this.#db
+      .selectFrom('checkpoint_messages')
+      .select('run_id')
+      .where('message_ref', '=', messageRef)
+      .executeTakeFirst();
+    return row?.run_id ?? null;
+  }
+
   /** The message whose buttons carry `token`, or null. */
   async findByToken(token: string): Promise<CheckpointMessageRecord | null> {
     const row = await this.#db
