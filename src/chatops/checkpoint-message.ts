@@ -12,6 +12,8 @@ import type {
 } from '../bridges/channel.ts';
 import { bold, code, plain, rich } from '../bridges/render-text.ts';
 import type { Actor, CheckpointAnswer, CheckpointState } from '../engine/model.ts';
+import type { StepChanges } from '../jobs/runner/git-changes.ts';
+import { changedFilesLines } from './changed-files.ts';
 import { namesWords, policyWords, timeWords } from './words.ts';
 
 /** What a checkpoint message shows besides the checkpoint itself. */
@@ -26,6 +28,8 @@ export interface CheckpointView {
   agentReason?: string;
   /** The step's declared permission posture in words ("full access ⚠", "read-only"). */
   permissions?: string;
+  /** What the step changed in its git workspace since it started (open messages only). */
+  changedFiles?: StepChanges;
   /** Request changes used and allowed for the step (its loop max), when the checkpoint offers it. */
   changes?: { used: number; max: number };
 }
@@ -94,6 +98,13 @@ export function renderOpenCheckpoint(view: CheckpointView, token: string): Outgo
     plain(` — run ${view.runId}`),
   ];
   text.push(plain(`\n${clip(cp.reason, MAX_REASON)}`), ...agentSays(view));
+  if (view.changedFiles !== undefined) {
+    const base = view.changedFiles.base.slice(0, 7);
+    text.push(
+      plain(`\n\nChanged by ${cp.stepId} (vs ${base}):\n`),
+      code(changedFilesLines(view.changedFiles).join('\n')),
+    );
+  }
   if (view.outputTail)
     text.push(plain(`\n\nLast output of ${cp.stepId}:\n`), code(view.outputTail));
   if (cp.expiredAt !== undefined) {

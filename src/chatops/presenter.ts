@@ -12,6 +12,7 @@ import { changesMax } from '../engine/checkpoint-policy.ts';
 import type { RunEvent } from '../engine/events.ts';
 import type { CheckpointState, RunState } from '../engine/model.ts';
 import { describePermissions } from '../jobs/runner/permissions.ts';
+import { readChangedFiles } from './changed-files.ts';
 import {
   byExpiry,
   type CheckpointView,
@@ -189,6 +190,8 @@ export class CheckpointPresenter {
     if (withTail) {
       const tail = await readLogTail(state.workspace, view.logPath);
       if (tail !== undefined) view.outputTail = tail;
+      const changed = readChangedFiles(state.workspace, view.logPath, step.id, step.attempt);
+      if (changed !== undefined) view.changedFiles = changed;
     }
     return view;
   }

@@ -4,7 +4,10 @@
  * second attempt prints the reason it received; at the step's loop max the press is refused with
  * the limit; the ledger keeps the reason with its author.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { PlatformDriver } from './platform-driver.ts';
 import type { ContractSubject } from './stories.ts';
@@ -24,6 +27,27 @@ const TIGHT = `steps:
     checkpoint:
       when: after
 `;
+
+const WRITER = fileURLToPath(new URL('./fixtures/writer-agent.mjs', import.meta.url));
+
+/** One step by an agent that changes files, with a checkpoint after it. */
+const WRITE = `steps:
+  - id: build
+    agent: writer
+    prompt: Build it.
+    checkpoint:
+      when: after
+`;
+
+/** Makes the workspace a git repository with README.md (two lines) committed. */
+function gitWorkspace(dir: string): void {
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'ignore' });
+  git('init', '-q');
+  fs.writeFileSync(path.join(dir, 'README.md'), 'first line\nsecond line\n');
+  fs.writeFileSync(path.join(dir, '.gitignore'), 'workflows/\n');
+  git('add', '.');
+  git('-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '-m', 'start');
+}
 
 /** Registers the Request changes stories for one platform. */
 export function changesStories(subject: ContractSubject): void {
@@ -92,6 +116,26 @@ export function changesStories(subject: ContractSubject): void {
         /\(guidance, .+\): hash passwords with bcrypt\n.*\(changes, .+\): add a test/,
       );
       expect(log).not.toContain('md5');
+    });
+
+    it('lists the files the step changed in a git workspace, at most 10, then and N more', async () => {
+      gitWorkspace(w.workspace);
+      await w.bridge.repos.agents.add({
+        name: 'writer',
+        engine: 'command',
+        argv: [process.execPath, WRITER],
+      });
+      w.workflow('write', WRITE);
+      await d.sendCommand('alice', 'run write add files');
+      const cp = await w.message(d, /Checkpoint build:1/);
+      const block = /Changed by build \(vs [0-9a-f]{7}\):\n([\s\S]*?)\n\n/.exec(cp.text)?.[1];
+      // Slack and Discord show the code block's fences as text.
+      const lines = (block?.split('\n') ?? []).filter((l) => l !== '```');
+      // Bridge files (.phasebridge/) are not the step's changes; 13 files: 10 shown.
+      expect(lines).toHaveLength(11);
+      expect(lines[0]).toBe('README.md +1 −1');
+      expect(lines).toContain('src/file-1.ts (new or binary)');
+      expect(lines.at(-1)).toBe('and 3 more');
     });
 
     it('refuses Request changes at the loop limit and says why', async () => {

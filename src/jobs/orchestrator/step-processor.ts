@@ -18,6 +18,7 @@ import { InvalidInputError } from '../../errors.ts';
 import type { Processor, ProgressReporter, QueuedJob } from '../queue/port.ts';
 import { assertSupported, effectivePermissions } from '../runner/permissions.ts';
 import { promptWithFeedback } from '../runner/feedback.ts';
+import { changesFilePath, gitChanges, gitHead, writeChangesFile } from '../runner/git-changes.ts';
 import { runAgent } from '../runner/run-agent.ts';
 import type { AgentDefinition, AgentInvocation } from '../runner/types.ts';
 import { runChain } from './chain-runner.ts';
@@ -190,6 +191,24 @@ function send(report: ProgressReporter, data: StepReport, onError: (err: unknown
   }
 }
 
+/** Writes what the step changed since `base` beside its log (best effort: a listing only). */
+async function recordChanges(
+  workspace: string,
+  logFile: string,
+  stepId: string,
+  attempt: number,
+  base: string,
+): Promise<void> {
+  try {
+    const changes = await gitChanges(workspace, base);
+    if (changes !== null) {
+      writeChangesFile(workspace, changesFilePath(logFile, stepId, attempt), changes);
+    }
+  } catch {
+    // The checkpoint message then lists no files; the step's outcome does not depend on it.
+  }
+}
+
 /** The chain's prompts, the first one still to run carrying the feedback section. */
 function chainWithFeedback(p: StepJobPayload): string[] {
   const chain = p.chain ?? [];
@@ -249,6 +268,7 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
       onProgress: (text) =>
         send(report, { kind: 'progress', text: text.slice(0, PROGRESS_MAX) }, onError),
     };
+    const base = p.kind === 'step' ? await gitHead(p.workspace) : null;
     const fed = p.chain !== undefined ? withFeedback(agent, inv, p) : null;
     const chained =
       p.kind === 'step' && p.chain !== undefined && fed !== null
@@ -259,6 +279,8 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
     const outcome =
       chained?.outcome ??
       (p.kind === 'step' ? await runWithFeedback(agent, inv, p) : await runAgent(agent, inv));
+    if (base !== null)
+      await recordChanges(p.workspace, placement.logFile, p.stepId, job.attempt, base);
     const result: StepJobResult = {
       ok: outcome.ok,
       exitCode: outcome.exitCode,
