@@ -138,6 +138,14 @@ export function changesStories(subject: ContractSubject): void {
       expect(lines.at(-1)).toBe('and 3 more');
     });
 
+    it("posts the step's final answer in the run's chat", async () => {
+      await d.sendCommand('alice', 'run demo add login');
+      const plan = await w.message(d, /Checkpoint plan:1/);
+      const answer = await w.message(d, /💬 plan \(attempt 1\)/);
+      expect(answer.text).toBe(`💬 plan (attempt 1) — run ${runIdOf(plan)}\ndemo agent finished`);
+      expect(answer.buttons).toEqual([]);
+    });
+
     it('refuses Request changes at the loop limit and says why', async () => {
       w.workflow('tight', TIGHT);
       await d.sendCommand('alice', 'run tight add login');
