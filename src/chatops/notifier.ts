@@ -13,7 +13,6 @@ import type { OutgoingMessage } from '../bridges/channel.ts';
 import type { RunEvent } from '../engine/events.ts';
 import { isTerminal, type RunState } from '../engine/model.ts';
 import { PhasebridgeError } from '../errors.ts';
-import { postAnswers } from './answer-post.ts';
 import { Coalescer, REAL_TIMERS, type Timers } from './coalescer.ts';
 import { bindingChatRef, type ChatOpsDeps, channelFor } from './context.ts';
 import { outcomeMessage, renderStatus } from './status-message.ts';
@@ -75,7 +74,6 @@ export class Notifier {
       this.#progress.delete(state.id);
     }
     for (const chat of chats) this.#schedule(state.id, chat);
-    await postAnswers(this.#deps, state, events, chats);
     const ended = isTerminal(state.status);
     if (!ended && !events.some((e) => e.type === 'runBlocked')) return;
     // The status message shows the final state before the announcement arrives (queued before
