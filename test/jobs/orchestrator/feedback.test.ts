@@ -120,16 +120,10 @@ describe('feedback for the next attempt', () => {
       .split('\n')
       .map((l) => JSON.parse(l));
     expect(calls).toHaveLength(2);
-    expect(calls[0].argv).toEqual(['-p', '--output-format', 'stream-json', '--verbose']);
+    // The default argv (with the step's permission flags), unchanged but for the resume.
+    expect(calls[0].argv).not.toContain('--resume');
     expect(calls[0].stdin).toContain('Build it.');
-    expect(calls[1].argv).toEqual([
-      '-p',
-      '--output-format',
-      'stream-json',
-      '--verbose',
-      '--resume',
-      session,
-    ]);
+    expect(calls[1].argv).toEqual([...calls[0].argv, '--resume', session]);
     expect(calls[1].stdin).toMatch(/Bob \(requested changes, .+\): needs tests/);
     expect(calls[1].stdin).not.toContain('Build it.');
   });
@@ -170,8 +164,6 @@ describe('feedback for the next attempt', () => {
     expect(calls[2].stdin).toContain('## Feedback from reviewers');
     expect(calls[2].stdin).toContain('needs tests');
     const text = fs.readFileSync(stepLogPath(env.workspace, run.id, 'build', 2), 'utf8');
-    expect(text).toMatch(
-      /resuming session sess-\d+ failed \(exit code 1\); starting a fresh session/,
-    );
+    expect(text).toMatch(/resuming session sess-\d+ failed \(.+\); starting a fresh session/);
   });
 });
