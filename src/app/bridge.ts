@@ -99,6 +99,7 @@ export async function startBridge(
       queue,
       log: log.child({ component: 'orchestrator' }),
       home: config.home,
+      workspaceMode: config.workspaceMode,
       secretEnvNames: SECRET_ENV_NAMES,
       worker: opts.worker ?? { concurrency: 2 },
       feed: opts.feedPollMs === undefined ? {} : { pollMs: opts.feedPollMs },

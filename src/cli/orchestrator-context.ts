@@ -56,6 +56,7 @@ export async function openOrchestrator(
       queue,
       log,
       home: config.home,
+      workspaceMode: config.workspaceMode,
       secretEnvNames: SECRET_ENV_NAMES,
       worker: opts.worker,
     });
