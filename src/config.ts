@@ -51,6 +51,8 @@ export const configSchema = z.strictObject({
   redisUrl: z.optional(matching(/^rediss?:\/\//, 'must start with redis:// or rediss://')),
   /** How workers reach run workspaces: the same path (`shared`) or a git clone of `origin` (`git`). */
   workspaceMode: z.enum(['shared', 'git']),
+  /** BullMQ job lease (ms): a job whose worker vanished is taken again within this time. */
+  jobLeaseMs: z.pipe(z.coerce.number(), z.int().check(z.gte(1000), z.lte(3_600_000))),
   logLevel: z.enum(LOG_LEVELS),
   /** Bearer token a Prometheus scraper sends to read /metrics without a console session. */
   metricsToken: z.optional(secret),
@@ -109,6 +111,7 @@ const FIXES: Record<string, string> = {
     'set PHASEBRIDGE_PUBLIC_URL to the https URL browsers open the console at, e.g. https://pb.example.com',
   redisUrl: 'set REDIS_URL to redis://host:6379, or unset it to use the embedded queue',
   workspaceMode: 'set PHASEBRIDGE_WORKSPACE_MODE to shared (default) or git',
+  jobLeaseMs: 'set PHASEBRIDGE_JOB_LEASE_MS to milliseconds between 1000 and 3600000 (default 60000)',
   logLevel: `set LOG_LEVEL to one of ${LOG_LEVELS.join(', ')}`,
   'telegram.botToken': 'set TELEGRAM_BOT_TOKEN to the token @BotFather gave you',
   'telegram.apiRoot':
@@ -136,6 +139,7 @@ const ENV_OF: Record<string, string> = {
   publicUrl: 'PHASEBRIDGE_PUBLIC_URL',
   redisUrl: 'REDIS_URL',
   workspaceMode: 'PHASEBRIDGE_WORKSPACE_MODE',
+  jobLeaseMs: 'PHASEBRIDGE_JOB_LEASE_MS',
   logLevel: 'LOG_LEVEL',
   metricsToken: 'PHASEBRIDGE_METRICS_TOKEN',
   metricsOpen: 'PHASEBRIDGE_METRICS_OPEN',
@@ -231,6 +235,7 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     publicUrl: v('PHASEBRIDGE_PUBLIC_URL'),
     redisUrl: v('REDIS_URL'),
     workspaceMode: v('PHASEBRIDGE_WORKSPACE_MODE'),
+    jobLeaseMs: v('PHASEBRIDGE_JOB_LEASE_MS'),
     logLevel: v('LOG_LEVEL'),
     metricsToken: v('PHASEBRIDGE_METRICS_TOKEN'),
     metricsOpen: v('PHASEBRIDGE_METRICS_OPEN'),
@@ -261,6 +266,7 @@ const DEFAULTS = {
   host: '127.0.0.1',
   port: 7717,
   workspaceMode: 'shared',
+  jobLeaseMs: 60_000,
   logLevel: 'info',
   retention: { jobs: '30d', audit: '365d' },
   telegram: {},

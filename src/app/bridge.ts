@@ -90,6 +90,7 @@ export async function startBridge(
       queueConfigFor({
         db,
         redisUrl: config.redisUrl,
+      jobLeaseMs: config.jobLeaseMs,
         onError: (err) => log.error({ err }, 'queue error'),
       }),
     );

@@ -46,6 +46,7 @@ export async function openOrchestrator(
     queueConfigFor({
       db,
       redisUrl: config.redisUrl,
+      jobLeaseMs: config.jobLeaseMs,
       onError: (err, context) => log.warn({ err }, `job queue: ${context}`),
     }),
   );

@@ -17,12 +17,18 @@ export interface RemoteWorkerOptions {
 
 /** Runs the worker until `untilStopped` resolves, then lets running jobs finish. */
 export async function runRemoteWorker(ctx: CliContext, opts: RemoteWorkerOptions): Promise<void> {
-  const [{ createBullmqQueue }, { startJobWorker }, { SECRET_ENV_NAMES }, { redactRedisUrl }] =
-    await Promise.all([
+  const [
+    { createBullmqQueue },
+    { startJobWorker },
+    { SECRET_ENV_NAMES },
+    { redactRedisUrl },
+    { bullmqLease },
+  ] = await Promise.all([
       import('../jobs/queue/bullmq-driver.ts'),
       import('../jobs/orchestrator/worker.ts'),
       import('../config.ts'),
       import('../jobs/queue/bullmq-redis.ts'),
+      import('../jobs/queue/create-queue.ts'),
     ]);
   const config = await ctx.config();
   const home = await ctx.home();
@@ -30,6 +36,7 @@ export async function runRemoteWorker(ctx: CliContext, opts: RemoteWorkerOptions
   const url = config.redisUrl!;
   const queue = await createBullmqQueue({
     url,
+    ...bullmqLease(config.jobLeaseMs),
     onError: (err, context) => log.warn({ err }, `job queue: ${context}`),
   });
   try {

@@ -114,8 +114,9 @@ export class GitWorkFolders {
     message: string,
     exclude: readonly string[],
   ): Promise<{ commit: string; changedFiles: string[] }> {
-    const skip = [...NEVER_COMMITTED, ...exclude].map((p) => `:(exclude)${p}`);
-    await git(dir, ['add', '--all', '--', '.', ...skip]);
+    await git(dir, ['add', '--all', '--', '.']);
+    // Back to the base for phasebridge's own files (an exclude pathspec fails on ignored paths).
+    await git(dir, ['reset', '--quiet', ref.baseCommit, '--', ...NEVER_COMMITTED, ...exclude]);
     const staged = (await git(dir, ['diff', '--cached', '--name-only'])).trim();
     if (staged !== '') {
       const who =
