@@ -111,7 +111,8 @@ const FIXES: Record<string, string> = {
     'set PHASEBRIDGE_PUBLIC_URL to the https URL browsers open the console at, e.g. https://pb.example.com',
   redisUrl: 'set REDIS_URL to redis://host:6379, or unset it to use the embedded queue',
   workspaceMode: 'set PHASEBRIDGE_WORKSPACE_MODE to shared (default) or git',
-  jobLeaseMs: 'set PHASEBRIDGE_JOB_LEASE_MS to milliseconds between 1000 and 3600000 (default 60000)',
+  jobLeaseMs:
+    'set PHASEBRIDGE_JOB_LEASE_MS to milliseconds between 1000 and 3600000 (default 60000)',
   logLevel: `set LOG_LEVEL to one of ${LOG_LEVELS.join(', ')}`,
   'telegram.botToken': 'set TELEGRAM_BOT_TOKEN to the token @BotFather gave you',
   'telegram.apiRoot':

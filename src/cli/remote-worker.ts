@@ -24,12 +24,12 @@ export async function runRemoteWorker(ctx: CliContext, opts: RemoteWorkerOptions
     { redactRedisUrl },
     { bullmqLease },
   ] = await Promise.all([
-      import('../jobs/queue/bullmq-driver.ts'),
-      import('../jobs/orchestrator/worker.ts'),
-      import('../config.ts'),
-      import('../jobs/queue/bullmq-redis.ts'),
-      import('../jobs/queue/create-queue.ts'),
-    ]);
+    import('../jobs/queue/bullmq-driver.ts'),
+    import('../jobs/orchestrator/worker.ts'),
+    import('../config.ts'),
+    import('../jobs/queue/bullmq-redis.ts'),
+    import('../jobs/queue/create-queue.ts'),
+  ]);
   const config = await ctx.config();
   const home = await ctx.home();
   const log = (await ctx.logger()).child({ component: 'worker' });

@@ -82,7 +82,12 @@ if (availability.ok || inCi()) {
       const { env, o } = await bridge();
       env.workflow('one', workflowYaml('one', [['make', 'write made.txt by a remote worker']]));
       const w = await worker('w1');
-      const run = await o.startRun({ workflow: 'one', workspace: env.workspace, spec: 's', actor: ALICE });
+      const run = await o.startRun({
+        workflow: 'one',
+        workspace: env.workspace,
+        spec: 's',
+        actor: ALICE,
+      });
       const state = await o.waitUntilIdle(run.id);
       expect(state.status).toBe('completed');
       // The bridge fetched the worker's commit onto its run branch.
@@ -98,7 +103,7 @@ if (availability.ok || inCi()) {
       expect(log).toContain('agent done');
     });
 
-    it('two steps on two workers (runsOn labels): the second starts from the first one\'s commit', {
+    it("two steps on two workers (runsOn labels): the second starts from the first one's commit", {
       timeout: TIMEOUT,
     }, async () => {
       const { env, o } = await bridge();
@@ -111,7 +116,12 @@ if (availability.ok || inCi()) {
       );
       const a = await worker('wa', ['--label', 'alpha']);
       const b = await worker('wb', ['--label', 'beta']);
-      const run = await o.startRun({ workflow: 'two', workspace: env.workspace, spec: 's', actor: ALICE });
+      const run = await o.startRun({
+        workflow: 'two',
+        workspace: env.workspace,
+        spec: 's',
+        actor: ALICE,
+      });
       const state = await o.waitUntilIdle(run.id);
       expect(state.status).toBe('completed');
       const branch = `phasebridge/${run.id}`;
@@ -139,13 +149,22 @@ if (availability.ok || inCi()) {
         ]),
       );
       const doomed = await worker('doomed', [], { SLOW_AGENT: '1' });
-      const run = await o.startRun({ workflow: 'slow', workspace: env.workspace, spec: 's', actor: ALICE });
+      const run = await o.startRun({
+        workflow: 'slow',
+        workspace: env.workspace,
+        spec: 's',
+        actor: ALICE,
+      });
       // The agent's output reaches the bridge's log file while it still runs.
       const logFile = await o.logPath(run.id, 'work');
-      const live = await waitFor(() => {
-        const text = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '';
-        return text.includes('sleeping 60000 ms') ? text : undefined;
-      }, 30_000, 'the live log');
+      const live = await waitFor(
+        () => {
+          const text = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '';
+          return text.includes('sleeping 60000 ms') ? text : undefined;
+        },
+        30_000,
+        'the live log',
+      );
       expect(live).toContain('working hard');
       const agentPid = Number(/agent pid=(\d+)/.exec(live)?.[1]);
       await doomed.kill();
