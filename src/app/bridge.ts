@@ -121,7 +121,10 @@ export async function startBridge(
       ...(queue.counts ? { jobsByState: () => queue.counts!() } : {}),
       ...(watch
         ? {
-            workersByKind: async () => (await watch.refresh(), watch.counts()),
+            workersByKind: async () => {
+              await watch.refresh(); // a scrape sees workers as of now, not 5 s ago
+              return watch.counts();
+            },
             runningByKind: async () => watch.running(),
           }
         : {}),

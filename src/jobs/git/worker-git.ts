@@ -90,17 +90,14 @@ export class GitWorkFolders {
     }
     makeDirs(path.dirname(dir), 0o700);
     fs.rmSync(dir, { recursive: true, force: true });
-    await git(cache, ['worktree', 'prune']);
-    await git(cache, [
-      'worktree',
-      'add',
-      '--quiet',
-      '--force',
-      '-B',
-      ref.branch,
-      dir,
-      ref.baseCommit,
-    ]);
+    const add = ['worktree', 'add', '--quiet', '--force', '-B', ref.branch, dir, ref.baseCommit];
+    try {
+      await git(cache, add);
+    } catch {
+      // A work folder removed by hand leaves a stale worktree entry holding the branch.
+      await git(cache, ['worktree', 'prune']);
+      await git(cache, add);
+    }
     return dir;
   }
 

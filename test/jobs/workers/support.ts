@@ -13,8 +13,11 @@ import type { JobQueue } from '../../../src/jobs/queue/port.ts';
 const BIN = path.resolve(import.meta.dirname, '../../../bin/phasebridge.js');
 /** The scripted agent of these tests. */
 export const GIT_AGENT = path.resolve(import.meta.dirname, 'fixtures/git-agent.mjs');
-/** Lease of these tests: a killed worker's job is taken again within 2 s. */
-export const LEASE_MS = 2000;
+/**
+ * Lease of the worker processes: short enough that a killed worker's job is taken again within
+ * seconds, long enough that a busy machine does not make a live worker look stalled.
+ */
+export const LEASE_MS = 4000;
 
 /** Runs git with a fixed identity (the machine may have none). */
 export function git(cwd: string, ...args: string[]): string {
@@ -40,9 +43,9 @@ export function gitFixture(dir: string, workspace: string): { origin: string } {
   return { origin };
 }
 
-/** The bridge's BullMQ queue with the tests' lease. */
-export function bridgeQueue(url: string): Promise<JobQueue> {
-  return createBullmqQueue({ url, ...bullmqLease(LEASE_MS) });
+/** The bridge's BullMQ queue with the tests' lease (or `leaseMs`). */
+export function bridgeQueue(url: string, leaseMs = LEASE_MS): Promise<JobQueue> {
+  return createBullmqQueue({ url, ...bullmqLease(leaseMs) });
 }
 
 /** A `phasebridge worker` process. */
