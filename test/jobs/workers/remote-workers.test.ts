@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runCliAsync } from '../../cli/support.ts';
 import {
   inCi,
   NO_REDIS_BANNER,
@@ -135,6 +136,41 @@ if (availability.ok || inCi()) {
       expect(second).toContain(`cwd=${path.join(b.home, 'work')}`);
       expect(second).toContain('saw first.txt: from the first worker');
       expect(fs.existsSync(path.join(a.home, 'work', 'runs', run.id, 'second.txt'))).toBe(false);
+      // `doctor` lists both workers with their labels (from the registry in Redis).
+      const doctor = await runCliAsync(['doctor'], path.join(env.dir, 'doctor-home'), env.dir, {
+        REDIS_URL: redis.url,
+      });
+      expect(doctor.out).toMatch(
+        /workers.*2: .*labels alpha.*labels beta|workers.*2: .*labels beta.*labels alpha/,
+      );
+    });
+
+    it("the bridge's own worker leaves a runsOn step to a worker with the label", {
+      timeout: TIMEOUT,
+    }, async () => {
+      env = await makeEnv({}, () => bridgeQueue(redis.url));
+      gitFixture(env.dir, env.workspace);
+      await env.repos.agents.add({
+        name: 'gitagent',
+        engine: 'command',
+        argv: [process.execPath, GIT_AGENT],
+      });
+      const o = await env.open({ worker: { concurrency: 1 }, workspaceMode: 'git' });
+      env.workflow('gpu', workflowYaml('gpu', [['train', 'write model.bin trained', 'gpu']]));
+      const run = await o.startRun({
+        workflow: 'gpu',
+        workspace: env.workspace,
+        spec: 's',
+        actor: ALICE,
+      });
+      // The in-process worker (no labels) keeps putting the job back; nothing starts.
+      await new Promise((r) => setTimeout(r, 1500));
+      expect((await o.getRun(run.id)).steps[0]!.status).toBe('queued');
+      const gpu = await worker('gpu', ['--label', 'gpu']);
+      const state = await o.waitUntilIdle(run.id);
+      expect(state.status).toBe('completed');
+      const log = fs.readFileSync(await o.logPath(run.id, 'train'), 'utf8');
+      expect(log).toContain(`cwd=${path.join(gpu.home, 'work')}`);
     });
 
     it('a worker killed mid-step: the log was live, a stray push does not trip the re-take', {
