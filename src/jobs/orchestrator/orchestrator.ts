@@ -34,7 +34,7 @@ import {
   startedCommands,
 } from './job-results.ts';
 import { JobSignals } from './job-signals.ts';
-import { landOutcome } from './land-outcome.ts';
+import { landJobOutcome } from './land-outcome.ts';
 import { readRunLedger } from './ledger-read.ts';
 import { reconcile } from './reconcile.ts';
 import { RemoteLogs } from './remote-log.ts';
@@ -92,6 +92,8 @@ export class Orchestrator {
   /** Set in a bridge (`supervise` option): hand edits and lost jobs seen while running. */
   readonly #supervisor: RunSupervisor | null;
   #worker: Worker | null = null;
+  readonly #workspaceOf = async (runId: string) => (await this.#driver.peek(runId)).workspace;
+  readonly #logsSettled = (runId: string) => this.#remoteLogs.settled(runId);
   #unsubscribe: (() => void)[] = [];
   #closing: Promise<void> | null = null;
 
@@ -143,10 +145,7 @@ export class Orchestrator {
       changes,
     });
     this.#signals = new JobSignals({ driver: this.#driver, log: opts.log });
-    this.#remoteLogs = new RemoteLogs({
-      workspaceOf: async (runId) => (await this.#driver.peek(runId)).workspace,
-      log: opts.log,
-    });
+    this.#remoteLogs = new RemoteLogs({ workspaceOf: this.#workspaceOf, log: opts.log });
     this.#supervisor = opts.supervise
       ? new RunSupervisor({
           runs: this.#repos.runs,
@@ -362,21 +361,10 @@ export class Orchestrator {
 
   #onOutcome(id: string, job: JobSpec, outcome: JobOutcome): void {
     const ref = refOf(id, job);
-    void this.#land(job, outcome).then((landed) =>
+    const land = { workspaceOf: this.#workspaceOf, logsSettled: this.#logsSettled, log: this.#log };
+    void landJobOutcome(job.runId, outcome, land).then((landed) =>
       this.#signals.apply(job.runId, `${id} finished`, (s) => outcomeCommands(s, ref, landed)),
     );
-  }
-
-  /** Git mode: fetches the commit a worker pushed before its outcome is applied (else as is). */
-  async #land(job: JobSpec, outcome: JobOutcome): Promise<JobOutcome> {
-    if (!outcome.ok || typeof outcome.result.commit !== 'string') return outcome;
-    await this.#remoteLogs.settled(job.runId);
-    try {
-      return await landOutcome((await this.#driver.peek(job.runId)).workspace, job.runId, outcome);
-    } catch (err) {
-      this.#log.warn({ runId: job.runId, err: errorMessage(err) }, 'landing a commit failed');
-      return outcome;
-    }
   }
 
   #expire(runId: string, checkpointId: string): void {
