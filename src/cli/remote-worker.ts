@@ -2,8 +2,12 @@
  * `phasebridge worker` with REDIS_URL: a worker that needs no bridge.db. It opens the BullMQ
  * queue, registers itself (heartbeat, labels, engines, running jobs) and runs the jobs it
  * accepts in its own home (`<home>/work` for git-mode clones). Agents get this machine's
- * environment (their credentials live here), minus the bridge's secrets.
+ * environment (their credentials live here), minus the bridge's secrets. A worker whose home
+ * holds a bridge.db (the shared-volume set-up) also passes the env values stored there, as
+ * before jobs were self-contained; it never creates one.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { CliContext } from './context.ts';
 
 /** What the remote worker runs with. */
@@ -39,8 +43,10 @@ export async function runRemoteWorker(ctx: CliContext, opts: RemoteWorkerOptions
     ...bullmqLease(config.jobLeaseMs),
     onError: (err, context) => log.warn({ err }, `job queue: ${context}`),
   });
+  const stored = await storedAgentEnv(join(home, 'bridge.db'));
   try {
     const worker = await startJobWorker({
+      ...(stored === null ? {} : { agentEnv: stored.env }),
       queue,
       log,
       concurrency: opts.concurrency,
@@ -61,5 +67,31 @@ export async function runRemoteWorker(ctx: CliContext, opts: RemoteWorkerOptions
     await worker.close();
   } finally {
     await queue.close();
+    await stored?.close();
   }
+}
+
+/** Env values of agents in an existing bridge.db (null when there is none); `close` it after. */
+async function storedAgentEnv(file: string): Promise<{
+  env(name: string): Promise<Record<string, string>>;
+  close(): Promise<void>;
+} | null> {
+  if (!existsSync(file)) return null;
+  const [{ openBridgeDb }, { createRepositories }, { AgentResolver }] = await Promise.all([
+    import('../db/connection.ts'),
+    import('../db/repositories/index.ts'),
+    import('../jobs/orchestrator/agent-resolver.ts'),
+  ]);
+  const db = openBridgeDb({ file });
+  const agents = new AgentResolver(createRepositories(db).agents);
+  return {
+    env: async (name) => {
+      try {
+        return (await agents.resolve(name)).env;
+      } catch {
+        return {}; // not there (another bridge's db, or not migrated): the job's names still apply
+      }
+    },
+    close: () => db.close(),
+  };
 }

@@ -6,6 +6,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describeWorker, WorkerWatch } from '../../../src/app/worker-watch.ts';
+import { BridgeMetrics } from '../../../src/http/metrics.ts';
+import { createLogger } from '../../../src/log.ts';
+import { login, memoryLog, startConsole } from '../../bridges/web/support.ts';
 import { runCliAsync } from '../../cli/support.ts';
 import {
   inCi,
@@ -39,7 +43,7 @@ function workflowYaml(id: string, steps: [string, string, string?][]): string {
 }
 
 if (availability.ok || inCi()) {
-  describe('remote workers (git workspace mode)', () => {
+  describe('remote workers', () => {
     let redis: RedisHandle;
     let env: TestEnv | undefined;
     const workers: WorkerProcess[] = [];
@@ -102,6 +106,32 @@ if (availability.ok || inCi()) {
       const log = fs.readFileSync(await o.logPath(run.id, 'make'), 'utf8');
       expect(log).toContain(`cwd=${path.join(w.home, 'work', 'runs', run.id)}`);
       expect(log).toContain('agent done');
+    });
+
+    it('shared mode: a worker with an empty home runs the step in the mounted workspace path', {
+      timeout: TIMEOUT,
+    }, async () => {
+      env = await makeEnv({}, () => bridgeQueue(redis.url));
+      await env.repos.agents.add({
+        name: 'gitagent',
+        engine: 'command',
+        argv: [process.execPath, GIT_AGENT],
+      });
+      const o = await env.open({ worker: false });
+      env.workflow('one', workflowYaml('one', [['make', 'write shared.txt in place']]));
+      const w = await worker('shared-worker');
+      const run = await o.startRun({
+        workflow: 'one',
+        workspace: env.workspace,
+        spec: 's',
+        actor: ALICE,
+      });
+      expect((await o.waitUntilIdle(run.id)).status).toBe('completed');
+      expect(fs.readFileSync(path.join(env.workspace, 'shared.txt'), 'utf8')).toBe('in place\n');
+      expect(fs.readFileSync(await o.logPath(run.id, 'make'), 'utf8')).toContain(
+        `cwd=${env.workspace}`,
+      );
+      expect(fs.readdirSync(w.home)).not.toContain('bridge.db');
     });
 
     it("two steps on two workers (runsOn labels): the second starts from the first one's commit", {
@@ -173,6 +203,50 @@ if (availability.ok || inCi()) {
       expect(log).toContain(`cwd=${path.join(gpu.home, 'work')}`);
     });
 
+    it('running workers are listed on the console page and in /metrics; a stopped one drops out', {
+      timeout: TIMEOUT,
+    }, async () => {
+      env = await makeEnv({}, () => bridgeQueue(redis.url));
+      const gpu = await worker('gpu', ['--label', 'gpu,big']);
+      await worker('codex', ['--engines', 'codex']);
+      const watch = new WorkerWatch(
+        () => env!.queue.listWorkers!(),
+        createLogger({ level: 'silent' }),
+      );
+      await watch.start();
+      const metrics = new BridgeMetrics({
+        log: memoryLog(),
+        processMetrics: false,
+        workersByKind: async () => {
+          await watch.refresh();
+          return watch.counts();
+        },
+        runningByKind: async () => watch.running(),
+      });
+      const c = await startConsole({
+        routes: (channel) => [{ prefix: '/metrics', handler: channel.protect(metrics.handler()) }],
+      });
+      try {
+        c.channel.setWorkerStates(() =>
+          watch.latest.map((w) => ({ name: `${w.host}/${w.pid}`, detail: describeWorker(w) })),
+        );
+        const b = await login(c);
+        const page = await (await fetch(`${c.base}/`, { headers: { cookie: b.cookie } })).text();
+        expect(page).toContain(
+          `/${gpu.child.pid} (worker; labels gpu,big; engines all; running 0/1)`,
+        );
+        expect(page).toContain('labels -; engines codex; running 0/1');
+        const scrape = async () =>
+          (await fetch(`${c.base}/metrics`, { headers: { cookie: b.cookie } })).text();
+        expect(await scrape()).toContain('phasebridge_workers{kind="worker"} 2');
+        await gpu.stop(); // a clean stop removes its record at once
+        expect(await scrape()).toContain('phasebridge_workers{kind="worker"} 1');
+      } finally {
+        watch.stop();
+        await c.dispose();
+      }
+    });
+
     it('a worker killed mid-step: the log was live, a stray push does not trip the re-take', {
       timeout: TIMEOUT,
     }, async () => {
@@ -226,7 +300,7 @@ if (availability.ok || inCi()) {
     });
   });
 } else {
-  describe('remote workers (git workspace mode)', () => {
+  describe('remote workers', () => {
     it.skip('needs Redis', () => {});
   });
   process.stderr.write(NO_REDIS_BANNER);
