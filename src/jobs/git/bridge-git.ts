@@ -19,7 +19,7 @@ export async function gitWorkspaceRef(workspace: string, runId: string): Promise
     );
   }
   const repo = await gitProbe(workspace, ['remote', 'get-url', 'origin']);
-  if (repo === null || repo === '') {
+  if (repo === null || repo === '' || repo.startsWith('-')) {
     throw new InvalidInputError(
       `workspace ${workspace} has no 'origin' remote for workers to clone (git remote add origin <url>)`,
     );

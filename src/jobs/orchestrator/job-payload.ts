@@ -86,7 +86,8 @@ export const workspaceRefSchema = z.discriminatedUnion('mode', [
   z.object({
     mode: z.literal('git'),
     path: z.string().min(1),
-    repo: z.string().min(1),
+    /** Never starting with '-': git would read it as an option. */
+    repo: z.string().regex(/^[^-]/, 'must be a repository URL or path'),
     baseCommit: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/, 'must be a full commit id'),
     branch: z.string().regex(/^phasebridge\/[A-Za-z0-9][A-Za-z0-9_.-]*$/),
   }),
