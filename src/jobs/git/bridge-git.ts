@@ -12,14 +12,14 @@ import { COMMIT_RE, git, gitProbe, runBranch } from './run-git.ts';
 
 /** The git workspace reference of the next job of run `runId` in `workspace`. */
 export async function gitWorkspaceRef(workspace: string, runId: string): Promise<WorkspaceRef> {
-  const top = await gitProbe(workspace, ['rev-parse', '--show-toplevel']);
-  if (top === null) {
-    throw new InvalidInputError(
-      `workspace ${workspace} is not a git repository, which git workspace mode needs (git init; git remote add origin <url>; or PHASEBRIDGE_WORKSPACE_MODE=shared)`,
-    );
-  }
   const repo = await gitProbe(workspace, ['remote', 'get-url', 'origin']);
   if (repo === null || repo === '' || repo.startsWith('-')) {
+    // Told apart only on this path: a git process per queued job is what the enqueue costs.
+    if ((await gitProbe(workspace, ['rev-parse', '--show-toplevel'])) === null) {
+      throw new InvalidInputError(
+        `workspace ${workspace} is not a git repository, which git workspace mode needs (git init; git remote add origin <url>; or PHASEBRIDGE_WORKSPACE_MODE=shared)`,
+      );
+    }
     throw new InvalidInputError(
       `workspace ${workspace} has no 'origin' remote for workers to clone (git remote add origin <url>)`,
     );

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { landCommit } from '../../../src/jobs/git/bridge-git.ts';
+import { gitWorkspaceRef, landCommit } from '../../../src/jobs/git/bridge-git.ts';
 import { GitWorkFolders } from '../../../src/jobs/git/worker-git.ts';
 import { prepareWorkspace } from '../../../src/jobs/orchestrator/job-workspace.ts';
 import { gitFixture } from '../workers/support.ts';
@@ -72,5 +72,43 @@ describe('git work folders of a worker', () => {
     await expect(prepareWorkspace(job, p, undefined)).rejects.toThrow(
       /workspace \/nowhere\/at\/all does not exist on worker host .*mounted at the same path/,
     );
+  });
+
+  it('the bridge says what a git-mode workspace lacks: a repository, an origin', async () => {
+    const plain = tmp();
+    await expect(gitWorkspaceRef(plain, 'r3')).rejects.toThrow(/is not a git repository/);
+    execFileSync('git', ['init', '--quiet'], { cwd: plain });
+    await expect(gitWorkspaceRef(plain, 'r3')).rejects.toThrow(/has no 'origin' remote/);
+  });
+
+  it('the first job of a run pushes the base to the run branch; later ones start from the bridge branch', async () => {
+    const dir = tmp();
+    const ws = path.join(dir, 'ws');
+    const { origin } = gitFixture(dir, ws);
+    const ref = await gitWorkspaceRef(ws, 'r4');
+    expect(ref).toMatchObject({
+      mode: 'git',
+      repo: origin,
+      branch: 'phasebridge/r4',
+      baseCommit: rev(ws, 'HEAD'),
+    });
+    expect(rev(origin, 'phasebridge/r4')).toBe(rev(ws, 'HEAD'));
+    execFileSync(
+      'git',
+      [
+        '-c',
+        'user.name=t',
+        '-c',
+        'user.email=t@e',
+        'commit',
+        '--quiet',
+        '--allow-empty',
+        '-m',
+        'later',
+      ],
+      { cwd: ws },
+    );
+    const later = (await gitWorkspaceRef(ws, 'r4')) as { baseCommit: string };
+    expect(later.baseCommit).toBe(rev(ws, 'phasebridge/r4'));
   });
 });
