@@ -24,6 +24,7 @@ import type { Log } from '../log.ts';
 import { AdapterSupervisor } from './adapter-supervisor.ts';
 import { buildChannels } from './channels.ts';
 import { type PruneSchedule, schedulePrune } from './retention.ts';
+import { describeWorker, WorkerWatch } from './worker-watch.ts';
 
 /** Options of startBridge beyond the config. */
 export interface StartBridgeOptions {
@@ -90,6 +91,7 @@ export async function startBridge(
       queueConfigFor({
         db,
         redisUrl: config.redisUrl,
+        jobLeaseMs: config.jobLeaseMs,
         onError: (err) => log.error({ err }, 'queue error'),
       }),
     );
@@ -99,6 +101,7 @@ export async function startBridge(
       queue,
       log: log.child({ component: 'orchestrator' }),
       home: config.home,
+      workspaceMode: config.workspaceMode,
       secretEnvNames: SECRET_ENV_NAMES,
       worker: opts.worker ?? { concurrency: 2 },
       feed: opts.feedPollMs === undefined ? {} : { pollMs: opts.feedPollMs },
@@ -106,11 +109,25 @@ export async function startBridge(
     });
     stack.push(() => orchestrator.close());
 
+    const watch = queue.listWorkers ? new WorkerWatch(() => queue.listWorkers!(), log) : null;
+    if (watch) {
+      await watch.start();
+      stack.push(async () => watch.stop());
+    }
     const metrics = new BridgeMetrics({
       log,
       runsByStatus: async () => countBy(db, 'runs', 'status'),
       // Queue depth with either driver (BullMQ counts in Redis).
       ...(queue.counts ? { jobsByState: () => queue.counts!() } : {}),
+      ...(watch
+        ? {
+            workersByKind: async () => {
+              await watch.refresh(); // a scrape sees workers as of now, not 5 s ago
+              return watch.counts();
+            },
+            runningByKind: async () => watch.running(),
+          }
+        : {}),
     });
     const offDecisions = orchestrator.onUpdate((u) => recordDecisions(metrics, u));
     stack.push(async () => offDecisions());
@@ -175,6 +192,11 @@ export async function startBridge(
     stack.push(() => adapters.stop());
     await adapters.start(paced.channels, readiness);
     channels.web.setChatStates(() => adapters.status());
+    if (watch) {
+      channels.web.setWorkerStates(() =>
+        watch.latest.map((w) => ({ name: `${w.host}/${w.pid}`, detail: describeWorker(w) })),
+      );
+    }
     // With the adapters up, what the chats missed while no bridge ran is replayed to them.
     await chatops.catchUp();
     await orchestrator.startFeed();

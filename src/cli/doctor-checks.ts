@@ -57,8 +57,8 @@ export async function checkDatabase(file: string): Promise<CheckResult> {
   }
 }
 
-/** Checks Redis answers PING at REDIS_URL (only called when it is set). */
-export async function checkRedis(url: string): Promise<CheckResult> {
+/** Checks Redis answers PING at REDIS_URL (only called when it is set), then lists its workers. */
+export async function checkRedis(url: string): Promise<CheckResult | CheckResult[]> {
   const { Redis } = await import('ioredis'); // loaded only when REDIS_URL is set
   const redis = new Redis(url, {
     lazyConnect: true,
@@ -70,7 +70,10 @@ export async function checkRedis(url: string): Promise<CheckResult> {
   try {
     await redis.connect();
     const pong = await redis.ping();
-    return { name: 'redis', ok: pong === 'PONG', detail: `PING answered ${pong}` };
+    return [
+      { name: 'redis', ok: pong === 'PONG', detail: `PING answered ${pong}` },
+      await checkWorkers(redis),
+    ];
   } catch (err) {
     return {
       name: 'redis',
@@ -93,7 +96,7 @@ export async function runChecks(config: Config, dbFile: string): Promise<CheckRe
     },
   ];
   results.push(await checkDatabase(dbFile));
-  if (config.redisUrl) results.push(await checkRedis(config.redisUrl));
+  if (config.redisUrl) results.push(...[await checkRedis(config.redisUrl)].flat());
   const { telegram, slack, discord } = config;
   if (telegram.botToken) results.push(...(await checkTelegram(telegram)));
   if (slack.botToken) results.push(...(await checkSlack(slack)));
@@ -118,3 +121,29 @@ async function engineChecks(dbFile: string): Promise<CheckResult[]> {
   }
   return checkEngines(agents);
 }
+
+/**
+ * Lists the job workers registered on Redis (heartbeat within 3 beats): host/pid, labels,
+ * engines, running jobs. None is not a failure (serve's own worker registers while it runs),
+ * but the fix says how to add one.
+ */
+async function checkWorkers(redis: import('ioredis').Redis): Promise<CheckResult> {
+  const [{ listWorkers, WorkerKeys }, { describeWorker }] = await Promise.all([
+    import('../jobs/queue/bullmq-workers.ts'),
+    import('../app/worker-watch.ts'),
+  ]);
+  const workers = await listWorkers(redis, new WorkerKeys(DEFAULT_QUEUE_BASE));
+  if (workers.length === 0) {
+    return {
+      name: 'workers',
+      ok: true,
+      detail: 'none registered now',
+      fix: 'start `phasebridge serve` (it runs jobs too) or `phasebridge worker` on any machine with REDIS_URL',
+    };
+  }
+  const lines = workers.map((w) => `${w.host}/${w.pid} (${describeWorker(w)})`);
+  return { name: 'workers', ok: true, detail: `${workers.length}: ${lines.join(', ')}` };
+}
+
+/** `<prefix>:<queue name>` of the default BullMQ queue (what serve and workers use). */
+const DEFAULT_QUEUE_BASE = 'phasebridge:phasebridge-jobs';
