@@ -12,10 +12,14 @@ import { probeBridge } from '../control/client.ts';
 import { controlSocketPath } from '../control/protocol.ts';
 import { startControlServer } from '../control/server.ts';
 import { type BridgeDb, migrateToLatest, openBridgeDb } from '../db/connection.ts';
-import { createRepositories, type Repositories } from '../db/repositories/index.ts';
+import {
+  createRepositories,
+  type Repositories,
+  type UnreachableChat,
+} from '../db/repositories/index.ts';
 import { ConflictError } from '../errors.ts';
 import { makeDirs } from '../fs-errors.ts';
-import { healthRoutes, Readiness } from '../http/health.ts';
+import { healthRoutes, Readiness, type ReadyWithNote } from '../http/health.ts';
 import { BridgeMetrics, bearerOr } from '../http/metrics.ts';
 import { HttpServer, isLoopbackHost } from '../http/server.ts';
 import { Orchestrator, type RunUpdate } from '../jobs/orchestrator/orchestrator.ts';
@@ -163,6 +167,8 @@ export async function startBridge(
     const readiness = new Readiness(log.child({ component: 'readiness' }));
     readiness.add('bridge.db', async () => db.sqlite.prepare('select 1').get() !== undefined);
     readiness.add('queue', async () => (await queue.get('probe:probe:0')) === null);
+    // Chats that refuse us do not make the bridge unready (the others are served): a note.
+    readiness.add('chats', async () => unreachableNote(await repos.unreachable.list()));
     const server = await HttpServer.start({
       host: config.host,
       port: config.port,
@@ -246,6 +252,13 @@ function recordDecisions(metrics: BridgeMetrics, update: RunUpdate): void {
     const cp = update.state.checkpoints.find((c) => c.id === event.checkpointId);
     if (cp) metrics.checkpointDecided(event.decision.answer, cp.openedAt, event.decision.at);
   }
+}
+
+/** The `/readyz` note naming chats that refuse us, or plain ready when none does. */
+function unreachableNote(chats: readonly UnreachableChat[]): true | ReadyWithNote {
+  if (chats.length === 0) return true;
+  const list = chats.map((c) => `${c.chatRef} (${c.reason})`).join(', ');
+  return { ready: true, detail: `${chats.length} unreachable: ${list}` };
 }
 
 /** The console chat is served from the start: bound to the workspace, its user the local admin. */

@@ -1,6 +1,7 @@
 import type { Config } from '../config.ts';
 import { migrationStatus, openBridgeDb } from '../db/connection.ts';
 import { AgentsRepo } from '../db/repositories/agents.ts';
+import { createRepositories, type UnreachableChat } from '../db/repositories/index.ts';
 import { checkRunningBridge } from './doctor-bridge.ts';
 import { checkEngines } from './doctor-engines.ts';
 import { checkDiscord, checkSlack, checkTelegram } from './doctor-platforms.ts';
@@ -57,6 +58,30 @@ export async function checkDatabase(file: string): Promise<CheckResult> {
   }
 }
 
+/**
+ * Chats a platform refused the bridge in (bridge.db `unreachable_chats`): one failed line each,
+ * with the reason and how to bring it back. Read from the file, so it works with no bridge up.
+ */
+export async function checkUnreachableChats(file: string): Promise<CheckResult[]> {
+  let chats: UnreachableChat[];
+  try {
+    const db = openBridgeDb({ file });
+    try {
+      chats = await createRepositories(db).unreachable.list();
+    } finally {
+      await db.close();
+    }
+  } catch {
+    return []; // bridge.db's own check above says what is wrong with it
+  }
+  return chats.map((c) => ({
+    name: `chat ${c.chatRef}`,
+    ok: false,
+    detail: `unreachable since ${new Date(c.since).toISOString()}: ${c.detail}`,
+    fix: 'fix it on the platform (add the bot back, restore its permission, unarchive), then send a command there as an operator or bind the chat again',
+  }));
+}
+
 /** Checks Redis answers PING at REDIS_URL (only called when it is set), then lists its workers. */
 export async function checkRedis(url: string): Promise<CheckResult | CheckResult[]> {
   const { Redis } = await import('ioredis'); // loaded only when REDIS_URL is set
@@ -96,6 +121,7 @@ export async function runChecks(config: Config, dbFile: string): Promise<CheckRe
     },
   ];
   results.push(await checkDatabase(dbFile));
+  results.push(...(await checkUnreachableChats(dbFile)));
   if (config.redisUrl) results.push(...[await checkRedis(config.redisUrl)].flat());
   const { telegram, slack, discord } = config;
   if (telegram.botToken) results.push(...(await checkTelegram(telegram)));
