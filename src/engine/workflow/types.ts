@@ -76,6 +76,8 @@ export interface WorkflowStep {
   conditions?: string[];
   /** The step's permission posture; absent = the agent's, else the default for the step. */
   permissions?: AgentPermissions;
+  /** Labels every worker running this step must carry. */
+  runsOn?: string[];
 }
 
 /** A validated workflow; `version` is a content hash so a run records exactly what it ran. */

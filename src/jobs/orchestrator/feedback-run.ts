@@ -73,3 +73,10 @@ export async function runWithFeedback(
   );
   return sum(first, await runAgent(fed.agent, fed.inv));
 }
+
+/** The chain's prompts, the first one still to run carrying the feedback section. */
+export function chainWithFeedback(p: StepJobPayload): string[] {
+  const chain = p.chain ?? [];
+  const first = chain.findIndex((_, i) => !(p.chainsDone ?? []).includes(i));
+  return chain.map((c, i) => (i === first ? promptWithFeedback(c, p.feedback ?? []) : c));
+}

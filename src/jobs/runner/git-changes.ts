@@ -52,16 +52,22 @@ export async function gitHead(workspace: string): Promise<string | null> {
 
 const count = (s: string): number | null => (s === '-' ? null : Number.parseInt(s, 10));
 
-/** The files that differ from `base` now, and untracked new ones; null when git fails. */
-export async function gitChanges(workspace: string, base: string): Promise<StepChanges | null> {
-  const numstat = await git(workspace, ['diff', '--numstat', '--no-renames', '-z', base, '--']);
-  const untracked = await git(workspace, ['ls-files', '--others', '--exclude-standard', '-z']);
-  if (numstat === null || untracked === null) return null;
+/** The files of `git diff --numstat --no-renames -z` output. */
+export function parseNumstat(numstat: string): FileChange[] {
   const files: FileChange[] = [];
   for (const rec of numstat.split('\0')) {
     const m = /^(\d+|-)\t(\d+|-)\t(.+)$/s.exec(rec);
     if (m) files.push({ path: m[3]!, added: count(m[1]!), removed: count(m[2]!) });
   }
+  return files;
+}
+
+/** The files that differ from `base` now, and untracked new ones; null when git fails. */
+export async function gitChanges(workspace: string, base: string): Promise<StepChanges | null> {
+  const numstat = await git(workspace, ['diff', '--numstat', '--no-renames', '-z', base, '--']);
+  const untracked = await git(workspace, ['ls-files', '--others', '--exclude-standard', '-z']);
+  if (numstat === null || untracked === null) return null;
+  const files = parseNumstat(numstat);
   for (const p of untracked.split('\0')) {
     if (p !== '') files.push({ path: p, added: null, removed: null });
   }
@@ -81,4 +87,22 @@ export function writeChangesFile(workspace: string, file: string, changes: StepC
     mkdirs: true,
     mode: 0o600,
   });
+}
+
+/** Writes what the step changed since `base` beside its log (best effort: a listing only). */
+export async function recordChanges(
+  workspace: string,
+  logFile: string,
+  stepId: string,
+  attempt: number,
+  base: string,
+): Promise<void> {
+  try {
+    const changes = await gitChanges(workspace, base);
+    if (changes !== null) {
+      writeChangesFile(workspace, changesFilePath(logFile, stepId, attempt), changes);
+    }
+  } catch {
+    // The checkpoint message then lists no files; the step's outcome does not depend on it.
+  }
 }
