@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Actor } from '../../../src/engine/model.ts';
 import { stepLogPath } from '../../../src/jobs/orchestrator/run-files.ts';
+import { gitFixture } from '../workers/support.ts';
 import { ALICE, makeEnv, type TestEnv } from './helpers.ts';
 
 const FAKE_CLAUDE_DIR = fileURLToPath(new URL('./fixtures/fake-claude', import.meta.url));
@@ -126,6 +127,43 @@ describe('feedback for the next attempt', () => {
     expect(calls[1].argv).toEqual([...calls[0].argv, '--resume', session]);
     expect(calls[1].stdin).toMatch(/Bob \(requested changes, .+\): needs tests/);
     expect(calls[1].stdin).not.toContain('Build it.');
+  });
+
+  it('git workspace mode: the worker gets the feedback and the session to resume from the job payload', async () => {
+    env = await makeEnv();
+    gitFixture(env.dir, env.workspace);
+    const log = path.join(env.dir, 'claude-calls.jsonl');
+    await env.repos.agents.add({
+      name: 'coder',
+      engine: 'claude',
+      argv: [],
+      env: { PATH: `${FAKE_CLAUDE_DIR}:${process.env.PATH}`, FAKE_CLAUDE_LOG: log },
+    });
+    env.workflow('one', ONE_STEP('coder'));
+    const o = await env.open({ workspaceMode: 'git' });
+    const run = await o.startRun({
+      workflow: 'one',
+      workspace: env.workspace,
+      spec: 's',
+      actor: ALICE,
+    });
+    const session = (await o.waitUntilIdle(run.id)).steps[0]!.sessionId!;
+    await o.command(run.id, 'c1', { type: 'requestChanges', reason: 'needs tests', actor: BOB });
+    expect((await o.waitUntilIdle(run.id)).checkpoint?.id).toBe('build:2');
+
+    const calls = fs
+      .readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(calls).toHaveLength(2);
+    expect(calls[1].argv).toEqual([...calls[0].argv, '--resume', session]);
+    expect(calls[1].stdin).toMatch(/Bob \(requested changes, .+\): needs tests/);
+    // The agent ran in the worker's own folder; its log (with the resume note) reached the bridge.
+    const first = fs.readFileSync(stepLogPath(env.workspace, run.id, 'build', 1), 'utf8');
+    expect(first).toContain(`cwd=${path.join(env.home, 'work', 'runs', run.id)}`);
+    const text = fs.readFileSync(stepLogPath(env.workspace, run.id, 'build', 2), 'utf8');
+    expect(text).toContain(`resuming the agent's session ${session}`);
   });
 
   it('starts a fresh session with the full prompt when the resume fails, and says so in the log', async () => {
