@@ -37,15 +37,36 @@ export function safeHref(url: string): string | undefined {
   }
 }
 
+/** A run id (`2026-11-29T143000Z-add-login`) not inside a path or a longer word. */
+const RUN_ID = /(?<![\w/.-])(\d{4}-\d\d-\d\dT\d{6}Z-[a-z0-9-]+)(?![\w/-])/g;
+/** A step log's path on the server: `…/.phasebridge/runs/<run>/logs/<step>-<attempt>.log`. */
+const LOG_PATH =
+  /(?<![\w])\S*\/\.phasebridge\/runs\/(\d{4}-\d\d-\d\dT\d{6}Z-[a-z0-9-]+)\/logs\/([A-Za-z0-9._:-]+)-(\d+)\.log/g;
+
+/**
+ * Links escaped text into the console's pages: a step log's server path becomes a link to its
+ * log page (named `<step> log`, the path stays in the title), a run id a link to its run page.
+ * Ids and paths contain no character escaping changes, so matching escaped text is safe.
+ */
+export function linkRuns(escaped: string): string {
+  const logsLinked = escaped.replace(LOG_PATH, (path, run: string, step: string, n: string) => {
+    const href = `/runs/${run}/logs/${encodeURIComponent(step)}?attempt=${n}`;
+    return `<a href="${href}" title="${path}">${step} log (attempt ${n})</a>`;
+  });
+  return logsLinked.replace(RUN_ID, (id: string) => `<a href="/runs/${id}">${id}</a>`);
+}
+
 function renderSegment(seg: RichSegment): string {
   const text = escapeHtml(seg.text);
   switch (seg.kind) {
     case 'plain':
-      return text;
+      return linkRuns(text);
     case 'bold':
-      return `<strong>${text}</strong>`;
+      return `<strong>${linkRuns(text)}</strong>`;
     case 'code':
-      return seg.text.includes('\n') ? `<pre><code>${text}</code></pre>` : `<code>${text}</code>`;
+      return seg.text.includes('\n')
+        ? `<pre><code>${linkRuns(text)}</code></pre>`
+        : `<code>${linkRuns(text)}</code>`;
     case 'link': {
       const href = safeHref(seg.url);
       return href === undefined
@@ -66,7 +87,7 @@ export function renderMessageHtml(message: OutgoingMessage): string {
   const parts = [`<div class="text">${renderRichHtml(text)}</div>`];
   if (message.fields && message.fields.length > 0) {
     const rows = message.fields.map(
-      (f) => `<dt>${escapeHtml(f.label)}</dt><dd>${escapeHtml(f.value)}</dd>`,
+      (f) => `<dt>${escapeHtml(f.label)}</dt><dd>${linkRuns(escapeHtml(f.value))}</dd>`,
     );
     parts.push(`<dl class="fields">${rows.join('')}</dl>`);
   }
