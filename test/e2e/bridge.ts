@@ -18,9 +18,12 @@ export interface E2eBridge {
   dispose(): Promise<void>;
 }
 
-/** Starts the bridge; `sleepMs` is how long each demo agent step takes. */
-export async function startE2eBridge(sleepMs = 20): Promise<E2eBridge> {
-  process.env.DEMO_AGENT_BEHAVIOUR = `sleep=${sleepMs}`;
+/**
+ * Starts the bridge; `sleepMs` is how long each demo agent step takes, `behaviour` more demo
+ * agent keys (e.g. `write=NOTES.md`).
+ */
+export async function startE2eBridge(sleepMs = 20, behaviour = ''): Promise<E2eBridge> {
+  process.env.DEMO_AGENT_BEHAVIOUR = `sleep=${sleepMs} ${behaviour}`.trim();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-e2e-'));
   try {
     const config = loadConfig({

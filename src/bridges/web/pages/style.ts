@@ -6,7 +6,7 @@
 export const CSS = `
 :root{--bg:#fafafa;--fg:#1d1f23;--muted:#595959;--line:#d0d0d0;--card:#fff;--accent:#1f4fbf;--bad:#a8231b;--good:#1b6e34;--warn:#7a5200;--add:#e6f4ea;--del:#fde8e7;font:15px/1.45 system-ui,sans-serif,"Noto Color Emoji","Segoe UI Emoji","Apple Color Emoji";color-scheme:light dark}
 @media (prefers-color-scheme:dark){:root{--bg:#16181c;--fg:#e6e6e6;--muted:#a8adb3;--line:#3a3d43;--card:#1f2227;--accent:#8fb0ff;--bad:#ff9b91;--good:#8fe0a0;--warn:#f0c060;--add:#15301d;--del:#3a1a18}}
-*{box-sizing:border-box}html,body{max-width:100%;overflow-x:hidden}body{margin:0;background:var(--bg);color:var(--fg)}
+*{box-sizing:border-box}body{margin:0;background:var(--bg);color:var(--fg)}
 .skip{position:absolute;left:-999px}.skip:focus{left:1em;top:.5em;z-index:10;background:var(--card);padding:.3em .6em}
 header{display:flex;flex-wrap:wrap;gap:.4em 1.2em;align-items:center;padding:.6em 1em;border-bottom:1px solid var(--line);background:var(--card)}
 header b{margin-right:auto}header nav{display:flex;flex-wrap:wrap;gap:.2em 1em}header a{color:var(--fg);text-decoration:none;padding:.15em 0}header a[aria-current]{color:var(--accent);font-weight:600;text-decoration:underline}
