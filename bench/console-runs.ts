@@ -91,7 +91,7 @@ const CASES: Record<string, string> = {
   page_100: '/runs?page=100',
   last_page: `/runs?page=${Math.ceil(RUNS / 50)}`,
   status_failed: '/runs?status=failed',
-  workflow_and_starter: '/runs?workflow=pabcd&by=telegram%3A1005',
+  workflow_and_starter: '/runs?workflow=pabcd&by=telegram%3A1001',
   workspace: '/runs?workspace=%2Fsrv%2Fprojects%2Fapp-3',
   search_id: `/runs?q=${encodeURIComponent(`-${Math.floor(RUNS / 2)}`)}`,
   search_spec: '/runs?q=service%2017%3A',

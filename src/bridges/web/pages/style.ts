@@ -34,7 +34,7 @@ form.say input{flex:1;min-width:0}textarea{width:100%;min-height:4.5em}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35em .5em;border-bottom:1px solid var(--line);vertical-align:top}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}td.num,.nowrap{white-space:nowrap}
 td.clip{max-width:18em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
-.st{display:inline-block;font-weight:600;border:1px solid currentColor;border-radius:4px;padding:0 .35em;font-size:.9em;white-space:nowrap}
+.st{display:inline-block;justify-self:start;font-weight:600;border:1px solid currentColor;border-radius:4px;padding:0 .35em;font-size:.9em;white-space:nowrap}
 .st-completed,.st-approved{color:var(--good)}.st-failed,.st-cancelled,.st-rejected{color:var(--bad)}.st-awaiting,.st-blocked,.st-running,.st-active,.st-queued,.st-changes{color:var(--warn)}
 .phases{display:flex;flex-wrap:wrap;gap:.3em;list-style:none;padding:0;margin:.3em 0}.phases li{border:1px solid var(--line);border-radius:4px;padding:.1em .5em}.phases li[aria-current]{border:2px solid var(--accent);font-weight:700}
 .diff .add{background:var(--add)}.diff .del{background:var(--del)}.diff .hunk{color:var(--accent)}
