@@ -67,6 +67,12 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
     const ws = e2e.bridge.workspace;
     git(ws, 'init', '-q');
     fs.writeFileSync(path.join(ws, 'README.md'), '# demo workspace\n');
+    // A one-step workflow whose step takes a while and reports progress (the live log).
+    fs.mkdirSync(path.join(ws, 'workflows'));
+    fs.writeFileSync(
+      path.join(ws, 'workflows', 'slow.workflow.yaml'),
+      'id: slow\nname: Slow\nsteps:\n  - id: work\n    agent: demo\n    prompt: |\n      Work slowly.\n      demo: sleep=2400 progress=3\n',
+    );
     git(ws, 'add', 'README.md');
     git(ws, 'commit', '-q', '-m', 'start');
     browser = await launchChromium(chromiumPath);
@@ -284,6 +290,29 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
     ]);
     expect(pageProblems).toEqual([]);
   }, 20_000);
+
+  it("follows a running step's log live", async () => {
+    await page.goto('/');
+    const box = page.getByRole('textbox', { name: 'Command' });
+    await box.fill('run slow take your time');
+    await box.press('Enter');
+    const status = await visible(message(/^Run \S+ · Slow/));
+    const slowId = /^Run (\S+) ·/.exec((await status.textContent()) ?? '')![1]!;
+    await page.goto(`/runs/${slowId}`);
+    const row = page.locator('#steps-table tbody tr', { hasText: 'work' });
+    await visible(row.locator('.st', { hasText: 'running' }));
+    await row.getByRole('link', { name: 'log' }).click();
+    await visible(page.locator('#log-state', { hasText: 'Live' }));
+    await page.evaluate(() => Object.assign(globalThis, { pbNoReload: true }));
+    await visible(page.locator('#log', { hasText: 'demo agent finished' }));
+    await visible(page.locator('#log-state', { hasText: 'complete' }));
+    const text = (await page.locator('#log').textContent()) ?? '';
+    expect(text).toContain('::progress step 3/3');
+    // Appended in place, each line once.
+    expect(text.split('\n').filter((l) => l.includes('::progress step 1/3'))).toHaveLength(1);
+    expect(await page.evaluate(() => 'pbNoReload' in globalThis)).toBe(true);
+    expect(pageProblems).toEqual([]);
+  }, 30_000);
 
   it('fits 1280 and 375 px without sideways scrolling and passes an axe scan', async () => {
     const pages = {

@@ -34,6 +34,8 @@ export interface RunPageInput {
 export interface RunSections {
   readonly summary: string;
   readonly checkpoint: string;
+  /** The answer form, replaced only when `checkpointKey` changes (a half-typed reason stays). */
+  readonly answer: string;
   readonly checkpointKey: string;
   readonly steps: string;
   readonly history: string;
@@ -77,13 +79,8 @@ function summary(run: RunView, now: number): string {
 <details><summary>Specification</summary><pre>${e(run.spec)}</pre></details>${phaseStrip(run)}`;
 }
 
-/** The open checkpoint and its answer form (a plain form: it works without JavaScript). */
-function checkpointCard(
-  run: RunView,
-  cp: CheckpointView | null,
-  csrf: string,
-  now: number,
-): string {
+/** The open checkpoint: what it asks, its policy, and the votes so far (swapped on every change). */
+function checkpointInfo(run: RunView, cp: CheckpointView | null, now: number): string {
   if (!cp) {
     return `<p class="muted">${runIsLive(run) ? 'No checkpoint is open.' : 'The run has ended; nothing to answer.'}</p>`;
   }
@@ -96,18 +93,23 @@ function checkpointCard(
   const gate = cp.gate
     ? `<p><b>Gate ${e(cp.gate)} did not pass:</b> approving overrides it and needs a reason.</p>`
     : '';
+  return `<h3>Checkpoint ${e(cp.id)} <span class="muted">(step ${e(cp.stepId)})</span></h3>
+<p>${e(cp.reason)}</p><p class="muted">Opened ${relativeTime(cp.openedAt, now)}${expires} · ${needs}</p>${gate}
+${votes.length > 0 ? `<ul>${votes.join('')}</ul>` : ''}`;
+}
+
+/** The answer form of the open checkpoint (a plain form: it works without JavaScript). */
+function answerForm(run: RunView, cp: CheckpointView | null, csrf: string): string {
+  if (!cp) return '';
   const button = (answer: string, action: string, label: string, cls: string) =>
     cp.answers.includes(answer)
       ? `<button type="submit" name="action" value="${action}" class="btn ${cls}">${label}</button>`
       : '';
-  return `<div class="card open"><h3>Checkpoint ${e(cp.id)} <span class="muted">(step ${e(cp.stepId)})</span></h3>
-<p>${e(cp.reason)}</p><p class="muted">Opened ${relativeTime(cp.openedAt, now)}${expires} · ${needs}</p>${gate}
-${votes.length > 0 ? `<ul>${votes.join('')}</ul>` : ''}
-<form id="answer" method="post" action="/api/run-action" data-checkpoint="${e(cp.id)}">
+  return `<form id="answer" method="post" action="/api/run-action" data-checkpoint="${e(cp.id)}">
 <input type="hidden" name="csrf" value="${e(csrf)}"><input type="hidden" name="run" value="${e(run.id)}">
 <label for="reason">Reason or feedback <span class="muted">(required to request changes or reject)</span></label>
 <textarea id="reason" name="reason" maxlength="3000"></textarea>
-<div class="buttons">${button('approve', 'approve', 'Approve', 'btn-primary')}${button('loop', 'changes', 'Request changes', '')}${button('reject', 'reject', 'Reject', 'btn-danger')}</div></form></div>`;
+<div class="buttons">${button('approve', 'approve', 'Approve', 'btn-primary')}${button('loop', 'changes', 'Request changes', '')}${button('reject', 'reject', 'Reject', 'btn-danger')}</div></form>`;
 }
 
 function stepRow(run: RunView, s: StepView, i: number, input: RunPageInput): string {
@@ -164,7 +166,8 @@ function ledgerTable(rows: readonly LedgerRow[], truncated: boolean): string {
 export function runSections(run: RunView, input: RunPageInput, csrf: string): RunSections {
   return {
     summary: summary(run, input.now),
-    checkpoint: checkpointCard(run, run.checkpoint, csrf, input.now),
+    checkpoint: checkpointInfo(run, run.checkpoint, input.now),
+    answer: answerForm(run, run.checkpoint, csrf),
     checkpointKey: run.checkpoint?.id ?? '',
     steps: stepsTable(run, input),
     history: historySection(run, input.now),
@@ -176,7 +179,7 @@ export function runSections(run: RunView, input: RunPageInput, csrf: string): Ru
 export function runBody(run: RunView, s: RunSections): string {
   return `<p><a href="/runs">← Runs</a></p><h1 id="run-id" data-run="${e(run.id)}" data-live="${runIsLive(run) ? 1 : 0}">${e(run.id)}</h1>
 <section id="summary" aria-label="Summary">${s.summary}</section>
-<h2>Checkpoint</h2><section id="checkpoint" data-key="${e(s.checkpointKey)}">${s.checkpoint}</section>
+<h2>Checkpoint</h2><section id="checkpoint" class="card${s.checkpointKey ? ' open' : ''}" data-key="${e(s.checkpointKey)}"><div id="cp-info">${s.checkpoint}</div><div id="cp-answer">${s.answer}</div></section>
 <p id="answer-result" role="status" aria-live="polite"></p>
 <h2>Steps</h2><section id="steps">${s.steps}</section>
 <section id="history">${s.history}</section>

@@ -36,8 +36,14 @@ export const RUN_PAGE_SCRIPT = `(() => {
       if (!res.ok) return;
       const s = await res.json();
       for (const k of ['summary', 'steps', 'history', 'ledger']) document.getElementById(k).innerHTML = s[k];
+      document.getElementById('cp-info').innerHTML = s.checkpoint;
       const cp = document.getElementById('checkpoint');
-      if (cp.dataset.key !== s.checkpointKey) { cp.innerHTML = s.checkpoint; cp.dataset.key = s.checkpointKey; bind(); }
+      if (cp.dataset.key !== s.checkpointKey) {
+        document.getElementById('cp-answer').innerHTML = s.answer;
+        cp.dataset.key = s.checkpointKey;
+        cp.classList.toggle('open', s.checkpointKey !== '');
+        bind();
+      }
       head.dataset.status = s.status;
     };
     const bind = () => {
