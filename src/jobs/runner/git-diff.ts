@@ -35,8 +35,18 @@ function git(cwd: string, args: string[], env?: NodeJS.ProcessEnv): Promise<stri
   });
 }
 
+/** True when `dir` or a folder above it holds `.git` (checked without starting git). */
+function inGitTree(dir: string): boolean {
+  for (let d = path.resolve(dir); ; d = path.dirname(d)) {
+    if (fs.existsSync(path.join(d, '.git'))) return true;
+    if (path.dirname(d) === d) return false;
+  }
+}
+
 /** The workspace's files as a git tree id, or null when it is not in a git work tree. */
 export async function snapshotTree(workspace: string): Promise<string | null> {
+  // Most workspaces are not repositories: they cost a few stat calls, no process.
+  if (!inGitTree(workspace)) return null;
   try {
     if ((await git(workspace, ['rev-parse', '--is-inside-work-tree'])).trim() !== 'true') {
       return null;
