@@ -71,7 +71,7 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
     fs.mkdirSync(path.join(ws, 'workflows'));
     fs.writeFileSync(
       path.join(ws, 'workflows', 'slow.workflow.yaml'),
-      'id: slow\nname: Slow\nsteps:\n  - id: work\n    agent: demo\n    prompt: |\n      Work slowly.\n      demo: sleep=2400 progress=3\n',
+      'id: slow\nname: Slow\nsteps:\n  - id: work\n    agent: demo\n    prompt: |\n      Work slowly.\n      demo: sleep=5000 progress=3\n',
     );
     git(ws, 'add', 'README.md');
     git(ws, 'commit', '-q', '-m', 'start');

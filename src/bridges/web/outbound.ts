@@ -61,12 +61,12 @@ function renderSegment(seg: RichSegment): string {
   switch (seg.kind) {
     case 'plain':
       return linkRuns(text);
+    // Bold and code keep their markup as it was (`<strong>Run …</strong>` titles); their run ids
+    // get a link after the message instead (runPageLinks).
     case 'bold':
-      return `<strong>${linkRuns(text)}</strong>`;
+      return `<strong>${text}</strong>`;
     case 'code':
-      return seg.text.includes('\n')
-        ? `<pre><code>${linkRuns(text)}</code></pre>`
-        : `<code>${linkRuns(text)}</code>`;
+      return seg.text.includes('\n') ? `<pre><code>${text}</code></pre>` : `<code>${text}</code>`;
     case 'link': {
       const href = safeHref(seg.url);
       return href === undefined
@@ -79,6 +79,21 @@ function renderSegment(seg: RichSegment): string {
 /** Rich text as escaped HTML (newlines are kept by the page's `white-space: pre-wrap`). */
 export function renderRichHtml(text: RichText): string {
   return text.map(renderSegment).join('');
+}
+
+/** Links to the run pages of run ids that only bold or code text names. */
+function runPageLinks(text: RichText, rendered: string): string {
+  const ids = new Set<string>();
+  for (const seg of text) {
+    if (seg.kind !== 'bold' && seg.kind !== 'code') continue;
+    for (const m of seg.text.matchAll(RUN_ID)) ids.add(m[1]!);
+  }
+  const missing = [...ids].filter((id) => !rendered.includes(`href="/runs/${id}"`));
+  if (missing.length === 0) return '';
+  const links = missing.map(
+    (id) => `<a href="/runs/${id}" aria-label="Open the page of run ${id}">Open the run page</a>`,
+  );
+  return `<div class="links">${links.join(' · ')}</div>`;
 }
 
 /** The inner HTML of a console message: text, fields and buttons. */
@@ -98,6 +113,7 @@ export function renderMessageHtml(message: OutgoingMessage): string {
     );
     parts.push(`<div class="buttons">${buttons.join('')}</div>`);
   }
+  parts.push(runPageLinks(text, parts.join('')));
   return parts.join('');
 }
 

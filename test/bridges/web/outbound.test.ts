@@ -70,6 +70,17 @@ describe('links into the console', () => {
     );
   });
 
+  it('keeps a bold title as it was and links its run id after the message, once', () => {
+    const html = renderMessageHtml({
+      text: rich(bold(`Run ${id}`), ' · Demo\nRunning step 1 of 3'),
+    });
+    expect(html).toContain(`<strong>Run ${id}</strong> · Demo`);
+    expect(html.match(new RegExp(`href="/runs/${id}"`, 'g'))).toHaveLength(1);
+    expect(html).toContain(`aria-label="Open the page of run ${id}">Open the run page</a>`);
+    const both = renderMessageHtml({ text: rich(bold(`Run ${id}`), ` is ${id}`) });
+    expect(both.match(/<a /g)).toHaveLength(1);
+  });
+
   it('leaves look-alikes, ids inside words and escaped markup alone', () => {
     const text = `x${id} ${id}x/ &lt;${id}&gt; 2026-11-30T1530Z-short`;
     const html = renderMessageHtml({ text: rich(text) });
