@@ -10,7 +10,7 @@ import { type Kysely, sql } from 'kysely';
 const RUN_INDEXES = [
   ['runs_updated_idx', ['updated_at', 'id']],
   ['runs_workflow_idx', ['workflow_id', 'updated_at']],
-  ['runs_workspace_idx', ['workspace', 'updated_at']],
+  ['runs_workspace_updated_idx', ['workspace', 'updated_at']],
   ['runs_started_by_idx', ['started_by', 'updated_at']],
 ] as const;
 

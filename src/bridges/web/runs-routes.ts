@@ -12,7 +12,13 @@ import { newNonce, sendNotice, sendPage } from './pages/layout.ts';
 import { runBody, runSections } from './pages/run-page.ts';
 import { RUN_PAGE_SCRIPT, RUNS_LIST_SCRIPT } from './pages/run-scripts.ts';
 import { diffBody, logBody } from './pages/runs.ts';
-import { listParams, listQuery, RUNS_PAGE_SIZE, runsListBody } from './pages/runs-list.ts';
+import {
+  listParams,
+  listQuery,
+  RUNS_PAGE_SIZE,
+  runsListBody,
+  runsListResults,
+} from './pages/runs-list.ts';
 import { ALL_RUNS, type RunEvents } from './run-events.ts';
 import { assertSafeId, decodePathPart, type RunsSource, type RunView } from './runs-source.ts';
 import { readFrom, readTail, readTailLines } from './tail.ts';
@@ -101,6 +107,12 @@ export async function handleRunsPage(
 async function showList(runs: RunsSource, res: ServerResponse, url: URL): Promise<void> {
   const params = listParams(url);
   if (runs.index) {
+    if (url.searchParams.get('part') === 'results') {
+      sendJson(res, 200, {
+        html: runsListResults(await runs.index.search(listQuery(params)), params),
+      });
+      return;
+    }
     const [found, facets] = await Promise.all([
       runs.index.search(listQuery(params)),
       runs.index.facets(),
@@ -110,6 +122,10 @@ async function showList(runs: RunsSource, res: ServerResponse, url: URL): Promis
   }
   // Without the index (tests of the pages alone): the newest runs, unfiltered.
   const items = await runs.listRuns({ limit: RUNS_PAGE_SIZE });
+  if (url.searchParams.get('part') === 'results') {
+    sendJson(res, 200, { html: runsListResults({ items, total: items.length }, { page: 1 }) });
+    return;
+  }
   const none = { workflows: [], workspaces: [], startedBy: [] };
   page(
     res,

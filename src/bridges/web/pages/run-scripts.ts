@@ -3,7 +3,7 @@
  * run page follows `/runs/<id>/events` and swaps its sections when the run changes (the answer
  * form only when another checkpoint opens, so a half-typed reason survives), and posts answers
  * to `/api/run-action`; a running step's log page appends what the step writes; the runs list
- * refreshes its results when any run changes. Without JavaScript every page still works: the
+ * refreshes its results (`?part=results`, JSON) when any run changes. Without JavaScript every page still works: the
  * answer form is a plain form post and the pages show the state when loaded.
  */
 
@@ -13,7 +13,8 @@ const COMMON = `
     const es = new EventSource(url);
     let timer = 0;
     es.addEventListener('changed', () => { clearTimeout(timer); timer = setTimeout(onChange, 150); });
-    es.addEventListener('open', () => { conn.textContent = 'live'; });
+    // A change between the page's render and the stream's (re)opening sends no event: re-read.
+    es.addEventListener('open', () => { conn.textContent = 'live'; onChange(); });
     es.addEventListener('error', () => {
       conn.textContent = es.readyState === EventSource.CLOSED ? 'disconnected: reload the page' : 'reconnecting…';
     });
@@ -96,12 +97,11 @@ export const RUN_PAGE_SCRIPT = `(() => {
 export const RUNS_LIST_SCRIPT = `(() => {
   'use strict';${COMMON}
   const refresh = async () => {
-    const res = await fetch(location.href, { credentials: 'same-origin', headers: { accept: 'text/html' } });
+    const sep = location.search ? '&' : '?';
+    const res = await fetch(location.pathname + location.search + sep + 'part=results', { credentials: 'same-origin', headers: { accept: 'application/json' } });
     if (!res.ok) return;
-    const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
-    const fresh = doc.getElementById('results');
     const mine = document.getElementById('results');
-    if (fresh && mine) mine.replaceWith(fresh);
+    if (mine) mine.outerHTML = (await res.json()).html;
   };
   follow('/runs/events', refresh);
 })();`;

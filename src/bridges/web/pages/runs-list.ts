@@ -93,17 +93,15 @@ function row(r: RunListItem, now: number): string {
   return `<tr>${cell('Run', `<a href="${runHref(r.id)}">${e(r.id)}</a>`, 'nowrap')}${cell('Workflow', e(r.workflowId))}${cell('Status', statusBadge(r.status))}${cell('Started by', e(r.startedBy ?? ''))}${cell('Created', relativeTime(r.createdAt, now), 'nowrap')}${cell('Updated', relativeTime(r.updatedAt, now), 'nowrap')}${cell('Workspace', `<span title="${e(r.workspace)}">${e(r.workspace)}</span>`, 'clip')}</tr>`;
 }
 
-/** Body of the runs list. */
-export function runsListBody(
+/** The list's results (count, table, pager): what the live list replaces when runs change. */
+export function runsListResults(
   page: { items: readonly RunListItem[]; total: number },
   p: ListParams,
-  facets: RunListFacets,
   now = Date.now(),
 ): string {
-  const head = `<h1>Runs</h1>${filtersForm(p, facets)}`;
   if (page.total === 0) {
     const none = KEYS.some((k) => p[k]) ? 'No run matches these filters.' : 'No runs yet.';
-    return `${head}<div id="results"><p class="muted" id="runs-count" role="status">${none}</p></div>`;
+    return `<div id="results"><p class="muted" id="runs-count" role="status">${none}</p></div>`;
   }
   const first = (p.page - 1) * RUNS_PAGE_SIZE + 1;
   const last = first + page.items.length - 1;
@@ -113,5 +111,15 @@ export function runsListBody(
   const next = p.page < pages ? `<a href="${hrefOf(p, p.page + 1)}" rel="next">Older →</a>` : '';
   const pager = `<nav class="pager" aria-label="Pages">${prev}<span>Page ${p.page} of ${pages}</span>${next}</nav>`;
   const rows = page.items.map((r) => row(r, now)).join('');
-  return `${head}<div id="results">${count}<table class="list" id="runs"><thead><tr><th>Run</th><th>Workflow</th><th>Status</th><th>Started by</th><th>Created</th><th>Updated</th><th>Workspace</th></tr></thead><tbody>${rows}</tbody></table>${pager}</div>`;
+  return `<div id="results">${count}<table class="list" id="runs"><thead><tr><th>Run</th><th>Workflow</th><th>Status</th><th>Started by</th><th>Created</th><th>Updated</th><th>Workspace</th></tr></thead><tbody>${rows}</tbody></table>${pager}</div>`;
+}
+
+/** Body of the runs list. */
+export function runsListBody(
+  page: { items: readonly RunListItem[]; total: number },
+  p: ListParams,
+  facets: RunListFacets,
+  now = Date.now(),
+): string {
+  return `<h1>Runs</h1>${filtersForm(p, facets)}${runsListResults(page, p, now)}`;
 }
