@@ -10,12 +10,11 @@
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatCost } from '../../src/bridges/web/pages/runs.ts';
 import type { RunState } from '../../src/engine/model.ts';
-import { type E2eBridge, startE2eBridge } from './bridge.ts';
+import { type E2eBridge, prepareGitWorkspace, startE2eBridge } from './bridge.ts';
 import { findChromium, inCi, launchChromium, missingChromiumBanner } from './chromium.ts';
 import { axeProblems, screenshot, widths } from './page-checks.ts';
 
@@ -46,13 +45,6 @@ async function visible(locator: Locator): Promise<Locator> {
   return locator.first();
 }
 
-function git(cwd: string, ...args: string[]): void {
-  execFileSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.com', ...args], {
-    cwd,
-    stdio: 'ignore',
-  });
-}
-
 /** Answers the run page's open checkpoint `id` with `button`, giving `reason` when set. */
 async function answer(id: string, button: string, reason?: string): Promise<void> {
   const card = await visible(page.locator('#checkpoint', { hasText: `Checkpoint ${id}` }));
@@ -65,16 +57,7 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
     if (!chromiumPath) throw new Error(missingChromiumBanner());
     e2e = await startE2eBridge(20, 'write=NOTES.md');
     const ws = e2e.bridge.workspace;
-    git(ws, 'init', '-q');
-    fs.writeFileSync(path.join(ws, 'README.md'), '# demo workspace\n');
-    // A one-step workflow whose step takes a while and reports progress (the live log).
-    fs.mkdirSync(path.join(ws, 'workflows'));
-    fs.writeFileSync(
-      path.join(ws, 'workflows', 'slow.workflow.yaml'),
-      'id: slow\nname: Slow\nsteps:\n  - id: work\n    agent: demo\n    prompt: |\n      Work slowly.\n      demo: sleep=5000 progress=3\n',
-    );
-    git(ws, 'add', 'README.md');
-    git(ws, 'commit', '-q', '-m', 'start');
+    prepareGitWorkspace(ws);
     browser = await launchChromium(chromiumPath);
     context = await browser.newContext({
       viewport: { width: 1280, height: 800 },
