@@ -17,6 +17,7 @@ const BENCHES = [
   'fanout',
   'history',
   'workers',
+  'console-runs',
 ] as const;
 const here = dirname(fileURLToPath(import.meta.url));
 const wanted = process.argv.slice(2);

@@ -22,6 +22,8 @@
  *   grandchild     start a grandchild process that hangs too, and print its pid
  *   ignoreterm     ignore SIGTERM (agent and grandchild), so only SIGKILL stops them
  *   noise=N        print about N bytes of filler output (to demo the output cap)
+ *   write=FILE     append a line naming the step to FILE in the workspace (a change to diff);
+ *                  FILE is a plain name (no folders), anything else is refused
  *
  * PABCD attestation keys (the directive's `attest`, see src/engine/pabcd/attest.ts): any of
  *   did="…" auditOutput="…" verdict=pass|fail checkOutput="…" exitCode=N scanRounds=N
@@ -191,6 +193,17 @@ function resultLine(prompt, b, isError) {
   });
 }
 
+/** Appends a line to a file of the workspace (the agent's cwd), so the step has a diff. */
+function writeWorkFile(name) {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(name)) {
+    console.error(`demo-agent: write=${name} refused: a plain file name only`);
+    return;
+  }
+  const step = process.env.PHASEBRIDGE_STEP_ID ?? 'step';
+  fs.appendFileSync(name, `${step}: ${specFirstLine()}\n`);
+  console.log(`demo-agent: wrote a line to ${name}`);
+}
+
 async function main() {
   const prompt = await readPrompt();
   const b = behaviourFor(prompt, process.env.DEMO_AGENT_BEHAVIOUR);
@@ -217,6 +230,7 @@ async function main() {
     setInterval(() => {}, 1 << 30);
     return;
   }
+  if (b.write !== undefined) writeWorkFile(b.write);
   writeDirective(b);
   const exitCode = int(b.exit, 0);
   console.log(resultLine(prompt, b, exitCode !== 0));

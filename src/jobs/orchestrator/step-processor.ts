@@ -20,6 +20,7 @@ import { InvalidInputError } from '../../errors.ts';
 import type { GitWorkFolders } from '../git/worker-git.ts';
 import type { Processor, ProgressReporter, QueuedJob } from '../queue/port.ts';
 import { gitHead, recordChanges } from '../runner/git-changes.ts';
+import { diffFileOf, snapshotTree, writeStepDiff } from '../runner/git-diff.ts';
 import { assertSupported, effectivePermissions } from '../runner/permissions.ts';
 import { runAgent } from '../runner/run-agent.ts';
 import type { AgentDefinition, AgentInvocation, AgentOutcome } from '../runner/types.ts';
@@ -230,10 +231,13 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
           send(report, { kind: 'log', ...chunk }, onError),
         )
       : null;
-    // Shared mode lists what the step changed beside its log; git mode's push reports it.
-    const base = p.kind === 'step' && !where.remote ? await gitHead(where.dir) : null;
     let outcome: AgentOutcome;
     let completed: number[] | undefined;
+    // In a git workspace the bridge reads, what the step changed is saved beside its log (the
+    // console's diff); a remote work folder's diff would not reach the bridge.
+    const before = p.kind === 'step' && !where.remote ? await snapshotTree(where.dir) : null;
+    // And the changed-files list of the checkpoint message (git mode: the push reports it).
+    const base = before !== null ? await gitHead(where.dir) : null;
     try {
       const run = await runIn(
         job,
@@ -253,6 +257,7 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
     }
     if (base !== null)
       await recordChanges(where.dir, placement.logFile, p.stepId, job.attempt, base);
+    if (before !== null) await writeStepDiff(where.dir, before, diffFileOf(placement.logFile));
     const result: StepJobResult = {
       ok: outcome.ok,
       exitCode: outcome.exitCode,
