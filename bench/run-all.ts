@@ -16,6 +16,7 @@ const BENCHES = [
   'long-run',
   'fanout',
   'history',
+  'tasks',
 ] as const;
 const here = dirname(fileURLToPath(import.meta.url));
 const wanted = process.argv.slice(2);

@@ -10,7 +10,11 @@ export function registerWorkerCommand(program: Command, ctx: CliContext): void {
     .description(
       'run queued agent jobs: BullMQ workers with REDIS_URL (other machines seeing the workspaces may run them too), else the embedded queue in bridge.db',
     )
-    .option('--concurrency <n>', 'jobs run at once (at most one per run)', '2')
+    .option(
+      '--concurrency <n>',
+      'jobs run at once (at most one per run, except the tasks of a `tasks` step)',
+      '2',
+    )
     .action(async (opts: { concurrency: string }) => {
       const concurrency = Number(opts.concurrency);
       if (!Number.isSafeInteger(concurrency) || concurrency < 1) {

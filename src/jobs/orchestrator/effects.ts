@@ -4,12 +4,13 @@
  * arms a timer. The mapping is pure (`jobOfEffect`); `EffectRunner` does the I/O.
  */
 import type { Effect, RunEvent } from '../../engine/events.ts';
-import type { RunState } from '../../engine/model.ts';
+import { type RunState, taskQueueStepId } from '../../engine/model.ts';
 import type { Log } from '../../log.ts';
 import { errorMessage } from '../queue/outcome.ts';
 import { type JobQueue, type JobSpec, jobIdOf } from '../queue/port.ts';
 import type { ExpiryTimers } from './expiry-timers.ts';
 import { type StepJobPayload, triggerQueueStepId } from './job-payload.ts';
+import { jobOfTaskEffect } from './task-jobs.ts';
 
 /** A job to enqueue, with its delay. */
 export interface PlannedJob {
@@ -28,6 +29,7 @@ function addChain(state: RunState, stepId: string, payload: StepJobPayload): voi
 
 /** The job an enqueue effect asks for (null for effects that are not enqueues). */
 export function jobOfEffect(state: RunState, effect: Effect): PlannedJob | null {
+  if (effect.type === 'enqueueTask') return jobOfTaskEffect(state, effect);
   if (effect.type !== 'enqueueStep' && effect.type !== 'enqueueTrigger') return null;
   const trigger = effect.type === 'enqueueTrigger';
   const payload: StepJobPayload = {
@@ -86,6 +88,8 @@ export class EffectRunner {
       log: Log;
       /** Called when a checkpoint's expiry time has come. */
       onExpiry(runId: string, checkpointId: string): void;
+      /** Reads a tasks step's task list and commits what it holds (after the effect's delay). */
+      onLoadTasks(state: RunState, effect: Extract<Effect, { type: 'loadTasks' }>): Promise<void>;
     },
   ) {}
 
@@ -95,11 +99,31 @@ export class EffectRunner {
       switch (effect.type) {
         case 'enqueueStep':
         case 'enqueueTrigger':
+        case 'enqueueTask':
           await this.#enqueue(jobOfEffect(state, effect)!);
           break;
         case 'cancelStep':
           await this.cancel(jobIdOf(effect));
           break;
+        case 'cancelTask':
+          await this.cancel(
+            jobIdOf({ ...effect, stepId: taskQueueStepId(effect.stepId, effect.taskId) }),
+          );
+          break;
+        case 'loadTasks': {
+          // Not awaited: the load commits to this run, whose commit may be what runs us now.
+          const load = () => {
+            this.deps.onLoadTasks(state, effect).catch((err: unknown) => {
+              this.deps.log.error(
+                { runId: effect.runId, err: errorMessage(err) },
+                'reading a task list failed',
+              );
+            });
+          };
+          if (effect.delayMs > 0) setTimeout(load, effect.delayMs).unref();
+          else queueMicrotask(load);
+          break;
+        }
         case 'scheduleExpiry':
           this.deps.timers.arm(effect.runId, effect.checkpointId, effect.at, () =>
             this.deps.onExpiry(effect.runId, effect.checkpointId),

@@ -45,6 +45,7 @@ import { RunStores } from './run-stores.ts';
 import { startNewRun } from './start-run.ts';
 import { createStepProcessor } from './step-processor.ts';
 import { RunSupervisor } from './supervisor.ts';
+import { taskListCommands } from './task-jobs.ts';
 import type {
   OrchestratorOptions,
   RunNotice,
@@ -120,6 +121,10 @@ export class Orchestrator {
       timers: this.#timers,
       log: opts.log,
       onExpiry: (runId, checkpointId) => this.#expire(runId, checkpointId),
+      onLoadTasks: (state, effect) =>
+        this.#signals.apply(state.id, `task list of ${effect.stepId}`, (s) =>
+          taskListCommands(s, effect),
+        ),
     });
     this.#driver = new RunDriver({
       stores: this.#stores,
@@ -386,6 +391,6 @@ export class Orchestrator {
 }
 
 function refOf(id: string, job: Pick<JobSpec, 'stepId' | 'attempt'>): JobRef {
-  const { stepId, kind } = parseQueueStepId(job.stepId);
-  return { id, stepId, attempt: job.attempt, kind };
+  const { stepId, kind, taskId } = parseQueueStepId(job.stepId);
+  return { id, stepId, attempt: job.attempt, kind, ...(taskId === undefined ? {} : { taskId }) };
 }

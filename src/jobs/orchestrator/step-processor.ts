@@ -28,6 +28,7 @@ import {
   type StepStartInfo,
 } from './job-payload.ts';
 import { runFiles, stepLogPath } from './run-files.ts';
+import { taskDirectivePath, taskLogPath } from './task-jobs.ts';
 
 /** What the step processor needs. */
 export interface StepProcessorOptions {
@@ -70,7 +71,11 @@ class Registries {
    * Records a codemachine agent run about to start, as CodeMachine's `register` does (the same
    * row for a redelivered job); returns its monitoringId and agent log path.
    */
-  register(job: QueuedJob, p: StepJobPayload, agent: AgentDefinition) {
+  register(
+    job: QueuedJob,
+    p: StepJobPayload & { kind: 'step' | 'trigger' },
+    agent: AgentDefinition,
+  ) {
     let db = this.#open.get(p.workspace);
     if (db === undefined) {
       db = RegistryDb.open(p.workspace);
@@ -120,9 +125,14 @@ function place(
   p: StepJobPayload,
   agent: AgentDefinition,
 ): Placement {
+  if (p.kind === 'task') {
+    // A task's log is its own; the codemachine registry knows steps and triggers only.
+    const logFile = taskLogPath(p.workspace, job.runId, p.stepId, p.taskId!, job.attempt);
+    return { logFile, extraLogFiles: [] };
+  }
   const logFile = stepLogPath(p.workspace, job.runId, p.stepId, job.attempt, p.kind);
   if (p.layout !== 'codemachine') return { logFile, extraLogFiles: [] };
-  const handle = registries.register(job, p, agent);
+  const handle = registries.register(job, { ...p, kind: p.kind }, agent);
   return { logFile, extraLogFiles: [handle.logPath], monitoringId: handle.monitoringId };
 }
 
@@ -209,6 +219,9 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
     const info: StepStartInfo = { sessionId };
     if (placement.monitoringId !== undefined) info.monitoringId = placement.monitoringId;
     const files = runFiles(p.workspace, p.layout, job.runId);
+    if (p.kind === 'task') {
+      files.directiveFile = taskDirectivePath(p.workspace, job.runId, p.stepId, p.taskId!);
+    }
     const inv: AgentInvocation = {
       runId: job.runId,
       stepId: p.stepId,
@@ -231,7 +244,7 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
         if (placement.monitoringId !== undefined) {
           registries.setPid(p.workspace, placement.monitoringId, pid);
         }
-        if (p.kind === 'step') send(report, { kind: 'started', ...info, pid }, onError);
+        if (p.kind !== 'trigger') send(report, { kind: 'started', ...info, pid }, onError);
       },
       onSession: (engineSessionId) => {
         if (p.kind === 'step')

@@ -1,6 +1,6 @@
 /**
  * A BullMQ worker running our Processor. Around each job it (1) refuses to start a job marked
- * cancelled, (2) takes the run's lock or puts the job back as delayed so other runs' jobs use
+ * cancelled, (2) takes the lock of the job's lane (its run, or its task: port.ts laneOf) or puts the job back as delayed so other runs' jobs use
  * the slot, (3) listens on a pub/sub channel so `cancel` from any process aborts the job here.
  */
 import { Worker as BullWorker, type ConnectionOptions, DelayedError, type Job } from 'bullmq';
@@ -8,7 +8,13 @@ import { Redis } from 'ioredis';
 import { type BullJobData, type BullSignal, encodeFailure, encodeSignal } from './bullmq-codec.ts';
 import type { QueueKeys, RunLocks } from './bullmq-redis.ts';
 import { type ErrorReporter, runToOutcome } from './outcome.ts';
-import { CANCEL_REASON, type Processor, type ProgressReporter, type Worker } from './port.ts';
+import {
+  CANCEL_REASON,
+  laneOf,
+  type Processor,
+  type ProgressReporter,
+  type Worker,
+} from './port.ts';
 import { progressJson } from './signals.ts';
 
 const MAX_RUN_BUSY_WAIT_MS = 1000;
@@ -53,7 +59,8 @@ export async function startBullmqWorker(
       );
     }
     const holder = `${id}|${token}`;
-    if (!(await deps.runLocks.acquire(spec.runId, holder))) {
+    const lane = laneOf(spec);
+    if (!(await deps.runLocks.acquire(lane, holder))) {
       // Backing off bounds the Redis traffic of a job blocked behind a long agent step.
       const tries = Math.min(Math.max(job.attemptsStarted - 1, 0), 4);
       const wait = Math.min(timing.runBusyRetryMs * 2 ** tries, MAX_RUN_BUSY_WAIT_MS);
@@ -63,7 +70,7 @@ export async function startBullmqWorker(
     const renew = setInterval(
       () => {
         deps.runLocks
-          .renew(spec.runId, holder)
+          .renew(lane, holder)
           .catch((err: unknown) => deps.onError(err, `renewing run lock of ${id}`));
       },
       Math.max(50, Math.floor(timing.lockDurationMs / 3)),
@@ -93,7 +100,7 @@ export async function startBullmqWorker(
     } finally {
       clearInterval(renew);
       await deps.runLocks
-        .release(spec.runId, holder)
+        .release(lane, holder)
         .catch((err: unknown) => deps.onError(err, `releasing run lock of ${id}`));
     }
   };
