@@ -17,6 +17,7 @@ const BENCHES = [
   'fanout',
   'history',
   'tasks',
+  'workers',
 ] as const;
 const here = dirname(fileURLToPath(import.meta.url));
 const wanted = process.argv.slice(2);

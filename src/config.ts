@@ -49,6 +49,10 @@ export const configSchema = z.strictObject({
     z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }),
   ),
   redisUrl: z.optional(matching(/^rediss?:\/\//, 'must start with redis:// or rediss://')),
+  /** How workers reach run workspaces: the same path (`shared`) or a git clone of `origin` (`git`). */
+  workspaceMode: z.enum(['shared', 'git']),
+  /** BullMQ job lease (ms): a job whose worker vanished is taken again within this time. */
+  jobLeaseMs: z.pipe(z.coerce.number(), z.int().check(z.gte(1000), z.lte(3_600_000))),
   logLevel: z.enum(LOG_LEVELS),
   /** Bearer token a Prometheus scraper sends to read /metrics without a console session. */
   metricsToken: z.optional(secret),
@@ -106,6 +110,9 @@ const FIXES: Record<string, string> = {
   publicUrl:
     'set PHASEBRIDGE_PUBLIC_URL to the https URL browsers open the console at, e.g. https://pb.example.com',
   redisUrl: 'set REDIS_URL to redis://host:6379, or unset it to use the embedded queue',
+  workspaceMode: 'set PHASEBRIDGE_WORKSPACE_MODE to shared (default) or git',
+  jobLeaseMs:
+    'set PHASEBRIDGE_JOB_LEASE_MS to milliseconds between 1000 and 3600000 (default 60000)',
   logLevel: `set LOG_LEVEL to one of ${LOG_LEVELS.join(', ')}`,
   'telegram.botToken': 'set TELEGRAM_BOT_TOKEN to the token @BotFather gave you',
   'telegram.apiRoot':
@@ -132,6 +139,8 @@ const ENV_OF: Record<string, string> = {
   port: 'PHASEBRIDGE_PORT',
   publicUrl: 'PHASEBRIDGE_PUBLIC_URL',
   redisUrl: 'REDIS_URL',
+  workspaceMode: 'PHASEBRIDGE_WORKSPACE_MODE',
+  jobLeaseMs: 'PHASEBRIDGE_JOB_LEASE_MS',
   logLevel: 'LOG_LEVEL',
   metricsToken: 'PHASEBRIDGE_METRICS_TOKEN',
   metricsOpen: 'PHASEBRIDGE_METRICS_OPEN',
@@ -226,6 +235,8 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     port: v('PHASEBRIDGE_PORT'),
     publicUrl: v('PHASEBRIDGE_PUBLIC_URL'),
     redisUrl: v('REDIS_URL'),
+    workspaceMode: v('PHASEBRIDGE_WORKSPACE_MODE'),
+    jobLeaseMs: v('PHASEBRIDGE_JOB_LEASE_MS'),
     logLevel: v('LOG_LEVEL'),
     metricsToken: v('PHASEBRIDGE_METRICS_TOKEN'),
     metricsOpen: v('PHASEBRIDGE_METRICS_OPEN'),
@@ -255,6 +266,8 @@ const DEFAULTS = {
   home: './.phasebridge',
   host: '127.0.0.1',
   port: 7717,
+  workspaceMode: 'shared',
+  jobLeaseMs: 60_000,
   logLevel: 'info',
   retention: { jobs: '30d', audit: '365d' },
   telegram: {},
@@ -286,6 +299,13 @@ function crossChecks(c: z.infer<typeof configSchema>): ConfigProblem[] {
       path: 'PHASEBRIDGE_METRICS_OPEN',
       problem: `an open /metrics is only allowed on a loopback address, not ${c.host}`,
       fix: 'unset it and give the scraper PHASEBRIDGE_METRICS_TOKEN, or listen on 127.0.0.1',
+    });
+  }
+  if (c.workspaceMode === 'git' && !c.redisUrl) {
+    out.push({
+      path: 'PHASEBRIDGE_WORKSPACE_MODE',
+      problem: 'git workspace mode is for workers on other machines, which need the BullMQ queue',
+      fix: 'set REDIS_URL too, or set PHASEBRIDGE_WORKSPACE_MODE=shared',
     });
   }
   if (c.telegram.webhookUrl && !c.telegram.webhookSecret) {

@@ -15,7 +15,8 @@ export type ErrorCode =
   | 'AGENT_FAILED'
   | 'INVALID_INPUT'
   | 'CORRUPT_STATE'
-  | 'RESOURCE';
+  | 'RESOURCE'
+  | 'CHAT_UNREACHABLE';
 
 /** Base class: a message meant for a human plus a stable code. */
 export class PhasebridgeError extends Error {
@@ -123,6 +124,38 @@ export class ResourceError extends PhasebridgeError {
   }
 }
 
+/** Where a refusal applies: the whole chat, or only the thread/topic inside it. */
+export type RefusalScope = 'chat' | 'thread';
+
+/**
+ * A platform refuses us in one chat until a person there changes something: the bot was removed
+ * or blocked, lost a permission, the channel was archived or deleted, the thread archived or the
+ * topic closed (`scope: 'thread'`: the chat itself may still work), or the chat moved to a new id
+ * (`movedTo`, a Telegram group upgraded to a supergroup). Built only by the adapters' errors.ts.
+ */
+export class ChatUnreachableError extends PhasebridgeError {
+  readonly platform: string;
+  /** The platform's own short reason (`bot_kicked`, `not_in_channel`, `missing_access`...). */
+  readonly reason: string;
+  readonly scope: RefusalScope;
+  /** The chat ref the chat now has, when it moved. */
+  readonly movedTo: string | undefined;
+  constructor(
+    platform: string,
+    reason: string,
+    options: { scope?: RefusalScope; movedTo?: string; detail?: string; cause?: unknown } = {},
+  ) {
+    const detail = options.detail ? ` (${options.detail})` : '';
+    super('CHAT_UNREACHABLE', `${platform} refused the chat: ${reason}${detail}`, {
+      cause: options.cause,
+    });
+    this.platform = platform;
+    this.reason = reason;
+    this.scope = options.scope ?? 'chat';
+    this.movedTo = options.movedTo;
+  }
+}
+
 /** How each code surfaces: CLI exit code, log level, and whether chat may show the message. */
 export interface ErrorSurface {
   readonly exitCode: number;
@@ -142,6 +175,7 @@ const SURFACES: Record<ErrorCode, Omit<ErrorSurface, 'chatReply'> & { publicMess
   INVALID_INPUT: { exitCode: 2, logLevel: 'warn', publicMessage: true },
   CORRUPT_STATE: { exitCode: 1, logLevel: 'error', publicMessage: true },
   RESOURCE: { exitCode: 1, logLevel: 'error', publicMessage: true },
+  CHAT_UNREACHABLE: { exitCode: 1, logLevel: 'warn', publicMessage: false },
 };
 
 /** Maps any thrown value to how it is shown; unknown errors never leak their text to chat. */

@@ -12,10 +12,14 @@ import { probeBridge } from '../control/client.ts';
 import { controlSocketPath } from '../control/protocol.ts';
 import { startControlServer } from '../control/server.ts';
 import { type BridgeDb, migrateToLatest, openBridgeDb } from '../db/connection.ts';
-import { createRepositories, type Repositories } from '../db/repositories/index.ts';
+import {
+  createRepositories,
+  type Repositories,
+  type UnreachableChat,
+} from '../db/repositories/index.ts';
 import { ConflictError } from '../errors.ts';
 import { makeDirs } from '../fs-errors.ts';
-import { healthRoutes, Readiness } from '../http/health.ts';
+import { healthRoutes, Readiness, type ReadyWithNote } from '../http/health.ts';
 import { BridgeMetrics, bearerOr } from '../http/metrics.ts';
 import { HttpServer, isLoopbackHost } from '../http/server.ts';
 import { Orchestrator, type RunUpdate } from '../jobs/orchestrator/orchestrator.ts';
@@ -24,6 +28,7 @@ import type { Log } from '../log.ts';
 import { AdapterSupervisor } from './adapter-supervisor.ts';
 import { buildChannels } from './channels.ts';
 import { type PruneSchedule, schedulePrune } from './retention.ts';
+import { describeWorker, WorkerWatch } from './worker-watch.ts';
 
 /** Options of startBridge beyond the config. */
 export interface StartBridgeOptions {
@@ -90,6 +95,7 @@ export async function startBridge(
       queueConfigFor({
         db,
         redisUrl: config.redisUrl,
+        jobLeaseMs: config.jobLeaseMs,
         onError: (err) => log.error({ err }, 'queue error'),
       }),
     );
@@ -99,6 +105,7 @@ export async function startBridge(
       queue,
       log: log.child({ component: 'orchestrator' }),
       home: config.home,
+      workspaceMode: config.workspaceMode,
       secretEnvNames: SECRET_ENV_NAMES,
       worker: opts.worker ?? { concurrency: 2 },
       feed: opts.feedPollMs === undefined ? {} : { pollMs: opts.feedPollMs },
@@ -106,11 +113,25 @@ export async function startBridge(
     });
     stack.push(() => orchestrator.close());
 
+    const watch = queue.listWorkers ? new WorkerWatch(() => queue.listWorkers!(), log) : null;
+    if (watch) {
+      await watch.start();
+      stack.push(async () => watch.stop());
+    }
     const metrics = new BridgeMetrics({
       log,
       runsByStatus: async () => countBy(db, 'runs', 'status'),
       // Queue depth with either driver (BullMQ counts in Redis).
       ...(queue.counts ? { jobsByState: () => queue.counts!() } : {}),
+      ...(watch
+        ? {
+            workersByKind: async () => {
+              await watch.refresh(); // a scrape sees workers as of now, not 5 s ago
+              return watch.counts();
+            },
+            runningByKind: async () => watch.running(),
+          }
+        : {}),
     });
     const offDecisions = orchestrator.onUpdate((u) => recordDecisions(metrics, u));
     stack.push(async () => offDecisions());
@@ -146,6 +167,8 @@ export async function startBridge(
     const readiness = new Readiness(log.child({ component: 'readiness' }));
     readiness.add('bridge.db', async () => db.sqlite.prepare('select 1').get() !== undefined);
     readiness.add('queue', async () => (await queue.get('probe:probe:0')) === null);
+    // Chats that refuse us do not make the bridge unready (the others are served): a note.
+    readiness.add('chats', async () => unreachableNote(await repos.unreachable.list()));
     const server = await HttpServer.start({
       host: config.host,
       port: config.port,
@@ -175,6 +198,11 @@ export async function startBridge(
     stack.push(() => adapters.stop());
     await adapters.start(paced.channels, readiness);
     channels.web.setChatStates(() => adapters.status());
+    if (watch) {
+      channels.web.setWorkerStates(() =>
+        watch.latest.map((w) => ({ name: `${w.host}/${w.pid}`, detail: describeWorker(w) })),
+      );
+    }
     // With the adapters up, what the chats missed while no bridge ran is replayed to them.
     await chatops.catchUp();
     await orchestrator.startFeed();
@@ -224,6 +252,13 @@ function recordDecisions(metrics: BridgeMetrics, update: RunUpdate): void {
     const cp = update.state.checkpoints.find((c) => c.id === event.checkpointId);
     if (cp) metrics.checkpointDecided(event.decision.answer, cp.openedAt, event.decision.at);
   }
+}
+
+/** The `/readyz` note naming chats that refuse us, or plain ready when none does. */
+function unreachableNote(chats: readonly UnreachableChat[]): true | ReadyWithNote {
+  if (chats.length === 0) return true;
+  const list = chats.map((c) => `${c.chatRef} (${c.reason})`).join(', ');
+  return { ready: true, detail: `${chats.length} unreachable: ${list}` };
 }
 
 /** The console chat is served from the start: bound to the workspace, its user the local admin. */

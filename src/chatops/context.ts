@@ -3,10 +3,18 @@
  * clock, plus the small lookups built on them (channel of a chat, actor of a user, who may act
  * in a chat, audit entries).
  */
-import type { Channel, ChatRef, ChatUser, Platform } from '../bridges/channel.ts';
+import type {
+  Channel,
+  ChatRef,
+  ChatUser,
+  MessageRef,
+  OutgoingMessage,
+  Platform,
+} from '../bridges/channel.ts';
 import type { BindingRecord, Repositories } from '../db/repositories/index.ts';
 import type { AuditOutcome, Role } from '../db/schema.ts';
 import type { Actor } from '../engine/model.ts';
+import { NotFoundError } from '../errors.ts';
 import type { Log } from '../log.ts';
 import type { ChatOpsOrchestrator } from './ports.ts';
 
@@ -48,6 +56,17 @@ export function parentChatRef(chatRef: ChatRef, threadRef?: string): ChatRef {
 /** The channel that serves a chat ref, or undefined when that platform is not configured. */
 export function channelFor(deps: ChatOpsDeps, chatRef: ChatRef): Channel | undefined {
   return deps.channels.get(platformOf(chatRef) as Platform);
+}
+
+/** Sends through the chat's channel; a NotFoundError when its platform is not configured. */
+export function sendTo(
+  deps: ChatOpsDeps,
+  chatRef: ChatRef,
+  message: OutgoingMessage,
+): Promise<MessageRef> {
+  const channel = channelFor(deps, chatRef);
+  if (!channel) return Promise.reject(new NotFoundError(`no channel serves ${chatRef}`));
+  return channel.send(chatRef, message);
 }
 
 /** A bound chat as a chat ref messages can be sent to (the thread appended when bound to one). */

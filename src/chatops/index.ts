@@ -11,10 +11,11 @@ import type { InboundEvent } from '../bridges/channel.ts';
 import { prose } from '../bridges/render-text.ts';
 import { CheckpointPresses } from './checkpoint-press.ts';
 import type { Timers } from './coalescer.ts';
-import { type ChatOpsDeps, channelFor } from './context.ts';
+import { type ChatOpsDeps, channelFor, sendTo } from './context.ts';
 import { Notifier } from './notifier.ts';
 import type { ChatOpsOptions, RunNotice, RunUpdate } from './ports.ts';
 import { CheckpointPresenter } from './presenter.ts';
+import { ChatRefusals } from './refusals.ts';
 import { Router } from './router.ts';
 import { ToolApprovalPresenter } from './tool-approval-presenter.ts';
 import { ToolApprovalPresses } from './tool-approval-press.ts';
@@ -31,6 +32,7 @@ export class ChatOps {
   readonly #router: Router;
   readonly #follower: WorkspaceFollower;
   readonly #tools: ToolApprovalPresenter;
+  readonly #refusals: ChatRefusals;
   /** Per run, the tail of its update chain: updates of one run are applied in order. */
   readonly #chains = new Map<string, Promise<void>>();
   #unsubscribe: (() => void)[] = [];
@@ -45,8 +47,14 @@ export class ChatOps {
       clock: options.clock ?? (() => new Date()),
       defaultWorkspace: options.defaultWorkspace,
     };
-    this.#notifier = new Notifier(this.#deps, options.editIntervalMs ?? 1000, options.timers);
-    this.#presenter = new CheckpointPresenter(this.#deps);
+    this.#refusals = new ChatRefusals(this.#deps);
+    this.#notifier = new Notifier(
+      this.#deps,
+      options.editIntervalMs ?? 1000,
+      options.timers,
+      this.#refusals,
+    );
+    this.#presenter = new CheckpointPresenter(this.#deps, this.#refusals);
     this.#follower = new WorkspaceFollower(this.#deps, options.followIntervalMs ?? 500);
     this.#tools = new ToolApprovalPresenter(
       this.#deps,
@@ -55,8 +63,11 @@ export class ChatOps {
     );
     const toolPresses = new ToolApprovalPresses(this.#deps, this.#tools);
     const presses = new CheckpointPresses(this.#deps, toolPresses);
-    this.#router = new Router(this.#deps, presses, (runId, chat) =>
-      this.#notifier.follow(runId, chat),
+    this.#router = new Router(
+      this.#deps,
+      presses,
+      (runId, chat) => this.#notifier.follow(runId, chat),
+      (chat) => this.#refusals.retry(chat),
     );
   }
 
@@ -117,8 +128,10 @@ export class ChatOps {
   async #tell(notice: RunNotice): Promise<void> {
     const state = await this.#deps.orchestrator.getRun(notice.runId);
     for (const chat of await this.#notifier.followers(state)) {
-      await channelFor(this.#deps, chat)
-        ?.send(chat, { text: prose(notice.text) })
+      await this.#refusals
+        .deliver(chat, (to) => sendTo(this.#deps, to, { text: prose(notice.text) }), {
+          runId: state.id,
+        })
         .catch((err: unknown) => this.#deps.log.warn({ err, chat }, 'chatops: notice not sent'));
     }
   }
@@ -139,7 +152,9 @@ export class ChatOps {
   async #apply(update: RunUpdate): Promise<void> {
     const chats = await this.#notifier.followers(update.state);
     await this.#presenter.apply(update.state, update.events, chats);
-    await this.#notifier.update(update.state, update.events, chats);
+    // A chat that refused the checkpoint just now is left out of the status too.
+    const still = await this.#refusals.reachable(chats);
+    await this.#notifier.update(update.state, update.events, still);
   }
 
   async #catchUpAwaitingRuns(): Promise<void> {

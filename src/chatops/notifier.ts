@@ -14,12 +14,14 @@ import type { RunEvent } from '../engine/events.ts';
 import { isTerminal, type RunState } from '../engine/model.ts';
 import { PhasebridgeError } from '../errors.ts';
 import { Coalescer, REAL_TIMERS, type Timers } from './coalescer.ts';
-import { bindingChatRef, type ChatOpsDeps, channelFor } from './context.ts';
+import { bindingChatRef, type ChatOpsDeps, channelFor, sendTo } from './context.ts';
+import { ChatRefusals } from './refusals.ts';
 import { outcomeMessage, renderStatus } from './status-message.ts';
 
 /** Posts and edits status messages and announces run ends. */
 export class Notifier {
   readonly #deps: ChatOpsDeps;
+  readonly #refusals: ChatRefusals;
   readonly #edits: Coalescer;
   /** Chats that asked to follow a run (e.g. the chat that started it), besides bound ones. */
   readonly #followers = new Map<string, Set<string>>();
@@ -27,9 +29,18 @@ export class Notifier {
   readonly #chats = new Map<string, readonly string[]>();
   readonly #progress = new Map<string, { stepId: string; text: string }>();
 
-  /** `editIntervalMs`: minimum time between two edits of one status message. */
-  constructor(deps: ChatOpsDeps, editIntervalMs: number, timers: Timers = REAL_TIMERS) {
+  /**
+   * `editIntervalMs`: minimum time between two edits of one status message; `refusals` acts on
+   * chats that refuse a message (marked unreachable and left out, or moved).
+   */
+  constructor(
+    deps: ChatOpsDeps,
+    editIntervalMs: number,
+    timers: Timers = REAL_TIMERS,
+    refusals: ChatRefusals = new ChatRefusals(deps),
+  ) {
     this.#deps = deps;
+    this.#refusals = refusals;
     const onError = (err: unknown) =>
       deps.log.warn({ err }, 'chatops: status message not delivered');
     this.#edits = new Coalescer(editIntervalMs, onError, timers);
@@ -47,7 +58,10 @@ export class Notifier {
     for (const b of await this.#deps.repos.bindings.list()) {
       if (resolve(b.workspace) === workspace) chats.add(bindingChatRef(b));
     }
-    return [...chats].filter((c) => channelFor(this.#deps, c) !== undefined);
+    // A chat that refused us is left out until someone there acts (ChatRefusals.retry).
+    return this.#refusals.reachable(
+      [...chats].filter((c) => channelFor(this.#deps, c) !== undefined),
+    );
   }
 
   /** Makes `chat` follow a run; it gets the status message at the run's next update (or now). */
@@ -81,8 +95,12 @@ export class Notifier {
     await Promise.all(chats.map((c) => this.#edits.settled(statusKey(state.id, c))));
     await Promise.all(
       chats.map((chat) =>
-        channelFor(this.#deps, chat)
-          ?.send(chat, { ...outcomeMessage(state), urgency: 'notice' })
+        this.#refusals
+          .deliver(
+            chat,
+            (to) => sendTo(this.#deps, to, { ...outcomeMessage(state), urgency: 'notice' }),
+            { runId: state.id, chats },
+          )
           .catch((err: unknown) =>
             this.#deps.log.warn({ err, chat }, 'chatops: run end not announced'),
           ),
@@ -135,11 +153,19 @@ export class Notifier {
       if (ref !== null) {
         const edited = channel.edit(ref, message).then(
           () => true,
-          (err: unknown) => {
-            // Deleted in the chat (or aged out of the console): post a new one; others are real failures.
-            if (!(err instanceof PhasebridgeError && err.code === 'NOT_FOUND')) throw err;
-            this.#deps.log.info({ runId, chat }, 'chatops: status message gone, posting a new one');
-            return false;
+          async (err: unknown) => {
+            // Deleted in the chat (or aged out of the console): post a new one; a refusal is acted
+            // on (dropped, or a new one where it says); others are real failures.
+            if (err instanceof PhasebridgeError && err.code === 'NOT_FOUND') {
+              this.#deps.log.info(
+                { runId, chat },
+                'chatops: status message gone, posting a new one',
+              );
+              return false;
+            }
+            const outcome = await this.#refusals.refused(chat, err, { runId });
+            if (outcome === undefined) throw err;
+            return 'dropped' in outcome;
           },
         );
         // A paced channel coalesces waiting edits itself: queue this one and let the next come.
@@ -152,7 +178,12 @@ export class Notifier {
         }
         if (await edited) return;
       }
-      await refs.set(runId, chat, await channel.send(chat, { ...message, urgency: 'notice' }));
+      const sent = await this.#refusals.deliver(
+        chat,
+        (to) => sendTo(this.#deps, to, { ...message, urgency: 'notice' }),
+        { runId, chats: this.#chats.get(runId) ?? [] },
+      );
+      if (sent !== undefined) await refs.set(runId, chat, sent);
     });
   }
 

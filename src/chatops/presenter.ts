@@ -17,8 +17,9 @@ import {
   renderClosedCheckpoint,
   renderOpenCheckpoint,
 } from './checkpoint-message.ts';
-import { type ChatOpsDeps, channelFor } from './context.ts';
+import { type ChatOpsDeps, channelFor, sendTo } from './context.ts';
 import { readLogTail } from './log-tail.ts';
+import type { ChatRefusals } from './refusals.ts';
 
 /** Event types that change a checkpoint's message. */
 const CHANGES = new Set<RunEvent['type']>([
@@ -60,10 +61,12 @@ export async function isCurrentCopy(
 /** Posts and edits checkpoint messages. */
 export class CheckpointPresenter {
   readonly #deps: ChatOpsDeps;
+  readonly #refusals: ChatRefusals;
 
-  /** Uses the shared chatops dependencies. */
-  constructor(deps: ChatOpsDeps) {
+  /** Uses the shared chatops dependencies; `refusals` acts on chats that refuse a message. */
+  constructor(deps: ChatOpsDeps, refusals: ChatRefusals) {
     this.#deps = deps;
+    this.#refusals = refusals;
   }
 
   /** Applies one run update's checkpoint events: new messages for opened, edits for changes. */
@@ -92,6 +95,7 @@ export class CheckpointPresenter {
       state,
       cp,
       chats.filter((c) => !have.has(c)),
+      chats,
     );
   }
 
@@ -100,10 +104,16 @@ export class CheckpointPresenter {
    * lost its messages in a restart. The new copy (new token) supersedes the old ones.
    */
   async repost(state: RunState, cp: CheckpointState, chats: readonly string[]): Promise<void> {
-    await this.#send(state, cp, chats);
+    await this.#send(state, cp, chats, chats);
   }
 
-  async #send(state: RunState, cp: CheckpointState, chats: readonly string[]): Promise<void> {
+  /** Sends to `chats`; `all` is every chat of the run (a thread falls back to its chat only when that one is not among them). */
+  async #send(
+    state: RunState,
+    cp: CheckpointState,
+    chats: readonly string[],
+    all: readonly string[],
+  ): Promise<void> {
     const { repos, log } = this.#deps;
     const targets = chats.filter((c) => channelFor(this.#deps, c) !== undefined);
     if (targets.length === 0) return;
@@ -117,11 +127,18 @@ export class CheckpointPresenter {
           checkpointId: cp.id,
           chatRef: chat,
         });
-        const ref = await channelFor(this.#deps, chat)!.send(chat, {
-          ...renderOpenCheckpoint(view, row.buttonToken),
-          urgency: 'decision',
-        });
-        await repos.checkpointMessages.setMessageRef(row.id, ref);
+        // One chat refusing does not stop the others: it is marked, people are told once.
+        const ref = await this.#refusals.deliver(
+          chat,
+          (to) =>
+            sendTo(this.#deps, to, {
+              ...renderOpenCheckpoint(view, row.buttonToken),
+              urgency: 'decision',
+            }),
+          { runId: state.id, chats: all },
+        );
+        if (ref === undefined) await repos.checkpointMessages.removeUnsent(row.id);
+        else await repos.checkpointMessages.setMessageRef(row.id, ref);
       } catch (err) {
         log.error(
           { err, runId: state.id, checkpoint: cp.id, chat },
@@ -149,7 +166,8 @@ export class CheckpointPresenter {
         : renderClosedCheckpoint(view);
       await channel
         .edit(row.messageRef, { ...message, urgency: 'decision' })
-        .catch((err: unknown) => {
+        .catch(async (err: unknown) => {
+          if (await this.#refusals.refused(row.chatRef, err, { runId: state.id })) return;
           log.warn(
             { err, runId: state.id, checkpoint: cp.id, chat: row.chatRef },
             'chatops: could not edit a checkpoint copy',

@@ -7,6 +7,7 @@
  */
 import type { ButtonPress, Command, InboundEvent, OutgoingMessage } from '../bridges/channel.ts';
 import type { Platform } from '../bridges/refs.ts';
+import { ROLES } from '../db/repositories/index.ts';
 import { describeError, PhasebridgeError } from '../errors.ts';
 import { decideAccess, refusalText } from './authorize.ts';
 import type { CheckpointPresses } from './checkpoint-press.ts';
@@ -48,17 +49,23 @@ export class Router {
   readonly #deps: ChatOpsDeps;
   readonly #presses: CheckpointPresses;
   readonly #follow: (runId: string, chat: string) => void;
+  readonly #retryChat: (chat: string) => Promise<void>;
   readonly #recent = new RecentKeys();
 
-  /** `follow` makes a chat follow a run (the notifier's). */
+  /**
+   * `follow` makes a chat follow a run (the notifier's); `retryChat` tries a chat marked
+   * unreachable again, called when an operator (or a stronger role) acts in it.
+   */
   constructor(
     deps: ChatOpsDeps,
     presses: CheckpointPresses,
     follow: (runId: string, chat: string) => void,
+    retryChat: (chat: string) => Promise<void> = async () => {},
   ) {
     this.#deps = deps;
     this.#presses = presses;
     this.#follow = follow;
+    this.#retryChat = retryChat;
   }
 
   /** Handles one inbound event; a second delivery of the same idempotency key does nothing. */
@@ -116,6 +123,10 @@ export class Router {
       await this.#reply(event, decision.why === 'role' ? refusalText(verb) : unboundText(platform));
       return;
     }
+    // An operator writing in a chat that refused us earlier: the bot is back, try it again.
+    if (access.role !== null && ROLES.indexOf(access.role) >= ROLES.indexOf('operator')) {
+      await this.#retryChat(event.chatRef);
+    }
     if (!parsed.ok) {
       deps.log.info({ verb, problem: parsed.failure.problem }, 'chatops: bad arguments');
       await audit(deps, { ...base, action, outcome: 'failed', detail: parsed.failure.problem });
@@ -146,6 +157,10 @@ export class Router {
       };
     }
     const { reply, ...entry } = result;
+    // Binding a chat again (bind, pair) is the admin's sign that it works again.
+    if ((verb === 'bind' || verb === 'pair') && entry.outcome === 'allowed') {
+      await this.#retryChat(event.chatRef);
+    }
     await audit(deps, { ...base, action, ...entry });
     if (reply !== undefined) await this.#reply(event, reply);
   }

@@ -1,6 +1,7 @@
 import type { Config } from '../config.ts';
 import { migrationStatus, openBridgeDb } from '../db/connection.ts';
 import { AgentsRepo } from '../db/repositories/agents.ts';
+import { createRepositories, type UnreachableChat } from '../db/repositories/index.ts';
 import { checkRunningBridge } from './doctor-bridge.ts';
 import { checkEngines } from './doctor-engines.ts';
 import { checkDiscord, checkSlack, checkTelegram } from './doctor-platforms.ts';
@@ -57,8 +58,32 @@ export async function checkDatabase(file: string): Promise<CheckResult> {
   }
 }
 
-/** Checks Redis answers PING at REDIS_URL (only called when it is set). */
-export async function checkRedis(url: string): Promise<CheckResult> {
+/**
+ * Chats a platform refused the bridge in (bridge.db `unreachable_chats`): one failed line each,
+ * with the reason and how to bring it back. Read from the file, so it works with no bridge up.
+ */
+export async function checkUnreachableChats(file: string): Promise<CheckResult[]> {
+  let chats: UnreachableChat[];
+  try {
+    const db = openBridgeDb({ file });
+    try {
+      chats = await createRepositories(db).unreachable.list();
+    } finally {
+      await db.close();
+    }
+  } catch {
+    return []; // bridge.db's own check above says what is wrong with it
+  }
+  return chats.map((c) => ({
+    name: `chat ${c.chatRef}`,
+    ok: false,
+    detail: `unreachable since ${new Date(c.since).toISOString()}: ${c.detail}`,
+    fix: 'fix it on the platform (add the bot back, restore its permission, unarchive), then send a command there as an operator or bind the chat again',
+  }));
+}
+
+/** Checks Redis answers PING at REDIS_URL (only called when it is set), then lists its workers. */
+export async function checkRedis(url: string): Promise<CheckResult | CheckResult[]> {
   const { Redis } = await import('ioredis'); // loaded only when REDIS_URL is set
   const redis = new Redis(url, {
     lazyConnect: true,
@@ -70,7 +95,10 @@ export async function checkRedis(url: string): Promise<CheckResult> {
   try {
     await redis.connect();
     const pong = await redis.ping();
-    return { name: 'redis', ok: pong === 'PONG', detail: `PING answered ${pong}` };
+    return [
+      { name: 'redis', ok: pong === 'PONG', detail: `PING answered ${pong}` },
+      await checkWorkers(redis),
+    ];
   } catch (err) {
     return {
       name: 'redis',
@@ -93,7 +121,8 @@ export async function runChecks(config: Config, dbFile: string): Promise<CheckRe
     },
   ];
   results.push(await checkDatabase(dbFile));
-  if (config.redisUrl) results.push(await checkRedis(config.redisUrl));
+  results.push(...(await checkUnreachableChats(dbFile)));
+  if (config.redisUrl) results.push(...[await checkRedis(config.redisUrl)].flat());
   const { telegram, slack, discord } = config;
   if (telegram.botToken) results.push(...(await checkTelegram(telegram)));
   if (slack.botToken) results.push(...(await checkSlack(slack)));
@@ -118,3 +147,29 @@ async function engineChecks(dbFile: string): Promise<CheckResult[]> {
   }
   return checkEngines(agents);
 }
+
+/**
+ * Lists the job workers registered on Redis (heartbeat within 3 beats): host/pid, labels,
+ * engines, running jobs. None is not a failure (serve's own worker registers while it runs),
+ * but the fix says how to add one.
+ */
+async function checkWorkers(redis: import('ioredis').Redis): Promise<CheckResult> {
+  const [{ listWorkers, WorkerKeys }, { describeWorker }] = await Promise.all([
+    import('../jobs/queue/bullmq-workers.ts'),
+    import('../app/worker-watch.ts'),
+  ]);
+  const workers = await listWorkers(redis, new WorkerKeys(DEFAULT_QUEUE_BASE));
+  if (workers.length === 0) {
+    return {
+      name: 'workers',
+      ok: true,
+      detail: 'none registered now',
+      fix: 'start `phasebridge serve` (it runs jobs too) or `phasebridge worker` on any machine with REDIS_URL',
+    };
+  }
+  const lines = workers.map((w) => `${w.host}/${w.pid} (${describeWorker(w)})`);
+  return { name: 'workers', ok: true, detail: `${workers.length}: ${lines.join(', ')}` };
+}
+
+/** `<prefix>:<queue name>` of the default BullMQ queue (what serve and workers use). */
+const DEFAULT_QUEUE_BASE = 'phasebridge:phasebridge-jobs';

@@ -46,6 +46,7 @@ export async function openOrchestrator(
     queueConfigFor({
       db,
       redisUrl: config.redisUrl,
+      jobLeaseMs: config.jobLeaseMs,
       onError: (err, context) => log.warn({ err }, `job queue: ${context}`),
     }),
   );
@@ -56,6 +57,7 @@ export async function openOrchestrator(
       queue,
       log,
       home: config.home,
+      workspaceMode: config.workspaceMode,
       secretEnvNames: SECRET_ENV_NAMES,
       worker: opts.worker,
     });

@@ -287,6 +287,17 @@ export interface ChannelStateTable {
   updated_at: number;
 }
 
+/** `unreachable_chats` (0012): a chat the platform refuses us in, until someone there acts. */
+export interface UnreachableChatsTable {
+  chat_ref: string;
+  /** The adapter's short reason (`bot_kicked`, `not_in_channel`...). */
+  reason: string;
+  /** The refusal as the adapter described it (no tokens). */
+  detail: string;
+  since: number;
+  updated_at: number;
+}
+
 /** Every table of bridge.db (the kysely_migration tables are kysely's own). */
 export interface Database {
   channels: ChannelsTable;
@@ -309,6 +320,7 @@ export interface Database {
   console_sessions: ConsoleSessionsTable;
   channel_state: ChannelStateTable;
   outbox: OutboxTable;
+  unreachable_chats: UnreachableChatsTable;
 }
 
 /** A selected row of table `T`. */

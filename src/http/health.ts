@@ -12,7 +12,7 @@ import type { HttpLogger, Route } from './server.ts';
 
 /**
  * A readiness check: resolving means ready, unless it resolves with `false` or a {@link NotReady};
- * a rejection = not ready.
+ * a rejection = not ready. A {@link ReadyWithNote} is ready with a detail shown.
  */
 export type ProbeCheck = () => Promise<unknown>;
 
@@ -20,6 +20,16 @@ export type ProbeCheck = () => Promise<unknown>;
 export interface NotReady {
   readonly ready: false;
   readonly detail: string;
+}
+
+/** What a probe resolves with to stay ready but say something in `/readyz` (unreachable chats). */
+export interface ReadyWithNote {
+  readonly ready: true;
+  readonly detail: string;
+}
+
+function isReadyWithNote(v: unknown): v is ReadyWithNote {
+  return typeof v === 'object' && v !== null && (v as ReadyWithNote).ready === true;
 }
 
 function isNotReady(v: unknown): v is NotReady {
@@ -32,7 +42,7 @@ export interface ProbeResult {
   readonly ok: boolean;
   /** 'timeout', 'not ready', a phasebridge error code, or 'error'. */
   readonly error?: string;
-  /** Why, when the probe said so with a {@link NotReady}. */
+  /** Why, when the probe said so with a {@link NotReady} (or a note of a {@link ReadyWithNote}). */
   readonly detail?: string;
 }
 
@@ -82,6 +92,7 @@ export class Readiness {
       const outcome = await Promise.race([Promise.resolve().then(check), timeout]);
       if (outcome === 'timeout') return this.#failed(name, 'timeout');
       if (isNotReady(outcome)) return this.#failed(name, 'not ready', outcome.detail);
+      if (isReadyWithNote(outcome)) return { name, ok: true, detail: outcome.detail };
       return outcome === false ? this.#failed(name, 'not ready') : { name, ok: true };
     } catch (err) {
       this.#log.warn({ err, probe: name }, 'readiness probe failed');

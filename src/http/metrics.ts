@@ -24,6 +24,10 @@ export interface BridgeMetricsOptions {
   readonly runsByStatus?: CountCollector;
   /** Jobs by state (waiting, active, completed, failed, cancelled). */
   readonly jobsByState?: CountCollector;
+  /** Registered job workers by kind (`worker`, `bridge`); BullMQ only. */
+  readonly workersByKind?: CountCollector;
+  /** Jobs running on registered workers by kind; BullMQ only. */
+  readonly runningByKind?: CountCollector;
   /** Node process metrics (CPU, memory, event loop lag); default true. */
   readonly processMetrics?: boolean;
 }
@@ -66,6 +70,20 @@ export class BridgeMetrics {
     });
     countGauge('phasebridge_runs', 'Runs by status', 'status', options.runsByStatus, options.log);
     countGauge('phasebridge_jobs', 'Jobs by state', 'state', options.jobsByState, options.log);
+    countGauge(
+      'phasebridge_workers',
+      'Job workers with a live heartbeat, by kind (worker = phasebridge worker, bridge = in-process)',
+      'kind',
+      options.workersByKind,
+      options.log,
+    );
+    countGauge(
+      'phasebridge_worker_running_jobs',
+      'Jobs running on registered workers, by kind',
+      'kind',
+      options.runningByKind,
+      options.log,
+    );
     if (options.processMetrics ?? true) {
       collectDefaultMetrics({ register: this.registry, prefix: 'phasebridge_' });
     }

@@ -85,6 +85,7 @@ describe('the assembled bridge', () => {
     const report = (await ready.json()) as { checks: { name: string; ok: boolean }[] };
     expect(report.checks.map((c) => c.name).sort()).toEqual([
       'bridge.db',
+      'chats',
       'queue',
       'telegram',
       'web',

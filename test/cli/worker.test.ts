@@ -5,6 +5,19 @@ import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MANY_STEPS_TIMEOUT_MS, runCli } from './support.ts';
 
+describe('phasebridge worker options', () => {
+  it('refuses --label and --engines without REDIS_URL, and unknown engines, before starting', () => {
+    const label = cli('worker', '--label', 'gpu');
+    expect(label.code).not.toBe(0);
+    expect(label.err).toContain('--label and --engines need the BullMQ queue: set REDIS_URL');
+    const engines = cli('worker', '--engines', 'claude,gpt');
+    expect(engines.code).not.toBe(0);
+    expect(engines.err).toContain('--engines gpt: engines are command, claude, codex');
+    const bad = cli('worker', '--label', 'no spaces');
+    expect(bad.err).toContain('--label no spaces: a label is');
+  });
+});
+
 const BIN = resolve(import.meta.dirname, '../../bin/phasebridge.js');
 const root = mkdtempSync(join(tmpdir(), 'pb-cli-worker-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

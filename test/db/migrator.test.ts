@@ -38,6 +38,7 @@ const TABLES = [
   'runs',
   'status_messages',
   'tool_approvals',
+  'unreachable_chats',
 ];
 
 function tables(db: BridgeDb): string[] {

@@ -159,6 +159,7 @@ const COLUMNS: Columns = {
     created_at: true,
     updated_at: true,
   },
+  unreachable_chats: { chat_ref: true, reason: true, detail: true, since: true, updated_at: true },
 };
 
 describe('schema.ts', () => {

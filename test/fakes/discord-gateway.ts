@@ -1,8 +1,9 @@
 /**
  * The fake Discord gateway: a `ws` server (noServer, fed from the HTTP server's 'upgrade')
  * speaking gateway v10 in JSON without compression: HELLO, IDENTIFY → READY + GUILD_CREATE per
- * guild, heartbeats (op 1 → op 11), RESUME → replay of missed dispatches + RESUMED, and a way to
- * drop the connection so the client has to resume.
+ * guild, heartbeats (op 1 → op 11), RESUME → replay of missed dispatches + RESUMED, and what
+ * Discord does to a connection on its own: drop it, ask for a reconnect (op 7), invalidate the
+ * session (op 9, resumable or not), or go zombie (heartbeats no longer acknowledged).
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -61,6 +62,8 @@ export class FakeGateway {
   readonly #host: GatewayHost;
   readonly #wss = new WebSocketServer({ noServer: true });
   readonly #sockets = new Set<WebSocket>();
+  /** A connection whose heartbeats are no longer acknowledged (a zombie). */
+  #zombie: WebSocket | undefined;
   #session: Session | undefined;
 
   constructor(host: GatewayHost) {
@@ -100,6 +103,27 @@ export class FakeGateway {
     else socket.close(code, 'fake gateway drop');
   }
 
+  /** Asks the client to reconnect and resume (op 7 Reconnect), as Discord does before maintenance. */
+  requestReconnect(): void {
+    this.#session?.socket?.send(JSON.stringify({ op: Op.Reconnect, d: null }));
+  }
+
+  /**
+   * Invalidates the session (op 9). Resumable: the client may RESUME it. Not resumable: the session
+   * is forgotten, a RESUME would be refused, the client must IDENTIFY anew.
+   */
+  invalidateSession(resumable: boolean): void {
+    const socket = this.#session?.socket;
+    if (!socket) return;
+    if (!resumable) this.#session = undefined;
+    socket.send(JSON.stringify({ op: Op.InvalidSession, d: resumable }));
+  }
+
+  /** The current connection stops acknowledging heartbeats (the client should call it a zombie). */
+  goZombie(): void {
+    this.#zombie = this.#session?.socket;
+  }
+
   /** Closes every connection and the server. */
   close(): void {
     for (const ws of this.#sockets) ws.terminate();
@@ -127,8 +151,9 @@ export class FakeGateway {
       return;
     }
     this.received.push({ op: payload.op, d: payload.d, path });
-    if (payload.op === Op.Heartbeat) ws.send(JSON.stringify({ op: Op.HeartbeatAck }));
-    else if (payload.op === Op.Identify) this.#identify(ws, payload.d as JsonObject);
+    if (payload.op === Op.Heartbeat) {
+      if (ws !== this.#zombie) ws.send(JSON.stringify({ op: Op.HeartbeatAck }));
+    } else if (payload.op === Op.Identify) this.#identify(ws, payload.d as JsonObject);
     else if (payload.op === Op.Resume) this.#resume(ws, payload.d as JsonObject);
     this.#host.changed();
   }

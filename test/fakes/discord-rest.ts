@@ -147,13 +147,24 @@ function putCommands(ctx: RestContext, req: RestRequest, [app, guild]: string[])
 function getChannel(ctx: RestContext, _req: RestRequest, [id]: string[]): RestResult {
   const channel = ctx.state.channels.get(id!);
   if (!channel) throw new ApiError(404, 10003, 'Unknown Channel');
+  if (!ctx.state.access.canView(channel.id, channel.parentId)) {
+    throw new ApiError(403, 50001, 'Missing Access');
+  }
   return ok(wireChannel(channel));
 }
 
 const wire = (ctx: RestContext, m: StoredMessage): Json =>
   wireMessage(m, ctx.state.applicationId) as unknown as Json;
 
+/** Throws what Discord answers when the bot may not post in the channel (see discord-access.ts). */
+function checkSend(ctx: RestContext, channelId: string): void {
+  const channel = ctx.state.channels.get(channelId);
+  if (!channel) throw new ApiError(404, 10003, 'Unknown Channel');
+  ctx.state.access.checkSend(channelId, channel.parentId);
+}
+
 function postMessage(ctx: RestContext, req: RestRequest, [channelId]: string[]): RestResult {
+  checkSend(ctx, channelId!);
   const body = objectOf(req.body);
   if (req.files.length === 0) checkMessageBody(body);
   const message = ctx.state.addMessage(channelId!, {
@@ -179,6 +190,7 @@ function botMessage(ctx: RestContext, channelId: string, messageId: string): Sto
 }
 
 function patchMessage(ctx: RestContext, req: RestRequest, [channelId, id]: string[]): RestResult {
+  checkSend(ctx, channelId!);
   const message = botMessage(ctx, channelId!, id!);
   return ok(wire(ctx, ctx.state.editMessage(message, objectOf(req.body))));
 }

@@ -3,8 +3,10 @@
  * thread, DM channels, messages, interactions and their responses, registered commands. Also the
  * checks Discord applies to message bodies and modals, and the payloads of INTERACTION_CREATE.
  */
+
 import { randomBytes } from 'node:crypto';
 import type { APIUser } from 'discord.js';
+import { FakeDiscordAccess } from './discord-access.ts';
 import {
   ApiError,
   type FakeChannel,
@@ -64,6 +66,8 @@ export class FakeDiscordState {
     [this.thread.id, this.thread],
   ]);
   readonly messages = new Map<string, StoredMessage>();
+  /** The bot's permission overwrites per channel, and archived threads. */
+  readonly access = new FakeDiscordAccess();
   readonly interactions = new Map<string, FakeInteraction>();
   /** Global commands (`PUT /applications/{id}/commands`), and per guild. */
   globalCommands: JsonObject[] = [];

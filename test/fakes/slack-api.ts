@@ -2,6 +2,7 @@
  * The Web API methods of the fake Slack and the state they act on: bot messages per channel,
  * ephemerals, modals, uploaded files, and the trigger ids Slack issued (single use).
  */
+import { FakeSlackChannels } from './slack-membership.ts';
 import {
   ApiError,
   checkBlocks,
@@ -21,6 +22,8 @@ export class FakeSlackWebApi {
   readonly views: StoredView[] = [];
   /** Files uploaded (and completed, once `params` is set). */
   readonly files: { id: string; params: Json; bytes: number }[] = [];
+  /** Channel membership and archive state. */
+  readonly channels = new FakeSlackChannels();
   readonly #issuedTriggers = new Set<string>();
   #seq = 0;
 
@@ -71,6 +74,7 @@ export class FakeSlackWebApi {
       case 'chat.postMessage':
         return this.#post(p);
       case 'chat.update': {
+        this.channels.checkPost(p.channel);
         const m = this.#existing(p);
         m.blocks = p.blocks === undefined ? m.blocks : checkBlocks(p.blocks);
         m.text = p.text ?? m.text;
@@ -84,6 +88,7 @@ export class FakeSlackWebApi {
       }
       case 'chat.postEphemeral':
         if (!p.channel || !p.user) throw new ApiError('channel_not_found');
+        this.channels.checkEphemeral(p.channel, p.user);
         this.ephemerals.push(p);
         return { message_ts: this.ts() };
       case 'views.open': {
@@ -119,6 +124,7 @@ export class FakeSlackWebApi {
 
   #post(p: Json): Json {
     if (!p.channel) throw new ApiError('channel_not_found');
+    this.channels.checkPost(p.channel);
     if (!p.text && !p.blocks) throw new ApiError('no_text');
     const m: StoredMessage = {
       channel: p.channel,

@@ -4,6 +4,7 @@
  * command forms, Events API envelopes, block_actions and view_submission interactions).
  */
 import { createHmac } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 
 /** Loose JSON object. */
 // biome-ignore lint/suspicious/noExplicitAny: wire payloads are free-form JSON
@@ -270,4 +271,24 @@ export function viewSubmissionPayload(
     is_enterprise_install: false,
     enterprise: null,
   };
+}
+
+/** One app-bound request, kept so it can be redelivered exactly (Slack's retries). */
+export interface SlackRequest {
+  readonly kind: 'slash_commands' | 'interactive' | 'events_api';
+  readonly payload: Json;
+}
+
+/** The app's answer: HTTP status and body, or the Socket Mode ack payload as JSON with 200. */
+export interface Delivery {
+  readonly status: number;
+  readonly body: string;
+  readonly request: SlackRequest;
+}
+
+/** Answers JSON with a 200 (Slack answers errors as `ok: false` with 200 too). */
+export function json(res: ServerResponse, body: Json, headers: Record<string, string> = {}): void {
+  res
+    .writeHead(200, { 'content-type': 'application/json; charset=utf-8', ...headers })
+    .end(JSON.stringify(body));
 }

@@ -6,17 +6,20 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type WebSocket, WebSocketServer } from 'ws';
 import { FakeSlackWebApi } from './slack-api.ts';
+import { FakeSocketMode } from './slack-socket.ts';
 import {
   ApiError,
   blockActionsPayload,
   commandForm,
+  type Delivery,
   type FakeUser,
   type Json,
+  json,
   mentionEnvelope,
   type RecordedCall,
   readParams,
+  type SlackRequest,
   type StoredMessage,
   type StoredView,
   sign,
@@ -34,19 +37,6 @@ export interface FakeSlackOptions {
   signingSecret?: string;
 }
 
-/** One app-bound request, kept so it can be redelivered exactly (Slack's retries). */
-export interface SlackRequest {
-  readonly kind: 'slash_commands' | 'interactive' | 'events_api';
-  readonly payload: Json;
-}
-
-/** The app's answer: HTTP status and body, or the Socket Mode ack payload as JSON with 200. */
-export interface Delivery {
-  readonly status: number;
-  readonly body: string;
-  readonly request: SlackRequest;
-}
-
 /** The fake; start with `FakeSlack.start()`, always `close()` it. */
 export class FakeSlack {
   /** Every Web API call, in order. */
@@ -57,6 +47,8 @@ export class FakeSlack {
   readonly workspace: Workspace = { teamId: 'T0FAKE01', appId: 'A0FAKEAPP', botUserId: 'U0PBBOT' };
   /** Web API state: messages, ephemerals, views, files. */
   readonly api: FakeSlackWebApi;
+  /** Socket Mode connections. */
+  readonly socketMode: FakeSocketMode;
   /** The bot token's scopes, sent in `x-oauth-scopes` as Slack does; a test removes some. */
   scopes = ['app_mentions:read', 'chat:write', 'commands', 'files:write'];
   readonly botToken: string;
@@ -68,9 +60,6 @@ export class FakeSlack {
   now: () => number = Date.now;
 
   readonly #server: Server;
-  readonly #wss = new WebSocketServer({ noServer: true });
-  #socket: WebSocket | undefined;
-  readonly #acks = new Map<string, (payload: Json) => void>();
   readonly #failNext: { method: string; error?: string; retryAfter?: number }[] = [];
   readonly #watchers = new Set<() => boolean>();
 
@@ -84,6 +73,7 @@ export class FakeSlack {
       () => this.origin,
       () => this.now(),
     );
+    this.socketMode = new FakeSocketMode(this.workspace.appId, () => this.api.next());
   }
 
   /** Bot messages by channel, oldest first. */
@@ -107,7 +97,7 @@ export class FakeSlack {
     const fake = new FakeSlack(server, options);
     server.on('request', (req, res) => void fake.#route(req, res));
     server.on('upgrade', (req, socket, head) => {
-      fake.#wss.handleUpgrade(req, socket, head, (ws) => fake.#onSocket(ws));
+      fake.socketMode.handleUpgrade(req, socket, head);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return fake;
@@ -125,13 +115,22 @@ export class FakeSlack {
 
   /** True while a Socket Mode client is connected. */
   get socketConnected(): boolean {
-    return this.#socket !== undefined;
+    return this.socketMode.connected;
+  }
+
+  /** Asks the Socket Mode client to move to a new connection, as Slack does every few hours. */
+  requestSocketRefresh(reason = 'refresh_requested'): void {
+    this.socketMode.requestRefresh(reason);
+  }
+
+  /** Drops the Socket Mode connection abruptly (a network failure). */
+  dropSocket(): void {
+    this.socketMode.drop();
   }
 
   /** Closes sockets and keep-alive connections, then the server. */
   async close(): Promise<void> {
-    for (const ws of this.#wss.clients) ws.terminate();
-    this.#wss.close();
+    this.socketMode.close();
     this.#server.closeAllConnections();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
@@ -264,7 +263,8 @@ export class FakeSlack {
    * ack), else as a signed HTTP POST to `target`. `retryNum` marks a redelivery as Slack does.
    */
   async deliver(request: SlackRequest, retryNum?: number): Promise<Delivery> {
-    if (this.#socket) return this.#deliverOverSocket(this.#socket, request, retryNum);
+    const overSocket = this.socketMode.deliver(request, retryNum);
+    if (overSocket) return overSocket;
     const form = request.kind !== 'events_api';
     const body =
       request.kind === 'slash_commands'
@@ -281,43 +281,6 @@ export class FakeSlack {
       }),
     };
     return { ...(await this.postRaw(body, headers)), request };
-  }
-
-  #deliverOverSocket(ws: WebSocket, request: SlackRequest, retryNum?: number): Promise<Delivery> {
-    const envelopeId = `env-${this.api.next()}`;
-    return new Promise((resolve) => {
-      this.#acks.set(envelopeId, (payload) =>
-        resolve({ status: 200, body: JSON.stringify(payload), request }),
-      );
-      ws.send(
-        JSON.stringify({
-          envelope_id: envelopeId,
-          type: request.kind,
-          payload: request.payload,
-          accepts_response_payload: request.kind !== 'events_api',
-          ...(retryNum !== undefined && { retry_attempt: retryNum, retry_reason: 'timeout' }),
-        }),
-      );
-    });
-  }
-
-  #onSocket(ws: WebSocket): void {
-    this.#socket = ws;
-    ws.on('message', (data) => {
-      const msg = JSON.parse(String(data)) as Json;
-      this.#acks.get(msg.envelope_id)?.(msg.payload ?? {});
-      this.#acks.delete(msg.envelope_id);
-    });
-    ws.on('close', () => {
-      if (this.#socket === ws) this.#socket = undefined;
-    });
-    ws.send(
-      JSON.stringify({
-        type: 'hello',
-        num_connections: 1,
-        connection_info: { app_id: this.workspace.appId },
-      }),
-    );
   }
 
   #waitFor<T>(probe: () => T | undefined): Promise<T> {
@@ -386,10 +349,4 @@ export class FakeSlack {
       json(res, { ok: false, error: err.code });
     }
   }
-}
-
-function json(res: ServerResponse, body: Json, headers: Record<string, string> = {}): void {
-  res
-    .writeHead(200, { 'content-type': 'application/json; charset=utf-8', ...headers })
-    .end(JSON.stringify(body));
 }

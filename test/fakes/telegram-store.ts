@@ -2,6 +2,7 @@
  * The fake Telegram's chats and messages, with the checks Telegram makes on sending and editing
  * (known chat, HTML that parses, at most 4096 visible characters, 1-64 byte callback data).
  */
+import { FakeChatAccess } from './telegram-access.ts';
 import {
   bad,
   type FakeChat,
@@ -17,6 +18,8 @@ export class FakeMessageStore {
   readonly #chats = new Map<number, FakeChat>();
   readonly #messages = new Map<string, StoredMessage>();
   readonly #nextMessageId = new Map<number, number>();
+  /** Where the bot may post (kicked, blocked, migrated chats; closed topics). */
+  readonly access = new FakeChatAccess();
 
   /** `bot` is the sender of everything the bot API sends. */
   constructor(readonly bot: FakeUser) {}
@@ -52,15 +55,18 @@ export class FakeMessageStore {
     return stored;
   }
 
-  /** The chat a call targets; 400 when unknown. */
+  /** The chat (and topic) a call targets; 400 when unknown, the refusal when the bot may not post. */
   chat(p: Json): FakeChat {
     const chat = this.#chats.get(Number(p.chat_id));
     if (!chat) throw bad('chat not found');
+    this.access.check(chat, threadOf(p));
     return chat;
   }
 
   /** The bot message a call targets; 400 `notFound` when missing. */
   botMessage(p: Json, notFound: string): StoredMessage {
+    const chat = this.#chats.get(Number(p.chat_id));
+    if (chat) this.access.check(chat);
     const m = this.message(Number(p.chat_id), Number(p.message_id));
     if (!m || m.deleted || m.from.id !== this.bot.id) throw bad(notFound);
     return m;

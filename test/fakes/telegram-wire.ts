@@ -63,6 +63,13 @@ export class ApiError extends Error {
     super(description);
   }
 }
+/** Telegram's answer to a held getUpdates when another process polls the same token. */
+export const TERMINATED_BY_OTHER_POLLER =
+  'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running';
+
+/** How long Telegram lets a bot answer a callback query. */
+export const CALLBACK_QUERY_TTL_MS = 15_000;
+
 /** A 400 Bad Request error. */
 export const bad = (what: string) => new ApiError(400, `Bad Request: ${what}`);
 

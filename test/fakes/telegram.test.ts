@@ -127,4 +127,50 @@ describe('FakeTelegram', () => {
       await limited.close();
     }
   });
+
+  it('a second poller on the token ends the held poll with 409', async () => {
+    const first = call('getUpdates', { timeout: 30 });
+    await new Promise<void>((resolve) => {
+      const check = () => (fake.waitingPolls > 0 ? resolve() : setTimeout(check, 5));
+      check();
+    });
+    const second = call('getUpdates', { timeout: 0 });
+    expect(await first).toMatchObject({
+      status: 409,
+      body: { description: expect.stringMatching(/terminated by other getUpdates request/) },
+    });
+    expect((await second).status).toBe(200);
+  });
+
+  it('refuses a removed bot, a blocked bot, a migrated group and a closed or deleted topic', async () => {
+    const group = fake.addChat({ id: -5, type: 'group' });
+    const dm = fake.addChat({ id: 9, type: 'private' });
+    const forum = fake.addChat({ id: -100777, type: 'supergroup', is_forum: true });
+    const send = (chat_id: number, extra: Record<string, unknown> = {}) =>
+      call('sendMessage', { chat_id, text: 'hi', ...extra });
+    fake.store.access.removeBot(group);
+    expect((await send(-5)).body).toMatchObject({
+      error_code: 403,
+      description: 'Forbidden: bot was kicked from the group chat',
+    });
+    fake.store.access.addBot(-5);
+    expect((await send(-5)).status).toBe(200);
+    fake.store.access.removeBot(dm);
+    expect((await send(9)).body.description).toBe('Forbidden: bot was blocked by the user');
+    fake.addChat(fake.store.access.upgradeToSupergroup(group, -1005));
+    expect((await send(-5)).body).toMatchObject({
+      error_code: 400,
+      parameters: { migrate_to_chat_id: -1005 },
+    });
+    expect((await send(-1005)).status).toBe(200);
+    fake.store.access.closeTopic(forum.id, 3);
+    expect((await send(forum.id, { message_thread_id: 3 })).body.description).toBe(
+      'Bad Request: TOPIC_CLOSED',
+    );
+    fake.store.access.deleteTopic(forum.id, 4);
+    expect((await send(forum.id, { message_thread_id: 4 })).body.description).toBe(
+      'Bad Request: message thread not found',
+    );
+    expect((await send(forum.id)).status).toBe(200);
+  });
 });

@@ -1,11 +1,12 @@
 /**
  * A fake Telegram Bot API server: plain node:http speaking the real protocol at
- * `/bot<token>/<method>` (JSON, urlencoded and multipart bodies), with per-chat message ids, the
- * validation Telegram applies (HTML parse mode, 4096-character texts, 64-byte callback data),
- * long polling, webhook delivery, injectable 429s and a record of every call.
+ * `/bot<token>/<method>`, with per-chat message ids, Telegram's validation (HTML, 4096-character
+ * texts, 64-byte callback data), long polling (a second poller gets 409), webhook delivery,
+ * chats that refuse the bot (telegram-access.ts), expiring callback queries and a call record.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { FakeCallbackQueries } from './telegram-access.ts';
 import { type FakeTelegramLimits, LimitEnforcer } from './telegram-limits.ts';
 import { FakeMessageStore } from './telegram-store.ts';
 import {
@@ -17,6 +18,7 @@ import {
   type RecordedCall,
   readParams,
   type StoredMessage,
+  TERMINATED_BY_OTHER_POLLER,
   threadOf,
   topicRootMessage,
   toWireMessage,
@@ -24,7 +26,7 @@ import {
 } from './telegram-wire.ts';
 
 export type { FakeChat, FakeUser, RecordedCall, StoredMessage } from './telegram-wire.ts';
-export { parseTelegramHtml } from './telegram-wire.ts';
+export { CALLBACK_QUERY_TTL_MS, parseTelegramHtml } from './telegram-wire.ts';
 
 /** Options of FakeTelegram.start. */
 export interface FakeTelegramOptions {
@@ -34,6 +36,8 @@ export interface FakeTelegramOptions {
   port?: number;
   /** Enforce Telegram's rate limits (true: the FAQ's figures), answering 429 over them. */
   limits?: FakeTelegramLimits | true;
+  /** The fake's clock (ms): tests move it to expire callback queries without sleeping. */
+  now?: () => number;
 }
 
 /** The fake server; start with `FakeTelegram.start()`, always `close()` it. */
@@ -55,10 +59,11 @@ export class FakeTelegram {
 
   readonly #server: Server;
   readonly #token: string;
-  readonly #openCallbacks = new Set<string>();
+  readonly #callbacks: FakeCallbackQueries;
   #updates: Update[] = [];
   #nextUpdateId = 1000;
   #waiters = new Set<() => void>();
+  readonly #heldPolls = new Set<() => void>(); // held getUpdates; another poller ends them (409)
   #deliveries: Promise<number>[] = [];
   #failRule:
     | { every: number; retryAfter: number; methods?: Set<string>; count: number }
@@ -74,6 +79,7 @@ export class FakeTelegram {
     this.#server = server;
     this.#limits = options.limits && new LimitEnforcer(options.limits);
     this.#token = options.token ?? '123456:TEST-token_abc';
+    this.#callbacks = new FakeCallbackQueries(options.now ?? Date.now);
     this.bot = {
       id: 123456,
       is_bot: true,
@@ -215,7 +221,7 @@ export class FakeTelegram {
     const button = rows.flat().find((b) => b.text === o.label);
     if (!target || !button) throw new Error(`no button "${o.label}" on ${o.chatId}/${o.messageId}`);
     const id = String(4_000_000_000_000 + this.#nextUpdateId);
-    this.#openCallbacks.add(id);
+    this.#callbacks.open(id);
     const query = {
       id,
       from: o.from,
@@ -343,8 +349,7 @@ export class FakeTelegram {
         return true;
       case 'answerCallbackQuery': {
         const id = String(p.callback_query_id);
-        if (!this.#openCallbacks.delete(id))
-          throw bad('query is too old and response timeout expired or query ID is invalid');
+        this.#callbacks.answer(id);
         if (p.text !== undefined && [...String(p.text)].length > 200) throw bad('MESSAGE_TOO_LONG');
         this.callbackAnswers.set(id, p);
         return true;
@@ -381,18 +386,24 @@ export class FakeTelegram {
     const offset = Number(p.offset ?? 0);
     // Asking with an offset confirms (drops) every earlier update, as Telegram does.
     if (offset > 0) this.#updates = this.#updates.filter((u) => u.update_id >= offset);
+    // A second poller on the token ends the poll being held, as Telegram does (409).
+    for (const end of this.#heldPolls) end();
     const timeoutMs = Number(p.timeout ?? 0) * 1000;
     if (this.#updates.length === 0 && timeoutMs > 0) {
-      await new Promise<void>((resolve) => {
-        const done = () => {
+      const ended = await new Promise<boolean>((resolve) => {
+        const done = (byOther = false) => {
           clearTimeout(timer);
           this.#waiters.delete(done);
-          resolve();
+          this.#heldPolls.delete(terminate);
+          resolve(byOther);
         };
+        const terminate = () => done(true);
         const timer = setTimeout(done, timeoutMs);
         this.#waiters.add(done);
-        res.once('close', done); // the client gave up (grammY aborts on stop)
+        this.#heldPolls.add(terminate);
+        res.once('close', () => done()); // the client gave up (grammY aborts on stop)
       });
+      if (ended) throw new ApiError(409, TERMINATED_BY_OTHER_POLLER);
     }
     return this.#updates.slice(0, Number(p.limit ?? 100));
   }

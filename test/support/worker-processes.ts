@@ -24,10 +24,12 @@ export async function startWorkerProcess(opts: {
   redisUrl?: string;
   concurrency: number;
   env?: Record<string, string>;
+  /** More `phasebridge worker` arguments (`--label gpu`). */
+  args?: string[];
 }): Promise<WorkerProcess> {
   const child = spawn(
     process.execPath,
-    [BIN, 'worker', '--concurrency', String(opts.concurrency)],
+    [BIN, 'worker', '--concurrency', String(opts.concurrency), ...(opts.args ?? [])],
     {
       env: {
         PATH: process.env.PATH ?? '',

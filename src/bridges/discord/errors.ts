@@ -4,7 +4,13 @@
  * tokens.
  */
 import { DiscordAPIError, DiscordjsError, HTTPError, RateLimitError } from 'discord.js';
-import { NotFoundError, PhasebridgeError, PlatformError, RateLimitedError } from '../../errors.ts';
+import {
+  ChatUnreachableError,
+  NotFoundError,
+  PhasebridgeError,
+  PlatformError,
+  RateLimitedError,
+} from '../../errors.ts';
 
 const PLATFORM = 'discord';
 
@@ -25,8 +31,20 @@ export function redactedPath(url: string): string {
 const UNKNOWN_MESSAGE = 10008;
 
 /**
- * Maps anything thrown by discord.js to RateLimitedError (429 beyond our wait), NotFoundError
- * (Unknown Message) or PlatformError.
+ * Discord's codes for a channel that refuses the bot until an admin acts, with our reason; a
+ * `thread` one refuses only the thread (archived), its channel still takes messages.
+ */
+const REFUSALS: Readonly<Record<number, { reason: string; scope: 'chat' | 'thread' }>> = {
+  10003: { reason: 'channel_not_found', scope: 'chat' },
+  50001: { reason: 'missing_access', scope: 'chat' },
+  50013: { reason: 'missing_permissions', scope: 'chat' },
+  50083: { reason: 'thread_archived', scope: 'thread' },
+};
+
+/**
+ * Maps anything thrown by discord.js to RateLimitedError (429 beyond our wait), ChatUnreachableError
+ * (Missing Access, Missing Permissions, Unknown Channel, archived thread), NotFoundError (Unknown
+ * Message) or PlatformError.
  * discord.js' HTTP errors are not kept as `cause`: their `url` holds interaction tokens and log
  * serialisers print every property.
  */
@@ -39,6 +57,13 @@ export function toDiscordError(err: unknown): PhasebridgeError {
     const what = `${err.method.toUpperCase()} ${redactedPath(err.url)}`;
     const failed = `${what} failed (${err.status}/${err.code}: ${err.message})`;
     if (err.code === UNKNOWN_MESSAGE) return new NotFoundError(`${PLATFORM}: ${failed}`);
+    const refusal = typeof err.code === 'number' ? REFUSALS[err.code] : undefined;
+    if (refusal) {
+      return new ChatUnreachableError(PLATFORM, refusal.reason, {
+        scope: refusal.scope,
+        detail: failed,
+      });
+    }
     return new PlatformError(PLATFORM, failed);
   }
   if (err instanceof HTTPError) {

@@ -3,9 +3,21 @@
  * outside this folder sees a Slack SDK error. Matching is on the SDK's documented string `code`s
  * rather than `instanceof`, which breaks when two copies of the SDK are loaded.
  */
-import { NotFoundError, PhasebridgeError, PlatformError, RateLimitedError } from '../../errors.ts';
+import {
+  ChatUnreachableError,
+  NotFoundError,
+  PhasebridgeError,
+  PlatformError,
+  RateLimitedError,
+} from '../../errors.ts';
 
 const PLATFORM = 'slack';
+
+/**
+ * Slack's codes for a channel that refuses the bot until a person acts (invite it, unarchive the
+ * channel). `user_not_in_channel` is about one person, not the channel: it stays a PlatformError.
+ */
+const CHANNEL_REFUSALS = new Set(['channel_not_found', 'not_in_channel', 'is_archived']);
 
 /** The fields of a Slack SDK error this module reads. */
 interface SlackSdkError {
@@ -22,7 +34,7 @@ const messageOf = (err: unknown): string =>
 
 /**
  * Maps anything thrown by a Slack call to RateLimitedError (HTTP 429, Retry-After in ms),
- * NotFoundError (`message_not_found`: deleted in the chat) or PlatformError naming the method and
+ * ChatUnreachableError (the channel refuses the bot: removed, archived, gone), NotFoundError (`message_not_found`: deleted in the chat) or PlatformError naming the method and
  * Slack's error code (`channel_not_found`, `invalid_auth`…).
  */
 export function toSlackError(err: unknown, method?: string): PhasebridgeError {
@@ -38,6 +50,9 @@ export function toSlackError(err: unknown, method?: string): PhasebridgeError {
       const code = String(e.data?.error ?? 'error');
       if (code === 'message_not_found') {
         return new NotFoundError(`${PLATFORM}: ${what} failed: ${code}`);
+      }
+      if (CHANNEL_REFUSALS.has(code)) {
+        return new ChatUnreachableError(PLATFORM, code, { detail: `${what} failed`, cause: err });
       }
       return new PlatformError(PLATFORM, `${what} failed: ${code}`, { cause: err });
     }

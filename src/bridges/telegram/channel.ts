@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Bot, InputFile, webhookCallback } from 'grammy';
 import type { Update } from 'grammy/types';
-import { ConfigError, ConflictError, type PhasebridgeError } from '../../errors.ts';
+import { ConfigError, ConflictError, PhasebridgeError } from '../../errors.ts';
 import type {
   AnswerOptions,
   Channel,
@@ -20,7 +20,7 @@ import type {
 import { stderrLogger } from '../channel.ts';
 import { DEFAULT_RETRY_POLICY, SerialQueues, withRateLimitRetry } from '../delivery.ts';
 import { rich, splitRichTextInto } from '../render-text.ts';
-import { isNotModified, toTelegramError } from './errors.ts';
+import { isExpiredQuery, isNotModified, toTelegramError } from './errors.ts';
 import {
   ALLOWED_UPDATES,
   type BotIdentity,
@@ -310,15 +310,20 @@ export class TelegramChannel implements Channel {
     const data = decodeInteraction(interaction);
     const pending = this.#pendingCallbacks.delete(data.q);
     if (options.private) {
-      await this.#call(() =>
-        this.#bot.api.answerCallbackQuery(data.q, {
-          text: callbackAnswerText(text),
-          show_alert: true,
-        }),
-      );
-      return;
-    }
-    if (pending) await this.#stopSpinner(data.q);
+      try {
+        await this.#call(() =>
+          this.#bot.api.answerCallbackQuery(data.q, {
+            text: callbackAnswerText(text),
+            show_alert: true,
+          }),
+        );
+        return;
+      } catch (err) {
+        // Telegram takes an answer for about 15 s only: later, a normal reply still reaches them.
+        if (!(err instanceof PhasebridgeError && isExpiredQuery(err))) throw err;
+        this.#log.info({}, 'telegram: callback query expired, answering with a message');
+      }
+    } else if (pending) await this.#stopSpinner(data.q);
     const chat = pressedChat(data);
     const [reply] = renderMessage({ text: rich(text) }, 1);
     await this.#queues.run(String(chat.chatId), () =>

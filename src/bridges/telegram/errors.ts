@@ -3,13 +3,56 @@
  * GrammyError. The token is never part of a message (grammY redacts it from HttpError too).
  */
 import { GrammyError, HttpError } from 'grammy';
-import { NotFoundError, PhasebridgeError, PlatformError, RateLimitedError } from '../../errors.ts';
+import {
+  ChatUnreachableError,
+  NotFoundError,
+  PhasebridgeError,
+  PlatformError,
+  RateLimitedError,
+} from '../../errors.ts';
 
 const PLATFORM = 'telegram';
 
 /**
- * Maps anything thrown by a grammY call to RateLimitedError (429), NotFoundError (the message to
- * edit is gone: deleted in the chat) or PlatformError.
+ * The Bot API's descriptions of a chat that refuses the bot until a person acts, with our short
+ * reason; `thread` ones refuse only the topic (the chat itself still takes messages).
+ */
+const REFUSALS: readonly { match: RegExp; reason: string; scope: 'chat' | 'thread' }[] = [
+  { match: /bot was kicked/, reason: 'bot_kicked', scope: 'chat' },
+  { match: /bot was blocked by the user/, reason: 'bot_blocked', scope: 'chat' },
+  { match: /bot is not a member/, reason: 'bot_not_member', scope: 'chat' },
+  { match: /user is deactivated/, reason: 'user_deactivated', scope: 'chat' },
+  { match: /not enough rights to send/, reason: 'no_rights', scope: 'chat' },
+  { match: /chat not found/, reason: 'chat_not_found', scope: 'chat' },
+  { match: /TOPIC_CLOSED/, reason: 'topic_closed', scope: 'thread' },
+  { match: /message thread not found|TOPIC_DELETED/, reason: 'topic_deleted', scope: 'thread' },
+];
+
+function refusal(err: GrammyError): ChatUnreachableError | undefined {
+  const to = err.parameters.migrate_to_chat_id;
+  if (to !== undefined) {
+    return new ChatUnreachableError(PLATFORM, 'chat_migrated', {
+      movedTo: `telegram:${to}`,
+      detail: 'the group became a supergroup',
+      cause: err,
+    });
+  }
+  if (err.error_code !== 400 && err.error_code !== 403) return undefined;
+  const hit = REFUSALS.find((r) => r.match.test(err.description));
+  return (
+    hit &&
+    new ChatUnreachableError(PLATFORM, hit.reason, {
+      scope: hit.scope,
+      detail: `${err.method}: ${err.description}`,
+      cause: err,
+    })
+  );
+}
+
+/**
+ * Maps anything thrown by a grammY call to RateLimitedError (429), ChatUnreachableError (the chat
+ * refuses the bot, or moved), NotFoundError (the message to edit is gone: deleted in the chat) or
+ * PlatformError.
  */
 export function toTelegramError(err: unknown): PhasebridgeError {
   if (err instanceof PhasebridgeError) return err;
@@ -18,6 +61,8 @@ export function toTelegramError(err: unknown): PhasebridgeError {
       const seconds = err.parameters.retry_after ?? 1;
       return new RateLimitedError(PLATFORM, Math.max(0, seconds) * 1000, { cause: err });
     }
+    const refused = refusal(err);
+    if (refused) return refused;
     const what = `${err.method} failed (${err.error_code}: ${err.description})`;
     if (err.error_code === 400 && err.description.includes('message to edit not found')) {
       return new NotFoundError(`${PLATFORM}: ${what}`);
@@ -37,5 +82,14 @@ export function isNotModified(err: PhasebridgeError): boolean {
     err.cause instanceof GrammyError &&
     err.cause.error_code === 400 &&
     err.cause.description.includes('message is not modified')
+  );
+}
+
+/** True for the 400 Telegram answers once a callback query is older than about 15 s. */
+export function isExpiredQuery(err: PhasebridgeError): boolean {
+  return (
+    err.cause instanceof GrammyError &&
+    err.cause.error_code === 400 &&
+    err.cause.description.includes('query is too old')
   );
 }

@@ -29,6 +29,7 @@ import {
   type ConsoleContext,
   handleConsoleRequest,
   messageEvent,
+  type WorkerState,
 } from './console-routes.ts';
 import { messageNotHeld } from './errors.ts';
 import { requireSession } from './guard.ts';
@@ -129,12 +130,19 @@ export class WebChannel implements Channel {
       log: this.#log,
       running: () => this.running,
       chats: () => this.#chats(),
+      workers: () => this.#workers(),
       echo: (text) => this.#publish(this.#history.add('user', echoHtml(text), [])),
       emit: (event) => this.#emit(event),
     };
   }
 
   #chats: () => readonly ChatAdapterState[] = () => [];
+  #workers: () => readonly WorkerState[] | null = () => null;
+
+  /** Where the console page reads the registered job workers (the bridge's worker watch). */
+  setWorkerStates(states: () => readonly WorkerState[] | null): void {
+    this.#workers = states;
+  }
 
   /** Where the console page reads which chat adapters are up (the bridge's adapter supervisor). */
   setChatStates(states: () => readonly ChatAdapterState[]): void {

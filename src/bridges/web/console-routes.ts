@@ -35,6 +35,14 @@ export interface ChatAdapterState {
   readonly detail?: string;
 }
 
+/** One job worker as the console shows it (BullMQ's worker registry). */
+export interface WorkerState {
+  /** `host/pid`. */
+  readonly name: string;
+  /** Labels, engines, running jobs. */
+  readonly detail: string;
+}
+
 /** What the console routes need from the channel. */
 export interface ConsoleContext extends GuardOptions {
   readonly history: MessageHistory;
@@ -45,6 +53,8 @@ export interface ConsoleContext extends GuardOptions {
   readonly log: ChannelLogger;
   /** The chat adapters' states for the page's header (none before the bridge sets them). */
   chats(): readonly ChatAdapterState[];
+  /** Registered job workers, or null when the queue has no registry (embedded queue). */
+  workers(): readonly WorkerState[] | null;
   /** True between start() and stop(). */
   running(): boolean;
   /** Shows what the user typed in the chat. */
@@ -100,6 +110,7 @@ function showConsole(ctx: ConsoleContext, session: Session, res: ServerResponse)
     csrf: session.csrfToken,
     nonce: newNonce(),
     chats: ctx.chats(),
+    workers: ctx.workers(),
   });
   sendPage(res, 200, page);
 }

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
-import { parseChatRef, parseUserRef } from '../../bridges/refs.ts';
+import { formatChatRef, parseChatRef, parseUserRef } from '../../bridges/refs.ts';
 // From its own module: the repositories' index would load Kysely for `--help`.
 import { ROLES } from '../../db/repositories/allowlist.ts';
 import type { AllowScope, Repositories } from '../../db/repositories/index.ts';
@@ -79,6 +79,9 @@ export function registerAccessCommands(program: Command, ctx: CliContext): void 
           defaultWorkflow: opts.workflow,
           defaultAgent: opts.agent,
         });
+        // An admin binding a chat again is the sign it works again: it is tried again.
+        await repos.unreachable.clear(formatChatRef(ref));
+        if (ref.thread !== undefined) await repos.unreachable.clear(ref.chat);
         await audit(ctx, repos, 'bind', chatText, chatText, workspace);
         console.log(`${chatText} is bound to ${workspace}`);
         if (opts.follow) console.log(await followWorkspace(ctx, workspace));

@@ -124,6 +124,21 @@ export class BindingsRepo {
       .executeTakeFirst();
     return res.numDeletedRows > 0n;
   }
+
+  /**
+   * The chat got a new id on its platform (a Telegram group upgraded to a supergroup): its
+   * bindings follow it, keeping their ids and so their roles. Returns how many moved.
+   */
+  async moveChat(from: string, to: string): Promise<number> {
+    const res = await withConstraintErrors(`a binding of ${quoted(to)}`, () =>
+      this.#db
+        .updateTable('bindings')
+        .set({ chat_ref: to, updated_at: this.#now() })
+        .where('chat_ref', '=', from)
+        .executeTakeFirst(),
+    );
+    return Number(res.numUpdatedRows);
+  }
 }
 
 function describe(chatRef: string, thread: string): string {

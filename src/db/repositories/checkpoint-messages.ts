@@ -87,6 +87,16 @@ export class CheckpointMessagesRepo {
     return toRecord(row);
   }
 
+  /** Removes a copy that was never sent (its chat refused it), so a later retry posts it. */
+  async removeUnsent(id: number): Promise<boolean> {
+    const r = await this.#db
+      .deleteFrom('checkpoint_messages')
+      .where('id', '=', id)
+      .where('message_ref', 'is', null)
+      .executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+
   /** The message whose buttons carry `token`, or null. */
   async findByToken(token: string): Promise<CheckpointMessageRecord | null> {
     const row = await this.#db

@@ -15,6 +15,7 @@ import { RunsRepo } from './runs.ts';
 import { StatusMessagesRepo } from './status-messages.ts';
 import type { RepoOptions } from './support.ts';
 import { ToolApprovalsRepo } from './tool-approvals.ts';
+import { UnreachableChatsRepo } from './unreachable-chats.ts';
 
 export { type AgentRecord, AgentsRepo, FullAccessRepo, type NewAgent } from './agents.ts';
 export {
@@ -58,6 +59,7 @@ export {
   type ToolApprovalRecord,
   ToolApprovalsRepo,
 } from './tool-approvals.ts';
+export { type UnreachableChat, UnreachableChatsRepo } from './unreachable-chats.ts';
 
 /** One instance of every repository. */
 export interface Repositories {
@@ -78,6 +80,7 @@ export interface Repositories {
   statusMessages: StatusMessagesRepo;
   /** Tool approvals of `permissions: ask`. */
   toolApprovals: ToolApprovalsRepo;
+  unreachable: UnreachableChatsRepo;
 }
 
 /** Builds every repository over `db` (jobs are the queue driver's, not here). */
@@ -99,5 +102,6 @@ export function createRepositories(db: BridgeDb, opts: RepoOptions = {}): Reposi
     runs: new RunsRepo(k, opts),
     statusMessages: new StatusMessagesRepo(k, opts),
     toolApprovals: new ToolApprovalsRepo(k, opts),
+    unreachable: new UnreachableChatsRepo(k, opts),
   };
 }

@@ -198,6 +198,16 @@ export class RunsRepo {
     if (!row) throw new NotFoundError(`no run ${quoted(id)} in the index`);
     return toRecord(row);
   }
+
+  /** Runs started from a chat that got a new id follow it there (see BindingsRepo.moveChat). */
+  async moveOriginChat(from: string, to: string): Promise<number> {
+    const res = await this.#db
+      .updateTable('runs')
+      .set({ origin_chat: to })
+      .where('origin_chat', '=', from)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows);
+  }
 }
 
 function toRecord(row: Row<'runs'>): RunIndexRecord {

@@ -18,6 +18,10 @@ const duration = z
   .string()
   .refine((s) => parseDuration(s) !== null, { message: `not a duration: ${DURATION_HINT}` });
 
+/** Worker labels (`runsOn`, `phasebridge worker --label`). */
+export const LABEL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+const LABEL_HINT = 'a worker label: a letter or digit, then letters, digits, _ . - (64 at most)';
+
 const names = z.array(z.string().min(1)).min(1, 'must list at least one name');
 
 /** `checkpoint:` of a step. */
@@ -69,6 +73,8 @@ export const stepFileSchema = z.strictObject({
       policy: z.enum(['failFast', 'continue']).default('failFast'),
     })
     .optional(),
+  /** Labels a worker must carry to run this step (`phasebridge worker --label gpu`). */
+  runsOn: z.array(z.string().regex(LABEL_PATTERN, LABEL_HINT)).min(1).optional(),
 });
 
 /** A whole workflow file. `version` is accepted and ignored: the version is a content hash. */

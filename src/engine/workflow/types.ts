@@ -77,6 +77,8 @@ export interface WorkflowStep {
    * agent with the task's id and title.
    */
   tasks?: StepTasks;
+  /** Labels every worker running this step must carry. */
+  runsOn?: string[];
 }
 
 /** A validated workflow; `version` is a content hash so a run records exactly what it ran. */

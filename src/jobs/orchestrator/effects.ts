@@ -1,7 +1,8 @@
 /**
  * Engine effects → queue work. enqueueStep / enqueueTrigger become jobs (the trigger's queue
  * step id is `<stepId>+trigger`, see job-payload.ts), cancelStep cancels a job, scheduleExpiry
- * arms a timer. The mapping is pure (`jobOfEffect`); `EffectRunner` does the I/O.
+ * arms a timer. The mapping is pure (`jobOfEffect`, given what `prepare` resolved: the agent and
+ * the workspace reference); `EffectRunner` does the I/O.
  */
 import type { Effect, RunEvent } from '../../engine/events.ts';
 import { type RunState, taskQueueStepId } from '../../engine/model.ts';
@@ -9,7 +10,13 @@ import type { Log } from '../../log.ts';
 import { errorMessage } from '../queue/outcome.ts';
 import { type JobQueue, type JobSpec, jobIdOf } from '../queue/port.ts';
 import type { ExpiryTimers } from './expiry-timers.ts';
-import { type StepJobPayload, triggerQueueStepId } from './job-payload.ts';
+import {
+  type JobAgent,
+  PAYLOAD_VERSION,
+  type StepJobPayload,
+  triggerQueueStepId,
+  type WorkspaceRef,
+} from './job-payload.ts';
 import { jobOfTaskEffect } from './task-jobs.ts';
 
 /** A job to enqueue, with its delay. */
@@ -27,19 +34,46 @@ function addChain(state: RunState, stepId: string, payload: StepJobPayload): voi
   if (done.length > 0) payload.chainsDone = [...done];
 }
 
-/** The job an enqueue effect asks for (null for effects that are not enqueues). */
-export function jobOfEffect(state: RunState, effect: Effect): PlannedJob | null {
-  if (effect.type === 'enqueueTask') return jobOfTaskEffect(state, effect);
-  if (effect.type !== 'enqueueStep' && effect.type !== 'enqueueTrigger') return null;
+/** What the bridge resolved for a job before it is queued (see job-prep.ts). */
+export interface PreparedJob {
+  agent: JobAgent;
+  workspace: WorkspaceRef;
+  /** Why the job cannot run (unknown agent, no git remote …): the worker fails it with this. */
+  problem?: string;
+  /** An admin allowed `permissions: full` in the run's workspace (set only when asked for). */
+  fullAllowed?: boolean;
+}
+
+/** An enqueue effect. */
+export type EnqueueEffect = Extract<
+  Effect,
+  { type: 'enqueueStep' | 'enqueueTrigger' | 'enqueueTask' }
+>;
+
+/** The job an enqueue effect asks for, with what the bridge resolved for it. */
+export function jobOfEffect(
+  state: RunState,
+  effect: EnqueueEffect,
+  prepared: PreparedJob,
+): PlannedJob {
+  if (effect.type === 'enqueueTask') return jobOfTaskEffect(state, effect, prepared);
   const trigger = effect.type === 'enqueueTrigger';
   const payload: StepJobPayload = {
+    v: PAYLOAD_VERSION,
     kind: trigger ? 'trigger' : 'step',
     stepId: effect.stepId,
-    workspace: state.workspace,
+    workspace: prepared.workspace,
     layout: state.layout,
-    agent: effect.agent,
+    agent: prepared.agent,
     prompt: effect.prompt,
   };
+  if (prepared.problem !== undefined) payload.problem = prepared.problem;
+  if (prepared.fullAllowed === true) payload.fullAllowed = true;
+  // A worker without the workspace writes the spec where the layout expects it.
+  if (prepared.workspace.mode === 'git') payload.spec = state.spec;
+  // A trigger's sub-agent runs where its step may run.
+  const runsOn = state.workflow.steps.find((s) => s.id === effect.stepId)?.runsOn;
+  if (runsOn !== undefined) payload.runsOn = [...runsOn];
   if (effect.type === 'enqueueStep' && effect.timeoutMs !== undefined) {
     payload.timeoutMs = effect.timeoutMs;
   }
@@ -84,6 +118,8 @@ export class EffectRunner {
   constructor(
     private readonly deps: {
       queue: JobQueue;
+      /** Resolves the agent and workspace reference of a job (I/O: bridge.db, git). */
+      prepare(state: RunState, effect: EnqueueEffect): Promise<PreparedJob>;
       timers: ExpiryTimers;
       log: Log;
       /** Called when a checkpoint's expiry time has come. */
@@ -100,7 +136,7 @@ export class EffectRunner {
         case 'enqueueStep':
         case 'enqueueTrigger':
         case 'enqueueTask':
-          await this.#enqueue(jobOfEffect(state, effect)!);
+          await this.#enqueue(jobOfEffect(state, effect, await this.deps.prepare(state, effect)));
           break;
         case 'cancelStep':
           await this.cancel(jobIdOf(effect));

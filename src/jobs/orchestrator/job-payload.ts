@@ -3,14 +3,18 @@
  * or machine): the job payload, and the result the worker returns. Both are plain JSON, checked
  * with zod on arrival since the other side may be another version of phasebridge.
  *
+ * The payload is self-contained (version 2): the resolved agent, the workspace reference (shared
+ * path or git repository + base commit), the spec for workers without the workspace, and the
+ * labels a worker must carry. Issues adding fields: add them here, optional, in both schemas.
+ *
  * Queue job ids are `runId:stepId:attempt` and may not hold more ':' parts, so a trigger
  * sub-agent's job uses the queue step id `<stepId>+trigger` ('+' is not allowed in step ids).
  */
 import { z } from 'zod';
 import type { Directive } from '../../engine/directive.ts';
 import { directiveSchema } from '../../engine/directive.ts';
-import type { Layout, Telemetry } from '../../engine/model.ts';
-import { type AgentPermissions, POSTURES } from '../../engine/workflow/types.ts';
+import type { Telemetry } from '../../engine/model.ts';
+import { POSTURES } from '../../engine/workflow/types.ts';
 import { InvalidInputError } from '../../errors.ts';
 
 /** Suffix of a trigger job's queue step id. */
@@ -42,17 +46,81 @@ export function parseQueueStepId(queueStepId: string): {
 
 const layoutSchema = z.enum(['native', 'codemachine', 'codexclaw', 'flow', 'coordinator']);
 
-/** The payload of a step or trigger job. */
+/** Longest base64 `data` of a `log` report (a 64 KiB chunk). */
+const LOG_CHUNK_BASE64_MAX = Math.ceil((64 * 1024) / 3) * 4;
+
+/** Version of the payload below; a worker refuses any other (it may be older or newer). */
+export const PAYLOAD_VERSION = 2;
+
+/** A permission posture (a step's `permissions:`, an agent's default). */
+const permissionsSchema = z.object({
+  posture: z.enum(POSTURES),
+  allow: z.array(z.string()).optional(),
+  deny: z.array(z.string()).optional(),
+});
+
+/** Env var names: what an agent definition may pass (values come from the worker's env). */
+const envName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
+
+/**
+ * The agent as the bridge resolved it when the job was queued: a worker needs no bridge.db.
+ * `env` names only; the values are the bridge's (in-process worker) or the worker's own env.
+ * `builtin: 'demo'`: the worker starts its own copy of the demo agent (paths differ per machine).
+ */
+export const jobAgentSchema = z.object({
+  name: z.string().min(1),
+  engine: z.enum(['command', 'claude', 'codex']),
+  argv: z.array(z.string()),
+  model: z.string().min(1).optional(),
+  timeoutMs: z.number().int().positive().optional(),
+  promptVia: z.enum(['stdin', 'file']).optional(),
+  env: z.array(envName),
+  /** The agent's default permission posture. */
+  permissions: permissionsSchema.optional(),
+  builtin: z.literal('demo').optional(),
+});
+
+/** A job's agent. */
+export type JobAgent = z.infer<typeof jobAgentSchema>;
+
+/**
+ * Where the agent works. `shared`: the same path on every machine (checked on arrival). `git`:
+ * the worker checks out `branch` of `repo` at `baseCommit` in its own work folder, and pushes
+ * what the agent committed back to `branch`; `path` is the bridge's copy (names only).
+ */
+export const workspaceRefSchema = z.discriminatedUnion('mode', [
+  z.object({ mode: z.literal('shared'), path: z.string().min(1) }),
+  z.object({
+    mode: z.literal('git'),
+    path: z.string().min(1),
+    /** Never starting with '-': git would read it as an option. */
+    repo: z.string().regex(/^[^-]/, 'must be a repository URL or path'),
+    baseCommit: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/, 'must be a full commit id'),
+    branch: z.string().regex(/^phasebridge\/[A-Za-z0-9][A-Za-z0-9_.-]*$/),
+  }),
+]);
+
+/** A job's workspace reference. */
+export type WorkspaceRef = z.infer<typeof workspaceRefSchema>;
+
+/** The payload of a step or trigger job (version {@link PAYLOAD_VERSION}). */
 export const stepJobPayloadSchema = z.object({
+  v: z.literal(PAYLOAD_VERSION),
   kind: z.enum(['step', 'trigger', 'task']),
   /** The task of a `tasks` step (kind 'task' only). */
   taskId: z.string().min(1).optional(),
   /** The workflow step id (without the '+trigger' suffix). */
   stepId: z.string().min(1),
-  workspace: z.string().min(1),
+  workspace: workspaceRefSchema,
   layout: layoutSchema,
-  agent: z.string().min(1),
+  agent: jobAgentSchema,
+  /** Set when the bridge could not prepare the job (unknown agent, no git remote …): fails it. */
+  problem: z.string().min(1).optional(),
   prompt: z.string(),
+  /** The run's spec, for workers that do not share the workspace (git mode). */
+  spec: z.string().optional(),
   timeoutMs: z.number().int().positive().optional(),
   /** The run has `resumeFromLastStep: false`: a job taken again after its worker died must not run. */
   noResume: z.boolean().optional(),
@@ -61,33 +129,24 @@ export const stepJobPayloadSchema = z.object({
   /** Chain indexes already completed in this visit (a retry or resume goes on from there). */
   chainsDone: z.array(z.number().int().nonnegative()).optional(),
   /** The step's declared permission posture (workflow `permissions:`). */
-  permissions: z
-    .object({
-      posture: z.enum(POSTURES),
-      allow: z.array(z.string()).optional(),
-      deny: z.array(z.string()).optional(),
-    })
-    .optional(),
+  permissions: permissionsSchema.optional(),
+  /** The bridge allowed `permissions: full` in this workspace (bridge.db; a worker has none). */
+  fullAllowed: z.boolean().optional(),
+  /** Labels the worker must carry (the step's `runsOn`). */
+  runsOn: z.array(z.string().min(1)).optional(),
 });
 
-/** A step or trigger job's payload. */
-export interface StepJobPayload {
-  kind: 'step' | 'trigger' | 'task';
-  taskId?: string;
-  stepId: string;
-  workspace: string;
-  layout: Layout;
-  agent: string;
-  prompt: string;
-  timeoutMs?: number;
-  noResume?: boolean;
-  chain?: string[];
-  chainsDone?: number[];
-  permissions?: AgentPermissions;
-}
+/** A step, trigger or task job's payload. */
+export type StepJobPayload = z.infer<typeof stepJobPayloadSchema>;
 
 /** Reads a job payload; InvalidInputError says what is wrong. */
 export function parseStepJobPayload(payload: Record<string, unknown>): StepJobPayload {
+  if (payload.v !== PAYLOAD_VERSION) {
+    const got = payload.v === undefined ? '1 (no version)' : JSON.stringify(payload.v);
+    throw new InvalidInputError(
+      `job payload version ${got} is not ${PAYLOAD_VERSION}: run the same phasebridge version on the bridge and its workers`,
+    );
+  }
   const parsed = stepJobPayloadSchema.safeParse(payload);
   if (!parsed.success) {
     throw new InvalidInputError(`bad job payload: ${z.prettifyError(parsed.error)}`);
@@ -127,6 +186,15 @@ export const stepJobResultSchema = z.object({
   /** Chain indexes this job completed (chained prompts only). */
   completedChains: z.array(z.number().int().nonnegative()).optional(),
   logFile: z.string(),
+  /** Files the agent changed (paths relative to the workspace; git mode and git workspaces). */
+  changedFiles: z.array(z.string()).optional(),
+  /** Git mode: the commit pushed to the run branch (the next step's base). */
+  commit: z
+    .string()
+    .regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/)
+    .optional(),
+  /** The worker that ran the job. */
+  worker: z.string().optional(),
 });
 
 /** A job's result. */
@@ -147,6 +215,9 @@ export interface StepJobResult {
   interrupted?: boolean;
   completedChains?: number[];
   logFile: string;
+  changedFiles?: string[];
+  commit?: string;
+  worker?: string;
 }
 
 /** Reads a job result; null when it is not one (then the job counts as failed). */
@@ -182,6 +253,12 @@ export const stepReportSchema = z.discriminatedUnion('kind', [
   }),
   z.object({ kind: z.literal('chain'), index: z.number().int().nonnegative() }),
   z.object({ kind: z.literal('progress'), text: z.string() }),
+  /** Agent output of a worker that does not share the workspace; the bridge writes the log. */
+  z.object({
+    kind: z.literal('log'),
+    offset: z.number().int().nonnegative(),
+    data: z.base64().max(LOG_CHUNK_BASE64_MAX),
+  }),
 ]);
 
 /** A step job's report. */

@@ -20,11 +20,11 @@ import type { Log } from '../../log.ts';
 import { errorMessage } from '../queue/outcome.ts';
 import type { JobOutcome, JobQueue, JobSpec, Worker } from '../queue/port.ts';
 import { AgentResolver } from './agent-resolver.ts';
-import { approvalServerCommand } from './approval-command.ts';
 import { EffectRunner } from './effects.ts';
 import { ExpiryTimers } from './expiry-timers.ts';
 import { applyHandEdit } from './hand-edits.ts';
 import { parseQueueStepId, parseStepReport } from './job-payload.ts';
+import { JobPreparer } from './job-prep.ts';
 import {
   type CommandInput,
   chainCommands,
@@ -34,8 +34,10 @@ import {
   startedCommands,
 } from './job-results.ts';
 import { JobSignals } from './job-signals.ts';
+import { landJobOutcome } from './land-outcome.ts';
 import { readRunLedger } from './ledger-read.ts';
 import { reconcile } from './reconcile.ts';
+import { RemoteLogs } from './remote-log.ts';
 import { resumeInterrupted } from './resume-interrupted.ts';
 import { RunDriver } from './run-driver.ts';
 import { RunFeed } from './run-feed.ts';
@@ -43,7 +45,6 @@ import { stepLogPath } from './run-files.ts';
 import { RunListeners } from './run-listeners.ts';
 import { RunStores } from './run-stores.ts';
 import { startNewRun } from './start-run.ts';
-import { createStepProcessor } from './step-processor.ts';
 import { RunSupervisor } from './supervisor.ts';
 import { taskListCommands } from './task-jobs.ts';
 import type {
@@ -54,6 +55,7 @@ import type {
   StepProgress,
   UpdateListener,
 } from './types.ts';
+import { startJobWorker } from './worker.ts';
 import { type WorkflowInfo, WorkflowRegistry } from './workflow-registry.ts';
 
 export type {
@@ -78,6 +80,8 @@ export class Orchestrator {
   readonly #clock: () => Date;
   readonly #repos: Repositories;
   readonly #agents: AgentResolver;
+  readonly #prep: JobPreparer;
+  readonly #remoteLogs: RemoteLogs;
   readonly #workflows: WorkflowRegistry;
   readonly #stores: RunStores;
   readonly #timers: ExpiryTimers;
@@ -89,6 +93,8 @@ export class Orchestrator {
   /** Set in a bridge (`supervise` option): hand edits and lost jobs seen while running. */
   readonly #supervisor: RunSupervisor | null;
   #worker: Worker | null = null;
+  readonly #workspaceOf = async (runId: string) => (await this.#driver.peek(runId)).workspace;
+  readonly #logsSettled = (runId: string) => this.#remoteLogs.settled(runId);
   #unsubscribe: (() => void)[] = [];
   #closing: Promise<void> | null = null;
 
@@ -99,6 +105,9 @@ export class Orchestrator {
     this.#clock = opts.clock ?? (() => new Date());
     this.#repos = createRepositories(opts.db, { now: () => this.#clock().getTime() });
     this.#agents = new AgentResolver(this.#repos.agents);
+    this.#prep = new JobPreparer(this.#agents, opts.workspaceMode ?? 'shared', (ws) =>
+      this.#repos.fullAccess.allowed(ws),
+    );
     this.#workflows = new WorkflowRegistry({ home: opts.home, log: opts.log });
     this.#stores = new RunStores({
       agentInfo: (n) => this.#agents.info(n),
@@ -118,6 +127,7 @@ export class Orchestrator {
       : null;
     const effects = new EffectRunner({
       queue: opts.queue,
+      prepare: (state, effect) => this.#prep.prepare(state, effect),
       timers: this.#timers,
       log: opts.log,
       onExpiry: (runId, checkpointId) => this.#expire(runId, checkpointId),
@@ -140,6 +150,7 @@ export class Orchestrator {
       changes,
     });
     this.#signals = new JobSignals({ driver: this.#driver, log: opts.log });
+    this.#remoteLogs = new RemoteLogs({ workspaceOf: this.#workspaceOf, log: opts.log });
     this.#supervisor = opts.supervise
       ? new RunSupervisor({
           runs: this.#repos.runs,
@@ -309,24 +320,18 @@ export class Orchestrator {
   }
 
   async #startWorker(opts: OrchestratorOptions): Promise<void> {
-    const step = createStepProcessor({
-      resolveAgent: (name) => this.#agents.resolve(name),
-      fullAllowed: (workspace) => this.#repos.fullAccess.allowed(workspace),
-      approvalServer: approvalServerCommand(opts.home),
+    // The bridge's own worker carries no labels: steps with `runsOn` wait for a worker that does.
+    this.#worker = await startJobWorker({
+      queue: this.#queue,
+      log: this.#log,
+      concurrency: opts.worker ? opts.worker.concurrency : DEFAULT_CONCURRENCY,
+      home: opts.home,
+      inProcess: true,
+      agentEnv: (name) => this.#prep.agentEnv(name),
       ...(opts.secretEnvNames === undefined ? {} : { secretEnvNames: opts.secretEnvNames }),
       ...(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
       onSpawn: (job, pid) => opts.onAgentSpawn?.({ jobId: job.id, runId: job.runId, pid }),
-      onReportError: (err) => this.#log.warn({ err: errorMessage(err) }, 'job report failed'),
     });
-    const concurrency = opts.worker ? opts.worker.concurrency : DEFAULT_CONCURRENCY;
-    const worker = await this.#queue.startWorker(step.processor, { concurrency });
-    this.#worker = {
-      id: worker.id,
-      close: async () => {
-        await worker.close();
-        step.close();
-      },
-    };
   }
 
   /** The agent of a step job started, or its engine announced a session: engine commands. */
@@ -354,12 +359,17 @@ export class Orchestrator {
     } else if (report?.kind === 'progress') {
       const { runId, stepId, attempt } = job;
       this.#listeners.progress({ runId, stepId, attempt, text: report.text });
+    } else if (report?.kind === 'log') {
+      this.#remoteLogs.write(job, { offset: report.offset, data: report.data });
     }
   }
 
   #onOutcome(id: string, job: JobSpec, outcome: JobOutcome): void {
     const ref = refOf(id, job);
-    void this.#signals.apply(job.runId, `${id} finished`, (s) => outcomeCommands(s, ref, outcome));
+    const land = { workspaceOf: this.#workspaceOf, logsSettled: this.#logsSettled, log: this.#log };
+    void landJobOutcome(job.runId, outcome, land).then((landed) =>
+      this.#signals.apply(job.runId, `${id} finished`, (s) => outcomeCommands(s, ref, landed)),
+    );
   }
 
   #expire(runId: string, checkpointId: string): void {

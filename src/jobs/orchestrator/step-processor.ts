@@ -1,13 +1,15 @@
 /**
- * The worker side of a step job: payload → agent definition → files of the run's layout →
- * runAgent → a JSON result the orchestrator turns into engine commands. Runs in the orchestrator's
+ * The worker side of a step job: payload (self-contained: the agent, the workspace reference)
+ * → where it runs (shared path, or a git work folder) → files of the run's layout → runAgent →
+ * (git mode: commit and push) → a JSON result the orchestrator turns into engine commands. Runs in the orchestrator's
  * process (in-process worker) or in a `phasebridge worker` process; it never writes the run's
  * ledger (the orchestrator does), only the step's logs and, for the codemachine layout, the
  * agent's row in `.codemachine/logs/registry.db` (as CodeMachine registers an agent before it runs).
  * While the agent runs it reports through the queue (any process hears it): `{kind: 'started'}`
  * once the agent process exists, `{kind: 'session'}` when the engine announces its own session
  * id, `{kind: 'chain', index}` per chained prompt done, `{kind: 'progress', text}` per
- * `::progress` line. A job taken again after its worker died, in a run that must not resume by
+ * `::progress` line, and in git mode `{kind: 'log'}` chunks of the agent's output (the bridge
+ * writes the run's log files from them, see remote-log.ts). A job taken again after its worker died, in a run that must not resume by
  * itself, is not run (see retakeRefused).
  */
 import fs from 'node:fs';
@@ -15,11 +17,13 @@ import { agentLogPath } from '../../engine/layouts/codemachine/paths.ts';
 import { RegistryDb } from '../../engine/layouts/codemachine/registry-db.ts';
 import { stepJobId, triggerJobId } from '../../engine/model.ts';
 import { InvalidInputError } from '../../errors.ts';
+import type { GitWorkFolders } from '../git/worker-git.ts';
 import type { Processor, ProgressReporter, QueuedJob } from '../queue/port.ts';
 import { assertSupported, effectivePermissions } from '../runner/permissions.ts';
 import { runAgent } from '../runner/run-agent.ts';
-import type { AgentDefinition, AgentInvocation } from '../runner/types.ts';
+import type { AgentDefinition, AgentInvocation, AgentOutcome } from '../runner/types.ts';
 import { runChain } from './chain-runner.ts';
+import { definitionOfJob } from './job-agent.ts';
 import {
   parseStepJobPayload,
   type StepJobPayload,
@@ -27,13 +31,22 @@ import {
   type StepReport,
   type StepStartInfo,
 } from './job-payload.ts';
+import { type JobPlace, layoutFilesOf, prepareWorkspace } from './job-workspace.ts';
+import { LogShipper } from './remote-log.ts';
 import { runFiles, stepLogPath } from './run-files.ts';
 import { taskDirectivePath, taskLogPath } from './task-jobs.ts';
 
 /** What the step processor needs. */
 export interface StepProcessorOptions {
-  /** Resolves an agent name (AgentResolver.resolve); a rejection fails the job with its message. */
-  resolveAgent(name: string): Promise<AgentDefinition>;
+  /**
+   * Values of the agent's env names: the bridge's stored ones for its in-process worker. A
+   * remote worker leaves it out; its agents inherit the worker's own environment.
+   */
+  agentEnv?(agentName: string): Promise<Record<string, string>>;
+  /** This worker's clone cache and work folders (git-mode jobs fail clearly without). */
+  workFolders?: GitWorkFolders;
+  /** Reported in results (which worker ran a job). */
+  workerId?: string;
   /** Env names never passed to agents. */
   secretEnvNames?: readonly string[];
   /** SIGTERM → SIGKILL grace on timeout/cancel (runner default 5 s). */
@@ -44,8 +57,6 @@ export interface StepProcessorOptions {
   onSpawn?(job: QueuedJob, pid: number): void;
   /** How Claude starts the approval MCP server of `permissions: ask` (see AgentInvocation). */
   approvalServer?: AgentInvocation['approvalServer'];
-  /** True when an admin allowed `permissions: full` in the workspace; absent = never (deny). */
-  fullAllowed?(workspace: string): Promise<boolean>;
   /** Where a failed progress or start report goes (it never fails the job). */
   onReportError?(err: unknown): void;
 }
@@ -75,11 +86,12 @@ class Registries {
     job: QueuedJob,
     p: StepJobPayload & { kind: 'step' | 'trigger' },
     agent: AgentDefinition,
+    workspace: string,
   ) {
-    let db = this.#open.get(p.workspace);
+    let db = this.#open.get(workspace);
     if (db === undefined) {
-      db = RegistryDb.open(p.workspace);
-      this.#open.set(p.workspace, db);
+      db = RegistryDb.open(workspace);
+      this.#open.set(workspace, db);
     }
     const jobId = (p.kind === 'trigger' ? triggerJobId : stepJobId)(
       job.runId,
@@ -100,7 +112,7 @@ class Registries {
       status: 'running',
     });
     const row = db.jobRow(jobId)!;
-    return { monitoringId: id, logPath: agentLogPath(p.workspace, id, row.name, row.start) };
+    return { monitoringId: id, logPath: agentLogPath(workspace, id, row.name, row.start) };
   }
 
   /** Records the agent process of a registered run (best effort: the row is informational). */
@@ -124,15 +136,17 @@ function place(
   job: QueuedJob,
   p: StepJobPayload,
   agent: AgentDefinition,
+  where: JobPlace,
 ): Placement {
   if (p.kind === 'task') {
     // A task's log is its own; the codemachine registry knows steps and triggers only.
-    const logFile = taskLogPath(p.workspace, job.runId, p.stepId, p.taskId!, job.attempt);
+    const logFile = taskLogPath(where.dir, job.runId, p.stepId, p.taskId!, job.attempt);
     return { logFile, extraLogFiles: [] };
   }
-  const logFile = stepLogPath(p.workspace, job.runId, p.stepId, job.attempt, p.kind);
-  if (p.layout !== 'codemachine') return { logFile, extraLogFiles: [] };
-  const handle = registries.register(job, { ...p, kind: p.kind }, agent);
+  const logFile = stepLogPath(where.dir, job.runId, p.stepId, job.attempt, p.kind);
+  // The registry.db is the bridge's file: a worker in its own folder cannot add the row (git mode).
+  if (p.layout !== 'codemachine' || where.remote) return { logFile, extraLogFiles: [] };
+  const handle = registries.register(job, { ...p, kind: p.kind }, agent, where.dir);
   return { logFile, extraLogFiles: [handle.logPath], monitoringId: handle.monitoringId };
 }
 
@@ -140,9 +154,9 @@ function place(
  * A step job taken again after its worker died (its log exists: the first take opened it), in
  * a run with `resumeFromLastStep: false`: the result that blocks the run instead of re-running.
  */
-function retakeRefused(job: QueuedJob, p: StepJobPayload): StepJobResult | null {
+function retakeRefused(job: QueuedJob, p: StepJobPayload, dir: string): StepJobResult | null {
   if (p.kind !== 'step' || p.noResume !== true) return null;
-  const logFile = stepLogPath(p.workspace, job.runId, p.stepId, job.attempt, p.kind);
+  const logFile = stepLogPath(dir, job.runId, p.stepId, job.attempt, p.kind);
   if (!fs.existsSync(logFile)) return null;
   try {
     fs.appendFileSync(
@@ -174,16 +188,14 @@ function retakeRefused(job: QueuedJob, p: StepJobPayload): StepJobResult | null 
  * The agent with the posture this step runs with (step over agent over default), checked: the
  * engine must support it, and `full` must be allowed in the workspace by an admin.
  */
-async function withPosture(
-  agent: AgentDefinition,
-  p: StepJobPayload,
-  opts: StepProcessorOptions,
-): Promise<AgentDefinition> {
+function withPosture(agent: AgentDefinition, p: StepJobPayload): AgentDefinition {
   const permissions = effectivePermissions(p.permissions, agent.permissions, p.stepId, agent.name);
   assertSupported(agent.engine, permissions, `step ${p.stepId} (agent ${agent.name})`);
-  if (permissions.posture === 'full' && !(await (opts.fullAllowed?.(p.workspace) ?? false))) {
+  // Whether `full` is allowed is bridge.db's to say: the bridge checked it when it queued the job.
+  if (permissions.posture === 'full' && p.fullAllowed !== true) {
+    const ws = p.workspace.path;
     throw new InvalidInputError(
-      `step ${p.stepId} asks for permissions: full, which is not allowed in ${p.workspace} — fix: an admin runs \`phasebridge agents allow-full ${p.workspace}\` (or give the step read-only or edit)`,
+      `step ${p.stepId} asks for permissions: full, which is not allowed in ${ws} — fix: an admin runs \`phasebridge agents allow-full ${ws}\` (or give the step read-only or edit)`,
     );
   }
   return { ...agent, permissions };
@@ -211,55 +223,44 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
   const registries = new Registries();
   const processor: Processor = async (job, signal, report) => {
     const p = parseStepJobPayload(job.payload);
-    const retaken = retakeRefused(job, p);
-    if (retaken !== null) return { ...retaken };
-    const agent = await withPosture(await opts.resolveAgent(p.agent), p, opts);
-    const placement = place(registries, job, p, agent);
-    const sessionId = job.id;
-    const info: StepStartInfo = { sessionId };
-    if (placement.monitoringId !== undefined) info.monitoringId = placement.monitoringId;
-    const files = runFiles(p.workspace, p.layout, job.runId);
-    if (p.kind === 'task') {
-      files.directiveFile = taskDirectivePath(p.workspace, job.runId, p.stepId, p.taskId!);
+    if (p.problem !== undefined) throw new Error(p.problem);
+    const where = await prepareWorkspace(job, p, opts.workFolders);
+    // The bridge's path of the log: the same file in shared mode, written by the bridge in git mode.
+    const bridgeLog =
+      p.kind === 'task'
+        ? taskLogPath(p.workspace.path, job.runId, p.stepId, p.taskId!, job.attempt)
+        : stepLogPath(p.workspace.path, job.runId, p.stepId, job.attempt, p.kind);
+    const retaken = retakeRefused(job, p, where.dir);
+    if (retaken !== null) return { ...retaken, logFile: bridgeLog };
+    const agent = withPosture(
+      definitionOfJob(p.agent, (await opts.agentEnv?.(p.agent.name)) ?? {}),
+      p,
+    );
+    const placement = place(registries, job, p, agent, where);
+    const shipper = where.remote
+      ? new LogShipper(placement.logFile, (chunk) =>
+          send(report, { kind: 'log', ...chunk }, onError),
+        )
+      : null;
+    let outcome: AgentOutcome;
+    let completed: number[] | undefined;
+    try {
+      const run = await runIn(
+        job,
+        p,
+        agent,
+        placement,
+        where.dir,
+        signal,
+        report,
+        opts,
+        registries,
+      );
+      outcome = run.outcome;
+      completed = run.completed;
+    } finally {
+      shipper?.stop();
     }
-    const inv: AgentInvocation = {
-      runId: job.runId,
-      stepId: p.stepId,
-      attempt: job.attempt,
-      workspace: p.workspace,
-      prompt: p.prompt,
-      specFile: files.specFile,
-      directiveFile: files.directiveFile,
-      logFile: placement.logFile,
-      extraLogFiles: placement.extraLogFiles,
-      logPrompt: p.layout === 'codemachine',
-      timeoutMs: p.timeoutMs ?? agent.timeoutMs ?? 0,
-      signal,
-      ...(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
-      ...(opts.baseEnv === undefined ? {} : { baseEnv: opts.baseEnv }),
-      ...(opts.secretEnvNames === undefined ? {} : { secretEnvNames: opts.secretEnvNames }),
-      ...(opts.approvalServer === undefined ? {} : { approvalServer: opts.approvalServer }),
-      onSpawn: (pid) => {
-        opts.onSpawn?.(job, pid);
-        if (placement.monitoringId !== undefined) {
-          registries.setPid(p.workspace, placement.monitoringId, pid);
-        }
-        if (p.kind !== 'trigger') send(report, { kind: 'started', ...info, pid }, onError);
-      },
-      onSession: (engineSessionId) => {
-        if (p.kind === 'step')
-          send(report, { ...info, kind: 'session', sessionId: engineSessionId }, onError);
-      },
-      onProgress: (text) =>
-        send(report, { kind: 'progress', text: text.slice(0, PROGRESS_MAX) }, onError),
-    };
-    const chained =
-      p.kind === 'step' && p.chain !== undefined
-        ? await runChain(agent, inv, p.chain, p.chainsDone ?? [], (index) =>
-            send(report, { kind: 'chain', index }, onError),
-          )
-        : null;
-    const outcome = chained?.outcome ?? (await runAgent(agent, inv));
     const result: StepJobResult = {
       ok: outcome.ok,
       exitCode: outcome.exitCode,
@@ -270,14 +271,106 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
       telemetry: outcome.telemetry,
       outputTail: outcome.outputTail,
       durationMs: outcome.durationMs,
-      sessionId,
-      logFile: placement.logFile,
+      sessionId: job.id,
+      logFile: bridgeLog,
     };
     if (outcome.failure !== undefined) result.failure = outcome.failure;
     if (outcome.engineSessionId !== undefined) result.engineSessionId = outcome.engineSessionId;
-    if (chained !== null) result.completedChains = chained.completed;
+    if (completed !== undefined) result.completedChains = completed;
     if (placement.monitoringId !== undefined) result.monitoringId = placement.monitoringId;
+    if (opts.workerId !== undefined) result.worker = opts.workerId;
+    if (where.remote && p.workspace.mode === 'git' && outcome.ok) {
+      await pushChanges(result, where.dir, job, p, opts.workFolders!);
+    }
     return { ...result };
   };
   return { processor, close: () => registries.close() };
+}
+
+/** Runs the agent (or its chain) of a job in `dir`, reporting through the queue. */
+async function runIn(
+  job: QueuedJob,
+  p: StepJobPayload,
+  agent: AgentDefinition,
+  placement: Placement,
+  dir: string,
+  signal: AbortSignal,
+  report: ProgressReporter,
+  opts: StepProcessorOptions,
+  registries: Registries,
+): Promise<{ outcome: AgentOutcome; completed?: number[] }> {
+  const onError = opts.onReportError ?? (() => {});
+  const info: StepStartInfo = { sessionId: job.id };
+  if (placement.monitoringId !== undefined) info.monitoringId = placement.monitoringId;
+  const files = runFiles(dir, p.layout, job.runId);
+  if (p.kind === 'task') {
+    // Parallel task agents must not share one directive file.
+    files.directiveFile = taskDirectivePath(dir, job.runId, p.stepId, p.taskId!);
+  }
+  const inv: AgentInvocation = {
+    runId: job.runId,
+    stepId: p.stepId,
+    attempt: job.attempt,
+    workspace: dir,
+    prompt: p.prompt,
+    specFile: files.specFile,
+    directiveFile: files.directiveFile,
+    logFile: placement.logFile,
+    extraLogFiles: placement.extraLogFiles,
+    logPrompt: p.layout === 'codemachine',
+    timeoutMs: p.timeoutMs ?? agent.timeoutMs ?? 0,
+    signal,
+    ...(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
+    ...(opts.baseEnv === undefined ? {} : { baseEnv: opts.baseEnv }),
+    ...(opts.secretEnvNames === undefined ? {} : { secretEnvNames: opts.secretEnvNames }),
+    ...(opts.approvalServer === undefined ? {} : { approvalServer: opts.approvalServer }),
+    onSpawn: (pid) => {
+      opts.onSpawn?.(job, pid);
+      if (placement.monitoringId !== undefined) {
+        registries.setPid(dir, placement.monitoringId, pid);
+      }
+      if (p.kind !== 'trigger') send(report, { kind: 'started', ...info, pid }, onError);
+    },
+    onSession: (engineSessionId) => {
+      if (p.kind === 'step')
+        send(report, { ...info, kind: 'session', sessionId: engineSessionId }, onError);
+    },
+    onProgress: (text) =>
+      send(report, { kind: 'progress', text: text.slice(0, PROGRESS_MAX) }, onError),
+  };
+  if (p.kind === 'step' && p.chain !== undefined) {
+    const chained = await runChain(agent, inv, p.chain, p.chainsDone ?? [], (index) =>
+      send(report, { kind: 'chain', index }, onError),
+    );
+    return { outcome: chained.outcome, completed: chained.completed };
+  }
+  return { outcome: await runAgent(agent, inv) };
+}
+
+/**
+ * Git mode, after a successful agent: commits and pushes the run branch, adding the commit and
+ * the changed files to `result`; a failed push fails the step (its work never reached the bridge).
+ */
+async function pushChanges(
+  result: StepJobResult,
+  dir: string,
+  job: QueuedJob,
+  p: StepJobPayload,
+  folders: GitWorkFolders,
+): Promise<void> {
+  if (p.workspace.mode !== 'git') return;
+  const message = `phasebridge: run ${job.runId}, ${p.kind} ${p.stepId}, attempt ${job.attempt}`;
+  try {
+    const pushed = await folders.commitAndPush(
+      dir,
+      p.workspace,
+      message,
+      layoutFilesOf(dir, p, job.runId),
+    );
+    result.commit = pushed.commit;
+    result.changedFiles = pushed.changedFiles;
+  } catch (err) {
+    result.ok = false;
+    result.failure = `the agent's changes could not be pushed: ${(err as Error).message}`;
+  }
 }

@@ -17,25 +17,35 @@ import {
 } from '../../engine/model.ts';
 import { parseTaskList } from '../../engine/tasks/types.ts';
 import type { JobOutcome } from '../queue/port.ts';
-import type { PlannedJob } from './effects.ts';
-import { parseStepJobResult, type StepJobPayload } from './job-payload.ts';
+import type { PlannedJob, PreparedJob } from './effects.ts';
+import { PAYLOAD_VERSION, parseStepJobResult, type StepJobPayload } from './job-payload.ts';
 import type { CommandInput, JobRef, KeyedCommand } from './job-results.ts';
 
-/** The job an `enqueueTask` effect asks for. */
+/**
+ * The job an `enqueueTask` effect asks for (a v2 self-contained payload, like step jobs): the
+ * task runs where its step may run (`runsOn`) with the step's permission posture.
+ */
 export function jobOfTaskEffect(
   state: RunState,
   effect: Extract<Effect, { type: 'enqueueTask' }>,
+  prepared: PreparedJob,
 ): PlannedJob {
   const payload: StepJobPayload = {
+    v: PAYLOAD_VERSION,
     kind: 'task',
     stepId: effect.stepId,
     taskId: effect.taskId,
-    workspace: state.workspace,
+    workspace: prepared.workspace,
     layout: state.layout,
-    agent: effect.agent,
+    agent: prepared.agent,
     prompt: effect.prompt,
   };
+  if (prepared.problem !== undefined) payload.problem = prepared.problem;
+  if (prepared.fullAllowed === true) payload.fullAllowed = true;
   if (effect.timeoutMs !== undefined) payload.timeoutMs = effect.timeoutMs;
+  const step = state.workflow.steps.find((s) => s.id === effect.stepId);
+  if (step?.runsOn !== undefined) payload.runsOn = [...step.runsOn];
+  if (step?.permissions !== undefined) payload.permissions = structuredClone(step.permissions);
   return {
     spec: {
       runId: effect.runId,

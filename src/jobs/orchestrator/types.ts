@@ -64,6 +64,11 @@ export interface OrchestratorOptions {
    * (500 ms), lost jobs every `leaseCheckMs` (10 s). Default off (CLI).
    */
   supervise?: { intervalMs?: number; leaseCheckMs?: number } | false;
+  /**
+   * How workers reach run workspaces (default `shared`): `git` queues jobs naming the
+   * workspace's `origin` remote and the run branch's commit, and lands what workers push.
+   */
+  workspaceMode?: 'shared' | 'git';
   /** Called when an in-process worker's agent process exists (diagnostics, benchmarks). */
   onAgentSpawn?: (info: { jobId: string; runId: string; pid: number }) => void;
 }

@@ -1,42 +1,68 @@
 /**
- * A stand-alone job worker (`phasebridge worker`): runs step and trigger jobs from the queue
- * without driving runs. Its results reach whichever orchestrator listens to the queue (serve,
- * or a CLI process); one that starts later applies them at start-up (reconciliation).
+ * A job worker: runs step and trigger jobs from the queue without driving runs. The bridge's
+ * in-process worker and `phasebridge worker` (any machine: it needs only REDIS_URL, since jobs
+ * are self-contained) both start one here. Results reach whichever orchestrator listens to the
+ * queue (serve, or a CLI process); one that starts later applies them at start-up.
  */
-import type { BridgeDb } from '../../db/connection.ts';
-import { createRepositories } from '../../db/repositories/index.ts';
+import path from 'node:path';
 import type { Log } from '../../log.ts';
+import { GitWorkFolders } from '../git/worker-git.ts';
 import { errorMessage } from '../queue/outcome.ts';
-import type { JobQueue, Worker } from '../queue/port.ts';
-import { AgentResolver } from './agent-resolver.ts';
+import type { JobQueue, QueuedJob, Worker } from '../queue/port.ts';
+import { approvalServerCommand } from './approval-command.ts';
+import { acceptsJob } from './job-agent.ts';
 import { createStepProcessor } from './step-processor.ts';
 
 /** Options of {@link startJobWorker}. */
 export interface JobWorkerOptions {
-  /** bridge.db (named agents). */
-  db: BridgeDb;
   queue: JobQueue;
   log: Log;
   concurrency: number;
+  /** PHASEBRIDGE_HOME: git-mode clone cache and work folders go to `<home>/work`. */
+  home: string;
+  /** Labels this worker carries (steps with `runsOn` need them). */
+  labels?: readonly string[];
+  /** Engines it runs (absent: all). */
+  engines?: readonly string[];
+  /** The bridge's own worker (listed as such). */
+  inProcess?: boolean;
+  /** Values of agents' env names (the bridge's bridge.db); a remote worker uses its own env. */
+  agentEnv?(agentName: string): Promise<Record<string, string>>;
   /** Config SECRET_ENV_NAMES: never passed to agents. */
   secretEnvNames?: readonly string[];
   /** SIGTERM → SIGKILL grace for agents (default 5 s). */
   killGraceMs?: number;
+  /** Called when an agent process exists. */
+  onSpawn?(job: QueuedJob, pid: number): void;
 }
 
 /** Starts a worker on `queue`; close it (then the queue) to stop. */
 export async function startJobWorker(opts: JobWorkerOptions): Promise<Worker> {
-  const repos = createRepositories(opts.db);
-  const agents = new AgentResolver(repos.agents);
+  const labels = [...(opts.labels ?? [])];
+  const traits = opts.engines === undefined ? { labels } : { labels, engines: opts.engines };
+  let workerId: string | undefined;
   const step = createStepProcessor({
-    resolveAgent: (name) => agents.resolve(name),
-    fullAllowed: (workspace) => repos.fullAccess.allowed(workspace),
+    ...(opts.agentEnv === undefined ? {} : { agentEnv: opts.agentEnv }),
+    workFolders: new GitWorkFolders(path.join(opts.home, 'work')),
+    approvalServer: approvalServerCommand(opts.home),
     ...(opts.secretEnvNames === undefined ? {} : { secretEnvNames: opts.secretEnvNames }),
     ...(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
-    onSpawn: (job, pid) => opts.log.info({ jobId: job.id, pid }, 'agent started'),
+    onSpawn: (job, pid) => {
+      opts.log.info({ jobId: job.id, pid, worker: workerId }, 'agent started');
+      opts.onSpawn?.(job, pid);
+    },
     onReportError: (err) => opts.log.warn({ err: errorMessage(err) }, 'job report failed'),
   });
-  const worker = await opts.queue.startWorker(step.processor, { concurrency: opts.concurrency });
+  const worker = await opts.queue.startWorker(step.processor, {
+    concurrency: opts.concurrency,
+    accepts: (job) => acceptsJob(job.payload, traits),
+    announce: {
+      labels,
+      ...(opts.engines === undefined ? {} : { engines: [...opts.engines] }),
+      inProcess: opts.inProcess === true,
+    },
+  });
+  workerId = worker.id;
   return {
     id: worker.id,
     close: async () => {

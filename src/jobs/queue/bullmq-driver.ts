@@ -16,6 +16,7 @@ import {
 } from './bullmq-codec.ts';
 import { assertRedisReachable, QueueKeys, RunLocks } from './bullmq-redis.ts';
 import { type BullmqTiming, type BullmqWorkerDeps, startBullmqWorker } from './bullmq-worker.ts';
+import { listWorkers, WORKER_HEARTBEAT_MS, WorkerKeys } from './bullmq-workers.ts';
 import { type ErrorReporter, OutcomeListeners, warnOnError } from './outcome.ts';
 import {
   assertConcurrency,
@@ -31,6 +32,8 @@ import {
   type StartedListener,
   validateJobSpec,
   type Worker,
+  type WorkerInfo,
+  type WorkerOptions,
 } from './port.ts';
 import { SignalListeners } from './signals.ts';
 
@@ -52,6 +55,8 @@ export interface BullmqQueueOptions {
   runBusyRetryMs?: number;
   /** Where errors that cannot be thrown go (default: a process warning). */
   onError?: ErrorReporter;
+  /** Worker registry heartbeat (default 5 s; a worker is listed until 3 heartbeats are missed). */
+  workerHeartbeatMs?: number;
 }
 
 /** How long a cancelled job's marker is kept (refuses its start and its re-enqueue). */
@@ -83,6 +88,8 @@ export async function createBullmqQueue(opts: BullmqQueueOptions): Promise<JobQu
       runBusyRetryMs: opts.runBusyRetryMs ?? 100,
     } satisfies BullmqTiming,
     onError,
+    workerKeys: new WorkerKeys(`${prefix}:${queueName}`),
+    heartbeatMs: opts.workerHeartbeatMs ?? WORKER_HEARTBEAT_MS,
   };
   // The Queue keeps ioredis' bounded retries: an enqueue during an outage fails instead of hanging.
   const queue = new Queue<BullJobData, Record<string, unknown>, 'step'>(queueName, {
@@ -106,7 +113,7 @@ class BullmqJobQueue implements JobQueue {
   readonly driver = 'bullmq' as const;
   private readonly listeners: OutcomeListeners;
   private readonly signals: SignalListeners;
-  private readonly workers = new Set<Worker>();
+  private readonly started = new Set<Worker>();
   private events: QueueEvents | undefined;
   /** Outcomes are handed to listeners in stream order even though each needs a lookup. */
   private delivery: Promise<void> = Promise.resolve();
@@ -188,16 +195,21 @@ class BullmqJobQueue implements JobQueue {
     return off;
   }
 
-  async startWorker(processor: Processor, opts: { concurrency: number }): Promise<Worker> {
+  /** Registered workers of this queue in any process (see bullmq-workers.ts). */
+  async listWorkers(): Promise<WorkerInfo[]> {
+    return listWorkers(this.deps.commands, this.deps.workerKeys);
+  }
+
+  async startWorker(processor: Processor, opts: WorkerOptions): Promise<Worker> {
     this.assertOpen();
     assertConcurrency(opts.concurrency);
-    const worker = await startBullmqWorker(this.deps, processor, opts.concurrency);
-    this.workers.add(worker);
+    const worker = await startBullmqWorker(this.deps, processor, opts);
+    this.started.add(worker);
     return {
       id: worker.id,
       close: async () => {
         await worker.close();
-        this.workers.delete(worker);
+        this.started.delete(worker);
       },
     };
   }
@@ -221,8 +233,8 @@ class BullmqJobQueue implements JobQueue {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.all([...this.workers].map((w) => w.close()));
-    this.workers.clear();
+    await Promise.all([...this.started].map((w) => w.close()));
+    this.started.clear();
     await this.events?.close();
     await this.delivery;
     await this.queue.close();

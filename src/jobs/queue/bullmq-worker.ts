@@ -1,12 +1,14 @@
 /**
  * A BullMQ worker running our Processor. Around each job it (1) refuses to start a job marked
- * cancelled, (2) takes the lock of the job's lane (its run, or its task: port.ts laneOf) or puts the job back as delayed so other runs' jobs use
- * the slot, (3) listens on a pub/sub channel so `cancel` from any process aborts the job here.
+ * cancelled, (2) puts back as delayed a job this worker does not accept (labels, engines) or
+ * whose lane's lock is taken (its run, or its task: port.ts laneOf), so other jobs use the
+ * slot, (3) listens on a pub/sub channel so `cancel` from any process aborts the job here.
  */
 import { Worker as BullWorker, type ConnectionOptions, DelayedError, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { type BullJobData, type BullSignal, encodeFailure, encodeSignal } from './bullmq-codec.ts';
 import type { QueueKeys, RunLocks } from './bullmq-redis.ts';
+import { WorkerBeat, type WorkerKeys } from './bullmq-workers.ts';
 import { type ErrorReporter, runToOutcome } from './outcome.ts';
 import {
   CANCEL_REASON,
@@ -14,6 +16,7 @@ import {
   type Processor,
   type ProgressReporter,
   type Worker,
+  type WorkerOptions,
 } from './port.ts';
 import { progressJson } from './signals.ts';
 
@@ -25,7 +28,7 @@ export interface BullmqTiming {
   stalledIntervalMs: number;
   /** Times a stalled job is taken again before it fails as lost. */
   maxStalledCount: number;
-  /** First wait of a job whose run already has a job running; doubles per try up to 1 s. */
+  /** First wait of a job whose run already has a job running (or this worker refused); doubles per try up to 1 s. */
   runBusyRetryMs: number;
 }
 
@@ -40,15 +43,28 @@ export interface BullmqWorkerDeps {
   runLocks: RunLocks;
   timing: BullmqTiming;
   onError: ErrorReporter;
+  workerKeys: WorkerKeys;
+  /** Time between worker registry heartbeats. */
+  heartbeatMs: number;
 }
 
 /** Starts a BullMQ worker with `concurrency` slots; resolves once it is connected. */
 export async function startBullmqWorker(
   deps: BullmqWorkerDeps,
   processor: Processor,
-  concurrency: number,
+  opts: WorkerOptions,
 ): Promise<Worker> {
   const { keys, timing } = deps;
+  const { concurrency } = opts;
+  let beat: WorkerBeat | null = null;
+  /** Puts a job back for later (another of the run's jobs runs, or this worker refuses it). */
+  const putBack = async (job: Job<BullJobData>, token?: string): Promise<never> => {
+    // Backing off bounds the Redis traffic of a job blocked behind a long agent step.
+    const tries = Math.min(Math.max(job.attemptsStarted - 1, 0), 4);
+    const wait = Math.min(timing.runBusyRetryMs * 2 ** tries, MAX_RUN_BUSY_WAIT_MS);
+    await job.moveToDelayed(Date.now() + wait, token);
+    throw new DelayedError();
+  };
   // Three parameters: BullMQ passes an abort signal only to processors declaring it.
   const wrapped = async (job: Job<BullJobData>, token?: string, signal?: AbortSignal) => {
     const id = job.id as string;
@@ -58,15 +74,11 @@ export async function startBullmqWorker(
         encodeFailure({ ok: false, error: 'cancelled before start', cancelled: true }),
       );
     }
+    if (opts.accepts !== undefined && !opts.accepts({ ...spec, id })) return putBack(job, token);
     const holder = `${id}|${token}`;
     const lane = laneOf(spec);
-    if (!(await deps.runLocks.acquire(lane, holder))) {
-      // Backing off bounds the Redis traffic of a job blocked behind a long agent step.
-      const tries = Math.min(Math.max(job.attemptsStarted - 1, 0), 4);
-      const wait = Math.min(timing.runBusyRetryMs * 2 ** tries, MAX_RUN_BUSY_WAIT_MS);
-      await job.moveToDelayed(Date.now() + wait, token);
-      throw new DelayedError();
-    }
+    if (!(await deps.runLocks.acquire(lane, holder))) return putBack(job, token);
+    beat?.running(id, true);
     const renew = setInterval(
       () => {
         deps.runLocks
@@ -98,6 +110,7 @@ export async function startBullmqWorker(
       if (!outcome.ok) throw new Error(encodeFailure(outcome));
       return outcome.result;
     } finally {
+      beat?.running(id, false);
       clearInterval(renew);
       await deps.runLocks
         .release(lane, holder)
@@ -123,6 +136,19 @@ export async function startBullmqWorker(
   try {
     await subscriber.subscribe(keys.cancelChannel);
     await worker.waitUntilReady();
+    if (opts.announce !== undefined) {
+      const b = new WorkerBeat(
+        deps.commands,
+        deps.workerKeys,
+        worker.id,
+        concurrency,
+        opts.announce,
+        deps.heartbeatMs,
+        deps.onError,
+      );
+      await b.beat();
+      beat = b;
+    }
   } catch (err) {
     subscriber.disconnect();
     await worker.close(true);
@@ -135,6 +161,7 @@ export async function startBullmqWorker(
     close: () => {
       closing ??= (async () => {
         await worker.close();
+        await beat?.stop();
         subscriber.disconnect();
       })();
       return closing;

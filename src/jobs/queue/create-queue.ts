@@ -29,10 +29,22 @@ export async function createJobQueue(config: QueueConfig): Promise<JobQueue> {
 export function queueConfigFor(opts: {
   db: BridgeDb;
   redisUrl?: string | undefined;
+  /** BullMQ: a vanished worker's job is taken again within this (lock and stalled check at half). */
+  jobLeaseMs?: number;
   onError?: ErrorReporter;
 }): QueueConfig {
   const base = opts.onError === undefined ? {} : { onError: opts.onError };
   return opts.redisUrl !== undefined && opts.redisUrl !== ''
-    ? { driver: 'bullmq', url: opts.redisUrl, ...base }
+    ? { driver: 'bullmq', url: opts.redisUrl, ...base, ...bullmqLease(opts.jobLeaseMs) }
     : { driver: 'sqlite', db: opts.db, ...base };
+}
+
+/** BullMQ lock and stalled-check period for a lease: half each, so recovery fits in one lease. */
+export function bullmqLease(leaseMs: number | undefined): {
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
+} {
+  if (leaseMs === undefined) return {};
+  const half = Math.max(500, Math.floor(leaseMs / 2));
+  return { lockDurationMs: half, stalledIntervalMs: half };
 }

@@ -84,6 +84,43 @@ export type ReclaimResult =
   | { kind: 'held'; by: string }
   | { kind: 'not-active' };
 
+/** What a worker tells the worker registry (BullMQ): who it is and what it takes. */
+export interface WorkerAnnouncement {
+  labels: readonly string[];
+  /** Engines it runs; absent = all. */
+  engines?: readonly string[];
+  /** The bridge's own worker (serve or a CLI command), not a `phasebridge worker`. */
+  inProcess?: boolean;
+}
+
+/** A registered worker as the bridge lists it (doctor, /metrics, console). */
+export interface WorkerInfo {
+  id: string;
+  host: string;
+  pid: number;
+  labels: string[];
+  engines?: string[];
+  inProcess: boolean;
+  concurrency: number;
+  /** Ids of the jobs it runs now. */
+  running: string[];
+  startedAt: string;
+  /** Its last heartbeat. */
+  seenAt: string;
+}
+
+/** Options of `startWorker`. */
+export interface WorkerOptions {
+  concurrency: number;
+  /**
+   * Whether this worker takes a job (labels, engine allowlist); a job it refuses is left for
+   * other workers (BullMQ: put back with a short delay). Default: every job.
+   */
+  accepts?(job: QueuedJob): boolean;
+  /** Registers the worker (heartbeat, labels, running jobs) where the driver can (BullMQ). */
+  announce?: WorkerAnnouncement;
+}
+
 /** A running worker; `close` stops taking jobs and waits for the running ones to settle. */
 export interface Worker {
   readonly id: string;
@@ -117,7 +154,9 @@ export interface JobQueue {
   /** Subscribes to progress reports of running jobs (any process); returns the unsubscribe function. */
   onProgress(listener: ProgressListener): () => void;
   /** Starts processing in this process (also used by `phasebridge worker` in another process). */
-  startWorker(processor: Processor, opts: { concurrency: number }): Promise<Worker>;
+  startWorker(processor: Processor, opts: WorkerOptions): Promise<Worker>;
+  /** Workers alive now (heartbeat within the registry's TTL); drivers without a registry leave it out. */
+  listWorkers?(): Promise<WorkerInfo[]>;
   /** The job's state, or null when unknown. */
   get(id: string): Promise<JobStatus | null>;
   /**

@@ -23,6 +23,7 @@ import {
   type StartedListener,
   validateJobSpec,
   type Worker,
+  type WorkerOptions,
 } from './port.ts';
 import { parseProgress, SignalListeners } from './signals.ts';
 import { type FinishedJob, SqliteJobStore } from './sqlite-store.ts';
@@ -125,7 +126,8 @@ class SqliteJobQueue implements JobQueue {
     return this.watchSignals(this.signals.addProgress(listener));
   }
 
-  async startWorker(processor: Processor, opts: { concurrency: number }): Promise<Worker> {
+  /** `accepts` and `announce` are BullMQ features: every embedded-queue worker takes every job. */
+  async startWorker(processor: Processor, opts: WorkerOptions): Promise<Worker> {
     this.assertOpen();
     assertConcurrency(opts.concurrency);
     const worker = new SqliteWorker(this.store, processor, opts.concurrency, this.timing, {

@@ -123,12 +123,16 @@ describe('send and edit', () => {
     );
   });
 
-  it('reports a failure of Discord as PLATFORM', async () => {
+  it('reports a failure of Discord as PLATFORM, a refusal of the channel as CHAT_UNREACHABLE', async () => {
     h = await startHarness();
-    h.fake.failNext({ method: 'POST', path: /\/messages$/ }, 403, 50013, 'Missing Permissions');
+    h.fake.failNext({ method: 'POST', path: /\/messages$/ }, 400, 50035, 'Invalid Form Body');
     const err = await h.channel.send(h.chatRef, { text: rich('x') }).catch((e: unknown) => e);
     expect(hasCode(err, 'PLATFORM')).toBe(true);
-    expect(String((err as Error).message)).toContain('Missing Permissions');
+    expect(String((err as Error).message)).toContain('Invalid Form Body');
+    h.fake.failNext({ method: 'POST', path: /\/messages$/ }, 403, 50013, 'Missing Permissions');
+    const refused = await h.channel.send(h.chatRef, { text: rich('x') }).catch((e: unknown) => e);
+    expect(hasCode(refused, 'CHAT_UNREACHABLE')).toBe(true);
+    expect(String((refused as Error).message)).toContain('Missing Permissions');
   });
 });
 

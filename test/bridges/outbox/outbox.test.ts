@@ -166,9 +166,10 @@ describe('the outbox', () => {
     const failures: OutboxFailure[] = [];
     const { store, outbox } = openOutbox((f) => failures.push(f));
     outbox.start();
-    fake.failNext('sendMessage', 403, 'Forbidden: bot was kicked from the supergroup chat');
+    // Removed from the group: the fake answers 403 "bot was kicked" from its own state.
+    fake.store.access.removeBot(GROUPS[0]!);
     const kicked = outbox.enqueue('send', ref(GROUPS[0]!), text('lost'));
-    await expect(kicked).rejects.toMatchObject({ code: 'PLATFORM' });
+    await expect(kicked).rejects.toMatchObject({ code: 'CHAT_UNREACHABLE', reason: 'bot_kicked' });
     await outbox.enqueue('send', ref(GROUPS[1]!), text('fine'));
     expect(failures).toHaveLength(1);
     expect(failures[0]).toMatchObject({
@@ -176,7 +177,10 @@ describe('the outbox', () => {
       target: ref(GROUPS[0]!),
       lane: ref(GROUPS[0]!),
     });
-    expect(store.get(failures[0]!.id)).toMatchObject({ state: 'failed', errorCode: 'PLATFORM' });
+    expect(store.get(failures[0]!.id)).toMatchObject({
+      state: 'failed',
+      errorCode: 'CHAT_UNREACHABLE',
+    });
     expect(texts(GROUPS[1]!)).toEqual(['fine']);
   });
 

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ButtonPress, Command, InboundEvent, Reply } from '../../../src/bridges/channel.ts';
 import { bold, code, link, rich } from '../../../src/bridges/render-text.ts';
 import type { TelegramChannel } from '../../../src/bridges/telegram/index.ts';
-import { PlatformError, RateLimitedError } from '../../../src/errors.ts';
+import { ChatUnreachableError, PlatformError, RateLimitedError } from '../../../src/errors.ts';
 import { parseTelegramHtml } from '../../fakes/telegram.ts';
 import {
   ALICE,
@@ -260,9 +260,13 @@ describe('TelegramChannel (long polling)', () => {
   });
 
   it('reports API failures as PlatformError and over-long limits as RateLimitedError', async () => {
-    fake.failNext('sendMessage', 403, 'Forbidden: bot was blocked by the user');
+    fake.failNext('sendMessage', 500, 'Internal Server Error');
     await expect(channel.send('telegram:501', { text: rich('x') })).rejects.toBeInstanceOf(
       PlatformError,
+    );
+    fake.failNext('sendMessage', 403, 'Forbidden: bot was blocked by the user');
+    await expect(channel.send('telegram:501', { text: rich('x') })).rejects.toBeInstanceOf(
+      ChatUnreachableError,
     );
     fake.failNext('sendMessage', 429, 'Too Many Requests: retry after 30', { retry_after: 30 });
     const err = await channel.send('telegram:501', { text: rich('x') }).catch((e: unknown) => e);

@@ -14,7 +14,7 @@ import {
   renderHtml,
   renderMessage,
 } from '../../../src/bridges/telegram/outbound.ts';
-import { InvalidInputError, PlatformError, RateLimitedError } from '../../../src/errors.ts';
+import { ChatUnreachableError, InvalidInputError, RateLimitedError } from '../../../src/errors.ts';
 import { parseTelegramHtml } from '../../fakes/telegram.ts';
 
 const apiError = (code: number, description: string, retryAfter?: number) =>
@@ -159,7 +159,7 @@ describe('rate limits of the Bot API (shared retry loop, Telegram errors)', () =
     };
     await expect(
       withRateLimitRetry(forbidden, { toError: toTelegramError, wait: noWait }),
-    ).rejects.toBeInstanceOf(PlatformError);
+    ).rejects.toBeInstanceOf(ChatUnreachableError);
     expect(calls).toBe(1);
   });
 });

@@ -55,18 +55,28 @@ describe('job results', () => {
   it('the start effect becomes a job with the step payload', () => {
     const { state, effects } = started();
     if (!effects.ok) throw new Error('start refused');
-    const job = jobOfEffect(state, effects.effects[0]!);
+    const effect = effects.effects[0]!;
+    if (effect.type !== 'enqueueStep') throw new Error('not an enqueue');
+    const agent = {
+      name: 'demo',
+      engine: 'command' as const,
+      argv: [],
+      env: [],
+      builtin: 'demo' as const,
+    };
+    const job = jobOfEffect(state, effect, { agent, workspace: { mode: 'shared', path: '/ws' } });
     expect(job).toEqual({
       spec: {
         runId: RUN,
         stepId: 'plan',
         attempt: 1,
         payload: {
+          v: 2,
           kind: 'step',
           stepId: 'plan',
-          workspace: '/ws',
+          workspace: { mode: 'shared', path: '/ws' },
           layout: 'native',
-          agent: 'demo',
+          agent,
           prompt: DEMO_WORKFLOW.steps[0]!.prompt,
         },
       },

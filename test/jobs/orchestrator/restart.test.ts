@@ -113,7 +113,12 @@ describe('restart', () => {
 
     // A worker alone (as `phasebridge worker` would be) runs the job; nobody applies the outcome.
     const log = createLogger({ level: 'silent' });
-    const worker = await startJobWorker({ db: env.db, queue: env.queue, log, concurrency: 1 });
+    const worker = await startJobWorker({
+      queue: env.queue,
+      log,
+      concurrency: 1,
+      home: env.home,
+    });
     await waitFor(async () => (await env!.queue.get(`${run.id}:plan:1`))?.state === 'completed');
     await worker.close();
 

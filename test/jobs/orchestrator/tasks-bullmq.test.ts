@@ -1,7 +1,8 @@
 /**
  * A `tasks` step on BullMQ (a private redis-server) with two `phasebridge worker` processes of
  * concurrency 2: the 4 task jobs spread over both processes, run in parallel, and the run
- * completes with every task done once. Skipped with a loud banner without Redis (fails in CI).
+ * completes with every task done once; the tasks of a `runsOn` step go only to a worker with the
+ * label, in parallel lanes there. Skipped with a loud banner without Redis (fails in CI).
  */
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -81,6 +82,64 @@ steps:
       const events = ledgerOf(state).flatMap((e) => e.events);
       const started = events.filter((e) => e.type === 'taskStarted').length;
       expect(started).toBe(4);
+      expect(repeatedKeys(ledgerOf(state))).toEqual([]);
+    });
+
+    it('tasks of a runsOn step run only on a worker with the label, side by side', async () => {
+      for (const w of workers.splice(0)) await w.stop();
+      await env?.dispose();
+      env = await makeEnv({}, () => createBullmqQueue({ url: redis.url }));
+      env.workflow(
+        'gpu',
+        `id: gpu
+steps:
+  - { id: plan, agent: demo, prompt: "demo: sleep=10 tasks=2" }
+  - id: train
+    agent: demo
+    prompt: "demo: sleep=1500"
+    runsOn: [gpu]
+    tasks: { file: tasks.json, maxWorkers: 2 }
+`,
+      );
+      const plain = await startWorkerProcess({
+        home: env.home,
+        redisUrl: redis.url,
+        concurrency: 2,
+      });
+      const gpu = await startWorkerProcess({
+        home: env.home,
+        redisUrl: redis.url,
+        concurrency: 2,
+        args: ['--label', 'gpu'],
+      });
+      workers.push(plain, gpu);
+      const o = await env.open({ worker: false });
+      const run = await o.startRun({
+        workflow: 'gpu',
+        workspace: env.workspace,
+        spec: 's',
+        actor: ALICE,
+      });
+      const state = await o.waitUntilIdle(run.id);
+      expect(state.status).toBe('completed');
+      const tasks = state.steps[1]!.tasks!;
+      expect(tasks.map((t) => [t.id, t.status, t.attempt])).toEqual([
+        ['t1', 'completed', 1],
+        ['t2', 'completed', 1],
+      ]);
+      const ranBy = tasks.map((t) =>
+        workerPidOfLog(
+          fs.readFileSync(taskLogPath(env!.workspace, run.id, 'train', t.id, 1), 'utf8'),
+        ),
+      );
+      // The unlabelled worker put both back; the gpu worker ran them in its two slots at once.
+      expect(ranBy).toEqual([gpu.pid, gpu.pid]);
+      const events = ledgerOf(state).flatMap((e) => e.events);
+      const firstDone = events.findIndex((e) => e.type === 'taskCompleted');
+      const startedBefore = events
+        .slice(0, firstDone)
+        .filter((e) => e.type === 'taskStarted').length;
+      expect(startedBefore).toBe(2);
       expect(repeatedKeys(ledgerOf(state))).toEqual([]);
     });
   });

@@ -4,7 +4,7 @@
  * button presses and reasons with the session's CSRF token. Without JavaScript the command box
  * still works as a plain form.
  */
-import type { ChatAdapterState } from '../console-routes.ts';
+import type { ChatAdapterState, WorkerState } from '../console-routes.ts';
 import type { HeldMessage } from '../history.ts';
 import { escapeHtml } from '../outbound.ts';
 import type { PageParts } from './layout.ts';
@@ -21,6 +21,7 @@ export function consolePage(input: {
   csrf: string;
   nonce: string;
   chats?: readonly ChatAdapterState[];
+  workers?: readonly WorkerState[] | null;
 }): PageParts {
   const list = input.messages.map(messageArticle).join('');
   const chats = input.chats ?? [];
@@ -33,11 +34,21 @@ export function consolePage(input: {
             escapeHtml(c.ok ? `${c.name} (up)` : `${c.name} (not up: ${c.detail ?? 'starting'})`),
           )
           .join(', ')}</p>`;
+  const workers = input.workers ?? null;
+  // Which machines run agents (BullMQ): a step waiting for a label shows why here.
+  const workerLine =
+    workers === null
+      ? ''
+      : `<p class="muted" id="workers">Workers: ${
+          workers.length === 0
+            ? 'none registered (start one: <code>phasebridge worker</code>)'
+            : workers.map((w) => escapeHtml(`${w.name} (${w.detail})`)).join(', ')
+        }</p>`;
   const empty =
     input.messages.length === 0
       ? '<p class="muted" id="empty">No messages yet. Try <code>help</code> or <code>run demo add a login page</code>.</p>'
       : '';
-  const body = `${header}${empty}<section id="messages" data-version="${input.version}" aria-live="polite">${list}</section>
+  const body = `${header}${workerLine}${empty}<section id="messages" data-version="${input.version}" aria-live="polite">${list}</section>
 <div id="prompts"></div><div id="toasts" role="status" aria-live="assertive"></div>
 <form class="say" method="post" action="/api/command">
 <input type="hidden" name="csrf" value="${escapeHtml(input.csrf)}">

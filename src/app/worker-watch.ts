@@ -1,0 +1,74 @@
+/**
+ * The bridge's view of the job workers registered on BullMQ (see bullmq-workers.ts), read every
+ * few seconds so the console page and /metrics answer from memory. With the embedded queue
+ * there is no registry: `states()` is null and the gauges are absent.
+ */
+import type { WorkerInfo } from '../jobs/queue/port.ts';
+import type { Log } from '../log.ts';
+
+/** How often the list is read. */
+const REFRESH_MS = 5000;
+
+/** A worker's one-line description: labels, engines, running jobs. */
+export function describeWorker(w: WorkerInfo): string {
+  const parts = [
+    w.inProcess ? 'bridge' : 'worker',
+    `labels ${w.labels.join(',') || '-'}`,
+    `engines ${w.engines?.join(',') ?? 'all'}`,
+    `running ${w.running.length}/${w.concurrency}`,
+  ];
+  return parts.join('; ');
+}
+
+/** Keeps the latest worker list of a queue. */
+export class WorkerWatch {
+  readonly #list: () => Promise<WorkerInfo[]>;
+  readonly #log: Log;
+  #latest: WorkerInfo[] = [];
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(list: () => Promise<WorkerInfo[]>, log: Log) {
+    this.#list = list;
+    this.#log = log;
+  }
+
+  /** Reads the list now and then every few seconds. */
+  async start(): Promise<void> {
+    await this.refresh();
+    this.#timer = setInterval(() => void this.refresh(), REFRESH_MS);
+    this.#timer.unref();
+  }
+
+  /** Reads the list now (the previous one is kept when Redis does not answer). */
+  async refresh(): Promise<WorkerInfo[]> {
+    try {
+      this.#latest = await this.#list();
+    } catch (err) {
+      this.#log.warn({ err }, 'listing job workers failed');
+    }
+    return this.#latest;
+  }
+
+  /** The latest list. */
+  get latest(): readonly WorkerInfo[] {
+    return this.#latest;
+  }
+
+  /** Workers by kind (remote `worker`, in-process `bridge`), for a gauge. */
+  counts(): Record<string, number> {
+    const out: Record<string, number> = { worker: 0, bridge: 0 };
+    for (const w of this.#latest) out[w.inProcess ? 'bridge' : 'worker']! += 1;
+    return out;
+  }
+
+  /** Jobs running on workers, by kind. */
+  running(): Record<string, number> {
+    const out: Record<string, number> = { worker: 0, bridge: 0 };
+    for (const w of this.#latest) out[w.inProcess ? 'bridge' : 'worker']! += w.running.length;
+    return out;
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+}

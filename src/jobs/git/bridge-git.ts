@@ -1,0 +1,79 @@
+/**
+ * The bridge's side of git-mode workspaces. Before a step is queued it names the repository
+ * (the workspace's `origin` remote) and the base commit: the run branch `phasebridge/<run id>`
+ * in the bridge's workspace, created from HEAD (and pushed) for the run's first step. When a
+ * worker reports the commit it pushed, the bridge fetches it and moves its run branch there, so
+ * the next step, on any worker, starts from it. The bridge's local branch is the authority: a
+ * push left by a worker that died before reporting is simply overwritten by the next attempt.
+ */
+import { ConflictError, InvalidInputError } from '../../errors.ts';
+import type { WorkspaceRef } from '../orchestrator/job-payload.ts';
+import { COMMIT_RE, git, gitProbe, runBranch } from './run-git.ts';
+
+/** The git workspace reference of the next job of run `runId` in `workspace`. */
+export async function gitWorkspaceRef(workspace: string, runId: string): Promise<WorkspaceRef> {
+  const repo = await gitProbe(workspace, ['remote', 'get-url', 'origin']);
+  if (repo === null || repo === '' || repo.startsWith('-')) {
+    // Told apart only on this path: a git process per queued job is what the enqueue costs.
+    if ((await gitProbe(workspace, ['rev-parse', '--show-toplevel'])) === null) {
+      throw new InvalidInputError(
+        `workspace ${workspace} is not a git repository, which git workspace mode needs (git init; git remote add origin <url>; or PHASEBRIDGE_WORKSPACE_MODE=shared)`,
+      );
+    }
+    throw new InvalidInputError(
+      `workspace ${workspace} has no 'origin' remote for workers to clone (git remote add origin <url>)`,
+    );
+  }
+  const branch = runBranch(runId);
+  let base = await gitProbe(workspace, [
+    'rev-parse',
+    '--verify',
+    '--quiet',
+    `refs/heads/${branch}^{commit}`,
+  ]);
+  if (base === null) {
+    const head = await gitProbe(workspace, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']);
+    if (head === null) {
+      throw new InvalidInputError(
+        `workspace ${workspace} has no commit yet: commit something first`,
+      );
+    }
+    // Workers fetch from the remote: the base must be there. The run branch is ours to move.
+    await git(workspace, ['push', '--quiet', '--force', repo, `${head}:refs/heads/${branch}`]);
+    await git(workspace, ['update-ref', `refs/heads/${branch}`, head]);
+    base = head;
+  }
+  return { mode: 'git', path: workspace, repo, baseCommit: base, branch };
+}
+
+/**
+ * Fetches `commit` of the run branch from `repo` and moves the bridge's run branch to it.
+ * ConflictError when the remote does not hold that commit (another push replaced it before the
+ * fetch: the step's work cannot be taken over, so the step fails instead of losing it silently).
+ */
+export async function landCommit(
+  workspace: string,
+  repo: string,
+  branch: string,
+  commit: string,
+): Promise<void> {
+  if (!COMMIT_RE.test(commit)) throw new InvalidInputError(`not a commit id: ${commit}`);
+  const have = async () =>
+    (await gitProbe(workspace, ['cat-file', '-e', `${commit}^{commit}`])) !== null;
+  if (!(await have())) {
+    await git(workspace, [
+      'fetch',
+      '--quiet',
+      '--no-tags',
+      '--no-write-fetch-head',
+      repo,
+      `refs/heads/${branch}`,
+    ]);
+  }
+  if (!(await have())) {
+    throw new ConflictError(
+      `commit ${commit.slice(0, 12)} is not on ${branch} of ${repo} any more: the step's work was overwritten`,
+    );
+  }
+  await git(workspace, ['update-ref', `refs/heads/${branch}`, commit]);
+}

@@ -1,0 +1,51 @@
+/**
+ * Runs git with an argv array (never a shell), for git-mode workspaces. Credentials are whatever
+ * the process's own environment gives git (ssh agent, credential helper, GIT_* variables): none
+ * travel in jobs. Prompts are disabled so a missing credential fails instead of hanging.
+ */
+import { execFile } from 'node:child_process';
+import { ResourceError } from '../../errors.ts';
+
+/** Output cap of one git command (ls-files of a big repository stays well under it). */
+const MAX_BUFFER = 32 * 1024 * 1024;
+
+/** Runs `git ...args` in `cwd`; resolves with stdout, rejects with a ResourceError naming it. */
+export function git(
+  cwd: string,
+  args: readonly string[],
+  env?: NodeJS.ProcessEnv,
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'git',
+      [...args],
+      {
+        cwd,
+        maxBuffer: MAX_BUFFER,
+        env: { ...(env ?? process.env), GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' },
+      },
+      (err, stdout, stderr) => {
+        if (err === null) return resolve(stdout);
+        const why = (stderr || err.message).trim().split('\n').slice(-3).join(' | ');
+        reject(new ResourceError(`git ${args[0]} failed in ${cwd}: ${why}`, { cause: err }));
+      },
+    );
+  });
+}
+
+/** `git ...args` output, trimmed; null when the command fails (a probe, not an action). */
+export async function gitProbe(cwd: string, args: readonly string[]): Promise<string | null> {
+  try {
+    return (await git(cwd, args)).trim();
+  } catch {
+    return null;
+  }
+}
+
+/** A full commit id. */
+export const COMMIT_RE = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+
+/** The run branch of a run in git mode. */
+export function runBranch(runId: string): string {
+  return `phasebridge/${runId}`;
+}

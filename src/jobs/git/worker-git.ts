@@ -1,0 +1,130 @@
+/**
+ * The worker's side of git-mode workspaces: a cache of bare clones (one per repository URL)
+ * and one work folder per run, a worktree of the cache on the run branch. A job checks the run
+ * branch out at the job's base commit (whatever an earlier attempt left there is discarded),
+ * runs the agent, commits what changed and force-pushes the run branch in one ref update, so a
+ * worker killed at any point leaves either the old branch or the complete new commit.
+ */
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { InvalidInputError } from '../../errors.ts';
+import { makeDirs } from '../../fs-errors.ts';
+import { git, gitProbe } from './run-git.ts';
+
+/** The git reference of a job (the `git` form of the payload's workspace). */
+export interface GitJobRef {
+  repo: string;
+  baseCommit: string;
+  branch: string;
+}
+
+/** Paths the commit leaves out: phasebridge's own run folder (logs, spec, directive). */
+const NEVER_COMMITTED = ['.phasebridge'];
+
+/** Serialises work on one cache (git takes ref locks; parallel fetches into one repo fail). */
+class Mutex {
+  #tail: Promise<unknown> = Promise.resolve();
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.#tail.then(fn, fn);
+    this.#tail = next.catch(() => {});
+    return next;
+  }
+}
+
+/** Clone cache and work folders of one worker under `root` (its home's `work/`). */
+export class GitWorkFolders {
+  readonly #root: string;
+  readonly #locks = new Map<string, Mutex>();
+
+  constructor(root: string) {
+    this.#root = root;
+  }
+
+  /** The bare clone of `repo` in the cache, fetched so it holds `commit`. */
+  async #cache(repo: string, commit: string): Promise<string> {
+    const dir = path.join(
+      this.#root,
+      'cache',
+      `${createHash('sha256').update(repo).digest('hex').slice(0, 16)}.git`,
+    );
+    let lock = this.#locks.get(dir);
+    if (lock === undefined) {
+      lock = new Mutex();
+      this.#locks.set(dir, lock);
+    }
+    await lock.run(async () => {
+      if (!fs.existsSync(path.join(dir, 'HEAD'))) {
+        makeDirs(dir, 0o700);
+        await git(dir, ['init', '--quiet', '--bare']);
+      }
+      if ((await gitProbe(dir, ['cat-file', '-e', `${commit}^{commit}`])) !== null) return;
+      await git(dir, [
+        'fetch',
+        '--quiet',
+        '--no-tags',
+        '--prune',
+        repo,
+        '+refs/heads/*:refs/remotes/origin/*',
+      ]);
+      if ((await gitProbe(dir, ['cat-file', '-e', `${commit}^{commit}`])) === null) {
+        throw new InvalidInputError(
+          `base commit ${commit.slice(0, 12)} is not on any branch of ${repo}`,
+        );
+      }
+    });
+    return dir;
+  }
+
+  /**
+   * The run's work folder, on the run branch at the base commit, clean except for phasebridge's
+   * own folder (its logs tell a re-take what happened before).
+   */
+  async checkout(runId: string, ref: GitJobRef): Promise<string> {
+    const cache = await this.#cache(ref.repo, ref.baseCommit);
+    const dir = path.join(this.#root, 'runs', runId);
+    if (fs.existsSync(path.join(dir, '.git'))) {
+      await git(dir, ['checkout', '--quiet', '--force', '-B', ref.branch, ref.baseCommit]);
+      await git(dir, ['clean', '--quiet', '-ffdx', '-e', '/.phasebridge/']);
+      return dir;
+    }
+    makeDirs(path.dirname(dir), 0o700);
+    fs.rmSync(dir, { recursive: true, force: true });
+    const add = ['worktree', 'add', '--quiet', '--force', '-B', ref.branch, dir, ref.baseCommit];
+    try {
+      await git(cache, add);
+    } catch {
+      // A work folder removed by hand leaves a stale worktree entry holding the branch.
+      await git(cache, ['worktree', 'prune']);
+      await git(cache, add);
+    }
+    return dir;
+  }
+
+  /**
+   * Commits everything the agent changed (except phasebridge's files and `exclude`), pushes the
+   * run branch, and returns the commit and the changed files (relative paths).
+   */
+  async commitAndPush(
+    dir: string,
+    ref: GitJobRef,
+    message: string,
+    exclude: readonly string[],
+  ): Promise<{ commit: string; changedFiles: string[] }> {
+    await git(dir, ['add', '--all', '--', '.']);
+    // Back to the base for phasebridge's own files (an exclude pathspec fails on ignored paths).
+    await git(dir, ['reset', '--quiet', ref.baseCommit, '--', ...NEVER_COMMITTED, ...exclude]);
+    const staged = (await git(dir, ['diff', '--cached', '--name-only'])).trim();
+    if (staged !== '') {
+      const who =
+        (await gitProbe(dir, ['config', 'user.email'])) === null
+          ? ['-c', 'user.name=phasebridge', '-c', 'user.email=phasebridge@localhost']
+          : [];
+      await git(dir, [...who, 'commit', '--quiet', '--no-verify', '-m', message]);
+    }
+    const commit = (await git(dir, ['rev-parse', 'HEAD'])).trim();
+    const changed = (await git(dir, ['diff', '--name-only', ref.baseCommit, commit])).trim();
+    await git(dir, ['push', '--quiet', '--force', ref.repo, `${commit}:refs/heads/${ref.branch}`]);
+    return { commit, changedFiles: changed === '' ? [] : changed.split('\n') };
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * What Discord does to a gateway connection on its own, from the fake gateway, with the real
+ * discord.js client the adapter runs: op 7 Reconnect → reconnect and RESUME; op 9 resumable →
+ * RESUME; op 9 not resumable → a new IDENTIFY; heartbeats no longer acknowledged (a zombie
+ * connection) → drop it and RESUME. After each, slash commands still reach phasebridge.
+ * discord.js does the work; these tests check it does it against Discord's protocol.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Harness, startHarness } from './support.ts';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+/** A slash command sent now reaches the adapter's handler (the session delivers again). */
+async function stillDelivers(name: string): Promise<void> {
+  const alice = h!.fake.state.user('alice');
+  h!.fake.slashCommand(alice, h!.fake.state.text, name);
+  const event = await h!.inbox.next();
+  expect(event.kind === 'command' && event.name).toBe(name);
+}
+
+const count = (op: number) => h!.fake.gateway.received.filter((p) => p.op === op).length;
+
+describe('Discord gateway faults', () => {
+  it('op 7 Reconnect: reconnects and resumes the session', async () => {
+    h = await startHarness({}, { heartbeatIntervalMs: 200 });
+    h.fake.gateway.requestReconnect();
+    await h.fake.waitFor(() => h!.fake.gateway.resumes === 1, 'a resume');
+    expect(h.fake.gateway.identifies).toBe(1);
+    expect(h.fake.gateway.received.find((p) => p.op === 6)?.path).toBe('/resume');
+    await stillDelivers('status');
+  });
+
+  it('op 9 resumable: resumes', async () => {
+    h = await startHarness({}, { heartbeatIntervalMs: 200 });
+    h.fake.gateway.invalidateSession(true);
+    await h.fake.waitFor(
+      () => h!.fake.gateway.resumes + h!.fake.gateway.identifies >= 2,
+      'a resume or identify',
+    );
+    expect(h.fake.gateway.resumes).toBe(1);
+    expect(h.fake.gateway.identifies).toBe(1);
+    await stillDelivers('runs');
+  });
+
+  it('op 9 not resumable: identifies anew, no resume attempted', async () => {
+    h = await startHarness({}, { heartbeatIntervalMs: 200 });
+    const resumesBefore = count(6);
+    h.fake.gateway.invalidateSession(false);
+    // Discord allows one IDENTIFY per 5 s (session_start_limit bucket) and discord.js keeps to
+    // it, plus up to 1.5 s of jitter: the second one cannot come sooner.
+    await h.fake.waitFor(() => h!.fake.gateway.identifies === 2, 'a second identify', 8000);
+    expect(count(6)).toBe(resumesBefore);
+    expect(h.fake.gateway.resumes).toBe(0);
+    await stillDelivers('whoami');
+  });
+
+  it('a zombie connection (heartbeats not acknowledged): drops it and resumes', async () => {
+    h = await startHarness({}, { heartbeatIntervalMs: 200 });
+    h.fake.gateway.goZombie();
+    await h.fake.waitFor(() => h!.fake.gateway.resumes === 1, 'a resume after the zombie');
+    expect(h.fake.gateway.identifies).toBe(1);
+    await stillDelivers('status');
+  });
+});

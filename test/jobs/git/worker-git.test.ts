@@ -1,0 +1,114 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { gitWorkspaceRef, landCommit } from '../../../src/jobs/git/bridge-git.ts';
+import { GitWorkFolders } from '../../../src/jobs/git/worker-git.ts';
+import { prepareWorkspace } from '../../../src/jobs/orchestrator/job-workspace.ts';
+import { gitFixture } from '../workers/support.ts';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+function tmp(): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-wgit-'));
+  dirs.push(d);
+  return d;
+}
+const rev = (cwd: string, ref: string) =>
+  execFileSync('git', ['rev-parse', ref], { cwd, encoding: 'utf8' }).trim();
+
+describe('git work folders of a worker', () => {
+  it('a re-take starts clean at the base: what a killed attempt left is gone, its logs stay', async () => {
+    const dir = tmp();
+    const ws = path.join(dir, 'ws');
+    const { origin } = gitFixture(dir, ws);
+    const base = rev(ws, 'HEAD');
+    const folders = new GitWorkFolders(path.join(dir, 'work'));
+    const ref = { repo: origin, baseCommit: base, branch: 'phasebridge/r1' };
+    const wd = await folders.checkout('r1', ref);
+    fs.writeFileSync(path.join(wd, 'half.txt'), 'half');
+    fs.writeFileSync(path.join(wd, 'README.md'), 'changed by a dead attempt');
+    fs.mkdirSync(path.join(wd, '.phasebridge'));
+    fs.writeFileSync(path.join(wd, '.phasebridge', 'attempt.log'), 'log');
+    const again = await folders.checkout('r1', ref);
+    expect(again).toBe(wd);
+    expect(fs.existsSync(path.join(wd, 'half.txt'))).toBe(false);
+    expect(fs.readFileSync(path.join(wd, 'README.md'), 'utf8')).toBe('hello\n');
+    expect(fs.existsSync(path.join(wd, '.phasebridge', 'attempt.log'))).toBe(true);
+
+    fs.writeFileSync(path.join(wd, 'done.txt'), 'done');
+    const pushed = await folders.commitAndPush(wd, ref, 'step', []);
+    expect(pushed.changedFiles).toEqual(['done.txt']); // never phasebridge's own files
+    expect(rev(origin, ref.branch)).toBe(pushed.commit);
+    await landCommit(ws, origin, ref.branch, pushed.commit);
+    expect(rev(ws, ref.branch)).toBe(pushed.commit);
+  });
+
+  it('a base commit the remote does not have fails clearly', async () => {
+    const dir = tmp();
+    const ws = path.join(dir, 'ws');
+    const { origin } = gitFixture(dir, ws);
+    const folders = new GitWorkFolders(path.join(dir, 'work'));
+    const ref = { repo: origin, baseCommit: 'b'.repeat(40), branch: 'phasebridge/r2' };
+    await expect(folders.checkout('r2', ref)).rejects.toThrow(
+      /base commit bbbbbbbbbbbb is not on any branch/,
+    );
+  });
+
+  it('a shared workspace missing on this machine is named, with the fix', async () => {
+    const job = { id: 'r:s:1', runId: 'r', stepId: 's', attempt: 1, payload: {} };
+    const p = {
+      v: 2 as const,
+      kind: 'step' as const,
+      stepId: 's',
+      workspace: { mode: 'shared' as const, path: '/nowhere/at/all' },
+      layout: 'native' as const,
+      agent: { name: 'a', engine: 'command' as const, argv: [], env: [] },
+      prompt: 'x',
+    };
+    await expect(prepareWorkspace(job, p, undefined)).rejects.toThrow(
+      /workspace \/nowhere\/at\/all does not exist on worker host .*mounted at the same path/,
+    );
+  });
+
+  it('the bridge says what a git-mode workspace lacks: a repository, an origin', async () => {
+    const plain = tmp();
+    await expect(gitWorkspaceRef(plain, 'r3')).rejects.toThrow(/is not a git repository/);
+    execFileSync('git', ['init', '--quiet'], { cwd: plain });
+    await expect(gitWorkspaceRef(plain, 'r3')).rejects.toThrow(/has no 'origin' remote/);
+  });
+
+  it('the first job of a run pushes the base to the run branch; later ones start from the bridge branch', async () => {
+    const dir = tmp();
+    const ws = path.join(dir, 'ws');
+    const { origin } = gitFixture(dir, ws);
+    const ref = await gitWorkspaceRef(ws, 'r4');
+    expect(ref).toMatchObject({
+      mode: 'git',
+      repo: origin,
+      branch: 'phasebridge/r4',
+      baseCommit: rev(ws, 'HEAD'),
+    });
+    expect(rev(origin, 'phasebridge/r4')).toBe(rev(ws, 'HEAD'));
+    execFileSync(
+      'git',
+      [
+        '-c',
+        'user.name=t',
+        '-c',
+        'user.email=t@e',
+        'commit',
+        '--quiet',
+        '--allow-empty',
+        '-m',
+        'later',
+      ],
+      { cwd: ws },
+    );
+    const later = (await gitWorkspaceRef(ws, 'r4')) as { baseCommit: string };
+    expect(later.baseCommit).toBe(rev(ws, 'phasebridge/r4'));
+  });
+});
