@@ -18,6 +18,7 @@ const BENCHES = [
   'history',
   'tasks',
   'workers',
+  'console-runs',
 ] as const;
 const here = dirname(fileURLToPath(import.meta.url));
 const wanted = process.argv.slice(2);

@@ -29,6 +29,8 @@
  *                  (default passed), as a verify step reports them
  *   failtask=ID    as a task's agent (the prompt has a `Task <id>: …` line): exit 1 for task ID;
  *                  every other task writes `continue` with a result branch `demo/<id>`
+ *   write=FILE     append a line naming the step to FILE in the workspace (a change to diff);
+ *                  FILE is a plain name (no folders), anything else is refused
  *
  * PABCD attestation keys (the directive's `attest`, see src/engine/pabcd/attest.ts): any of
  *   did="…" auditOutput="…" verdict=pass|fail checkOutput="…" exitCode=N scanRounds=N
@@ -213,6 +215,17 @@ function resultLine(prompt, b, isError) {
   });
 }
 
+/** Appends a line to a file of the workspace (the agent's cwd), so the step has a diff. */
+function writeWorkFile(name) {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(name)) {
+    console.error(`demo-agent: write=${name} refused: a plain file name only`);
+    return;
+  }
+  const step = process.env.PHASEBRIDGE_STEP_ID ?? 'step';
+  fs.appendFileSync(name, `${step}: ${specFirstLine()}\n`);
+  console.log(`demo-agent: wrote a line to ${name}`);
+}
+
 async function main() {
   const prompt = await readPrompt();
   const b = behaviourFor(prompt, process.env.DEMO_AGENT_BEHAVIOUR);
@@ -241,6 +254,7 @@ async function main() {
     return;
   }
   if (b.tasks !== undefined) writeTaskList(b);
+  if (b.write !== undefined) writeWorkFile(b.write);
   const taskId = taskIdOf(prompt);
   writeDirective(b, taskId);
   const exitCode = taskId !== undefined && b.failtask === taskId ? 1 : int(b.exit, 0);

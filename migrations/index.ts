@@ -13,6 +13,7 @@ import * as m0005 from './0005_durable_chat_state.ts';
 import * as m0006 from './0006_followed_workspaces.ts';
 import * as m0008 from './0008_outbox.ts';
 import * as m0009 from './0009_retention.ts';
+import * as m0010 from './0010_console_indexes.ts';
 import * as m0012 from './0012_unreachable_chats.ts';
 import * as m0014 from './0014_agent_permissions.ts';
 
@@ -26,6 +27,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0006_followed_workspaces': m0006,
   '0008_outbox': m0008,
   '0009_retention': m0009,
+  '0010_console_indexes': m0010,
   '0012_unreachable_chats': m0012,
   '0014_agent_permissions': m0014,
 });

@@ -2,6 +2,7 @@
  * The running bridge: bridge.db, the queue, the orchestrator, chatops, every configured adapter
  * and the HTTP server (web console, health, metrics, webhooks), started and stopped in order.
  */
+
 import { join } from 'node:path';
 import type { Platform } from '../bridges/channel.ts';
 import { OutboxStore, withOutboxes } from '../bridges/outbox/index.ts';
@@ -27,6 +28,7 @@ import { createJobQueue, queueConfigFor } from '../jobs/queue/create-queue.ts';
 import type { Log } from '../log.ts';
 import { AdapterSupervisor } from './adapter-supervisor.ts';
 import { buildChannels } from './channels.ts';
+import { consoleAdmin } from './console-admin.ts';
 import { type PruneSchedule, schedulePrune } from './retention.ts';
 import { describeWorker, WorkerWatch } from './worker-watch.ts';
 
@@ -138,9 +140,13 @@ export async function startBridge(
     const channels = await buildChannels(
       config,
       log,
-      orchestratorRunsSource(orchestrator),
+      orchestratorRunsSource(orchestrator, repos.runs),
       (p) => (outcome) => metrics.platformCall(p, outcome),
-      { consoleAuth: repos.consoleAuth, state: (p) => repos.channelState.scope(p) },
+      {
+        consoleAuth: repos.consoleAuth,
+        state: (p) => repos.channelState.scope(p),
+        consoleAdmin: consoleAdmin(repos),
+      },
     );
     await bindConsole(repos, workspace);
     // Sends and edits to the chat platforms are rows in bridge.db before they are attempted.

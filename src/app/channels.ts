@@ -6,7 +6,12 @@
  */
 import type { ApiCallObserver, Channel, Platform } from '../bridges/channel.ts';
 import type { ChannelStateStore } from '../bridges/state.ts';
-import { type ConsoleAuthStore, type RunsSource, WebChannel } from '../bridges/web/index.ts';
+import {
+  type AdminSource,
+  type ConsoleAuthStore,
+  type RunsSource,
+  WebChannel,
+} from '../bridges/web/index.ts';
 import { USAGE, VERBS } from '../chatops/grammar.ts';
 import type { Config } from '../config.ts';
 import type { Route } from '../http/server.ts';
@@ -24,6 +29,8 @@ export interface BridgeChannels {
 export interface ChannelStores {
   readonly consoleAuth: ConsoleAuthStore;
   readonly state: (platform: Platform) => ChannelStateStore;
+  /** The console's Access and Audit pages (bridge.db's bindings, roles and audit log). */
+  readonly consoleAdmin?: AdminSource;
 }
 
 /**
@@ -48,6 +55,7 @@ export async function buildChannels(
     ...consoleExposure(config),
     ...(runs && { runs }),
     ...(stores && { auth: stores.consoleAuth, state: stores.state('web') }),
+    ...(stores?.consoleAdmin && { admin: stores.consoleAdmin }),
   });
   const all = new Map<Platform, Channel>([['web', web]]);
   const routes: Route[] = [];

@@ -124,6 +124,8 @@ export interface RunsTable {
   finished_at: number | null;
   /** 0009: when `phasebridge archive` packed the run's folder (NULL: the folder is in place). */
   archived_at: Defaulted<number | null>;
+  /** 0010: the run's specification (first 500 characters), for the console's search. */
+  spec: Defaulted<string | null>;
 }
 
 /** `checkpoint_messages`: every chat message showing a checkpoint, with its button token. */

@@ -71,6 +71,7 @@ const COLUMNS: Columns = {
     updated_at: true,
     finished_at: true,
     archived_at: true,
+    spec: true,
   },
   checkpoint_messages: {
     id: true,

@@ -1,24 +1,23 @@
 /**
  * The web console in a real browser (headless chromium through playwright-core) against the real
- * bridge: log in with the printed link, start the demo run by typing, follow it live over SSE,
- * approve both checkpoints with the buttons, see it completed, then read the runs pages. A
- * screenshot of the finished run is kept in test-artifacts/console-finished.png.
+ * bridge, as an operator uses it: log in with the printed link, start the demo run by typing,
+ * follow the links from the chat to the run page, approve there, request changes with a reason,
+ * approve again, everything arriving live over SSE; open a step's log and its diff (the
+ * workspace is a git repository and the demo agent writes a file); take a `status` snapshot;
+ * filter and search the runs list; give a role on the Access page; filter and export the audit
+ * log. Every page is checked at 1280 and 375 px for sideways scrolling, screenshotted to
+ * test-artifacts/, and scanned with axe-core (no serious or critical violation).
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatCost } from '../../src/bridges/web/pages/runs.ts';
 import type { RunState } from '../../src/engine/model.ts';
-import { type E2eBridge, startE2eBridge } from './bridge.ts';
+import { type E2eBridge, prepareGitWorkspace, startE2eBridge } from './bridge.ts';
 import { findChromium, inCi, launchChromium, missingChromiumBanner } from './chromium.ts';
+import { axeProblems, screenshot, widths } from './page-checks.ts';
 
-const ARTIFACTS = path.resolve(
-  path.dirname(fileURLToPath(import.meta.url)),
-  '../../test-artifacts',
-);
-const SCREENSHOT = path.join(ARTIFACTS, 'console-finished.png');
 /** Generous upper bound for anything to appear (not a timing assertion: it only avoids hanging). */
 const APPEAR_MS = 15_000;
 
@@ -32,6 +31,7 @@ let page: Page;
 /** Uncaught page errors and console errors (CSP violations, failed loads), all must stay empty. */
 const pageProblems: string[] = [];
 /** The run the story starts; the later tests read it. */
+let runId = '';
 let run: RunState | undefined;
 
 /** A message of the console chat containing `text` (optionally one with a given button). */
@@ -45,12 +45,24 @@ async function visible(locator: Locator): Promise<Locator> {
   return locator.first();
 }
 
+/** Answers the run page's open checkpoint `id` with `button`, giving `reason` when set. */
+async function answer(id: string, button: string, reason?: string): Promise<void> {
+  const card = await visible(page.locator('#checkpoint', { hasText: `Checkpoint ${id}` }));
+  if (reason !== undefined) await card.getByLabel(/Reason or feedback/).fill(reason);
+  await card.getByRole('button', { name: button, exact: true }).click();
+}
+
 describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () => {
   beforeAll(async () => {
     if (!chromiumPath) throw new Error(missingChromiumBanner());
-    e2e = await startE2eBridge();
+    e2e = await startE2eBridge(20, 'write=NOTES.md');
+    const ws = e2e.bridge.workspace;
+    prepareGitWorkspace(ws);
     browser = await launchChromium(chromiumPath);
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    context = await browser.newContext({
+      viewport: { width: 1280, height: 800 },
+      baseURL: e2e.bridge.url,
+    });
     page = await context.newPage();
     page.on('pageerror', (err) => pageProblems.push(`page error: ${err.message}`));
     page.on('console', (m) => {
@@ -63,125 +75,297 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
     await e2e?.dispose();
   });
 
-  it('runs the demo from the console: live status, two approvals, completed', async () => {
-    const { bridge } = e2e;
-    await page.goto(bridge.loginUrl);
-    // The login link sets the session and redirects to a URL without the token.
+  it('starts the demo from the console; the chat links the run id to its live page', async () => {
+    await page.goto(e2e.bridge.loginUrl);
     expect(new URL(page.url()).search).toBe('');
     await visible(page.locator('#conn', { hasText: 'live' }));
-    // A marker that a reload would lose: every update below must arrive over SSE.
-    await page.evaluate(() => Object.assign(globalThis, { pbNoReload: true }));
-
     const box = page.getByRole('textbox', { name: 'Command' });
     await box.fill('run demo add a login page');
     await box.press('Enter');
-    await visible(message('› run demo add a login page'));
-    await expect.poll(() => box.inputValue()).toBe('');
-
     const status = await visible(message(/^Run \S+ · Demo/));
-    const runId = /^Run (\S+) ·/.exec((await status.textContent()) ?? '')![1]!;
-    const first = await visible(message(`Checkpoint plan:1 — run ${runId}`, 'Approve'));
-    await visible(message(`Run ${runId} · Demo`).filter({ hasText: 'waiting for approval' }));
-    await first.getByRole('button', { name: 'Approve' }).click();
-    // The presser gets a private answer as a toast.
-    await visible(page.locator('#toasts .toast', { hasText: 'Approved' }));
+    runId = /^Run (\S+) ·/.exec((await status.textContent()) ?? '')![1]!;
+    const card = await visible(message(`Checkpoint plan:1 — run ${runId}`, 'Approve'));
+    // The checkpoint's log is a link to its log page, not a server path.
+    const logLink = card.getByRole('link', { name: /plan log/ });
+    expect(await logLink.getAttribute('href')).toBe(`/runs/${runId}/logs/plan?attempt=1`);
+    expect(await card.textContent()).not.toContain('/.phasebridge/runs/');
 
-    // The answered checkpoint is edited in place: who decided, and no buttons any more.
-    const decided = await visible(message('Checkpoint plan:1').filter({ hasText: 'Approved by' }));
-    expect(await decided.getByRole('button').count()).toBe(0);
-    const second = await visible(message(`Checkpoint review:1 — run ${runId}`, 'Approve'));
-    await second.getByRole('button', { name: 'Approve' }).click();
-
-    await visible(message(`Run ${runId} Completed`).filter({ hasNotText: 'Checkpoint' }));
-    await visible(message(`Run ${runId} · Demo`).filter({ hasText: 'Completed' }));
-    expect(await page.locator('#messages button[data-token]').count()).toBe(0);
-    expect(await page.evaluate(() => 'pbNoReload' in globalThis)).toBe(true);
-    run = await bridge.orchestrator.getRun(runId);
-    expect(run.status).toBe('completed');
-
-    // Toasts (clicking one dismisses it) would cover part of the finished run in the screenshot.
-    await page.locator('#toasts .toast').evaluateAll((toasts) => {
-      for (const t of toasts) t.click();
-    });
-    fs.mkdirSync(ARTIFACTS, { recursive: true });
-    await page.screenshot({ path: SCREENSHOT, fullPage: true });
-    expect(pageProblems).toEqual([]);
-  }, 45_000);
-
-  it("lists the run and shows its page: steps, tokens and cost, and a step's log", async () => {
-    expect(run, 'the console story must have run first').toBeDefined();
-    const done = run!;
-    await page.getByRole('link', { name: 'Runs', exact: true }).click();
-    await page.waitForURL(/\/runs$/);
-    const row = page.getByRole('row').filter({ hasText: done.id });
-    expect(await row.locator('.st').textContent()).toBe('completed');
-    await row.getByRole('link', { name: done.id }).click();
-    await page.waitForURL(`**/runs/${encodeURIComponent(done.id)}`);
-    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(done.id);
-
-    const steps = page.locator('h2:text-is("Steps") + table');
-    const headers = await steps.locator('thead th').allInnerTexts();
-    expect(headers).toEqual(expect.arrayContaining(['Tokens in', 'Tokens out', 'Cost']));
-    const cells: string[][] = [];
-    for (const tr of await steps.locator('tbody tr').all()) {
-      cells.push((await tr.locator('td').allTextContents()).map((t) => t.trim()));
-    }
-    const n = (v: number) => v.toLocaleString('en-US');
-    expect(cells.slice(0, -1)).toEqual(
-      done.steps.map((s, i) => [
-        String(i + 1),
-        s.id,
-        s.agent,
-        'completed',
-        String(s.attempt),
-        expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/),
-        expect.stringMatching(/^\d+ ms$|^\d+s$/),
-        n(s.telemetry.tokensIn),
-        n(s.telemetry.tokensOut),
-        formatCost(s.telemetry.costUsd),
-        'log',
-      ]),
-    );
-    expect(done.steps.every((s) => s.telemetry.tokensIn > 0 && s.telemetry.costUsd > 0)).toBe(true);
-    const sum = (pick: (s: RunState['steps'][number]) => number) =>
-      done.steps.reduce((a, s) => a + pick(s), 0);
-    expect(cells.at(-1)).toEqual(
-      expect.arrayContaining([
-        'Total',
-        n(sum((s) => s.telemetry.tokensIn)),
-        n(sum((s) => s.telemetry.tokensOut)),
-        formatCost(sum((s) => s.telemetry.costUsd)),
-      ]),
+    // `status` answers with a snapshot that says when it was taken.
+    await box.fill(`status ${runId}`);
+    await box.press('Enter');
+    const snap = await visible(message('Snapshot'));
+    expect(await snap.textContent()).toMatch(
+      /as of \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC; not updated/,
     );
 
-    await steps.getByRole('row').filter({ hasText: 'plan' }).getByRole('link').click();
-    await page.waitForURL(/\/logs\/plan$/);
-    expect(await page.locator('main pre').textContent()).toContain('demo agent finished');
+    await card.getByRole('link', { name: runId }).first().click();
+    await page.waitForURL(`**/runs/${runId}`);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(runId);
     expect(pageProblems).toEqual([]);
   }, 30_000);
 
+  it('approves, requests changes with a reason and approves again from the run page, live', async () => {
+    await visible(page.locator('#conn', { hasText: 'live' }));
+    // A marker that a reload would lose: every update below must arrive over SSE.
+    await page.evaluate(() => Object.assign(globalThis, { pbNoReload: true }));
+    await answer('plan:1', 'Approve');
+    const decisions = page.locator('#decisions');
+    await visible(decisions.getByText(/approved checkpoint plan:1 by admin/));
+
+    // The review step offers a loop back to build: "Request changes" with what should change.
+    await answer('review:1', 'Request changes');
+    await visible(page.locator('#answer-result', { hasText: 'Write in the reason box' }));
+    await answer('review:1', 'Request changes', 'add a test for the empty password');
+    await visible(page.locator('#answer-result', { hasText: 'Checkpoint review:1' }));
+    await visible(decisions.getByText(/changes requested checkpoint review:1 by admin/));
+    await visible(page.locator('#feedback').getByText('add a test for the empty password'));
+    // build runs again, then review opens its second checkpoint.
+    await answer('review:2', 'Approve', 'looks good now');
+    await visible(page.locator('#summary .st', { hasText: 'completed' }));
+    expect(await page.locator('#checkpoint').textContent()).toContain('The run has ended');
+    expect(await page.evaluate(() => 'pbNoReload' in globalThis)).toBe(true);
+
+    run = await e2e.bridge.orchestrator.getRun(runId);
+    expect(run.status).toBe('completed');
+    const answers = run.checkpoints.map((c) => [c.id, c.decision?.answer, c.decision?.reason]);
+    expect(answers).toEqual([
+      ['plan:1', 'approve', undefined],
+      ['review:1', 'loop', 'add a test for the empty password'],
+      ['review:2', 'approve', 'looks good now'],
+    ]);
+    // The same command path as the chat: the chat shows the commands and their answers.
+    await page.goto('/');
+    await visible(message(`› changes ${runId} add a test for the empty password`));
+    await visible(message(`Checkpoint review:1 of run ${runId}`));
+    expect(pageProblems).toEqual([]);
+  }, 45_000);
+
+  it("shows the steps' tokens and cost, opens a step's log and its diff", async () => {
+    const done = run!;
+    await page.goto(`/runs/${runId}`);
+    const rows = page.locator('#steps-table tbody tr');
+    const n = (v: number) => v.toLocaleString('en-US');
+    for (const [i, s] of done.steps.entries()) {
+      const cells = (await rows.nth(i).locator('td').allTextContents()).map((t) => t.trim());
+      expect(cells.slice(1, 5)).toEqual([s.id, s.agent, 'completed', String(s.attempt)]);
+      expect(cells.slice(7, 10)).toEqual([
+        n(s.telemetry.tokensIn),
+        n(s.telemetry.tokensOut),
+        formatCost(s.telemetry.costUsd),
+      ]);
+    }
+    expect(done.steps.find((s) => s.id === 'build')!.attempt).toBe(2);
+    const build = rows.filter({ hasText: 'build' }).first();
+    await build.getByRole('link', { name: 'log' }).click();
+    await page.waitForURL(/\/logs\/build\?attempt=2$/);
+    expect(await page.locator('#log').textContent()).toContain('demo agent finished');
+    expect(await page.locator('#log-state').textContent()).toContain('complete');
+    await page.goBack();
+    await build.getByRole('link', { name: 'diff' }).click();
+    await page.waitForURL(/\/diffs\/build\?attempt=2$/);
+    const diff = page.locator('pre.diff');
+    expect(await diff.textContent()).toContain('NOTES.md');
+    // This attempt added its own line; the first build's line and plan's are context.
+    expect(await diff.locator('.add').allTextContents()).toEqual(['+build: add a login page']);
+    // The user's repository is untouched: nothing staged, HEAD where it was.
+    const staged = execFileSync('git', ['diff', '--cached', '--name-only'], {
+      cwd: e2e.bridge.workspace,
+      encoding: 'utf8',
+    });
+    expect(staged).toBe('');
+    expect(pageProblems).toEqual([]);
+  }, 30_000);
+
+  it('filters and searches the runs list; ids do not wrap at 1280 px', async () => {
+    await page.goto('/');
+    const box = page.getByRole('textbox', { name: 'Command' });
+    await box.fill('run demo write the release notes');
+    await box.press('Enter');
+    await visible(message('Checkpoint plan:1', 'Approve').filter({ hasNotText: runId }));
+    await page.getByRole('link', { name: 'Runs', exact: true }).click();
+    await page.waitForURL(/\/runs$/);
+    await visible(page.locator('#runs-count', { hasText: 'Runs 1–2 of 2' }));
+
+    await page.getByLabel('Status').selectOption('awaiting');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/status=awaiting/);
+    const ids = () => page.locator('#runs tbody tr td:first-child').allTextContents();
+    expect(await ids()).toHaveLength(1);
+    expect((await ids())[0]).not.toBe(runId);
+
+    await page.goto('/runs');
+    await page.getByLabel('Search id or spec').fill('login page');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/q=login/);
+    expect(await ids()).toEqual([runId]);
+
+    // One line per id: the link is no taller than one line of text.
+    const link = page.getByRole('link', { name: runId });
+    const box1280 = await link.boundingBox();
+    const lineHeight = await link.evaluate((el) =>
+      Number.parseFloat(
+        (
+          globalThis as unknown as { getComputedStyle(e: unknown): { lineHeight: string } }
+        ).getComputedStyle(el).lineHeight,
+      ),
+    );
+    expect(box1280!.height).toBeLessThan(lineHeight * 1.5);
+    // Exact time on hover.
+    expect(await page.locator('#runs time').first().getAttribute('title')).toMatch(/UTC$/);
+    expect(pageProblems).toEqual([]);
+  }, 30_000);
+
+  it('gives a role on the Access page and refuses a malformed user without a change', async () => {
+    await page.getByRole('link', { name: 'Access', exact: true }).click();
+    await page.waitForURL(/\/admin\/access$/);
+    const form = page.getByRole('form', { name: 'Give a role' });
+    await form.getByLabel('User (platform:id)').fill('alice');
+    await form.getByRole('button', { name: 'Give role' }).click();
+    await visible(page.getByRole('status').filter({ hasText: 'Refused' }));
+    expect(await page.locator('#roles').textContent()).not.toContain('alice');
+
+    await form.getByLabel('User (platform:id)').fill('telegram:123456');
+    await form.getByLabel('Role').selectOption('approver');
+    await form.getByRole('button', { name: 'Give role' }).click();
+    await visible(
+      page.getByRole('status').filter({ hasText: 'telegram:123456 is now approver globally' }),
+    );
+    const row = page.locator('#roles tr', { hasText: 'telegram:123456' });
+    expect(await row.locator('td').nth(1).textContent()).toBe('approver');
+    const roles = await e2e.bridge.repos.allowlist.list({ scope: 'global' });
+    expect(roles.filter((r) => r.userId === '123456').map((r) => r.role)).toEqual(['approver']);
+    expect(pageProblems).toEqual([]);
+  }, 20_000);
+
+  it('filters the audit log and exports it as CSV and JSON', async () => {
+    await page.getByRole('link', { name: 'Audit', exact: true }).click();
+    await page.waitForURL(/\/admin\/audit$/);
+    // The run page's Request changes went through the chat's command path: `command:loop`.
+    await page.getByLabel('Action').fill('command:loop');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/action=command%3Aloop/);
+    const rows = page.locator('#audit tbody tr');
+    expect(await rows.count()).toBe(1);
+    expect(await rows.first().textContent()).toContain(runId);
+
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'CSV' }).click(),
+    ]);
+    const csv = fs
+      .readFileSync((await download.path())!, 'utf8')
+      .trim()
+      .split('\r\n');
+    expect(csv[0]).toBe('id,at,actor,action,target,chatRef,outcome,detail');
+    expect(csv).toHaveLength(2);
+    expect(csv[1]).toContain(`"web:admin","command:loop","${runId}","web:console","allowed"`);
+
+    const cookie = (await context.cookies(e2e.bridge.url))
+      .map((c) => `${c.name}=${c.value}`)
+      .join('; ');
+    const json = await fetch(`${e2e.bridge.url}/admin/audit.json?actor=web%3Aadmin&action=allow`, {
+      headers: { cookie },
+    });
+    expect(json.headers.get('content-type')).toContain('application/json');
+    const entries = (await json.json()) as { action: string; target: string; outcome: string }[];
+    expect(entries.map((e) => [e.action, e.target, e.outcome])).toEqual([
+      ['allow', 'telegram:123456', 'allowed'],
+    ]);
+    expect(pageProblems).toEqual([]);
+  }, 20_000);
+
+  it("follows a running step's log live", async () => {
+    await page.goto('/');
+    const box = page.getByRole('textbox', { name: 'Command' });
+    await box.fill('run slow take your time');
+    await box.press('Enter');
+    const status = await visible(message(/^Run \S+ · Slow/));
+    const slowId = /^Run (\S+) ·/.exec((await status.textContent()) ?? '')![1]!;
+    await page.goto(`/runs/${slowId}`);
+    const row = page.locator('#steps-table tbody tr', { hasText: 'work' });
+    await visible(row.locator('.st', { hasText: 'running' }));
+    await row.getByRole('link', { name: 'log' }).click();
+    await visible(page.locator('#log-state', { hasText: 'Live' }));
+    await page.evaluate(() => Object.assign(globalThis, { pbNoReload: true }));
+    await visible(page.locator('#log', { hasText: 'demo agent finished' }));
+    await visible(page.locator('#log-state', { hasText: 'complete' }));
+    const text = (await page.locator('#log').textContent()) ?? '';
+    expect(text).toContain('::progress step 3/3');
+    // Appended in place, each line once.
+    expect(text.split('\n').filter((l) => l.includes('::progress step 1/3'))).toHaveLength(1);
+    expect(await page.evaluate(() => 'pbNoReload' in globalThis)).toBe(true);
+    expect(pageProblems).toEqual([]);
+  }, 30_000);
+
+  it('fits 1280 and 375 px without sideways scrolling and passes an axe scan', async () => {
+    const pages = {
+      console: '/',
+      runs: '/runs',
+      run: `/runs/${runId}`,
+      log: `/runs/${runId}/logs/plan?attempt=1`,
+      access: '/admin/access',
+      audit: '/admin/audit',
+    };
+    const shots: string[] = [];
+    for (const width of [1280, 375]) {
+      await page.setViewportSize({ width, height: width === 375 ? 812 : 800 });
+      for (const [name, url] of Object.entries(pages)) {
+        await page.goto(url);
+        const w = await widths(page);
+        expect(w.scrollWidth, `${name} at ${width} px`).toBeLessThanOrEqual(w.viewport);
+        expect(await axeProblems(page), `${name} at ${width} px`).toEqual([]);
+        if (['console', 'runs', 'run'].includes(name))
+          shots.push(await screenshot(page, `${name}-${width}`));
+      }
+    }
+    // At phone width the runs table is a list: its header row is out of view, cells are labelled.
+    await page.goto('/runs');
+    expect(await page.locator('#runs thead').isVisible()).toBe(true); // positioned off-screen
+    const box = await page.locator('#runs thead').boundingBox();
+    expect(box!.x + box!.width).toBeLessThanOrEqual(0);
+    process.stdout.write(`screenshots: ${shots.join(', ')}\n`);
+    expect(pageProblems).toEqual([]);
+  }, 60_000);
+
   it('answers 401 to requests without the session, and the login link works only once', async () => {
     const { url, loginUrl } = e2e.bridge;
-    const page401 = await fetch(`${url}/`, { headers: { accept: 'text/html' } });
-    expect(page401.status).toBe(401);
-    expect(await page401.text()).toContain('Not logged in');
-    for (const p of ['/runs', '/events', '/metrics']) {
+    for (const p of [
+      '/',
+      '/runs',
+      `/runs/${runId}`,
+      '/events',
+      '/metrics',
+      '/admin/access',
+      '/admin/audit.csv',
+    ]) {
       expect((await fetch(`${url}${p}`)).status, p).toBe(401);
     }
-    const runsBefore = (await e2e.bridge.orchestrator.listRuns()).length;
-    const post = await fetch(`${url}/api/command`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', origin: url },
-      body: JSON.stringify({ text: 'run demo sneaky', key: 'k1' }),
-    });
-    expect(post.status).toBe(401);
-    expect((await e2e.bridge.orchestrator.listRuns()).length).toBe(runsBefore);
+    const before = (await e2e.bridge.orchestrator.listRuns()).length;
+    for (const [p, body] of [
+      ['/api/command', { text: 'run demo sneaky', key: 'k1k1k1k1' }],
+      ['/api/run-action', { run: runId, action: 'approve' }],
+      ['/api/access', { op: 'allow', user: 'telegram:666', role: 'admin' }],
+    ] as const) {
+      const post = await fetch(`${url}${p}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', origin: url },
+        body: JSON.stringify(body),
+      });
+      expect(post.status, p).toBe(401);
+    }
+    expect((await e2e.bridge.orchestrator.listRuns()).length).toBe(before);
+    expect((await e2e.bridge.repos.allowlist.list()).some((r) => r.userId === '666')).toBe(false);
 
-    // The same request with the browser's session cookie is served.
+    // With the session but from another origin, or without the CSRF token: 403, nothing done.
     const cookie = (await context.cookies(url)).map((c) => `${c.name}=${c.value}`).join('; ');
-    expect((await fetch(`${url}/runs`, { headers: { cookie } })).status).toBe(200);
+    const foreign = await fetch(`${url}/api/access`, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/json', origin: 'https://evil.example' },
+      body: JSON.stringify({ op: 'allow', user: 'telegram:666', role: 'admin' }),
+    });
+    expect(foreign.status).toBe(403);
+    expect((await e2e.bridge.repos.allowlist.list()).some((r) => r.userId === '666')).toBe(false);
 
-    // The printed link was used by the first test: a fresh browser gets "not valid".
     const stranger = await browser.newContext();
     try {
       const res = await (await stranger.newPage()).goto(loginUrl);

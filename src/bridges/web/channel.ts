@@ -24,6 +24,8 @@ import type {
 import { stderrLogger } from '../channel.ts';
 import { link, rich } from '../render-text.ts';
 import { type ChannelStateStore, MemoryChannelState } from '../state.ts';
+import { Flash } from './admin-routes.ts';
+import type { AdminSource } from './admin-source.ts';
 import {
   type ChatAdapterState,
   type ConsoleContext,
@@ -43,6 +45,7 @@ import {
   renderMessageHtml,
 } from './outbound.ts';
 import { PromptBook } from './prompts.ts';
+import { RunEvents } from './run-events.ts';
 import type { RunsSource } from './runs-source.ts';
 import {
   type ConsoleAuthStore,
@@ -58,6 +61,8 @@ export interface WebChannelOptions {
   readonly logger?: ChannelLogger;
   /** Where the runs pages read runs (see `orchestratorRunsSource`); without it they say so. */
   readonly runs?: RunsSource;
+  /** What the Access and Audit pages read and change; without it they say so. */
+  readonly admin?: AdminSource;
   readonly sessions?: SessionStoreOptions;
   /** Where login tokens and sessions are kept (bridge.db's `consoleAuth`); default memory. */
   readonly auth?: ConsoleAuthStore;
@@ -93,6 +98,8 @@ export class WebChannel implements Channel {
   readonly #hub: SseHub;
   readonly #prompts: PromptBook;
   readonly #ctx: ConsoleContext;
+  readonly #runEvents: RunEvents;
+  readonly #offRuns: () => void;
   readonly #inFlight = new Set<Promise<void>>();
   #restoring: Promise<void> | undefined;
   #state: State = 'idle';
@@ -118,6 +125,9 @@ export class WebChannel implements Channel {
     this.#history = new MessageHistory(this.#writer, options.historyLimit);
     this.#prompts = new PromptBook(this.#writer);
     this.#hub = new SseHub(options.heartbeatMs);
+    this.#runEvents = new RunEvents(options.heartbeatMs);
+    const runEvents = this.#runEvents;
+    this.#offRuns = options.runs?.onRunChange((runId) => runEvents.changed(runId)) ?? (() => {});
     this.#ctx = {
       sessions: this.#sessions,
       allowedOrigins: options.allowedOrigins ?? [],
@@ -127,6 +137,9 @@ export class WebChannel implements Channel {
       hub: this.#hub,
       prompts: this.#prompts,
       runs: options.runs,
+      runEvents: this.#runEvents,
+      admin: options.admin,
+      flash: new Flash(),
       log: this.#log,
       running: () => this.running,
       chats: () => this.#chats(),
@@ -156,7 +169,10 @@ export class WebChannel implements Channel {
       await this.#restored();
       await handleConsoleRequest(this.#ctx, req, res);
     },
-    onClose: () => this.#hub.closeAll(),
+    onClose: () => {
+      this.#hub.closeAll();
+      this.#runEvents.closeAll();
+    },
   };
 
   /** True between start() and stop() (the console's readiness probe). */
@@ -198,6 +214,8 @@ export class WebChannel implements Channel {
     }
     this.#state = 'stopped';
     this.#hub.closeAll();
+    this.#runEvents.closeAll();
+    this.#offRuns();
     await Promise.allSettled(this.#inFlight);
     await this.#writer.flushed();
   }

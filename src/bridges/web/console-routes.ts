@@ -6,6 +6,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BASE_HEADERS, requestUrl, sendJson } from '../../http/respond.ts';
 import type { ChannelLogger, InboundEvent } from '../channel.ts';
+import { type Flash, handleAdminPage, postAccessEdit } from './admin-routes.ts';
+import type { AdminSource } from './admin-source.ts';
 import { apiError } from './errors.ts';
 import { checkWrite, type GuardOptions, handleLogin, readForm, requireSession } from './guard.ts';
 import type { FileShelf, HeldMessage, MessageHistory } from './history.ts';
@@ -22,6 +24,8 @@ import {
 import { consolePage } from './pages/console.ts';
 import { newNonce, sendNotice, sendPage } from './pages/layout.ts';
 import type { PromptBook } from './prompts.ts';
+import { handleRunAction, runActionBody } from './run-action.ts';
+import type { RunEvents } from './run-events.ts';
 import { handleRunsPage } from './runs-routes.ts';
 import type { RunsSource } from './runs-source.ts';
 import type { Session } from './session.ts';
@@ -50,6 +54,11 @@ export interface ConsoleContext extends GuardOptions {
   readonly hub: SseHub;
   readonly prompts: PromptBook;
   readonly runs: RunsSource | undefined;
+  /** The runs pages' live streams. */
+  readonly runEvents: RunEvents;
+  /** The Access and Audit pages' source (bridge.db); without it they say so. */
+  readonly admin: AdminSource | undefined;
+  readonly flash: Flash;
   readonly log: ChannelLogger;
   /** The chat adapters' states for the page's header (none before the bridge sets them). */
   chats(): readonly ChatAdapterState[];
@@ -95,7 +104,11 @@ export async function handleConsoleRequest(
   }
   if (read && url.pathname.startsWith('/files/')) return sendHeldFile(ctx, res, url.pathname);
   if (read && (url.pathname === '/runs' || url.pathname.startsWith('/runs/'))) {
-    return handleRunsPage(ctx.runs, res, url);
+    const runsCtx = { runs: ctx.runs, events: ctx.runEvents, csrf: session.csrfToken };
+    return handleRunsPage(runsCtx, req, res, url);
+  }
+  if (read && url.pathname.startsWith('/admin/')) {
+    return handleAdminPage(ctx.admin, ctx.flash, session, res, url);
   }
   if (req.method === 'POST' && url.pathname.startsWith('/api/')) {
     return handlePost(ctx, session, req, res, url.pathname);
@@ -170,17 +183,23 @@ async function handlePost(
   // A plain form post (no JavaScript) goes back to the page; scripts get JSON.
   const plainForm = !(req.headers.accept ?? '').includes('application/json');
   try {
+    if (pathname === '/api/access')
+      return await postAccessEdit(ctx.admin, ctx.flash, session, form, res);
     const outcome = await dispatchPost(ctx, session, pathname, form);
     if (outcome.status !== 200) sendJson(res, outcome.status, { error: outcome.error });
-    else if (plainForm) res.writeHead(303, { ...BASE_HEADERS, location: '/' }).end();
-    else sendJson(res, 200, { ok: true });
+    else if (plainForm)
+      res.writeHead(303, { ...BASE_HEADERS, location: outcome.back ?? '/' }).end();
+    else sendJson(res, 200, { ok: true, ...(outcome.replies && { replies: outcome.replies }) });
   } catch (err) {
     const { status, message } = apiError(err);
     sendJson(res, status, { error: message });
   }
 }
 
-type PostOutcome = { status: 200 } | { status: 404 | 409; error: string };
+/** What a POST did: 200 (with the page to go back to, and the chat's answers), or why not. */
+export type PostOutcome =
+  | { status: 200; back?: string; replies?: string[] }
+  | { status: 400 | 404 | 409; error: string };
 
 async function dispatchPost(
   ctx: ConsoleContext,
@@ -216,6 +235,8 @@ async function dispatchPost(
       ctx.hub.sendTo(session.id, undefined, { event: 'prompt-done', data: { ref: prompt.ref } });
       return { status: 200 };
     }
+    case '/api/run-action':
+      return handleRunAction(ctx, parseBody(runActionBody, form));
     default:
       return { status: 404, error: 'No such action.' };
   }

@@ -78,10 +78,14 @@ export async function handleLogin(
  */
 export function originAllowed(req: IncomingMessage, allowed: readonly string[]): boolean {
   const origin = req.headers.origin;
+  const site = req.headers['sec-fetch-site'];
   if (origin === undefined) {
-    const site = req.headers['sec-fetch-site'];
     return site === undefined || site === 'same-origin' || site === 'none';
   }
+  // Under the pages' `Referrer-Policy: no-referrer`, a browser sends `Origin: null` with a plain
+  // form post even to its own origin; Sec-Fetch-Site (set by the browser, not by page script)
+  // then tells a same-origin post apart from one that came from elsewhere.
+  if (origin === 'null') return site === 'same-origin';
   if (allowed.includes(origin)) return true;
   try {
     const url = new URL(origin);

@@ -15,6 +15,7 @@
  * with `chatops.handle`; print `await channel.loginUrl(server.url)`. `phasebridge login` adds a
  * token from another process with `issueLoginToken(repos.consoleAuth)`.
  */
+export type { AdminSource } from './admin-source.ts';
 export { WebChannel, type WebChannelOptions } from './channel.ts';
 export { WEB_ADMIN } from './inbound.ts';
 export { CONSOLE_CHAT_REF } from './outbound.ts';

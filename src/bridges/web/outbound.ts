@@ -37,11 +37,32 @@ export function safeHref(url: string): string | undefined {
   }
 }
 
+/** A run id (`2026-11-29T143000Z-add-login`) not inside a path or a longer word. */
+const RUN_ID = /(?<![\w/.-])(\d{4}-\d\d-\d\dT\d{6}Z-[a-z0-9-]+)(?![\w/-])/g;
+/** A step log's path on the server: `…/.phasebridge/runs/<run>/logs/<step>-<attempt>.log`. */
+const LOG_PATH =
+  /(?<![\w])\S*\/\.phasebridge\/runs\/(\d{4}-\d\d-\d\dT\d{6}Z-[a-z0-9-]+)\/logs\/([A-Za-z0-9._:-]+)-(\d+)\.log/g;
+
+/**
+ * Links escaped text into the console's pages: a step log's server path becomes a link to its
+ * log page (named `<step> log`, the path stays in the title), a run id a link to its run page.
+ * Ids and paths contain no character escaping changes, so matching escaped text is safe.
+ */
+export function linkRuns(escaped: string): string {
+  const logsLinked = escaped.replace(LOG_PATH, (path, run: string, step: string, n: string) => {
+    const href = `/runs/${run}/logs/${encodeURIComponent(step)}?attempt=${n}`;
+    return `<a href="${href}" title="${path}">${step} log (attempt ${n})</a>`;
+  });
+  return logsLinked.replace(RUN_ID, (id: string) => `<a href="/runs/${id}">${id}</a>`);
+}
+
 function renderSegment(seg: RichSegment): string {
   const text = escapeHtml(seg.text);
   switch (seg.kind) {
     case 'plain':
-      return text;
+      return linkRuns(text);
+    // Bold and code keep their markup as it was (`<strong>Run …</strong>` titles); their run ids
+    // get a link after the message instead (runPageLinks).
     case 'bold':
       return `<strong>${text}</strong>`;
     case 'code':
@@ -60,13 +81,28 @@ export function renderRichHtml(text: RichText): string {
   return text.map(renderSegment).join('');
 }
 
+/** Links to the run pages of run ids that only bold or code text names. */
+function runPageLinks(text: RichText, rendered: string): string {
+  const ids = new Set<string>();
+  for (const seg of text) {
+    if (seg.kind !== 'bold' && seg.kind !== 'code') continue;
+    for (const m of seg.text.matchAll(RUN_ID)) ids.add(m[1]!);
+  }
+  const missing = [...ids].filter((id) => !rendered.includes(`href="/runs/${id}"`));
+  if (missing.length === 0) return '';
+  const links = missing.map(
+    (id) => `<a href="/runs/${id}" aria-label="Open the page of run ${id}">Open the run page</a>`,
+  );
+  return `<div class="links">${links.join(' · ')}</div>`;
+}
+
 /** The inner HTML of a console message: text, fields and buttons. */
 export function renderMessageHtml(message: OutgoingMessage): string {
   const [text = []] = splitRichTextInto(message.text, MAX_WEB_TEXT_LENGTH, 1);
   const parts = [`<div class="text">${renderRichHtml(text)}</div>`];
   if (message.fields && message.fields.length > 0) {
     const rows = message.fields.map(
-      (f) => `<dt>${escapeHtml(f.label)}</dt><dd>${escapeHtml(f.value)}</dd>`,
+      (f) => `<dt>${escapeHtml(f.label)}</dt><dd>${linkRuns(escapeHtml(f.value))}</dd>`,
     );
     parts.push(`<dl class="fields">${rows.join('')}</dl>`);
   }
@@ -77,6 +113,7 @@ export function renderMessageHtml(message: OutgoingMessage): string {
     );
     parts.push(`<div class="buttons">${buttons.join('')}</div>`);
   }
+  parts.push(runPageLinks(text, parts.join('')));
   return parts.join('');
 }
 

@@ -1,44 +1,66 @@
 /**
- * GET handlers of the runs pages: `/runs`, `/runs/<id>` (steps + ledger) and
- * `/runs/<id>/logs/<step>[?attempt=N]` (the tail of that step's log). Pages of runs that can
- * still change reload themselves every few seconds.
+ * GET handlers of the runs pages: `/runs` (filters, search, pages), `/runs/events` and
+ * `/runs/<id>/events` (live updates), `/runs/<id>` (the run page; `?part=sections` its sections
+ * as JSON for the live page), `/runs/<id>/logs/<step>[?attempt=N]` (the log, `&from=B` for what
+ * was appended after byte B) and `/runs/<id>/diffs/<step>?attempt=N` (what the step changed).
  */
-import type { ServerResponse } from 'node:http';
+import fs from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { hasCode } from '../../errors.ts';
+import { sendJson } from '../../http/respond.ts';
 import { newNonce, sendNotice, sendPage } from './pages/layout.ts';
+import { runBody, runSections } from './pages/run-page.ts';
+import { RUN_PAGE_SCRIPT, RUNS_LIST_SCRIPT } from './pages/run-scripts.ts';
+import { diffBody, logBody } from './pages/runs.ts';
 import {
-  LIVE_REFRESH_SECONDS,
-  listIsLive,
-  logBody,
-  runBody,
-  runIsLive,
+  listParams,
+  listQuery,
+  RUNS_PAGE_SIZE,
   runsListBody,
-} from './pages/runs.ts';
-import { assertSafeId, decodePathPart, type RunsSource } from './runs-source.ts';
-import { readTail, readTailLines } from './tail.ts';
+  runsListResults,
+} from './pages/runs-list.ts';
+import { ALL_RUNS, type RunEvents } from './run-events.ts';
+import { assertSafeId, decodePathPart, type RunsSource, type RunView } from './runs-source.ts';
+import { readFrom, readTail, readTailLines } from './tail.ts';
 
 /** How much of a log the page shows, and how many ledger lines. */
 const LOG_TAIL_BYTES = 64 * 1024;
+const DIFF_BYTES = 2 * 1024 * 1024;
 const LEDGER_TAIL_LINES = 300;
 const LEDGER_TAIL_BYTES = 1024 * 1024;
-const LIST_LIMIT = 200;
 
-function page(res: ServerResponse, title: string, body: string, live: boolean): void {
+/** What the runs routes need. */
+export interface RunsRouteContext {
+  readonly runs: RunsSource | undefined;
+  readonly events: RunEvents;
+  readonly csrf: string;
+}
+
+function page(
+  res: ServerResponse,
+  title: string,
+  body: string,
+  script?: string,
+  csrf?: string,
+): void {
   sendPage(res, 200, {
     title,
     body,
     nonce: newNonce(),
     nav: 'runs',
-    ...(live && { refreshSeconds: LIVE_REFRESH_SECONDS }),
+    ...(script !== undefined && { script }),
+    ...(csrf !== undefined && { csrf }),
   });
 }
 
 /** Answers a GET under /runs. */
 export async function handleRunsPage(
-  runs: RunsSource | undefined,
+  ctx: RunsRouteContext,
+  req: IncomingMessage,
   res: ServerResponse,
   url: URL,
 ): Promise<void> {
+  const { runs } = ctx;
   if (!runs) {
     sendNotice(res, 503, 'Runs unavailable', 'This console was started without access to runs.');
     return;
@@ -46,20 +68,28 @@ export async function handleRunsPage(
   try {
     const parts = url.pathname.split('/').slice(2).map(decodePathPart);
     if (parts.length === 0 || (parts.length === 1 && parts[0] === '')) {
-      const list = await runs.listRuns({ limit: LIST_LIMIT });
-      page(res, 'Runs', runsListBody(list), listIsLive(list));
+      await showList(runs, res, url);
+    } else if (parts.length === 1 && parts[0] === 'events') {
+      ctx.events.open(req, res, ALL_RUNS);
     } else if (parts.length === 1) {
+      await showRun(ctx, runs, res, parts[0]!, url.searchParams.get('part') === 'sections');
+    } else if (parts.length === 2 && parts[1] === 'events') {
       const run = await runs.getRun(assertSafeId('run', parts[0]!));
-      const ledgerFile = await runs.ledgerPath(run.id);
-      const ledger = await readTailLines(
-        run.workspace,
-        ledgerFile,
-        LEDGER_TAIL_LINES,
-        LEDGER_TAIL_BYTES,
-      );
-      page(res, run.id, runBody(run, ledger), runIsLive(run));
-    } else if (parts.length === 3 && parts[1] === 'logs') {
-      await showLog(runs, res, parts[0]!, parts[2]!, url.searchParams.get('attempt'));
+      ctx.events.open(req, res, run.id);
+    } else if (parts.length === 3 && (parts[1] === 'logs' || parts[1] === 'diffs')) {
+      const run = await runs.getRun(assertSafeId('run', parts[0]!));
+      const step = run.steps.find((s) => s.id === parts[2]);
+      const param = url.searchParams.get('attempt');
+      const attempt = param === null ? step?.attempt : Number(param);
+      if (!step || !Number.isInteger(attempt) || attempt! < 1 || attempt! > step.attempt) {
+        sendNotice(res, 404, 'Not found', 'There is no such step or attempt in this run.');
+      } else if (parts[1] === 'logs') {
+        await showLog(runs, res, run, step.id, attempt!, url.searchParams.get('from'));
+      } else {
+        const file = await runs.diffPath(run.id, step.id, attempt!);
+        const diff = await readTail(run.workspace, file, DIFF_BYTES);
+        page(res, `${run.id} · ${step.id} diff`, diffBody(run, step, attempt!, diff));
+      }
     } else {
       sendNotice(res, 404, 'Not found', 'There is no such runs page.');
     }
@@ -74,21 +104,91 @@ export async function handleRunsPage(
   }
 }
 
-async function showLog(
+async function showList(runs: RunsSource, res: ServerResponse, url: URL): Promise<void> {
+  const params = listParams(url);
+  if (runs.index) {
+    if (url.searchParams.get('part') === 'results') {
+      sendJson(res, 200, {
+        html: runsListResults(await runs.index.search(listQuery(params)), params),
+      });
+      return;
+    }
+    const [found, facets] = await Promise.all([
+      runs.index.search(listQuery(params)),
+      runs.index.facets(),
+    ]);
+    page(res, 'Runs', runsListBody(found, params, facets), RUNS_LIST_SCRIPT);
+    return;
+  }
+  // Without the index (tests of the pages alone): the newest runs, unfiltered.
+  const items = await runs.listRuns({ limit: RUNS_PAGE_SIZE });
+  if (url.searchParams.get('part') === 'results') {
+    sendJson(res, 200, { html: runsListResults({ items, total: items.length }, { page: 1 }) });
+    return;
+  }
+  const none = { workflows: [], workspaces: [], startedBy: [] };
+  page(
+    res,
+    'Runs',
+    runsListBody({ items, total: items.length }, { page: 1 }, none),
+    RUNS_LIST_SCRIPT,
+  );
+}
+
+async function showRun(
+  ctx: RunsRouteContext,
   runs: RunsSource,
   res: ServerResponse,
   runId: string,
-  stepId: string,
-  attemptParam: string | null,
+  asJson: boolean,
 ): Promise<void> {
   const run = await runs.getRun(assertSafeId('run', runId));
-  const step = run.steps.find((s) => s.id === stepId);
-  const attempt = attemptParam === null ? undefined : Number(attemptParam);
-  if (!step || (attempt !== undefined && !(Number.isInteger(attempt) && attempt >= 1))) {
-    sendNotice(res, 404, 'Not found', 'There is no such step or attempt in this run.');
+  const ledgerFile = await runs.ledgerPath(run.id);
+  const ledger = await readTailLines(
+    run.workspace,
+    ledgerFile,
+    LEDGER_TAIL_LINES,
+    LEDGER_TAIL_BYTES,
+  );
+  const diffs = await savedDiffs(runs, run);
+  const sections = runSections(run, { ledger, diffs, now: Date.now() }, ctx.csrf);
+  if (asJson) {
+    sendJson(res, 200, { ...sections, status: run.status });
     return;
   }
+  page(res, run.id, runBody(run, sections), RUN_PAGE_SCRIPT, ctx.csrf);
+}
+
+/** The step attempts (latest of each step) whose diff file exists. */
+async function savedDiffs(runs: RunsSource, run: RunView): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const s of run.steps) {
+    if (s.attempt < 1) continue;
+    const file = await runs.diffPath(run.id, s.id, s.attempt);
+    // lstat: a planted link is not followed here; the diff page opens files without following.
+    if (fs.lstatSync(file, { throwIfNoEntry: false })?.isFile()) out.add(`${s.id}-${s.attempt}`);
+  }
+  return out;
+}
+
+async function showLog(
+  runs: RunsSource,
+  res: ServerResponse,
+  run: RunView,
+  stepId: string,
+  attempt: number,
+  from: string | null,
+): Promise<void> {
+  const step = run.steps.find((s) => s.id === stepId)!;
   const file = await runs.logPath(run.id, step.id, attempt);
+  if (from !== null) {
+    const offset = Number(from);
+    const start = Number.isSafeInteger(offset) && offset >= 0 ? offset : 0;
+    const more = await readFrom(run.workspace, file, start, LOG_TAIL_BYTES);
+    const live = step.status === 'running' && attempt === step.attempt;
+    sendJson(res, 200, { text: more.text, next: more.next, live });
+    return;
+  }
   const log = await readTail(run.workspace, file, LOG_TAIL_BYTES);
-  page(res, `${run.id} · ${step.id}`, logBody(run, step, log), runIsLive(run));
+  page(res, `${run.id} · ${step.id}`, logBody(run, step, attempt, log), RUN_PAGE_SCRIPT);
 }

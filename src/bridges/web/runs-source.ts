@@ -19,6 +19,92 @@ export interface RunListItem {
   readonly createdAt: number;
   readonly updatedAt: number;
   readonly finishedAt: number | null;
+  readonly spec?: string | null;
+}
+
+/** The runs list's query (see RunsRepo.search). */
+export interface RunListQuery {
+  readonly status?: RunIndexStatus;
+  readonly workflowId?: string;
+  readonly workspace?: string;
+  readonly startedBy?: string;
+  readonly text?: string;
+  readonly limit: number;
+  readonly offset?: number;
+}
+
+/** The statuses a run can have (the list's status filter). */
+export const RUN_STATUSES = [
+  'active',
+  'awaiting',
+  'blocked',
+  'completed',
+  'failed',
+  'cancelled',
+] as const;
+
+/** One of RUN_STATUSES. */
+export type RunIndexStatus = (typeof RUN_STATUSES)[number];
+
+/** One page of the runs list and how many runs match in all. */
+export interface RunListPage {
+  readonly items: readonly RunListItem[];
+  readonly total: number;
+}
+
+/** The values the list's filters offer. */
+export interface RunListFacets {
+  readonly workflows: readonly string[];
+  readonly workspaces: readonly string[];
+  readonly startedBy: readonly string[];
+}
+
+/** The runs index in bridge.db (RunsRepo fits as is). */
+export interface RunsIndex {
+  search(q: RunListQuery): Promise<RunListPage>;
+  facets(): Promise<RunListFacets>;
+}
+
+/** Who did something. */
+export interface ActorView {
+  readonly id: string;
+  readonly name?: string;
+}
+
+/** A checkpoint as the run page shows it (a subset of the engine's CheckpointState). */
+export interface CheckpointView {
+  readonly id: string;
+  readonly stepId: string;
+  readonly reason: string;
+  readonly answers: readonly string[];
+  readonly openedAt: string;
+  readonly expiresAt?: string;
+  readonly policy: { readonly approvals: number; readonly fourEyes: boolean };
+  readonly votes: readonly {
+    readonly actor: ActorView;
+    readonly answer: string;
+    readonly reason?: string;
+    readonly at: string;
+  }[];
+  readonly decision?: {
+    readonly answer: string;
+    readonly by: readonly ActorView[];
+    readonly at: string;
+    readonly reason?: string;
+  };
+  readonly withdrawn?: { readonly at: string; readonly reason: string };
+  readonly gate?: string;
+}
+
+/** The PABCD phase of a codexclaw-layout run. */
+export interface PabcdView {
+  readonly phase: string;
+  readonly since: string;
+  readonly flags: {
+    readonly interview: boolean;
+    readonly auditPassed: boolean;
+    readonly checkPassed: boolean;
+  };
 }
 
 /** Token usage and cost of a step. */
@@ -55,9 +141,12 @@ export interface RunView {
   readonly updatedAt: string;
   readonly steps: readonly StepView[];
   readonly cursor: number;
-  readonly checkpoint: { readonly stepId: string; readonly reason: string } | null;
+  readonly checkpoint: CheckpointView | null;
+  /** Resolved or withdrawn checkpoints, oldest first. */
+  readonly checkpoints?: readonly CheckpointView[];
   readonly blocked?: { readonly reason: string };
-  readonly outcome?: { readonly reason: string };
+  readonly outcome?: { readonly reason: string; readonly by?: ActorView };
+  readonly pabcd?: PabcdView;
 }
 
 /** The orchestrator calls the runs pages make (the real Orchestrator fits as is). */
@@ -66,11 +155,19 @@ export interface RunsReader {
   /** NotFoundError when unknown. */
   getRun(runId: string): Promise<RunView>;
   logPath(runId: string, stepId: string, attempt?: number): Promise<string>;
+  /** Calls `listener` with the run id of every committed change; returns the unsubscribe. */
+  onUpdate?(listener: (u: { runId: string }) => void): () => void;
 }
 
-/** RunsReader plus the path of a run's ledger. */
+/** RunsReader plus the path of a run's ledger and step diffs, and the runs index. */
 export interface RunsSource extends RunsReader {
   ledgerPath(runId: string): Promise<string>;
+  /** The saved diff of a step attempt (written by the worker in a git workspace). */
+  diffPath(runId: string, stepId: string, attempt: number): Promise<string>;
+  /** The list page's query; without an index the list reads `listRuns` (no filters). */
+  readonly index?: RunsIndex;
+  /** Subscribes to changes of runs; returns the unsubscribe (a no-op without a feed). */
+  onRunChange(listener: (runId: string) => void): () => void;
 }
 
 const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
@@ -90,8 +187,12 @@ export function decodePathPart(part: string): string {
   }
 }
 
-/** The runs pages' source over an orchestrator: the ledger is `<run folder>/ledger.jsonl`. */
-export function orchestratorRunsSource(reader: RunsReader): RunsSource {
+/**
+ * The runs pages' source over an orchestrator: the ledger is `<run folder>/ledger.jsonl`, a
+ * step's diff `logs/<step>-<attempt>.diff` beside its log; `index` (bridge.db's runs table)
+ * serves the list's filters and pages.
+ */
+export function orchestratorRunsSource(reader: RunsReader, index?: RunsIndex): RunsSource {
   return {
     listRuns: (filter) => reader.listRuns(filter),
     getRun: (runId) => reader.getRun(runId),
@@ -100,5 +201,15 @@ export function orchestratorRunsSource(reader: RunsReader): RunsSource {
       const run = await reader.getRun(assertSafeId('run', runId));
       return path.join(nativeRunDir(run.workspace, run.id), NATIVE_FILES.ledger);
     },
+    diffPath: async (runId, stepId, attempt) => {
+      const run = await reader.getRun(assertSafeId('run', runId));
+      const logs = path.join(nativeRunDir(run.workspace, run.id), NATIVE_FILES.logs);
+      return path.join(logs, `${assertSafeId('step', stepId)}-${attempt}${STEP_DIFF_SUFFIX}`);
+    },
+    ...(index && { index }),
+    onRunChange: (listener) => reader.onUpdate?.((u) => listener(u.runId)) ?? (() => {}),
   };
 }
+
+/** A step diff's file name ends in this, after `<step>-<attempt>` (the log's `.log`). */
+export const STEP_DIFF_SUFFIX = '.diff';

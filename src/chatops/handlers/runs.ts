@@ -1,4 +1,5 @@
 /** `run`, `status`, `runs` and `workflows`: starting runs and looking at them. */
+import type { OutgoingMessage } from '../../bridges/channel.ts';
 import type { RunIndexRecord } from '../../db/repositories/index.ts';
 import { isTerminal, type RunStatus } from '../../engine/model.ts';
 import type { ParsedCommand } from '../grammar.ts';
@@ -70,13 +71,17 @@ export async function statusCommand(
   if (cmd.runId !== undefined) {
     await visibleRun(ctx, cmd.runId);
     const state = await ctx.deps.orchestrator.getRun(cmd.runId);
-    return { outcome: 'allowed', target: cmd.runId, reply: renderStatus(state, now) };
+    return {
+      outcome: 'allowed',
+      target: cmd.runId,
+      reply: snapshot(renderStatus(state, now), now),
+    };
   }
   const active = (await visibleRuns(ctx)).filter((r) => !isTerminal(r.status as RunStatus));
   if (active.length === 0) return { outcome: 'allowed', reply: 'No active runs here.' };
   if (active.length === 1) {
     const state = await ctx.deps.orchestrator.getRun(active[0]!.id);
-    return { outcome: 'allowed', target: state.id, reply: renderStatus(state, now) };
+    return { outcome: 'allowed', target: state.id, reply: snapshot(renderStatus(state, now), now) };
   }
   const lines = await Promise.all(
     active.slice(0, 10).map(async (r) => {
@@ -85,6 +90,16 @@ export async function statusCommand(
     }),
   );
   return { outcome: 'allowed', reply: [`${active.length} active runs:`, ...lines].join('\n') };
+}
+
+/**
+ * A `status` answer is a snapshot: it says when it was taken, so nobody mistakes it for the
+ * run's live status message (which is edited as the run moves).
+ */
+function snapshot(message: OutgoingMessage, now: number): OutgoingMessage {
+  const at = `${new Date(now).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+  const field = { label: 'Snapshot', value: `as of ${at}; not updated (the status message is)` };
+  return { ...message, fields: [...(message.fields ?? []), field] };
 }
 
 /** `runs`: this chat's ten most recent runs. */

@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { parseChatRef } from '../../bridges/refs.ts';
-import { accessLines, bindingsLines, unbindWords } from '../../chatops/listing-words.ts';
+import { accessLines, bindingsLines } from '../../chatops/listing-words.ts';
 import type { AllowScope } from '../../db/repositories/allowlist.ts';
 import { NotFoundError } from '../../errors.ts';
 import type { CliContext } from '../context.ts';
@@ -57,20 +57,9 @@ export function registerChatVerbCommands(program: Command, ctx: CliContext): voi
     .command('unbind')
     .description('stop serving a chat (its roles go too)')
     .argument('<chat>', 'the chat ref as `bindings` lists it, e.g. telegram:-1001234')
-    .action(async (chatText: string) => {
-      const ref = parseChatRef(chatText);
-      const repos = await ctx.repos();
-      const removed = await repos.bindings.remove(ref.chat, ref.thread ?? null);
-      if (!removed) throw new NotFoundError(unbindWords(chatText, false));
-      await repos.audit.record({
-        actor: ctx.actor,
-        action: 'unbind',
-        target: chatText,
-        chatRef: chatText,
-        outcome: 'allowed',
-        detail: 'unbound',
-      });
-      console.log(unbindWords(chatText, true));
+    .action(async (chat: string) => {
+      const { unbindChat } = await import('../../chatops/access-edits.ts');
+      console.log(await unbindChat(await ctx.repos(), ctx.actor, chat));
     });
 
   program

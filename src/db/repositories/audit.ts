@@ -36,6 +36,9 @@ export interface AuditFilter {
   outcome?: AuditOutcome;
   /** Only entries at or after this time (ms). */
   since?: number;
+  /** Only entries before this time (ms). */
+  until?: number;
+  chatRef?: string;
 }
 
 /** Appends to and reads `audit`. */
@@ -73,6 +76,8 @@ export class AuditRepo {
     if (filter.action !== undefined) query = query.where('action', '=', filter.action);
     if (filter.outcome !== undefined) query = query.where('outcome', '=', filter.outcome);
     if (filter.since !== undefined) query = query.where('at', '>=', filter.since);
+    if (filter.until !== undefined) query = query.where('at', '<', filter.until);
+    if (filter.chatRef !== undefined) query = query.where('chat_ref', '=', filter.chatRef);
     const rows = await query
       .orderBy('at', 'desc')
       .orderBy('id', 'desc')

@@ -1,5 +1,5 @@
 /** The index of runs, for listing and lookup; each run's ledger stays the source of truth. */
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { NotFoundError } from '../../errors.ts';
 import type { Database, Row, RunIndexStatus } from '../schema.ts';
 import { withConstraintErrors } from '../sqlite-errors.ts';
@@ -26,6 +26,37 @@ export interface RunIndexRecord {
   createdAt: number;
   updatedAt: number;
   finishedAt: number | null;
+  /** The run's specification, cut to SPEC_INDEX_CHARS (null when indexed before 0010). */
+  spec: string | null;
+}
+
+/** How much of a run's specification the index keeps for search. */
+export const SPEC_INDEX_CHARS = 500;
+
+/** The console's runs list query: filters, a search text, one page. */
+export interface RunSearch {
+  status?: RunIndexStatus;
+  workflowId?: string;
+  workspace?: string;
+  startedBy?: string;
+  /** Part of the run id or of its specification (case-insensitive). */
+  text?: string;
+  /** Page size (1..500) and rows to skip. */
+  limit: number;
+  offset?: number;
+}
+
+/** One page of runs and how many match in all. */
+export interface RunPage {
+  items: RunIndexRecord[];
+  total: number;
+}
+
+/** The distinct values the list's filters offer. */
+export interface RunFacets {
+  workflows: string[];
+  workspaces: string[];
+  startedBy: string[];
 }
 
 /** What `upsert` writes; times default to now (createdAt is kept on update). */
@@ -39,6 +70,7 @@ export interface RunIndexInput {
   originChat?: string | null;
   createdAt?: number;
   updatedAt?: number;
+  spec?: string;
 }
 
 /** Filters for `list`; results are newest-updated first. */
@@ -77,6 +109,7 @@ export class RunsRepo {
           created_at: run.createdAt ?? updatedAt,
           updated_at: updatedAt,
           finished_at: finishedAt,
+          spec: run.spec === undefined ? null : run.spec.slice(0, SPEC_INDEX_CHARS),
         })
         .onConflict((oc) =>
           oc.column('id').doUpdateSet((eb) => ({
@@ -87,6 +120,7 @@ export class RunsRepo {
             started_by: eb.ref('excluded.started_by'),
             origin_chat: eb.ref('excluded.origin_chat'),
             updated_at: eb.ref('excluded.updated_at'),
+            spec: eb.fn.coalesce('excluded.spec', 'runs.spec'),
             // Keep the first finish time when an ended run is re-indexed.
             finished_at:
               finishedAt === null
@@ -179,6 +213,57 @@ export class RunsRepo {
     return row?.archived_at ?? null;
   }
 
+  /** One page of the runs matching `q`, most recently updated first, and the total count. */
+  async search(q: RunSearch): Promise<RunPage> {
+    let query = this.#db.selectFrom('runs');
+    if (q.status !== undefined) query = query.where('status', '=', q.status);
+    if (q.workflowId !== undefined) query = query.where('workflow_id', '=', q.workflowId);
+    if (q.workspace !== undefined) query = query.where('workspace', '=', q.workspace);
+    if (q.startedBy !== undefined) query = query.where('started_by', '=', q.startedBy);
+    if (q.text !== undefined && q.text !== '') {
+      // LIKE with the wildcards of the search text escaped: "50%" finds "50%", not "50…".
+      const pattern = `%${q.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      query = query.where((eb) =>
+        eb.or([
+          eb('id', 'like', sql<string>`${pattern} escape '\\'`),
+          eb('spec', 'like', sql<string>`${pattern} escape '\\'`),
+        ]),
+      );
+    }
+    const [rows, count] = await Promise.all([
+      query
+        .selectAll()
+        .orderBy('updated_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(Math.min(Math.max(q.limit, 1), 500))
+        .offset(Math.max(q.offset ?? 0, 0))
+        .execute(),
+      query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return { items: rows.map(toRecord), total: Number(count.n) };
+  }
+
+  /** The workflows, workspaces and starters that occur in the index, sorted. */
+  async facets(): Promise<RunFacets> {
+    const distinct = async (column: 'workflow_id' | 'workspace' | 'started_by') => {
+      const rows = await this.#db
+        .selectFrom('runs')
+        .select(column)
+        .distinct()
+        .where(column, 'is not', null)
+        .orderBy(column)
+        .limit(200)
+        .execute();
+      return rows.map((r) => String(r[column]));
+    };
+    const [workflows, workspaces, startedBy] = await Promise.all([
+      distinct('workflow_id'),
+      distinct('workspace'),
+      distinct('started_by'),
+    ]);
+    return { workflows, workspaces, startedBy };
+  }
+
   /** Sets a run's status (and finishedAt on a terminal one); NotFoundError for an unknown run. */
   async updateStatus(id: string, status: RunIndexStatus, at?: number): Promise<RunIndexRecord> {
     const now = at ?? this.#now();
@@ -222,5 +307,6 @@ function toRecord(row: Row<'runs'>): RunIndexRecord {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     finishedAt: row.finished_at,
+    spec: row.spec ?? null,
   };
 }

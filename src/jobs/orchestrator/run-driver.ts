@@ -282,5 +282,6 @@ export function indexRow(state: RunState): RunIndexInput {
     startedBy: state.startedBy.id,
     createdAt: Date.parse(state.createdAt),
     updatedAt: Date.parse(state.updatedAt),
+    spec: state.spec,
   };
 }

@@ -19,6 +19,7 @@ import { stepJobId, triggerJobId } from '../../engine/model.ts';
 import { InvalidInputError } from '../../errors.ts';
 import type { GitWorkFolders } from '../git/worker-git.ts';
 import type { Processor, ProgressReporter, QueuedJob } from '../queue/port.ts';
+import { diffFileOf, snapshotTree, writeStepDiff } from '../runner/git-diff.ts';
 import { assertSupported, effectivePermissions } from '../runner/permissions.ts';
 import { runAgent } from '../runner/run-agent.ts';
 import type { AgentDefinition, AgentInvocation, AgentOutcome } from '../runner/types.ts';
@@ -244,6 +245,9 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
       : null;
     let outcome: AgentOutcome;
     let completed: number[] | undefined;
+    // In a git workspace the bridge reads, what the step changed is saved beside its log (the
+    // console's diff); a remote work folder's diff would not reach the bridge.
+    const before = p.kind === 'step' && !where.remote ? await snapshotTree(where.dir) : null;
     try {
       const run = await runIn(
         job,
@@ -261,6 +265,7 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
     } finally {
       shipper?.stop();
     }
+    if (before !== null) await writeStepDiff(where.dir, before, diffFileOf(placement.logFile));
     const result: StepJobResult = {
       ok: outcome.ok,
       exitCode: outcome.exitCode,

@@ -56,3 +56,36 @@ describe('rendering', () => {
     }
   });
 });
+
+describe('links into the console', () => {
+  const id = '2026-11-30T153000Z-add-a-login';
+  it('links run ids to their page and log paths to the log page, not the server path', () => {
+    const html = renderMessageHtml({
+      text: rich(`Checkpoint plan:1 — run ${id}`),
+      fields: [{ label: 'Logs', value: `/srv/ws/.phasebridge/runs/${id}/logs/plan-2.log` }],
+    });
+    expect(html).toContain(`run <a href="/runs/${id}">${id}</a>`);
+    expect(html).toContain(
+      `<dd><a href="/runs/${id}/logs/plan?attempt=2" title="/srv/ws/.phasebridge/runs/${id}/logs/plan-2.log">plan log (attempt 2)</a></dd>`,
+    );
+  });
+
+  it('keeps a bold title as it was and links its run id after the message, once', () => {
+    const html = renderMessageHtml({
+      text: rich(bold(`Run ${id}`), ' · Demo\nRunning step 1 of 3'),
+    });
+    expect(html).toContain(`<strong>Run ${id}</strong> · Demo`);
+    expect(html.match(new RegExp(`href="/runs/${id}"`, 'g'))).toHaveLength(1);
+    expect(html).toContain(`aria-label="Open the page of run ${id}">Open the run page</a>`);
+    const both = renderMessageHtml({ text: rich(bold(`Run ${id}`), ` is ${id}`) });
+    expect(both.match(/<a /g)).toHaveLength(1);
+  });
+
+  it('leaves look-alikes, ids inside words and escaped markup alone', () => {
+    const text = `x${id} ${id}x/ &lt;${id}&gt; 2026-11-30T1530Z-short`;
+    const html = renderMessageHtml({ text: rich(text) });
+    // Only the id between &lt; and &gt; stands alone: it is linked; the others are not.
+    expect(html.match(/<a /g)).toHaveLength(1);
+    expect(html).toContain(`&amp;lt;<a href="/runs/${id}">`);
+  });
+});

@@ -75,8 +75,13 @@ describe('runs pages', () => {
     const plan = run.steps[0]!;
     expect(text).toContain('>plan<');
     expect(text).toContain(plan.telemetry.tokensOut.toLocaleString('en-US'));
-    expect(text).toContain(`href="/runs/${run.id}/logs/plan"`);
-    expect(text).toContain('Waiting at a checkpoint of step plan');
+    expect(text).toContain(`href="/runs/${run.id}/logs/plan?attempt=1"`);
+    // The open checkpoint with the answers it offers, as a form.
+    expect(text).toContain('Checkpoint plan:1');
+    expect(text).toMatch(/<button type="submit" name="action" value="approve"[^>]*>Approve</);
+    expect(text).toMatch(/value="reject"[^>]*>Reject</);
+    // plan declares no loop: the engine offers no loop answer, so neither does the page.
+    expect(text).not.toContain('Request changes</button>');
     // The spec is user text: escaped.
     expect(text).toContain('Add login &lt;b&gt;now&lt;/b&gt;');
     expect(text).not.toContain('<b>now</b>');
@@ -84,8 +89,9 @@ describe('runs pages', () => {
     expect(text).toContain('runStarted');
     expect(text).toContain('stepFinished');
     expect(text).toContain('stepCompleted, checkpointOpened');
-    // A run that can still change reloads itself.
-    expect(text).toContain('http-equiv="refresh"');
+    // A run that can still change follows its event stream (no reloading).
+    expect(text).toContain('data-live="1"');
+    expect(text).not.toContain('http-equiv="refresh"');
   });
 
   it("shows the tail of a step's log", async () => {

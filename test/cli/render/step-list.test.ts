@@ -77,6 +77,7 @@ describe('runs table', () => {
         status: 'awaiting',
         startedBy: 'cli:alice',
         originChat: null,
+        spec: null,
         createdAt: Date.parse('2026-11-29T14:30:00Z'),
         updatedAt: Date.parse('2026-11-29T14:30:03Z'),
         finishedAt: null,

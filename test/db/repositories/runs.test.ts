@@ -26,6 +26,7 @@ describe('RunsRepo', () => {
       createdAt: 1_000_000,
       updatedAt: 1_000_000,
       finishedAt: null,
+      spec: null,
     });
     expect(await t.repos.runs.get(RUN.id)).toEqual(row);
     expect(await t.repos.runs.get('nope')).toBeNull();

@@ -7,33 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { BASE_HEADERS } from '../../../http/respond.ts';
 import { escapeHtml } from '../outbound.ts';
-
-const CSS = `
-:root{--bg:#fafafa;--fg:#1d1f23;--muted:#666;--line:#ddd;--card:#fff;--accent:#2458d6;--bad:#b3261e;--good:#1e7a3a;--warn:#9a6700;font:15px/1.45 system-ui,sans-serif;color-scheme:light dark}
-@media (prefers-color-scheme:dark){:root{--bg:#16181c;--fg:#e6e6e6;--muted:#9aa0a6;--line:#33363b;--card:#1f2227;--accent:#7aa2ff;--bad:#ff8a80;--good:#7bd88f;--warn:#e3b341}}
-*{box-sizing:border-box}body{margin:0;background:var(--bg);color:var(--fg)}
-header{display:flex;gap:1.2em;align-items:center;padding:.6em 1em;border-bottom:1px solid var(--line);background:var(--card)}
-header b{margin-right:auto}header a{color:var(--fg);text-decoration:none}header a.on{color:var(--accent);font-weight:600}
-main{max-width:60em;margin:0 auto;padding:1em}a{color:var(--accent)}
-code,pre{font:13px/1.4 ui-monospace,monospace}pre{white-space:pre-wrap;word-break:break-word;margin:.4em 0}
-.msg{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.6em .8em;margin:.5em 0}
-.msg .text{white-space:pre-wrap;word-break:break-word}.msg-user{border-style:dashed;color:var(--muted)}
-.fields{display:grid;grid-template-columns:max-content 1fr;gap:.1em .8em;margin:.5em 0 0}.fields dt{font-weight:600}.fields dd{margin:0}
-.buttons{display:flex;gap:.5em;margin-top:.6em;flex-wrap:wrap}
-.btn,button{font:inherit;padding:.35em .9em;border-radius:6px;border:1px solid var(--line);background:var(--card);color:var(--fg);cursor:pointer}
-.btn-primary{background:var(--accent);border-color:var(--accent);color:#fff}.btn-danger{border-color:var(--bad);color:var(--bad)}
-button:disabled{opacity:.5;cursor:wait}
-form.say{display:flex;gap:.5em;position:sticky;bottom:0;background:var(--bg);padding:.6em 0}
-input[type=text]{flex:1;font:inherit;padding:.45em .6em;border:1px solid var(--line);border-radius:6px;background:var(--card);color:var(--fg)}
-.prompt{display:flex;gap:.5em;align-items:center;border:1px solid var(--accent);border-radius:8px;padding:.6em;margin:.5em 0;background:var(--card)}
-#toasts{position:fixed;top:3.5em;right:1em;display:flex;flex-direction:column;gap:.5em;max-width:24em;z-index:9}
-.toast{background:var(--fg);color:var(--bg);padding:.6em .9em;border-radius:6px;cursor:pointer;white-space:pre-wrap}.toast.err{background:var(--bad);color:#fff}
-#conn{color:var(--muted);font-size:.85em}
-table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35em .5em;border-bottom:1px solid var(--line);vertical-align:top}
-td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}td.num{white-space:nowrap}
-.st{font-weight:600}.st-completed{color:var(--good)}.st-failed,.st-cancelled{color:var(--bad)}.st-awaiting,.st-blocked,.st-running,.st-active{color:var(--warn)}
-.muted{color:var(--muted)}details summary{cursor:pointer}
-`;
+import { CSS } from './style.ts';
 
 /** A fresh CSP nonce. */
 export function newNonce(): string {
@@ -60,32 +34,41 @@ export interface PageParts {
   readonly nonce: string;
   /** Escaped HTML. */
   readonly body: string;
-  readonly nav: 'console' | 'runs' | 'none';
+  readonly nav: NavItem | 'none';
   /** The session's CSRF token, for pages that post. */
   readonly csrf?: string;
   /** Trusted inline script (our own code, no user text). */
   readonly script?: string;
-  /** Reload the page every N seconds (runs pages of live runs). */
-  readonly refreshSeconds?: number;
 }
+
+/** The console's sections, as the nav names them. */
+export type NavItem = 'console' | 'runs' | 'access' | 'audit';
+
+const NAV: readonly [NavItem, string, string][] = [
+  ['console', '/', 'Console'],
+  ['runs', '/runs', 'Runs'],
+  ['access', '/admin/access', 'Access'],
+  ['audit', '/admin/audit', 'Audit'],
+];
 
 /** The whole HTML document (its empty data: icon spares browsers a 404 on /favicon.ico). */
 export function renderPage(p: PageParts): string {
-  const link = (href: string, label: string, on: boolean) =>
-    `<a href="${href}"${on ? ' class="on"' : ''}>${label}</a>`;
-  const nav =
-    p.nav === 'none'
-      ? ''
-      : `${link('/', 'Console', p.nav === 'console')}${link('/runs', 'Runs', p.nav === 'runs')}`;
+  // A page without its own nav (errors, 404) still links home, so nobody is stranded.
+  const items = p.nav === 'none' ? NAV.slice(0, 2) : NAV;
+  const links = items
+    .map(
+      ([id, href, label]) =>
+        `<a href="${href}"${id === p.nav ? ' aria-current="page"' : ''}>${label}</a>`,
+    )
+    .join('');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${escapeHtml(p.title)} · phasebridge</title>
 <link rel="icon" href="data:,">
 ${p.csrf === undefined ? '' : `<meta name="csrf-token" content="${escapeHtml(p.csrf)}">`}
-${p.refreshSeconds === undefined ? '' : `<meta http-equiv="refresh" content="${p.refreshSeconds}">`}
 <style nonce="${p.nonce}">${CSS}</style></head>
-<body><header><b>phasebridge</b>${nav}<span id="conn"></span></header>
-<main>${p.body}</main>
+<body><a class="skip" href="#main">Skip to content</a><header><b>phasebridge</b><nav aria-label="Console sections">${links}</nav><span id="conn" role="status"></span></header>
+<main id="main">${p.body}</main>
 ${p.script === undefined ? '' : `<script nonce="${p.nonce}">${p.script}</script>`}
 </body></html>`;
 }
