@@ -16,6 +16,7 @@ const BENCHES = [
   'long-run',
   'fanout',
   'history',
+  'tasks',
   'workers',
   'console-runs',
 ] as const;

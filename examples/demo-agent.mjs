@@ -22,6 +22,13 @@
  *   grandchild     start a grandchild process that hangs too, and print its pid
  *   ignoreterm     ignore SIGTERM (agent and grandchild), so only SIGKILL stops them
  *   noise=N        print about N bytes of filler output (to demo the output cap)
+ *   tasks=N        write a task list of N tasks (t1…tN) for a following `tasks` step to
+ *                  `taskfile=PATH` (workspace-relative, default tasks.json); `taskdeps=chain`
+ *                  makes each task depend on the one before
+ *   tests=P/T      write the directive's `verification` (P of T tests passed) with `build=passed|failed`
+ *                  (default passed), as a verify step reports them
+ *   failtask=ID    as a task's agent (the prompt has a `Task <id>: …` line): exit 1 for task ID;
+ *                  every other task writes `continue` with a result branch `demo/<id>`
  *   write=FILE     append a line naming the step to FILE in the workspace (a change to diff);
  *                  FILE is a plain name (no folders), anything else is refused
  *
@@ -130,10 +137,29 @@ function attestOf(b) {
   return Object.keys(att).length > 0 ? att : undefined;
 }
 
-function writeDirective(b) {
+/** The task id of a `tasks` step's agent (its prompt ends with `Task <id>: <title>`). */
+function taskIdOf(prompt) {
+  return /^Task ([A-Za-z0-9][A-Za-z0-9_.-]*): /m.exec(prompt)?.[1];
+}
+
+/** Writes a task list of `tasks=N` tasks to `taskfile` (workspace-relative). */
+function writeTaskList(b) {
+  const n = int(b.tasks, 0);
+  const tasks = Array.from({ length: n }, (_, i) => ({
+    id: `t${i + 1}`,
+    title: `demo task ${i + 1}`,
+    priority: n - i,
+    depends_on: b.taskdeps === 'chain' && i > 0 ? [`t${i}`] : [],
+  }));
+  const file = path.resolve(b.taskfile ?? 'tasks.json');
+  fs.writeFileSync(file, `${JSON.stringify({ tasks }, null, 2)}\n`);
+  console.log(`demo-agent: wrote ${n} tasks to ${file}`);
+}
+
+function writeDirective(b, taskId) {
   const file = process.env.PHASEBRIDGE_DIRECTIVE_FILE;
   const attest = attestOf(b);
-  const action = b.directive ?? (attest ? 'continue' : undefined);
+  const action = b.directive ?? (attest || taskId || b.tests ? 'continue' : undefined);
   if (!action) return;
   if (!file) {
     console.error('demo-agent: PHASEBRIDGE_DIRECTIVE_FILE is not set; no directive written');
@@ -150,6 +176,19 @@ function writeDirective(b) {
     if (b.reason !== undefined) d.reason = b.reason;
     if (action === 'trigger') d.triggerAgentId = b.agent ?? 'helper';
     if (attest) d.attest = attest;
+    if (taskId) {
+      // A PR number per task (100 + its number), as a coding agent would report it.
+      const n = Number(/(\d+)$/.exec(taskId)?.[1] ?? 0);
+      d.result = { branch: `demo/${taskId}`, ...(n > 0 ? { pr: 100 + n } : {}) };
+    }
+    const tests = /^(\d+)\/(\d+)$/.exec(b.tests ?? '');
+    if (tests) {
+      d.verification = {
+        testsTotal: Number(tests[2]),
+        testsPassed: Number(tests[1]),
+        buildStatus: b.build === 'failed' ? 'failed' : 'passed',
+      };
+    }
     text = JSON.stringify(d);
   }
   fs.writeFileSync(file, `${text}\n`);
@@ -212,6 +251,8 @@ async function main() {
   console.log(`demo-agent: prompt (${prompt.length} chars): ${firstLine(prompt) || '(no text)'}`);
   console.log(`demo-agent: spec: ${specFirstLine()}`);
   printFeedback();
+  // Which worker process ran this agent (the parent: agents are spawned without a shell).
+  console.log(`demo-agent: pid ${process.pid}, worker pid ${process.ppid}`);
   if (b.grandchild === 'true') startGrandchild(ignoreTerm);
 
   const noise = int(b.noise, 0);
@@ -230,9 +271,11 @@ async function main() {
     setInterval(() => {}, 1 << 30);
     return;
   }
+  if (b.tasks !== undefined) writeTaskList(b);
   if (b.write !== undefined) writeWorkFile(b.write);
-  writeDirective(b);
-  const exitCode = int(b.exit, 0);
+  const taskId = taskIdOf(prompt);
+  writeDirective(b, taskId);
+  const exitCode = taskId !== undefined && b.failtask === taskId ? 1 : int(b.exit, 0);
   console.log(resultLine(prompt, b, exitCode !== 0));
   if (exitCode !== 0) console.error(`demo-agent: failing with exit code ${exitCode}`);
   process.exitCode = exitCode;

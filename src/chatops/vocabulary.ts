@@ -57,4 +57,5 @@ export const CLI_ONLY: Readonly<Record<string, string>> = {
   'approval-server': "Claude Code starts it from a step's MCP config (permissions: ask)",
   prune: "drops old rows of bridge.db on the bridge's host (serve also does it)",
   archive: "packs finished runs' folders on the bridge's host",
+  sessions: 'interrupted sessions are read from a workspace folder on the host (chat: not yet)',
 };

@@ -29,6 +29,8 @@ export interface DriveOptions {
   runId?: string;
   /** Jobs run at once by the in-process worker (default 2, so another run's job cannot starve ours). */
   concurrency?: number;
+  /** resume/retry: a blocked flow run's reason is printed before it is continued (flow's iron law). */
+  showBlocked?: boolean;
 }
 
 /** What a CLI command drives a run through: the local Orchestrator or the running bridge. */
@@ -55,6 +57,9 @@ export async function driveRun(
 ): Promise<void> {
   // Read before anything opens: opening the orchestrator applies a pending template.json edit.
   const before = opts.runId === undefined ? null : (await readRun(ctx, opts.runId)).state;
+  if (opts.showBlocked && before?.status === 'blocked' && before.layout === 'flow') {
+    console.log(`run ${before.id} was blocked: ${before.blocked?.reason ?? 'no reason recorded'}`);
+  }
   const { RemoteRuns } = await import('../control/client.ts');
   const remote = await RemoteRuns.connect((await ctx.config()).home);
   if (remote !== null) {

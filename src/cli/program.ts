@@ -16,6 +16,7 @@ import { registerPruneCommand } from './commands/prune.ts';
 import { registerRepairCommand } from './commands/repair.ts';
 import { registerRunCommand } from './commands/run.ts';
 import { registerServeCommand } from './commands/serve.ts';
+import { registerSessionsCommand } from './commands/sessions.ts';
 import { registerSetupCommand } from './commands/setup.ts';
 import { registerRunsCommand, registerStatusCommand } from './commands/status.ts';
 import { registerWorkerCommand } from './commands/worker.ts';
@@ -51,6 +52,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerFollowCommand(program, ctx);
   registerPruneCommand(program, ctx);
   registerArchiveCommand(program, ctx);
+  registerSessionsCommand(program, ctx);
   // Sorted here, not with sortSubcommands: its localeCompare starts ICU collation (~10 ms).
   (program.commands as Command[]).sort((a, b) => (a.name() < b.name() ? -1 : 1));
   // Subcommands inherit exitOverride so bad arguments surface as exit 2 in main().

@@ -5,6 +5,7 @@
  */
 import type { Directive } from './directive.ts';
 import type { Actor, CheckpointAnswer, Layout, Telemetry } from './model.ts';
+import type { TaskSpec } from './tasks/types.ts';
 import type { Workflow } from './workflow/types.ts';
 
 /** Fields every command has. */
@@ -166,6 +167,47 @@ export interface RecoverInterruptedCommand extends CommandBase {
   type: 'recoverInterrupted';
 }
 
+/** The task list of a `tasks` step's attempt was read (by the caller, from the step's file). */
+export interface TasksPlannedCommand extends CommandBase {
+  type: 'tasksPlanned';
+  stepId: string;
+  attempt: number;
+  tasks: TaskSpec[];
+}
+
+/** A worker picked up a task's job. */
+export interface TaskStartedCommand extends CommandBase {
+  type: 'taskStarted';
+  stepId: string;
+  taskId: string;
+  attempt: number;
+}
+
+/** A task's agent exited; a non-zero exit code (or an `error` directive) fails the attempt. */
+export interface TaskFinishedCommand extends CommandBase {
+  type: 'taskFinished';
+  stepId: string;
+  taskId: string;
+  attempt: number;
+  exitCode: number;
+  directive: Directive;
+  telemetry: Telemetry;
+}
+
+/**
+ * A task's attempt failed; `interrupted`: its job was lost (a crash), so it runs again as a new
+ * attempt when the run resumes by itself instead of counting as a failure.
+ */
+export interface TaskFailedCommand extends CommandBase {
+  type: 'taskFailed';
+  stepId: string;
+  taskId: string;
+  attempt: number;
+  error: string;
+  telemetry?: Telemetry;
+  interrupted?: boolean;
+}
+
 /** Every command a run accepts, discriminated on `type`. */
 export type Command =
   | StartCommand
@@ -186,7 +228,11 @@ export type Command =
   | CancelCommand
   | RevertCommand
   | ResetCommand
-  | RecoverInterruptedCommand;
+  | RecoverInterruptedCommand
+  | TasksPlannedCommand
+  | TaskStartedCommand
+  | TaskFinishedCommand
+  | TaskFailedCommand;
 
 /** The command type names. */
 export type CommandType = Command['type'];

@@ -9,6 +9,7 @@ import type { QueueMode } from './events.ts';
 import type { CheckpointKind, CheckpointState, StepState } from './model.ts';
 import { holdAtGate } from './pabcd/decide-phase.ts';
 import type { GateName } from './pabcd/phases.ts';
+import { cancelTasks, queueTasksStep } from './tasks/decide-tasks.ts';
 import type { WorkflowStep } from './workflow/types.ts';
 
 /** The workflow definition of the step at `index`. */
@@ -55,6 +56,10 @@ export function queueStep(
   delayMs: number,
 ): void {
   const def = defOf(ctx, step.index);
+  if (def.tasks !== undefined) {
+    queueTasksStep(ctx, step, mode, delayMs);
+    return;
+  }
   const attempt = step.attempt + 1;
   ctx.emit({ type: 'stepQueued', stepId: step.id, attempt, delayMs, mode });
   ctx.effect({
@@ -253,6 +258,12 @@ export function queueTrigger(
 export function cancelInFlight(ctx: DecideContext, reason: string): void {
   const step = ctx.state.steps[ctx.state.cursor];
   if (!step || (step.status !== 'queued' && step.status !== 'running')) return;
+  if (defOf(ctx, step.index).tasks !== undefined) {
+    // A tasks step has no job of its own: its tasks' jobs are what runs.
+    cancelTasks(ctx, step.id, reason);
+    ctx.emit({ type: 'stepCancelled', stepId: step.id, attempt: step.attempt, reason });
+    return;
+  }
   ctx.emit({ type: 'stepCancelled', stepId: step.id, attempt: step.attempt, reason });
   ctx.effect({ type: 'cancelStep', runId: ctx.state.id, stepId: step.id, attempt: step.attempt });
 }

@@ -30,8 +30,16 @@ import {
   decideTriggerFinished,
 } from './decide-steps.ts';
 import type { Decision } from './events.ts';
+import { coordinatorLawViolation, coordinatorWorkflowProblem } from './layouts/coordinator/laws.ts';
+import { flowLawViolation } from './layouts/flow/laws.ts';
 import { isTerminal, type RunState } from './model.ts';
 import { checkPhaseWorkflow, trackPhase } from './pabcd/decide-phase.ts';
+import {
+  decideTaskFailed,
+  decideTaskFinished,
+  decideTaskStarted,
+  decideTasksPlanned,
+} from './tasks/decide-tasks.ts';
 
 export type { Decision, Effect, Rejection } from './events.ts';
 
@@ -53,6 +61,14 @@ function run(state: RunState | null, command: Command): DecideContext {
   if (command.type === 'start') {
     if (state !== null) refuse(`run ${state.id} already exists`);
     checkPhaseWorkflow(command);
+    if (command.layout === 'coordinator') {
+      const problem = coordinatorWorkflowProblem(
+        command.workflow,
+        command.selectedTrack,
+        command.selectedConditions ?? [],
+      );
+      if (problem !== null) refuse(`coordinator layout: ${problem}`, 'INVALID_INPUT');
+    }
     const started = decideStart(command);
     trackPhase(started, command);
     return started;
@@ -65,6 +81,14 @@ function run(state: RunState | null, command: Command): DecideContext {
   const ctx = new DecideContext(state, command);
   dispatch(ctx, command);
   trackPhase(ctx, command);
+  if (state.layout === 'flow') {
+    const broken = flowLawViolation(state, ctx.state);
+    if (broken !== null) refuse(`refused by flow's iron laws: ${broken}`);
+  }
+  if (state.layout === 'coordinator') {
+    const broken = coordinatorLawViolation(state, ctx.state);
+    if (broken !== null) refuse(`refused by the coordinator's state machine: ${broken}`);
+  }
   return ctx;
 }
 
@@ -123,6 +147,18 @@ function dispatch(ctx: DecideContext, c: Exclude<Command, { type: 'start' }>): v
       break;
     case 'reset':
       decideReset(ctx, c);
+      break;
+    case 'tasksPlanned':
+      decideTasksPlanned(ctx, c);
+      break;
+    case 'taskStarted':
+      decideTaskStarted(ctx, c);
+      break;
+    case 'taskFinished':
+      decideTaskFinished(ctx, c);
+      break;
+    case 'taskFailed':
+      decideTaskFailed(ctx, c);
       break;
   }
 }

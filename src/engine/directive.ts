@@ -23,6 +23,25 @@ export const directiveSchema = z
     triggerAgentId: z.string().min(1).optional(),
     /** Evidence for a PABCD gate (codexclaw-layout runs); see pabcd/attest.ts. */
     attest: attestationSchema.optional(),
+    /** What a task's agent produced (`tasks` steps): shown with the task and kept in its state. */
+    result: z
+      .strictObject({
+        branch: z.string().min(1).max(200).optional(),
+        pr: z.int().positive().optional(),
+        commit: z
+          .string()
+          .regex(/^[0-9a-f]{7,40}$/, 'must be a git commit hash')
+          .optional(),
+      })
+      .optional(),
+    /** What a verify step measured (coordinator layout: `verification` in state.json). */
+    verification: z
+      .strictObject({
+        testsTotal: z.int().nonnegative(),
+        testsPassed: z.int().nonnegative(),
+        buildStatus: z.enum(['passed', 'failed']),
+      })
+      .optional(),
   })
   .refine((d) => d.action !== 'trigger' || d.triggerAgentId !== undefined, {
     message: 'action "trigger" needs "triggerAgentId"',

@@ -15,6 +15,7 @@ import type {
   Telemetry,
 } from './model.ts';
 import type { PhaseMove } from './pabcd/phases.ts';
+import type { TaskResult, TaskSpec } from './tasks/types.ts';
 import type { Workflow } from './workflow/types.ts';
 
 /** Fields every event has. */
@@ -241,6 +242,69 @@ export interface PhaseStopBlockedEvent extends EventBase {
   reason: string;
 }
 
+/** The task list of a `tasks` step was read; every task starts pending. */
+export interface TasksPlannedEvent extends EventBase {
+  type: 'tasksPlanned';
+  stepId: string;
+  tasks: TaskSpec[];
+}
+
+/** A job for one task of a `tasks` step was enqueued (`tries`: attempts in this round). */
+export interface TaskQueuedEvent extends EventBase {
+  type: 'taskQueued';
+  stepId: string;
+  taskId: string;
+  attempt: number;
+  tries: number;
+  delayMs: number;
+}
+
+/** A worker started a task's attempt. */
+export interface TaskStartedEvent extends EventBase {
+  type: 'taskStarted';
+  stepId: string;
+  taskId: string;
+  attempt: number;
+}
+
+/** A task's attempt succeeded. */
+export interface TaskCompletedEvent extends EventBase {
+  type: 'taskCompleted';
+  stepId: string;
+  taskId: string;
+  attempt: number;
+  telemetry: Telemetry;
+  result?: TaskResult;
+}
+
+/** A task's attempt failed; `retryInMs` is set when a retry was queued. */
+export interface TaskFailedEvent extends EventBase {
+  type: 'taskFailed';
+  stepId: string;
+  taskId: string;
+  attempt: number;
+  error: string;
+  telemetry: Telemetry;
+  retryInMs?: number;
+}
+
+/** A task's in-flight attempt was cancelled or lost; the task is pending again. */
+export interface TaskCancelledEvent extends EventBase {
+  type: 'taskCancelled';
+  stepId: string;
+  taskId: string;
+  attempt: number;
+  reason: string;
+}
+
+/** A task will not run: a task it depends on failed (policy `continue`). */
+export interface TaskSkippedEvent extends EventBase {
+  type: 'taskSkipped';
+  stepId: string;
+  taskId: string;
+  reason: string;
+}
+
 /** Every event of a run's ledger, discriminated on `type`. */
 /** Reviewers' words recorded for a step's next attempt (request changes, approval, guidance). */
 export interface FeedbackRecordedEvent extends EventBase {
@@ -276,15 +340,23 @@ export type RunEvent =
   | RunFailedEvent
   | RunCancelledEvent
   | PhaseMovedEvent
-  | PhaseStopBlockedEvent;
+  | PhaseStopBlockedEvent
+  | TasksPlannedEvent
+  | TaskQueuedEvent
+  | TaskStartedEvent
+  | TaskCompletedEvent
+  | TaskFailedEvent
+  | TaskCancelledEvent
+  | TaskSkippedEvent;
 
 /** The event type names. */
 export type RunEventType = RunEvent['type'];
 
 /**
  * Work the caller must do after committing the events: enqueue a job (id
- * `runId:stepId:attempt`; triggers `runId:stepId:trigger:attempt`), cancel one, or schedule a
- * checkpoint's expiry (then send `expireCheckpoint`).
+ * `runId:stepId:attempt`; triggers `runId:stepId:trigger:attempt`; tasks
+ * `runId:stepId+task+taskId:attempt`), cancel one, read a task list, or schedule a checkpoint's
+ * expiry (then send `expireCheckpoint`).
  */
 export type Effect =
   | {
@@ -306,7 +378,28 @@ export type Effect =
       agent: string;
       prompt: string;
     }
-  | { type: 'scheduleExpiry'; runId: string; checkpointId: string; at: string };
+  | { type: 'scheduleExpiry'; runId: string; checkpointId: string; at: string }
+  | {
+      /** Read the task list file of a `tasks` step, then send `tasksPlanned` (or `stepFailed`). */
+      type: 'loadTasks';
+      runId: string;
+      stepId: string;
+      attempt: number;
+      file: string;
+      delayMs: number;
+    }
+  | {
+      type: 'enqueueTask';
+      runId: string;
+      stepId: string;
+      taskId: string;
+      attempt: number;
+      agent: string;
+      prompt: string;
+      delayMs: number;
+      timeoutMs?: number;
+    }
+  | { type: 'cancelTask'; runId: string; stepId: string; taskId: string; attempt: number };
 
 /** Why a command was refused; the message is meant for the human who sent it. */
 export interface Rejection {

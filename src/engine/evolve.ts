@@ -15,6 +15,7 @@ import {
   ZERO_TELEMETRY,
 } from './model.ts';
 import { foldMove, foldStopBlock, initialPabcd, type PabcdState } from './pabcd/phases.ts';
+import { applyTaskEvent, tasksAfterInterrupt, tasksForRetry } from './tasks/evolve-tasks.ts';
 
 /** Folds `event` into `state` (null before `runStarted`); throws CorruptStateError on nonsense. */
 export function evolve(state: RunState | null, event: RunEvent): RunState {
@@ -157,7 +158,8 @@ function apply(state: RunState, e: Exclude<RunEvent, { type: 'runStarted' }>): R
     case 'stepQueued': {
       const next = updateStep(state, e.stepId, (s) => {
         // A new visit keeps an approved `before` gate: the approval is what queued it.
-        const base = e.mode === 'visit' ? keepGate(freshVisit(s), s) : s;
+        let base = e.mode === 'visit' ? keepGate(freshVisit(s), s) : s;
+        if (e.mode === 'retry' && base.tasks) base = { ...base, tasks: tasksForRetry(base.tasks) };
         const tries = NEXT_TRIES[e.mode](s.tries);
         return without(
           { ...base, status: 'queued' as const, attempt: e.attempt, tries },
@@ -211,7 +213,12 @@ function apply(state: RunState, e: Exclude<RunEvent, { type: 'runStarted' }>): R
     case 'stepCancelled':
       return updateStep(state, e.stepId, (s) => ({ ...s, status: 'pending' }));
     case 'stepInterrupted':
-      return updateStep(state, e.stepId, (s) => ({ ...s, status: 'failed', error: 'interrupted' }));
+      return updateStep(state, e.stepId, (s) => ({
+        ...s,
+        status: 'failed',
+        error: 'interrupted',
+        ...(s.tasks ? { tasks: tasksAfterInterrupt(s.tasks) } : {}),
+      }));
     case 'loopedBack': {
       const to = indexOf(state, e.toStepId);
       const from = indexOf(state, e.fromStepId);
@@ -286,6 +293,14 @@ function apply(state: RunState, e: Exclude<RunEvent, { type: 'runStarted' }>): R
       return { ...state, pabcd: foldStopBlock(pabcdOf(state), e.at) };
     case 'feedbackRecorded':
       return { ...state, feedback: [...(state.feedback ?? []), e.entry] };
+    case 'tasksPlanned':
+    case 'taskQueued':
+    case 'taskStarted':
+    case 'taskCompleted':
+    case 'taskFailed':
+    case 'taskCancelled':
+    case 'taskSkipped':
+      return applyTaskEvent(state, e);
   }
 }
 

@@ -4,6 +4,7 @@
  */
 import type { Directive } from './directive.ts';
 import type { GateName, PabcdState } from './pabcd/phases.ts';
+import type { TaskState } from './tasks/types.ts';
 import type { Layout, Workflow } from './workflow/types.ts';
 
 export type { Layout, Workflow, WorkflowStep } from './workflow/types.ts';
@@ -74,6 +75,8 @@ export interface StepState {
   triggerAttempt?: number;
   /** The engine session of the step's last earlier visit: resumed when feedback sends it back. */
   previousSessionId?: string;
+  /** A `tasks` step's tasks, once its task list was read in this visit. */
+  tasks?: TaskState[];
 }
 
 /** A vote on a checkpoint. */
@@ -249,6 +252,16 @@ export function addTelemetry(a: Telemetry, b: Telemetry): Telemetry {
 /** Job id of a step attempt; a duplicate enqueue of the same id is a no-op in every queue. */
 export function stepJobId(runId: string, stepId: string, attempt: number): string {
   return `${runId}:${stepId}:${attempt}`;
+}
+
+/** Queue step id of a task's jobs: `<stepId>+task+<taskId>` ('+' is not allowed in ids). */
+export function taskQueueStepId(stepId: string, taskId: string): string {
+  return `${stepId}+task+${taskId}`;
+}
+
+/** Job id of a task attempt of a `tasks` step. */
+export function taskJobId(runId: string, stepId: string, taskId: string, attempt: number): string {
+  return `${runId}:${taskQueueStepId(stepId, taskId)}:${attempt}`;
 }
 
 /** Job id of a trigger sub-agent attempt (distinct from the step's own job ids). */

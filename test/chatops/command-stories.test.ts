@@ -90,7 +90,7 @@ describe('commands', () => {
       /^A reject needs a reason\.\nUsage: reject \[run\] <reason>/,
     );
     expect(await ask(ALICE, '/run nosuchflow do it')).toBe(
-      'Unknown workflow "nosuchflow". Workflows here: demo, pabcd.',
+      'Unknown workflow "nosuchflow". Workflows here: coordinator, demo, flow-start-issue, pabcd.',
     );
     expect(await ask(CAROL, '/help approve')).toBe(
       'Usage: approve [run] [reason] — approve the open checkpoint\nNeeds the approver role.',

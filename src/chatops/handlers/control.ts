@@ -16,6 +16,7 @@ const DONE: Readonly<Record<Control['verb'], string>> = {
 /** Commits the verb's engine command under the event's idempotency key; the engine's refusal is the reply. */
 export async function controlCommand(ctx: CommandContext, cmd: Control): Promise<HandlerResult> {
   await visibleRun(ctx, cmd.runId);
+  const blocked = await blockedNote(ctx, cmd);
   const result = await ctx.deps.orchestrator.command(
     cmd.runId,
     ctx.event.idempotencyKey,
@@ -34,8 +35,20 @@ export async function controlCommand(ctx: CommandContext, cmd: Control): Promise
   return {
     outcome: 'allowed',
     target: cmd.runId,
-    reply: `${DONE[cmd.verb]} run ${cmd.runId}${to}.${warningLines(result.warnings)}`,
+    reply: `${DONE[cmd.verb]} run ${cmd.runId}${to}.${blocked}${warningLines(result.warnings)}`,
   };
+}
+
+/**
+ * For resume and retry of a blocked flow-layout run: its blocked reason, said before the run goes on (flow's
+ * iron law: a blocked run is never resumed without its reason being shown).
+ */
+async function blockedNote(ctx: CommandContext, cmd: Control): Promise<string> {
+  if (cmd.verb !== 'resume' && cmd.verb !== 'retry') return '';
+  const state = await ctx.deps.orchestrator.getRun(cmd.runId);
+  // Other layouts announce the block when it happens; flow's law asks for it at the resume too.
+  if (state.status !== 'blocked' || state.layout !== 'flow') return '';
+  return `\nIt was blocked: ${state.blocked?.reason ?? 'no reason recorded'}`;
 }
 
 function engineCommand(ctx: CommandContext, cmd: Control): CommandInput {

@@ -28,7 +28,7 @@ export function registerControlCommands(program: Command, ctx: CliContext): void
     .argument('<run>', 'the run id')
     .option('--detach', 'only record it; `serve` or `worker` runs the jobs')
     .action(async (runId: string, opts: { detach?: boolean }) => {
-      await driveRun(ctx, { detach: opts.detach === true, runId }, async (o) =>
+      await driveRun(ctx, { detach: opts.detach === true, runId, showBlocked: true }, async (o) =>
         acceptedState(
           await o.command(runId, cliKey(), { type: 'resume', actor: { id: ctx.actor } }),
         ),
@@ -41,7 +41,7 @@ export function registerControlCommands(program: Command, ctx: CliContext): void
     .argument('<run>', 'the run id')
     .option('--detach', 'only record it; `serve` or `worker` runs the jobs')
     .action(async (runId: string, opts: { detach?: boolean }) => {
-      await driveRun(ctx, { detach: opts.detach === true, runId }, async (o) =>
+      await driveRun(ctx, { detach: opts.detach === true, runId, showBlocked: true }, async (o) =>
         acceptedState(
           await o.command(runId, cliKey(), { type: 'retry', actor: { id: ctx.actor } }),
         ),

@@ -25,7 +25,7 @@ export function registerRunCommand(program: Command, ctx: CliContext): void {
       new Option(
         '--layout <layout>',
         'on-disk format of the run state (default: the workflow’s)',
-      ).choices(['native', 'codemachine', 'codexclaw']),
+      ).choices(['native', 'codemachine', 'codexclaw', 'flow', 'coordinator']),
     )
     .option(
       '--no-resume',

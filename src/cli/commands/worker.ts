@@ -14,7 +14,11 @@ export function registerWorkerCommand(program: Command, ctx: CliContext): void {
     .description(
       'run queued agent jobs: with REDIS_URL on any machine (jobs are self-contained; no bridge.db needed), else the embedded queue in bridge.db',
     )
-    .option('--concurrency <n>', 'jobs run at once (at most one per run)', '2')
+    .option(
+      '--concurrency <n>',
+      'jobs run at once (at most one per run, except the tasks of a `tasks` step)',
+      '2',
+    )
     .option(
       '--engines <list>',
       `only run agents of these engines, comma-separated (${ENGINES.join(', ')}); default all`,

@@ -101,6 +101,26 @@ export function eventLine(event: RunEvent, state: RunState): string | null {
       const f = event.entry;
       return `${f.stepId}: ${FEEDBACK_WORDS[f.kind]} by ${who(f.by)} for attempt ${f.forAttempt}: ${f.text}`;
     }
+    case 'tasksPlanned':
+      return `${event.stepId}: ${event.tasks.length} task(s) planned`;
+    case 'taskQueued':
+      return `${event.stepId}/${event.taskId}: queued (attempt ${event.attempt})`;
+    case 'taskStarted':
+      return `${event.stepId}/${event.taskId}: running (attempt ${event.attempt})`;
+    case 'taskCompleted': {
+      const r = event.result;
+      const parts = r ? [r.branch, r.pr && `PR #${r.pr}`, r.commit].filter(Boolean) : [];
+      return `${event.stepId}/${event.taskId}: completed${parts.length > 0 ? ` (${parts.join(', ')})` : ''}`;
+    }
+    case 'taskFailed': {
+      const retry =
+        event.retryInMs === undefined ? '' : `; retrying in ${formatElapsed(event.retryInMs)}`;
+      return `${event.stepId}/${event.taskId}: failed (attempt ${event.attempt}): ${event.error}${retry}`;
+    }
+    case 'taskCancelled':
+      return `${event.stepId}/${event.taskId}: cancelled (${event.reason})`;
+    case 'taskSkipped':
+      return `${event.stepId}/${event.taskId}: skipped (${event.reason})`;
     case 'sessionInitialized':
     case 'chainCompleted':
       return null;

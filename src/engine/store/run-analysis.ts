@@ -247,6 +247,8 @@ const KNOWN_LAYOUTS = new Set<unknown>([
   'native',
   'codemachine',
   'codexclaw',
+  'flow',
+  'coordinator',
 ] satisfies RunState['layout'][]);
 
 const STATUSES = new Set(['active', 'awaiting', 'blocked', 'completed', 'failed', 'cancelled']);

@@ -191,6 +191,7 @@ function step(s: StepFile, prompt: ResolvedPrompt): WorkflowStep {
   if (s.executeOnce !== undefined) out.executeOnce = s.executeOnce;
   if (s.tracks !== undefined) out.tracks = s.tracks;
   if (s.conditions !== undefined) out.conditions = s.conditions;
+  if (s.tasks !== undefined) out.tasks = { ...s.tasks };
   if (s.permissions !== undefined) out.permissions = permissionsOf(s.permissions);
   if (s.runsOn !== undefined) out.runsOn = [...new Set(s.runsOn)];
   return out;

@@ -59,6 +59,22 @@ export const stepFileSchema = z.strictObject({
   tracks: names.optional(),
   conditions: names.optional(),
   permissions: permissionsFileSchema.optional(),
+  /**
+   * A parallel tasks step: one job per task of `file` (a JSON task list the previous step's agent
+   * wrote, workspace-relative), at most `maxWorkers` at once.
+   */
+  tasks: z
+    .strictObject({
+      file: z
+        .string()
+        .min(1)
+        .refine((f) => !f.startsWith('/') && !f.split(/[\\/]/).includes('..'), {
+          message: 'must be a path inside the workspace (relative, no "..")',
+        }),
+      maxWorkers: z.int().min(1).max(64).default(2),
+      policy: z.enum(['failFast', 'continue']).default('failFast'),
+    })
+    .optional(),
   /** Labels a worker must carry to run this step (`phasebridge worker --label gpu`). */
   runsOn: z.array(z.string().regex(LABEL_PATTERN, LABEL_HINT)).min(1).optional(),
 });
@@ -69,7 +85,7 @@ export const workflowFileSchema = z.strictObject({
   name: z.string().optional(),
   description: z.string().optional(),
   version: z.union([z.string(), z.number()]).optional(),
-  layout: z.enum(['native', 'codemachine', 'codexclaw']).optional(),
+  layout: z.enum(['native', 'codemachine', 'codexclaw', 'flow', 'coordinator']).optional(),
   tracks: names.optional(),
   conditions: names.optional(),
   /** Agents a `trigger` directive may start (CodeMachine's agents/agent-config.json). */

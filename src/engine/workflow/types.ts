@@ -2,6 +2,7 @@
  * The resolved shape of a workflow: what the engine runs. The YAML file schema (durations as
  * text, promptFile) lives in schema.ts; load.ts turns one into the other.
  */
+import type { StepTasks } from '../tasks/types.ts';
 
 /** Permission postures of an agent step, safest first (docs/permissions.md). */
 export const POSTURES = ['read-only', 'edit', 'full', 'ask'] as const;
@@ -19,7 +20,7 @@ export interface AgentPermissions {
 }
 
 /** Where a run's state is written on disk (the native ledger is always written too). */
-export type Layout = 'native' | 'codemachine' | 'codexclaw';
+export type Layout = 'native' | 'codemachine' | 'codexclaw' | 'flow' | 'coordinator';
 
 /** What happens when a checkpoint is not answered in time. */
 export type ExpiryAction = 'reject' | 'approve' | 'keep';
@@ -76,6 +77,11 @@ export interface WorkflowStep {
   conditions?: string[];
   /** The step's permission posture; absent = the agent's, else the default for the step. */
   permissions?: AgentPermissions;
+  /**
+   * A parallel `tasks` step: one job per task of the list file, `prompt` given to each task's
+   * agent with the task's id and title.
+   */
+  tasks?: StepTasks;
   /** Labels every worker running this step must carry. */
   runsOn?: string[];
 }

@@ -5,7 +5,7 @@
  * the workspace reference); `EffectRunner` does the I/O.
  */
 import type { Effect, RunEvent } from '../../engine/events.ts';
-import { feedbackFor, type RunState } from '../../engine/model.ts';
+import { feedbackFor, type RunState, taskQueueStepId } from '../../engine/model.ts';
 import type { Log } from '../../log.ts';
 import { errorMessage } from '../queue/outcome.ts';
 import { type JobQueue, type JobSpec, jobIdOf } from '../queue/port.ts';
@@ -17,6 +17,7 @@ import {
   triggerQueueStepId,
   type WorkspaceRef,
 } from './job-payload.ts';
+import { jobOfTaskEffect } from './task-jobs.ts';
 
 /** A job to enqueue, with its delay. */
 export interface PlannedJob {
@@ -73,7 +74,10 @@ export interface PreparedJob {
 }
 
 /** An enqueue effect. */
-export type EnqueueEffect = Extract<Effect, { type: 'enqueueStep' | 'enqueueTrigger' }>;
+export type EnqueueEffect = Extract<
+  Effect,
+  { type: 'enqueueStep' | 'enqueueTrigger' | 'enqueueTask' }
+>;
 
 /** The job an enqueue effect asks for, with what the bridge resolved for it. */
 export function jobOfEffect(
@@ -81,6 +85,7 @@ export function jobOfEffect(
   effect: EnqueueEffect,
   prepared: PreparedJob,
 ): PlannedJob {
+  if (effect.type === 'enqueueTask') return jobOfTaskEffect(state, effect, prepared);
   const trigger = effect.type === 'enqueueTrigger';
   const payload: StepJobPayload = {
     v: PAYLOAD_VERSION,
@@ -149,6 +154,8 @@ export class EffectRunner {
       log: Log;
       /** Called when a checkpoint's expiry time has come. */
       onExpiry(runId: string, checkpointId: string): void;
+      /** Reads a tasks step's task list and commits what it holds (after the effect's delay). */
+      onLoadTasks(state: RunState, effect: Extract<Effect, { type: 'loadTasks' }>): Promise<void>;
     },
   ) {}
 
@@ -158,11 +165,31 @@ export class EffectRunner {
       switch (effect.type) {
         case 'enqueueStep':
         case 'enqueueTrigger':
+        case 'enqueueTask':
           await this.#enqueue(jobOfEffect(state, effect, await this.deps.prepare(state, effect)));
           break;
         case 'cancelStep':
           await this.cancel(jobIdOf(effect));
           break;
+        case 'cancelTask':
+          await this.cancel(
+            jobIdOf({ ...effect, stepId: taskQueueStepId(effect.stepId, effect.taskId) }),
+          );
+          break;
+        case 'loadTasks': {
+          // Not awaited: the load commits to this run, whose commit may be what runs us now.
+          const load = () => {
+            this.deps.onLoadTasks(state, effect).catch((err: unknown) => {
+              this.deps.log.error(
+                { runId: effect.runId, err: errorMessage(err) },
+                'reading a task list failed',
+              );
+            });
+          };
+          if (effect.delayMs > 0) setTimeout(load, effect.delayMs).unref();
+          else queueMicrotask(load);
+          break;
+        }
         case 'scheduleExpiry':
           this.deps.timers.arm(effect.runId, effect.checkpointId, effect.at, () =>
             this.deps.onExpiry(effect.runId, effect.checkpointId),

@@ -26,17 +26,26 @@ export function triggerQueueStepId(stepId: string): string {
   return `${stepId}${TRIGGER_SUFFIX}`;
 }
 
-/** Splits a queue step id into the workflow step id and the kind of job. */
+/** Separates step and task id in a task job's queue step id (`<stepId>+task+<taskId>`). */
+export const TASK_INFIX = '+task+';
+
+/** Splits a queue step id into the workflow step id, the kind of job and (tasks) the task id. */
 export function parseQueueStepId(queueStepId: string): {
   stepId: string;
-  kind: 'step' | 'trigger';
+  kind: 'step' | 'trigger' | 'task';
+  taskId?: string;
 } {
+  const at = queueStepId.indexOf(TASK_INFIX);
+  if (at > 0) {
+    const taskId = queueStepId.slice(at + TASK_INFIX.length);
+    return { stepId: queueStepId.slice(0, at), kind: 'task', taskId };
+  }
   return queueStepId.endsWith(TRIGGER_SUFFIX)
     ? { stepId: queueStepId.slice(0, -TRIGGER_SUFFIX.length), kind: 'trigger' }
     : { stepId: queueStepId, kind: 'step' };
 }
 
-const layoutSchema = z.enum(['native', 'codemachine', 'codexclaw']);
+const layoutSchema = z.enum(['native', 'codemachine', 'codexclaw', 'flow', 'coordinator']);
 
 /** One reviewer's words for the attempt (see FeedbackEntry in the engine's model). */
 export const feedbackItemSchema = z.object({
@@ -116,7 +125,9 @@ export type WorkspaceRef = z.infer<typeof workspaceRefSchema>;
 /** The payload of a step or trigger job (version {@link PAYLOAD_VERSION}). */
 export const stepJobPayloadSchema = z.object({
   v: z.literal(PAYLOAD_VERSION),
-  kind: z.enum(['step', 'trigger']),
+  kind: z.enum(['step', 'trigger', 'task']),
+  /** The task of a `tasks` step (kind 'task' only). */
+  taskId: z.string().min(1).optional(),
   /** The workflow step id (without the '+trigger' suffix). */
   stepId: z.string().min(1),
   workspace: workspaceRefSchema,
@@ -146,7 +157,7 @@ export const stepJobPayloadSchema = z.object({
   resumeSession: z.string().min(1).optional(),
 });
 
-/** A step or trigger job's payload. */
+/** A step, trigger or task job's payload. */
 export type StepJobPayload = z.infer<typeof stepJobPayloadSchema>;
 
 /** Reads a job payload; InvalidInputError says what is wrong. */
@@ -160,6 +171,9 @@ export function parseStepJobPayload(payload: Record<string, unknown>): StepJobPa
   const parsed = stepJobPayloadSchema.safeParse(payload);
   if (!parsed.success) {
     throw new InvalidInputError(`bad job payload: ${z.prettifyError(parsed.error)}`);
+  }
+  if ((parsed.data.kind === 'task') !== (parsed.data.taskId !== undefined)) {
+    throw new InvalidInputError('bad job payload: taskId is given exactly for kind "task"');
   }
   return parsed.data;
 }

@@ -1,5 +1,5 @@
 /**
- * The bridge's side of self-contained jobs: before a step or trigger job is queued it resolves
+ * The bridge's side of self-contained jobs: before a step, trigger or task job is queued it resolves
  * the agent by name (bridge.db or the built-in demo) and the workspace reference (the shared
  * path, or in git mode the repository and base commit). What cannot be resolved becomes the
  * job's `problem`, so the step fails with that message exactly as an agent failure would.
@@ -50,7 +50,12 @@ export class JobPreparer {
       problems.push(errorMessage(err));
     }
     let workspace: WorkspaceRef = { mode: 'shared', path: state.workspace };
-    if (this.#mode === 'git') {
+    if (this.#mode === 'git' && effect.type === 'enqueueTask') {
+      // Parallel tasks would share one work folder per run and race to push one branch.
+      problems.push(
+        `step ${effect.stepId} is a tasks step, which needs the shared workspace mode: parallel tasks cannot share a git-mode work folder (unset PHASEBRIDGE_WORKSPACE_MODE=git)`,
+      );
+    } else if (this.#mode === 'git') {
       try {
         workspace = await gitWorkspaceRef(state.workspace, state.id);
       } catch (err) {

@@ -11,6 +11,7 @@ import { DEFAULT_DIRECTIVE } from '../../engine/directive.ts';
 import { findStep, type RunState, SYSTEM_ACTOR, ZERO_TELEMETRY } from '../../engine/model.ts';
 import type { JobOutcome } from '../queue/port.ts';
 import { parseStepJobResult, type StepJobResult } from './job-payload.ts';
+import { taskOutcomeCommands, taskStartedCommands } from './task-jobs.ts';
 
 /** `Omit` applied to each member of a union. */
 export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -24,12 +25,13 @@ export interface KeyedCommand {
   command: CommandInput;
 }
 
-/** The job a signal is about: its id, workflow step, attempt and kind. */
+/** The job a signal is about: its id, workflow step, attempt and kind (and task, for tasks). */
 export interface JobRef {
   id: string;
   stepId: string;
   attempt: number;
-  kind: 'step' | 'trigger';
+  kind: 'step' | 'trigger' | 'task';
+  taskId?: string;
 }
 
 /**
@@ -60,6 +62,7 @@ export function startedCommands(
   job: JobRef,
   info: StartInfo = {},
 ): KeyedCommand[] {
+  if (job.kind === 'task') return taskStartedCommands(state, job);
   if (job.kind !== 'step') return [];
   const step = findStep(state, job.stepId);
   if (step?.attempt !== job.attempt) return [];
@@ -125,6 +128,7 @@ function queueFailure(outcome: Extract<JobOutcome, { ok: false }>): string {
  * worker ran in another process) and its result.
  */
 export function outcomeCommands(state: RunState, job: JobRef, outcome: JobOutcome): KeyedCommand[] {
+  if (job.kind === 'task') return taskOutcomeCommands(state, job, outcome);
   const result = outcome.ok ? parseStepJobResult(outcome.result) : null;
   let failure: string | undefined;
   if (!outcome.ok) failure = queueFailure(outcome);

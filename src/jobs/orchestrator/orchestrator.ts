@@ -46,6 +46,7 @@ import { RunListeners } from './run-listeners.ts';
 import { RunStores } from './run-stores.ts';
 import { startNewRun } from './start-run.ts';
 import { RunSupervisor } from './supervisor.ts';
+import { taskListCommands } from './task-jobs.ts';
 import type {
   OrchestratorOptions,
   RunNotice,
@@ -130,6 +131,10 @@ export class Orchestrator {
       timers: this.#timers,
       log: opts.log,
       onExpiry: (runId, checkpointId) => this.#expire(runId, checkpointId),
+      onLoadTasks: (state, effect) =>
+        this.#signals.apply(state.id, `task list of ${effect.stepId}`, (s) =>
+          taskListCommands(s, effect),
+        ),
     });
     this.#driver = new RunDriver({
       stores: this.#stores,
@@ -396,6 +401,6 @@ export class Orchestrator {
 }
 
 function refOf(id: string, job: Pick<JobSpec, 'stepId' | 'attempt'>): JobRef {
-  const { stepId, kind } = parseQueueStepId(job.stepId);
-  return { id, stepId, attempt: job.attempt, kind };
+  const { stepId, kind, taskId } = parseQueueStepId(job.stepId);
+  return { id, stepId, attempt: job.attempt, kind, ...(taskId === undefined ? {} : { taskId }) };
 }

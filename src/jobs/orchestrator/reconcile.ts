@@ -22,6 +22,7 @@ import { type JobRef, type KeyedCommand, outcomeCommands } from './job-results.t
 import { indexRow, type RunDriver } from './run-driver.ts';
 import { ensureSpecFile } from './run-files.ts';
 import { isRunLockConflict, type RunStores } from './run-stores.ts';
+import { inFlightTaskJobs, taskInterruptedCommands } from './task-jobs.ts';
 
 /** The job the run waits for: its current step's attempt or its trigger; null when none. */
 export function inFlightJob(state: RunState): JobRef | null {
@@ -37,6 +38,8 @@ export function inFlightJob(state: RunState): JobRef | null {
   }
   const step = currentStep(state);
   if (!step || (step.status !== 'queued' && step.status !== 'running')) return null;
+  // A tasks step has no job of its own: its tasks' jobs are checked one by one (task-jobs.ts).
+  if (state.workflow.steps[step.index]?.tasks !== undefined) return null;
   const id = stepJobId(state.id, step.id, step.attempt);
   return { id, stepId: step.id, attempt: step.attempt, kind: 'step' };
 }
@@ -143,6 +146,7 @@ async function reconcileRun(
     return;
   }
   ensureSpecFile(state.workspace, state.layout, state.id, state.spec);
+  await reconcileTasks(deps, state);
   const job = inFlightJob(state);
   if (job !== null) {
     const status = await deps.queue.get(job.id);
@@ -164,4 +168,36 @@ async function reconcileRun(
     }
   }
   await driver.settle(state.id);
+}
+
+/**
+ * A tasks step at start-up: a task list never read (the process died first) is read again; each
+ * in-flight task's job is left alone while the queue has it, its stored outcome applied when it
+ * finished meanwhile, and a vanished one is re-run as a new attempt (completed tasks never are).
+ */
+async function reconcileTasks(deps: ReconcileDeps, state: RunState): Promise<void> {
+  const step = currentStep(state);
+  if (!step || state.workflow.steps[step.index]?.tasks === undefined) return;
+  if (step.status === 'queued' && step.tasks === undefined) {
+    const key = `recover:${state.id}:${step.id}:${step.attempt}`;
+    const command = { type: 'recoverInterrupted' as const, actor: SYSTEM_ACTOR };
+    await deps.driver.commitPlanned(state.id, () => [{ key, command }]);
+    return;
+  }
+  for (const job of inFlightTaskJobs(state)) {
+    const status = await deps.queue.get(job.id);
+    if (status?.state === 'active' && deps.queue.reclaim) {
+      // A task job whose worker process is gone goes back to the queue now, not after its lease.
+      await deps.queue.reclaim(job.id);
+      continue;
+    }
+    if (status?.state === 'waiting' || status?.state === 'active') continue;
+    if (status?.outcome && status.state !== 'cancelled') {
+      const outcome = status.outcome;
+      await deps.driver.commitPlanned(state.id, (s) => outcomeCommands(s, job, outcome));
+    } else {
+      deps.log.warn({ runId: state.id, jobId: job.id }, 'the job of a running task vanished');
+      await deps.driver.commitPlanned(state.id, (s) => taskInterruptedCommands(s, job));
+    }
+  }
 }

@@ -16,6 +16,7 @@ import { errorMessage } from '../queue/outcome.ts';
 import type { JobSpec } from '../queue/port.ts';
 import { parseQueueStepId } from './job-payload.ts';
 import { stepLogPath } from './run-files.ts';
+import { taskLogPath } from './task-jobs.ts';
 
 /** Largest chunk of one `log` report. */
 export const LOG_CHUNK_BYTES = 64 * 1024;
@@ -127,12 +128,16 @@ export class RemoteLogs {
 
   /** Queues a chunk of job `job`'s output for its log file. */
   write(job: Pick<JobSpec, 'runId' | 'stepId' | 'attempt'>, chunk: LogChunk): void {
-    const { stepId, kind } = parseQueueStepId(job.stepId);
+    const { stepId, kind, taskId } = parseQueueStepId(job.stepId);
     const prev = this.#chains.get(job.runId) ?? Promise.resolve();
     const next = prev.then(async () => {
       try {
         const ws = await this.#deps.workspaceOf(job.runId);
-        appendLogChunk(ws, stepLogPath(ws, job.runId, stepId, job.attempt, kind), chunk);
+        const file =
+          kind === 'task'
+            ? taskLogPath(ws, job.runId, stepId, taskId!, job.attempt)
+            : stepLogPath(ws, job.runId, stepId, job.attempt, kind);
+        appendLogChunk(ws, file, chunk);
       } catch (err) {
         this.#deps.log.warn(
           { runId: job.runId, err: errorMessage(err) },

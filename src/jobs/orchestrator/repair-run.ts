@@ -6,6 +6,8 @@ import path from 'node:path';
 import type { AgentsRepo } from '../../db/repositories/agents.ts';
 import { CodemachineLayout } from '../../engine/layouts/codemachine/index.ts';
 import { codexclawLayout } from '../../engine/layouts/codexclaw/index.ts';
+import { coordinatorLayout } from '../../engine/layouts/coordinator/index.ts';
+import { flowLayout } from '../../engine/layouts/flow/index.ts';
 import { RunStore } from '../../engine/store/run-store.ts';
 import type { RepairReport } from '../../engine/store/types.ts';
 import { AgentResolver } from './agent-resolver.ts';
@@ -29,7 +31,7 @@ export async function repairRun(input: RepairRunInput): Promise<RepairReport> {
   const layout = new CodemachineLayout({ agentInfo: (name) => resolver.info(name) });
   const store = new RunStore({
     workspace: input.workspace,
-    layouts: [layout, codexclawLayout],
+    layouts: [layout, codexclawLayout, flowLayout, coordinatorLayout],
     ...(input.clock && { clock: input.clock }),
   });
   try {

@@ -10,6 +10,8 @@ import {
   skipTargets,
 } from '../../engine/layouts/codemachine/index.ts';
 import { codexclawLayout } from '../../engine/layouts/codexclaw/index.ts';
+import { coordinatorLayout } from '../../engine/layouts/coordinator/index.ts';
+import { flowLayout } from '../../engine/layouts/flow/index.ts';
 import type { RunState } from '../../engine/model.ts';
 import { RunStore } from '../../engine/store/run-store.ts';
 import { ConflictError } from '../../errors.ts';
@@ -50,7 +52,7 @@ export class RunStores {
     if (store === undefined) {
       store = new RunStore({
         workspace: ws,
-        layouts: [this.#layout, codexclawLayout],
+        layouts: [this.#layout, codexclawLayout, flowLayout, coordinatorLayout],
         clock: this.#clock,
       });
       this.#stores.set(ws, store);

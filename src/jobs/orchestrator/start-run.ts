@@ -3,10 +3,12 @@
  * not at its step), a fresh run id, the start commit, then — before the first job is enqueued —
  * the native spec file and the runs index row.
  */
+
 import fs from 'node:fs';
 import path from 'node:path';
 import type { RunsRepo } from '../../db/repositories/runs.ts';
 import type { Rejection } from '../../engine/events.ts';
+import { readSessionHead } from '../../engine/layouts/coordinator/index.ts';
 import { NATIVE_FILES } from '../../engine/layouts/native.ts';
 import { readLedger } from '../../engine/ledger/ledger-file.ts';
 import type { RunState } from '../../engine/model.ts';
@@ -78,6 +80,7 @@ export async function startNewRun(input: StartRunInput, deps: StartRunDeps): Pro
   );
   const layout = input.layout ?? workflow.layout ?? 'native';
   if (layout === 'codemachine') await assertNoOtherCodemachineRun(deps.runs, workspace);
+  if (layout === 'coordinator') assertNoInterruptedSession(workspace);
   const runId = await freshRunId(
     deps.runs,
     store,
@@ -85,6 +88,8 @@ export async function startNewRun(input: StartRunInput, deps: StartRunDeps): Pro
     deps.clock(),
   );
   deps.driver.remember(runId, { workspace, layout });
+  // A coordinator session without a chosen track is supervised (its first track), as in chat.
+  const track = input.track ?? (layout === 'coordinator' ? workflow.tracks?.[0] : undefined);
   const r = await deps.driver.commit(
     runId,
     input.key ?? `start:${runId}`,
@@ -96,7 +101,7 @@ export async function startNewRun(input: StartRunInput, deps: StartRunDeps): Pro
       layout,
       spec: input.spec,
       actor: input.actor,
-      ...(input.track === undefined ? {} : { selectedTrack: input.track }),
+      ...(track === undefined ? {} : { selectedTrack: track }),
       ...(input.conditions === undefined ? {} : { selectedConditions: input.conditions }),
       ...(input.resumeFromLastStep === undefined
         ? {}
@@ -157,4 +162,13 @@ async function runStartedWithKey(
     if (first === key) return (await store.peek(row.id)).state;
   }
   return null;
+}
+
+/** A coordinator session that is not IDLE must be resumed, restarted or aborted first (seed 004). */
+function assertNoInterruptedSession(workspace: string): void {
+  const head = readSessionHead(workspace);
+  if (head === null || head.state === 'IDLE') return;
+  throw new ConflictError(
+    `${workspace} holds an interrupted coordinator session (${String(head.session_id)}, state ${String(head.state)}): run \`phasebridge sessions\` to resume, restart or abort it`,
+  );
 }

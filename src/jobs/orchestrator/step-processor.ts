@@ -37,6 +37,7 @@ import {
 import { type JobPlace, layoutFilesOf, prepareWorkspace } from './job-workspace.ts';
 import { LogShipper } from './remote-log.ts';
 import { runFiles, stepLogPath } from './run-files.ts';
+import { taskDirectivePath, taskLogPath } from './task-jobs.ts';
 
 /** What the step processor needs. */
 export interface StepProcessorOptions {
@@ -84,7 +85,12 @@ class Registries {
    * Records a codemachine agent run about to start, as CodeMachine's `register` does (the same
    * row for a redelivered job); returns its monitoringId and agent log path.
    */
-  register(job: QueuedJob, p: StepJobPayload, agent: AgentDefinition, workspace: string) {
+  register(
+    job: QueuedJob,
+    p: StepJobPayload & { kind: 'step' | 'trigger' },
+    agent: AgentDefinition,
+    workspace: string,
+  ) {
     let db = this.#open.get(workspace);
     if (db === undefined) {
       db = RegistryDb.open(workspace);
@@ -135,10 +141,15 @@ function place(
   agent: AgentDefinition,
   where: JobPlace,
 ): Placement {
+  if (p.kind === 'task') {
+    // A task's log is its own; the codemachine registry knows steps and triggers only.
+    const logFile = taskLogPath(where.dir, job.runId, p.stepId, p.taskId!, job.attempt);
+    return { logFile, extraLogFiles: [] };
+  }
   const logFile = stepLogPath(where.dir, job.runId, p.stepId, job.attempt, p.kind);
   // The registry.db is the bridge's file: a worker in its own folder cannot add the row (git mode).
   if (p.layout !== 'codemachine' || where.remote) return { logFile, extraLogFiles: [] };
-  const handle = registries.register(job, p, agent, where.dir);
+  const handle = registries.register(job, { ...p, kind: p.kind }, agent, where.dir);
   return { logFile, extraLogFiles: [handle.logPath], monitoringId: handle.monitoringId };
 }
 
@@ -218,7 +229,10 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
     if (p.problem !== undefined) throw new Error(p.problem);
     const where = await prepareWorkspace(job, p, opts.workFolders);
     // The bridge's path of the log: the same file in shared mode, written by the bridge in git mode.
-    const bridgeLog = stepLogPath(p.workspace.path, job.runId, p.stepId, job.attempt, p.kind);
+    const bridgeLog =
+      p.kind === 'task'
+        ? taskLogPath(p.workspace.path, job.runId, p.stepId, p.taskId!, job.attempt)
+        : stepLogPath(p.workspace.path, job.runId, p.stepId, job.attempt, p.kind);
     const retaken = retakeRefused(job, p, where.dir);
     if (retaken !== null) return { ...retaken, logFile: bridgeLog };
     const agent = withPosture(
@@ -300,6 +314,10 @@ async function runIn(
   const info: StepStartInfo = { sessionId: job.id };
   if (placement.monitoringId !== undefined) info.monitoringId = placement.monitoringId;
   const files = runFiles(dir, p.layout, job.runId);
+  if (p.kind === 'task') {
+    // Parallel task agents must not share one directive file.
+    files.directiveFile = taskDirectivePath(dir, job.runId, p.stepId, p.taskId!);
+  }
   const inv: AgentInvocation = {
     runId: job.runId,
     stepId: p.stepId,
@@ -322,7 +340,7 @@ async function runIn(
       if (placement.monitoringId !== undefined) {
         registries.setPid(dir, placement.monitoringId, pid);
       }
-      if (p.kind === 'step') send(report, { kind: 'started', ...info, pid }, onError);
+      if (p.kind !== 'trigger') send(report, { kind: 'started', ...info, pid }, onError);
     },
     onSession: (engineSessionId) => {
       if (p.kind === 'step')

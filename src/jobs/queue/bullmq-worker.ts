@@ -1,7 +1,8 @@
 /**
  * A BullMQ worker running our Processor. Around each job it (1) refuses to start a job marked
- * cancelled, (2) takes the run's lock or puts the job back as delayed so other runs' jobs use
- * the slot, (3) listens on a pub/sub channel so `cancel` from any process aborts the job here.
+ * cancelled, (2) puts back as delayed a job this worker does not accept (labels, engines) or
+ * whose lane's lock is taken (its run, or its task: port.ts laneOf), so other jobs use the
+ * slot, (3) listens on a pub/sub channel so `cancel` from any process aborts the job here.
  */
 import { Worker as BullWorker, type ConnectionOptions, DelayedError, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -11,6 +12,7 @@ import { WorkerBeat, type WorkerKeys } from './bullmq-workers.ts';
 import { type ErrorReporter, runToOutcome } from './outcome.ts';
 import {
   CANCEL_REASON,
+  laneOf,
   type Processor,
   type ProgressReporter,
   type Worker,
@@ -74,12 +76,13 @@ export async function startBullmqWorker(
     }
     if (opts.accepts !== undefined && !opts.accepts({ ...spec, id })) return putBack(job, token);
     const holder = `${id}|${token}`;
-    if (!(await deps.runLocks.acquire(spec.runId, holder))) return putBack(job, token);
+    const lane = laneOf(spec);
+    if (!(await deps.runLocks.acquire(lane, holder))) return putBack(job, token);
     beat?.running(id, true);
     const renew = setInterval(
       () => {
         deps.runLocks
-          .renew(spec.runId, holder)
+          .renew(lane, holder)
           .catch((err: unknown) => deps.onError(err, `renewing run lock of ${id}`));
       },
       Math.max(50, Math.floor(timing.lockDurationMs / 3)),
@@ -110,7 +113,7 @@ export async function startBullmqWorker(
       beat?.running(id, false);
       clearInterval(renew);
       await deps.runLocks
-        .release(spec.runId, holder)
+        .release(lane, holder)
         .catch((err: unknown) => deps.onError(err, `releasing run lock of ${id}`));
     }
   };

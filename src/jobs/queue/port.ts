@@ -21,6 +21,18 @@ export type QueuedJob = JobSpec & { id: string };
 export const jobIdOf = (j: Pick<JobSpec, 'runId' | 'stepId' | 'attempt'>): string =>
   `${j.runId}:${j.stepId}:${j.attempt}`;
 
+/** What marks the queue step id of a task job of a parallel `tasks` step. */
+export const TASK_LANE_MARK = '+task+';
+
+/**
+ * The lane a job runs in: at most one job of a lane runs at a time. A run is one lane, except the
+ * task jobs of a `tasks` step: each task is its own lane (`runId:stepId+task+taskId`), so a run's
+ * tasks run in parallel on every worker while one task never runs twice at once.
+ */
+export function laneOf(j: Pick<JobSpec, 'runId' | 'stepId'>): string {
+  return j.stepId.includes(TASK_LANE_MARK) ? `${j.runId}:${j.stepId}` : j.runId;
+}
+
 /**
  * The result of a job. `lost`: the worker process died more often than the queue retries
  * (infrastructure failure, not the agent's). `cancelled`: a running job was aborted by `cancel`.
@@ -117,7 +129,7 @@ export interface Worker {
 
 /**
  * A job queue. Guarantees (both drivers): idempotent enqueue by id; at most `concurrency` jobs
- * per worker; at most ONE running job per run; `delayMs` honoured; a job whose worker process
+ * per worker; at most ONE running job per lane (a run, or one task of a run: see laneOf); `delayMs` honoured; a job whose worker process
  * died is taken again (a bounded number of times, then failed with `lost: true`), never run
  * twice at the same time. Cancelling a waiting job removes it and reports NO outcome (the
  * 'removed' answer is the report); cancelling a running job aborts its signal and reports

@@ -47,7 +47,9 @@ export function prepareStatements(db: BetterSqlite3.Database) {
     ),
     nextClaimable: prepare(
       `SELECT * FROM jobs AS j WHERE j.state = 'waiting' AND j.available_at <= ?
-         AND NOT EXISTS (SELECT 1 FROM jobs AS a WHERE a.run_id = j.run_id AND a.state = 'active')
+         AND NOT EXISTS (SELECT 1 FROM jobs AS a WHERE a.run_id = j.run_id AND a.state = 'active'
+           AND (instr(j.step_id, '+task+') = 0 OR instr(a.step_id, '+task+') = 0
+                OR a.step_id = j.step_id))
        ORDER BY j.available_at, j.created_at, j.id LIMIT 1`,
     ),
     // Taking a job is its `started` signal for other processes (progress_json cleared).

@@ -137,7 +137,9 @@ describe('progress and workflows', () => {
 
     const workflows = await o.listWorkflows(env.workspace);
     expect(workflows.map((w) => [w.id, w.source === 'builtin'])).toEqual([
+      ['coordinator', true],
       ['demo', true],
+      ['flow-start-issue', true],
       ['one', false],
       ['pabcd', true],
     ]);

@@ -14,6 +14,7 @@ import {
   type JobQueue,
   type JobSpec,
   jobIdOf,
+  laneOf,
   type Processor,
   type QueuedJob,
 } from '../../../src/jobs/queue/port.ts';
@@ -86,7 +87,8 @@ function collectSignals(queue: JobQueue) {
 
 /**
  * A processor that holds each job until released and checks, at every start, the limits the
- * queue promises: no more than `concurrency` at once, never two jobs of one run.
+ * queue promises: no more than `concurrency` at once, never two jobs of one lane (a run, or one
+ * task of a run's `tasks` step).
  */
 class Tracker {
   readonly calls = new Map<string, number>();
@@ -102,7 +104,7 @@ class Tracker {
   readonly processor: Processor = async (job, signal) => {
     this.calls.set(job.id, (this.calls.get(job.id) ?? 0) + 1);
     for (const other of this.active) {
-      if (other.runId === job.runId) this.violations.push(`${job.id} overlaps ${other.id}`);
+      if (laneOf(other) === laneOf(job)) this.violations.push(`${job.id} overlaps ${other.id}`);
     }
     this.active.add(job);
     if (this.active.size > this.concurrency)
@@ -273,6 +275,29 @@ export function defineQueueContract(
       expect(tracker.violations).toEqual([]);
       expect(tracker.maxActive).toBe(3);
       expect(tracker.startedAt.get(a2!.id)).toBeGreaterThanOrEqual(tracker.startedAt.get(c1!.id)!);
+    });
+
+    it("runs a run's task jobs in parallel, but never two jobs of one task (its lane)", async () => {
+      const queue = await ctx.open();
+      const seen = collectOutcomes(queue);
+      const tracker = ctx.tracker(4);
+      await queue.startWorker(tracker.processor, { concurrency: 4 });
+      const t1 = step('p', 'work+task+t1');
+      const t2 = step('p', 'work+task+t2');
+      const t1again = { ...t1, attempt: 2 };
+      const other = step('q');
+      for (const j of [t1, t2, t1again, other]) await queue.enqueue(j);
+      await tracker.waitStarted(jobIdOf(t1));
+      await tracker.waitStarted(jobIdOf(t2));
+      await tracker.waitStarted(jobIdOf(other));
+      // A slot is free and the later job got one, but t1's next attempt waits for the running one.
+      expect(tracker.started(jobIdOf(t1again))).toBe(false);
+      tracker.releaseAll();
+      for (const j of [t1, t2, t1again, other]) expect((await seen.of(jobIdOf(j))).ok).toBe(true);
+      expect(tracker.violations).toEqual([]);
+      expect(tracker.startedAt.get(jobIdOf(t1again))).toBeGreaterThanOrEqual(
+        tracker.startedAt.get(jobIdOf(other))!,
+      );
     });
 
     it('honours delayMs: a delayed job waits while later undelayed jobs run', async () => {

@@ -1,0 +1,70 @@
+/**
+ * The `coordinator` layout: a run projected into `<workspace>/.coordinator/state.json` as the
+ * agile coordinator keeps its session (seed 004), every key of its full schema present. When the
+ * run completes, the session is written IDLE and `.coordinator/` is archived as
+ * `.coordinator.archive.<unix time>` (the seed's cleanup). A session of another run (or of the
+ * coordinator itself) that is not IDLE is never overwritten: it is an interrupted session to
+ * resume, restart or abort first (see sessions.ts).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fsyncDir, writeFileAtomic } from '../../ledger/atomic-write.ts';
+import { lstatNoSymlink, readTextInside, STATE_FILE_MODE } from '../../ledger/safe-path.ts';
+import type { RunState } from '../../model.ts';
+import type { LayoutProjection, ProjectionContext } from '../port.ts';
+import { coordinatorPaths, coordinatorSessionId, coordinatorState } from './format.ts';
+
+/** The session file's `session_id` and `state`, or null when absent or unreadable. */
+export function readSessionHead(
+  workspace: string,
+): { session_id?: unknown; state?: unknown } | null {
+  const text = readTextInside(workspace, coordinatorPaths(workspace).state);
+  if (text === null) return null;
+  try {
+    const doc = JSON.parse(text) as unknown;
+    return doc !== null && typeof doc === 'object'
+      ? (doc as { session_id?: unknown; state?: unknown })
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Moves `.coordinator/` to `.coordinator.archive.<unix time>` (a free name). */
+export function archiveCoordinator(workspace: string, at: Date): string {
+  const { dir } = coordinatorPaths(workspace);
+  let stamp = Math.floor(at.getTime() / 1000);
+  let target = `${dir}.archive.${stamp}`;
+  while (lstatNoSymlink(target) !== null) target = `${dir}.archive.${++stamp}`;
+  fs.renameSync(dir, target);
+  fsyncDir(path.dirname(dir));
+  return target;
+}
+
+function projectCoordinator(state: RunState, _ctx: ProjectionContext, workspaceArg: string): void {
+  const workspace = path.resolve(workspaceArg);
+  const paths = coordinatorPaths(workspace);
+  const st = lstatNoSymlink(paths.dir);
+  if (st !== null && !st.isDirectory()) throw new Error(`${paths.dir} is not a folder`);
+  const head = readSessionHead(workspace);
+  const ours = coordinatorSessionId(state.id);
+  if (head !== null && head.session_id !== ours && head.state !== 'IDLE') {
+    throw new Error(
+      `the workspace holds another coordinator session (${String(head.session_id)}, ${String(head.state)}): resume, restart or abort it first`,
+    );
+  }
+  if (state.status === 'completed' && head?.session_id !== ours) return; // archived already
+  const doc = coordinatorState(state);
+  const text = `${JSON.stringify(doc, null, 2)}\n`;
+  if (readTextInside(workspace, paths.state) !== text) {
+    writeFileAtomic(paths.state, text, { root: workspace, mkdirs: true, mode: STATE_FILE_MODE });
+  }
+  if (state.status === 'completed') archiveCoordinator(workspace, new Date(state.updatedAt));
+}
+
+/** The coordinator layout projection. */
+export const coordinatorLayout: LayoutProjection = Object.freeze({
+  name: 'coordinator',
+  project: async (state: RunState, ctx: ProjectionContext) =>
+    projectCoordinator(state, ctx, ctx.workspace),
+});

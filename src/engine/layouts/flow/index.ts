@@ -1,0 +1,245 @@
+/**
+ * The `flow` layout: a run projected into `<workspace>/.flow/runs/<run id>/` as flow's run-state
+ * skill writes it (seed 003): `run.yaml` (FlowRun), `activities/NNN-<id>.yaml` (one FlowActivity
+ * per phase boundary, numbered, never rewritten) and `events.jsonl` (run_started,
+ * activity_recorded with seq and path, session_end, the terminal event).
+ *
+ * Write discipline, as the seed's helpers: activities are created under the `activities/.lock`
+ * lock file, run.yaml is read, merged and written under `run.yaml.lock`; every file goes to a
+ * temp file, is fsynced and renamed into place; nothing is opened through a symlink
+ * (O_NOFOLLOW, checked from the workspace down). Projection is idempotent: an activity's id
+ * carries its event's seq, so a repeat after a crash finds it written, and events.jsonl gets
+ * only the lines it is missing.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import type { RunEvent } from '../../events.ts';
+import { evolve } from '../../evolve.ts';
+import { fsyncDir, writeFileAtomic } from '../../ledger/atomic-write.ts';
+import { RunLock } from '../../ledger/run-lock.ts';
+import {
+  ensureDirInside,
+  lstatNoSymlink,
+  openInside,
+  readTextInside,
+  STATE_FILE_MODE,
+} from '../../ledger/safe-path.ts';
+import type { RunState } from '../../model.ts';
+import type { LayoutProjection, ProjectionContext } from '../port.ts';
+import { type ActivityDraft, activityOf } from './activities.ts';
+import { readEventsJsonl } from './events-file.ts';
+import {
+  activityDoc,
+  activityFileName,
+  flowPaths,
+  parseActivityFileName,
+  type RepoInfo,
+  runDoc,
+  terminalEvent,
+  toYaml,
+} from './format.ts';
+
+export { flowLawViolation } from './laws.ts';
+
+/** The activities (and interruptions) the projected events record, with their seqs. */
+function draftsOf(state: RunState, ctx: ProjectionContext, dirMissing: boolean) {
+  const useHistory =
+    ctx.history !== undefined && (ctx.rebuild || (dirMissing && ctx.previous !== null));
+  const events: readonly RunEvent[] = useHistory ? ctx.history!() : ctx.events;
+  let before: RunState | null = useHistory ? null : ctx.previous;
+  let seq = state.seq - events.length;
+  const drafts: ActivityDraft[] = [];
+  const interrupted: { seq: number; at: string; stepId: string }[] = [];
+  for (const e of events) {
+    seq++;
+    const d = activityOf(e, seq, before);
+    if (d !== null) drafts.push(d);
+    if (e.type === 'stepInterrupted') interrupted.push({ seq, at: e.at, stepId: e.stepId });
+    before = before === null && e.type !== 'runStarted' ? null : evolve(before, e);
+  }
+  return { drafts, interrupted };
+}
+
+/** Recorded activities in number order. */
+function listActivities(dir: string): { n: number; id: string; file: string }[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  return names
+    .flatMap((name) => {
+      const p = parseActivityFileName(name);
+      return p ? [{ ...p, file: name }] : [];
+    })
+    .sort((a, b) => a.n - b.n);
+}
+
+function writeActivities(
+  workspace: string,
+  state: RunState,
+  dir: string,
+  lockFile: string,
+  drafts: ActivityDraft[],
+) {
+  ensureDirInside(workspace, dir);
+  const lock = RunLock.acquire(lockFile, `${state.id} (flow activities)`);
+  try {
+    const existing = listActivities(dir);
+    const ids = new Set(existing.map((a) => a.id));
+    let n = existing.at(-1)?.n ?? 0;
+    for (const d of drafts) {
+      if (ids.has(d.id)) continue;
+      n++;
+      const file = path.join(dir, activityFileName(n, d.id));
+      writeFileAtomic(file, toYaml(activityDoc(state, d)), {
+        root: workspace,
+        mode: STATE_FILE_MODE,
+      });
+      ids.add(d.id);
+    }
+  } finally {
+    lock.release();
+  }
+}
+
+/** Appends the events.jsonl lines it is missing (idempotent). */
+function appendEvents(
+  workspace: string,
+  state: RunState,
+  file: string,
+  activities: { n: number; id: string; file: string }[],
+  interrupted: { seq: number; at: string; stepId: string }[],
+) {
+  const existing = readTextInside(workspace, file);
+  const lines = readEventsJsonl(existing ?? '');
+  const has = (type: string, pred: (l: Record<string, unknown>) => boolean = () => true) =>
+    lines.some((l) => l.type === type && pred(l));
+  const out: Record<string, unknown>[] = [];
+  if (!has('run_started'))
+    out.push({
+      type: 'run_started',
+      at: state.createdAt,
+      run_id: state.id,
+      workflow: state.workflow.id,
+    });
+  for (const a of activities) {
+    const rel = `activities/${a.file}`;
+    if (!has('activity_recorded', (l) => l.path === rel)) {
+      out.push({
+        type: 'activity_recorded',
+        at: state.updatedAt,
+        seq: a.n,
+        activity: a.id,
+        path: rel,
+      });
+    }
+  }
+  for (const i of interrupted) {
+    if (!has('session_end', (l) => l.ledger_seq === i.seq)) {
+      out.push({
+        type: 'session_end',
+        at: i.at,
+        ledger_seq: i.seq,
+        phase: i.stepId,
+        next_action: 'resume',
+      });
+    }
+  }
+  const terminal = terminalEvent(state);
+  if (terminal !== null && !has(terminal.type)) {
+    out.push({
+      ...terminal,
+      ...(state.status === 'blocked' || state.status === 'failed'
+        ? { reason: state.blocked?.reason ?? state.outcome?.reason }
+        : {}),
+    });
+  }
+  if (out.length === 0) return;
+  const lead = existing !== null && existing !== '' && !existing.endsWith('\n') ? '\n' : '';
+  const text = lead + out.map((l) => `${JSON.stringify(l)}\n`).join('');
+  const fd = openInside(
+    workspace,
+    file,
+    fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT,
+    STATE_FILE_MODE,
+  );
+  try {
+    fs.writeSync(fd, text);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  if (existing === null) fsyncDir(path.dirname(file));
+}
+
+/** Repository and branch of the workspace, read from `.git` (no git process); safe defaults. */
+export function repoInfo(workspace: string): RepoInfo {
+  const fallback = { repo: path.basename(workspace), branch: 'unknown' };
+  const gitDir = path.join(workspace, '.git');
+  const st = lstatNoSymlink(gitDir);
+  if (st === null || !st.isDirectory()) return fallback;
+  let branch = fallback.branch;
+  let repo = fallback.repo;
+  try {
+    const head = readTextInside(workspace, path.join(gitDir, 'HEAD'))?.trim() ?? '';
+    const m = /^ref: refs\/heads\/(.+)$/.exec(head);
+    branch = m ? m[1]! : head === '' ? branch : 'HEAD';
+    const config = readTextInside(workspace, path.join(gitDir, 'config')) ?? '';
+    const origin = /\[remote "origin"\][^[]*?url\s*=\s*(\S+)/.exec(config)?.[1];
+    const slug = origin && /[:/]([^/:]+\/[^/]+?)(?:\.git)?$/.exec(origin)?.[1];
+    if (slug) repo = slug;
+  } catch {
+    // An unreadable .git (a planted link) leaves the defaults: context is informational.
+  }
+  return { repo, branch };
+}
+
+/** Reads run.yaml for the merge; unreadable YAML is replaced (the run's own facts are ours). */
+function readRunYaml(workspace: string, file: string): Record<string, unknown> | null {
+  const text = readTextInside(workspace, file);
+  if (text === null) return null;
+  try {
+    const doc = parse(text, { version: '1.1' }) as unknown;
+    return doc !== null && typeof doc === 'object' && !Array.isArray(doc)
+      ? (doc as Record<string, unknown>)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+function projectFlow(state: RunState, ctx: ProjectionContext): void {
+  const workspace = path.resolve(ctx.workspace);
+  const p = flowPaths(workspace, state.id);
+  const dirMissing = lstatNoSymlink(p.activities) === null;
+  const { drafts, interrupted } = draftsOf(state, ctx, dirMissing);
+  writeActivities(workspace, state, p.activities, p.activitiesLock, drafts);
+  const activities = listActivities(p.activities);
+  appendEvents(workspace, state, p.events, activities, interrupted);
+  const lock = RunLock.acquire(p.runLock, `${state.id} (flow run.yaml)`);
+  try {
+    const existing = readRunYaml(workspace, p.runYaml);
+    const doc = runDoc(
+      state,
+      activities.map((a) => a.id),
+      repoInfo(workspace),
+      existing,
+    );
+    const text = toYaml(doc);
+    if (readTextInside(workspace, p.runYaml) !== text) {
+      writeFileAtomic(p.runYaml, text, { root: workspace, mkdirs: true, mode: STATE_FILE_MODE });
+    }
+  } finally {
+    lock.release();
+  }
+}
+
+/** The flow layout projection. */
+export const flowLayout: LayoutProjection = Object.freeze({
+  name: 'flow',
+  project: async (state: RunState, ctx: ProjectionContext) => projectFlow(state, ctx),
+});
