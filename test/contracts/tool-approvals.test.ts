@@ -75,6 +75,7 @@ for (const [name, start] of PLATFORMS) {
       const { d, w, decision, message } = await ask();
       try {
         expect(message.text).toContain('Bash: npm test -- --run');
+        expect(message.text).not.toContain('four-eyes');
         expect(message.buttons).toEqual(['Allow once', 'Allow for this run (Bash:npm)', 'Deny']);
         // One person only: the console's admin is demoted to viewer for the press.
         if (d.singleUser) await w.setRole(d, 'alice', 'viewer');
@@ -138,6 +139,7 @@ for (const [name, start] of PLATFORMS) {
       const { d, w, decision, message, runId } = await ask(600_000, true);
       try {
         const starter = d.singleUser ? 'alice' : 'bob';
+        expect(message.text).toContain('four-eyes: not allowed by the run starter');
         const refusal = new RegExp(
           `^Four-eyes rule: you started run ${runId}, so you cannot allow its tool requests`,
         );
