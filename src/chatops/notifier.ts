@@ -17,6 +17,7 @@ import { Coalescer, REAL_TIMERS, type Timers } from './coalescer.ts';
 import { bindingChatRef, type ChatOpsDeps, channelFor, sendTo } from './context.ts';
 import { ChatRefusals } from './refusals.ts';
 import { outcomeMessage, renderStatus } from './status-message.ts';
+import { fullAccessSteps } from './step-permissions.ts';
 
 /** Posts and edits status messages and announces run ends. */
 export class Notifier {
@@ -144,7 +145,12 @@ export class Notifier {
       const channel = channelFor(this.#deps, chat);
       if (!state || !channel) return;
       const message: OutgoingMessage = {
-        ...renderStatus(state, this.#deps.clock().getTime(), this.#progress.get(runId)?.text),
+        ...renderStatus(
+          state,
+          this.#deps.clock().getTime(),
+          this.#progress.get(runId)?.text,
+          await fullAccessSteps(this.#deps.repos, state),
+        ),
         // A state people must see (an end, a block, a checkpoint) goes before progress edits.
         urgency: state.status === 'active' ? 'status' : 'notice',
       };

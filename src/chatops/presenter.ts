@@ -22,6 +22,7 @@ import {
 import { type ChatOpsDeps, channelFor, sendTo } from './context.ts';
 import { readLogTail } from './log-tail.ts';
 import type { ChatRefusals } from './refusals.ts';
+import { declaredPermissions } from './step-permissions.ts';
 
 /** Event types that change a checkpoint's message. */
 const CHANGES = new Set<RunEvent['type']>([
@@ -191,7 +192,7 @@ export class CheckpointPresenter {
     const step = state.steps.find((s) => s.id === cp.stepId);
     const said = step?.directive?.reason;
     if (said && !cp.reason.includes(said)) view.agentReason = said;
-    const perms = state.workflow.steps.find((s) => s.id === cp.stepId)?.permissions;
+    const perms = await declaredPermissions(this.#deps.repos, state, cp.stepId);
     if (perms !== undefined) view.permissions = describePermissions(perms);
     const def = state.workflow.steps.find((s) => s.id === cp.stepId);
     if (def !== undefined && cp.answers.includes('loop')) {

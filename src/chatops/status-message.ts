@@ -24,14 +24,25 @@ export const STEP_MARKS: Readonly<Record<StepState['status'], string>> = {
   pending: '▫️',
 };
 
-/** The run's status message; `progress` is the running step's latest progress line. */
-export function renderStatus(state: RunState, now: number, progress?: string): OutgoingMessage {
+/**
+ * The run's status message; `progress` is the running step's latest progress line; `fullSteps`
+ * the steps whose named agent runs with `full` (see step-permissions.ts; the workflow's own
+ * `permissions: full` is marked without it).
+ */
+export function renderStatus(
+  state: RunState,
+  now: number,
+  progress?: string,
+  fullSteps?: ReadonlySet<string>,
+): OutgoingMessage {
   const title = state.workflow.name ?? state.workflow.id;
   const lines: RichSegment[] = [bold(`Run ${state.id}`), plain(` · ${title}\n`)];
   lines.push(plain(`${statusLine(state)}\n`));
   const strip = phaseStrip(state, now);
   if (strip !== null) lines.push(plain(`${strip}\n`));
-  for (const step of state.steps) lines.push(plain(`\n${stepLine(state, step, now, progress)}`));
+  for (const step of state.steps) {
+    lines.push(plain(`\n${stepLine(state, step, now, progress, fullSteps)}`));
+  }
   const fields: MessageField[] = [{ label: 'Started by', value: actorName(state.startedBy) }];
   const spent = telemetryWords(totalTelemetry(state));
   if (spent !== undefined) fields.push({ label: 'Spent', value: spent });
@@ -68,7 +79,13 @@ export function statusLine(state: RunState): string {
 }
 
 /** One step: mark, id, elapsed time, and what it is doing. */
-export function stepLine(state: RunState, step: StepState, now: number, progress?: string): string {
+export function stepLine(
+  state: RunState,
+  step: StepState,
+  now: number,
+  progress?: string,
+  fullSteps?: ReadonlySet<string>,
+): string {
   if (step.excluded) return `${STEP_MARKS.skipped} ${step.id} (not in this run)`;
   const parts = [`${STEP_MARKS[step.status]} ${step.id}`];
   const started = step.startedAt === undefined ? Number.NaN : Date.parse(step.startedAt);
@@ -83,7 +100,10 @@ export function stepLine(state: RunState, step: StepState, now: number, progress
   }
   if (step.status === 'failed' && step.error) parts.push(step.error);
   // Full access is what a reader must not miss; other postures stay out of the line.
-  if (state.workflow.steps[step.index]?.permissions?.posture === 'full')
+  if (
+    state.workflow.steps[step.index]?.permissions?.posture === 'full' ||
+    fullSteps?.has(step.id) === true
+  )
     parts.push('⚠ full access');
   if (state.checkpoint?.stepId === step.id) parts.push('✋ waiting for approval');
   return parts.join(' · ');

@@ -33,11 +33,12 @@ export function parseToolButton(id: string): { token: string; answer: ToolAnswer
   return answer === undefined ? undefined : { token: m[1]!, answer };
 }
 
-/** The open message: which step asks to use which tool on what, until when. */
+/** The open message: which step asks to use which tool on what, until when (and four-eyes). */
 export function renderOpenTool(
   r: ToolApprovalRecord,
   token: string,
   rule: string,
+  fourEyes = false,
 ): OutgoingMessage {
   return {
     text: rich(
@@ -51,6 +52,9 @@ export function renderOpenTool(
         label: 'Expires',
         value: `${timeWords(new Date(r.expiresAt).toISOString())} (then denied)`,
       },
+      ...(fourEyes
+        ? [{ label: 'Policy', value: 'four-eyes: not allowed by the run starter' }]
+        : []),
     ],
     buttons: toolButtons(token, rule),
   };

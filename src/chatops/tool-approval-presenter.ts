@@ -9,6 +9,7 @@
 import type { ToolApprovalRecord } from '../db/repositories/tool-approvals.ts';
 import { ruleFor } from '../jobs/runner/approvals/protocol.ts';
 import { type ChatOpsDeps, channelFor } from './context.ts';
+import { declaredPermissions } from './step-permissions.ts';
 import { renderClosedTool, renderOpenTool, TOOL_PREFIX } from './tool-approval-message.ts';
 
 /** The rule "Allow for this run" creates for a request. */
@@ -77,6 +78,7 @@ export class ToolApprovalPresenter {
 
   async #post(r: ToolApprovalRecord): Promise<void> {
     const { repos, log } = this.#deps;
+    const fourEyes = await this.#fourEyes(r);
     for (const chat of await this.#followers(r.runId)) {
       const channel = channelFor(this.#deps, chat);
       if (!channel) continue;
@@ -87,11 +89,25 @@ export class ToolApprovalPresenter {
           checkpointId: TOOL_PREFIX + r.id,
           chatRef: chat,
         });
-        const ref = await channel.send(chat, renderOpenTool(r, row.buttonToken, ruleOf(r)));
+        const ref = await channel.send(
+          chat,
+          renderOpenTool(r, row.buttonToken, ruleOf(r), fourEyes),
+        );
         await repos.checkpointMessages.setMessageRef(row.id, ref);
       } catch (err) {
         log.error({ err, runId: r.runId, chat }, 'chatops: could not post the tool approval');
       }
+    }
+  }
+
+  /** True when the step's declared posture has four-eyes (false when the run is unreadable). */
+  async #fourEyes(r: ToolApprovalRecord): Promise<boolean> {
+    try {
+      const state = await this.#deps.orchestrator.getRun(r.runId);
+      return (await declaredPermissions(this.#deps.repos, state, r.stepId))?.fourEyes === true;
+    } catch (err) {
+      this.#deps.log.warn({ err, runId: r.runId }, 'chatops: no run for a tool approval');
+      return false;
     }
   }
 

@@ -3,13 +3,16 @@
  * chat and message, the approver role; a viewer is refused without detail), then Allow once,
  * Allow for this run (the tool, or the command prefix) or Deny, which asks for the reason first
  * (a Reply to the prompt; kept in reason_prompts like a checkpoint reject). Each request is
- * decided once; every copy in every chat is then edited. Every press is audited.
+ * decided once; every copy in every chat is then edited. Every press is audited. With four-eyes
+ * the run's starter may not allow (only deny) its tool requests.
  */
 import type { ButtonPress, Reply } from '../bridges/channel.ts';
 import { prose } from '../bridges/render-text.ts';
 import type { ReasonPromptRecord } from '../db/repositories/reason-prompts.ts';
+import type { ToolApprovalRecord } from '../db/repositories/tool-approvals.ts';
 import { ANSWER_ROLE, hasRole, refusalText } from './authorize.ts';
 import { audit, type ChatOpsDeps, channelFor, resolveAccess } from './context.ts';
+import { declaredPermissions } from './step-permissions.ts';
 import { parseToolButton, TOOL_PREFIX } from './tool-approval-message.ts';
 import { ruleOf, type ToolApprovalPresenter } from './tool-approval-presenter.ts';
 
@@ -92,6 +95,11 @@ export class ToolApprovalPresses {
       await note('allowed', `deny of ${id}: asked for the reason`, row.runId);
       return;
     }
+    const refusal = await this.#fourEyes(request, access.actor.id);
+    if (refusal !== null) {
+      await note('refused', `four-eyes: ${by} started run ${request.runId}`, row.runId);
+      return say(refusal);
+    }
     const answer =
       parsed.answer === 'once'
         ? ({ allow: true, scope: 'once' } as const)
@@ -153,6 +161,17 @@ export class ToolApprovalPresses {
       return;
     }
     await this.#closeCopies(id);
+  }
+
+  /**
+   * The four-eyes rule of the step's `permissions: {mode: ask, fourEyes: true}` (workflow or
+   * named agent): the run's starter may not allow its tool requests; Deny stays open to them.
+   */
+  async #fourEyes(request: ToolApprovalRecord, actorId: string): Promise<string | null> {
+    const state = await this.#deps.orchestrator.getRun(request.runId);
+    const perms = await declaredPermissions(this.#deps.repos, state, request.stepId);
+    if (perms?.fourEyes !== true || state.startedBy.id !== actorId) return null;
+    return `Four-eyes rule: you started run ${request.runId}, so you cannot allow its tool requests; another approver must (you may still Deny).`;
   }
 
   async #closeCopies(id: string): Promise<void> {

@@ -75,6 +75,52 @@ describe('phasebridge CLI', () => {
     );
   });
 
+  it('agents add: four-eyes and the request expiry of ask, refused on other postures', () => {
+    const asker = cli([
+      'agents',
+      'add',
+      'asker',
+      '--engine',
+      'claude',
+      '--permissions',
+      'ask',
+      '--four-eyes',
+      '--ask-expires-in',
+      '5m',
+    ]);
+    expect(asker.code).toBe(0);
+    expect(asker.out).toContain('permissions=ask (four-eyes; requests expire in 5m)');
+    const wrong = cli([
+      'agents',
+      'add',
+      'e',
+      '--engine',
+      'claude',
+      '--permissions',
+      'edit',
+      '--four-eyes',
+    ]);
+    expect(wrong.code).toBe(2);
+    expect(wrong.err).toContain('--four-eyes and --ask-expires-in need --permissions ask');
+    const bad = cli([
+      'agents',
+      'add',
+      'b',
+      '--engine',
+      'claude',
+      '--permissions',
+      'ask',
+      '--ask-expires-in',
+      'soon',
+    ]);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain("--ask-expires-in 'soon' is not a duration");
+    // Nothing was added by the refused ones.
+    const list = cli(['agents', 'list']).out;
+    expect(list).toContain('asker');
+    expect(list).not.toContain('permissions=edit');
+  });
+
   it('reports a bad configuration with every problem and exit 1', () => {
     const res = spawnSync(process.execPath, [BIN, 'migrate'], {
       cwd: root,

@@ -1,10 +1,11 @@
 /** `run`, `status`, `runs` and `workflows`: starting runs and looking at them. */
 import type { OutgoingMessage } from '../../bridges/channel.ts';
 import type { RunIndexRecord } from '../../db/repositories/index.ts';
-import { isTerminal, type RunStatus } from '../../engine/model.ts';
+import { isTerminal, type RunState, type RunStatus } from '../../engine/model.ts';
 import type { ParsedCommand } from '../grammar.ts';
 import { usageOf } from '../grammar.ts';
 import { renderStatus, statusLine } from '../status-message.ts';
+import { fullAccessSteps } from '../step-permissions.ts';
 import {
   bindingOf,
   type CommandContext,
@@ -62,6 +63,9 @@ export async function runCommand(ctx: CommandContext, cmd: Run): Promise<Handler
   return { outcome: 'allowed', target: state.id, detail: `workflow ${workflow}` };
 }
 
+/** The steps the status marks "⚠ full access" (also when the named agent asks for it). */
+const full = (ctx: CommandContext, state: RunState) => fullAccessSteps(ctx.deps.repos, state);
+
 /** `status [run]`: a run's status, or this chat's active runs. */
 export async function statusCommand(
   ctx: CommandContext,
@@ -74,14 +78,15 @@ export async function statusCommand(
     return {
       outcome: 'allowed',
       target: cmd.runId,
-      reply: snapshot(renderStatus(state, now), now),
+      reply: snapshot(renderStatus(state, now, undefined, await full(ctx, state)), now),
     };
   }
   const active = (await visibleRuns(ctx)).filter((r) => !isTerminal(r.status as RunStatus));
   if (active.length === 0) return { outcome: 'allowed', reply: 'No active runs here.' };
   if (active.length === 1) {
     const state = await ctx.deps.orchestrator.getRun(active[0]!.id);
-    return { outcome: 'allowed', target: state.id, reply: snapshot(renderStatus(state, now), now) };
+    const reply = snapshot(renderStatus(state, now, undefined, await full(ctx, state)), now);
+    return { outcome: 'allowed', target: state.id, reply };
   }
   const lines = await Promise.all(
     active.slice(0, 10).map(async (r) => {

@@ -57,6 +57,11 @@ export function registerAgentsCommand(program: Command, ctx: CliContext): void {
     )
     .option('--allow-tool <tool...>', 'claude: tools always allowed, e.g. "Bash(npm test)"')
     .option('--deny-tool <tool...>', 'claude: tools always refused, e.g. "Bash(git push:*)"')
+    .option('--four-eyes', "ask: the run's starter may not allow its tool requests (only deny)")
+    .option(
+      '--ask-expires-in <duration>',
+      `ask: how long a tool request waits before it is denied (default 10m; ${DURATION_HINT})`,
+    )
     .option('--disabled', 'add it disabled')
     .action(async (name: string, argv: string[], opts: AddOptions) => {
       if (!/^[a-z0-9][a-z0-9_-]{0,63}$/.test(name)) {
@@ -125,21 +130,39 @@ interface AddOptions {
   permissions?: PermissionPosture;
   allowTool?: string[];
   denyTool?: string[];
+  fourEyes?: boolean;
+  askExpiresIn?: string;
   disabled?: boolean;
 }
 
 /** The posture given with `agents add`, checked against the engine; null when none was given. */
 function permissionsOf(name: string, opts: AddOptions): AgentPermissions | null {
   const lists = (opts.allowTool?.length ?? 0) + (opts.denyTool?.length ?? 0) > 0;
-  if (opts.permissions === undefined && !lists) return null;
+  const asking = opts.fourEyes !== undefined || opts.askExpiresIn !== undefined;
+  if (opts.permissions === undefined && !lists && !asking) return null;
   if (opts.permissions === undefined) {
     throw new InvalidInputError(
-      '--allow-tool/--deny-tool need --permissions (read-only, edit, full or ask)',
+      '--allow-tool/--deny-tool/--four-eyes/--ask-expires-in need --permissions (read-only, edit, full or ask)',
     );
   }
   const perms: AgentPermissions = { posture: opts.permissions };
   if (opts.allowTool?.length) perms.allow = opts.allowTool;
   if (opts.denyTool?.length) perms.deny = opts.denyTool;
+  if (opts.fourEyes !== undefined || opts.askExpiresIn !== undefined) {
+    if (opts.permissions !== 'ask') {
+      throw new InvalidInputError('--four-eyes and --ask-expires-in need --permissions ask');
+    }
+    if (opts.fourEyes) perms.fourEyes = true;
+    if (opts.askExpiresIn !== undefined) {
+      const ms = parseDuration(opts.askExpiresIn);
+      if (ms === null) {
+        throw new InvalidInputError(
+          `--ask-expires-in '${opts.askExpiresIn}' is not a duration; ${DURATION_HINT}`,
+        );
+      }
+      perms.expiresInMs = ms;
+    }
+  }
   assertSupported(opts.engine, perms, `agent ${name}`);
   return perms;
 }

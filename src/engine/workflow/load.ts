@@ -203,5 +203,7 @@ function permissionsOf(p: NonNullable<StepFile['permissions']>): AgentPermission
   const out: AgentPermissions = { posture: p.mode };
   if (p.allow !== undefined) out.allow = p.allow;
   if (p.deny !== undefined) out.deny = p.deny;
+  if (p.fourEyes !== undefined) out.fourEyes = p.fourEyes;
+  if (p.expiresIn !== undefined) out.expiresInMs = ms(p.expiresIn);
   return out;
 }

@@ -41,7 +41,17 @@ const tools = z.array(z.string().min(1)).min(1, 'must list at least one tool');
 /** `permissions:` of a step: a posture, or a posture with tool lists. */
 export const permissionsFileSchema = z.union([
   z.enum(POSTURES),
-  z.strictObject({ mode: z.enum(POSTURES), allow: tools.optional(), deny: tools.optional() }),
+  z
+    .strictObject({
+      mode: z.enum(POSTURES),
+      allow: tools.optional(),
+      deny: tools.optional(),
+      fourEyes: z.boolean().optional(),
+      expiresIn: duration.optional(),
+    })
+    .refine((p) => p.mode === 'ask' || (p.fourEyes === undefined && p.expiresIn === undefined), {
+      message: 'fourEyes and expiresIn apply to tool approvals: they need mode "ask"',
+    }),
 ]);
 
 /** One entry of `steps:`. */

@@ -17,6 +17,10 @@ export interface AgentPermissions {
   allow?: string[];
   /** Tools always refused, e.g. `Bash(git push:*)`, `WebFetch`. */
   deny?: string[];
+  /** `ask` only: the run's starter may not allow its tool requests (Deny stays open to all). */
+  fourEyes?: boolean;
+  /** `ask` only: how long a tool request waits before it is denied (default 10 minutes). */
+  expiresInMs?: number;
 }
 
 /** Where a run's state is written on disk (the native ledger is always written too). */

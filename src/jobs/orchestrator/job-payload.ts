@@ -74,6 +74,8 @@ const permissionsSchema = z.object({
   posture: z.enum(POSTURES),
   allow: z.array(z.string()).optional(),
   deny: z.array(z.string()).optional(),
+  fourEyes: z.boolean().optional(),
+  expiresInMs: z.int().positive().optional(),
 });
 
 /** Env var names: what an agent definition may pass (values come from the worker's env). */

@@ -4,6 +4,8 @@
  * `edit` (change files in the workspace), `full` (anything; an admin must allow it per
  * workspace) and `ask` (each tool request is asked in the run's chat thread; Claude only).
  */
+
+import { formatDuration } from '../../engine/workflow/duration.ts';
 import type { AgentPermissions, PermissionPosture } from '../../engine/workflow/types.ts';
 import { InvalidInputError } from '../../errors.ts';
 
@@ -106,6 +108,9 @@ export function describePermissions(perms: AgentPermissions): string {
   const lists: string[] = [];
   if (perms.allow?.length) lists.push(`+${perms.allow.join(', +')}`);
   if (perms.deny?.length) lists.push(`−${perms.deny.join(', −')}`);
+  if (perms.fourEyes) lists.push('four-eyes');
+  if (perms.expiresInMs !== undefined)
+    lists.push(`requests expire in ${formatDuration(perms.expiresInMs)}`);
   const head = perms.posture === 'full' ? 'full access ⚠' : perms.posture;
   return lists.length > 0 ? `${head} (${lists.join('; ')})` : head;
 }

@@ -105,7 +105,7 @@ function asks(agent: AgentDefinition): boolean {
 }
 
 /** Writes the MCP config that makes Claude start the approval server; a failure reason or null. */
-function writeMcpConfig(inv: AgentInvocation, file: string): string | null {
+function writeMcpConfig(agent: AgentDefinition, inv: AgentInvocation, file: string): string | null {
   const server = inv.approvalServer;
   if (server === undefined)
     return 'permissions: ask needs the bridge (its approval server); run the step through phasebridge';
@@ -118,6 +118,9 @@ function writeMcpConfig(inv: AgentInvocation, file: string): string | null {
     '--attempt',
     String(inv.attempt),
   ];
+  // The workflow's (or agent's) `expiresIn`; without it the server's default (10 minutes).
+  const expires = agent.permissions?.expiresInMs;
+  if (expires !== undefined) args.push('--expires-in', `${expires}ms`);
   const config = {
     mcpServers: { phasebridge: { type: 'stdio', command: server.command, args, env: server.env } },
   };
@@ -201,7 +204,7 @@ export async function runAgent(
   try {
     const log = sink;
     const prepared =
-      prepare(inv, cmd) ?? (mcpConfig === undefined ? null : writeMcpConfig(inv, mcpConfig));
+      prepare(inv, cmd) ?? (mcpConfig === undefined ? null : writeMcpConfig(agent, inv, mcpConfig));
     if (prepared !== null) return outcome({ failure: prepared });
 
     log.writeLine(

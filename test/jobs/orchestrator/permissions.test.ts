@@ -131,4 +131,31 @@ describe('permission posture of a step', () => {
       env: { PHASEBRIDGE_HOME: env!.home, LOG_LEVEL: 'silent' },
     });
   });
+
+  it("ask's expiresIn (workflow step, or named agent) reaches the approval server as --expires-in", async () => {
+    const state = await runWorkflow(
+      'id: w\nsteps:\n  - id: build\n    agent: cl\n    prompt: b\n    permissions: {mode: ask, fourEyes: true, expiresIn: 5m}\n',
+    );
+    expect(state.status).toBe('completed');
+    const server = (args: string[]) =>
+      JSON.parse(fs.readFileSync(args[7]!, 'utf8')).mcpServers.phasebridge.args.slice(-2);
+    expect(server(recordedArgs()[0]!)).toEqual(['--expires-in', '300000ms']);
+
+    await env!.repos.agents.add({
+      name: 'asker',
+      engine: 'claude',
+      permissions: { posture: 'ask', expiresInMs: 90_000 },
+    });
+    await runWorkflow('id: w\nsteps:\n  - id: build\n    agent: asker\n    prompt: b\n');
+    expect(server(recordedArgs()[1]!)).toEqual(['--expires-in', '90000ms']);
+  });
+
+  it('fourEyes or expiresIn on a posture other than ask is refused, and nothing runs', async () => {
+    await expect(
+      runWorkflow(
+        'id: w\nsteps:\n  - id: build\n    agent: cl\n    prompt: b\n    permissions: {mode: edit, fourEyes: true}\n',
+      ),
+    ).rejects.toThrow(/fourEyes and expiresIn apply to tool approvals: they need mode "ask"/);
+    expect(recordedArgs()).toEqual([]);
+  });
 });
