@@ -38,6 +38,9 @@
  * writes `attest` with those fields (numbers as numbers), with directive=continue unless another
  * is given. `exitCode` is the attested check's exit code, not the agent's own (that is `exit`).
  *
+ * Reviewers' feedback (`$PHASEBRIDGE_FEEDBACK_FILE`, when phasebridge gives one) is printed one
+ * line per entry: `demo-agent: feedback from Bob (changes, 2026-…): needs tests`.
+ *
  * The prompt is read from stdin, or from the file given as the first argument.
  * The directive file is `$PHASEBRIDGE_DIRECTIVE_FILE`; the spec file is `$PHASEBRIDGE_SPEC_FILE`.
  * The last stdout line is a Claude-like `{"type":"result",…}` stream-json event, so token usage
@@ -192,6 +195,20 @@ function writeDirective(b, taskId) {
   console.log(`demo-agent: directive ${text}`);
 }
 
+/** Prints each entry of the feedback file, so logs and the console show what reached the agent. */
+function printFeedback() {
+  const file = process.env.PHASEBRIDGE_FEEDBACK_FILE;
+  if (!file) return;
+  try {
+    const { feedback } = JSON.parse(fs.readFileSync(file, 'utf8'));
+    for (const f of feedback) {
+      console.log(`demo-agent: feedback from ${f.by} (${f.kind}, ${f.at}): ${f.text}`);
+    }
+  } catch (err) {
+    console.log(`demo-agent: cannot read feedback file ${file}: ${err.message}`);
+  }
+}
+
 function resultLine(prompt, b, isError) {
   const input = 40 + Math.ceil(prompt.length / 4);
   const output = 120 + 10 * int(b.progress, 0);
@@ -233,6 +250,7 @@ async function main() {
   if (ignoreTerm) process.on('SIGTERM', () => console.log('demo-agent: ignoring SIGTERM'));
   console.log(`demo-agent: prompt (${prompt.length} chars): ${firstLine(prompt) || '(no text)'}`);
   console.log(`demo-agent: spec: ${specFirstLine()}`);
+  printFeedback();
   // Which worker process ran this agent (the parent: agents are spawned without a shell).
   console.log(`demo-agent: pid ${process.pid}, worker pid ${process.ppid}`);
   if (b.grandchild === 'true') startGrandchild(ignoreTerm);

@@ -11,6 +11,7 @@ import * as m0003 from './0003_job_signals.ts';
 import * as m0004 from './0004_change_feed.ts';
 import * as m0005 from './0005_durable_chat_state.ts';
 import * as m0006 from './0006_followed_workspaces.ts';
+import * as m0007 from './0007_reason_prompt_answer.ts';
 import * as m0008 from './0008_outbox.ts';
 import * as m0009 from './0009_retention.ts';
 import * as m0010 from './0010_console_indexes.ts';
@@ -25,6 +26,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0004_change_feed': m0004,
   '0005_durable_chat_state': m0005,
   '0006_followed_workspaces': m0006,
+  '0007_reason_prompt_answer': m0007,
   '0008_outbox': m0008,
   '0009_retention': m0009,
   '0010_console_indexes': m0010,

@@ -1,5 +1,5 @@
 /**
- * The checkpoint message, pure: rendering it open (with Approve / Reject / Loop back buttons) or
+ * The checkpoint message, pure: rendering it open (with Approve / Request changes / Reject buttons) or
  * closed (the decision, who, when and why, no buttons), and the button ids. A button id is the
  * message's opaque token from checkpoint_messages plus a one-letter answer suffix, so one stored
  * row serves all of a message's buttons and the id stays far below Telegram's 64 bytes.
@@ -12,6 +12,8 @@ import type {
 } from '../bridges/channel.ts';
 import { bold, code, plain, rich } from '../bridges/render-text.ts';
 import type { Actor, CheckpointAnswer, CheckpointState } from '../engine/model.ts';
+import type { StepChanges } from '../jobs/runner/git-changes.ts';
+import { changedFilesLines } from './changed-files.ts';
 import { namesWords, policyWords, timeWords } from './words.ts';
 
 /** What a checkpoint message shows besides the checkpoint itself. */
@@ -26,13 +28,17 @@ export interface CheckpointView {
   agentReason?: string;
   /** The step's declared permission posture in words ("full access ⚠", "read-only"). */
   permissions?: string;
+  /** What the step changed in its git workspace since it started (open messages only). */
+  changedFiles?: StepChanges;
+  /** Request changes used and allowed for the step (its loop max), when the checkpoint offers it. */
+  changes?: { used: number; max: number };
 }
 
 const SUFFIX: Readonly<Record<CheckpointAnswer, string>> = { approve: 'a', reject: 'r', loop: 'l' };
 const LABEL: Readonly<Record<CheckpointAnswer, string>> = {
   approve: 'Approve',
   reject: 'Reject',
-  loop: 'Loop back',
+  loop: 'Request changes',
 };
 /** Cap of the agent's reason in a message (a directive reason may be 4000 characters). */
 const MAX_REASON = 1000;
@@ -42,7 +48,7 @@ export function checkpointButtons(
   token: string,
   answers: readonly CheckpointAnswer[],
 ): MessageButton[] {
-  const order: CheckpointAnswer[] = ['approve', 'reject', 'loop'];
+  const order: CheckpointAnswer[] = ['approve', 'loop', 'reject'];
   return order
     .filter((a) => answers.includes(a))
     .map((a) => ({
@@ -92,6 +98,13 @@ export function renderOpenCheckpoint(view: CheckpointView, token: string): Outgo
     plain(` — run ${view.runId}`),
   ];
   text.push(plain(`\n${clip(cp.reason, MAX_REASON)}`), ...agentSays(view));
+  if (view.changedFiles !== undefined) {
+    const base = view.changedFiles.base.slice(0, 7);
+    text.push(
+      plain(`\n\nChanged by ${cp.stepId} (vs ${base}):\n`),
+      code(changedFilesLines(view.changedFiles).join('\n')),
+    );
+  }
   if (view.outputTail)
     text.push(plain(`\n\nLast output of ${cp.stepId}:\n`), code(view.outputTail));
   if (cp.expiredAt !== undefined) {
@@ -104,7 +117,16 @@ export function renderOpenCheckpoint(view: CheckpointView, token: string): Outgo
   }
   const votes = votesWords(cp);
   if (votes !== undefined) fields.push({ label: 'Votes', value: votes });
+  if (view.changes !== undefined && cp.answers.includes('loop')) {
+    fields.push({ label: 'Request changes', value: changesWords(view.changes) });
+  }
   return { text: rich(...text), fields, buttons: checkpointButtons(token, cp.answers) };
+}
+
+/** "1 of 3 used; the step runs again with your reason", or the limit reached. */
+export function changesWords(c: { used: number; max: number }): string {
+  if (c.used >= c.max) return `limit reached (${c.used} of ${c.max} used): approve or reject`;
+  return `${c.used} of ${c.max} used; the step runs again with your reason`;
 }
 
 /** The closed message: the decision (or withdrawal), who, when and why; no buttons. */
@@ -134,7 +156,7 @@ export function outcomeWords(cp: CheckpointState): string {
 const PAST: Readonly<Record<string, string>> = {
   approve: 'approved',
   reject: 'rejected',
-  loop: 'sent back (loop)',
+  loop: 'sent back with changes requested',
   'expired-keep': 'expired',
 };
 
@@ -182,6 +204,6 @@ export function voteResultWords(cp: CheckpointState): string {
     case 'reject':
       return 'rejected — the run is stopped';
     default:
-      return 'sent back — the loop runs again';
+      return 'changes requested — the step runs again with your reason';
   }
 }

@@ -5,14 +5,16 @@
  * open; then the engine decides the vote (four-eyes, one vote per person) and its refusal is
  * passed on. The presser always gets a private answer.
  *
- * Reject asks for a reason: the prompt's message ref + the presser key a pending ask, and their
- * Reply to the prompt commits the reject. Pending asks are kept in bridge.db (`reason_prompts`),
- * so a reason typed after a restart still rejects; unanswered ones expire after an hour.
+ * Reject and Request changes ask for a reason: the prompt's message ref + the presser key a
+ * pending ask, and their Reply to the prompt commits the answer. Pending asks are kept in
+ * bridge.db (`reason_prompts`, with the answer), so a reason typed after a restart still counts;
+ * unanswered ones expire after an hour. A Request changes at the step's loop max is refused at
+ * the press, with the limit, before anyone types a reason.
  */
 import type { ButtonPress, Channel, Reply } from '../bridges/channel.ts';
 import { prose } from '../bridges/render-text.ts';
-import { closedMessage, evaluateVote } from '../engine/checkpoint-policy.ts';
-import type { CheckpointAnswer } from '../engine/model.ts';
+import { changesRefusal, closedMessage, evaluateVote } from '../engine/checkpoint-policy.ts';
+import type { CheckpointAnswer, CheckpointState, RunState } from '../engine/model.ts';
 import { ANSWER_ROLE, hasRole, refusalText } from './authorize.ts';
 import { parseButtonId, voteResultWords } from './checkpoint-message.ts';
 import { type Access, audit, type ChatOpsDeps, channelFor, resolveAccess } from './context.ts';
@@ -81,14 +83,23 @@ export class CheckpointPresses {
       await note('failed', text, row.runId);
       return say(capital(text));
     }
-    if (parsed.answer === 'reject') {
-      const vote = evaluateVote(cp, state.startedBy, access.actor, 'reject');
-      if (!vote.ok) {
-        await note('failed', vote.rejection.message, row.runId);
-        return say(capital(vote.rejection.message));
+    if (parsed.answer === 'reject' || parsed.answer === 'loop') {
+      const answer = parsed.answer;
+      const vote = evaluateVote(cp, state.startedBy, access.actor, answer);
+      const refusal = vote.ok ? limitRefusal(state, cp, answer) : vote.rejection.message;
+      if (refusal !== null) {
+        await note('failed', refusal, row.runId);
+        return say(capital(refusal));
       }
-      await say('Reply to the prompt below with your reason to reject.');
-      const prompt = `why do you reject checkpoint ${cp.id} of run ${row.runId}? Reply with your reason.`;
+      await say(
+        answer === 'reject'
+          ? 'Reply to the prompt below with your reason to reject.'
+          : 'Reply to the prompt below with what should change.',
+      );
+      const prompt =
+        answer === 'reject'
+          ? `why do you reject checkpoint ${cp.id} of run ${row.runId}? Reply with your reason.`
+          : `what should change at checkpoint ${cp.id} of run ${row.runId}? Reply with your request; the agent gets it.`;
       const promptRef = await channel.askForReason(ev.interaction, prompt);
       const askedAt = this.#deps.clock().getTime();
       const prompts = this.#deps.repos.reasonPrompts;
@@ -99,10 +110,11 @@ export class CheckpointPresses {
         userId: ev.user.id,
         runId: row.runId,
         checkpointId: cp.id,
+        answer,
         askedAt,
         expiresAt: askedAt + PENDING_TTL_MS,
       });
-      await note('allowed', `reject of ${cp.id}: asked for the reason`, row.runId);
+      await note('allowed', `${answer} of ${cp.id}: asked for the reason`, row.runId);
       return;
     }
     const text = await this.#vote(access, ev.idempotencyKey, row.runId, cp.id, parsed.answer);
@@ -114,7 +126,7 @@ export class CheckpointPresses {
     return say(capital(text.text));
   }
 
-  /** Handles a Reply; true when it answered one of our reason prompts (the reject is committed). */
+  /** Handles a Reply; true when it answered one of our reason prompts (the answer is committed). */
   async reply(ev: Reply): Promise<boolean> {
     const pending = await this.#deps.repos.reasonPrompts.take(
       ev.replyToMessageRef,
@@ -131,7 +143,7 @@ export class CheckpointPresses {
     const channel = channelFor(this.#deps, ev.chatRef);
     const base = {
       actor: access.actor,
-      action: 'reply:reject',
+      action: `reply:${pending.answer}`,
       chatRef: ev.chatRef,
       key: ev.idempotencyKey,
       target: pending.runId,
@@ -151,7 +163,7 @@ export class CheckpointPresses {
       ev.idempotencyKey,
       pending.runId,
       pending.checkpointId,
-      'reject',
+      pending.answer,
       ev.text,
     );
     await audit(this.#deps, {
@@ -160,7 +172,8 @@ export class CheckpointPresses {
       detail: result.text,
     });
     // On success the checkpoint copies are edited and the run's end is announced; say nothing more.
-    if (!result.ok) await sendText(channel, ev.chatRef, `Could not reject: ${result.text}`);
+    const what = pending.answer === 'reject' ? 'reject' : 'request changes';
+    if (!result.ok) await sendText(channel, ev.chatRef, `Could not ${what}: ${result.text}`);
     return true;
   }
 
@@ -172,17 +185,26 @@ export class CheckpointPresses {
     answer: CheckpointAnswer,
     reason?: string,
   ): Promise<{ ok: boolean; text: string }> {
-    const result = await this.#deps.orchestrator.command(runId, key, {
-      type: 'answerCheckpoint',
-      checkpointId,
-      answer,
-      actor: access.actor,
-      ...(reason !== undefined && { reason }),
-    });
+    const base = { checkpointId, actor: access.actor };
+    const result = await this.#deps.orchestrator.command(
+      runId,
+      key,
+      answer === 'loop'
+        ? { ...base, type: 'requestChanges', reason: reason ?? '' }
+        : { ...base, type: 'answerCheckpoint', answer, ...(reason !== undefined && { reason }) },
+    );
     if (!result.ok) return { ok: false, text: result.rejection.message };
     const cp = findCheckpoint(result.state, checkpointId);
     return { ok: true, text: cp ? voteResultWords(cp) : `${answer} recorded` };
   }
+}
+
+/** Why a Request changes cannot be asked for now (the step's max is used up), or null. */
+function limitRefusal(state: RunState, cp: CheckpointState, answer: CheckpointAnswer) {
+  if (answer !== 'loop') return null;
+  const def = state.workflow.steps.find((s) => s.id === cp.stepId);
+  if (def === undefined) return null;
+  return changesRefusal(def, state.loopCounters[cp.stepId] ?? 0, cp.id);
 }
 
 const capital = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);

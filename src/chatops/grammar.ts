@@ -15,8 +15,8 @@ export const VERBS = [
   'phase',
   'runs',
   'approve',
+  'changes',
   'reject',
-  'loop',
   'cancel',
   'resume',
   'skip',
@@ -52,11 +52,12 @@ export const USAGE: Readonly<Record<Verb, { usage: string; about: string }>> = {
   },
   runs: { usage: 'runs', about: "this chat's recent runs" },
   approve: { usage: 'approve [run] [reason]', about: 'approve the open checkpoint' },
-  reject: { usage: 'reject [run] <reason>', about: 'reject the open checkpoint' },
-  loop: {
-    usage: 'loop [run] [reason]',
-    about: "answer the open checkpoint with 'loop back' where the step offers it (alias: changes)",
+  changes: {
+    usage: 'changes [run] <reason>',
+    about:
+      'request changes at the open checkpoint: the step runs again with your reason (alias: loop)',
   },
+  reject: { usage: 'reject [run] <reason>', about: 'reject the open checkpoint' },
   cancel: { usage: 'cancel <run> [reason]', about: 'cancel a run' },
   resume: { usage: 'resume <run>', about: 'resume a paused or interrupted run' },
   skip: { usage: 'skip <run> [reason]', about: "skip the run's current step" },
@@ -96,15 +97,15 @@ export const USAGE: Readonly<Record<Verb, { usage: string; about: string }>> = {
 };
 
 /** Other names a verb is known by (`start` is what Telegram sends when a chat opens the bot). */
-const ALIASES: Readonly<Record<string, Verb>> = { start: 'help', list: 'runs', changes: 'loop' };
+const ALIASES: Readonly<Record<string, Verb>> = { start: 'help', list: 'runs', loop: 'changes' };
 
 /** A parsed chat command. */
 export type ParsedCommand =
   /** `first`/`rest`: the first word and what follows; `text`: all of it (for a default workflow). */
   | { verb: 'run'; first?: string; rest?: string; text?: string }
   | { verb: 'status'; runId?: string }
-  | { verb: 'approve' | 'loop'; runId?: string; reason?: string }
-  | { verb: 'reject'; runId?: string; reason: string }
+  | { verb: 'approve'; runId?: string; reason?: string }
+  | { verb: 'reject' | 'changes'; runId?: string; reason: string }
   | { verb: 'cancel' | 'skip'; runId: string; reason?: string }
   | { verb: 'resume' | 'retry'; runId: string }
   | { verb: 'phase'; runId: string }
@@ -164,7 +165,7 @@ export function parseCommand(name: string, text: string): ParseResult {
       return ok(words[0] === undefined ? { verb } : { verb, runId: words[0] });
     case 'approve':
     case 'reject':
-    case 'loop':
+    case 'changes':
       return answerArgs(verb, text, tokens);
     case 'cancel':
     case 'skip':
@@ -230,13 +231,19 @@ function runArgs(text: string, tokens: readonly Token[]) {
   };
 }
 
-/** `approve|loop [run] [reason]` / `reject [run] <reason>`: a first word shaped like a run id is one. */
-function answerArgs(verb: 'approve' | 'reject' | 'loop', text: string, tokens: readonly Token[]) {
+/** `approve [run] [reason]` / `reject|changes [run] <reason>`: a first word shaped like a run id is one. */
+function answerArgs(
+  verb: 'approve' | 'reject' | 'changes',
+  text: string,
+  tokens: readonly Token[],
+) {
   const hasRun = tokens[0] !== undefined && !tokens[0].quoted && isRunId(tokens[0].value);
   const reason = restOf(text, tokens, hasRun ? 1 : 0);
   const runId = hasRun ? { runId: tokens[0]!.value } : {};
-  if (verb === 'reject') {
-    if (reason === undefined || reason === '') return fail(verb, 'a reject needs a reason');
+  if (verb === 'reject' || verb === 'changes') {
+    if (reason === undefined || reason === '') {
+      return fail(verb, verb === 'reject' ? 'a reject needs a reason' : 'say what to change');
+    }
     return { ok: true, command: { verb, ...runId, reason } } as const;
   }
   return { ok: true, command: withReason({ verb, ...runId }, reason) } as const;

@@ -7,8 +7,10 @@
  *   await chatops.start();
  *   for (const channel of channels.values()) await channel.start(chatops.handle);
  */
+
 import type { InboundEvent } from '../bridges/channel.ts';
 import { prose } from '../bridges/render-text.ts';
+import { postAnswers } from './answer-post.ts';
 import { CheckpointPresses } from './checkpoint-press.ts';
 import type { Timers } from './coalescer.ts';
 import { type ChatOpsDeps, channelFor, sendTo } from './context.ts';
@@ -151,6 +153,8 @@ export class ChatOps {
 
   async #apply(update: RunUpdate): Promise<void> {
     const chats = await this.#notifier.followers(update.state);
+    // The agent's answer comes before the checkpoint that asks about it.
+    await postAnswers(this.#deps, update.state, update.events, chats);
     await this.#presenter.apply(update.state, update.events, chats);
     // A chat that refused the checkpoint just now is left out of the status too.
     const still = await this.#refusals.reachable(chats);

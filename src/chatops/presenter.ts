@@ -8,9 +8,11 @@
  */
 
 import type { CheckpointMessageRecord } from '../db/repositories/index.ts';
+import { changesMax } from '../engine/checkpoint-policy.ts';
 import type { RunEvent } from '../engine/events.ts';
 import type { CheckpointState, RunState } from '../engine/model.ts';
 import { describePermissions } from '../jobs/runner/permissions.ts';
+import { readChangedFiles } from './changed-files.ts';
 import {
   byExpiry,
   type CheckpointView,
@@ -192,6 +194,10 @@ export class CheckpointPresenter {
     if (said && !cp.reason.includes(said)) view.agentReason = said;
     const perms = await declaredPermissions(this.#deps.repos, state, cp.stepId);
     if (perms !== undefined) view.permissions = describePermissions(perms);
+    const def = state.workflow.steps.find((s) => s.id === cp.stepId);
+    if (def !== undefined && cp.answers.includes('loop')) {
+      view.changes = { used: state.loopCounters[cp.stepId] ?? 0, max: changesMax(def) };
+    }
     // A `before` gate's step has not run (attempt 0): it has no log yet.
     if (!step || step.attempt === 0) return view;
     try {
@@ -203,6 +209,8 @@ export class CheckpointPresenter {
     if (withTail) {
       const tail = await readLogTail(state.workspace, view.logPath);
       if (tail !== undefined) view.outputTail = tail;
+      const changed = readChangedFiles(state.workspace, view.logPath, step.id, step.attempt);
+      if (changed !== undefined) view.changedFiles = changed;
     }
     return view;
   }

@@ -14,6 +14,7 @@ import type { CheckpointPresses } from './checkpoint-press.ts';
 import { alreadyAudited, audit, type ChatOpsDeps, channelFor, resolveAccess } from './context.ts';
 import { RecentKeys } from './dedupe.ts';
 import { argumentText, failureText, type ParsedCommand, parseCommand } from './grammar.ts';
+import { handleGuidanceReply } from './guidance.ts';
 import { agentsCommand, allowCommand, bindCommand, denyCommand } from './handlers/admin.ts';
 import { answerCommand } from './handlers/answer.ts';
 import { accessCommand, bindingsCommand, unbindCommand } from './handlers/bindings.ts';
@@ -77,7 +78,7 @@ export class Router {
     try {
       if (event.kind === 'command') await this.#command(event);
       else if (event.kind === 'button') await this.#press(event);
-      else await this.#presses.reply(event);
+      else if (!(await this.#presses.reply(event))) await handleGuidanceReply(this.#deps, event);
     } catch (err) {
       this.#deps.log.error(
         { err, kind: event.kind, key: event.idempotencyKey },
@@ -185,7 +186,7 @@ function dispatch(ctx: CommandContext, cmd: ParsedCommand): Promise<HandlerResul
       return workflowsCommand(ctx);
     case 'approve':
     case 'reject':
-    case 'loop':
+    case 'changes':
       return answerCommand(ctx, cmd);
     case 'cancel':
     case 'skip':

@@ -87,6 +87,8 @@ export class ToolApprovalPresses {
         userId: ev.user.id,
         runId: row.runId,
         checkpointId: row.checkpointId,
+        // A deny's reason: dispatched on the tool prefix before the answer is looked at.
+        answer: 'reject',
         askedAt,
         expiresAt: askedAt + REASON_TTL_MS,
       });

@@ -20,8 +20,8 @@ export const VOCABULARY: Readonly<Record<Verb, VocabularyEntry>> = {
   phase: { role: 'viewer', cli: 'phase' },
   runs: { role: 'viewer', cli: 'runs' },
   approve: { role: 'approver', cli: 'approve' },
+  changes: { role: 'approver', cli: 'changes' },
   reject: { role: 'approver', cli: 'reject' },
-  loop: { role: 'approver', cli: 'loop' },
   cancel: { role: 'operator', cli: 'cancel' },
   resume: { role: 'operator', cli: 'resume' },
   skip: { role: 'operator', cli: 'skip' },
@@ -42,7 +42,7 @@ export const VOCABULARY: Readonly<Record<Verb, VocabularyEntry>> = {
 };
 
 /** Aliases known on both sides (chat grammar and CLI). */
-export const SHARED_ALIASES: Readonly<Record<string, Verb>> = { changes: 'loop' };
+export const SHARED_ALIASES: Readonly<Record<string, Verb>> = { loop: 'changes' };
 
 /** CLI commands without a chat verb, and why. */
 export const CLI_ONLY: Readonly<Record<string, string>> = {

@@ -253,13 +253,15 @@ export interface OutboxTable {
   updated_at: number;
 }
 
-/** `reason_prompts` (0005): a reject waiting for the reason its presser types in reply. */
+/** `reason_prompts` (0005): a reject or change request waiting for the reason its presser types. */
 export interface ReasonPromptsTable {
   prompt_ref: string;
   platform: string;
   user_id: string;
   run_id: string;
   checkpoint_id: string;
+  /** 0007: the answer the reason completes, 'reject' or 'loop' (Request changes). */
+  answer: Defaulted<string>;
   asked_at: number;
   expires_at: number;
 }

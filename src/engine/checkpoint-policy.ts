@@ -10,6 +10,7 @@ import type {
   CheckpointPolicy,
   CheckpointState,
 } from './model.ts';
+import { DEFAULT_CHANGES_MAX } from './model.ts';
 import type { StepCheckpoint, WorkflowStep } from './workflow/types.ts';
 
 /** Policy of a checkpoint without configuration: one approval, no four-eyes, never expires. */
@@ -32,19 +33,36 @@ export function policyFor(config: StepCheckpoint | undefined): CheckpointPolicy 
 }
 
 /**
- * Answers offered: approve and reject always; `loop` only after a step ran (kinds 'after' and
- * 'directive'), when the step declares a loop and its counter is still below max.
+ * Answers offered: approve and reject always; `loop` (Request changes) after a step ran (kinds
+ * 'after' and 'directive') and at a `before` gate with an earlier step to send back to, unless the
+ * step's checkpoint turns it off. Not at a loop-limit checkpoint (going back again is what it
+ * asks a human about); at a closed PABCD gate only along the step's declared loop (the phase
+ * rules allow those moves). The loop max is checked when answered,
+ * so the button stays and a press at the limit is refused with the reason.
  */
 export function checkpointAnswers(
   kind: CheckpointKind,
   step: WorkflowStep,
-  loopCounter: number,
+  hasEarlierStep: boolean,
+  gate = false,
 ): CheckpointAnswer[] {
-  const canLoop =
-    (kind === 'after' || kind === 'directive') &&
-    step.loop !== undefined &&
-    loopCounter < step.loop.max;
-  return canLoop ? ['approve', 'reject', 'loop'] : ['approve', 'reject'];
+  const offered =
+    step.checkpoint?.requestChanges !== false &&
+    (!gate || step.loop !== undefined) &&
+    (kind === 'after' || kind === 'directive' || (kind === 'before' && hasEarlierStep));
+  return offered ? ['approve', 'reject', 'loop'] : ['approve', 'reject'];
+}
+
+/** How many Request changes (and loops) the step allows: its `loop.max`, else the default. */
+export function changesMax(step: WorkflowStep): number {
+  return step.loop?.max ?? DEFAULT_CHANGES_MAX;
+}
+
+/** Why Request changes is refused: the step went back `used` times, its max; null when it may. */
+export function changesRefusal(step: WorkflowStep, used: number, checkpointId: string) {
+  const max = changesMax(step);
+  if (used < max) return null;
+  return `step ${step.id} already went back ${used} time${used === 1 ? '' : 's'}, its limit (loop max ${max}): approve or reject checkpoint ${checkpointId}`;
 }
 
 /** What one vote does: refused, recorded, or recorded and deciding the checkpoint. */
@@ -87,7 +105,7 @@ export function evaluateVote(
 const PAST: Record<string, string> = {
   approve: 'approved',
   reject: 'rejected',
-  loop: 'sent back (loop)',
+  loop: 'sent back with changes requested',
   'expired-keep': 'expired',
 };
 

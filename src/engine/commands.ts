@@ -91,6 +91,23 @@ export interface AnswerCheckpointCommand extends CommandBase {
   reason?: string;
 }
 
+/**
+ * A human asks for changes at the open checkpoint (or the named one): the step, or its
+ * `loop.backTo`, runs again with the reason as feedback. Counts against the step's loop max.
+ * The same as answerCheckpoint with answer `loop`; the console and chat call it by this name.
+ */
+export interface RequestChangesCommand extends CommandBase {
+  type: 'requestChanges';
+  checkpointId?: string;
+  reason: string;
+}
+
+/** A human's guidance (a reply in chat) for the current step's next attempt. */
+export interface GiveGuidanceCommand extends CommandBase {
+  type: 'giveGuidance';
+  text: string;
+}
+
 /** The expiry timer of a checkpoint fired. */
 export interface ExpireCheckpointCommand extends CommandBase {
   type: 'expireCheckpoint';
@@ -201,6 +218,8 @@ export type Command =
   | StepFailedCommand
   | TriggerFinishedCommand
   | AnswerCheckpointCommand
+  | RequestChangesCommand
+  | GiveGuidanceCommand
   | ExpireCheckpointCommand
   | SkipCommand
   | PauseCommand

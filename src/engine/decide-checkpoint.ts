@@ -3,10 +3,15 @@
  * what follows depends on its kind: an approved `before` gate queues the step, any other approval
  * moves past the step, a reject fails the run, a loop answer goes back.
  */
-import { closedMessage, evaluateVote } from './checkpoint-policy.ts';
-import type { AnswerCheckpointCommand, ExpireCheckpointCommand } from './commands.ts';
+import { changesRefusal, closedMessage, evaluateVote } from './checkpoint-policy.ts';
+import type {
+  AnswerCheckpointCommand,
+  ExpireCheckpointCommand,
+  RequestChangesCommand,
+} from './commands.ts';
 import { type DecideContext, refuse, who } from './decide-context.ts';
-import { enterStep, loopBack, queueStep } from './decide-flow.ts';
+import { recordApprovalReasons, recordChanges } from './decide-feedback.ts';
+import { changesTarget, defOf, enterStep, loopBack, queueStep } from './decide-flow.ts';
 import { type Actor, type CheckpointAnswer, type CheckpointState, findStep } from './model.ts';
 
 /** The checkpoint a command names (the open one when it names none), refused when closed. */
@@ -27,6 +32,7 @@ export function decideAnswerCheckpoint(ctx: DecideContext, c: AnswerCheckpointCo
   const cp = openTarget(ctx, c.checkpointId);
   const outcome = evaluateVote(cp, ctx.state.startedBy, c.actor, c.answer);
   if (!outcome.ok) refuse(outcome.rejection.message, outcome.rejection.code);
+  if (c.answer === 'loop') checkChanges(ctx, cp, c.reason);
   // Approving a closed PABCD gate is an override: its reason is the evidence codexclaw records.
   if (cp.gate && c.answer === 'approve' && !c.reason?.trim()) {
     refuse(`approving checkpoint ${cp.id} overrides a closed gate: give a reason`, 'INVALID_INPUT');
@@ -39,6 +45,28 @@ export function decideAnswerCheckpoint(ctx: DecideContext, c: AnswerCheckpointCo
   };
   ctx.emit({ type: 'checkpointVoted', checkpointId: cp.id, vote });
   if (outcome.resolves) resolve(ctx, cp, outcome.answer, outcome.by, c.reason);
+}
+
+/** Request changes: the answer `loop` with its reason required (see RequestChangesCommand). */
+export function decideRequestChanges(ctx: DecideContext, c: RequestChangesCommand): void {
+  decideAnswerCheckpoint(ctx, {
+    type: 'answerCheckpoint',
+    at: c.at,
+    actor: c.actor,
+    answer: 'loop',
+    reason: c.reason,
+    ...(c.checkpointId !== undefined ? { checkpointId: c.checkpointId } : {}),
+  });
+}
+
+/** A change request needs its reason (the agent acts on it) and room under the step's max. */
+function checkChanges(ctx: DecideContext, cp: CheckpointState, reason: string | undefined): void {
+  if (!reason?.trim()) {
+    refuse(`a change request needs a reason: say what to change at ${cp.id}`, 'INVALID_INPUT');
+  }
+  const step = findStep(ctx.state, cp.stepId)!;
+  const why = changesRefusal(defOf(ctx, step.index), ctx.state.loopCounters[step.id] ?? 0, cp.id);
+  if (why !== null) refuse(why);
 }
 
 /**
@@ -73,6 +101,9 @@ function resolve(
     decision: { answer, by, at: ctx.at, ...(reason !== undefined ? { reason } : {}) },
   });
   const step = findStep(ctx.state, cp.stepId)!;
+  // The closed checkpoint holds every vote, the deciding one included.
+  const closed = ctx.state.checkpoints.at(-1) ?? cp;
+  if (answer === 'approve') recordApprovalReasons(ctx, closed);
   if (answer === 'reject') {
     const names = by.map(who).join(', ');
     ctx.emit({
@@ -83,7 +114,9 @@ function resolve(
     return;
   }
   if (answer === 'loop') {
-    loopBack(ctx, step, reason);
+    const target = changesTarget(ctx, step, cp.when)!;
+    recordChanges(ctx, cp, target, by[0]!, reason!);
+    loopBack(ctx, step, reason, target.id);
     return;
   }
   if (cp.when === 'before') {

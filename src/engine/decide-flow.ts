@@ -151,19 +151,44 @@ export function loopOrAsk(ctx: DecideContext, step: StepState, reason?: string):
   loopBack(ctx, step, reason);
 }
 
-/** Goes back to the step's `loop.backTo`, counting the loop. Caller checked the counter. */
-export function loopBack(ctx: DecideContext, step: StepState, reason?: string): void {
-  const loop = defOf(ctx, step.index).loop!;
+/**
+ * Goes back to `toStepId` (default: the step's `loop.backTo`), counting the loop on `step`.
+ * Caller checked the counter.
+ */
+export function loopBack(
+  ctx: DecideContext,
+  step: StepState,
+  reason?: string,
+  toStepId: string = defOf(ctx, step.index).loop!.backTo,
+): void {
   const counter = (ctx.state.loopCounters[step.id] ?? 0) + 1;
   ctx.emit({
     type: 'loopedBack',
     fromStepId: step.id,
-    toStepId: loop.backTo,
+    toStepId,
     counter,
     ...(reason !== undefined ? { reason } : {}),
   });
-  const target = ctx.state.steps.findIndex((s) => s.id === loop.backTo);
+  const target = ctx.state.steps.findIndex((s) => s.id === toStepId);
   enterStep(ctx, target);
+}
+
+/**
+ * Where Request changes at a checkpoint of `step` sends the run: the step's `loop.backTo`; else
+ * the step itself once it ran, or the runnable step before it at a `before` gate.
+ */
+export function changesTarget(
+  ctx: DecideContext,
+  step: StepState,
+  kind: CheckpointKind,
+): StepState | undefined {
+  const loop = defOf(ctx, step.index).loop;
+  if (loop) return ctx.state.steps.find((s) => s.id === loop.backTo);
+  if (kind !== 'before') return step;
+  return ctx.state.steps
+    .slice(0, step.index)
+    .reverse()
+    .find((s) => !s.excluded);
 }
 
 /** Opens a checkpoint on the step; schedules its expiry when the policy has one. */
@@ -185,7 +210,12 @@ export function openCheckpoint(
     stepId: step.id,
     when,
     reason,
-    answers: checkpointAnswers(when, def, ctx.state.loopCounters[step.id] ?? 0),
+    answers: checkpointAnswers(
+      when,
+      def,
+      changesTarget(ctx, step, when) !== undefined,
+      gate !== undefined,
+    ),
     policy,
     openedAt: ctx.at,
     votes: [],

@@ -3,7 +3,11 @@
  * the effects the caller must carry out, or a typed rejection. Pure: same input, same output.
  */
 import type { Command } from './commands.ts';
-import { decideAnswerCheckpoint, decideExpireCheckpoint } from './decide-checkpoint.ts';
+import {
+  decideAnswerCheckpoint,
+  decideExpireCheckpoint,
+  decideRequestChanges,
+} from './decide-checkpoint.ts';
 import { CommandRejected, DecideContext, refuse } from './decide-context.ts';
 import {
   decideCancel,
@@ -15,6 +19,7 @@ import {
   decideSkip,
   decideStart,
 } from './decide-control.ts';
+import { decideGiveGuidance } from './decide-feedback.ts';
 import {
   decideChainCompleted,
   decideRecoverInterrupted,
@@ -112,6 +117,12 @@ function dispatch(ctx: DecideContext, c: Exclude<Command, { type: 'start' }>): v
       break;
     case 'answerCheckpoint':
       decideAnswerCheckpoint(ctx, c);
+      break;
+    case 'requestChanges':
+      decideRequestChanges(ctx, c);
+      break;
+    case 'giveGuidance':
+      decideGiveGuidance(ctx, c);
       break;
     case 'expireCheckpoint':
       decideExpireCheckpoint(ctx, c);

@@ -10,6 +10,7 @@ import type {
   BlockKind,
   CheckpointState,
   CheckpointVote,
+  FeedbackEntry,
   Layout,
   Telemetry,
 } from './model.ts';
@@ -305,7 +306,14 @@ export interface TaskSkippedEvent extends EventBase {
 }
 
 /** Every event of a run's ledger, discriminated on `type`. */
+/** Reviewers' words recorded for a step's next attempt (request changes, approval, guidance). */
+export interface FeedbackRecordedEvent extends EventBase {
+  type: 'feedbackRecorded';
+  entry: FeedbackEntry;
+}
+
 export type RunEvent =
+  | FeedbackRecordedEvent
   | RunStartedEvent
   | StepQueuedEvent
   | StepStartedEvent

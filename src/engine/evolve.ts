@@ -105,6 +105,9 @@ function freshVisit(step: StepState): StepState {
     telemetry: step.telemetry,
   };
   if (step.triggerAttempt !== undefined) kept.triggerAttempt = step.triggerAttempt;
+  // Kept so feedback can resume the agent's own session on the next visit.
+  const session = step.sessionId ?? step.previousSessionId;
+  if (session !== undefined) kept.previousSessionId = session;
   return kept;
 }
 
@@ -288,6 +291,8 @@ function apply(state: RunState, e: Exclude<RunEvent, { type: 'runStarted' }>): R
       return { ...state, pabcd: foldMove(pabcdOf(state), { ...e.move, at: e.at }) };
     case 'phaseStopBlocked':
       return { ...state, pabcd: foldStopBlock(pabcdOf(state), e.at) };
+    case 'feedbackRecorded':
+      return { ...state, feedback: [...(state.feedback ?? []), e.entry] };
     case 'tasksPlanned':
     case 'taskQueued':
     case 'taskStarted':

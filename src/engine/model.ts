@@ -73,6 +73,8 @@ export interface StepState {
   gatePassed?: boolean;
   /** Highest trigger sub-agent attempt used by this step (only grows, like `attempt`). */
   triggerAttempt?: number;
+  /** The engine session of the step's last earlier visit: resumed when feedback sends it back. */
+  previousSessionId?: string;
   /** A `tasks` step's tasks, once its task list was read in this visit. */
   tasks?: TaskState[];
 }
@@ -85,8 +87,31 @@ export interface CheckpointVote {
   at: string;
 }
 
-/** An answer a human can give to a checkpoint. */
+/**
+ * An answer a human can give to a checkpoint. `loop` is "Request changes": the step (or its
+ * `loop.backTo`) runs again with the reason (the name stays `loop` for ledgers already written).
+ */
 export type CheckpointAnswer = 'approve' | 'reject' | 'loop';
+
+/** Request changes per step when its workflow declares no `loop.max`. */
+export const DEFAULT_CHANGES_MAX = 3;
+
+/** What kind of human words a feedback entry holds. */
+export type FeedbackKind = 'changes' | 'approval' | 'guidance';
+
+/** Human words for a step's next attempt (who, when, what), recorded in the ledger. */
+export interface FeedbackEntry {
+  /** The step whose next attempt receives it. */
+  stepId: string;
+  /** The first attempt of that step that receives it (later attempts see it too). */
+  forAttempt: number;
+  kind: FeedbackKind;
+  by: Actor;
+  at: string;
+  text: string;
+  /** The checkpoint the words answered, for request-changes and approval reasons. */
+  checkpointId?: string;
+}
 
 /** Why a checkpoint was opened. `pause` is reserved for layouts that model a pause as a gate. */
 export type CheckpointKind = 'before' | 'after' | 'directive' | 'loop-limit' | 'pause';
@@ -178,6 +203,13 @@ export interface RunState {
   outcome?: { reason: string; by?: Actor };
   /** The PABCD phase, flags and moves (codexclaw-layout runs only). */
   pabcd?: PabcdState;
+  /** Reviewers' words for later attempts, oldest first (absent until the first one). */
+  feedback?: FeedbackEntry[];
+}
+
+/** The feedback an attempt of a step receives, oldest first. */
+export function feedbackFor(state: RunState, stepId: string, attempt: number): FeedbackEntry[] {
+  return (state.feedback ?? []).filter((f) => f.stepId === stepId && f.forAttempt <= attempt);
 }
 
 /** True for statuses a run never leaves. */

@@ -63,11 +63,11 @@ describe('administering from the chat', () => {
     );
   });
 
-  it('takes loop and its alias changes as checkpoint answers', async () => {
+  it('takes changes and its alias loop as checkpoint answers', async () => {
     for (const verb of ['loop', 'changes']) {
       expect(await ask(BOB, `/${verb} needs tests`)).toBe('No open checkpoint here.');
     }
-    expect(await ask(ALICE, '/changes')).toBe('You are not allowed to use loop here.');
+    expect(await ask(ALICE, '/changes')).toBe('You are not allowed to use changes here.');
   });
 
   it('logs typos and refused input at info, one line without a stack', async () => {

@@ -68,11 +68,11 @@ describe('checkpoint message', () => {
       'Policy: needs 2 approvals, not from the requester; expires in 2 h, then rejected',
     );
     expect(text).toMatch(/Expires: \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
-    expect(m.buttons?.map((b) => b.label)).toEqual(['Approve', 'Reject', 'Loop back']);
+    expect(m.buttons?.map((b) => b.label)).toEqual(['Approve', 'Request changes', 'Reject']);
     for (const b of m.buttons ?? []) expect(Buffer.byteLength(b.id)).toBeLessThanOrEqual(64);
   });
 
-  it('offers Loop back only when the checkpoint allows it', () => {
+  it('offers Request changes only when the checkpoint allows it', () => {
     expect(checkpointButtons('t'.repeat(22), ['approve', 'reject']).map((b) => b.label)).toEqual([
       'Approve',
       'Reject',
@@ -84,8 +84,8 @@ describe('checkpoint message', () => {
     const ids = checkpointButtons(token, ['approve', 'reject', 'loop']).map((b) => b.id);
     expect(ids.map(parseButtonId)).toEqual([
       { token, answer: 'approve' },
-      { token, answer: 'reject' },
       { token, answer: 'loop' },
+      { token, answer: 'reject' },
     ]);
     for (const bad of ['', token, `${token}.x`, `short.a`, `${token}.a.a`, `../${token}.a`]) {
       expect(parseButtonId(bad), bad).toBeUndefined();
@@ -154,6 +154,6 @@ steps:
       'Policy: needs 1 approval; expires in 30 min, then kept open for a human',
     );
     expect(text).not.toContain('Expires:');
-    expect(m.buttons?.map((b) => b.label)).toEqual(['Approve', 'Reject']);
+    expect(m.buttons?.map((b) => b.label)).toEqual(['Approve', 'Request changes', 'Reject']);
   });
 });

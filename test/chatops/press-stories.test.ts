@@ -39,7 +39,11 @@ describe('checkpoint presses', () => {
     const state = await w.b.orchestrator.getRun(runId);
     expect(state.status).toBe('awaiting');
     expect(state.checkpoint!.votes).toEqual([]);
-    expect(buttonsOf(w.fake.message(TEAM.id, plan.message_id))).toEqual(['Approve', 'Reject']);
+    expect(buttonsOf(w.fake.message(TEAM.id, plan.message_id))).toEqual([
+      'Approve',
+      'Request changes',
+      'Reject',
+    ]);
     const refused = await w.b.repos.audit.listRecent({ action: 'button', outcome: 'refused' });
     expect(refused.map((e) => e.actor).sort()).toEqual([
       `telegram:${ALICE.id}`,
@@ -93,7 +97,11 @@ steps:
         ),
       'the vote to show',
     );
-    expect(buttonsOf(w.fake.message(TEAM.id, cp.message_id))).toEqual(['Approve', 'Reject']);
+    expect(buttonsOf(w.fake.message(TEAM.id, cp.message_id))).toEqual([
+      'Approve',
+      'Request changes',
+      'Reject',
+    ]);
     expect(await w.answerTo(w.press(BOB, cp, 'Approve'))).toBe(
       '@bob already voted on checkpoint build:1',
     );
@@ -159,6 +167,6 @@ steps:
     );
     // The review checkpoint of the same run reaches the chat from the new bridge.
     const review = await w.message(/Checkpoint review:1/);
-    expect(buttonsOf(review)).toEqual(['Approve', 'Reject', 'Loop back']);
+    expect(buttonsOf(review)).toEqual(['Approve', 'Request changes', 'Reject']);
   });
 });

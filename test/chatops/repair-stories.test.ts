@@ -61,6 +61,11 @@ describe('repair in chat', () => {
     expect(done).toContain('Step plan was in flight in the kept lines: it runs again.');
     const again = await w.runState(runId, (s) => s.status === 'awaiting', 'plan to run again');
     expect(again.steps[0]).toMatchObject({ status: 'completed', attempt: 2 });
+    // plan's second answer is posted once it ran again; it comes before the next ask's answer.
+    await until(
+      () => w.fake.botMessages(TEAM.id).some((m) => /💬 plan \(attempt 2\)/.test(m.text ?? '')),
+      "plan's second answer",
+    );
     expect(await ask(CAROL, `/repair ${runId}`)).toMatch(/^run \S+: nothing to repair/);
     const audit = await w.b.repos.audit.listRecent({ action: 'command:repair' });
     expect(audit.map((a) => a.outcome).sort()).toEqual([

@@ -34,7 +34,7 @@ describe('a run driven from a chat', () => {
     expect(plan.text).toContain('Policy: needs 1 approval');
     expect(plan.text).toMatch(/Logs: .*plan/);
     expect(plan.text).toContain('Last output of plan:');
-    expect(keyboard(plan)).toEqual(['Approve', 'Reject']);
+    expect(keyboard(plan)).toEqual(['Approve', 'Request changes', 'Reject']);
     // The status message was edited (not re-sent) to show the plan done and the wait.
     await until(
       () =>
@@ -56,7 +56,7 @@ describe('a run driven from a chat', () => {
     );
 
     const review = await w.message(/Checkpoint review:1/);
-    expect(keyboard(review)).toEqual(['Approve', 'Reject', 'Loop back']);
+    expect(keyboard(review)).toEqual(['Approve', 'Request changes', 'Reject']);
     expect(await w.answerTo(w.press(BOB, review, 'Approve'))).toMatch(/^Approved/);
     await w.message(/^🏁 Run \S+ Completed/);
     expect(w.messages(STATUS)).toHaveLength(1);

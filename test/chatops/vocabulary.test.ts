@@ -19,7 +19,7 @@ const SAMPLES: Readonly<Record<Verb, string>> = {
   runs: '',
   approve: `${RUN} looks good`,
   reject: `${RUN} wrong plan`,
-  loop: `${RUN} needs tests`,
+  changes: `${RUN} needs tests`,
   cancel: RUN,
   resume: RUN,
   skip: RUN,

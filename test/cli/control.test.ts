@@ -31,7 +31,7 @@ steps:
       when: after
 `;
 
-describe('moving a run by hand: retry, skip, loop, revert, cancel', () => {
+describe('moving a run by hand: retry, skip, changes, revert, cancel', () => {
   it('says why a run is blocked and what to type, and each command moves it on', {
     timeout: MANY_STEPS_TIMEOUT_MS,
   }, () => {
@@ -56,10 +56,16 @@ describe('moving a run by hand: retry, skip, loop, revert, cancel', () => {
     expect(skip.out).toContain('fetch: skipped (data is cached)');
     expect(skip.out).toContain('report: completed');
     expect(skip.out).toContain('awaiting approval of report');
-    expect(skip.out).toContain(`  phasebridge loop ${runId} [--reason TEXT]`);
+    expect(skip.out).toContain(`  phasebridge changes ${runId} --reason TEXT`);
 
+    const bare = cli('changes', runId!);
+    expect(bare.code).not.toBe(0);
+    expect(bare.err).toContain("required option '--reason <text>' not specified");
+
+    // `loop` is the old name of `changes`.
     const loop = cli('loop', runId!, '--reason', 'redo it');
     expect(loop.code).toBe(1);
+    expect(loop.out).toMatch(/setup: changes requested by cli:\S+ for attempt 2: redo it/);
     expect(loop.out).toContain('report: looping back to setup (loop 1): redo it');
     expect(loop.out).toMatch(/setup: running \(attempt 2\)/);
     expect(loop.out).toMatch(/fetch: failed \(attempt 3\)/);
@@ -84,6 +90,10 @@ describe('moving a run by hand: retry, skip, loop, revert, cancel', () => {
 
     const status = cli('status', runId!);
     expect(status.out).toMatch(/status {4}cancelled: cancelled by cli:\S+: enough/);
+    // Every reviewer's reason, with its author, for the attempt it went to.
+    expect(status.out).toMatch(
+      /feedback from reviewers \(oldest first\)\n {2}setup attempt 2: changes requested by cli:\S+, .+ at report:1: redo it/,
+    );
     expect(status.out).toMatch(/fetch\s+demo\s+failed\s+4/);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The chat verbs' CLI twins through the real `phasebridge` binary: runs, workflows, whoami,
- * bindings, unbind, access, pair and `changes`; refs refused with the expected form; a run of an
+ * bindings, unbind, access, pair and `changes` (alias `loop`); refs refused with the expected form; a run of an
  * unknown workflow creates nothing.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -64,6 +64,6 @@ describe('the chat vocabulary in the CLI', () => {
     expect(cli('runs').code).toBe(0);
     expect(cli('workflows', '--workspace', ws).out).toMatch(/^Workflows:\n(• .*\n)*• demo — /);
     expect(cli('pair').out).toMatch(/^Pairing code: [A-Z2-9]{10} \(valid 10 minutes, once\)\./);
-    expect(cli('changes', '--help').out).toContain('Usage: phasebridge loop|changes');
+    expect(cli('changes', '--help').out).toContain('Usage: phasebridge changes|loop');
   });
 });

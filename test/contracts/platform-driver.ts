@@ -64,6 +64,11 @@ export interface PlatformDriver {
   answerTo(press: Press): Promise<string>;
   /** The presser answers the reason prompt their press opened (reply, modal or inline prompt). */
   replyReason(press: Press, text: string): Promise<void>;
+  /**
+   * `who` replies to one of the bot's messages (guidance for its run); absent where the adapter
+   * does not receive replies to its messages (Slack and Discord: see docs/feedback.md).
+   */
+  replyTo?(who: Persona, message: SeenMessage, text: string): Promise<void>;
   /** Stops the fake. */
   close(): Promise<void>;
 }

@@ -113,8 +113,8 @@ describe('Discord gateway', () => {
     await w.settles(d, plan, (m) => /Approved by Bob at/.test(m.text), 'the decision');
     expect((await w.message(d, /Checkpoint review:1/)).buttons).toEqual([
       'Approve',
+      'Request changes',
       'Reject',
-      'Loop back',
     ]);
   });
 });

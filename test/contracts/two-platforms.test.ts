@@ -27,7 +27,7 @@ async function checkpointOnBoth(runId?: string): Promise<Map<PlatformDriver, See
   const copies = new Map<PlatformDriver, SeenMessage>();
   for (const d of [slack, telegram]) {
     const cp = await w.message(d, /Checkpoint plan:1/);
-    expect(cp.buttons).toEqual(['Approve', 'Reject']);
+    expect(cp.buttons).toEqual(['Approve', 'Request changes', 'Reject']);
     if (runId !== undefined) expect(runIdOf(cp)).toBe(runId);
     copies.set(d, cp);
   }

@@ -136,6 +136,7 @@ const COLUMNS: Columns = {
     user_id: true,
     run_id: true,
     checkpoint_id: true,
+    answer: true,
     asked_at: true,
     expires_at: true,
   },

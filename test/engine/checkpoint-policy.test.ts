@@ -25,15 +25,30 @@ function cp(extra: Partial<CheckpointState> = {}): CheckpointState {
 }
 
 describe('checkpoint policy', () => {
-  it('offers loop only after a step ran, when it declares a loop with room left', () => {
-    expect(checkpointAnswers('after', STEP, 1)).toEqual(['approve', 'reject', 'loop']);
-    expect(checkpointAnswers('directive', STEP, 2)).toEqual(['approve', 'reject']);
-    expect(checkpointAnswers('before', STEP, 0)).toEqual(['approve', 'reject']);
-    expect(checkpointAnswers('loop-limit', STEP, 0)).toEqual(['approve', 'reject']);
-    expect(checkpointAnswers('after', { ...STEP, loop: undefined }, 0)).toEqual([
+  it('offers Request changes after a step ran, at a before gate with an earlier step, unless turned off', () => {
+    const all = ['approve', 'reject', 'loop'];
+    expect(checkpointAnswers('after', STEP, true)).toEqual(all);
+    expect(checkpointAnswers('directive', STEP, true)).toEqual(all);
+    expect(checkpointAnswers('after', { ...STEP, loop: undefined }, true)).toEqual(all);
+    expect(checkpointAnswers('before', STEP, true)).toEqual(all);
+    expect(checkpointAnswers('before', STEP, false)).toEqual(['approve', 'reject']);
+    expect(checkpointAnswers('loop-limit', STEP, true)).toEqual(['approve', 'reject']);
+    expect(checkpointAnswers('after', STEP, true, true)).toEqual(all);
+    expect(checkpointAnswers('after', { ...STEP, loop: undefined }, true, true)).toEqual([
       'approve',
       'reject',
     ]);
+    const off = {
+      ...STEP,
+      checkpoint: {
+        when: 'after' as const,
+        approvals: 1,
+        fourEyes: false,
+        onExpiry: 'keep' as const,
+        requestChanges: false,
+      },
+    };
+    expect(checkpointAnswers('after', off, true)).toEqual(['approve', 'reject']);
   });
 
   it('defaults to one approver, no four-eyes, no expiry', () => {

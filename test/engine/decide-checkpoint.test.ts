@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SYSTEM_ACTOR } from '../../src/engine/model.ts';
+import { feedbackFor, SYSTEM_ACTOR } from '../../src/engine/model.ts';
 import { DEMO_WORKFLOW } from '../../src/engine/workflow/builtin.ts';
 import { ALICE, BOB, CAROL, Harness, RUN_ID, wf } from './harness.ts';
 
@@ -46,7 +46,24 @@ describe('answerCheckpoint', () => {
       actor: CAROL,
       reason: 'lgtm',
     });
-    expect(second.types).toEqual(['checkpointVoted', 'checkpointResolved', 'checkpointOpened']);
+    expect(second.types).toEqual([
+      'checkpointVoted',
+      'checkpointResolved',
+      'feedbackRecorded',
+      'checkpointOpened',
+    ]);
+    // The approval's reason is feedback for the step that runs next.
+    expect(h.run.feedback).toEqual([
+      {
+        stepId: h.run.steps[h.run.cursor]!.id,
+        forAttempt: h.run.steps[h.run.cursor]!.attempt + 1,
+        kind: 'approval',
+        by: CAROL,
+        at: '2026-11-29T14:30:06.000Z',
+        text: 'lgtm',
+        checkpointId: 'review:1',
+      },
+    ]);
     const resolved = h.run.checkpoints[0]!;
     expect(resolved.decision).toEqual({
       answer: 'approve',
@@ -88,24 +105,47 @@ describe('answerCheckpoint', () => {
     expect(h.run.outcome).toEqual({ reason: 'rejected by Alice: wrong approach', by: ALICE });
   });
 
-  it('loop goes back when the step allows it, and is refused once the counter is at max', () => {
+  it('request changes needs a reason, goes back with it as feedback, and is refused at the max', () => {
     const h = atReview();
-    const { types } = h.ok({
-      type: 'answerCheckpoint',
-      answer: 'loop',
-      actor: BOB,
-      reason: 'needs tests',
+    expect(h.rejected({ type: 'requestChanges', actor: BOB, reason: '  ' })).toEqual({
+      code: 'INVALID_INPUT',
+      message: 'a change request needs a reason: say what to change at review:1',
     });
-    expect(types).toEqual(['checkpointVoted', 'checkpointResolved', 'loopedBack', 'stepQueued']);
+    expect(h.rejected({ type: 'answerCheckpoint', answer: 'loop', actor: BOB }).code).toBe(
+      'INVALID_INPUT',
+    );
+    const { types } = h.ok({ type: 'requestChanges', actor: BOB, reason: 'needs tests' });
+    expect(types).toEqual([
+      'checkpointVoted',
+      'checkpointResolved',
+      'feedbackRecorded',
+      'loopedBack',
+      'stepQueued',
+    ]);
     expect(h.run.loopCounters).toEqual({ review: 1 });
     expect(h.current).toBe('build');
+    const build = h.run.steps.find((s) => s.id === 'build')!;
+    expect(h.run.feedback).toEqual([
+      {
+        stepId: 'build',
+        forAttempt: build.attempt,
+        kind: 'changes',
+        by: BOB,
+        at: expect.any(String),
+        text: 'needs tests',
+        checkpointId: 'review:1',
+      },
+    ]);
+    expect(feedbackFor(h.run, 'build', build.attempt).map((f) => f.text)).toEqual(['needs tests']);
     h.finish();
     h.finish();
     expect(h.run.checkpoint?.id).toBe('review:2');
-    expect(h.run.checkpoint?.answers).toEqual(['approve', 'reject']);
-    expect(h.rejected({ type: 'answerCheckpoint', answer: 'loop', actor: BOB }).message).toBe(
-      '"loop" is not an answer to checkpoint review:2 (allowed: approve, reject)',
+    // Still offered, so the refusal can say why: the step's loop max (1) is used up.
+    expect(h.run.checkpoint?.answers).toContain('loop');
+    expect(h.rejected({ type: 'requestChanges', actor: BOB, reason: 'once more' }).message).toBe(
+      'step review already went back 1 time, its limit (loop max 1): approve or reject checkpoint review:2',
     );
+    expect(h.run.feedback).toHaveLength(1);
   });
 
   it('a resolved checkpoint is never resolved again', () => {

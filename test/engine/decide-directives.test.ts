@@ -112,7 +112,7 @@ steps:
       stepId: 'plan',
       when: 'directive',
       reason: 'Review changes before continuing',
-      answers: ['approve', 'reject'],
+      answers: ['approve', 'reject', 'loop'],
       policy: { approvals: 1, fourEyes: false, onExpiry: 'keep' },
       votes: [],
     });

@@ -69,8 +69,11 @@ export function chatopsCommands(workflows: readonly string[] = []): SlashCommand
     cmd('phase', "A PABCD run's phase history: who moved it and why", runNeeded),
     cmd('runs', "This chat's recent runs"),
     cmd('approve', 'Approve the open checkpoint', RUN, reason),
+    cmd('changes', 'Request changes: the step runs again with your reason', RUN, {
+      ...reason,
+      required: true,
+    }),
     cmd('reject', 'Reject the open checkpoint', RUN, { ...reason, required: true }),
-    cmd('loop', "Answer the open checkpoint with 'loop back'", RUN, reason),
     cmd('cancel', 'Cancel a run', runNeeded, reason),
     cmd('resume', 'Resume a paused or interrupted run', runNeeded),
     cmd('skip', "Skip the run's current step", runNeeded, reason),

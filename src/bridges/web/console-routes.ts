@@ -228,6 +228,12 @@ async function dispatchPost(
     case '/api/reply': {
       const body = parseBody(replyBody, form);
       const prompt = ctx.prompts.find(body.ref, session.id);
+      if (!prompt && ctx.history.get(body.ref)) {
+        // A reply to a run's message (its status or checkpoint): guidance for the run.
+        ctx.echo(`› reply: ${body.text}`);
+        await ctx.emit(toReply(body.text, body.ref, eventKey('reply', body.key)));
+        return { status: 200 };
+      }
       if (!prompt) return { status: 404, error: 'This question is no longer open.' };
       ctx.echo(`› reason: ${body.text}`);
       await ctx.emit(toReply(body.text, prompt.ref, eventKey('reply', body.key)));

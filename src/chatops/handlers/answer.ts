@@ -1,5 +1,6 @@
 /**
- * `approve [run] [reason]`, `reject [run] <reason>` and `loop [run] [reason]` typed as commands. Without a run id they
+ * `approve [run] [reason]`, `reject [run] <reason>` and `changes [run] <reason>` (alias `loop`)
+ * typed as commands. Without a run id they
  * act on the chat's single open checkpoint; with several open, the chat is asked to name one.
  */
 import type { CheckpointState } from '../../engine/model.ts';
@@ -14,7 +15,7 @@ import {
   warningLines,
 } from './types.ts';
 
-type Answer = Extract<ParsedCommand, { verb: 'approve' | 'reject' | 'loop' }>;
+type Answer = Extract<ParsedCommand, { verb: 'approve' | 'reject' | 'changes' }>;
 
 /** Votes on the open checkpoint of the named run, or of the chat's only awaiting run. */
 export async function answerCommand(ctx: CommandContext, cmd: Answer): Promise<HandlerResult> {
@@ -22,16 +23,23 @@ export async function answerCommand(ctx: CommandContext, cmd: Answer): Promise<H
   if ('outcome' in target) return target;
   const { runId, checkpoint } = target;
   const answer = cmd.verb;
-  const result = await ctx.deps.orchestrator.command(runId, ctx.event.idempotencyKey, {
-    type: 'answerCheckpoint',
-    checkpointId: checkpoint.id,
-    answer,
-    actor: ctx.access.actor,
-    ...(cmd.reason !== undefined && { reason: cmd.reason }),
-  });
+  const base = { checkpointId: checkpoint.id, actor: ctx.access.actor };
+  const result = await ctx.deps.orchestrator.command(
+    runId,
+    ctx.event.idempotencyKey,
+    cmd.verb === 'changes'
+      ? { ...base, type: 'requestChanges', reason: cmd.reason }
+      : {
+          ...base,
+          type: 'answerCheckpoint',
+          answer: cmd.verb,
+          ...(cmd.reason !== undefined && { reason: cmd.reason }),
+        },
+  );
   if (!result.ok) {
     const why = result.rejection.message;
-    return { outcome: 'failed', target: runId, detail: why, reply: `Could not ${answer}: ${why}` };
+    const what = answer === 'changes' ? 'request changes' : answer;
+    return { outcome: 'failed', target: runId, detail: why, reply: `Could not ${what}: ${why}` };
   }
   const after = findCheckpoint(result.state, checkpoint.id) ?? checkpoint;
   const words = voteResultWords(after);

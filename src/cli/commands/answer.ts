@@ -4,7 +4,7 @@ import type { CliContext } from '../context.ts';
 import { driveRun } from '../drive.ts';
 import { acceptedState, cliKey } from '../orchestrator-context.ts';
 
-/** `approve`, `reject` and `loop`: answer a run's open checkpoint, then drive the run on. */
+/** `approve`, `reject` and `changes` (alias `loop`): answer a run's open checkpoint, then drive the run on. */
 export function registerAnswerCommands(program: Command, ctx: CliContext): void {
   program
     .command('approve')
@@ -25,13 +25,13 @@ export function registerAnswerCommands(program: Command, ctx: CliContext): void 
     .action(async (runId: string, opts: AnswerOptions) => answer(ctx, runId, 'reject', opts));
 
   program
-    .command('loop')
-    .alias('changes')
+    .command('changes')
+    .alias('loop')
     .description(
-      "answer the open checkpoint with 'loop back' (where the step offers it), then drive the run on",
+      "request changes at the run's open checkpoint: the step (or its loop.backTo) runs again with the reason, counted against its loop max (default 3); then drive the run on",
     )
     .argument('<run>', 'the run id')
-    .option('--reason <text>', 'what needs another pass')
+    .requiredOption('--reason <text>', 'what to change (the agent of the next attempt gets it)')
     .option('--checkpoint <id>', 'only if this is still the open checkpoint (e.g. review:1)')
     .option('--detach', 'only record the answer; `serve` or `worker` runs the next steps')
     .action(async (runId: string, opts: AnswerOptions) => answer(ctx, runId, 'loop', opts));
@@ -52,10 +52,14 @@ async function answer(
   await driveRun(ctx, { detach: opts.detach === true, runId }, async (orchestrator) =>
     acceptedState(
       await orchestrator.command(runId, cliKey(), {
-        type: 'answerCheckpoint',
+        ...(value === 'loop'
+          ? { type: 'requestChanges' as const, reason: opts.reason ?? '' }
+          : {
+              type: 'answerCheckpoint' as const,
+              answer: value,
+              ...(opts.reason === undefined ? {} : { reason: opts.reason }),
+            }),
         actor: { id: ctx.actor },
-        answer: value,
-        ...(opts.reason === undefined ? {} : { reason: opts.reason }),
         ...(opts.checkpoint === undefined ? {} : { checkpointId: opts.checkpoint }),
       }),
     ),

@@ -4,6 +4,7 @@ import type { RunIndexStatus } from '../../db/schema.ts';
 import { InvalidInputError } from '../../errors.ts';
 import type { CliContext } from '../context.ts';
 import { readRun } from '../read-run.ts';
+import { renderFeedback } from '../render/feedback-lines.ts';
 import { describeStanding } from '../render/standing.ts';
 import { renderRunsTable } from '../render/status-table.ts';
 import { renderCheckpoint, renderRunHeader, renderStepTable } from '../render/step-list.ts';
@@ -41,6 +42,8 @@ export function registerStatusCommand(program: Command, ctx: CliContext): void {
       }
       const lines = [...renderRunHeader(state), '', ...renderStepTable(state, new Date())];
       if (state.checkpoint) lines.push('', ...renderCheckpoint(state.checkpoint, state));
+      const feedback = renderFeedback(state);
+      if (feedback.length > 0) lines.push('', ...feedback);
       if (state.status !== 'active') lines.push('', ...describeStanding(state).lines);
       // Loaded here: only a run's status reads template.json.
       const { pendingEditLines } = await import('../render/pending-edit.ts');

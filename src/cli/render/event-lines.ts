@@ -97,6 +97,10 @@ export function eventLine(event: RunEvent, state: RunState): string | null {
     }
     case 'phaseStopBlocked':
       return `phase held: ${event.reason}`;
+    case 'feedbackRecorded': {
+      const f = event.entry;
+      return `${f.stepId}: ${FEEDBACK_WORDS[f.kind]} by ${who(f.by)} for attempt ${f.forAttempt}: ${f.text}`;
+    }
     case 'tasksPlanned':
       return `${event.stepId}: ${event.tasks.length} task(s) planned`;
     case 'taskQueued':
@@ -122,6 +126,12 @@ export function eventLine(event: RunEvent, state: RunState): string | null {
       return null;
   }
 }
+
+const FEEDBACK_WORDS = {
+  changes: 'changes requested',
+  approval: 'approval note',
+  guidance: 'guidance',
+} as const;
 
 function who(actor: Actor): string {
   return actor.name ?? actor.id;

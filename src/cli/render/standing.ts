@@ -32,7 +32,7 @@ export function describeStanding(state: RunState, opts: StandingOptions = {}): S
       const lines = [`awaiting approval ${approvalObject(cp)}${count}: ${cp.reason}`];
       lines.push(`  phasebridge approve ${id} [--reason TEXT]`);
       lines.push(`  phasebridge reject ${id} --reason TEXT`);
-      if (cp.answers.includes('loop')) lines.push(`  phasebridge loop ${id} [--reason TEXT]`);
+      if (cp.answers.includes('loop')) lines.push(`  phasebridge changes ${id} --reason TEXT`);
       if (cp.policy.fourEyes) lines.push(`  (four-eyes: ${state.startedBy.id} cannot approve)`);
       return { lines, exitCode: 0 };
     }

@@ -73,7 +73,7 @@ export function renderCheckpoint(cp: CheckpointState, state: RunState): string[]
   const lines = [
     `checkpoint ${cp.id} (${checkpointWhen(cp)})`,
     `  reason    ${cp.reason}`,
-    `  answers   ${cp.answers.join(', ')}`,
+    `  answers   ${cp.answers.map((a) => (a === 'loop' ? 'changes' : a)).join(', ')}`,
     `  policy    ${policy.join('; ')}`,
     `  opened    ${formatInstant(cp.openedAt)}`,
   ];

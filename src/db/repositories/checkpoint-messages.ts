@@ -87,6 +87,16 @@ export class CheckpointMessagesRepo {
     return toRecord(row);
   }
 
+  /** The run whose checkpoint message this is (a reply to it is guidance), or null. */
+  async runOfMessage(messageRef: string): Promise<string | null> {
+    const row = await this.#db
+      .selectFrom('checkpoint_messages')
+      .select('run_id')
+      .where('message_ref', '=', messageRef)
+      .executeTakeFirst();
+    return row?.run_id ?? null;
+  }
+
   /** Removes a copy that was never sent (its chat refused it), so a later retry posts it. */
   async removeUnsent(id: number): Promise<boolean> {
     const r = await this.#db

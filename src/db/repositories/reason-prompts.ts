@@ -1,4 +1,4 @@
-/** Rejects waiting for their reason: the prompt and its presser name the run and checkpoint. */
+/** Rejects and change requests waiting for their reason: the prompt and its presser name the run and checkpoint. */
 import type { Kysely } from 'kysely';
 import type { Database, Row } from '../schema.ts';
 import type { RepoOptions } from './support.ts';
@@ -11,6 +11,8 @@ export interface ReasonPromptRecord {
   userId: string;
   runId: string;
   checkpointId: string;
+  /** The answer the reason completes: 'reject', or 'loop' (Request changes). */
+  answer: 'reject' | 'loop';
   askedAt: number;
   expiresAt: number;
 }
@@ -31,6 +33,7 @@ export class ReasonPromptsRepo {
       user_id: p.userId,
       run_id: p.runId,
       checkpoint_id: p.checkpointId,
+      answer: p.answer,
       asked_at: p.askedAt,
       expires_at: p.expiresAt,
     };
@@ -79,6 +82,7 @@ function toRecord(row: Row<'reason_prompts'>): ReasonPromptRecord {
     userId: row.user_id,
     runId: row.run_id,
     checkpointId: row.checkpoint_id,
+    answer: row.answer === 'loop' ? 'loop' : 'reject',
     askedAt: row.asked_at,
     expiresAt: row.expires_at,
   };

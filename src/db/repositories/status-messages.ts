@@ -44,6 +44,16 @@ export class StatusMessagesRepo {
       .execute();
   }
 
+  /** The run whose status message this is (a reply to it is guidance), or null. */
+  async runOfMessage(messageRef: string): Promise<string | null> {
+    const row = await this.#db
+      .selectFrom('status_messages')
+      .select('run_id')
+      .where('message_ref', '=', messageRef)
+      .executeTakeFirst();
+    return row?.run_id ?? null;
+  }
+
   /** Forgets the run's status message in a chat (the next update posts a new one). */
   async delete(runId: string, chatRef: string): Promise<void> {
     await this.#db

@@ -113,6 +113,8 @@ export function holdAtGate(ctx: DecideContext, step: StepState): boolean {
 const HUMAN_COMMANDS = new Set<Command['type']>([
   'start',
   'answerCheckpoint',
+  'requestChanges',
+  'giveGuidance',
   'skip',
   'pause',
   'resume',

@@ -182,6 +182,7 @@ function step(s: StepFile, prompt: ResolvedPrompt): WorkflowStep {
       onExpiry: c.onExpiry ?? 'keep',
     };
     if (c.expiresIn !== undefined) cp.expiresInMs = ms(c.expiresIn);
+    if (c.requestChanges === false) cp.requestChanges = false;
     out.checkpoint = cp;
   }
   if (s.loop) out.loop = { backTo: s.loop.backTo, max: s.loop.max };

@@ -32,6 +32,8 @@ export const checkpointFileSchema = z.strictObject({
   expiresIn: duration.optional(),
   /** Without it an expired checkpoint stays open ('keep'): nothing is decided in a human's name. */
   onExpiry: z.enum(['reject', 'approve', 'keep']).optional(),
+  /** false: no Request changes answer at this checkpoint (default: offered). */
+  requestChanges: z.boolean().optional(),
 });
 
 const tools = z.array(z.string().min(1)).min(1, 'must list at least one tool');

@@ -38,13 +38,18 @@ export interface StepCheckpoint {
   fourEyes: boolean;
   expiresInMs?: number;
   onExpiry: ExpiryAction;
+  /** False turns the Request changes answer off for this checkpoint (default: offered). */
+  requestChanges?: boolean;
 }
 
 /** A bounded loop back to an earlier step. */
 export interface StepLoop {
   /** Id of an earlier step. */
   backTo: string;
-  /** How many times this step may send the run back; counters never exceed it. */
+  /**
+   * How many times this step may send the run back (its loop directives and Request changes
+   * together, default 3 without a loop); counters never exceed it.
+   */
   max: number;
 }
 

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { InvalidInputError } from '../../errors.ts';
 import { makeDirs } from '../../fs-errors.ts';
+import { type FileChange, parseNumstat } from '../runner/git-changes.ts';
 import { git, gitProbe } from './run-git.ts';
 
 /** The git reference of a job (the `git` form of the payload's workspace). */
@@ -103,14 +104,15 @@ export class GitWorkFolders {
 
   /**
    * Commits everything the agent changed (except phasebridge's files and `exclude`), pushes the
-   * run branch, and returns the commit and the changed files (relative paths).
+   * run branch, and returns the commit and the changed files (relative paths, and with their
+   * added/removed line counts for the checkpoint message).
    */
   async commitAndPush(
     dir: string,
     ref: GitJobRef,
     message: string,
     exclude: readonly string[],
-  ): Promise<{ commit: string; changedFiles: string[] }> {
+  ): Promise<{ commit: string; changedFiles: string[]; fileChanges: FileChange[] }> {
     await git(dir, ['add', '--all', '--', '.']);
     // Back to the base for phasebridge's own files (an exclude pathspec fails on ignored paths).
     await git(dir, ['reset', '--quiet', ref.baseCommit, '--', ...NEVER_COMMITTED, ...exclude]);
@@ -123,8 +125,16 @@ export class GitWorkFolders {
       await git(dir, [...who, 'commit', '--quiet', '--no-verify', '-m', message]);
     }
     const commit = (await git(dir, ['rev-parse', 'HEAD'])).trim();
-    const changed = (await git(dir, ['diff', '--name-only', ref.baseCommit, commit])).trim();
+    const numstat = await git(dir, [
+      'diff',
+      '--numstat',
+      '--no-renames',
+      '-z',
+      ref.baseCommit,
+      commit,
+    ]);
     await git(dir, ['push', '--quiet', '--force', ref.repo, `${commit}:refs/heads/${ref.branch}`]);
-    return { commit, changedFiles: changed === '' ? [] : changed.split('\n') };
+    const fileChanges = parseNumstat(numstat);
+    return { commit, changedFiles: fileChanges.map((f) => f.path), fileChanges };
   }
 }

@@ -5,7 +5,7 @@
  * the workspace reference); `EffectRunner` does the I/O.
  */
 import type { Effect, RunEvent } from '../../engine/events.ts';
-import { type RunState, taskQueueStepId } from '../../engine/model.ts';
+import { feedbackFor, type RunState, taskQueueStepId } from '../../engine/model.ts';
 import type { Log } from '../../log.ts';
 import { errorMessage } from '../queue/outcome.ts';
 import { type JobQueue, type JobSpec, jobIdOf } from '../queue/port.ts';
@@ -32,6 +32,35 @@ function addChain(state: RunState, stepId: string, payload: StepJobPayload): voi
   payload.chain = [...chain];
   const done = state.steps.find((s) => s.id === stepId)?.completedChains ?? [];
   if (done.length > 0) payload.chainsDone = [...done];
+}
+
+/**
+ * The feedback of the attempt, and the engine session to resume with it: only when some of it is
+ * new since the step's last attempt and that attempt's session was the engine's own (a job id
+ * stands in for engines that announce none; it cannot be resumed).
+ */
+function addFeedback(
+  state: RunState,
+  stepId: string,
+  attempt: number,
+  payload: StepJobPayload,
+): void {
+  const entries = feedbackFor(state, stepId, attempt);
+  if (entries.length === 0) return;
+  payload.feedback = entries.map((f) => ({
+    kind: f.kind,
+    by: f.by.name ?? f.by.id,
+    byId: f.by.id,
+    at: f.at,
+    text: f.text,
+    fresh: f.forAttempt === attempt,
+  }));
+  const step = state.steps.find((s) => s.id === stepId);
+  const session = step?.sessionId ?? step?.previousSessionId;
+  const fresh = entries.some((f) => f.forAttempt === attempt);
+  if (fresh && session !== undefined && !session.startsWith(`${state.id}:`)) {
+    payload.resumeSession = session;
+  }
 }
 
 /** What the bridge resolved for a job before it is queued (see job-prep.ts). */
@@ -83,6 +112,7 @@ export function jobOfEffect(
   // The step's declared posture travels with the job; the worker merges it with the agent's.
   const permissions = state.workflow.steps.find((s) => s.id === effect.stepId)?.permissions;
   if (!trigger && permissions !== undefined) payload.permissions = structuredClone(permissions);
+  if (!trigger) addFeedback(state, effect.stepId, effect.attempt, payload);
   return {
     spec: {
       runId: effect.runId,

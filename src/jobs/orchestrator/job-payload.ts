@@ -16,6 +16,7 @@ import { directiveSchema } from '../../engine/directive.ts';
 import type { Telemetry } from '../../engine/model.ts';
 import { POSTURES } from '../../engine/workflow/types.ts';
 import { InvalidInputError } from '../../errors.ts';
+import type { StepChanges } from '../runner/git-changes.ts';
 
 /** Suffix of a trigger job's queue step id. */
 export const TRIGGER_SUFFIX = '+trigger';
@@ -45,6 +46,22 @@ export function parseQueueStepId(queueStepId: string): {
 }
 
 const layoutSchema = z.enum(['native', 'codemachine', 'codexclaw', 'flow', 'coordinator']);
+
+/** One reviewer's words for the attempt (see FeedbackEntry in the engine's model). */
+export const feedbackItemSchema = z.object({
+  kind: z.enum(['changes', 'approval', 'guidance']),
+  /** Who: the actor's name, else its id. */
+  by: z.string().min(1),
+  /** The actor's immutable id (`telegram:42`, `cli:alice`). */
+  byId: z.string().min(1),
+  at: z.string().min(1),
+  text: z.string(),
+  /** True when given since the step's previous attempt (what a resumed session is told). */
+  fresh: z.boolean(),
+});
+
+/** One feedback item of a job payload. */
+export type FeedbackItem = z.infer<typeof feedbackItemSchema>;
 
 /** Longest base64 `data` of a `log` report (a 64 KiB chunk). */
 const LOG_CHUNK_BASE64_MAX = Math.ceil((64 * 1024) / 3) * 4;
@@ -136,6 +153,10 @@ export const stepJobPayloadSchema = z.object({
   fullAllowed: z.boolean().optional(),
   /** Labels the worker must carry (the step's `runsOn`). */
   runsOn: z.array(z.string().min(1)).optional(),
+  /** Reviewers' feedback for this attempt, oldest first. */
+  feedback: z.array(feedbackItemSchema).optional(),
+  /** The engine session of the step's previous attempt, resumed with the fresh feedback. */
+  resumeSession: z.string().min(1).optional(),
 });
 
 /** A step, trigger or task job's payload. */
@@ -190,6 +211,19 @@ export const stepJobResultSchema = z.object({
   logFile: z.string(),
   /** Files the agent changed (paths relative to the workspace; git mode and git workspaces). */
   changedFiles: z.array(z.string()).optional(),
+  /** Git mode: what the step changed since its base commit, with line counts (checkpoint message). */
+  changes: z
+    .object({
+      base: z.string().min(1),
+      files: z.array(
+        z.object({
+          path: z.string().min(1),
+          added: z.number().int().nonnegative().nullable(),
+          removed: z.number().int().nonnegative().nullable(),
+        }),
+      ),
+    })
+    .optional(),
   /** Git mode: the commit pushed to the run branch (the next step's base). */
   commit: z
     .string()
@@ -218,6 +252,7 @@ export interface StepJobResult {
   completedChains?: number[];
   logFile: string;
   changedFiles?: string[];
+  changes?: StepChanges;
   commit?: string;
   worker?: string;
 }

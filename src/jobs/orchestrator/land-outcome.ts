@@ -1,22 +1,45 @@
 /**
  * What the bridge does with a git-mode job's result before the engine sees it: fetch the commit
  * the worker pushed and move the bridge's run branch to it (the next step's base). A commit that cannot be fetched turns
- * the outcome into a failure: the step's work must never be dropped silently.
+ * the outcome into a failure: the step's work must never be dropped silently. The files the
+ * worker reports as changed are written beside the step's log, as a shared-mode worker does, for
+ * the checkpoint message.
  */
 
 import type { Log } from '../../log.ts';
 import { landCommit } from '../git/bridge-git.ts';
 import { gitProbe, runBranch } from '../git/run-git.ts';
 import { errorMessage } from '../queue/outcome.ts';
-import type { JobOutcome } from '../queue/port.ts';
-import { parseStepJobResult } from './job-payload.ts';
+import type { JobOutcome, JobSpec } from '../queue/port.ts';
+import { changesFilePath, writeChangesFile } from '../runner/git-changes.ts';
+import { parseQueueStepId, parseStepJobResult, type StepJobResult } from './job-payload.ts';
+import { stepLogPath } from './run-files.ts';
+
+/** Writes a step's reported changes beside its log on the bridge (best effort: a listing only). */
+function recordReportedChanges(
+  workspace: string,
+  job: Pick<JobSpec, 'runId' | 'stepId' | 'attempt'>,
+  result: StepJobResult,
+  log?: Log,
+): void {
+  const { stepId, kind } = parseQueueStepId(job.stepId);
+  if (result.changes === undefined || kind !== 'step') return;
+  const logFile = stepLogPath(workspace, job.runId, stepId, job.attempt, kind);
+  try {
+    writeChangesFile(workspace, changesFilePath(logFile, stepId, job.attempt), result.changes);
+  } catch (err) {
+    log?.warn({ runId: job.runId, err: errorMessage(err) }, 'writing the changed files failed');
+  }
+}
 
 /** The outcome to apply: unchanged, or a failure when the pushed commit could not be landed. */
 export async function landOutcome(
   workspace: string,
-  runId: string,
+  job: Pick<JobSpec, 'runId' | 'stepId' | 'attempt'>,
   outcome: JobOutcome,
+  log?: Log,
 ): Promise<JobOutcome> {
+  const runId = job.runId;
   if (!outcome.ok) return outcome;
   const result = parseStepJobResult(outcome.result);
   if (result?.commit === undefined) return outcome;
@@ -27,6 +50,7 @@ export async function landOutcome(
   } catch (err) {
     return { ok: false, error: `the step's commit could not be fetched: ${errorMessage(err)}` };
   }
+  recordReportedChanges(workspace, job, result, log);
   return outcome;
 }
 
@@ -35,7 +59,7 @@ export async function landOutcome(
  * commit) are landed once the run's shipped log chunks are written; others pass as they are.
  */
 export async function landJobOutcome(
-  runId: string,
+  job: Pick<JobSpec, 'runId' | 'stepId' | 'attempt'>,
   outcome: JobOutcome,
   deps: {
     workspaceOf(runId: string): Promise<string>;
@@ -43,10 +67,11 @@ export async function landJobOutcome(
     log: Log;
   },
 ): Promise<JobOutcome> {
+  const runId = job.runId;
   if (!outcome.ok || typeof outcome.result.commit !== 'string') return outcome;
   await deps.logsSettled(runId);
   try {
-    return await landOutcome(await deps.workspaceOf(runId), runId, outcome);
+    return await landOutcome(await deps.workspaceOf(runId), job, outcome, deps.log);
   } catch (err) {
     deps.log.warn({ runId, err: errorMessage(err) }, 'landing a commit failed');
     return outcome;

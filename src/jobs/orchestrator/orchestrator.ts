@@ -367,7 +367,7 @@ export class Orchestrator {
   #onOutcome(id: string, job: JobSpec, outcome: JobOutcome): void {
     const ref = refOf(id, job);
     const land = { workspaceOf: this.#workspaceOf, logsSettled: this.#logsSettled, log: this.#log };
-    void landJobOutcome(job.runId, outcome, land).then((landed) =>
+    void landJobOutcome(job, outcome, land).then((landed) =>
       this.#signals.apply(job.runId, `${id} finished`, (s) => outcomeCommands(s, ref, landed)),
     );
   }

@@ -19,11 +19,13 @@ import { stepJobId, triggerJobId } from '../../engine/model.ts';
 import { InvalidInputError } from '../../errors.ts';
 import type { GitWorkFolders } from '../git/worker-git.ts';
 import type { Processor, ProgressReporter, QueuedJob } from '../queue/port.ts';
+import { gitHead, recordChanges } from '../runner/git-changes.ts';
 import { diffFileOf, snapshotTree, writeStepDiff } from '../runner/git-diff.ts';
 import { assertSupported, effectivePermissions } from '../runner/permissions.ts';
 import { runAgent } from '../runner/run-agent.ts';
 import type { AgentDefinition, AgentInvocation, AgentOutcome } from '../runner/types.ts';
 import { runChain } from './chain-runner.ts';
+import { chainWithFeedback, runWithFeedback, withFeedback } from './feedback-run.ts';
 import { definitionOfJob } from './job-agent.ts';
 import {
   parseStepJobPayload,
@@ -248,6 +250,8 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
     // In a git workspace the bridge reads, what the step changed is saved beside its log (the
     // console's diff); a remote work folder's diff would not reach the bridge.
     const before = p.kind === 'step' && !where.remote ? await snapshotTree(where.dir) : null;
+    // And the changed-files list of the checkpoint message (git mode: the push reports it).
+    const base = before !== null ? await gitHead(where.dir) : null;
     try {
       const run = await runIn(
         job,
@@ -265,6 +269,8 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
     } finally {
       shipper?.stop();
     }
+    if (base !== null)
+      await recordChanges(where.dir, placement.logFile, p.stepId, job.attempt, base);
     if (before !== null) await writeStepDiff(where.dir, before, diffFileOf(placement.logFile));
     const result: StepJobResult = {
       ok: outcome.ok,
@@ -343,13 +349,19 @@ async function runIn(
     onProgress: (text) =>
       send(report, { kind: 'progress', text: text.slice(0, PROGRESS_MAX) }, onError),
   };
-  if (p.kind === 'step' && p.chain !== undefined) {
-    const chained = await runChain(agent, inv, p.chain, p.chainsDone ?? [], (index) =>
-      send(report, { kind: 'chain', index }, onError),
+  if (p.kind !== 'step') return { outcome: await runAgent(agent, inv) };
+  if (p.chain !== undefined) {
+    const fed = withFeedback(agent, inv, p);
+    const chained = await runChain(
+      fed.agent,
+      fed.inv,
+      chainWithFeedback(p),
+      p.chainsDone ?? [],
+      (index) => send(report, { kind: 'chain', index }, onError),
     );
     return { outcome: chained.outcome, completed: chained.completed };
   }
-  return { outcome: await runAgent(agent, inv) };
+  return { outcome: await runWithFeedback(agent, inv, p) };
 }
 
 /**
@@ -374,6 +386,9 @@ async function pushChanges(
     );
     result.commit = pushed.commit;
     result.changedFiles = pushed.changedFiles;
+    if (p.kind === 'step') {
+      result.changes = { base: p.workspace.baseCommit, files: pushed.fileChanges };
+    }
   } catch (err) {
     result.ok = false;
     result.failure = `the agent's changes could not be pushed: ${(err as Error).message}`;

@@ -41,7 +41,7 @@ describe('status of one run', () => {
     expect(cp).toEqual([
       'checkpoint plan:1 (after plan)',
       '  reason    step plan finished: approve to continue',
-      '  answers   approve, reject',
+      '  answers   approve, reject, changes',
       '  policy    1 approval needed; never expires',
       '  opened    2026-11-29 14:30:03Z',
     ]);

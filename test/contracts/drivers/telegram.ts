@@ -130,6 +130,16 @@ export class TelegramDriver implements PlatformDriver {
     });
   }
 
+  /** A Telegram reply to the bot's message. */
+  async replyTo(who: Persona, message: SeenMessage, text: string): Promise<void> {
+    this.fake.userReplies({
+      chatId: TEAM.id,
+      messageId: Number(message.id),
+      from: PEOPLE[who],
+      text,
+    });
+  }
+
   async close(): Promise<void> {
     await this.fake.close();
   }

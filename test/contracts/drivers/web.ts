@@ -148,6 +148,11 @@ export class WebDriver implements PlatformDriver {
     await this.#post('/api/reply', { ref: prompt.ref, text, key: randomUUID() });
   }
 
+  /** A console reply to one of its messages. */
+  async replyTo(_who: Persona, message: SeenMessage, text: string): Promise<void> {
+    await this.#post('/api/reply', { ref: message.id, text, key: randomUUID() });
+  }
+
   async close(): Promise<void> {
     this.#stream?.close();
   }

@@ -53,6 +53,7 @@ describe('ReasonPromptsRepo', () => {
     userId: '502',
     runId: 'r1',
     checkpointId: 'plan:1',
+    answer: 'reject' as const,
     askedAt: 1_000,
     expiresAt: 5_000,
   };

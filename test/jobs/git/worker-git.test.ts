@@ -42,6 +42,8 @@ describe('git work folders of a worker', () => {
     fs.writeFileSync(path.join(wd, 'done.txt'), 'done');
     const pushed = await folders.commitAndPush(wd, ref, 'step', []);
     expect(pushed.changedFiles).toEqual(['done.txt']); // never phasebridge's own files
+    // With line counts, for the checkpoint message (the bridge writes them beside the step's log).
+    expect(pushed.fileChanges).toEqual([{ path: 'done.txt', added: 1, removed: 0 }]);
     expect(rev(origin, ref.branch)).toBe(pushed.commit);
     await landCommit(ws, origin, ref.branch, pushed.commit);
     expect(rev(ws, ref.branch)).toBe(pushed.commit);

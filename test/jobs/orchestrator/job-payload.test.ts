@@ -28,6 +28,25 @@ describe('self-contained job payloads', () => {
     expect(() => parseStepJobPayload(old)).toThrow(/version 1 \(no version\)/);
   });
 
+  it("carries the reviewers' feedback and the session to resume, so a remote worker has them", () => {
+    const feedback = [
+      {
+        kind: 'changes',
+        by: 'Bob',
+        byId: 'cli:bob',
+        at: '2026-01-01T00:00:00Z',
+        text: 'add tests',
+        fresh: true,
+      },
+    ];
+    const p = parseStepJobPayload({ ...payload, feedback, resumeSession: 'sess-1' });
+    expect(p.feedback).toEqual(feedback);
+    expect(p.resumeSession).toBe('sess-1');
+    expect(() =>
+      parseStepJobPayload({ ...payload, feedback: [{ ...feedback[0], kind: 'praise' }] }),
+    ).toThrow(/bad job payload/);
+  });
+
   it('a git workspace reference must name a full commit and a run branch', () => {
     const git = { mode: 'git', path: '/ws', repo: '/r.git', branch: 'phasebridge/r1' };
     expect(() =>

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { describeWorker, WorkerWatch } from '../../../src/app/worker-watch.ts';
+import { readChangedFiles } from '../../../src/chatops/changed-files.ts';
 import { BridgeMetrics } from '../../../src/http/metrics.ts';
 import { createLogger } from '../../../src/log.ts';
 import { login, memoryLog, startConsole } from '../../bridges/web/support.ts';
@@ -106,6 +107,9 @@ if (availability.ok || inCi()) {
       const log = fs.readFileSync(await o.logPath(run.id, 'make'), 'utf8');
       expect(log).toContain(`cwd=${path.join(w.home, 'work', 'runs', run.id)}`);
       expect(log).toContain('agent done');
+      // What the worker's push reported is listed beside the bridge's log for the checkpoint message.
+      const changes = readChangedFiles(env.workspace, await o.logPath(run.id, 'make'), 'make', 1);
+      expect(changes?.files).toEqual([{ path: 'made.txt', added: 1, removed: 0 }]);
     });
 
     it('shared mode: a worker with an empty home runs the step in the mounted workspace path', {

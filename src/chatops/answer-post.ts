@@ -1,0 +1,92 @@
+/**
+ * Posts a step's final answer (see final-answer.ts) in the chats that follow the run, as its
+ * own message when the step's completion stops the run for a human (checkpoint, block, end): "💬 plan (attempt 1) — run …" and the agent's words. The
+ * adapters split a message at their platform's limit; an answer longer than ANSWER_MAX_CHARS goes
+ * as a file where the platform takes files, else it is cut with a pointer to the step log.
+ */
+import type { RichText, Urgency } from '../bridges/channel.ts';
+import { bold, plain, rich } from '../bridges/render-text.ts';
+import type { RunEvent } from '../engine/events.ts';
+import type { RunState } from '../engine/model.ts';
+import { type ChatOpsDeps, channelFor } from './context.ts';
+import { finalAnswer } from './final-answer.ts';
+
+/**
+ * Whether this update stops for a human (a checkpoint, a block, the end) and how urgent its
+ * answer is: queued as a decision ahead of the checkpoint it explains, else as a notice. Steps
+ * that pass straight on to the next one post nothing: a quick run would spend the chat's rate
+ * budget (Telegram: 20 messages a minute in a group) and starve its status message.
+ */
+function stopOf(events: readonly RunEvent[]): Urgency | null {
+  if (events.some((e) => e.type === 'checkpointOpened')) return 'decision';
+  const stops = ['runBlocked', 'runCompleted', 'runFailed', 'runCancelled'];
+  return events.some((e) => stops.includes(e.type)) ? 'notice' : null;
+}
+
+/** Longest answer posted as text; longer ones go as a file (or are cut). */
+export const ANSWER_MAX_CHARS = 3000;
+
+function heading(runId: string, stepId: string, attempt: number): RichText {
+  return rich(bold(`💬 ${stepId}`), plain(` (attempt ${attempt}) — run ${runId}`));
+}
+
+/** Posts the answers of the steps `events` completed; failures are logged, never thrown. */
+export async function postAnswers(
+  deps: ChatOpsDeps,
+  state: RunState,
+  events: readonly RunEvent[],
+  chats: readonly string[],
+): Promise<void> {
+  const urgency = stopOf(events);
+  if (urgency === null || chats.length === 0) return;
+  for (const e of events) {
+    if (e.type !== 'stepCompleted') continue;
+    try {
+      const logPath = await deps.orchestrator.logPath(state.id, e.stepId, e.attempt);
+      const answer = await finalAnswer(state.workspace, logPath, e.directive.reason);
+      if (answer === undefined) continue;
+      for (const chat of chats) {
+        await postOne(
+          deps,
+          chat,
+          { runId: state.id, stepId: e.stepId, attempt: e.attempt },
+          answer,
+          urgency,
+        );
+      }
+    } catch (err) {
+      deps.log.warn({ err, runId: state.id, step: e.stepId }, 'chatops: step answer not posted');
+    }
+  }
+}
+
+async function postOne(
+  deps: ChatOpsDeps,
+  chat: string,
+  at: { runId: string; stepId: string; attempt: number },
+  answer: string,
+  urgency: Urgency,
+): Promise<void> {
+  const channel = channelFor(deps, chat);
+  if (!channel) return;
+  const { stepId, attempt } = at;
+  const head = heading(at.runId, stepId, attempt);
+  const QUIET = { silent: true, urgency };
+  if (answer.length <= ANSWER_MAX_CHARS) {
+    await channel.send(chat, { text: rich(...head, plain(`\n${answer}`)), ...QUIET });
+    return;
+  }
+  if (channel.capabilities.files) {
+    await channel.sendFile(chat, {
+      name: `${stepId}-answer-${attempt}.md`,
+      data: new TextEncoder().encode(answer),
+      caption: rich(
+        ...head,
+        plain(`\nThe answer is long (${answer.length} characters): attached.`),
+      ),
+    });
+    return;
+  }
+  const cut = `${answer.slice(0, ANSWER_MAX_CHARS - 1)}…\n(cut: the full answer is in the step log)`;
+  await channel.send(chat, { text: rich(...head, plain(`\n${cut}`)), ...QUIET });
+}

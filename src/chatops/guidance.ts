@@ -1,0 +1,56 @@
+/**
+ * Replies as guidance: a reply to a run's status or checkpoint message (Telegram reply, console
+ * reply) by an operator or above is recorded in the run's ledger as guidance for its current
+ * step's next attempt and acknowledged ("Noted for build, attempt 2."). A viewer, or anyone
+ * without a role here, is refused and nothing is recorded. Replies to other messages are chatter
+ * and ignored.
+ */
+import type { Reply } from '../bridges/channel.ts';
+import { prose } from '../bridges/render-text.ts';
+import type { Role } from '../db/schema.ts';
+import { hasRole } from './authorize.ts';
+import { audit, type ChatOpsDeps, channelFor, resolveAccess } from './context.ts';
+
+/** The role a guidance reply needs. */
+export const GUIDANCE_ROLE: Role = 'operator';
+
+/** Handles a Reply that was not an answer to a reason prompt; true when it was guidance. */
+export async function handleGuidanceReply(deps: ChatOpsDeps, ev: Reply): Promise<boolean> {
+  const { repos } = deps;
+  const runId =
+    (await repos.statusMessages.runOfMessage(ev.replyToMessageRef)) ??
+    (await repos.checkpointMessages.runOfMessage(ev.replyToMessageRef));
+  if (runId === null || ev.text.trim() === '') return false;
+  const access = await resolveAccess(deps, ev.chatRef, ev.threadRef, ev.user);
+  const channel = channelFor(deps, ev.chatRef);
+  const say = (text: string) => channel?.send(ev.chatRef, { text: prose(text) });
+  const base = {
+    actor: access.actor,
+    action: 'reply:guidance',
+    chatRef: ev.chatRef,
+    key: ev.idempotencyKey,
+    target: runId,
+  };
+  if (access.binding === null || !hasRole(access.role, GUIDANCE_ROLE)) {
+    await audit(deps, { ...base, outcome: 'refused', detail: `role ${access.role ?? 'none'}` });
+    await say(
+      `${access.actor.name ?? 'You'}: only an operator or above can guide a run here; your reply was not passed on.`,
+    );
+    return true;
+  }
+  const result = await deps.orchestrator.command(runId, ev.idempotencyKey, {
+    type: 'giveGuidance',
+    text: ev.text,
+    actor: access.actor,
+  });
+  if (!result.ok) {
+    await audit(deps, { ...base, outcome: 'failed', detail: result.rejection.message });
+    await say(`Could not note your guidance: ${result.rejection.message}`);
+    return true;
+  }
+  const entry = result.state.feedback?.at(-1);
+  const where = entry ? `${entry.stepId}, attempt ${entry.forAttempt}` : runId;
+  await audit(deps, { ...base, outcome: 'allowed', detail: `guidance for ${where}` });
+  await say(`Noted for ${where}.`);
+  return true;
+}

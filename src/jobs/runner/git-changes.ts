@@ -1,0 +1,108 @@
+/**
+ * What a step changed in a git workspace: the commit when the step started, and after it the
+ * files that differ from it (`git diff --numstat <base>`: committed and uncommitted changes of
+ * tracked files) plus untracked new files. Written as `changes-<step>-<attempt>.json` beside the
+ * step's log, so the checkpoint message can list them. git runs with an argv array, never a
+ * shell; a workspace that is not a git repository (or no git binary) simply has no list.
+ */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { writeFileAtomic } from '../../engine/ledger/atomic-write.ts';
+import { confinedRoot } from './output-sink.ts';
+
+/** One changed file: lines added and removed (null for binary files). */
+export interface FileChange {
+  path: string;
+  added: number | null;
+  removed: number | null;
+}
+
+/** The stored changes of a step attempt. */
+export interface StepChanges {
+  /** The commit the step started from. */
+  base: string;
+  files: FileChange[];
+}
+
+/** Folders phasebridge and the layouts write; never the step's own changes. */
+const OWN = ['.phasebridge/', '.codemachine/', '.codexclaw/'];
+
+function git(cwd: string, args: string[]): Promise<string | null> {
+  return new Promise((resolve) => {
+    execFile(
+      'git',
+      args,
+      {
+        cwd,
+        timeout: 10_000,
+        maxBuffer: 4 * 1024 * 1024,
+        env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' },
+      },
+      (err, stdout) => resolve(err ? null : stdout),
+    );
+  });
+}
+
+/** The workspace's HEAD commit, or null when it is no git repository (or has no commit). */
+export async function gitHead(workspace: string): Promise<string | null> {
+  const out = await git(workspace, ['rev-parse', '--verify', '--quiet', 'HEAD']);
+  const head = out?.trim();
+  return head && /^[0-9a-f]{7,64}$/.test(head) ? head : null;
+}
+
+const count = (s: string): number | null => (s === '-' ? null : Number.parseInt(s, 10));
+
+/** The files of `git diff --numstat --no-renames -z` output. */
+export function parseNumstat(numstat: string): FileChange[] {
+  const files: FileChange[] = [];
+  for (const rec of numstat.split('\0')) {
+    const m = /^(\d+|-)\t(\d+|-)\t(.+)$/s.exec(rec);
+    if (m) files.push({ path: m[3]!, added: count(m[1]!), removed: count(m[2]!) });
+  }
+  return files;
+}
+
+/** The files that differ from `base` now, and untracked new ones; null when git fails. */
+export async function gitChanges(workspace: string, base: string): Promise<StepChanges | null> {
+  const numstat = await git(workspace, ['diff', '--numstat', '--no-renames', '-z', base, '--']);
+  const untracked = await git(workspace, ['ls-files', '--others', '--exclude-standard', '-z']);
+  if (numstat === null || untracked === null) return null;
+  const files = parseNumstat(numstat);
+  for (const p of untracked.split('\0')) {
+    if (p !== '') files.push({ path: p, added: null, removed: null });
+  }
+  return { base, files: files.filter((f) => !OWN.some((o) => f.path.startsWith(o))) };
+}
+
+/** Path of the changes file of an attempt: `<logdir>/changes-<step>-<attempt>.json`. */
+export function changesFilePath(logFile: string, stepId: string, attempt: number): string {
+  const step = stepId.replace(/[^A-Za-z0-9._-]/g, '_');
+  return path.join(path.dirname(logFile), `changes-${step}-${attempt}.json`);
+}
+
+/** Writes the changes file (inside the workspace). */
+export function writeChangesFile(workspace: string, file: string, changes: StepChanges): void {
+  writeFileAtomic(file, `${JSON.stringify(changes)}\n`, {
+    root: confinedRoot(workspace, file),
+    mkdirs: true,
+    mode: 0o600,
+  });
+}
+
+/** Writes what the step changed since `base` beside its log (best effort: a listing only). */
+export async function recordChanges(
+  workspace: string,
+  logFile: string,
+  stepId: string,
+  attempt: number,
+  base: string,
+): Promise<void> {
+  try {
+    const changes = await gitChanges(workspace, base);
+    if (changes !== null) {
+      writeChangesFile(workspace, changesFilePath(logFile, stepId, attempt), changes);
+    }
+  } catch {
+    // The checkpoint message then lists no files; the step's outcome does not depend on it.
+  }
+}

@@ -1,0 +1,74 @@
+/** Issue 12: Request changes at a before gate, opt-out per checkpoint, guidance as ledger facts. */
+import { describe, expect, it } from 'vitest';
+import { feedbackFor } from '../../src/engine/model.ts';
+import { BOB, CAROL, Harness, wf } from './harness.ts';
+
+const GATED_BUILD = wf(`
+id: gated-build
+steps:
+  - id: plan
+    agent: planner
+    prompt: plan it
+  - id: build
+    agent: coder
+    prompt: build it
+    checkpoint: { when: before }
+  - id: ship
+    agent: shipper
+    prompt: ship it
+    checkpoint: { when: after, requestChanges: false }
+`);
+
+describe('feedback', () => {
+  it('Request changes at a before gate sends the run back to the step before, with the reason', () => {
+    const h = new Harness();
+    h.start(GATED_BUILD);
+    h.finish();
+    expect(h.run.checkpoint).toMatchObject({ id: 'build:1', when: 'before' });
+    expect(h.run.checkpoint?.answers).toContain('loop');
+    h.ok({ type: 'requestChanges', actor: BOB, reason: 'the plan misses the migration' });
+    expect(h.current).toBe('plan');
+    expect(h.run.loopCounters).toEqual({ build: 1 });
+    const plan = h.step('plan');
+    expect(feedbackFor(h.run, 'plan', plan.attempt).map((f) => f.text)).toEqual([
+      'the plan misses the migration',
+    ]);
+    // The gate opens again once plan is done.
+    h.finish();
+    expect(h.run.checkpoint?.id).toBe('build:2');
+  });
+
+  it('an approval reason at a before gate is feedback for the gated step; a checkpoint can turn changes off', () => {
+    const h = new Harness();
+    h.start(GATED_BUILD);
+    h.finish();
+    h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB, reason: 'keep it small' });
+    expect(h.current).toBe('build');
+    const build = h.step('build');
+    expect(feedbackFor(h.run, 'build', build.attempt)).toMatchObject([
+      { kind: 'approval', by: BOB, text: 'keep it small', checkpointId: 'build:1' },
+    ]);
+    h.finish();
+    h.finish();
+    expect(h.run.checkpoint).toMatchObject({ id: 'ship:1', answers: ['approve', 'reject'] });
+    expect(h.rejected({ type: 'requestChanges', actor: BOB, reason: 'x' }).message).toBe(
+      '"loop" is not an answer to checkpoint ship:1 (allowed: approve, reject)',
+    );
+  });
+
+  it('guidance is recorded for the current step’s next attempt; blank guidance is refused', () => {
+    const h = new Harness();
+    h.start(GATED_BUILD);
+    expect(h.rejected({ type: 'giveGuidance', actor: CAROL, text: '   ' }).code).toBe(
+      'INVALID_INPUT',
+    );
+    const { types } = h.ok({ type: 'giveGuidance', actor: CAROL, text: 'mind the cache' });
+    expect(types).toEqual(['feedbackRecorded']);
+    expect(h.run.feedback).toMatchObject([
+      { stepId: 'plan', forAttempt: 2, kind: 'guidance', by: CAROL, text: 'mind the cache' },
+    ]);
+    // Not for the attempt that already runs; for the next one.
+    expect(feedbackFor(h.run, 'plan', 1)).toEqual([]);
+    expect(feedbackFor(h.run, 'plan', 2)).toHaveLength(1);
+  });
+});
