@@ -240,10 +240,10 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
   it('filters the audit log and exports it as CSV and JSON', async () => {
     await page.getByRole('link', { name: 'Audit', exact: true }).click();
     await page.waitForURL(/\/admin\/audit$/);
-    // The run page's Request changes went through the chat's command path: `command:loop`.
-    await page.getByLabel('Action').fill('command:loop');
+    // The run page's Request changes went through the chat's command path: `command:changes`.
+    await page.getByLabel('Action').fill('command:changes');
     await page.getByRole('button', { name: 'Filter' }).click();
-    await page.waitForURL(/action=command%3Aloop/);
+    await page.waitForURL(/action=command%3Achanges/);
     const rows = page.locator('#audit tbody tr');
     expect(await rows.count()).toBe(1);
     expect(await rows.first().textContent()).toContain(runId);
@@ -258,7 +258,7 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
       .split('\r\n');
     expect(csv[0]).toBe('id,at,actor,action,target,chatRef,outcome,detail');
     expect(csv).toHaveLength(2);
-    expect(csv[1]).toContain(`"web:admin","command:loop","${runId}","web:console","allowed"`);
+    expect(csv[1]).toContain(`"web:admin","command:changes","${runId}","web:console","allowed"`);
 
     const cookie = (await context.cookies(e2e.bridge.url))
       .map((c) => `${c.name}=${c.value}`)
