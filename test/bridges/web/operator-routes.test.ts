@@ -82,8 +82,7 @@ describe('run page answers', () => {
     expect(await e2e.bridge.repos.audit.listRecent({ limit: 500 })).toEqual(auditBefore);
   });
 
-  it("answers with the chat's refusal when the checkpoint offers no such answer", async () => {
-    // plan declares no loop: the engine refuses "loop", as it would in chat.
+  it('Request changes runs the step again with the reason, as it would in chat', async () => {
     const res = await postJson('/api/run-action', {
       run: runId,
       action: 'changes',
@@ -91,8 +90,15 @@ describe('run page answers', () => {
     });
     expect(res.status).toBe(200);
     const { replies } = (await res.json()) as { replies: string[] };
-    expect(replies.join('\n')).toMatch(/Could not loop/);
-    expect((await e2e.bridge.orchestrator.getRun(runId)).checkpoint?.id).toBe('plan:1');
+    expect(replies.join('\n')).toMatch(/changes requested/);
+    const run = await waitFor(
+      () => e2e.bridge.orchestrator.getRun(runId),
+      (r) => r.status === 'awaiting' && r.checkpoint?.id === 'plan:2',
+    );
+    expect(run.checkpoints.find((c) => c.id === 'plan:1')?.decision).toMatchObject({
+      answer: 'loop',
+      reason: 'more',
+    });
   });
 
   it('a plain form post (no JavaScript) approves and goes back to the run page', async () => {
@@ -104,7 +110,10 @@ describe('run page answers', () => {
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe(`/runs/${runId}`);
     const run = await e2e.bridge.orchestrator.getRun(runId);
-    expect(run.checkpoints[0]?.decision).toMatchObject({ answer: 'approve', reason: 'fine' });
+    expect(run.checkpoints.find((c) => c.id === 'plan:2')?.decision).toMatchObject({
+      answer: 'approve',
+      reason: 'fine',
+    });
   });
 
   it('refuses a form post from another site even with a null Origin', async () => {
@@ -209,7 +218,7 @@ describe('audit export and log follow', () => {
   });
 
   it('follows a log from a byte offset', async () => {
-    const file = await e2e.bridge.orchestrator.logPath(runId, 'plan');
+    const file = await e2e.bridge.orchestrator.logPath(runId, 'plan', 1);
     const size = fs.statSync(file).size;
     const res = await get(`/runs/${runId}/logs/plan?attempt=1&from=0`);
     const whole = (await res.json()) as { text: string; next: number; live: boolean };

@@ -80,8 +80,8 @@ describe('runs pages', () => {
     expect(text).toContain('Checkpoint plan:1');
     expect(text).toMatch(/<button type="submit" name="action" value="approve"[^>]*>Approve</);
     expect(text).toMatch(/value="reject"[^>]*>Reject</);
-    // plan declares no loop: the engine offers no loop answer, so neither does the page.
-    expect(text).not.toContain('Request changes</button>');
+    // Request changes is offered at every checkpoint after a step (loop max 3 by default).
+    expect(text).toMatch(/value="changes"[^>]*>Request changes</);
     // The spec is user text: escaped.
     expect(text).toContain('Add login &lt;b&gt;now&lt;/b&gt;');
     expect(text).not.toContain('<b>now</b>');
