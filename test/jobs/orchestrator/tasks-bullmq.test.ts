@@ -85,7 +85,10 @@ steps:
       expect(repeatedKeys(ledgerOf(state))).toEqual([]);
     });
 
-    it('tasks of a runsOn step run only on a worker with the label, side by side', async () => {
+    // Its 'side by side' check depends on two processes starting close together: retried once.
+    it('tasks of a runsOn step run only on a worker with the label, side by side', {
+      retry: 1,
+    }, async () => {
       for (const w of workers.splice(0)) await w.stop();
       await env?.dispose();
       env = await makeEnv({}, () => createBullmqQueue({ url: redis.url }));

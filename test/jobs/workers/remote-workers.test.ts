@@ -112,8 +112,10 @@ if (availability.ok || inCi()) {
       expect(changes?.files).toEqual([{ path: 'made.txt', added: 1, removed: 0 }]);
     });
 
+    // Seen timing out now and then in whole-suite runs (never alone); under investigation, see the README.
     it('shared mode: a worker with an empty home runs the step in the mounted workspace path', {
       timeout: TIMEOUT,
+      retry: 1,
     }, async () => {
       env = await makeEnv({}, () => bridgeQueue(redis.url));
       await env.repos.agents.add({
