@@ -17,7 +17,14 @@ import { changesRefusal, closedMessage, evaluateVote } from '../engine/checkpoin
 import type { CheckpointAnswer, CheckpointState, RunState } from '../engine/model.ts';
 import { ANSWER_ROLE, hasRole, refusalText } from './authorize.ts';
 import { parseButtonId, voteResultWords } from './checkpoint-message.ts';
-import { type Access, audit, type ChatOpsDeps, channelFor, resolveAccess } from './context.ts';
+import {
+  type Access,
+  audit,
+  type ChatOpsDeps,
+  channelFor,
+  pressContext,
+  resolveAccess,
+} from './context.ts';
 import { findCheckpoint, isCurrentCopy } from './presenter.ts';
 import { TOOL_PREFIX } from './tool-approval-message.ts';
 import { ToolApprovalPresses } from './tool-approval-press.ts';
@@ -41,20 +48,9 @@ export class CheckpointPresses {
   /** Handles one press; always answers the presser privately. */
   async press(ev: ButtonPress): Promise<void> {
     if (this.#tools && ToolApprovalPresses.isToolButton(ev.token)) return this.#tools.press(ev);
-    const channel = this.#deps.channels.get(ev.interaction.platform);
-    if (!channel) return;
-    const say = (text: string) => channel.answer(ev.interaction, text, { private: true });
-    const access = await resolveAccess(this.#deps, ev.chatRef, ev.threadRef, ev.user);
-    const note = (outcome: 'allowed' | 'refused' | 'failed', detail: string, target?: string) =>
-      audit(this.#deps, {
-        actor: access.actor,
-        action: 'button',
-        chatRef: ev.chatRef,
-        outcome,
-        key: ev.idempotencyKey,
-        detail,
-        ...(target !== undefined && { target }),
-      });
+    const ctx = await pressContext(this.#deps, ev, 'button');
+    if (!ctx) return;
+    const { channel, say, access, note } = ctx;
     const parsed = parseButtonId(ev.token);
     const row = parsed ? await this.#deps.repos.checkpointMessages.findByToken(parsed.token) : null;
     // A token of another chat or message is treated exactly like an unknown one.

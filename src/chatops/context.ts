@@ -4,6 +4,7 @@
  * in a chat, audit entries).
  */
 import type {
+  ButtonPress,
   Channel,
   ChatRef,
   ChatUser,
@@ -127,4 +128,44 @@ export async function alreadyAudited(
 ): Promise<boolean> {
   const recent = await deps.repos.audit.listRecent({ actor: actor.id, action, limit: 100 });
   return recent.some((e) => e.outcome === 'allowed' && (e.detail ?? '').includes(keyMarker(key)));
+}
+
+/** What every button press handler starts from: its private answer, the presser's access, audit. */
+export interface PressContext {
+  readonly channel: Channel;
+  /** Answers the presser privately. */
+  readonly say: (text: string) => Promise<void>;
+  readonly access: Access;
+  /** Audits this press under `action`. */
+  readonly note: (
+    outcome: 'allowed' | 'refused' | 'failed',
+    detail: string,
+    target?: string,
+  ) => Promise<void>;
+}
+
+/** The shared start of a press: undefined when the press came from a platform we do not run. */
+export async function pressContext(
+  deps: ChatOpsDeps,
+  ev: ButtonPress,
+  action: string,
+): Promise<PressContext | undefined> {
+  const channel = deps.channels.get(ev.interaction.platform);
+  if (!channel) return undefined;
+  const access = await resolveAccess(deps, ev.chatRef, ev.threadRef, ev.user);
+  return {
+    channel,
+    access,
+    say: (text) => channel.answer(ev.interaction, text, { private: true }),
+    note: (outcome, detail, target) =>
+      audit(deps, {
+        actor: access.actor,
+        action,
+        chatRef: ev.chatRef,
+        outcome,
+        key: ev.idempotencyKey,
+        detail,
+        ...(target !== undefined && { target }),
+      }),
+  };
 }

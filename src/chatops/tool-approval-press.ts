@@ -11,7 +11,7 @@ import { prose } from '../bridges/render-text.ts';
 import type { ReasonPromptRecord } from '../db/repositories/reason-prompts.ts';
 import type { ToolApprovalRecord } from '../db/repositories/tool-approvals.ts';
 import { ANSWER_ROLE, hasRole, refusalText } from './authorize.ts';
-import { audit, type ChatOpsDeps, channelFor, resolveAccess } from './context.ts';
+import { audit, type ChatOpsDeps, channelFor, pressContext, resolveAccess } from './context.ts';
 import { declaredPermissions } from './step-permissions.ts';
 import { parseToolButton, TOOL_PREFIX } from './tool-approval-message.ts';
 import { ruleOf, type ToolApprovalPresenter } from './tool-approval-presenter.ts';
@@ -36,20 +36,9 @@ export class ToolApprovalPresses {
 
   /** Handles one press; always answers the presser privately. */
   async press(ev: ButtonPress): Promise<void> {
-    const channel = this.#deps.channels.get(ev.interaction.platform);
-    if (!channel) return;
-    const say = (text: string) => channel.answer(ev.interaction, text, { private: true });
-    const access = await resolveAccess(this.#deps, ev.chatRef, ev.threadRef, ev.user);
-    const note = (outcome: 'allowed' | 'refused' | 'failed', detail: string, target?: string) =>
-      audit(this.#deps, {
-        actor: access.actor,
-        action: 'button:tool',
-        chatRef: ev.chatRef,
-        outcome,
-        key: ev.idempotencyKey,
-        detail,
-        ...(target !== undefined && { target }),
-      });
+    const ctx = await pressContext(this.#deps, ev, 'button:tool');
+    if (!ctx) return;
+    const { channel, say, access, note } = ctx;
     const parsed = parseToolButton(ev.token);
     const row = parsed ? await this.#deps.repos.checkpointMessages.findByToken(parsed.token) : null;
     if (
