@@ -201,7 +201,8 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
 
     // One line per id: the link is no taller than one line of text.
     const link = page.getByRole('link', { name: runId });
-    const box1280 = await link.boundingBox();
+    // The list refreshes live while the other run moves on: measure a rendered link.
+    await visible(link);
     const lineHeight = await link.evaluate((el) =>
       Number.parseFloat(
         (
@@ -209,7 +210,9 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
         ).getComputedStyle(el).lineHeight,
       ),
     );
-    expect(box1280!.height).toBeLessThan(lineHeight * 1.5);
+    await expect
+      .poll(async () => (await link.boundingBox())?.height ?? Number.POSITIVE_INFINITY)
+      .toBeLessThan(lineHeight * 1.5);
     // Exact time on hover.
     expect(await page.locator('#runs time').first().getAttribute('title')).toMatch(/UTC$/);
     expect(pageProblems).toEqual([]);
