@@ -206,6 +206,7 @@ export class RunDriver {
     if (!r.ok || r.duplicate) return r;
     const previous = this.#last.get(runId);
     this.#last.set(runId, r.state);
+    let late: string | null = null;
     try {
       await hooks.beforeEffects?.(r.state);
       await this.#deps.effects.run(r.state, r.effects);
@@ -214,7 +215,7 @@ export class RunDriver {
     } finally {
       // run.json after the enqueue (the worker claims and spawns meanwhile: approval → spawn
       // waits for one fsync, the ledger's), durable before the commit's caller is answered.
-      const late = await store.project(runId);
+      late = await store.project(runId);
       this.#warnProjection(runId, late === null ? undefined : [late]);
     }
     for (const e of r.events) {
@@ -225,7 +226,8 @@ export class RunDriver {
     if (isTerminal(r.state.status)) this.#last.delete(runId);
     this.#deps.emit({ runId, state: r.state, events: r.events });
     this.#scheduleIndex(r.state);
-    return r;
+    // The caller hears of a failed projection as before (its reply says what failed).
+    return late === null ? r : { ...r, warnings: [...(r.warnings ?? []), late] };
   }
 
   #warnProjection(runId: string, warnings: readonly string[] | undefined): void {
