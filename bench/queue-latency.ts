@@ -49,7 +49,8 @@ const RUNS = Number(arg('runs') ?? 200);
 const LAYOUT = (arg('layout') ?? 'native') as Layout;
 const CONCURRENT = Number(arg('concurrent') ?? 1);
 const STRESS = process.argv.includes('--stress');
-const PHASES = Number(arg('phases') ?? 4);
+// At least one phase of each probe (they alternate, pipeline first).
+const PHASES = Math.max(2, Number(arg('phases') ?? 4));
 const SEED = Number(arg('seed') ?? 15);
 const TIMING: ScenarioTiming = { ...DEFAULT_TIMING, cycles: Number(arg('cycles') ?? 2) };
 const DRIVERS = (arg('drivers') ?? 'sqlite,bullmq').split(',');
