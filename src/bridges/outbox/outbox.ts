@@ -232,7 +232,7 @@ export class Outbox {
       for (const d of drafts) for (const w of d.waiters) w.reject(deferred());
       return;
     }
-    const add = (id: number, d: Draft) =>
+    const add = (id: number, d: Draft): void => {
       this.#entries.set(id, {
         item: item(id, d.lane, d.kind, d.urgency, 0),
         target: d.target,
@@ -240,7 +240,10 @@ export class Outbox {
         waiters: d.waiters,
         started: false,
       });
-    inserts.forEach((d, i) => add(written.ids[i]!, d));
+    };
+    inserts.forEach((d, i) => {
+      add(written.ids[i]!, d);
+    });
     replaces.forEach((d, i) => {
       const own = written.replaced[i];
       if (own !== null && own !== undefined) {
