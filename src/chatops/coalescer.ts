@@ -40,14 +40,23 @@ export class Coalescer {
     this.#timers = timers;
   }
 
-  /** Replaces the key's pending task with `task` and makes sure it runs. */
-  push(key: string, task: () => Promise<void>): void {
+  /**
+   * Replaces the key's pending task with `task` and makes sure it runs. `now`: start it without
+   * waiting for the interval (still after a running task of the key): for a state people must
+   * see at once, on a channel that paces and coalesces edits itself.
+   */
+  push(key: string, task: () => Promise<void>, now = false): void {
     let slot = this.#slots.get(key);
     if (!slot) {
       slot = { lastStart: Number.NEGATIVE_INFINITY, idle: [] };
       this.#slots.set(key, slot);
     }
     slot.latest = task;
+    if (now) {
+      if (slot.timer !== undefined) this.#timers.clearTimeout(slot.timer);
+      slot.timer = undefined;
+      slot.lastStart = Number.NEGATIVE_INFINITY;
+    }
     this.#arm(key, slot);
   }
 

@@ -88,7 +88,11 @@ export class Notifier {
     if (progress && state.steps.find((s) => s.id === progress.stepId)?.status !== 'running') {
       this.#progress.delete(state.id);
     }
-    for (const chat of chats) this.#schedule(state.id, chat);
+    // A state people must see (an end, a block, a checkpoint) is queued at once where the
+    // channel paces and coalesces edits itself: the outbox puts it before progress edits, while
+    // the edit interval would hold it back up to a second (a chat's slot lost to a progress edit).
+    const urgent = state.status !== 'active';
+    for (const chat of chats) this.#schedule(state.id, chat, urgent);
     const ended = isTerminal(state.status);
     if (!ended && !events.some((e) => e.type === 'runBlocked')) return;
     // The status message shows the final state before the announcement arrives (queued before
@@ -138,59 +142,65 @@ export class Notifier {
     return this.#edits.flushAll();
   }
 
-  #schedule(runId: string, chat: string): void {
+  #schedule(runId: string, chat: string, urgent = false): void {
     const key = statusKey(runId, chat);
-    this.#edits.push(key, async () => {
-      const state = this.#latest.get(runId);
-      const channel = channelFor(this.#deps, chat);
-      if (!state || !channel) return;
-      const message: OutgoingMessage = {
-        ...renderStatus(
-          state,
-          this.#deps.clock().getTime(),
-          this.#progress.get(runId)?.text,
-          await fullAccessSteps(this.#deps.repos, state),
-        ),
-        // A state people must see (an end, a block, a checkpoint) goes before progress edits.
-        urgency: state.status === 'active' ? 'status' : 'notice',
-      };
-      const refs = this.#deps.repos.statusMessages;
-      const ref = await refs.get(runId, chat);
-      if (ref !== null) {
-        const edited = channel.edit(ref, message).then(
-          () => true,
-          async (err: unknown) => {
-            // Deleted in the chat (or aged out of the console): post a new one; a refusal is acted
-            // on (dropped, or a new one where it says); others are real failures.
-            if (err instanceof PhasebridgeError && err.code === 'NOT_FOUND') {
-              this.#deps.log.info(
-                { runId, chat },
-                'chatops: status message gone, posting a new one',
-              );
-              return false;
-            }
-            const outcome = await this.#refusals.refused(chat, err, { runId });
-            if (outcome === undefined) throw err;
-            return 'dropped' in outcome;
-          },
-        );
-        // A paced channel coalesces waiting edits itself: queue this one and let the next come.
-        if (channel.paced) {
-          void edited.then(
-            (ok) => (ok ? undefined : this.#repostGone(runId, chat, ref)),
-            (err: unknown) => this.#deps.log.warn({ err }, 'chatops: status message not delivered'),
+    const now = urgent && channelFor(this.#deps, chat)?.paced === true;
+    this.#edits.push(
+      key,
+      async () => {
+        const state = this.#latest.get(runId);
+        const channel = channelFor(this.#deps, chat);
+        if (!state || !channel) return;
+        const message: OutgoingMessage = {
+          ...renderStatus(
+            state,
+            this.#deps.clock().getTime(),
+            this.#progress.get(runId)?.text,
+            await fullAccessSteps(this.#deps.repos, state),
+          ),
+          // A state people must see (an end, a block, a checkpoint) goes before progress edits.
+          urgency: state.status === 'active' ? 'status' : 'notice',
+        };
+        const refs = this.#deps.repos.statusMessages;
+        const ref = await refs.get(runId, chat);
+        if (ref !== null) {
+          const edited = channel.edit(ref, message).then(
+            () => true,
+            async (err: unknown) => {
+              // Deleted in the chat (or aged out of the console): post a new one; a refusal is acted
+              // on (dropped, or a new one where it says); others are real failures.
+              if (err instanceof PhasebridgeError && err.code === 'NOT_FOUND') {
+                this.#deps.log.info(
+                  { runId, chat },
+                  'chatops: status message gone, posting a new one',
+                );
+                return false;
+              }
+              const outcome = await this.#refusals.refused(chat, err, { runId });
+              if (outcome === undefined) throw err;
+              return 'dropped' in outcome;
+            },
           );
-          return;
+          // A paced channel coalesces waiting edits itself: queue this one and let the next come.
+          if (channel.paced) {
+            void edited.then(
+              (ok) => (ok ? undefined : this.#repostGone(runId, chat, ref)),
+              (err: unknown) =>
+                this.#deps.log.warn({ err }, 'chatops: status message not delivered'),
+            );
+            return;
+          }
+          if (await edited) return;
         }
-        if (await edited) return;
-      }
-      const sent = await this.#refusals.deliver(
-        chat,
-        (to) => sendTo(this.#deps, to, { ...message, urgency: 'notice' }),
-        { runId, chats: this.#chats.get(runId) ?? [] },
-      );
-      if (sent !== undefined) await refs.set(runId, chat, sent);
-    });
+        const sent = await this.#refusals.deliver(
+          chat,
+          (to) => sendTo(this.#deps, to, { ...message, urgency: 'notice' }),
+          { runId, chats: this.#chats.get(runId) ?? [] },
+        );
+        if (sent !== undefined) await refs.set(runId, chat, sent);
+      },
+      now,
+    );
   }
 
   /** A queued edit found its message gone: forget the ref (unless replaced meanwhile) and post anew. */

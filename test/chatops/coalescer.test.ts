@@ -65,6 +65,28 @@ describe('Coalescer', () => {
     ]);
   });
 
+  it('a task pushed with `now` starts without waiting for the interval, never overlapping', async () => {
+    const { timers, runs, c } = setup();
+    const push = (value: number, now: boolean) =>
+      c.push(
+        'a',
+        async () => {
+          runs.push({ key: 'a', value, at: timers.t });
+          await new Promise<void>((r) => timers.setTimeout(r, 50));
+        },
+        now,
+      );
+    push(1, false);
+    await timers.advance(10);
+    push(2, false); // waits for the interval
+    await timers.advance(100);
+    push(3, true); // a final state: at once, replacing 2
+    await timers.advance(0);
+    push(4, true); // 3 is still running: 4 starts when it ends
+    await timers.advance(2000);
+    expect(runs.map((r) => `${r.value}@${r.at}`)).toEqual(['1@0', '3@110', '4@160']);
+  });
+
   it('keeps keys independent', async () => {
     const { timers, runs, push } = setup();
     push('a', 1);

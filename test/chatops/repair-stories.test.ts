@@ -91,10 +91,12 @@ describe('repair in chat', () => {
     // The ledger has it: the run went on; once the folder is gone run.json is written again.
     fs.rmSync(runJson, { recursive: true });
     const review = await w.runState(runId, (s) => s.checkpoint?.stepId === 'review', 'review');
-    await until(
-      () => fs.statSync(runJson, { throwIfNoEntry: false })?.isFile() === true,
-      'run.json',
-    );
-    expect(JSON.parse(fs.readFileSync(runJson, 'utf8')).seq).toBeGreaterThanOrEqual(review.seq);
+    // run.json follows each commit's enqueue (written after the next job is queued).
+    const seqOnDisk = () =>
+      fs.statSync(runJson, { throwIfNoEntry: false })?.isFile() === true
+        ? (JSON.parse(fs.readFileSync(runJson, 'utf8')) as { seq: number }).seq
+        : -1;
+    await until(() => seqOnDisk() >= review.seq, 'run.json');
+    expect(seqOnDisk()).toBeGreaterThanOrEqual(review.seq);
   });
 });

@@ -6,6 +6,10 @@
  * Edits of one message coalesce while they wait: a new edit replaces the waiting one (its
  * callers are answered when the latest content is delivered), so under pressure fewer calls go
  * out and the last state is never overwritten by an older one.
+ *
+ * Rows are written in groups: the sends and edits queued within one turn of the event loop (a
+ * run's end fans out to every chat at once) are committed in one transaction, i.e. one fsync
+ * instead of one per row, before any of them may start.
  */
 import { PhasebridgeError, RateLimitedError, ResourceError } from '../../errors.ts';
 import type { Channel, ChannelLogger, OutgoingMessage, Urgency } from '../channel.ts';
@@ -63,6 +67,18 @@ interface Entry {
   started: boolean;
 }
 
+/** A call queued in this turn, written with the next group commit. */
+interface Draft {
+  lane: string;
+  kind: OutboxKind;
+  target: string;
+  message: OutgoingMessage;
+  urgency: Urgency;
+  waiters: Waiter[];
+  /** The waiting edit whose row this one replaces (coalescing), if any. */
+  replaces?: Entry;
+}
+
 /** Delivers one platform's queued calls at the pace its limits allow. */
 export class Outbox {
   readonly #o: OutboxOptions;
@@ -71,6 +87,9 @@ export class Outbox {
   readonly #entries = new Map<number, Entry>();
   readonly #running = new Set<Promise<void>>();
   readonly #drained: (() => void)[] = [];
+  /** Calls queued since the last group commit, in queue order. */
+  #drafts: Draft[] = [];
+  #flushing: NodeJS.Immediate | undefined;
   #timer: { handle: unknown; at: number } | undefined;
   #started = false;
   #stopped = false;
@@ -116,6 +135,7 @@ export class Outbox {
    */
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#flush(); // rows queued this turn are written for the next process
     if (this.#timer) this.#timers.clearTimeout(this.#timer.handle);
     this.#timer = undefined;
     for (const [id, entry] of this.#entries) {
@@ -128,51 +148,114 @@ export class Outbox {
 
   /** Calls waiting or in flight. */
   get size(): number {
-    return this.#entries.size;
+    return this.#entries.size + this.#drafts.filter((d) => d.replaces === undefined).length;
   }
 
   /** Resolves once nothing waits or runs. */
   drained(): Promise<void> {
-    if (this.#entries.size === 0) return Promise.resolve();
+    if (this.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.#drained.push(resolve));
   }
 
   /**
-   * Queues a send (to a chat ref) or an edit (of a message ref): the row is committed before
-   * this returns its promise, which settles with the sent message's ref (null for an edit) once
-   * the platform answered, or rejects with the adapter's error.
+   * Queues a send (to a chat ref) or an edit (of a message ref): the row is committed (with the
+   * others of this turn) before the call may start; the promise settles with the sent message's
+   * ref (null for an edit) once the platform answered, or rejects with the adapter's error (or
+   * the storage error when the row could not be written).
    */
   enqueue(kind: OutboxKind, target: string, message: OutgoingMessage): Promise<string | null> {
     const lane = laneOf(target); // a malformed ref is refused before anything is written
     const urgency = message.urgency ?? (kind === 'send' ? 'notice' : 'status');
-    const { store, limits } = this.#o;
     return new Promise((resolve, reject) => {
       const waiter = { resolve, reject };
       if (kind === 'edit') {
+        // An edit of this message queued this turn, or waiting: the latest content takes its place.
+        const draft = this.#drafts.find((d) => d.kind === 'edit' && d.target === target);
+        if (draft) {
+          draft.message = message;
+          draft.urgency = moreUrgent(draft.urgency, urgency);
+          draft.waiters.push(waiter);
+          return;
+        }
         const waiting = this.#waitingEdit(target);
-        const merged = waiting && moreUrgent(waiting.item.urgency, urgency);
-        if (waiting && merged && store.replace(waiting.item.id, message, merged)) {
-          waiting.message = message;
-          waiting.item = { ...waiting.item, urgency: merged };
-          waiting.waiters.push(waiter);
-          this.#pump();
+        if (waiting) {
+          const merged = moreUrgent(waiting.item.urgency, urgency);
+          const replaces = waiting;
+          this.#draft({
+            lane,
+            kind,
+            target,
+            message,
+            urgency: merged,
+            waiters: [waiter],
+            replaces,
+          });
           return;
         }
       }
-      const id = store.insert({ platform: limits.platform, lane, kind, target, message, urgency });
-      if (this.#stopped) {
-        reject(deferred());
-        return;
-      }
+      this.#draft({ lane, kind, target, message, urgency, waiters: [waiter] });
+    });
+  }
+
+  #draft(draft: Draft): void {
+    this.#drafts.push(draft);
+    this.#flushing ??= setImmediate(() => this.#flush());
+  }
+
+  /**
+   * The group commit: writes this turn's rows in one transaction, then lets them start. A
+   * replacement whose edit started meanwhile becomes a row of its own (the latest still wins).
+   */
+  #flush(): void {
+    if (this.#flushing) clearImmediate(this.#flushing);
+    this.#flushing = undefined;
+    const drafts = this.#drafts.splice(0);
+    if (drafts.length === 0) return;
+    for (const d of drafts) {
+      const r = d.replaces;
+      if (r && (r.started || this.#entries.get(r.item.id) !== r)) delete d.replaces;
+    }
+    const inserts = drafts.filter((d) => d.replaces === undefined);
+    const replaces = drafts.filter((d) => d.replaces !== undefined);
+    const { platform } = this.#o.limits;
+    let written: { ids: number[]; replaced: (number | null)[] };
+    try {
+      written = this.#o.store.writeBatch(
+        inserts.map((d) => ({ platform, ...pick(d) })),
+        replaces.map((d) => ({ id: d.replaces!.item.id, row: { platform, ...pick(d) } })),
+      );
+    } catch (err) {
+      for (const d of drafts) for (const w of d.waiters) w.reject(err);
+      return;
+    }
+    if (this.#stopped) {
+      for (const d of drafts) for (const w of d.waiters) w.reject(deferred());
+      return;
+    }
+    const add = (id: number, d: Draft): void => {
       this.#entries.set(id, {
-        item: item(id, lane, kind, urgency, 0),
-        target,
-        message,
-        waiters: [waiter],
+        item: item(id, d.lane, d.kind, d.urgency, 0),
+        target: d.target,
+        message: d.message,
+        waiters: d.waiters,
         started: false,
       });
-      this.#pump();
+    };
+    inserts.forEach((d, i) => {
+      add(written.ids[i]!, d);
     });
+    replaces.forEach((d, i) => {
+      const own = written.replaced[i];
+      if (own !== null && own !== undefined) {
+        add(own, d);
+        return;
+      }
+      const entry = d.replaces!;
+      entry.message = d.message;
+      entry.item = { ...entry.item, urgency: d.urgency };
+      entry.waiters.push(...d.waiters);
+    });
+    this.#pump();
   }
 
   #waitingEdit(target: string): Entry | undefined {
@@ -222,7 +305,7 @@ export class Outbox {
       .catch((err: unknown) => this.#o.log?.error({ err }, 'outbox: bridge.db write failed'))
       .finally(() => {
         this.#running.delete(run);
-        if (this.#entries.size === 0) for (const done of this.#drained.splice(0)) done();
+        if (this.size === 0) for (const done of this.#drained.splice(0)) done();
         this.#pump();
       });
   }
@@ -282,6 +365,11 @@ function item(
   notBefore: number,
 ): PaceItem {
   return { id, lane, kind, urgency, notBefore };
+}
+
+/** The row fields of a draft. */
+function pick(d: Draft) {
+  return { lane: d.lane, kind: d.kind, target: d.target, message: d.message, urgency: d.urgency };
 }
 
 /** The more urgent of two urgencies (a coalesced edit keeps the higher one). */

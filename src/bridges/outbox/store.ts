@@ -122,6 +122,24 @@ export class OutboxStore {
     return Number(res.lastInsertRowid);
   }
 
+  /**
+   * Writes a batch in ONE transaction, so one fsync covers all of it (a group commit): new
+   * pending rows (their ids come back in order) and replacements of pending edits (null where
+   * replaced; a row no longer pending gets a new row instead, whose id comes back). Committed,
+   * and durable, when this returns.
+   */
+  writeBatch(
+    inserts: readonly NewOutboxRow[],
+    replaces: readonly { id: number; row: NewOutboxRow }[],
+  ): { ids: number[]; replaced: (number | null)[] } {
+    return this.#db.transaction(() => ({
+      ids: inserts.map((row) => this.insert(row)),
+      replaced: replaces.map((r) =>
+        this.replace(r.id, r.row.message, r.row.urgency) ? null : this.insert(r.row),
+      ),
+    }))();
+  }
+
   /** Replaces a pending edit's message (coalescing: the latest wins); false when it is no longer pending. */
   replace(id: number, message: OutgoingMessage, urgency: Urgency): boolean {
     const res = this.#db

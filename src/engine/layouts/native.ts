@@ -9,7 +9,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ensureRealDir, writeFileAtomic } from '../ledger/atomic-write.ts';
+import { ensureRealDir, writeFileAtomicAsync } from '../ledger/atomic-write.ts';
 import type {
   Actor,
   CheckpointState,
@@ -154,7 +154,8 @@ async function projectNative(state: RunState, ctx: ProjectionContext): Promise<v
   if (ctx.previous === null || ctx.rebuild) {
     ensureRealDir(path.join(ctx.runDir, NATIVE_FILES.logs), { root: ctx.runDir, mkdirs: true });
   }
-  writeFileAtomic(path.join(ctx.runDir, NATIVE_FILES.runJson), formatRunJson(state), {
+  // fsyncs on the thread pool: other runs' commits go on while this one waits for the disk.
+  await writeFileAtomicAsync(path.join(ctx.runDir, NATIVE_FILES.runJson), formatRunJson(state), {
     mode: 0o600,
   });
 }

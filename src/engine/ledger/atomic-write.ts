@@ -3,8 +3,12 @@
  * Symlinks are never followed: a symlinked target or folder is refused with UnsafePathError (a
  * CorruptStateError), so a planted link cannot redirect our writes outside the workspace.
  *
- * Synchronous on purpose (as better-sqlite3 is): a commit is a handful of short syscalls, and
- * thread-pool hops for each would cost more than the fsyncs themselves on a fast disk.
+ * Two forms: `writeFileAtomic` (synchronous, as better-sqlite3 is: a handful of short syscalls
+ * where no other work waits) and `writeFileAtomicAsync`, whose fsyncs and rename run on libuv's
+ * thread pool, so that on a busy bridge one run's disk wait does not stall every other run's
+ * commits, job pick-ups and agent spawns (a loaded disk takes tens of ms per fsync). Both return
+ * only once the new content is durable. `durable: false` (scratch files an agent reads, written
+ * again before each use) skips the fsyncs and keeps the atomic rename.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -32,6 +36,11 @@ export interface AtomicWriteOptions {
   root?: string;
   /** Create missing folders (mode 0700) below `root` (or the file's folder) first (default false). */
   mkdirs?: boolean;
+  /**
+   * false: no fsync (the file is still replaced atomically). Only for scratch files rewritten
+   * before every use, whose loss in a power cut costs nothing (default true).
+   */
+  durable?: boolean;
 }
 
 /** fsyncs a folder so a rename or a new entry in it survives a power loss. */
@@ -44,34 +53,90 @@ export function fsyncDir(dir: string): void {
   }
 }
 
+/** fsync on the thread pool: resolves once the file's data and size are on disk. */
+export function fsyncAsync(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fs.fsync(fd, (err) => (err ? reject(err) : resolve()));
+  });
+}
+
+/** {@link fsyncDir} on the thread pool. */
+export async function fsyncDirAsync(dir: string): Promise<void> {
+  const fd = fs.openSync(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  try {
+    await fsyncAsync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function renameAsync(from: string, to: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fs.rename(from, to, (err) => (err ? reject(err) : resolve()));
+  });
+}
+
 /**
  * Replaces `file` with `data` atomically: readers see the old or the new content, never a mix,
- * and after return the new content survives a crash. No temp file is left behind on failure.
+ * and after return the new content survives a crash (unless `durable: false`). No temp file is
+ * left behind on failure.
  */
 export function writeFileAtomic(
   file: string,
   data: string | Uint8Array,
   opts: AtomicWriteOptions = {},
 ): void {
+  const { target, dir, root } = checked(file, opts);
+  const durable = opts.durable ?? true;
+  const { fd, tmp } = openTemp(target, opts.mode ?? STATE_FILE_MODE, root);
+  try {
+    try {
+      fs.writeFileSync(fd, data);
+      if (durable) fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(tmp, target);
+  } catch (err) {
+    fs.rmSync(tmp, { force: true });
+    throw err;
+  }
+  if (durable) fsyncDir(dir);
+}
+
+/** {@link writeFileAtomic} with its fsyncs and rename on the thread pool; durable on resolve. */
+export async function writeFileAtomicAsync(
+  file: string,
+  data: string | Uint8Array,
+  opts: Omit<AtomicWriteOptions, 'durable'> = {},
+): Promise<void> {
+  const { target, dir, root } = checked(file, opts);
+  const { fd, tmp } = openTemp(target, opts.mode ?? STATE_FILE_MODE, root);
+  try {
+    try {
+      fs.writeFileSync(fd, data);
+      await fsyncAsync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    await renameAsync(tmp, target);
+  } catch (err) {
+    fs.rmSync(tmp, { force: true });
+    throw err;
+  }
+  await fsyncDirAsync(dir);
+}
+
+function checked(file: string, opts: AtomicWriteOptions) {
   const target = path.resolve(file);
   const dir = path.dirname(target);
   const root = opts.root ?? dir;
   ensureRealDir(dir, { root, mkdirs: opts.mkdirs ?? false });
-  writeIntoCheckedDir(target, data, opts.mode ?? STATE_FILE_MODE, root);
-  fsyncDir(dir);
+  return { target, dir, root };
 }
 
-/**
- * The body of {@link writeFileAtomic} for a folder already checked by the caller, without the
- * folder fsync (the caller fsyncs it, e.g. through a folder fd it keeps open). The temp file must
- * turn out to be inside `root` (default: the file's folder) before anything is written to it.
- */
-export function writeIntoCheckedDir(
-  target: string,
-  data: string | Uint8Array,
-  mode: number,
-  root: string = path.dirname(target),
-): void {
+/** Opens a fresh temp file beside `target` (refusing a target that is not a regular file). */
+function openTemp(target: string, mode: number, root: string): { fd: number; tmp: string } {
   const st = lstatNoSymlink(target);
   if (st !== null && !st.isFile()) {
     throw new UnsafePathError(target, `refusing ${target}: it is not a regular file`);
@@ -84,16 +149,11 @@ export function writeIntoCheckedDir(
   // O_EXCL|O_NOFOLLOW: never reuse or follow anything already at the temp path.
   const fd = fs.openSync(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
   try {
-    try {
-      confirmFdInside(fd, root, target);
-      fs.writeFileSync(fd, data);
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    fs.renameSync(tmp, target);
+    confirmFdInside(fd, root, target);
   } catch (err) {
+    fs.closeSync(fd);
     fs.rmSync(tmp, { force: true });
     throw err;
   }
+  return { fd, tmp };
 }

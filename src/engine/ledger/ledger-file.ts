@@ -4,7 +4,7 @@
  * reported, truncated away before the next append); a damaged line before it is corruption.
  */
 import fs from 'node:fs';
-import { lstatNoSymlink } from './atomic-write.ts';
+import { fsyncAsync, lstatNoSymlink } from './atomic-write.ts';
 import { type LedgerEntry, parseLedgerLine } from './ledger-format.ts';
 
 const { O_WRONLY, O_APPEND, O_CREAT, O_NOFOLLOW, O_RDONLY } = fs.constants;
@@ -106,10 +106,16 @@ function checkLine<E, F>(
   return parsed.entry;
 }
 
-/** Appends lines to one ledger, each made durable (fsync) before `append` returns. */
+/**
+ * Appends lines to one ledger, each made durable (fsync) before `append` resolves. The fsync runs
+ * on libuv's thread pool: the line is acknowledged only once it is on disk, while the bridge's
+ * thread goes on with other runs meanwhile.
+ */
 export class LedgerWriter {
   readonly #fd: number;
   #closed = false;
+  /** fsyncs in flight on the thread pool. */
+  #syncing = 0;
 
   private constructor(fd: number) {
     this.#fd = fd;
@@ -133,13 +139,19 @@ export class LedgerWriter {
     return new LedgerWriter(fd);
   }
 
-  /** Writes one line (with its newline) and fsyncs it. */
-  append(line: string): void {
+  /** Writes one line (with its newline); resolves once it is fsynced. */
+  async append(line: string): Promise<void> {
     if (this.#closed) throw new Error('ledger writer is closed');
     const buf = Buffer.from(line, 'utf8');
     let off = 0;
     while (off < buf.length) off += fs.writeSync(this.#fd, buf, off, buf.length - off);
-    fs.fsyncSync(this.#fd);
+    this.#syncing++;
+    try {
+      await fsyncAsync(this.#fd);
+    } finally {
+      // A close asked for meanwhile waited for this fsync (the fd must outlive it).
+      if (--this.#syncing === 0 && this.#closed) fs.closeSync(this.#fd);
+    }
   }
 
   /** Cuts the file back to `bytes` (used after a failed append) and fsyncs. */
@@ -152,6 +164,6 @@ export class LedgerWriter {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    fs.closeSync(this.#fd);
+    if (this.#syncing === 0) fs.closeSync(this.#fd);
   }
 }

@@ -14,7 +14,7 @@ import type { RunEvent } from '../events.ts';
 import { evolve } from '../evolve.ts';
 import { NATIVE_FILES, nativeLayout } from '../layouts/native.ts';
 import type { LayoutProjection, ProjectionContext } from '../layouts/port.ts';
-import { fsyncDir } from '../ledger/atomic-write.ts';
+import { fsyncDirAsync } from '../ledger/atomic-write.ts';
 import { LedgerWriter } from '../ledger/ledger-file.ts';
 import { formatLedgerLine } from '../ledger/ledger-format.ts';
 import { RunLock } from '../ledger/run-lock.ts';
@@ -42,6 +42,16 @@ export interface OpenRunOptions {
    * explicit repair: back up, then load the good prefix with every projection rebuilt).
    */
   beforeLoad?: (a: RunAnalysis) => RunAnalysis;
+}
+
+/** Options of one {@link OpenRun.commit}. */
+export interface CommitOptions {
+  /**
+   * When only the native run.json is to be written, leave it to {@link OpenRun.projectPending}:
+   * the caller enqueues the command's jobs first (the next agent needs the ledger line, not
+   * run.json), then writes run.json (durable before the commit's caller is answered).
+   */
+  deferProjection?: boolean;
 }
 
 /** States kept every this many ledger lines, so an old duplicate key replays only a few lines. */
@@ -111,7 +121,7 @@ export class OpenRun {
     if (a.corrupt) return; // never written to until an explicit repair
     this.#writer = LedgerWriter.open(this.paths.ledger, a.goodBytes);
     // A new ledger's folder entry must be durable before its first line counts.
-    if (a.goodBytes === 0) fsyncDir(this.paths.runDir);
+    if (a.goodBytes === 0) await fsyncDirAsync(this.paths.runDir);
     this.#projected = a.state;
     this.#pending = [];
     this.#rebuild = false;
@@ -145,7 +155,7 @@ export class OpenRun {
   }
 
   /** Decides and commits one command; a known key returns the first outcome. */
-  async commit(key: string, command: Command): Promise<CommitResult> {
+  async commit(key: string, command: Command, opts: CommitOptions = {}): Promise<CommitResult> {
     if (this.#corrupt) {
       throw new CorruptStateError(
         `run ${this.paths.runId} is blocked: ${this.#corrupt.reason}; nothing was committed (repair it: phasebridge repair ${this.paths.runId})`,
@@ -171,7 +181,7 @@ export class OpenRun {
       events: decision.events,
       effects: decision.effects,
     };
-    this.#append(formatLedgerLine(entry));
+    await this.#append(formatLedgerLine(entry));
     this.#entries.push(entry);
     this.#keys.set(key, this.#entries.length - 1);
     if (this.#entries.length % SNAPSHOT_EVERY === 0) {
@@ -179,10 +189,25 @@ export class OpenRun {
     }
     this.#state = next;
     this.#pending.push(...decision.events);
-    const failed = await this.#tryProject();
+    const later = opts.deferProjection === true && this.#onlyNative(next);
+    const failed = later ? null : await this.#tryProject();
     const { events, effects } = decision;
     const result: CommitResult = { ok: true, state: next, events, effects, duplicate: false };
     return withWarning(result, failed);
+  }
+
+  /**
+   * Writes the projection a deferred commit left (nothing when up to date); returns null, or the
+   * warning saying which projection failed (it is retried on the next commit).
+   */
+  async projectPending(): Promise<string | null> {
+    if (this.#pending.length === 0 && !this.#rebuild) return null;
+    return this.#tryProject();
+  }
+
+  /** True when no layout but the native one applies to `state`. */
+  #onlyNative(state: RunState): boolean {
+    return !this.#layouts.some((l) => (l.appliesTo ? l.appliesTo(state) : l.name === state.layout));
   }
 
   /** decide(), with a throw on a state no valid ledger yields reported as corruption. */
@@ -224,11 +249,14 @@ export class OpenRun {
     return state;
   }
 
-  /** Appends a line; on failure cuts the file back so no half line stays before the next one. */
-  #append(line: string): void {
+  /**
+   * Appends a line (resolving once it is fsynced); on failure cuts the file back so no half line
+   * stays before the next one.
+   */
+  async #append(line: string): Promise<void> {
     const writer = this.#writer!;
     try {
-      writer.append(line);
+      await writer.append(line);
     } catch (err) {
       try {
         writer.truncate(this.#ledgerBytes);

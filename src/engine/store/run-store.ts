@@ -16,9 +16,9 @@ import type { Command } from '../commands.ts';
 import { decide } from '../decide.ts';
 import { NATIVE_FILES, nativeRunDir, runsDir } from '../layouts/native.ts';
 import type { LayoutProjection } from '../layouts/port.ts';
-import { ensureRealDir, fsyncDir, lstatNoSymlink } from '../ledger/atomic-write.ts';
+import { ensureRealDir, fsyncDirAsync, lstatNoSymlink } from '../ledger/atomic-write.ts';
 import { KeyedMutex } from '../ledger/keyed-mutex.ts';
-import { OpenRun, type OpenRunOptions, type RunPaths } from './open-run.ts';
+import { type CommitOptions, OpenRun, type OpenRunOptions, type RunPaths } from './open-run.ts';
 import { analyzeRun, replayEntries } from './run-analysis.ts';
 import { assertRunId, isValidRunId } from './run-id.ts';
 import { carryOut, planRepair, type RepairPlan } from './run-repair.ts';
@@ -58,8 +58,14 @@ export class RunStore {
    * Decides and commits `command` on run `runId` under idempotency key `key`. A `start` command
    * creates the run. A key already in the run's ledger returns that first outcome (duplicate).
    * Throws CorruptStateError for a corrupt run, ConflictError when another process holds it.
+   * `deferProjection`: see {@link CommitOptions}; the caller then calls {@link project}.
    */
-  async commit(runId: string, key: string, command: Command): Promise<CommitResult> {
+  async commit(
+    runId: string,
+    key: string,
+    command: Command,
+    opts: CommitOptions = {},
+  ): Promise<CommitResult> {
     const paths = this.#paths(runId);
     if (key === '' || key.length > MAX_KEY_LENGTH) {
       throw new InvalidInputError(`idempotency key must be 1..${MAX_KEY_LENGTH} characters`);
@@ -74,7 +80,20 @@ export class RunStore {
     }
     return this.#mutex.run(runId, () =>
       // A full disk fails a write or fsync with no path: name the run's folder instead.
-      this.#commit(runId, key, command, paths).catch((err: unknown) => {
+      this.#commit(runId, key, command, paths, opts).catch((err: unknown) => {
+        throw withPath(err, paths.runDir);
+      }),
+    );
+  }
+
+  /**
+   * Writes the projection a deferred commit of `runId` left (durable when this resolves);
+   * returns null, or the warning of a projection that failed (retried on the next commit).
+   */
+  async project(runId: string): Promise<string | null> {
+    const paths = this.#paths(runId);
+    return this.#mutex.run(runId, () =>
+      (this.#open.get(runId)?.projectPending() ?? Promise.resolve(null)).catch((err: unknown) => {
         throw withPath(err, paths.runDir);
       }),
     );
@@ -85,6 +104,7 @@ export class RunStore {
     key: string,
     command: Command,
     paths: RunPaths,
+    opts: CommitOptions,
   ): Promise<CommitResult> {
     let run = this.#open.get(runId);
     if (run === undefined) {
@@ -94,11 +114,11 @@ export class RunStore {
         const first = decide(null, command);
         if (!first.ok) return { ok: false, rejection: first.rejection, state: null };
         ensureRealDir(paths.runDir, { root: this.workspace, mkdirs: true });
-        fsyncDir(path.dirname(paths.runDir));
+        await fsyncDirAsync(path.dirname(paths.runDir));
       }
       run = await this.#openRun(paths);
     }
-    return run.commit(key, command);
+    return run.commit(key, command, opts);
   }
 
   /**

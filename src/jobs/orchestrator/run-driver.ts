@@ -197,23 +197,27 @@ export class RunDriver {
     const at = this.#deps.clock().toISOString();
     let r: CommitResult;
     try {
-      r = await store.commit(runId, key, { ...input, at });
+      // The ledger line is durable when this returns; run.json waits until the jobs are queued.
+      r = await store.commit(runId, key, { ...input, at }, { deferProjection: true });
     } catch (err) {
       throw describeLockConflict(err, runId);
     }
-    if (r.ok && r.warnings && r.warnings.length > 0) {
-      this.#deps.log.warn(
-        { runId, warnings: r.warnings },
-        'committed; a projection failed and is retried',
-      );
-    }
+    this.#warnProjection(runId, r.ok ? r.warnings : undefined);
     if (!r.ok || r.duplicate) return r;
     const previous = this.#last.get(runId);
     this.#last.set(runId, r.state);
-    await hooks.beforeEffects?.(r.state);
-    await this.#deps.effects.run(r.state, r.effects);
-    const abandoned = abandonedTriggerJob(previous, r.state, r.events);
-    if (abandoned !== null) await this.#deps.effects.cancel(abandoned);
+    let late: string | null = null;
+    try {
+      await hooks.beforeEffects?.(r.state);
+      await this.#deps.effects.run(r.state, r.effects);
+      const abandoned = abandonedTriggerJob(previous, r.state, r.events);
+      if (abandoned !== null) await this.#deps.effects.cancel(abandoned);
+    } finally {
+      // run.json after the enqueue (the worker claims and spawns meanwhile: approval → spawn
+      // waits for one fsync, the ledger's), durable before the commit's caller is answered.
+      late = await store.project(runId);
+      this.#warnProjection(runId, late === null ? undefined : [late]);
+    }
     for (const e of r.events) {
       if (e.type === 'checkpointResolved' || e.type === 'checkpointWithdrawn') {
         this.#deps.timers.disarm(runId, e.checkpointId);
@@ -222,7 +226,13 @@ export class RunDriver {
     if (isTerminal(r.state.status)) this.#last.delete(runId);
     this.#deps.emit({ runId, state: r.state, events: r.events });
     this.#scheduleIndex(r.state);
-    return r;
+    // The caller hears of a failed projection as before (its reply says what failed).
+    return late === null ? r : { ...r, warnings: [...(r.warnings ?? []), late] };
+  }
+
+  #warnProjection(runId: string, warnings: readonly string[] | undefined): void {
+    if (warnings === undefined || warnings.length === 0) return;
+    this.#deps.log.warn({ runId, warnings }, 'committed; a projection failed and is retried');
   }
 
   /**

@@ -10,12 +10,15 @@ import { readTextInside, STATE_FILE_MODE } from '../../engine/ledger/safe-path.t
 /**
  * Writes `{"action":"continue"}` to the directive file (creating its folders, 0700) before a
  * step; `root` is the folder it is confined to (the workspace). A planted link is refused.
+ * Not fsynced: the agent reads it from the page cache, and after a power cut the job runs again
+ * and resets it again before its agent starts, so an fsync would only delay the spawn.
  */
 export function resetDirectiveFile(file: string, root: string = path.dirname(file)): void {
   writeFileAtomic(file, `${JSON.stringify(DEFAULT_DIRECTIVE)}\n`, {
     root,
     mkdirs: true,
     mode: STATE_FILE_MODE,
+    durable: false,
   });
 }
 

@@ -129,6 +129,7 @@ function writeMcpConfig(agent: AgentDefinition, inv: AgentInvocation, file: stri
       root: confinedRoot(inv.workspace, file),
       mkdirs: true,
       mode: 0o600,
+      durable: false, // written again before every attempt
     });
     return null;
   } catch (err) {
@@ -146,7 +147,13 @@ function prepare(inv: AgentInvocation, cmd: AgentCommand): string | null {
   if (cmd.promptFile === null) return null;
   try {
     const root = confinedRoot(inv.workspace, cmd.promptFile);
-    writeFileAtomic(cmd.promptFile, inv.prompt, { root, mkdirs: true, mode: 0o600 });
+    // Scratch for this attempt (written again by a retry): no fsync before the spawn.
+    writeFileAtomic(cmd.promptFile, inv.prompt, {
+      root,
+      mkdirs: true,
+      mode: 0o600,
+      durable: false,
+    });
   } catch (err) {
     return `cannot write prompt file ${cmd.promptFile}: ${errorText(err)}`;
   }

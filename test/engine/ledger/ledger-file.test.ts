@@ -28,16 +28,16 @@ function entry(seq: number, key: string): LedgerEntry {
   };
 }
 
-function writeAll(entries: LedgerEntry[]): void {
+async function writeAll(entries: LedgerEntry[]): Promise<void> {
   const w = LedgerWriter.open(file, 0);
-  for (const e of entries) w.append(formatLedgerLine(e));
+  for (const e of entries) await w.append(formatLedgerLine(e));
   w.close();
 }
 
 describe('ledger file', () => {
-  it('reads back what was appended, one line per command', () => {
+  it('reads back what was appended, one line per command', async () => {
     const entries = [entry(1, 'a'), entry(2, 'b'), entry(3, 'c')];
-    writeAll(entries);
+    await writeAll(entries);
     const read = readLedger(file);
     expect(read.entries).toEqual(entries);
     expect(read.tornTail).toBeUndefined();
@@ -49,8 +49,8 @@ describe('ledger file', () => {
     expect(readLedger(file)).toMatchObject({ entries: [], goodBytes: 0 });
   });
 
-  it('skips and reports a torn last line, and the next append truncates it away', () => {
-    writeAll([entry(1, 'a'), entry(2, 'b')]);
+  it('skips and reports a torn last line, and the next append truncates it away', async () => {
+    await writeAll([entry(1, 'a'), entry(2, 'b')]);
     const goodSize = fs.statSync(file).size;
     fs.appendFileSync(file, formatLedgerLine(entry(3, 'c')).slice(0, 25));
     const read = readLedger(file);
@@ -59,23 +59,23 @@ describe('ledger file', () => {
     expect(read.goodBytes).toBe(goodSize);
 
     const w = LedgerWriter.open(file, read.goodBytes);
-    w.append(formatLedgerLine(entry(3, 'c2')));
+    await w.append(formatLedgerLine(entry(3, 'c2')));
     w.close();
     const again = readLedger(file);
     expect(again.entries.map((e) => e.key)).toEqual(['a', 'b', 'c2']);
     expect(again.tornTail).toBeUndefined();
   });
 
-  it('treats a newline-terminated garbage last line as torn too', () => {
-    writeAll([entry(1, 'a')]);
+  it('treats a newline-terminated garbage last line as torn too', async () => {
+    await writeAll([entry(1, 'a')]);
     fs.appendFileSync(file, '\0\0\0\n');
     const read = readLedger(file);
     expect(read.entries).toHaveLength(1);
     expect(read.tornTail?.line).toBe(2);
   });
 
-  it('reports a corrupt line in the middle and keeps only the lines before it', () => {
-    writeAll([entry(1, 'a'), entry(2, 'b'), entry(3, 'c')]);
+  it('reports a corrupt line in the middle and keeps only the lines before it', async () => {
+    await writeAll([entry(1, 'a'), entry(2, 'b'), entry(3, 'c')]);
     const lines = fs.readFileSync(file, 'utf8').split('\n');
     lines[1] = '{"v":1,"seq":2,"key":"b", oops';
     fs.writeFileSync(file, lines.join('\n'));
@@ -86,16 +86,16 @@ describe('ledger file', () => {
     expect(read.tornTail).toBeUndefined();
   });
 
-  it('flags a repeated idempotency key and a seq going back as corrupt', () => {
-    writeAll([entry(1, 'a'), entry(2, 'a'), entry(3, 'c')]);
+  it('flags a repeated idempotency key and a seq going back as corrupt', async () => {
+    await writeAll([entry(1, 'a'), entry(2, 'a'), entry(3, 'c')]);
     expect(readLedger(file).corrupt?.reason).toMatch(/key a appears twice/);
     fs.rmSync(file);
-    writeAll([entry(2, 'a'), entry(1, 'b'), entry(3, 'c')]);
+    await writeAll([entry(2, 'a'), entry(1, 'b'), entry(3, 'c')]);
     expect(readLedger(file).corrupt?.reason).toMatch(/goes back/);
   });
 
-  it('a complete last line repeating a key is corruption, not a torn append', () => {
-    writeAll([entry(1, 'a'), entry(2, 'a')]);
+  it('a complete last line repeating a key is corruption, not a torn append', async () => {
+    await writeAll([entry(1, 'a'), entry(2, 'a')]);
     const read = readLedger(file);
     expect(read.tornTail).toBeUndefined();
     expect(read.corrupt).toMatchObject({ line: 2, reason: 'idempotency key a appears twice' });

@@ -3,52 +3,16 @@
  * one, because the page cache survives a killed process. This test traces the file-system calls
  * the store makes (node's own `fs` object, observed and passed through unchanged) and checks
  * their order: every ledger line is written and fsynced before any projection is renamed into
- * place. Removing the fsync from `LedgerWriter.append` makes it fail.
+ * place. Removing the fsync from `LedgerWriter.append` makes it fail. The fsyncs and renames that
+ * run on the thread pool are recorded when they complete.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RunStore } from '../../../src/engine/store/run-store.ts';
-import { driveRun, runFiles, tempWorkspace } from './fixtures/workspace.ts';
-
-/** One observed call: what it did and to which file (resolved through the fd it was opened as). */
-interface Traced {
-  readonly op: 'write' | 'fsync' | 'rename';
-  readonly file: string;
-}
-
-/** Wraps openSync/writeSync/fsyncSync/renameSync so each call is recorded, then runs it. */
-function traceFs(): { calls: Traced[]; restore: () => void } {
-  const calls: Traced[] = [];
-  const fdPath = new Map<number, string>();
-  const open = fs.openSync;
-  const write = fs.writeSync;
-  const fsync = fs.fsyncSync;
-  const rename = fs.renameSync;
-  const spies = [
-    vi.spyOn(fs, 'openSync').mockImplementation(((p: fs.PathLike, ...rest: unknown[]) => {
-      const fd = (open as (...a: unknown[]) => number)(p, ...rest);
-      fdPath.set(fd, path.resolve(String(p)));
-      return fd;
-    }) as typeof fs.openSync),
-    vi.spyOn(fs, 'writeSync').mockImplementation(((fd: number, ...rest: unknown[]) => {
-      calls.push({ op: 'write', file: fdPath.get(fd) ?? `fd:${fd}` });
-      return (write as (...a: unknown[]) => number)(fd, ...rest);
-    }) as typeof fs.writeSync),
-    vi.spyOn(fs, 'fsyncSync').mockImplementation((fd: number) => {
-      calls.push({ op: 'fsync', file: fdPath.get(fd) ?? `fd:${fd}` });
-      fsync(fd);
-    }),
-    vi.spyOn(fs, 'renameSync').mockImplementation((from: fs.PathLike, to: fs.PathLike) => {
-      calls.push({ op: 'rename', file: path.resolve(String(to)) });
-      rename(from, to);
-    }),
-  ];
-  const restore = () => {
-    for (const s of spies) s.mockRestore();
-  };
-  return { calls, restore };
-}
+import { type Traced, traceFs } from '../../support/fs-trace.ts';
+import { nextCommand } from './fixtures/demo-run.ts';
+import { driveRun, RUN, readRunJsonFile, runFiles, tempWorkspace } from './fixtures/workspace.ts';
 
 /**
  * Checks each rename against the ledger's state at that moment: a ledger line written and not
@@ -67,6 +31,7 @@ function renamesBeforeLedgerFsync(calls: readonly Traced[], ledger: string): str
   return problems;
 }
 
+const RUN_ID = RUN;
 let ws: string;
 let store: RunStore;
 let trace: ReturnType<typeof traceFs>;
@@ -111,4 +76,65 @@ describe('commit order on disk', () => {
     expect(perCommit).toHaveLength(4);
     for (const ops of perCommit) expect(ops.slice(-2)).toEqual(['write', 'fsync']);
   });
+
+  it('run.json is durable when its commit resolves: file fsynced, renamed, folder fsynced', async () => {
+    let state = await driveRun(store, ws, 0);
+    const { dir, ledger, runJson } = runFiles(ws);
+    for (let n = 1; n <= 3; n++) {
+      trace.mark(`commit ${n}`);
+      const r = await store.commit(RUN_ID, `d${n}`, nextCommand(state, n));
+      if (!r.ok) throw new Error(r.rejection.message);
+      state = r.state;
+    }
+    trace.mark('end');
+    // Per commit, in this order: the ledger's fsync, the temp run.json's fsync, the rename, the
+    // run folder's fsync, and all of them before the commit resolved (the next mark).
+    const per = sliceByMarks(trace.calls).slice(1, -1);
+    expect(per).toHaveLength(3);
+    for (const calls of per) {
+      const steps = calls.flatMap((c) => {
+        if (c.op === 'fsync' && c.file === ledger) return ['ledger fsync'];
+        if (c.op === 'fsync' && /\.run\.json\..*\.tmp$/.test(c.file)) return ['run.json fsync'];
+        if (c.op === 'rename' && c.file === runJson) return ['run.json rename'];
+        if (c.op === 'fsync' && c.file === dir) return ['folder fsync'];
+        return [];
+      });
+      expect(steps).toEqual(['ledger fsync', 'run.json fsync', 'run.json rename', 'folder fsync']);
+    }
+  });
+
+  it('a deferred projection leaves run.json to project(), which writes it durably', async () => {
+    const state = await driveRun(store, ws, 0);
+    const { dir, ledger, runJson } = runFiles(ws);
+    trace.mark('commit');
+    const r = await store.commit(RUN_ID, 'd1', nextCommand(state, 1), { deferProjection: true });
+    if (!r.ok) throw new Error(r.rejection.message);
+    trace.mark('committed');
+    // The line is durable, run.json still shows the state before it.
+    expect(readRunJsonFile(ws).seq).toBe(state.seq);
+    await store.project(RUN_ID);
+    trace.mark('projected');
+    expect(readRunJsonFile(ws).seq).toBe(r.state.seq);
+    const [, committing, projecting] = sliceByMarks(trace.calls);
+    const ops = (calls: readonly Traced[]) =>
+      calls
+        .filter((c) => c.op !== 'write' && [ledger, runJson, dir].includes(c.file))
+        .map((c) => `${c.op} ${path.basename(c.file)}`);
+    expect(ops(committing!)).toEqual(['fsync ledger.jsonl']);
+    expect(ops(projecting!)).toEqual(['rename run.json', `fsync ${path.basename(dir)}`]);
+    // A second project() has nothing left to write.
+    const before = trace.calls.length;
+    expect(await store.project(RUN_ID)).toBeNull();
+    expect(trace.calls.slice(before).filter((c) => c.op === 'rename')).toEqual([]);
+  });
 });
+
+/** The calls between marks: [before the first mark, after it, …]. */
+function sliceByMarks(calls: readonly Traced[]): Traced[][] {
+  const out: Traced[][] = [[]];
+  for (const c of calls) {
+    if (c.op === 'mark') out.push([]);
+    else out.at(-1)!.push(c);
+  }
+  return out;
+}

@@ -1,0 +1,87 @@
+/**
+ * Durability of a command through the Orchestrator, seen in the file-system calls (node's `fs`,
+ * observed and passed through; thread-pool fsyncs recorded when they complete) and the real
+ * sqlite queue's enqueue (observed, passed through): an approval's job is queued only once the
+ * approval's ledger line is fsynced; run.json is written after the enqueue (not on the
+ * approval → spawn path) and is durable (fsynced, renamed, folder fsynced) before the command's
+ * caller is answered.
+ */
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Traced, traceFs } from '../../support/fs-trace.ts';
+import { ALICE, makeEnv, type TestEnv } from './helpers.ts';
+
+const WORKFLOW = `id: gate
+steps:
+  - id: a
+    agent: demo
+    prompt: first
+    checkpoint:
+      when: after
+  - id: b
+    agent: demo
+    prompt: second
+`;
+
+let env: TestEnv;
+let trace: ReturnType<typeof traceFs> | undefined;
+beforeEach(async () => {
+  env = await makeEnv();
+  env.workflow('gate', WORKFLOW);
+});
+afterEach(async () => {
+  trace?.restore();
+  await env.dispose();
+});
+
+describe('approval commit order', () => {
+  it('queues the next job after the ledger fsync, and answers after run.json is durable', async () => {
+    const o = await env.open();
+    const run = await o.startRun({
+      workflow: 'gate',
+      workspace: env.workspace,
+      spec: 'x',
+      actor: ALICE,
+    });
+    const idle = await o.waitUntilIdle(run.id);
+    expect(idle.status).toBe('awaiting');
+    const runDir = path.join(env.workspace, '.phasebridge', 'runs', run.id);
+    const ledger = path.join(runDir, 'ledger.jsonl');
+    const runJson = path.join(runDir, 'run.json');
+    trace = traceFs();
+    const t = trace;
+    const enqueue = env.queue.enqueue.bind(env.queue);
+    env.queue.enqueue = async (job, opts) => {
+      t.mark(`enqueue ${job.stepId}`);
+      return enqueue(job, opts);
+    };
+    const r = await o.command(run.id, 'approve-1', {
+      type: 'answerCheckpoint',
+      answer: 'approve',
+      actor: ALICE,
+    });
+    t.mark('answered');
+    t.restore();
+    expect(r.ok).toBe(true);
+    const order = t.calls.flatMap((c: Traced) => {
+      if (c.op === 'mark') return [c.file];
+      if (c.op === 'write' && c.file === ledger) return ['ledger write'];
+      if (c.op === 'fsync' && c.file === ledger) return ['ledger fsync'];
+      if (c.op === 'fsync' && /\.run\.json\..*\.tmp$/.test(c.file)) return ['run.json fsync'];
+      if (c.op === 'rename' && c.file === runJson) return ['run.json rename'];
+      if (c.op === 'fsync' && c.file === runDir) return ['run folder fsync'];
+      return [];
+    });
+    const answered = order.indexOf('answered');
+    expect(order.slice(0, answered + 1)).toEqual([
+      'ledger write',
+      'ledger fsync',
+      'enqueue b',
+      'run.json fsync',
+      'run.json rename',
+      'run folder fsync',
+      'answered',
+    ]);
+    expect((await o.waitUntilIdle(run.id)).status).toBe('completed');
+  });
+});
