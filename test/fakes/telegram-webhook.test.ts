@@ -14,7 +14,8 @@ const ALICE = { id: 11, is_bot: false, first_name: 'Alice' };
 
 let fake: FakeTelegram;
 let receiver: Server;
-let clock = 0;
+/** How far the fake's clock is ahead of real time. */
+let ahead = 0;
 /** The receiver's answers, in order; after the last, 200. */
 let answers: number[] = [];
 /** Called before the receiver answers (the test can move the fake's clock then). */
@@ -22,12 +23,12 @@ let beforeAnswer: () => void = () => undefined;
 const received: { updateId: number; secret: string | undefined }[] = [];
 
 beforeEach(async () => {
-  clock = 1_000_000;
+  ahead = 0;
   answers = [];
   received.length = 0;
   beforeAnswer = () => undefined;
   fake = await FakeTelegram.start({
-    now: () => clock,
+    now: () => Date.now() + ahead,
     webhook: { timeoutMs: 60_000, retryMs: 5, maxAttempts: 5 },
   });
   fake.addChat(CHAT);
@@ -87,7 +88,7 @@ describe('FakeTelegram webhook redelivery', () => {
     let first = true;
     beforeAnswer = () => {
       // The receiver takes 61 s (on the fake's clock) over the first delivery only.
-      if (first) clock += 61_000;
+      if (first) ahead += 61_000;
       first = false;
     };
     const update = fake.userSends({ chat: CHAT, from: ALICE, text: '/status' });

@@ -12,7 +12,7 @@ import type { Update } from './telegram-wire.ts';
 export interface FakeWebhookOptions {
   /** An answer later than this (fake clock or real time) is a failure; default 60 s. */
   readonly timeoutMs?: number;
-  /** Pause before the same update is sent again; default 1 s. */
+  /** Pause before the same update is sent again, on the fake's clock; default 1 s. */
   readonly retryMs?: number;
   /** Attempts per update before the fake gives up on it; default 20. */
   readonly maxAttempts?: number;
@@ -121,15 +121,22 @@ export class WebhookDelivery {
     }
   }
 
+  /** Waits `retryMs` on the fake's clock (a test that moves the clock decides when). */
   #pause(): Promise<void> {
+    const until = this.#now() + this.#retryMs;
     return new Promise((resolve) => {
+      let timer: ReturnType<typeof setTimeout>;
       const wake = () => {
         clearTimeout(timer);
         this.#pauses.delete(wake);
         resolve();
       };
-      const timer = setTimeout(wake, this.#retryMs);
+      const tick = () => {
+        if (this.#closed || this.#now() >= until) wake();
+        else timer = setTimeout(tick, Math.min(10, this.#retryMs));
+      };
       this.#pauses.add(wake);
+      tick();
     });
   }
 }
