@@ -29,6 +29,7 @@ import type { Log } from '../log.ts';
 import { AdapterSupervisor } from './adapter-supervisor.ts';
 import { buildChannels } from './channels.ts';
 import { consoleAdmin } from './console-admin.ts';
+import { outboxRefusals, type RefusalTarget } from './outbox-refusals.ts';
 import { type PruneSchedule, schedulePrune } from './retention.ts';
 import { describeWorker, WorkerWatch } from './worker-watch.ts';
 
@@ -152,8 +153,11 @@ export async function startBridge(
     // Sends and edits to the chat platforms are rows in bridge.db before they are attempted.
     const outboxStore = OutboxStore.open(db.file);
     stack.push(async () => outboxStore.close());
+    // Set once chatops exists: a row the platform refuses goes through its refusals.
+    let refusalTarget: RefusalTarget | undefined;
     const paced = withOutboxes(channels.all, outboxStore, {
       log: log.child({ component: 'outbox' }),
+      onFailure: outboxRefusals(() => refusalTarget, log.child({ component: 'outbox' })),
     });
     // Stopped after chatops (unwinding runs backwards), so its last edits are still delivered.
     stack.push(async () => {
@@ -167,6 +171,7 @@ export async function startBridge(
       defaultWorkspace: workspace,
       ...(opts.editIntervalMs !== undefined ? { editIntervalMs: opts.editIntervalMs } : {}),
     });
+    refusalTarget = { chatops, channels: paced.channels };
     await chatops.start({ catchUp: false });
     stack.push(() => chatops.stop());
 

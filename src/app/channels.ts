@@ -74,6 +74,7 @@ export async function buildChannels(
       commands: VERBS.map((v) => ({ command: v, description: USAGE[v].about.slice(0, 256) })),
       logger: log.child({ component: 'telegram' }),
       ...metered('telegram'),
+      ...(stores && { state: stores.state('telegram') }),
     });
     all.set('telegram', telegram);
     if (webhook) {

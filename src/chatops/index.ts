@@ -8,7 +8,7 @@
  *   for (const channel of channels.values()) await channel.start(chatops.handle);
  */
 
-import type { InboundEvent } from '../bridges/channel.ts';
+import type { ChatRef, InboundEvent } from '../bridges/channel.ts';
 import { prose } from '../bridges/render-text.ts';
 import { postAnswers } from './answer-post.ts';
 import { CheckpointPresses } from './checkpoint-press.ts';
@@ -17,7 +17,7 @@ import { type ChatOpsDeps, channelFor, sendTo } from './context.ts';
 import { Notifier } from './notifier.ts';
 import type { ChatOpsOptions, RunNotice, RunUpdate } from './ports.ts';
 import { CheckpointPresenter } from './presenter.ts';
-import { ChatRefusals } from './refusals.ts';
+import { ChatRefusals, type RefusalOutcome } from './refusals.ts';
 import { Router } from './router.ts';
 import { ToolApprovalPresenter } from './tool-approval-presenter.ts';
 import { ToolApprovalPresses } from './tool-approval-press.ts';
@@ -71,6 +71,14 @@ export class ChatOps {
       (runId, chat) => this.#notifier.follow(runId, chat),
       (chat) => this.#refusals.retry(chat),
     );
+  }
+
+  /**
+   * A platform refused a message that nobody waited for (the outbox delivering what a previous
+   * process queued) or whose chat moved: marked, told or re-bound as for a direct send.
+   */
+  refused(chat: ChatRef, err: unknown): Promise<RefusalOutcome | undefined> {
+    return this.#refusals.refused(chat, err);
   }
 
   /** The inbound handler to give to each channel's `start()`. */

@@ -44,6 +44,9 @@ export interface RestContext {
   readonly ackDeadlineMs: number;
 }
 
+/** Discord: "Interaction tokens are valid for 15 minutes" (follow-ups, `@original` edits). */
+export const INTERACTION_TOKEN_TTL_MS = 15 * 60 * 1000;
+
 const EPHEMERAL = 64;
 const LOADING = 128;
 const ok = (body: Json): RestResult => ({ status: 200, body });
@@ -221,7 +224,7 @@ function responseMessage(ctx: RestContext, i: FakeInteraction, data: JsonObject,
 
 function callback(ctx: RestContext, req: RestRequest, [id, token]: string[]): RestResult {
   const i = interactionOf(ctx, id!, token!);
-  if (Date.now() - i.createdAt > ctx.ackDeadlineMs)
+  if (ctx.state.now() - i.createdAt > ctx.ackDeadlineMs)
     throw new ApiError(404, 10062, 'Unknown interaction');
   if (i.callbacks.length > 0) {
     throw new ApiError(400, 40060, 'Interaction has already been acknowledged.');
@@ -247,8 +250,17 @@ function callback(ctx: RestContext, req: RestRequest, [id, token]: string[]): Re
   return noContent;
 }
 
+/** The interaction of a webhook token still valid: 401 Invalid Webhook Token once 15 min passed. */
+function liveToken(ctx: RestContext, token: string): FakeInteraction {
+  const i = ctx.state.interactionByToken(token);
+  if (ctx.state.now() - i.createdAt > INTERACTION_TOKEN_TTL_MS) {
+    throw new ApiError(401, 50027, 'Invalid Webhook Token');
+  }
+  return i;
+}
+
 function followUp(ctx: RestContext, req: RestRequest, [app, token]: string[]): RestResult {
-  const i = ctx.state.interactionByToken(token!);
+  const i = liveToken(ctx, token!);
   if (app !== ctx.state.applicationId || i.callbacks.length === 0) {
     throw new ApiError(404, 10015, 'Unknown Webhook');
   }
@@ -261,7 +273,7 @@ function followUp(ctx: RestContext, req: RestRequest, [app, token]: string[]): R
 }
 
 function webhookMessage(ctx: RestContext, token: string, which: string): StoredMessage {
-  const i = ctx.state.interactionByToken(token);
+  const i = liveToken(ctx, token);
   const id = which === '@original' ? (i.originalMessageId ?? i.messageId) : which;
   const message = id === undefined ? undefined : ctx.state.messages.get(id);
   if (!message) throw new ApiError(404, 10008, 'Unknown Message');

@@ -68,6 +68,8 @@ export class FakeDiscordState {
   readonly messages = new Map<string, StoredMessage>();
   /** The bot's permission overwrites per channel, and archived threads. */
   readonly access = new FakeDiscordAccess();
+  /** The fake's clock (ms): `FakeDiscord.advanceClock` moves it to age interactions. */
+  now: () => number = Date.now;
   readonly interactions = new Map<string, FakeInteraction>();
   /** Global commands (`PUT /applications/{id}/commands`), and per guild. */
   globalCommands: JsonObject[] = [];
@@ -172,7 +174,7 @@ export class FakeDiscordState {
       type,
       user,
       channel,
-      createdAt: Date.now(),
+      createdAt: this.now(),
       ...(message && { messageId: message.id }),
       ...(typeof data.custom_id === 'string' && { customId: data.custom_id }),
       callbacks: [],

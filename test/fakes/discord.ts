@@ -2,7 +2,8 @@
  * A fake Discord: one node:http server serving REST under `/api/v10` and the gateway WebSocket
  * (upgrade on `/gateway`, resumes on `/resume`), JSON without compression. It keeps messages and
  * interactions, checks what Discord checks (message limits, one initial response per interaction
- * within the 3-second window), lets tests inject 429s and failures, drives slash commands, button
+ * within the 3-second window, interaction tokens valid for 15 minutes on a clock tests advance),
+ * lets tests inject 429s and failures, drives slash commands, button
  * presses and modal submits through the gateway, and records every REST call.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -19,6 +20,7 @@ import {
   type RecordedCall,
 } from './discord-wire.ts';
 
+export { INTERACTION_TOKEN_TTL_MS } from './discord-rest.ts';
 export type { FakeInteraction } from './discord-store.ts';
 export type { FakeChannel, RecordedCall, StoredMessage } from './discord-wire.ts';
 
@@ -55,11 +57,13 @@ export class FakeDiscord {
   readonly #server: Server;
   readonly #ackDeadlineMs: number;
   readonly #injections: Injection[] = [];
+  #clockOffset = 0;
 
   private constructor(server: Server, options: FakeDiscordOptions) {
     this.#server = server;
     this.token = options.token ?? 'MTIzNDU2Nzg5MDEyMzQ1Njc4.GfakeX.fake-token-for-tests-0123456789';
     this.#ackDeadlineMs = options.ackDeadlineMs ?? 3000;
+    this.state.now = () => Date.now() + this.#clockOffset;
     this.gateway = new FakeGateway({
       token: this.token,
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? 41_250,
@@ -107,6 +111,15 @@ export class FakeDiscord {
     this.gateway.close();
     this.#server.closeAllConnections();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+
+  /**
+   * Moves the fake's clock forward: interactions age (a callback after 3 s fails with 10062
+   * Unknown interaction, a follow-up or `@original` edit after 15 min with 401/50027 Invalid
+   * Webhook Token) without the test sleeping.
+   */
+  advanceClock(ms: number): void {
+    this.#clockOffset += ms;
   }
 
   /** Makes the next matching call answer 429 asking to wait `retryAfterSeconds`. */

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { FakeCallbackQueries } from './telegram-access.ts';
 import { type FakeTelegramLimits, LimitEnforcer } from './telegram-limits.ts';
 import { FakeMessageStore } from './telegram-store.ts';
+import { type FakeWebhookOptions, WebhookDelivery } from './telegram-webhook.ts';
 import {
   ApiError,
   bad,
@@ -25,6 +26,7 @@ import {
   type Update,
 } from './telegram-wire.ts';
 
+export type { FakeWebhookOptions, WebhookAttempt } from './telegram-webhook.ts';
 export type { FakeChat, FakeUser, RecordedCall, StoredMessage } from './telegram-wire.ts';
 export { CALLBACK_QUERY_TTL_MS, parseTelegramHtml } from './telegram-wire.ts';
 
@@ -38,6 +40,8 @@ export interface FakeTelegramOptions {
   limits?: FakeTelegramLimits | true;
   /** The fake's clock (ms): tests move it to expire callback queries without sleeping. */
   now?: () => number;
+  /** Webhook delivery: timeout, pause between attempts, attempts per update. */
+  webhook?: FakeWebhookOptions;
 }
 
 /** The fake server; start with `FakeTelegram.start()`, always `close()` it. */
@@ -48,8 +52,8 @@ export class FakeTelegram {
   commands: Json[] = [];
   /** Current webhook (empty url when none). */
   webhook = { url: '', secret: undefined as string | undefined };
-  /** What getWebhookInfo reports about the last failed delivery (`last_error_*` fields). */
-  webhookError: { last_error_date?: number; last_error_message?: string } = {};
+  /** Webhook delivery attempts and their retries (attempts, last error). */
+  readonly delivery: WebhookDelivery;
   /** Answers given to callback queries, by query id. */
   readonly callbackAnswers = new Map<string, Json>();
   /** The bot's own user. */
@@ -80,6 +84,7 @@ export class FakeTelegram {
     this.#limits = options.limits && new LimitEnforcer(options.limits);
     this.#token = options.token ?? '123456:TEST-token_abc';
     this.#callbacks = new FakeCallbackQueries(options.now ?? Date.now);
+    this.delivery = new WebhookDelivery(options.webhook ?? {}, options.now ?? Date.now);
     this.bot = {
       id: 123456,
       is_bot: true,
@@ -118,6 +123,7 @@ export class FakeTelegram {
   /** Closes keep-alive connections first (grammY keeps them open), then the server. */
   async close(): Promise<void> {
     for (const wake of this.#waiters) wake();
+    this.delivery.close();
     await Promise.allSettled(this.#deliveries);
     this.#server.closeAllConnections();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
@@ -246,16 +252,21 @@ export class FakeTelegram {
     return Promise.all(this.#deliveries);
   }
 
-  async #deliver(update: Update): Promise<number> {
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (this.webhook.secret) headers['x-telegram-bot-api-secret-token'] = this.webhook.secret;
-    const res = await fetch(this.webhook.url, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify(update),
-    }).catch(() => undefined);
-    await res?.arrayBuffer();
-    return res?.status ?? 0;
+  /** What getWebhookInfo reports about the last failed delivery (`last_error_*` fields). */
+  get webhookError(): { last_error_date?: number; last_error_message?: string } {
+    return this.delivery.lastError;
+  }
+
+  set webhookError(error: { last_error_date?: number; last_error_message?: string }) {
+    this.delivery.lastError = error;
+  }
+
+  #deliver(update: Update): Promise<number> {
+    return this.delivery.deliver(
+      update,
+      () => this.webhook,
+      (u) => this.#updates.push(u),
+    );
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -322,7 +333,7 @@ export class FakeTelegram {
         return {
           url: this.webhook.url,
           has_custom_certificate: false,
-          pending_update_count: this.#updates.length,
+          pending_update_count: this.#updates.length + this.delivery.pending,
           ...this.webhookError,
         };
       case 'deleteWebhook':

@@ -230,7 +230,16 @@ export class DiscordChannel implements Channel {
     i: ButtonInteraction | ModalSubmitInteraction,
     event: InboundEvent | undefined,
   ): Promise<void> {
-    const live = new LiveInteraction(i, this.#options.ackAfterMs ?? 2000, this.#log);
+    const live = new LiveInteraction(
+      i,
+      this.#options.ackAfterMs ?? 2000,
+      this.#log,
+      async (channelId, body) => {
+        await this.#queues.run(channelId, () =>
+          this.#call(() => this.#client.rest.post(Routes.channelMessages(channelId), { body })),
+        );
+      },
+    );
     this.#live.add(live, Date.now());
     try {
       if (event) await this.#deliver(event);

@@ -42,6 +42,20 @@ const REFUSALS: Readonly<Record<number, { reason: string; scope: 'chat' | 'threa
 };
 
 /**
+ * Discord's answers when an interaction can no longer be answered through its token: 10062
+ * Unknown interaction (the 3 s for the initial response passed), 50027 Invalid Webhook Token
+ * (401: the token's 15 minutes passed), 10015 Unknown Webhook. The chat still takes messages.
+ */
+const LOST_INTERACTION = new Set([10062, 10015, 50027]);
+
+/** True when `err` (from discord.js) says the interaction's token no longer works. */
+export function isLostInteraction(err: unknown): boolean {
+  if (!(err instanceof DiscordAPIError)) return false;
+  if (typeof err.code === 'number' && LOST_INTERACTION.has(err.code)) return true;
+  return err.status === 401 && /\/(interactions|webhooks)\//.test(err.url);
+}
+
+/**
  * Maps anything thrown by discord.js to RateLimitedError (429 beyond our wait), ChatUnreachableError
  * (Missing Access, Missing Permissions, Unknown Channel, archived thread), NotFoundError (Unknown
  * Message) or PlatformError.

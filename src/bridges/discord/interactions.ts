@@ -2,18 +2,24 @@
  * Live button presses and modal submissions: Discord wants one initial response within 3 s, and
  * what that response is depends on what the handler does next (an ephemeral answer, an update of
  * the pressed message, a modal). Each live interaction serialises its responses and picks the
- * right one; a timer acknowledges it quietly if the handler is slow.
+ * right one; a timer acknowledges it quietly if the handler is slow. Once Discord no longer takes
+ * the interaction's token (the 3 s for the initial response or the token's 15 minutes passed),
+ * what was meant for it is posted in the channel instead, mentioning the presser.
  */
 import {
+  type APIActionRowComponent,
+  type APIButtonComponentWithCustomId,
   type ButtonInteraction,
   type InteractionReplyOptions,
   MessageFlags,
   type ModalSubmitInteraction,
   type RESTPatchAPIChannelMessageJSONBody,
+  type RESTPostAPIChannelMessageJSONBody,
 } from 'discord.js';
+import { PlatformError } from '../../errors.ts';
 import type { ChannelLogger } from '../channel.ts';
-import { toDiscordError } from './errors.ts';
-import { contentOf, reasonButtonRow, reasonModal } from './outbound.ts';
+import { isLostInteraction, toDiscordError } from './errors.ts';
+import { contentOf, fitEscaped, reasonButtonRow, reasonModal } from './outbound.ts';
 
 /** An interaction token stays usable this long after the interaction was created. */
 export const TOKEN_LIFETIME_MS = 15 * 60 * 1000;
@@ -21,14 +27,24 @@ export const TOKEN_LIFETIME_MS = 15 * 60 * 1000;
 /** A press or submission whose responses the adapter makes. */
 export type AnswerableInteraction = ButtonInteraction | ModalSubmitInteraction;
 
-const privately = (text: string): InteractionReplyOptions => ({
-  content: contentOf(text),
-  flags: MessageFlags.Ephemeral,
+/** Posts a message in a channel (not through the interaction): the fallback of a lost one. */
+export type ChannelPost = (
+  channelId: string,
+  body: RESTPostAPIChannelMessageJSONBody,
+) => Promise<void>;
+
+/** What one response says: text, whether only the presser sees it, an optional button row. */
+interface Response {
+  readonly text: string;
+  readonly private: boolean;
+  readonly row?: APIActionRowComponent<APIButtonComponentWithCustomId>;
+}
+
+const replyOptions = (r: Response): InteractionReplyOptions => ({
+  content: contentOf(r.text),
   allowedMentions: { parse: [] },
-});
-const publicly = (text: string): InteractionReplyOptions => ({
-  content: contentOf(text),
-  allowedMentions: { parse: [] },
+  ...(r.private && { flags: MessageFlags.Ephemeral }),
+  ...(r.row && { components: [r.row] }),
 });
 
 /** One interaction being answered. */
@@ -41,16 +57,28 @@ export class LiveInteraction {
   readonly createdAt: number;
   readonly #target: AnswerableInteraction;
   readonly #log: ChannelLogger;
+  readonly #post: ChannelPost;
+  /** Set once Discord refused the token: every later response goes to the channel. */
+  #lost = false;
   /** Private answers held back while the handler runs, in case it opens a modal next. */
   readonly #held: string[] = [];
   #handling = true;
   #chain: Promise<unknown> = Promise.resolve();
   #timer: NodeJS.Timeout | undefined;
 
-  /** Starts the acknowledgement timer (`ackAfterMs` must stay well under Discord's 3 s). */
-  constructor(target: AnswerableInteraction, ackAfterMs: number, log: ChannelLogger) {
+  /**
+   * Starts the acknowledgement timer (`ackAfterMs` must stay well under Discord's 3 s); `post`
+   * sends in the channel what the interaction no longer can.
+   */
+  constructor(
+    target: AnswerableInteraction,
+    ackAfterMs: number,
+    log: ChannelLogger,
+    post: ChannelPost,
+  ) {
     this.#target = target;
     this.#log = log;
+    this.#post = post;
     this.id = target.id;
     this.messageId = target.message?.id;
     this.createdAt = target.createdTimestamp;
@@ -65,19 +93,19 @@ export class LiveInteraction {
 
   /** True while the handler runs and no response was made: an update can still answer it. */
   get updatable(): boolean {
-    return this.#handling && !this.acknowledged;
+    return this.#handling && !this.acknowledged && !this.#lost;
   }
 
   /** Private: ephemeral (held back while the handler may still open a modal); public: in chat. */
   answer(text: string, isPrivate: boolean): Promise<void> {
     return this.#run(async () => {
-      if (isPrivate && this.#handling && !this.acknowledged && this.#target.isButton()) {
+      if (isPrivate && this.updatable && this.#target.isButton()) {
         this.#held.push(text);
       } else if (isPrivate) {
-        await this.#respond(privately(text));
+        await this.#respond({ text, private: true });
       } else {
         await this.#flushHeld();
-        await this.#respond(publicly(text));
+        await this.#respond({ text, private: false });
       }
     });
   }
@@ -87,12 +115,18 @@ export class LiveInteraction {
     return this.#run(async () => {
       const target = this.#target;
       if (!this.updatable || !(target.isButton() || target.isFromMessage())) return false;
-      await target.update({
-        content: body.content ?? '',
-        embeds: body.embeds ?? [],
-        components: body.components ?? [],
-        allowedMentions: { parse: [] },
-      });
+      try {
+        await target.update({
+          content: body.content ?? '',
+          embeds: body.embeds ?? [],
+          components: body.components ?? [],
+          allowedMentions: { parse: [] },
+        });
+      } catch (err) {
+        // Too late for the interaction: the caller edits the message with a normal call.
+        if (!this.#markLost(err)) throw err;
+        return false;
+      }
       await this.#flushHeld();
       return true;
     });
@@ -104,13 +138,18 @@ export class LiveInteraction {
    */
   askForReason(prompt: string): Promise<void> {
     return this.#run(async () => {
-      if (!this.acknowledged && this.#target.isButton()) {
+      if (!this.acknowledged && !this.#lost && this.#target.isButton()) {
         const notes = this.#held.splice(0);
-        await this.#target.showModal(reasonModal(this.id, prompt, notes));
-        return;
+        try {
+          await this.#target.showModal(reasonModal(this.id, prompt, notes));
+          return;
+        } catch (err) {
+          if (!this.#markLost(err)) throw err;
+          this.#held.unshift(...notes);
+        }
       }
       await this.#flushHeld();
-      await this.#respond({ ...privately(prompt), components: [reasonButtonRow(this.id)] });
+      await this.#respond({ text: prompt, private: true, row: reasonButtonRow(this.id) });
     });
   }
 
@@ -130,22 +169,59 @@ export class LiveInteraction {
     return this.#run(async () => {
       if (this.acknowledged) return;
       if (this.#held.length > 0) await this.#flushHeld();
+      else if (this.#lost) return;
       else if (this.#target.isButton() || this.#target.isFromMessage())
-        await this.#target.deferUpdate();
-      else await this.#target.reply(privately('Received.'));
+        await this.#target.deferUpdate().catch((err: unknown) => {
+          if (!this.#markLost(err)) throw err;
+        });
+      else await this.#respond({ text: 'Received.', private: true });
     }).catch((err: unknown) =>
       this.#log.warn({ err, interaction: this.id, why }, 'discord: could not acknowledge'),
     );
   }
 
   async #flushHeld(): Promise<void> {
-    for (const text of this.#held.splice(0)) await this.#respond(privately(text));
+    for (const text of this.#held.splice(0)) await this.#respond({ text, private: true });
   }
 
-  /** The initial response if none was made yet, else a follow-up (valid for 15 minutes). */
-  async #respond(options: InteractionReplyOptions): Promise<void> {
-    if (this.acknowledged) await this.#target.followUp(options);
-    else await this.#target.reply(options);
+  /**
+   * The initial response if none was made yet, else a follow-up (valid for 15 minutes); once the
+   * token no longer works, a message in the channel that mentions the presser (a private answer
+   * becomes public: the presser still learns what became of the press).
+   */
+  async #respond(response: Response): Promise<void> {
+    if (!this.#lost) {
+      try {
+        if (this.acknowledged) await this.#target.followUp(replyOptions(response));
+        else await this.#target.reply(replyOptions(response));
+        return;
+      } catch (err) {
+        if (!this.#markLost(err)) throw err;
+      }
+    }
+    const user = this.#target.user.id;
+    const channelId = this.#target.channelId;
+    // Every press and submission comes from a channel; nothing to post in otherwise.
+    if (channelId === null) throw new PlatformError('discord', 'interaction without a channel');
+    await this.#post(channelId, {
+      // The mention (at most 25 characters) and the text within Discord's 2000.
+      content: `<@${user}> ${fitEscaped(response.text, 1970)}`,
+      allowed_mentions: { users: [user] },
+      ...(response.row && { components: [response.row] }),
+    });
+  }
+
+  /** True (and remembered) when `err` says the token no longer works. */
+  #markLost(err: unknown): boolean {
+    if (!isLostInteraction(err)) return false;
+    if (!this.#lost) {
+      this.#log.info(
+        { interaction: this.id, detail: toDiscordError(err).message },
+        'discord: interaction no longer answerable, answering in the channel',
+      );
+    }
+    this.#lost = true;
+    return true;
   }
 
   #run<T>(task: () => Promise<T>): Promise<T> {

@@ -11,7 +11,12 @@
  * run's end fans out to every chat at once) are committed in one transaction, i.e. one fsync
  * instead of one per row, before any of them may start.
  */
-import { PhasebridgeError, RateLimitedError, ResourceError } from '../../errors.ts';
+import {
+  ChatUnreachableError,
+  PhasebridgeError,
+  RateLimitedError,
+  ResourceError,
+} from '../../errors.ts';
 import type { Channel, ChannelLogger, OutgoingMessage, Urgency } from '../channel.ts';
 import { laneOf, type OutboxKind, type PlatformLimits, URGENCY_RANK } from './limits.ts';
 import { type PaceItem, Pacer } from './pacer.ts';
@@ -31,7 +36,10 @@ export const REAL_OUTBOX_TIMERS: OutboxTimers = {
   clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
 };
 
-/** A row given up on: a permanent platform error (403, kicked, bad input…). */
+/**
+ * A row given up on (a permanent platform error: 403, kicked, bad input…), or, `moved`, a send
+ * whose chat got a new id: that row and the chat's other waiting sends go to the new id instead.
+ */
 export interface OutboxFailure {
   readonly id: number;
   readonly platform: string;
@@ -39,7 +47,12 @@ export interface OutboxFailure {
   /** Chat ref of a send, message ref of an edit. */
   readonly target: string;
   readonly lane: string;
+  readonly message: OutgoingMessage;
   readonly error: PhasebridgeError;
+  /** A caller waited for this row and got the error (it acts on it itself). */
+  readonly waited: boolean;
+  /** The chat moved (`error.movedTo`): the row was re-queued there, not failed. */
+  readonly moved: boolean;
 }
 
 /** Options of `Outbox`. */
@@ -336,18 +349,59 @@ export class Outbox {
         err instanceof PhasebridgeError
           ? err
           : new PhasebridgeError('PLATFORM', err instanceof Error ? err.message : String(err));
-      store.failed(id, error.code, error.message);
-      this.#entries.delete(id);
-      for (const w of entry.waiters) w.reject(err);
-      this.#o.log?.warn({ id, target: entry.target, code: error.code }, 'outbox: call failed');
-      this.#o.onFailure?.({
+      const report = {
         id,
         platform: this.#o.limits.platform,
         kind: entry.item.kind,
         target: entry.target,
         lane: entry.item.lane,
+        message: entry.message,
         error,
-      });
+        waited: entry.waiters.length > 0,
+      };
+      if (error instanceof ChatUnreachableError && error.movedTo && entry.item.kind === 'send') {
+        // Same rows, same order, the chat's new id: nothing queued for it is lost or reordered.
+        this.#retarget(entry.item.lane, error.movedTo);
+        this.#o.log?.info({ id, to: error.movedTo }, 'outbox: chat moved, sends follow it');
+        this.#o.onFailure?.({ ...report, waited: false, moved: true });
+        return;
+      }
+      store.failed(id, error.code, error.message);
+      this.#entries.delete(id);
+      for (const w of entry.waiters) w.reject(err);
+      this.#o.log?.warn({ id, target: entry.target, code: error.code }, 'outbox: call failed');
+      // The whole chat refuses us: what waits for it would only be refused again, one by one.
+      if (error instanceof ChatUnreachableError && error.scope === 'chat' && !error.movedTo) {
+        this.#abandon(entry.item.lane, err);
+      }
+      this.#o.onFailure?.({ ...report, moved: false });
+    }
+  }
+
+  /** Waiting sends of `lane` (and the one just refused) go to the chat's new ref `to`. */
+  #retarget(lane: string, to: string): void {
+    const { store } = this.#o;
+    const newLane = laneOf(to);
+    for (const e of this.#entries.values()) {
+      // One call at a time per lane: the only started one is the send just refused.
+      if (e.item.lane !== lane || e.item.kind !== 'send') continue;
+      const target = to + e.target.slice(lane.length);
+      store.retarget(e.item.id, target, newLane);
+      e.target = target;
+      e.started = false;
+      e.item = { ...e.item, lane: newLane };
+    }
+  }
+
+  /** Fails the calls still waiting for `lane`, answering their callers with `err`. */
+  #abandon(lane: string, err: unknown): void {
+    const { store } = this.#o;
+    for (const [id, e] of this.#entries) {
+      if (e.started || e.item.lane !== lane) continue;
+      const code = err instanceof PhasebridgeError ? err.code : 'PLATFORM';
+      store.failed(id, code, err instanceof Error ? err.message : String(err));
+      this.#entries.delete(id);
+      for (const w of e.waiters) w.reject(err);
     }
   }
 }

@@ -173,6 +173,11 @@ export class OutboxStore {
     this.#set(id, `state = 'pending', not_before = ?`, notBefore);
   }
 
+  /** The row's chat got a new ref (a migrated Telegram group): pending again, sent there. */
+  retarget(id: number, target: string, lane: string): void {
+    this.#set(id, `state = 'pending', target = ?, lane = ?`, target, lane);
+  }
+
   /** Given up: a permanent platform error, kept with its code. */
   failed(id: number, code: string, message: string): void {
     this.#setUnsynced(id, `state = 'failed', error_code = ?, error = ?`, code, message);

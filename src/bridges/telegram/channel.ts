@@ -20,7 +20,7 @@ import type {
 import { stderrLogger } from '../channel.ts';
 import { DEFAULT_RETRY_POLICY, SerialQueues, withRateLimitRetry } from '../delivery.ts';
 import { rich, splitRichTextInto } from '../render-text.ts';
-import { isExpiredQuery, isNotModified, toTelegramError } from './errors.ts';
+import { isExpiredQuery, isNotModified, pollingFault, toTelegramError } from './errors.ts';
 import {
   ALLOWED_UPDATES,
   type BotIdentity,
@@ -44,20 +44,11 @@ import {
   renderMessage,
   type TelegramChat,
 } from './outbound.ts';
+import { AppliedUpdates } from './updates.ts';
 
 /** The chat (and topic) of the pressed message. */
 function pressedChat(data: InteractionData): TelegramChat {
   return data.t === undefined ? { chatId: data.c } : { chatId: data.c, topic: data.t };
-}
-
-/** What stopped long polling for good, with the fix: grammY gives up on 401 and 409 only. */
-function pollingFault(err: unknown): string {
-  const code = (err as { error_code?: unknown }).error_code;
-  if (code === 409)
-    return 'another process is polling this bot token (409 Conflict): updates stopped; stop the other bridge (or give each its own bot), then restart';
-  if (code === 401)
-    return 'the bot token was refused (401 Unauthorized, revoked?): updates stopped; set a new TELEGRAM_BOT_TOKEN from @BotFather and restart';
-  return `long polling stopped: ${toTelegramError(err).message}; restart the bridge`;
 }
 
 /** HTML parse mode; link previews off so status messages stay compact. */
@@ -92,6 +83,7 @@ export class TelegramChannel implements Channel {
     | undefined;
   /** Callback queries not answered yet; answered automatically once the handler returns. */
   readonly #pendingCallbacks = new Set<string>();
+  readonly #applied: AppliedUpdates;
   #state: State = 'idle';
   #handler: InboundHandler | undefined;
   #identity: BotIdentity | undefined;
@@ -108,7 +100,10 @@ export class TelegramChannel implements Channel {
     this.#log = options.logger ?? stderrLogger;
     const apiRoot = options.apiRoot?.replace(/\/+$/, '');
     this.#bot = new Bot(options.token, { client: apiRoot ? { apiRoot } : {} });
-    this.#bot.use((ctx) => this.#track(this.#dispatch(ctx.update)));
+    this.#applied = new AppliedUpdates(options.state, this.#log);
+    this.#bot.use((ctx) =>
+      this.#track(this.#applied.once(ctx.update.update_id, () => this.#dispatch(ctx.update))),
+    );
     this.#bot.catch((err) =>
       this.#log.error({ err: err.error }, 'telegram: update handling failed'),
     );

@@ -93,3 +93,13 @@ export function isExpiredQuery(err: PhasebridgeError): boolean {
     err.cause.description.includes('query is too old')
   );
 }
+
+/** What stopped long polling for good, with the fix: grammY gives up on 401 and 409 only. */
+export function pollingFault(err: unknown): string {
+  const code = (err as { error_code?: unknown }).error_code;
+  if (code === 409)
+    return 'another process is polling this bot token (409 Conflict): updates stopped; stop the other bridge (or give each its own bot), then restart';
+  if (code === 401)
+    return 'the bot token was refused (401 Unauthorized, revoked?): updates stopped; set a new TELEGRAM_BOT_TOKEN from @BotFather and restart';
+  return `long polling stopped: ${toTelegramError(err).message}; restart the bridge`;
+}

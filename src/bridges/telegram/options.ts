@@ -5,6 +5,7 @@
 import type { ConfigProblem } from '../../errors.ts';
 import type { ApiCallObserver, ChannelLogger } from '../channel.ts';
 import type { RetryPolicy } from '../delivery.ts';
+import type { ChannelStateStore } from '../state.ts';
 
 /** A bot command shown in Telegram's command menu. */
 export interface TelegramCommandSpec {
@@ -25,6 +26,8 @@ export interface TelegramChannelOptions {
   /** Told the outcome of every API call (for metrics). */
   readonly onApiCall?: ApiCallObserver;
   readonly retry?: RetryPolicy;
+  /** Where applied update ids are kept, so a redelivered update is applied once (bridge.db's `channel_state`); default memory. */
+  readonly state?: ChannelStateStore;
   /** Long-polling hold time; default 30 s. */
   readonly pollingTimeoutSeconds?: number;
 }

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Command } from '../../../src/bridges/channel.ts';
+import { MemoryChannelState } from '../../../src/bridges/state.ts';
 import { TelegramChannel, validateTelegramOptions } from '../../../src/bridges/telegram/index.ts';
 import { ConfigError } from '../../../src/errors.ts';
 import { ALICE, ALICE_DM, channelFor, FakeTelegram, Inbox } from './support.ts';
@@ -80,6 +81,39 @@ describe('TelegramChannel (webhook)', () => {
       args: ['add-login'],
       chatRef: 'telegram:501',
     });
+  });
+
+  it('applies an update Telegram sends again once, also in a new channel on the same store', async () => {
+    const state = new MemoryChannelState();
+    await channel.stop();
+    channel = channelFor(fake, { webhook: { url, secret: SECRET }, state });
+    await channel.start(async (e) => inbox.push(e));
+    const update = {
+      update_id: 4242,
+      message: {
+        message_id: 9,
+        date: 1,
+        chat: ALICE_DM,
+        from: ALICE,
+        text: '/status',
+        entities: [{ type: 'bot_command', offset: 0, length: 7 }],
+      },
+    };
+    const headers = { 'x-telegram-bot-api-secret-token': SECRET };
+    // Two deliveries at once (a redelivery while the first is still handled), then one more.
+    const both = await Promise.all([post(headers, update), post(headers, update)]);
+    expect(both.map((r) => r.status)).toEqual([200, 200]);
+    expect((await post(headers, update)).status).toBe(200);
+    expect(inbox.all).toHaveLength(1);
+
+    // The next process (a new channel) on the same store does not apply it either.
+    await channel.stop();
+    channel = channelFor(fake, { webhook: { url, secret: SECRET }, state });
+    await channel.start(async (e) => inbox.push(e));
+    expect((await post(headers, update)).status).toBe(200);
+    expect((await post(headers, { ...update, update_id: 4243 })).status).toBe(200);
+    // A new update (another update_id) still gets through.
+    expect(inbox.all).toHaveLength(2);
   });
 
   it('answers 503 before start and after stop, 405 to other methods', async () => {

@@ -5,6 +5,7 @@
 import {
   type FakeChat,
   FakeTelegram,
+  type FakeTelegramOptions,
   type FakeUser,
   type StoredMessage,
 } from '../../fakes/telegram.ts';
@@ -44,9 +45,9 @@ export class TelegramDriver implements PlatformDriver {
     fake.addChat(TEAM);
   }
 
-  /** Starts the fake Bot API. */
-  static async start(): Promise<TelegramDriver> {
-    return new TelegramDriver(await FakeTelegram.start());
+  /** Starts the fake Bot API (with `options`: its clock, webhook retries…). */
+  static async start(options: FakeTelegramOptions = {}): Promise<TelegramDriver> {
+    return new TelegramDriver(await FakeTelegram.start(options));
   }
 
   env(): Record<string, string> {
