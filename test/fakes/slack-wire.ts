@@ -30,6 +30,10 @@ export interface StoredMessage {
   readonly channel: string;
   readonly ts: string;
   readonly threadTs?: string;
+  /** Who posted it: a person's id, absent for the bot. */
+  readonly user?: string;
+  /** When Slack received it, on the fake's server-side clock (ms). */
+  readonly postedAt: number;
   text: string;
   blocks: Json[];
   edits: number;
