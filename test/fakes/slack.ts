@@ -73,6 +73,7 @@ export class FakeSlack {
   readonly #server: Server;
   readonly #failNext: { method: string; error?: string; retryAfter?: number }[] = [];
   readonly #watchers = new Set<() => boolean>();
+  readonly #whenCalled: { method: string; run: () => void }[] = [];
 
   private constructor(server: Server, o: FakeSlackOptions) {
     this.#server = server;
@@ -156,6 +157,14 @@ export class FakeSlack {
   /** The next call of `method` answers `{ok: false, error}`. */
   failNext(method: string, error: string): void {
     this.#failNext.push({ method, error });
+  }
+
+  /**
+   * Runs `run` once when the next call of `method` arrives, before Slack answers it: a test moves
+   * the clock there ("the bridge took 3 s to get here") and the fake's own state decides.
+   */
+  whenCalled(method: string, run: () => void): void {
+    this.#whenCalled.push({ method, run });
   }
 
   /** The next call of `method` answers HTTP 429 with `Retry-After: seconds`. */
@@ -364,6 +373,8 @@ export class FakeSlack {
 
   #api(method: string, req: IncomingMessage, raw: string, res: ServerResponse): void {
     const params = readParams(raw, req.headers['content-type'] ?? '');
+    const hook = this.#whenCalled.findIndex((h) => h.method === method);
+    if (hook >= 0) this.#whenCalled.splice(hook, 1)[0]!.run();
     const record = (ok: boolean, error?: string) =>
       this.calls.push({ method, params, ok, ...(error !== undefined && { error }) });
     const fail = this.#failNext.findIndex((f) => f.method === method);
