@@ -118,7 +118,10 @@ describe('Slack refusals met by the bridge', () => {
     await slack.sendCommand('alice', 'run demo add login');
     const plan = await w.message(slack, /Checkpoint plan:1/);
     // Carol is not in the channel (no ephemeral to her); 31 minutes pass before the answer.
-    slack.fake.api.channels.setMembers(OPS, ['alice', 'bob', 'dave'].map((p) => `U0${p.toUpperCase()}`));
+    slack.fake.api.channels.setMembers(
+      OPS,
+      ['alice', 'bob', 'dave'].map((p) => `U0${p.toUpperCase()}`),
+    );
     slack.fake.whenCalled('chat.postEphemeral', () => slack.fake.clock.advance(31 * 60_000));
     await slack.press('carol', plan, 'Approve');
     const said = await waitFor(

@@ -53,6 +53,27 @@ describe('FakeSlack message limits', () => {
     expect(fake.message('C1', posted.ts!)!.text).toBe('hi');
   });
 
+  it('answers msg_blocks_too_long past 12 000 characters of text in the blocks together', async () => {
+    const section = (n: number) => ({
+      type: 'section',
+      text: { type: 'mrkdwn', text: 'x'.repeat(n) },
+    });
+    const blocks = (n: number) => [
+      section(3000),
+      section(3000),
+      section(3000),
+      section(3000),
+      section(n),
+    ];
+    expect(
+      (await call('chat.postMessage', { channel: 'C1', blocks: blocks(3000).slice(0, 4) })).ok,
+    ).toBe(true);
+    expect(await call('chat.postMessage', { channel: 'C1', blocks: blocks(1) })).toEqual({
+      ok: false,
+      error: 'msg_blocks_too_long',
+    });
+  });
+
   it('answers cant_update_message for a person’s message and past the edit window', async () => {
     const theirs = fake.api.postAsUser('C1', ALICE.id, 'my message');
     expect(await call('chat.update', { channel: 'C1', ts: theirs, text: 'x' })).toEqual({

@@ -17,6 +17,13 @@ import { plainTextOf, splitRichText, splitRichTextInto } from '../render-text.ts
 export const MAX_TEXT_LENGTH = 6000;
 /** Slack's limit on a section's text, counted after mrkdwn escaping. */
 export const MAX_SECTION_TEXT = 3000;
+/**
+ * The most mrkdwn one message's sections carry together. Slack answers `msg_blocks_too_long` past
+ * about 13 000 (undocumented; slackapi/bolt-js#2509) and documents 12 000 for one markdown block:
+ * text heavy with `&`, `<`, `>` or links grows up to five times when escaped, so a message of
+ * MAX_TEXT_LENGTH visible characters is split further rather than refused.
+ */
+export const MAX_BLOCKS_TEXT = 12_000;
 /** Slack's limit on an `action_id`; the button's opaque id is sent as the action_id. */
 export const MAX_ACTION_ID_LENGTH = 255;
 const MAX_BUTTON_LABEL = 75;
@@ -197,8 +204,18 @@ export interface RenderedPart {
   readonly blocks: Block[];
 }
 
+/** Splits a chunk until its sections carry at most MAX_BLOCKS_TEXT of mrkdwn together. */
+function fitBlocks(chunk: RichText): RichText[] {
+  const total = renderSections(chunk).reduce((n, md) => n + md.length, 0);
+  if (total <= MAX_BLOCKS_TEXT) return [chunk];
+  const pieces = Math.ceil(total / MAX_BLOCKS_TEXT);
+  const size = Math.max(2, Math.ceil(plainTextOf(chunk).length / pieces));
+  return splitRichText(chunk, size).flatMap(fitBlocks);
+}
+
 /**
- * Renders a message into parts of at most MAX_TEXT_LENGTH visible characters each; the last part
+ * Renders a message into parts of at most MAX_TEXT_LENGTH visible characters (and
+ * MAX_BLOCKS_TEXT of mrkdwn) each; the last part
  * carries the fields and the buttons. `maxParts` caps the count for edits, which cannot add
  * messages: the tail is cut short with a marker.
  */
@@ -207,7 +224,7 @@ export function renderMessage(message: OutgoingMessage, maxParts = Infinity): Re
   const tail = [...fieldBlocks(message.fields ?? []), ...buttonBlocks(message.buttons ?? [])];
   const chunks = Number.isFinite(maxParts)
     ? splitRichTextInto(message.text, MAX_TEXT_LENGTH, maxParts)
-    : splitRichText(message.text, MAX_TEXT_LENGTH);
+    : splitRichText(message.text, MAX_TEXT_LENGTH).flatMap(fitBlocks);
   return chunks.map((chunk, i) => ({
     text: escapeMrkdwn(cut(plainTextOf(chunk), MAX_FALLBACK_TEXT)),
     blocks: [
