@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { App } from '@slack/bolt';
-import { ConfigError, ConflictError, PlatformError } from '../../errors.ts';
+import { ConfigError, ConflictError, PhasebridgeError, PlatformError } from '../../errors.ts';
 import type {
   AnswerOptions,
   Channel,
@@ -20,7 +20,7 @@ import type {
 } from '../channel.ts';
 import { stderrLogger } from '../channel.ts';
 import { DEFAULT_RETRY_POLICY, SerialQueues, withRateLimitRetry } from '../delivery.ts';
-import { toSlackError } from './errors.ts';
+import { isTooLong, toSlackError } from './errors.ts';
 import {
   type BlockActionsPayload,
   type BotContext,
@@ -42,12 +42,14 @@ import {
 import {
   formatFileRef,
   formatMessageRef,
+  halvePart,
   MAX_ACTION_ID_LENGTH,
   MAX_TEXT_LENGTH,
   parseChatRef,
   parseMessageRef,
   parseThread,
   REASON_CALLBACK_ID,
+  type RenderedPart,
   renderMessage,
   renderMrkdwn,
   type SlackChat,
@@ -56,6 +58,9 @@ import { boltLogger, SlackHttpReceiver } from './receiver.ts';
 import { responseUrlOrigins } from './response-url.ts';
 
 type State = 'idle' | 'starting' | 'running' | 'stopped';
+
+/** How often a part Slack refuses as too long is halved again before giving up. */
+const MAX_SPLITS = 4;
 
 /** The Slack implementation of the Channel port. */
 export class SlackChannel implements Channel {
@@ -247,22 +252,36 @@ export class SlackChannel implements Channel {
     const parts = renderMessage(message);
     return this.#queues.run(chat.channel, async () => {
       const ts: string[] = [];
-      for (const part of parts) {
-        const sent = await this.#call('chat.postMessage', () =>
-          this.#app.client.chat.postMessage({
-            channel: chat.channel,
-            text: part.text,
-            blocks: part.blocks,
-            unfurl_links: false,
-            unfurl_media: false,
-            ...(chat.thread !== undefined && { thread_ts: chat.thread }),
-          }),
-        );
-        if (!sent.ts) throw new PlatformError('slack', 'chat.postMessage returned no ts');
-        ts.push(sent.ts);
-      }
+      for (const part of parts) ts.push(...(await this.#post(chat, part)));
       return formatMessageRef(chat, ts);
     });
+  }
+
+  /**
+   * Posts one part; when Slack still finds it too long (its limits are partly undocumented), it
+   * is split in two and both are posted, so the reader gets all of it, each part once.
+   */
+  async #post(chat: SlackChat, part: RenderedPart, depth = 0): Promise<string[]> {
+    try {
+      const sent = await this.#call('chat.postMessage', () =>
+        this.#app.client.chat.postMessage({
+          channel: chat.channel,
+          text: part.text,
+          blocks: part.blocks,
+          unfurl_links: false,
+          unfurl_media: false,
+          ...(chat.thread !== undefined && { thread_ts: chat.thread }),
+        }),
+      );
+      if (!sent.ts) throw new PlatformError('slack', 'chat.postMessage returned no ts');
+      return [sent.ts];
+    } catch (err) {
+      if (depth >= MAX_SPLITS || !(err instanceof PhasebridgeError) || !isTooLong(err)) throw err;
+      this.#log.info({ err }, 'slack: message too long, splitting it');
+      const ts: string[] = [];
+      for (const half of halvePart(part)) ts.push(...(await this.#post(chat, half, depth + 1)));
+      return ts;
+    }
   }
 
   /**

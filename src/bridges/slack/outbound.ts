@@ -202,6 +202,32 @@ export interface RenderedPart {
   /** Plain fallback for notifications; Slack shows the blocks. */
   readonly text: string;
   readonly blocks: Block[];
+  /** The text this part shows, so a part Slack refuses as too long can be split again. */
+  readonly source: RichText;
+  /** The fields and buttons under this part (the last one only). */
+  readonly tail: Block[];
+}
+
+/** One part: `chunk` as sections, then `tail`. */
+function renderPart(chunk: RichText, tail: Block[]): RenderedPart {
+  return {
+    text: escapeMrkdwn(cut(plainTextOf(chunk), MAX_FALLBACK_TEXT)),
+    blocks: [
+      ...renderSections(chunk).map(
+        (md): Block => ({ type: 'section', text: { type: 'mrkdwn', text: md } }),
+      ),
+      ...tail,
+    ],
+    source: chunk,
+    tail,
+  };
+}
+
+/** Splits a part Slack refused as too long into two, the tail under the second. */
+export function halvePart(part: RenderedPart): RenderedPart[] {
+  const size = Math.max(2, Math.ceil(plainTextOf(part.source).length / 2));
+  const chunks = splitRichText(part.source, size);
+  return chunks.map((chunk, i) => renderPart(chunk, i === chunks.length - 1 ? part.tail : []));
 }
 
 /** Splits a chunk until its sections carry at most MAX_BLOCKS_TEXT of mrkdwn together. */
@@ -215,9 +241,8 @@ function fitBlocks(chunk: RichText): RichText[] {
 
 /**
  * Renders a message into parts of at most MAX_TEXT_LENGTH visible characters (and
- * MAX_BLOCKS_TEXT of mrkdwn) each; the last part
- * carries the fields and the buttons. `maxParts` caps the count for edits, which cannot add
- * messages: the tail is cut short with a marker.
+ * MAX_BLOCKS_TEXT of mrkdwn) each; the last part carries the fields and the buttons. `maxParts`
+ * caps the count for edits, which cannot add messages: the tail is cut short with a marker.
  */
 export function renderMessage(message: OutgoingMessage, maxParts = Infinity): RenderedPart[] {
   if (plainTextOf(message.text).trim() === '') throw new InvalidInputError('message text is empty');
@@ -225,15 +250,7 @@ export function renderMessage(message: OutgoingMessage, maxParts = Infinity): Re
   const chunks = Number.isFinite(maxParts)
     ? splitRichTextInto(message.text, MAX_TEXT_LENGTH, maxParts)
     : splitRichText(message.text, MAX_TEXT_LENGTH).flatMap(fitBlocks);
-  return chunks.map((chunk, i) => ({
-    text: escapeMrkdwn(cut(plainTextOf(chunk), MAX_FALLBACK_TEXT)),
-    blocks: [
-      ...renderSections(chunk).map(
-        (md): Block => ({ type: 'section', text: { type: 'mrkdwn', text: md } }),
-      ),
-      ...(i === chunks.length - 1 ? tail : []),
-    ],
-  }));
+  return chunks.map((chunk, i) => renderPart(chunk, i === chunks.length - 1 ? tail : []));
 }
 
 /** The modal's callback_id; a view_submission with it becomes a Reply. */
