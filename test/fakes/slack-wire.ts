@@ -294,6 +294,18 @@ export interface SlackRequest {
   readonly payload: Json;
 }
 
+/** How Slack POSTs a request: commands as a form, interactions as a form's `payload`, events JSON. */
+export function httpBody(request: SlackRequest): { body: string; contentType: string } {
+  if (request.kind === 'events_api') {
+    return { body: JSON.stringify(request.payload), contentType: 'application/json' };
+  }
+  const form =
+    request.kind === 'slash_commands'
+      ? new URLSearchParams(request.payload)
+      : new URLSearchParams({ payload: JSON.stringify(request.payload) });
+  return { body: form.toString(), contentType: 'application/x-www-form-urlencoded' };
+}
+
 /** The app's answer: HTTP status and body, or the Socket Mode ack payload as JSON with 200. */
 export interface Delivery {
   readonly status: number;

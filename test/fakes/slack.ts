@@ -18,6 +18,7 @@ import {
   commandForm,
   type Delivery,
   type FakeUser,
+  httpBody,
   type Json,
   json,
   mentionEnvelope,
@@ -310,15 +311,9 @@ export class FakeSlack {
   ): Promise<Delivery> {
     const overSocket = this.socketMode.deliver(request, retryNum);
     if (overSocket) return overSocket;
-    const form = request.kind !== 'events_api';
-    const body =
-      request.kind === 'slash_commands'
-        ? new URLSearchParams(request.payload).toString()
-        : form
-          ? new URLSearchParams({ payload: JSON.stringify(request.payload) }).toString()
-          : JSON.stringify(request.payload);
+    const { body, contentType } = httpBody(request);
     const headers = {
-      'content-type': form ? 'application/x-www-form-urlencoded' : 'application/json',
+      'content-type': contentType,
       ...this.signedHeaders(body),
       ...(retryNum !== undefined && {
         'x-slack-retry-num': String(retryNum),
