@@ -1,7 +1,12 @@
 /**
  * The Web API methods of the fake Slack and the state they act on: bot messages per channel,
- * ephemerals, modals, uploaded files, and the trigger ids Slack issued (single use).
+ * ephemerals, modals, uploaded files, the trigger ids Slack issued (single use, 3 s), and the
+ * limits Slack enforces on its own: `msg_too_long` past 40 000 characters of `text`,
+ * `cant_update_message` for a message the bot did not post or one older than the workspace's
+ * edit window, `message_not_found` for a deleted one.
  */
+import type { FakeClock } from './slack-clock.ts';
+import { FakeSlackInteractions } from './slack-interactions.ts';
 import { FakeSlackChannels } from './slack-membership.ts';
 import {
   ApiError,
@@ -24,15 +29,26 @@ export class FakeSlackWebApi {
   readonly files: { id: string; params: Json; bytes: number }[] = [];
   /** Channel membership and archive state. */
   readonly channels = new FakeSlackChannels();
-  readonly #issuedTriggers = new Set<string>();
+  /** Trigger ids and response_urls handed out with commands and interactions. */
+  readonly interactions: FakeSlackInteractions;
+  /** Messages people posted (the bot cannot edit them), by channel. */
+  readonly userMessages = new Map<string, StoredMessage[]>();
+  /**
+   * The workspace's edit window in ms (undefined: messages may be edited any time, Slack's
+   * default); chat.update of an older message answers `cant_update_message`.
+   */
+  editWindowMs: number | undefined;
   #seq = 0;
 
-  /** `origin` is the fake's base URL; `now` its clock (ms). */
+  /** `origin` is the fake's base URL; `now` the clock of ts values; `clock` Slack's own (expiries). */
   constructor(
     readonly workspace: Workspace,
     readonly origin: () => string,
     readonly now: () => number,
-  ) {}
+    readonly clock: FakeClock,
+  ) {
+    this.interactions = new FakeSlackInteractions(clock);
+  }
 
   /** A fresh sequence number (ids, envelope ids). */
   next(): number {
@@ -47,8 +63,23 @@ export class FakeSlackWebApi {
   /** A trigger id as Slack issues with a command or interaction. */
   issueTrigger(): string {
     const id = `${this.next()}.${this.workspace.teamId}.${Math.random().toString(16).slice(2)}`;
-    this.#issuedTriggers.add(id);
-    return id;
+    return this.interactions.issueTrigger(id);
+  }
+
+  /** A person posts `text` in `channel` (a message the bot may not edit); returns its ts. */
+  postAsUser(channel: string, user: string, text: string): string {
+    const m: StoredMessage = {
+      channel,
+      ts: this.ts(),
+      user,
+      postedAt: this.clock.now(),
+      text,
+      blocks: [],
+      edits: 0,
+      deleted: false,
+    };
+    this.userMessages.set(channel, [...(this.userMessages.get(channel) ?? []), m]);
+    return m.ts;
   }
 
   /** A bot message by channel and ts. */
@@ -75,7 +106,8 @@ export class FakeSlackWebApi {
         return this.#post(p);
       case 'chat.update': {
         this.channels.checkPost(p.channel);
-        const m = this.#existing(p);
+        const m = this.#editable(p);
+        checkTextLength(p.text);
         m.blocks = p.blocks === undefined ? m.blocks : checkBlocks(p.blocks);
         m.text = p.text ?? m.text;
         m.edits++;
@@ -89,10 +121,11 @@ export class FakeSlackWebApi {
       case 'chat.postEphemeral':
         if (!p.channel || !p.user) throw new ApiError('channel_not_found');
         this.channels.checkEphemeral(p.channel, p.user);
+        checkTextLength(p.text);
         this.ephemerals.push(p);
         return { message_ts: this.ts() };
       case 'views.open': {
-        if (!this.#issuedTriggers.delete(p.trigger_id)) throw new ApiError('invalid_trigger_id');
+        this.interactions.useTrigger(p.trigger_id);
         const stored: StoredView = {
           id: `V0${this.next()}`,
           triggerId: p.trigger_id,
@@ -126,9 +159,11 @@ export class FakeSlackWebApi {
     if (!p.channel) throw new ApiError('channel_not_found');
     this.channels.checkPost(p.channel);
     if (!p.text && !p.blocks) throw new ApiError('no_text');
+    checkTextLength(p.text);
     const m: StoredMessage = {
       channel: p.channel,
       ts: this.ts(),
+      postedAt: this.clock.now(),
       ...(p.thread_ts !== undefined && { threadTs: p.thread_ts }),
       text: p.text ?? '',
       blocks: p.blocks === undefined ? [] : checkBlocks(p.blocks),
@@ -145,6 +180,19 @@ export class FakeSlackWebApi {
     return m;
   }
 
+  /** A bot message chat.update may change, or Slack's refusal. */
+  #editable(p: Json): StoredMessage {
+    if (this.userMessages.get(p.channel)?.some((m) => m.ts === p.ts)) {
+      throw new ApiError('cant_update_message');
+    }
+    const m = this.#existing(p);
+    const window = this.editWindowMs;
+    if (window !== undefined && this.clock.now() - m.postedAt > window) {
+      throw new ApiError('cant_update_message');
+    }
+    return m;
+  }
+
   #complete(p: Json): Json {
     const files = p.files as { id: string; title?: string }[];
     for (const f of files) {
@@ -154,4 +202,13 @@ export class FakeSlackWebApi {
     }
     return { files: files.map((f) => ({ id: f.id, title: f.title ?? '' })) };
   }
+}
+
+/** Slack's limit on a message's `text`. */
+export const MAX_MESSAGE_TEXT = 40_000;
+
+/** `msg_too_long` for a `text` over Slack's limit. */
+function checkTextLength(text: unknown): void {
+  if (typeof text === 'string' && text.length > MAX_MESSAGE_TEXT)
+    throw new ApiError('msg_too_long');
 }

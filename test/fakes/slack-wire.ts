@@ -30,6 +30,10 @@ export interface StoredMessage {
   readonly channel: string;
   readonly ts: string;
   readonly threadTs?: string;
+  /** Who posted it: a person's id, absent for the bot. */
+  readonly user?: string;
+  /** When Slack received it, on the fake's server-side clock (ms). */
+  readonly postedAt: number;
   text: string;
   blocks: Json[];
   edits: number;
@@ -64,11 +68,21 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The mrkdwn a message's blocks may carry together; past it Slack answers `msg_blocks_too_long`
+ * (undocumented: observed near 13 000, slackapi/bolt-js#2509; the fake uses the documented 12 000
+ * of one markdown block, the stricter of the two).
+ */
+export const MAX_BLOCKS_TEXT = 12_000;
+
 /** Slack's main Block Kit limits; a violation answers `invalid_blocks` as Slack does. */
 export function checkBlocks(blocks: unknown): Json[] {
   if (!Array.isArray(blocks) || blocks.length > 50) throw new ApiError('invalid_blocks');
   const actionIds = new Set<string>();
+  let total = 0;
   for (const block of blocks as Json[]) {
+    total += String(block.text?.text ?? '').length;
+    for (const f of (block.fields ?? []) as Json[]) total += String(f.text ?? '').length;
     if (block.type === 'section') {
       const text = block.text?.text;
       const fields = block.fields as Json[] | undefined;
@@ -93,6 +107,7 @@ export function checkBlocks(blocks: unknown): Json[] {
       throw new ApiError('invalid_blocks');
     }
   }
+  if (total > MAX_BLOCKS_TEXT) throw new ApiError('msg_blocks_too_long');
   return blocks as Json[];
 }
 
@@ -277,6 +292,18 @@ export function viewSubmissionPayload(
 export interface SlackRequest {
   readonly kind: 'slash_commands' | 'interactive' | 'events_api';
   readonly payload: Json;
+}
+
+/** How Slack POSTs a request: commands as a form, interactions as a form's `payload`, events JSON. */
+export function httpBody(request: SlackRequest): { body: string; contentType: string } {
+  if (request.kind === 'events_api') {
+    return { body: JSON.stringify(request.payload), contentType: 'application/json' };
+  }
+  const form =
+    request.kind === 'slash_commands'
+      ? new URLSearchParams(request.payload)
+      : new URLSearchParams({ payload: JSON.stringify(request.payload) });
+  return { body: form.toString(), contentType: 'application/x-www-form-urlencoded' };
 }
 
 /** The app's answer: HTTP status and body, or the Socket Mode ack payload as JSON with 200. */

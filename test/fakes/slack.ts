@@ -1,12 +1,16 @@
 /**
  * A fake Slack speaking the real protocols: the Web API at `/api/<method>` (form or JSON bodies,
  * bearer tokens, Block Kit limits, injectable errors and 429s with Retry-After, a record of every
- * call), `response_url`s and file uploads, and the app-facing side: signed HTTP requests to the
- * adapter's handler URL, or Socket Mode envelopes over a WebSocket (`apps.connections.open`).
+ * call), `response_url`s (5 posts in 30 minutes) and file uploads, and the app-facing side: signed
+ * HTTP requests to the adapter's handler URL, or Socket Mode envelopes over a WebSocket
+ * (`apps.connections.open`), each timed against Slack's 3 s ack deadline (slack-retries.ts).
+ * Slack's own expiries run on `clock`, which a test can move forward.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FakeSlackWebApi } from './slack-api.ts';
+import { FakeClock } from './slack-clock.ts';
+import { type Attempt, FakeSlackRetries, type RetryReason } from './slack-retries.ts';
 import { FakeSocketMode } from './slack-socket.ts';
 import {
   ApiError,
@@ -14,6 +18,7 @@ import {
   commandForm,
   type Delivery,
   type FakeUser,
+  httpBody,
   type Json,
   json,
   mentionEnvelope,
@@ -27,6 +32,7 @@ import {
   type Workspace,
 } from './slack-wire.ts';
 
+export type { Attempt } from './slack-retries.ts';
 export type { FakeUser, Json, RecordedCall, StoredMessage, StoredView } from './slack-wire.ts';
 export { sign } from './slack-wire.ts';
 
@@ -41,8 +47,14 @@ export interface FakeSlackOptions {
 export class FakeSlack {
   /** Every Web API call, in order. */
   readonly calls: RecordedCall[] = [];
-  /** Bodies POSTed to response_urls, with the url's id. */
+  /** Bodies POSTed to response_urls and accepted, with the url's id. */
   readonly responses: { id: string; body: Json }[] = [];
+  /** Posts to response_urls Slack refused (expired or used up), with the url's id and status. */
+  readonly refusedResponses: { id: string; status: number; body: string }[] = [];
+  /** Slack's server-side clock: trigger ids, response_urls, ack deadlines, edit windows. */
+  readonly clock = new FakeClock();
+  /** Deliveries to the app with their retries. */
+  readonly retries: FakeSlackRetries;
   /** The workspace the bot token belongs to. */
   readonly workspace: Workspace = { teamId: 'T0FAKE01', appId: 'A0FAKEAPP', botUserId: 'U0PBBOT' };
   /** Web API state: messages, ephemerals, views, files. */
@@ -62,6 +74,7 @@ export class FakeSlack {
   readonly #server: Server;
   readonly #failNext: { method: string; error?: string; retryAfter?: number }[] = [];
   readonly #watchers = new Set<() => boolean>();
+  readonly #whenCalled: { method: string; run: () => void }[] = [];
 
   private constructor(server: Server, o: FakeSlackOptions) {
     this.#server = server;
@@ -72,8 +85,14 @@ export class FakeSlack {
       this.workspace,
       () => this.origin,
       () => this.now(),
+      this.clock,
     );
     this.socketMode = new FakeSocketMode(this.workspace.appId, () => this.api.next());
+    this.retries = new FakeSlackRetries(
+      this.clock,
+      (request, retry) => this.deliver(request, retry?.num, retry?.reason),
+      () => this.#notify(),
+    );
   }
 
   /** Bot messages by channel, oldest first. */
@@ -130,6 +149,7 @@ export class FakeSlack {
 
   /** Closes sockets and keep-alive connections, then the server. */
   async close(): Promise<void> {
+    this.clock.stop();
     this.socketMode.close();
     this.#server.closeAllConnections();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
@@ -138,6 +158,14 @@ export class FakeSlack {
   /** The next call of `method` answers `{ok: false, error}`. */
   failNext(method: string, error: string): void {
     this.#failNext.push({ method, error });
+  }
+
+  /**
+   * Runs `run` once when the next call of `method` arrives, before Slack answers it: a test moves
+   * the clock there ("the bridge took 3 s to get here") and the fake's own state decides.
+   */
+  whenCalled(method: string, run: () => void): void {
+    this.#whenCalled.push({ method, run });
   }
 
   /** The next call of `method` answers HTTP 429 with `Retry-After: seconds`. */
@@ -155,6 +183,19 @@ export class FakeSlack {
     return this.#waitFor(() =>
       this.okCalls(method).length >= count ? this.okCalls(method) : undefined,
     );
+  }
+
+  /** Every delivery attempt of the request `delivery` answered, first one included. */
+  attemptsOf(delivery: Delivery): Attempt[] {
+    return this.retries.of(delivery.request);
+  }
+
+  /** Resolves once `count` attempts of the request were made and answered (or timed out). */
+  waitForAttempts(request: SlackRequest, count: number): Promise<Attempt[]> {
+    return this.#waitFor(() => {
+      const done = this.retries.of(request).filter((a) => a.status !== undefined || a.timedOut);
+      return done.length >= count ? this.retries.of(request) : undefined;
+    });
   }
 
   /** Resolves once `count` bodies were POSTed to response_urls. */
@@ -200,9 +241,9 @@ export class FakeSlack {
       ...o,
       command: o.command ?? '/pb',
       triggerId: this.api.issueTrigger(),
-      responseUrl: `${this.origin}/response/c${this.api.next()}`,
+      responseUrl: this.#responseUrl('c'),
     });
-    return this.deliver({ kind: 'slash_commands', payload: form });
+    return this.retries.deliver({ kind: 'slash_commands', payload: form });
   }
 
   /** A user posts a message mentioning the bot (`<@bot> text`). */
@@ -218,7 +259,7 @@ export class FakeSlack {
       ts: this.api.ts(),
       eventId: `Ev0${this.api.next()}`,
     });
-    return this.deliver({ kind: 'events_api', payload: envelope });
+    return this.retries.deliver({ kind: 'events_api', payload: envelope });
   }
 
   /** A user presses the button labelled `label` on a bot message. */
@@ -240,10 +281,10 @@ export class FakeSlack {
       message,
       button,
       triggerId: this.api.issueTrigger(),
-      responseUrl: `${this.origin}/response/a${this.api.next()}`,
+      responseUrl: this.#responseUrl('a'),
       actionTs: this.api.ts(),
     });
-    return this.deliver({ kind: 'interactive', payload });
+    return this.retries.deliver({ kind: 'interactive', payload });
   }
 
   /** A user submits an open modal with `value` in its input. */
@@ -255,32 +296,37 @@ export class FakeSlack {
       stored,
       triggerId: this.api.issueTrigger(),
     });
-    return this.deliver({ kind: 'interactive', payload });
+    return this.retries.deliver({ kind: 'interactive', payload });
   }
 
   /**
-   * Sends a request to the app: over the Socket Mode connection when one is open (waiting for its
-   * ack), else as a signed HTTP POST to `target`. `retryNum` marks a redelivery as Slack does.
+   * Sends a request to the app once, untimed: over the Socket Mode connection when one is open
+   * (waiting for its ack), else as a signed HTTP POST to `target`. `retryNum` marks a redelivery
+   * as Slack does (a test redelivering by hand); the senders above time theirs (`retries`).
    */
-  async deliver(request: SlackRequest, retryNum?: number): Promise<Delivery> {
+  async deliver(
+    request: SlackRequest,
+    retryNum?: number,
+    reason: RetryReason = 'http_timeout',
+  ): Promise<Delivery> {
     const overSocket = this.socketMode.deliver(request, retryNum);
     if (overSocket) return overSocket;
-    const form = request.kind !== 'events_api';
-    const body =
-      request.kind === 'slash_commands'
-        ? new URLSearchParams(request.payload).toString()
-        : form
-          ? new URLSearchParams({ payload: JSON.stringify(request.payload) }).toString()
-          : JSON.stringify(request.payload);
+    const { body, contentType } = httpBody(request);
     const headers = {
-      'content-type': form ? 'application/x-www-form-urlencoded' : 'application/json',
+      'content-type': contentType,
       ...this.signedHeaders(body),
       ...(retryNum !== undefined && {
         'x-slack-retry-num': String(retryNum),
-        'x-slack-retry-reason': 'http_timeout',
+        'x-slack-retry-reason': reason,
       }),
     };
     return { ...(await this.postRaw(body, headers)), request };
+  }
+
+  /** A new response_url, registered with Slack's limits; `kind` c (command) or a (action). */
+  #responseUrl(kind: 'c' | 'a'): string {
+    const id = this.api.interactions.issueResponseUrl(`${kind}${this.api.next()}`);
+    return `${this.origin}/response/${id}`;
   }
 
   #waitFor<T>(probe: () => T | undefined): Promise<T> {
@@ -304,11 +350,11 @@ export class FakeSlack {
     const raw = Buffer.concat(chunks);
     const path = new URL(req.url ?? '/', this.origin).pathname;
     if (path.startsWith('/response/')) {
-      this.responses.push({
-        id: path.slice('/response/'.length),
-        body: JSON.parse(raw.toString()),
-      });
-      res.writeHead(200).end('ok');
+      const id = path.slice('/response/'.length);
+      const answer = this.api.interactions.useResponseUrl(id);
+      if (answer.status === 200) this.responses.push({ id, body: JSON.parse(raw.toString()) });
+      else this.refusedResponses.push({ id, ...answer });
+      res.writeHead(answer.status).end(answer.body);
     } else if (path.startsWith('/upload/')) {
       const known = this.api.upload(path.slice('/upload/'.length), raw.length);
       res.writeHead(known ? 200 : 404).end(`OK - ${raw.length}`);
@@ -322,6 +368,8 @@ export class FakeSlack {
 
   #api(method: string, req: IncomingMessage, raw: string, res: ServerResponse): void {
     const params = readParams(raw, req.headers['content-type'] ?? '');
+    const hook = this.#whenCalled.findIndex((h) => h.method === method);
+    if (hook >= 0) this.#whenCalled.splice(hook, 1)[0]!.run();
     const record = (ok: boolean, error?: string) =>
       this.calls.push({ method, params, ok, ...(error !== undefined && { error }) });
     const fail = this.#failNext.findIndex((f) => f.method === method);

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { App } from '@slack/bolt';
-import { ConfigError, ConflictError, PlatformError } from '../../errors.ts';
+import { ConfigError, ConflictError, PhasebridgeError, PlatformError } from '../../errors.ts';
 import type {
   AnswerOptions,
   Channel,
@@ -20,20 +20,19 @@ import type {
 } from '../channel.ts';
 import { stderrLogger } from '../channel.ts';
 import { DEFAULT_RETRY_POLICY, SerialQueues, withRateLimitRetry } from '../delivery.ts';
-import { rich } from '../render-text.ts';
-import { slackErrorCode, toSlackError } from './errors.ts';
+import { isTooLong, toSlackError } from './errors.ts';
 import {
   type BlockActionsPayload,
   type BotContext,
-  decodeInteraction,
   fromBlockAction,
   fromMention,
   fromSlashCommand,
+  fromThreadReply,
   fromViewSubmission,
   type MentionPayload,
-  promptMetadata,
   type ViewSubmissionPayload,
 } from './inbound.ts';
+import { SlackInteractions } from './interactions.ts';
 import {
   DEFAULT_COMMAND,
   DEFAULT_WEB_CLIENT_RETRIES,
@@ -43,27 +42,25 @@ import {
 import {
   formatFileRef,
   formatMessageRef,
-  formatPromptRef,
+  halvePart,
   MAX_ACTION_ID_LENGTH,
   MAX_TEXT_LENGTH,
   parseChatRef,
   parseMessageRef,
   parseThread,
   REASON_CALLBACK_ID,
-  reasonModal,
+  type RenderedPart,
   renderMessage,
   renderMrkdwn,
   type SlackChat,
 } from './outbound.ts';
 import { boltLogger, SlackHttpReceiver } from './receiver.ts';
-import { postToResponseUrl, responseUrlOrigins } from './response-url.ts';
+import { responseUrlOrigins } from './response-url.ts';
 
 type State = 'idle' | 'starting' | 'running' | 'stopped';
 
-/** A private answer falls back to the response_url when the bot cannot post ephemerals there. */
-const EPHEMERAL_FALLBACK = new Set(['not_in_channel', 'channel_not_found', 'user_not_in_channel']);
-/** Longest one-line answer; Slack itself truncates `text` at 40 000 characters. */
-const MAX_ANSWER_LENGTH = 3000;
+/** How often a part Slack refuses as too long is halved again before giving up. */
+const MAX_SPLITS = 4;
 
 /** The Slack implementation of the Channel port. */
 export class SlackChannel implements Channel {
@@ -88,7 +85,7 @@ export class SlackChannel implements Channel {
   readonly #options: SlackChannelOptions;
   readonly #log: ChannelLogger;
   readonly #queues = new SerialQueues();
-  readonly #origins: ReadonlySet<string>;
+  readonly #interactions: SlackInteractions;
   #state: State = 'idle';
   #handler: InboundHandler | undefined;
   #bot: BotContext | undefined;
@@ -101,7 +98,6 @@ export class SlackChannel implements Channel {
     if (problems.length > 0) throw new ConfigError(problems);
     this.#options = options;
     this.#log = options.logger ?? stderrLogger;
-    this.#origins = responseUrlOrigins(options.apiUrl);
     // Bolt writes its logger into clientOptions, so each app gets a fresh object.
     const clientOptions = {
       ...(options.apiUrl !== undefined && { slackApiUrl: options.apiUrl }),
@@ -128,6 +124,14 @@ export class SlackChannel implements Channel {
       });
       this.#app = new App({ ...common, receiver: this.#receiver });
     }
+    this.#interactions = new SlackInteractions({
+      client: this.#app.client,
+      call: (method, run) => this.#call(method, run),
+      queue: (channel, work) => this.#queues.run(channel, work),
+      origins: responseUrlOrigins(options.apiUrl),
+      log: this.#log,
+      botUserId: () => this.#bot?.botUserId,
+    });
     this.#listen();
   }
 
@@ -144,7 +148,12 @@ export class SlackChannel implements Channel {
       if (event) await this.#deliver(event);
     });
     app.event('app_mention', async ({ body }) => {
-      const event = this.#bot && fromMention(body as unknown as MentionPayload, this.#bot);
+      const payload = body as unknown as MentionPayload;
+      const bot = this.#bot;
+      const event =
+        bot &&
+        (fromThreadReply(payload, bot, this.#interactions.takeThreadPrompt) ??
+          fromMention(payload, bot));
       if (event) await this.#deliver(event);
     });
     app.action({ type: 'block_actions' }, async ({ ack, body, action }) => {
@@ -243,22 +252,36 @@ export class SlackChannel implements Channel {
     const parts = renderMessage(message);
     return this.#queues.run(chat.channel, async () => {
       const ts: string[] = [];
-      for (const part of parts) {
-        const sent = await this.#call('chat.postMessage', () =>
-          this.#app.client.chat.postMessage({
-            channel: chat.channel,
-            text: part.text,
-            blocks: part.blocks,
-            unfurl_links: false,
-            unfurl_media: false,
-            ...(chat.thread !== undefined && { thread_ts: chat.thread }),
-          }),
-        );
-        if (!sent.ts) throw new PlatformError('slack', 'chat.postMessage returned no ts');
-        ts.push(sent.ts);
-      }
+      for (const part of parts) ts.push(...(await this.#post(chat, part)));
       return formatMessageRef(chat, ts);
     });
+  }
+
+  /**
+   * Posts one part; when Slack still finds it too long (its limits are partly undocumented), it
+   * is split in two and both are posted, so the reader gets all of it, each part once.
+   */
+  async #post(chat: SlackChat, part: RenderedPart, depth = 0): Promise<string[]> {
+    try {
+      const sent = await this.#call('chat.postMessage', () =>
+        this.#app.client.chat.postMessage({
+          channel: chat.channel,
+          text: part.text,
+          blocks: part.blocks,
+          unfurl_links: false,
+          unfurl_media: false,
+          ...(chat.thread !== undefined && { thread_ts: chat.thread }),
+        }),
+      );
+      if (!sent.ts) throw new PlatformError('slack', 'chat.postMessage returned no ts');
+      return [sent.ts];
+    } catch (err) {
+      if (depth >= MAX_SPLITS || !(err instanceof PhasebridgeError) || !isTooLong(err)) throw err;
+      this.#log.info({ err }, 'slack: message too long, splitting it');
+      const ts: string[] = [];
+      for (const half of halvePart(part)) ts.push(...(await this.#post(chat, half, depth + 1)));
+      return ts;
+    }
   }
 
   /**
@@ -292,58 +315,22 @@ export class SlackChannel implements Channel {
   }
 
   /**
-   * Private: an ephemeral message only the presser sees (chat.postEphemeral; the press's
-   * response_url when the bot may not post ephemerals there). Public: a message where the pressed
-   * message is (its thread, if any).
+   * Private: an ephemeral message only the presser sees (the press's response_url where the bot
+   * may not post ephemerals; a message naming the presser once that is spent). Public: a message
+   * where the pressed message is (its thread, if any).
    */
-  async answer(interaction: Interaction, text: string, options: AnswerOptions): Promise<void> {
-    const data = decodeInteraction(interaction);
-    const { chat } = data;
-    const mrkdwn = renderMrkdwn(rich(text.slice(0, MAX_ANSWER_LENGTH)));
-    const thread = chat.thread !== undefined ? { thread_ts: chat.thread } : {};
-    if (!options.private) {
-      await this.#queues.run(chat.channel, () =>
-        this.#call('chat.postMessage', () =>
-          this.#app.client.chat.postMessage({ channel: chat.channel, text: mrkdwn, ...thread }),
-        ),
-      );
-      return;
-    }
-    try {
-      await this.#call('chat.postEphemeral', () =>
-        this.#app.client.chat.postEphemeral({
-          channel: chat.channel,
-          user: data.u,
-          text: mrkdwn,
-          ...thread,
-        }),
-      );
-    } catch (err) {
-      const code = slackErrorCode(toSlackError(err));
-      if (data.r === undefined || code === undefined || !EPHEMERAL_FALLBACK.has(code)) throw err;
-      await postToResponseUrl(
-        data.r,
-        { response_type: 'ephemeral', replace_original: false, text: mrkdwn },
-        this.#origins,
-      );
-    }
+  answer(interaction: Interaction, text: string, options: AnswerOptions): Promise<void> {
+    return this.#interactions.answer(interaction, text, options);
   }
 
   /**
    * Opens a modal (views.open with the press's trigger_id, which Slack honours for 3 s: call this
    * before slow work). Its submission arrives as a Reply whose replyToMessageRef is the returned ref.
+   * Past 3 s the question is asked in the pressed message's thread, and the presser's mention
+   * there is the Reply.
    */
-  async askForReason(interaction: Interaction, prompt: string): Promise<string> {
-    const data = decodeInteraction(interaction);
-    const opened = await this.#call('views.open', () =>
-      this.#app.client.views.open({
-        trigger_id: data.g,
-        view: reasonModal(prompt, promptMetadata(data.chat)),
-      }),
-    );
-    const viewId = opened.view?.id;
-    if (!viewId) throw new PlatformError('slack', 'views.open returned no view id');
-    return formatPromptRef(data.chat, viewId);
+  askForReason(interaction: Interaction, prompt: string): Promise<string> {
+    return this.#interactions.askForReason(interaction, prompt);
   }
 
   /** Uploads a file (files.uploadV2: get an upload URL, upload, complete into the conversation). */

@@ -19,6 +19,18 @@ const PLATFORM = 'slack';
  */
 const CHANNEL_REFUSALS = new Set(['channel_not_found', 'not_in_channel', 'is_archived']);
 
+/**
+ * Slack's codes for a message we may no longer edit: deleted, not ours, or past the workspace's
+ * edit window. All are NOT_FOUND, on which chatops posts a new message and edits that one after.
+ */
+const GONE_MESSAGES = new Set(['message_not_found', 'cant_update_message', 'edit_window_closed']);
+
+/** Slack's codes for a trigger_id that can no longer open a modal (older than 3 s, or spent). */
+const SPENT_TRIGGERS = new Set(['expired_trigger_id', 'invalid_trigger_id']);
+
+/** Slack's codes for a message longer than it takes (its `text`, or its blocks in total). */
+const TOO_LONG = new Set(['msg_too_long', 'msg_blocks_too_long']);
+
 /** The fields of a Slack SDK error this module reads. */
 interface SlackSdkError {
   readonly code?: unknown;
@@ -34,7 +46,8 @@ const messageOf = (err: unknown): string =>
 
 /**
  * Maps anything thrown by a Slack call to RateLimitedError (HTTP 429, Retry-After in ms),
- * ChatUnreachableError (the channel refuses the bot: removed, archived, gone), NotFoundError (`message_not_found`: deleted in the chat) or PlatformError naming the method and
+ * ChatUnreachableError (the channel refuses the bot: removed, archived, gone), NotFoundError (a
+ * message deleted, not ours, or past the edit window) or PlatformError naming the method and
  * Slack's error code (`channel_not_found`, `invalid_auth`…).
  */
 export function toSlackError(err: unknown, method?: string): PhasebridgeError {
@@ -48,7 +61,7 @@ export function toSlackError(err: unknown, method?: string): PhasebridgeError {
     }
     case 'slack_webapi_platform_error': {
       const code = String(e.data?.error ?? 'error');
-      if (code === 'message_not_found') {
+      if (GONE_MESSAGES.has(code)) {
         return new NotFoundError(`${PLATFORM}: ${what} failed: ${code}`);
       }
       if (CHANNEL_REFUSALS.has(code)) {
@@ -78,4 +91,60 @@ export function slackErrorCode(err: PhasebridgeError): string | undefined {
   const cause = err.cause as SlackSdkError | undefined;
   if (cause?.code !== 'slack_webapi_platform_error') return undefined;
   return typeof cause.data?.error === 'string' ? cause.data.error : undefined;
+}
+
+/** True when a views.open failed because its trigger_id expired (3 s) or was already used. */
+export function isSpentTrigger(err: PhasebridgeError): boolean {
+  return SPENT_TRIGGERS.has(slackErrorCode(err) ?? '');
+}
+
+/** True when Slack refused a message as too long (`msg_too_long`, `msg_blocks_too_long`). */
+export function isTooLong(err: PhasebridgeError): boolean {
+  return TOO_LONG.has(slackErrorCode(err) ?? '');
+}
+
+/** What a failed post to a response_url leaves in the error's cause. */
+interface ResponseUrlFailure {
+  readonly responseUrlStatus: number;
+  readonly responseUrlError: string | undefined;
+}
+
+/**
+ * The error of a post to a response_url answered with `status`: RATE_LIMITED on 429, else a
+ * PlatformError naming Slack's error (`expired_url` once the url is 30 minutes old or used 5 times).
+ */
+export function responseUrlError(
+  status: number,
+  body: string,
+  retryAfter: string | null,
+): PhasebridgeError {
+  if (status === 429) {
+    const seconds = Number(retryAfter ?? '1');
+    return new RateLimitedError(PLATFORM, (Number.isFinite(seconds) ? seconds : 1) * 1000);
+  }
+  let error: string | undefined;
+  try {
+    const parsed: unknown = JSON.parse(body);
+    const e = (parsed as { error?: unknown } | null)?.error;
+    error = typeof e === 'string' ? e : undefined;
+  } catch {
+    error = /^[a-z_]{1,40}$/.test(body.trim()) ? body.trim() : undefined;
+  }
+  const cause: ResponseUrlFailure = { responseUrlStatus: status, responseUrlError: error };
+  return new PlatformError(
+    PLATFORM,
+    `response_url failed: HTTP ${status}${error === undefined ? '' : ` ${error}`}`,
+    { cause },
+  );
+}
+
+/** True when a response_url can take no more posts (expired, used up, or unknown to Slack). */
+export function isSpentResponseUrl(err: unknown): boolean {
+  if (!(err instanceof PhasebridgeError)) return false;
+  const cause = err.cause as Partial<ResponseUrlFailure> | undefined;
+  return (
+    cause?.responseUrlStatus === 404 ||
+    cause?.responseUrlError === 'expired_url' ||
+    cause?.responseUrlError === 'used_url'
+  );
 }

@@ -139,6 +139,56 @@ export function fromSlashCommand(p: SlashCommandPayload, bot: BotContext): Comma
   };
 }
 
+/** The text after our mention, as plain text. */
+function mentionText(text: string, bot: BotContext): string {
+  const id = bot.botUserId.replace(/[^A-Za-z0-9]/g, '');
+  const mention = new RegExp(`<@${id}(?:\\|[^>]*)?>`);
+  const at = mention.exec(text);
+  return normalizeSlackText(at ? text.slice(at.index + at[0].length) : text).trim();
+}
+
+/** A reason asked for in a thread (the modal could not open): where it was asked, and for what. */
+export interface ThreadPrompt {
+  /** The ref `askForReason` returned: the prompt message. */
+  readonly promptRef: string;
+  /** The chat ref of the pressed message. */
+  readonly chatRef: string;
+}
+
+/** A mention in a thread whose first reply is awaited, by person: `channel:thread:user`. */
+export function threadPromptKey(channel: string, thread: string, user: string): string {
+  return `${channel}:${thread}:${user}`;
+}
+
+/**
+ * `@phasebridge <reason>` in the thread where a reason was asked, by the person asked: a Reply to
+ * that prompt. `pending` finds (and forgets) the prompt; anything else is undefined.
+ */
+export function fromThreadReply(
+  p: MentionPayload,
+  bot: BotContext,
+  pending: (key: string) => ThreadPrompt | undefined,
+): Reply | undefined {
+  const e = p.event;
+  if (!e.user || e.bot_id || e.subtype || e.text === undefined || e.thread_ts === undefined) {
+    return undefined;
+  }
+  const text = mentionText(e.text, bot);
+  if (text === '') return undefined;
+  const prompt = pending(threadPromptKey(e.channel, e.thread_ts, e.user));
+  if (!prompt) return undefined;
+  const chat = parseChatRef(prompt.chatRef);
+  return {
+    kind: 'reply',
+    text,
+    replyToMessageRef: prompt.promptRef,
+    chatRef: prompt.chatRef,
+    ...(chat.thread !== undefined && { threadRef: chat.thread }),
+    user: chatUser(e.user),
+    idempotencyKey: p.event_id ? `slack:event:${p.event_id}` : `slack:msg:${e.channel}:${e.ts}`,
+  };
+}
+
 /**
  * `@phasebridge run demo` → Command `run` [demo]. The text after our mention is the command; a
  * mention in a thread answers in that thread. Bots (ourselves included) are ignored.
@@ -146,11 +196,7 @@ export function fromSlashCommand(p: SlashCommandPayload, bot: BotContext): Comma
 export function fromMention(p: MentionPayload, bot: BotContext): Command | undefined {
   const e = p.event;
   if (!e.user || e.bot_id || e.subtype || e.text === undefined) return undefined;
-  const id = bot.botUserId.replace(/[^A-Za-z0-9]/g, '');
-  const mention = new RegExp(`<@${id}(?:\\|[^>]*)?>`);
-  const at = mention.exec(e.text);
-  const after = at ? e.text.slice(at.index + at[0].length) : e.text;
-  const text = normalizeSlackText(after).trim();
+  const text = mentionText(e.text, bot);
   const chat: SlackChat =
     e.thread_ts === undefined
       ? { team: bot.team, channel: e.channel }

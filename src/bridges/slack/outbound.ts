@@ -17,6 +17,13 @@ import { plainTextOf, splitRichText, splitRichTextInto } from '../render-text.ts
 export const MAX_TEXT_LENGTH = 6000;
 /** Slack's limit on a section's text, counted after mrkdwn escaping. */
 export const MAX_SECTION_TEXT = 3000;
+/**
+ * The most mrkdwn one message's sections carry together. Slack answers `msg_blocks_too_long` past
+ * about 13 000 (undocumented; slackapi/bolt-js#2509) and documents 12 000 for one markdown block:
+ * text heavy with `&`, `<`, `>` or links grows up to five times when escaped, so a message of
+ * MAX_TEXT_LENGTH visible characters is split further rather than refused.
+ */
+export const MAX_BLOCKS_TEXT = 12_000;
 /** Slack's limit on an `action_id`; the button's opaque id is sent as the action_id. */
 export const MAX_ACTION_ID_LENGTH = 255;
 const MAX_BUTTON_LABEL = 75;
@@ -195,28 +202,55 @@ export interface RenderedPart {
   /** Plain fallback for notifications; Slack shows the blocks. */
   readonly text: string;
   readonly blocks: Block[];
+  /** The text this part shows, so a part Slack refuses as too long can be split again. */
+  readonly source: RichText;
+  /** The fields and buttons under this part (the last one only). */
+  readonly tail: Block[];
+}
+
+/** One part: `chunk` as sections, then `tail`. */
+function renderPart(chunk: RichText, tail: Block[]): RenderedPart {
+  return {
+    text: escapeMrkdwn(cut(plainTextOf(chunk), MAX_FALLBACK_TEXT)),
+    blocks: [
+      ...renderSections(chunk).map(
+        (md): Block => ({ type: 'section', text: { type: 'mrkdwn', text: md } }),
+      ),
+      ...tail,
+    ],
+    source: chunk,
+    tail,
+  };
+}
+
+/** Splits a part Slack refused as too long into two, the tail under the second. */
+export function halvePart(part: RenderedPart): RenderedPart[] {
+  const size = Math.max(2, Math.ceil(plainTextOf(part.source).length / 2));
+  const chunks = splitRichText(part.source, size);
+  return chunks.map((chunk, i) => renderPart(chunk, i === chunks.length - 1 ? part.tail : []));
+}
+
+/** Splits a chunk until its sections carry at most MAX_BLOCKS_TEXT of mrkdwn together. */
+function fitBlocks(chunk: RichText): RichText[] {
+  const total = renderSections(chunk).reduce((n, md) => n + md.length, 0);
+  if (total <= MAX_BLOCKS_TEXT) return [chunk];
+  const pieces = Math.ceil(total / MAX_BLOCKS_TEXT);
+  const size = Math.max(2, Math.ceil(plainTextOf(chunk).length / pieces));
+  return splitRichText(chunk, size).flatMap(fitBlocks);
 }
 
 /**
- * Renders a message into parts of at most MAX_TEXT_LENGTH visible characters each; the last part
- * carries the fields and the buttons. `maxParts` caps the count for edits, which cannot add
- * messages: the tail is cut short with a marker.
+ * Renders a message into parts of at most MAX_TEXT_LENGTH visible characters (and
+ * MAX_BLOCKS_TEXT of mrkdwn) each; the last part carries the fields and the buttons. `maxParts`
+ * caps the count for edits, which cannot add messages: the tail is cut short with a marker.
  */
 export function renderMessage(message: OutgoingMessage, maxParts = Infinity): RenderedPart[] {
   if (plainTextOf(message.text).trim() === '') throw new InvalidInputError('message text is empty');
   const tail = [...fieldBlocks(message.fields ?? []), ...buttonBlocks(message.buttons ?? [])];
   const chunks = Number.isFinite(maxParts)
     ? splitRichTextInto(message.text, MAX_TEXT_LENGTH, maxParts)
-    : splitRichText(message.text, MAX_TEXT_LENGTH);
-  return chunks.map((chunk, i) => ({
-    text: escapeMrkdwn(cut(plainTextOf(chunk), MAX_FALLBACK_TEXT)),
-    blocks: [
-      ...renderSections(chunk).map(
-        (md): Block => ({ type: 'section', text: { type: 'mrkdwn', text: md } }),
-      ),
-      ...(i === chunks.length - 1 ? tail : []),
-    ],
-  }));
+    : splitRichText(message.text, MAX_TEXT_LENGTH).flatMap(fitBlocks);
+  return chunks.map((chunk, i) => renderPart(chunk, i === chunks.length - 1 ? tail : []));
 }
 
 /** The modal's callback_id; a view_submission with it becomes a Reply. */

@@ -2,7 +2,8 @@
  * Posts to an interaction's `response_url` (checked against the allowed origins first). Queues
  * and 429 retries of Web API calls are the shared ones in ../delivery.ts.
  */
-import { InvalidInputError, PlatformError, RateLimitedError } from '../../errors.ts';
+import { InvalidInputError, PlatformError } from '../../errors.ts';
+import { responseUrlError } from './errors.ts';
 
 /** Where `response_url`s may point: Slack's hooks host, plus the origin of a non-default API URL. */
 export function responseUrlOrigins(apiUrl: string | undefined): ReadonlySet<string> {
@@ -40,10 +41,6 @@ export async function postToResponseUrl(
       cause: err,
     });
   }
-  await res.arrayBuffer().catch(() => undefined);
-  if (res.status === 429) {
-    const seconds = Number(res.headers.get('retry-after') ?? '1');
-    throw new RateLimitedError('slack', (Number.isFinite(seconds) ? seconds : 1) * 1000);
-  }
-  if (!res.ok) throw new PlatformError('slack', `response_url failed: HTTP ${res.status}`);
+  const text = await res.text().catch(() => '');
+  if (!res.ok) throw responseUrlError(res.status, text, res.headers.get('retry-after'));
 }

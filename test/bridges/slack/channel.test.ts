@@ -189,12 +189,12 @@ describe('SlackChannel outbound', () => {
   });
 
   it('reports Slack errors as PLATFORM errors naming the method and code', async () => {
-    h.fake.failNext('chat.update', 'cant_update_message');
+    h.fake.failNext('chat.update', 'invalid_blocks');
     const err = await h.channel
       .edit(`${CHAT}/1700000000.000001`, { text: rich('x') })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PlatformError);
-    expect((err as Error).message).toBe('slack: chat.update failed: cant_update_message');
+    expect((err as Error).message).toBe('slack: chat.update failed: invalid_blocks');
   });
 
   it('reports an edit of a deleted message as NOT_FOUND (the notifier then posts anew)', async () => {

@@ -1,0 +1,166 @@
+/**
+ * Answers to a button press, and the reason dialog, with Slack's own limits in mind:
+ * - a private answer is an ephemeral; where Slack refuses one, the press's response_url; when
+ *   that is spent too (30 minutes, 5 posts), a message in the chat naming the presser;
+ * - the reason dialog needs the press's trigger_id within 3 s; when Slack says it expired, the
+ *   question is asked in the pressed message's thread instead, and the presser's
+ *   `@phasebridge <reason>` there comes back as the Reply (fromThreadReply).
+ */
+import type { App } from '@slack/bolt';
+import { PhasebridgeError, PlatformError } from '../../errors.ts';
+import type { AnswerOptions, ChannelLogger, Interaction } from '../channel.ts';
+import { rich } from '../render-text.ts';
+import { isSpentResponseUrl, isSpentTrigger, slackErrorCode } from './errors.ts';
+import {
+  decodeInteraction,
+  type InteractionData,
+  promptMetadata,
+  type ThreadPrompt,
+  threadPromptKey,
+} from './inbound.ts';
+import {
+  formatMessageRef,
+  formatPromptRef,
+  reasonModal,
+  renderMrkdwn,
+  type SlackChat,
+} from './outbound.ts';
+import { postToResponseUrl } from './response-url.ts';
+
+/** A private answer falls back to the response_url when the bot cannot post ephemerals there. */
+const EPHEMERAL_FALLBACK = new Set(['not_in_channel', 'channel_not_found', 'user_not_in_channel']);
+/** Longest one-line answer; Slack itself truncates `text` at 40 000 characters. */
+const MAX_ANSWER_LENGTH = 3000;
+/** Reasons asked in threads kept at once; the oldest is forgotten first. */
+const MAX_THREAD_PROMPTS = 1000;
+
+/** What the channel lends these helpers. */
+export interface SlackCalls {
+  readonly client: App['client'];
+  /** Runs one Web API call with the channel's 429 retries and error translation. */
+  call<T>(method: string, run: () => Promise<T>): Promise<T>;
+  /** Runs `work` in the conversation's queue (one post at a time per channel). */
+  queue<T>(channel: string, work: () => Promise<T>): Promise<T>;
+  /** Where response_urls may point. */
+  readonly origins: ReadonlySet<string>;
+  readonly log: ChannelLogger;
+  /** Our bot user id, once started. */
+  botUserId(): string | undefined;
+}
+
+/** Button-press answers and reason prompts of one Slack channel. */
+export class SlackInteractions {
+  readonly #s: SlackCalls;
+  /** Reasons asked in a thread, awaiting the person's mention there (in memory: see docs/slack.md). */
+  readonly #threadPrompts = new Map<string, ThreadPrompt>();
+
+  /** Keeps the channel's calls. */
+  constructor(calls: SlackCalls) {
+    this.#s = calls;
+  }
+
+  /** Finds and forgets the prompt a thread reply answers (for fromThreadReply). */
+  readonly takeThreadPrompt = (key: string): ThreadPrompt | undefined => {
+    const prompt = this.#threadPrompts.get(key);
+    this.#threadPrompts.delete(key);
+    return prompt;
+  };
+
+  /** See SlackChannel.answer. */
+  async answer(interaction: Interaction, text: string, options: AnswerOptions): Promise<void> {
+    const data = decodeInteraction(interaction);
+    const mrkdwn = renderMrkdwn(rich(text.slice(0, MAX_ANSWER_LENGTH)));
+    if (!options.private) {
+      await this.#post(data.chat, mrkdwn);
+      return;
+    }
+    try {
+      await this.#call('chat.postEphemeral', () =>
+        this.#s.client.chat.postEphemeral({
+          channel: data.chat.channel,
+          user: data.u,
+          text: mrkdwn,
+          ...(data.chat.thread !== undefined && { thread_ts: data.chat.thread }),
+        }),
+      );
+      return;
+    } catch (err) {
+      const code = err instanceof PhasebridgeError ? slackErrorCode(err) : undefined;
+      if (code === undefined || !EPHEMERAL_FALLBACK.has(code)) throw err;
+    }
+    if (data.r !== undefined) {
+      try {
+        await postToResponseUrl(
+          data.r,
+          { response_type: 'ephemeral', replace_original: false, text: mrkdwn },
+          this.#s.origins,
+        );
+        return;
+      } catch (err) {
+        if (!isSpentResponseUrl(err)) throw err;
+        this.#s.log.info({ err }, 'slack: response_url spent, answering in the chat');
+      }
+    }
+    // Nothing private is left: the presser still gets the answer, addressed to them.
+    await this.#post(data.chat, `<@${data.u}> ${mrkdwn}`);
+  }
+
+  /** See SlackChannel.askForReason. */
+  async askForReason(interaction: Interaction, prompt: string): Promise<string> {
+    const data = decodeInteraction(interaction);
+    try {
+      const opened = await this.#call('views.open', () =>
+        this.#s.client.views.open({
+          trigger_id: data.g,
+          view: reasonModal(prompt, promptMetadata(data.chat)),
+        }),
+      );
+      const viewId = opened.view?.id;
+      if (!viewId) throw new PlatformError('slack', 'views.open returned no view id');
+      return formatPromptRef(data.chat, viewId);
+    } catch (err) {
+      if (!(err instanceof PhasebridgeError) || !isSpentTrigger(err)) throw err;
+      this.#s.log.info({ err }, 'slack: reason dialog too late, asking in the thread');
+    }
+    return this.#askInThread(data, prompt);
+  }
+
+  /** Asks in the pressed message's thread; the presser's next mention there is the answer. */
+  async #askInThread(data: InteractionData & { chat: SlackChat }, prompt: string): Promise<string> {
+    const thread = data.chat.thread ?? data.m;
+    const where: SlackChat = { ...data.chat, thread };
+    const bot = this.#s.botUserId();
+    const how =
+      bot === undefined ? 'Reply in this thread' : `Reply in this thread with <@${bot}> and`;
+    const text = `<@${data.u}> ${renderMrkdwn(rich(prompt))}\n${how} your answer.`;
+    const ts = await this.#post(where, text);
+    const promptRef = formatMessageRef(where, [ts]);
+    const key = threadPromptKey(where.channel, thread, data.u);
+    this.#threadPrompts.delete(key);
+    this.#threadPrompts.set(key, { promptRef, chatRef: data.c });
+    if (this.#threadPrompts.size > MAX_THREAD_PROMPTS) {
+      this.#threadPrompts.delete(this.#threadPrompts.keys().next().value!);
+    }
+    return promptRef;
+  }
+
+  /** One Web API call through the channel (named here so the scopes test sees every method). */
+  #call<T>(method: string, run: () => Promise<T>): Promise<T> {
+    return this.#s.call(method, run);
+  }
+
+  /** Posts mrkdwn text where `chat` says (its thread, if any); returns the message ts. */
+  async #post(chat: SlackChat, mrkdwn: string): Promise<string> {
+    const sent = await this.#s.queue(chat.channel, () =>
+      this.#call('chat.postMessage', () =>
+        this.#s.client.chat.postMessage({
+          channel: chat.channel,
+          text: mrkdwn,
+          ...(chat.thread !== undefined && { thread_ts: chat.thread }),
+        }),
+      ),
+    );
+    if (!sent.ts) throw new PlatformError('slack', 'chat.postMessage returned no ts');
+    return sent.ts;
+  }
+}
