@@ -221,6 +221,26 @@ export class FakeSlack {
     return this.deliver({ kind: 'events_api', payload: envelope });
   }
 
+  /**
+   * A person posts `text` in the thread under the message `threadTs` (a `message` event, as
+   * message.channels delivers it); `extra` adds event fields (subtype, bot_id…).
+   */
+  sendThreadReply(o: {
+    user: FakeUser;
+    channel: string;
+    threadTs: string;
+    text: string;
+    extra?: Json;
+  }): Promise<Delivery> {
+    const envelope = mentionEnvelope(this.workspace, {
+      ...o,
+      ts: this.api.ts(),
+      eventId: `Ev0${this.api.next()}`,
+    });
+    envelope.event = { ...envelope.event, type: 'message', channel_type: 'channel', ...o.extra };
+    return this.deliver({ kind: 'events_api', payload: envelope });
+  }
+
   /** A user presses the button labelled `label` on a bot message. */
   pressButton(o: {
     user: FakeUser;

@@ -12,6 +12,7 @@ import type {
   Channel,
   ChannelCapabilities,
   ChannelLogger,
+  ChatUser,
   InboundEvent,
   InboundHandler,
   Interaction,
@@ -29,8 +30,10 @@ import {
   fromBlockAction,
   fromMention,
   fromSlashCommand,
+  fromThreadReply,
   fromViewSubmission,
   type MentionPayload,
+  type MessagePayload,
   promptMetadata,
   type ViewSubmissionPayload,
 } from './inbound.ts';
@@ -145,6 +148,11 @@ export class SlackChannel implements Channel {
     });
     app.event('app_mention', async ({ body }) => {
       const event = this.#bot && fromMention(body as unknown as MentionPayload, this.#bot);
+      if (event) await this.#deliver(event);
+    });
+    // Thread replies under our run messages (guidance); needs message.channels / message.groups.
+    app.event('message', async ({ body }) => {
+      const event = this.#bot && fromThreadReply(body as unknown as MessagePayload, this.#bot);
       if (event) await this.#deliver(event);
     });
     app.action({ type: 'block_actions' }, async ({ ack, body, action }) => {
@@ -327,6 +335,19 @@ export class SlackChannel implements Channel {
         this.#origins,
       );
     }
+  }
+
+  /** An ephemeral message only `user` sees, in the chat (and its thread) of `chatRef`. */
+  async whisper(chatRef: string, user: ChatUser, text: string): Promise<void> {
+    const chat = parseChatRef(chatRef);
+    await this.#call('chat.postEphemeral', () =>
+      this.#app.client.chat.postEphemeral({
+        channel: chat.channel,
+        user: user.id,
+        text: renderMrkdwn(rich(text.slice(0, MAX_ANSWER_LENGTH))),
+        ...(chat.thread !== undefined && { thread_ts: chat.thread }),
+      }),
+    );
   }
 
   /**
