@@ -83,8 +83,9 @@ describe('phasebridge doctor', () => {
       /^ok +slack: team Fake, bot user phasebridge, scopes complete/,
     );
     expect(lineOf(r.out, 'discord')).toContain(
-      `application phasebridge (${discord.state.applicationId}), intents Guilds (not privileged)`,
+      `application phasebridge (${discord.state.applicationId}), intents Guilds, GuildMessages; the Message Content intent is off, so replies to run messages are not seen as guidance`,
     );
+    expect(r.out).toContain('Privileged Gateway Intents → Message Content on');
   }, 60_000);
 
   it('names a refused token with the fix for each platform', async () => {
