@@ -195,14 +195,8 @@ export function checkDiscord(d: Config['discord']): Promise<CheckResult[]> {
     const app_ = `application ${String(app.body.name ?? '?')} (${id}), ${intents}`;
     if (content) return [{ name: 'discord', ok: true, detail: app_ }];
     // Everything but guidance replies works without it: a warning with the fix, not a failure.
-    return [
-      {
-        name: 'discord',
-        ok: true,
-        detail: `${app_}; the Message Content intent is off, so replies to run messages are not seen as guidance`,
-        fix: MESSAGE_CONTENT_FIX,
-      },
-    ];
+    const off = `the Message Content intent is off, so replies to run messages are not seen as guidance (${MESSAGE_CONTENT_FIX})`;
+    return [{ name: 'discord', ok: true, detail: `${app_}; ${off}` }];
   });
 }
 

@@ -38,6 +38,8 @@ export interface FakeDiscordOptions {
   heartbeatIntervalMs?: number;
   /** Interaction callbacks later than this fail with Unknown interaction; default 3000 ms. */
   ackDeadlineMs?: number;
+  /** The application has the Message Content intent enabled; default off, as Discord's. */
+  messageContent?: boolean;
 }
 
 /** Which calls an injected failure applies to. */
@@ -69,6 +71,7 @@ export class FakeDiscord {
     this.#server = server;
     this.token = options.token ?? 'MTIzNDU2Nzg5MDEyMzQ1Njc4.GfakeX.fake-token-for-tests-0123456789';
     this.#ackDeadlineMs = options.ackDeadlineMs ?? 3000;
+    if (options.messageContent) this.state.applicationFlags |= MESSAGE_CONTENT_FLAGS;
     this.gateway = new FakeGateway({
       token: this.token,
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? 41_250,
@@ -220,11 +223,6 @@ export class FakeDiscord {
     });
     const data = { custom_id: modal.custom_id as string, components } as unknown as JsonObject;
     return this.#interact(5, user, opened.channel, data, opened.messageId);
-  }
-
-  /** Lets the application ask for the Message Content intent (Developer Portal toggle). */
-  enableMessageContent(): void {
-    this.state.applicationFlags |= MESSAGE_CONTENT_FLAGS;
   }
 
   /**

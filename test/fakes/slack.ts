@@ -50,7 +50,14 @@ export class FakeSlack {
   /** Socket Mode connections. */
   readonly socketMode: FakeSocketMode;
   /** The bot token's scopes, sent in `x-oauth-scopes` as Slack does; a test removes some. */
-  scopes = ['app_mentions:read', 'chat:write', 'commands', 'files:write'];
+  scopes = [
+    'app_mentions:read',
+    'channels:history',
+    'chat:write',
+    'commands',
+    'files:write',
+    'groups:history',
+  ];
   readonly botToken: string;
   readonly appToken: string;
   readonly signingSecret: string;

@@ -18,10 +18,11 @@ afterEach(async () => {
 });
 
 describe('DiscordChannel connection', () => {
-  it('identifies with the Guilds intent only and registers the chat verbs as slash commands', async () => {
+  it('identifies with Guilds, GuildMessages and Message Content and registers the chat verbs as slash commands', async () => {
     h = await startHarness({}, { heartbeatIntervalMs: 100 });
     const identify = h.fake.gateway.received.find((p) => p.op === 2);
-    expect(identify?.d).toMatchObject({ intents: 1 });
+    // Message Content because the application has it enabled (the harness's fake does).
+    expect(identify?.d).toMatchObject({ intents: (1 << 0) | (1 << 9) | (1 << 15) });
     expect(h.fake.okCalls('GET', /^\/gateway\/bot$/)).toHaveLength(1);
 
     const put = h.fake.okCalls(

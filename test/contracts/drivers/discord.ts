@@ -66,10 +66,8 @@ export class DiscordDriver implements PlatformDriver {
 
   /** Starts the fake Discord (REST and gateway). */
   static async start(): Promise<DiscordDriver> {
-    const fake = await FakeDiscord.start();
-    // Replies as guidance need it; tests of its absence start the fake themselves.
-    fake.enableMessageContent();
-    return new DiscordDriver(fake);
+    // Replies as guidance need Message Content; tests of its absence start the fake themselves.
+    return new DiscordDriver(await FakeDiscord.start({ messageContent: true }));
   }
 
   env(): Record<string, string> {
