@@ -34,10 +34,12 @@ export async function handleGuidanceReply(deps: ChatOpsDeps, ev: Reply): Promise
   };
   if (access.binding === null || !hasRole(access.role, GUIDANCE_ROLE)) {
     await audit(deps, { ...base, outcome: 'refused', detail: `role ${access.role ?? 'none'}` });
-    const refusal = `${access.actor.name ?? 'You'}: only an operator or above can guide a run here; your reply was not passed on.`;
-    // Privately where the platform can (Slack ephemeral, Discord DM): the chat need not see it.
-    if (channel?.whisper) await channel.whisper(ev.chatRef, ev.user, refusal);
-    else await say(refusal);
+    const why = 'only an operator or above can guide a run here; your reply was not passed on.';
+    // Privately where the platform can (Slack ephemeral, Discord DM): the chat need not see it;
+    // a DM has no context of its own, so it names the run.
+    if (channel?.whisper) {
+      await channel.whisper(ev.chatRef, ev.user, `Your reply about run ${runId}: ${why}`);
+    } else await say(`${access.actor.name ?? 'You'}: ${why}`);
     return true;
   }
   const result = await deps.orchestrator.command(runId, ev.idempotencyKey, {

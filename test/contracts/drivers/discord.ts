@@ -65,9 +65,9 @@ export class DiscordDriver implements PlatformDriver {
   }
 
   /** Starts the fake Discord (REST and gateway). */
-  static async start(): Promise<DiscordDriver> {
-    // Replies as guidance need Message Content; tests of its absence start the fake themselves.
-    return new DiscordDriver(await FakeDiscord.start({ messageContent: true }));
+  static async start(o: { messageContent?: boolean } = {}): Promise<DiscordDriver> {
+    // Replies as guidance need the application's Message Content intent: on unless told.
+    return new DiscordDriver(await FakeDiscord.start({ messageContent: o.messageContent ?? true }));
   }
 
   env(): Record<string, string> {
