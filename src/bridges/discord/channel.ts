@@ -44,7 +44,6 @@ import {
   toReply,
 } from './inbound.ts';
 import { LiveInteraction, LiveInteractions, TOKEN_LIFETIME_MS } from './interactions.ts';
-import { chooseIntents, guidanceOfMessage, whisper } from './messages.ts';
 import { type DiscordChannelOptions, validateDiscordOptions } from './options.ts';
 import {
   commandEcho,
@@ -62,6 +61,7 @@ import {
 } from './outbound.ts';
 import { DISCORD_INTENTS } from './permissions.ts';
 import { channelIdOf, formatMessageRef, parseMessageRef, reasonRef, targetOf } from './refs.ts';
+import { chooseIntents, guidanceOfMessage, whisper } from './replies.ts';
 
 type State = 'idle' | 'starting' | 'running' | 'stopped';
 
