@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { renderFeedback } from '../../src/cli/render/feedback-lines.ts';
+import { runCliAsync } from '../cli/support.ts';
 import { wireUser } from '../fakes/discord-wire.ts';
 import { DiscordDriver, plainMarkdown } from './drivers/discord.ts';
 import { OPS, plainMrkdwn, SlackDriver } from './drivers/slack.ts';
@@ -53,14 +53,14 @@ describe('Slack thread replies as guidance', () => {
     expect(inThread(cp.id).map(plainMrkdwn)).toEqual(['Noted for plan, attempt 2.']);
 
     // Alice (an operator) under the status message: the same, in that thread.
-    const status = idOf(await world.bridge.repos.statusMessages.get(runId, d.chatRef));
+    const statusTs = idOf(await world.bridge.repos.statusMessages.get(runId, d.chatRef));
     await d.fake.sendThreadReply({
       user: d.user('alice'),
       channel: OPS,
-      threadTs: status,
+      threadTs: statusTs,
       text: 'keep the session cookie',
     });
-    await until(() => inThread(status).length > 0, 'the acknowledgement under the status');
+    await until(() => inThread(statusTs).length > 0, 'the acknowledgement under the status');
 
     // Not guidance: a bot, an edit, a mention (a command), a reply under a message of no run.
     const noted = (d.fake.messages.get(OPS) ?? []).find((m) => m.threadTs === cp.id)!;
@@ -100,9 +100,10 @@ describe('Slack thread replies as guidance', () => {
     expect(log).toMatch(/demo-agent: feedback from .+ \(guidance, .+\): hash passwords with/);
     expect(log).toMatch(/\(guidance, .+\): keep the session cookie/);
     expect(log).not.toMatch(/md5|bot says hi|edited|thanks/);
-    // What `phasebridge status <run>` prints.
-    const lines = renderFeedback(await world.bridge.orchestrator.getRun(runId));
-    expect(lines[1]).toMatch(/^ {2}plan attempt 2: guidance by slack:U0BOB.*: hash passwords/);
+    const status = await runCliAsync(['status', runId], world.home, world.dir);
+    expect(status.out).toMatch(
+      /feedback from reviewers \(oldest first\)\n {2}plan attempt 2: guidance by slack:U0BOB\b.*: hash passwords with \*bcrypt\*\n {2}plan attempt 2: guidance by slack:U0ALICE\b.*: keep the session cookie\n/,
+    );
   });
 });
 
@@ -131,8 +132,8 @@ describe('Discord replies and thread messages as guidance', () => {
     fake.redeliver(reply);
 
     // Alice writes in the thread started from the status message: noted in the thread.
-    const status = idOf(await world.bridge.repos.statusMessages.get(runId, d.chatRef));
-    const thread = fake.startThread(status, 'run');
+    const statusId = idOf(await world.bridge.repos.statusMessages.get(runId, d.chatRef));
+    const thread = fake.startThread(statusId, 'run');
     fake.userMessage(person('alice'), thread, 'keep the session cookie');
     await until(() => notes(thread.id).length > 0, 'the acknowledgement in the thread');
 
@@ -173,8 +174,8 @@ describe('Discord replies and thread messages as guidance', () => {
     const log = fs.readFileSync(await world.bridge.orchestrator.logPath(runId, 'plan'), 'utf8');
     expect(log).toMatch(/demo-agent: feedback from Bob \(guidance, .+\): hash passwords/);
     expect(log).not.toMatch(/md5|sha1|lunch|thanks|beep/);
-    const lines = renderFeedback(await world.bridge.orchestrator.getRun(runId));
-    expect(lines[1]).toContain(`plan attempt 2: guidance by ${bob} (Bob)`);
+    const status = await runCliAsync(['status', runId], world.home, world.dir);
+    expect(status.out).toContain(`plan attempt 2: guidance by ${bob} (Bob), `);
   });
 
   it('without the Message Content intent the bridge starts, and replies are not taken', async () => {

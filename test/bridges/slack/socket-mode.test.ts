@@ -56,7 +56,7 @@ describe('SlackChannel (Socket Mode)', () => {
 
   it('receives a thread reply as a Reply to the thread parent; a redelivery has the same key', async () => {
     const ref = await channel.send('slack:T0FAKE01:C0OPS', { text: rich('Checkpoint plan:1') });
-    const parent = tsOf(ref);
+    const parent = tsOf(ref)[0]!;
     const delivery = await fake.sendThreadReply({
       user: ALICE,
       channel: OPS,
