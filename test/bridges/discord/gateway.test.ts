@@ -1,6 +1,7 @@
 /**
- * The Discord channel's connection, against the fake: it becomes ready with the Guilds intent
- * only, registers one slash command per verb, answers heartbeats, and after the gateway drops it
+ * The Discord channel's connection, against the fake: it becomes ready with the Guilds and
+ * GuildMessages intents (and Message Content, which the application allows), registers one slash
+ * command per verb, answers heartbeats, and after the gateway drops it
  * resumes the session (op 6) and still receives interactions, including those sent meanwhile.
  */
 import { afterEach, describe, expect, it } from 'vitest';
