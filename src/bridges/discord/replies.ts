@@ -37,16 +37,23 @@ export async function chooseIntents(
   log: ChannelLogger,
 ): Promise<boolean> {
   client.rest.setToken(token);
-  const app = (await call(() => client.rest.get(Routes.currentApplication())).catch(
-    (err: unknown) => {
-      log.warn({ err }, 'discord: could not read the application flags');
-      return {};
-    },
-  )) as { flags?: number };
-  const content = messageContentEnabled(Number(app.flags ?? 0));
+  let flags: number | undefined;
+  try {
+    const app = (await call(() => client.rest.get(Routes.currentApplication()))) as {
+      flags?: number;
+    };
+    flags = Number(app.flags ?? 0);
+  } catch (err) {
+    // A refused token fails the login next, with its own error; anything else is said here.
+    log.warn(
+      { err },
+      'discord: could not read the application flags; Message Content not asked for',
+    );
+  }
+  const content = flags !== undefined && messageContentEnabled(flags);
   const bits: number[] = DISCORD_INTENTS.map((i) => i.bit);
   if (content) bits.push(MESSAGE_CONTENT_INTENT.bit);
-  else {
+  else if (flags !== undefined) {
     log.warn(
       { fix: MESSAGE_CONTENT_FIX },
       'discord: the Message Content intent is off: replies to run messages are not seen as guidance',

@@ -57,7 +57,7 @@ describe('DiscordChannel connection', () => {
   });
 
   it('registers commands per guild when guild ids are given', async () => {
-    const fake = await FakeDiscord.start();
+    const fake = await FakeDiscord.start({ messageContent: true });
     const guild = fake.state.guildId;
     const channel = new DiscordChannel({
       token: fake.token,
