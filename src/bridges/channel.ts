@@ -199,6 +199,12 @@ export interface Channel {
   readonly paced?: boolean;
   /** Why the adapter stopped receiving on its own after starting (a revoked token…); /readyz shows it. */
   readonly fault?: string | undefined;
+  /**
+   * Tells one person something only they see, in or about a chat (Slack: an ephemeral message in
+   * the chat or its thread; Discord: a DM). Absent where the platform has no private path for a
+   * message that is not a button press: callers then answer in the chat.
+   */
+  whisper?(chatRef: ChatRef, user: ChatUser, text: string): Promise<void>;
   /** A link that opens a chat with the bot and pairs it in one tap, where the platform has one. */
   pairingLink?(code: string): string | undefined;
 }

@@ -1,9 +1,10 @@
 /**
  * Replies as guidance: a reply to a run's status or checkpoint message (Telegram reply, console
- * reply) by an operator or above is recorded in the run's ledger as guidance for its current
- * step's next attempt and acknowledged ("Noted for build, attempt 2."). A viewer, or anyone
- * without a role here, is refused and nothing is recorded. Replies to other messages are chatter
- * and ignored.
+ * reply, Slack thread reply, Discord reply or thread message) by an operator or above is recorded
+ * in the run's ledger as guidance for its current step's next attempt and acknowledged ("Noted
+ * for build, attempt 2.") where the reply was. A viewer, or anyone without a role here, is
+ * refused (privately where the channel can whisper) and nothing is recorded. Replies to other
+ * messages are chatter and ignored.
  */
 import type { Reply } from '../bridges/channel.ts';
 import { prose } from '../bridges/render-text.ts';
@@ -33,9 +34,12 @@ export async function handleGuidanceReply(deps: ChatOpsDeps, ev: Reply): Promise
   };
   if (access.binding === null || !hasRole(access.role, GUIDANCE_ROLE)) {
     await audit(deps, { ...base, outcome: 'refused', detail: `role ${access.role ?? 'none'}` });
-    await say(
-      `${access.actor.name ?? 'You'}: only an operator or above can guide a run here; your reply was not passed on.`,
-    );
+    const why = 'only an operator or above can guide a run here; your reply was not passed on.';
+    // Privately where the platform can (Slack ephemeral, Discord DM): the chat need not see it;
+    // a DM has no context of its own, so it names the run.
+    if (channel?.whisper) {
+      await channel.whisper(ev.chatRef, ev.user, `Your reply about run ${runId}: ${why}`);
+    } else await say(`${access.actor.name ?? 'You'}: ${why}`);
     return true;
   }
   const result = await deps.orchestrator.command(runId, ev.idempotencyKey, {

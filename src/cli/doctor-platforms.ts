@@ -2,7 +2,13 @@
  * `doctor`'s platform checks: each token against its API, with the failure told apart (DNS,
  * network, TLS, token refused, missing scope, wrong application) and the fix for that failure.
  */
-import { DISCORD_INTENTS, PRIVILEGED_INTENT_FLAGS } from '../bridges/discord/permissions.ts';
+import {
+  DISCORD_INTENTS,
+  MESSAGE_CONTENT_FIX,
+  MESSAGE_CONTENT_INTENT,
+  messageContentEnabled,
+  PRIVILEGED_INTENT_FLAGS,
+} from '../bridges/discord/permissions.ts';
 import { missingSlackScopes } from '../bridges/slack/scopes.ts';
 import type { Config } from '../config.ts';
 import type { CheckResult } from './doctor-checks.ts';
@@ -179,17 +185,18 @@ export function checkDiscord(d: Config['discord']): Promise<CheckResult[]> {
       ];
     }
     const flags = Number(app.body.flags ?? 0);
-    const extra = PRIVILEGED_INTENT_FLAGS.filter((p) => (flags & p.flags) !== 0).map((p) => p.name);
-    const intents = `intents ${DISCORD_INTENTS.map((i) => i.name).join(', ')} (not privileged${
-      extra.length > 0 ? `; ${extra.join(', ')} enabled but unused` : ''
-    })`;
-    return [
-      {
-        name: 'discord',
-        ok: true,
-        detail: `application ${String(app.body.name ?? '?')} (${id}), ${intents}`,
-      },
-    ];
+    const extra = PRIVILEGED_INTENT_FLAGS.filter(
+      (p) => p.name !== 'Message Content' && (flags & p.flags) !== 0,
+    ).map((p) => p.name);
+    const content = messageContentEnabled(flags);
+    const intents = `intents ${DISCORD_INTENTS.map((i) => i.name).join(', ')}${
+      content ? `, ${MESSAGE_CONTENT_INTENT.name} (privileged, enabled)` : ''
+    }${extra.length > 0 ? `; ${extra.join(', ')} enabled but unused` : ''}`;
+    const app_ = `application ${String(app.body.name ?? '?')} (${id}), ${intents}`;
+    if (content) return [{ name: 'discord', ok: true, detail: app_ }];
+    // Everything but guidance replies works without it: a warning with the fix, not a failure.
+    const off = `the Message Content intent is off, so replies to run messages are not seen as guidance (${MESSAGE_CONTENT_FIX})`;
+    return [{ name: 'discord', ok: true, detail: `${app_}; ${off}` }];
   });
 }
 

@@ -83,8 +83,9 @@ describe('phasebridge doctor', () => {
       /^ok +slack: team Fake, bot user phasebridge, scopes complete/,
     );
     expect(lineOf(r.out, 'discord')).toContain(
-      `application phasebridge (${discord.state.applicationId}), intents Guilds (not privileged)`,
+      `application phasebridge (${discord.state.applicationId}), intents Guilds, GuildMessages; the Message Content intent is off, so replies to run messages are not seen as guidance`,
     );
+    expect(lineOf(r.out, 'discord')).toContain('Privileged Gateway Intents → Message Content on');
   }, 60_000);
 
   it('names a refused token with the fix for each platform', async () => {
@@ -122,7 +123,7 @@ describe('phasebridge doctor', () => {
     });
     expect(r.code).toBe(1);
     expect(lineOf(r.out, 'slack')).toMatch(
-      /lacks scope\(s\) app_mentions:read, files:write\n +fix: .*Bot Token Scopes.*reinstall/,
+      /lacks scope\(s\) app_mentions:read, channels:history, groups:history, files:write\n +fix: .*Bot Token Scopes.*reinstall/,
     );
     expect(lineOf(r.out, 'discord')).toMatch(
       /DISCORD_APPLICATION_ID is 123456789012345678 but the token belongs to application \d+\n +fix: unset DISCORD_APPLICATION_ID/,

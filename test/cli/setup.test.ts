@@ -58,9 +58,13 @@ describe('phasebridge setup slack', () => {
     expect(manifest.oauth_config.scopes.bot).toEqual([
       'commands',
       'app_mentions:read',
+      'channels:history',
+      'groups:history',
       'chat:write',
       'files:write',
     ]);
+    // Thread replies under run messages (guidance) come as message events.
+    expect(slackBotEvents()).toEqual(['app_mention', 'message.channels', 'message.groups']);
     expect(manifest.features.slash_commands).toEqual([
       expect.objectContaining({ command: '/agents', url, should_escape: false }),
     ]);
@@ -107,7 +111,8 @@ describe('phasebridge setup discord', () => {
       scope: 'bot applications.commands',
       permissions: '274877959168',
     });
-    expect(r.out).toContain('Intents: Guilds only');
+    expect(r.out).toContain('Intents: Guilds, GuildMessages (not privileged)');
+    expect(r.out).toContain('Privileged Gateway Intents turn Message Content on');
     expect(r.out).toMatch(/ok +discord: application phasebridge/);
   }, 60_000);
 

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { PlatformDriver } from './platform-driver.ts';
+import { type PlatformDriver, until } from './platform-driver.ts';
 import type { ContractSubject } from './stories.ts';
 import { runIdOf, World } from './world.ts';
 
@@ -102,7 +102,15 @@ export function changesStories(subject: ContractSubject): void {
       if (!d.singleUser) {
         await w.setRole(d, 'carol', 'viewer');
         await d.replyTo('carol', plan, 'use md5');
-        await w.message(d, /only an operator or above can guide a run here/);
+        const refused = /only an operator or above can guide a run here/;
+        if (d.privateNotices) {
+          // Privately: carol is told, the chat is not.
+          const notices = d.privateNotices;
+          await until(() => notices.call(d, 'carol').some((t) => refused.test(t)), 'the refusal');
+          expect(d.latestMessages().some((m) => refused.test(m.text))).toBe(false);
+        } else {
+          await w.message(d, refused);
+        }
       }
       await d.sendCommand('bob', `changes ${runId} add a test for it`);
       await w.message(d, /Checkpoint plan:2/);

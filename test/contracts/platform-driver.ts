@@ -65,10 +65,15 @@ export interface PlatformDriver {
   /** The presser answers the reason prompt their press opened (reply, modal or inline prompt). */
   replyReason(press: Press, text: string): Promise<void>;
   /**
-   * `who` replies to one of the bot's messages (guidance for its run); absent where the adapter
-   * does not receive replies to its messages (Slack and Discord: see docs/feedback.md).
+   * `who` replies to one of the bot's messages (guidance for its run): a Telegram reply, a Slack
+   * thread reply, a Discord reply; absent where the adapter does not receive replies.
    */
   replyTo?(who: Persona, message: SeenMessage, text: string): Promise<void>;
+  /**
+   * What the bot told `who` privately outside a button press (Slack ephemerals, Discord DMs),
+   * oldest first; absent where the platform has no such path (answers go to the chat).
+   */
+  privateNotices?(who: Persona): string[];
   /** Stops the fake. */
   close(): Promise<void>;
 }

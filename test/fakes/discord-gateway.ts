@@ -40,6 +40,8 @@ export interface GatewayHost {
   guildPayloads(): JsonObject[];
   /** Called after every received payload and dispatch, so waiters can re-check. */
   changed(): void;
+  /** False when IDENTIFY asks for a privileged intent the application has not enabled (4014). */
+  intentsAllowed?(intents: number): boolean;
 }
 
 interface Session {
@@ -56,6 +58,8 @@ export class FakeGateway {
   /** How many IDENTIFYs and successful RESUMEs were handled. */
   identifies = 0;
   resumes = 0;
+  /** The intents of the last IDENTIFY. */
+  intents = 0;
   /** The URL READY gives as `resume_gateway_url` (set by the owner once it knows its port). */
   resumeUrl = '';
 
@@ -163,6 +167,12 @@ export class FakeGateway {
       ws.close(4004, 'Authentication failed.');
       return;
     }
+    const intents = typeof d.intents === 'number' ? d.intents : 0;
+    if (this.#host.intentsAllowed && !this.#host.intentsAllowed(intents)) {
+      ws.close(4014, 'Disallowed intent(s).');
+      return;
+    }
+    this.intents = intents;
     this.identifies++;
     this.#session = { id: randomBytes(16).toString('hex'), seq: 0, events: [], socket: ws };
     this.dispatch('READY', {

@@ -72,6 +72,7 @@ const ROUTES: { method: string; pattern: RegExp; auth: boolean; handler: Handler
     handler: (c) =>
       ok({ id: c.state.applicationId, name: 'phasebridge', flags: c.state.applicationFlags }),
   },
+  { method: 'POST', pattern: /^\/users\/@me\/channels$/, auth: true, handler: openDm },
   { method: 'PUT', pattern: /^\/applications\/(\d+)\/commands$/, auth: true, handler: putCommands },
   {
     method: 'PUT',
@@ -133,6 +134,12 @@ function gatewayBot(ctx: RestContext): RestResult {
   });
 }
 
+function openDm(ctx: RestContext, req: RestRequest): RestResult {
+  const user = ctx.state.users.get(String(objectOf(req.body).recipient_id));
+  if (!user) throw new ApiError(400, 50035, 'Invalid Form Body');
+  return ok(wireChannel(ctx.state.dm(user)));
+}
+
 function putCommands(ctx: RestContext, req: RestRequest, [app, guild]: string[]): RestResult {
   if (app !== ctx.state.applicationId) throw new ApiError(403, 50001, 'Missing Access');
   const body = Array.isArray(req.body) ? (req.body as JsonObject[]) : [];
@@ -168,6 +175,10 @@ function checkSend(ctx: RestContext, channelId: string): void {
 
 function postMessage(ctx: RestContext, req: RestRequest, [channelId]: string[]): RestResult {
   checkSend(ctx, channelId!);
+  const recipient = ctx.state.channels.get(channelId!)?.recipient;
+  if (recipient && ctx.state.dmsClosed.has(recipient.id)) {
+    throw new ApiError(403, 50007, 'Cannot send messages to this user');
+  }
   const body = objectOf(req.body);
   if (req.files.length === 0) checkMessageBody(body);
   const message = ctx.state.addMessage(channelId!, {

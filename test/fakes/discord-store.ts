@@ -75,9 +75,16 @@ export class FakeDiscordState {
   globalCommands: JsonObject[] = [];
   readonly guildCommands = new Map<string, JsonObject[]>();
 
+  /** People by id (for DMs). */
+  readonly users = new Map<string, APIUser>();
+  /** People whose DMs are closed to the bot (Discord answers 50007). */
+  readonly dmsClosed = new Set<string>();
+
   /** A person (a new snowflake each call). */
   user(username: string): APIUser {
-    return wireUser(snowflake(), username);
+    const user = wireUser(snowflake(), username);
+    this.users.set(user.id, user);
+    return user;
   }
 
   /** The DM channel between the bot and `user`, created on first use. */

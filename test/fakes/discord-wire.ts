@@ -121,6 +121,10 @@ export interface StoredMessage {
   /** Ephemeral messages are seen by this user only. */
   visibleTo?: string;
   attachments: { filename: string; size: number }[];
+  /** Discord's message type when not 0 (or 20 for interaction responses): 19 for a reply. */
+  type?: number;
+  /** The message a reply answers. */
+  referenceId?: string;
 }
 
 /** The message object the API sends for a stored message. */
@@ -147,7 +151,15 @@ export function wireMessage(m: StoredMessage, applicationId: string): APIMessage
     embeds: m.embeds,
     components: m.components,
     pinned: false,
-    type: m.interactionId ? 20 : 0,
+    type: m.type ?? (m.interactionId ? 20 : 0),
+    ...(m.referenceId !== undefined && {
+      message_reference: {
+        type: 0,
+        message_id: m.referenceId,
+        channel_id: m.channelId,
+        ...(m.guildId !== undefined && { guild_id: m.guildId }),
+      },
+    }),
     flags: m.flags,
     ...(m.interactionId !== undefined && {
       webhook_id: applicationId,

@@ -3,8 +3,9 @@
  * (upgrade on `/gateway`, resumes on `/resume`), JSON without compression. It keeps messages and
  * interactions, checks what Discord checks (message limits, one initial response per interaction
  * within the 3-second window, interaction tokens valid for 15 minutes on a clock tests advance),
- * lets tests inject 429s and failures, drives slash commands, button
- * presses and modal submits through the gateway, and records every REST call.
+ * lets tests inject 429s and failures, drives slash commands, button presses, modal submits and
+ * people's messages (MESSAGE_CREATE, as the client's intents allow) through the gateway, and
+ * records every REST call.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,9 +19,18 @@ import {
   type Json,
   type JsonObject,
   type RecordedCall,
+  type StoredMessage,
+  wireChannel,
+  wireMessage,
 } from './discord-wire.ts';
 
 export { INTERACTION_TOKEN_TTL_MS } from './discord-rest.ts';
+
+/** Gateway intent bits and the application flags that allow Message Content. */
+const GUILD_MESSAGES = 1 << 9;
+const MESSAGE_CONTENT = 1 << 15;
+const MESSAGE_CONTENT_FLAGS = (1 << 18) | (1 << 19);
+
 export type { FakeInteraction } from './discord-store.ts';
 export type { FakeChannel, RecordedCall, StoredMessage } from './discord-wire.ts';
 
@@ -31,6 +41,8 @@ export interface FakeDiscordOptions {
   heartbeatIntervalMs?: number;
   /** Interaction callbacks later than this fail with Unknown interaction; default 3000 ms. */
   ackDeadlineMs?: number;
+  /** The application has the Message Content intent enabled; default off, as Discord's. */
+  messageContent?: boolean;
 }
 
 /** Which calls an injected failure applies to. */
@@ -64,6 +76,7 @@ export class FakeDiscord {
     this.token = options.token ?? 'MTIzNDU2Nzg5MDEyMzQ1Njc4.GfakeX.fake-token-for-tests-0123456789';
     this.#ackDeadlineMs = options.ackDeadlineMs ?? 3000;
     this.state.now = () => Date.now() + this.#clockOffset;
+    if (options.messageContent) this.state.applicationFlags |= MESSAGE_CONTENT_FLAGS;
     this.gateway = new FakeGateway({
       token: this.token,
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? 41_250,
@@ -72,10 +85,14 @@ export class FakeDiscord {
         user: this.state.bot as unknown as Json,
         guilds: [{ id: this.state.guildId, unavailable: true }],
         shard: [0, 1],
-        application: { id: this.state.applicationId, flags: 0 },
+        application: { id: this.state.applicationId, flags: this.state.applicationFlags },
       }),
       guildPayloads: () => [this.state.guildPayload()],
       changed: () => undefined,
+      // Message Content (1 << 15) needs the application flag, as Discord checks at IDENTIFY.
+      intentsAllowed: (intents) =>
+        (intents & MESSAGE_CONTENT) === 0 ||
+        (this.state.applicationFlags & MESSAGE_CONTENT_FLAGS) !== 0,
     });
   }
 
@@ -220,6 +237,58 @@ export class FakeDiscord {
     });
     const data = { custom_id: modal.custom_id as string, components } as unknown as JsonObject;
     return this.#interact(5, user, opened.channel, data, opened.messageId);
+  }
+
+  /**
+   * `user` posts `content` in `channel` (a reply to `replyTo` when given). MESSAGE_CREATE goes to
+   * a client that identified with GuildMessages; its content is blank without Message Content,
+   * as Discord sends it (no mention of the bot here).
+   */
+  userMessage(
+    user: APIUser,
+    channel: FakeChannel,
+    content: string,
+    o: { replyTo?: string } = {},
+  ): StoredMessage {
+    const message = this.state.addMessage(channel.id, {
+      author: user,
+      content,
+      ...(o.replyTo !== undefined && { type: 19, referenceId: o.replyTo }),
+    });
+    this.redeliver(message);
+    return message;
+  }
+
+  /** Dispatches MESSAGE_CREATE for a stored message (again: a replay), as the intents allow. */
+  redeliver(message: StoredMessage): void {
+    const intents = this.gateway.intents;
+    if ((intents & GUILD_MESSAGES) === 0) return;
+    const wire = wireMessage(message, this.state.applicationId) as unknown as JsonObject;
+    const d = {
+      ...wire,
+      ...((intents & MESSAGE_CONTENT) === 0 && { content: '' }),
+      ...(message.guildId !== undefined && { member: { roles: [], joined_at: wire.timestamp } }),
+    };
+    this.gateway.dispatch('MESSAGE_CREATE', d as unknown as Json);
+  }
+
+  /** Starts a public thread from a message (its id becomes the thread's), THREAD_CREATE. */
+  startThread(messageId: string, name: string): FakeChannel {
+    const message = this.state.messages.get(messageId);
+    if (!message) throw new Error(`fake discord: no message ${messageId}`);
+    const thread: FakeChannel = {
+      id: messageId,
+      kind: 'thread',
+      guildId: this.state.guildId,
+      parentId: message.channelId,
+      name,
+    };
+    this.state.channels.set(thread.id, thread);
+    this.gateway.dispatch('THREAD_CREATE', {
+      ...wireChannel(thread),
+      newly_created: true,
+    } as unknown as Json);
+    return thread;
   }
 
   /** Drops the gateway connection (abruptly, or with a close code); the client must resume. */

@@ -62,7 +62,14 @@ export class FakeSlack {
   /** Socket Mode connections. */
   readonly socketMode: FakeSocketMode;
   /** The bot token's scopes, sent in `x-oauth-scopes` as Slack does; a test removes some. */
-  scopes = ['app_mentions:read', 'chat:write', 'commands', 'files:write'];
+  scopes = [
+    'app_mentions:read',
+    'channels:history',
+    'chat:write',
+    'commands',
+    'files:write',
+    'groups:history',
+  ];
   readonly botToken: string;
   readonly appToken: string;
   readonly signingSecret: string;
@@ -260,6 +267,26 @@ export class FakeSlack {
       eventId: `Ev0${this.api.next()}`,
     });
     return this.retries.deliver({ kind: 'events_api', payload: envelope });
+  }
+
+  /**
+   * A person posts `text` in the thread under the message `threadTs` (a `message` event, as
+   * message.channels delivers it); `extra` adds event fields (subtype, bot_id…).
+   */
+  sendThreadReply(o: {
+    user: FakeUser;
+    channel: string;
+    threadTs: string;
+    text: string;
+    extra?: Json;
+  }): Promise<Delivery> {
+    const envelope = mentionEnvelope(this.workspace, {
+      ...o,
+      ts: this.api.ts(),
+      eventId: `Ev0${this.api.next()}`,
+    });
+    envelope.event = { ...envelope.event, type: 'message', channel_type: 'channel', ...o.extra };
+    return this.deliver({ kind: 'events_api', payload: envelope });
   }
 
   /** A user presses the button labelled `label` on a bot message. */

@@ -1,6 +1,7 @@
 /**
- * The Discord Channel (discord.js): a gateway connection with the Guilds intent only (no message
- * content), slash commands per chat verb, embeds with buttons, a modal for reasons. discord.js
+ * The Discord Channel (discord.js): a gateway connection with the Guilds and GuildMessages intents
+ * (Message Content too when the application has it enabled: replies as guidance), slash commands
+ * per chat verb, embeds with buttons, a modal for reasons, DMs for private words. discord.js
  * reconnects and resumes the gateway, and waits out rate limits (429) on its own per route;
  * limits longer than `maxRateLimitWaitMs` fail with RATE_LIMITED.
  */
@@ -21,6 +22,7 @@ import type {
   Channel,
   ChannelCapabilities,
   ChannelLogger,
+  ChatUser,
   InboundEvent,
   InboundHandler,
   Interaction,
@@ -59,6 +61,7 @@ import {
 } from './outbound.ts';
 import { DISCORD_INTENTS } from './permissions.ts';
 import { channelIdOf, formatMessageRef, parseMessageRef, reasonRef, targetOf } from './refs.ts';
+import { chooseIntents, guidanceOfMessage, whisper } from './replies.ts';
 
 type State = 'idle' | 'starting' | 'running' | 'stopped';
 
@@ -132,6 +135,16 @@ export class DiscordChannel implements Channel {
     this.#client.on(Events.InteractionCreate, (i) => {
       if (this.#accepting()) void this.#track(this.#onInteraction(i));
     });
+    // Raw, so a message in a thread not yet cached is not dropped; only replies matter here.
+    this.#client.on(Events.Raw, (packet: { t?: string; d?: unknown }) => {
+      if (packet.t !== 'MESSAGE_CREATE' || !this.#accepting()) return;
+      const work = guidanceOfMessage(this.#client, packet.d).then((e) => e && this.#deliver(e));
+      void this.#track(
+        work.catch((err) =>
+          this.#log.error({ err: toDiscordError(err) }, 'discord: message failed'),
+        ),
+      );
+    });
     this.#client.on(Events.Error, (err) => this.#log.error({ err }, 'discord: client error'));
     this.#client.on(Events.ShardError, (err) => this.#log.warn({ err }, 'discord: gateway error'));
     this.#client.on(Events.ShardReconnecting, () => this.#log.info({}, 'discord: reconnecting'));
@@ -150,6 +163,7 @@ export class DiscordChannel implements Channel {
       const ready = new Promise<void>((resolve) =>
         this.#client.once(Events.ClientReady, () => resolve()),
       );
+      await chooseIntents(this.#client, this.#options.token, this.#log);
       await this.#client.login(this.#options.token);
       await ready;
       await this.#registerCommands();
@@ -329,6 +343,16 @@ export class DiscordChannel implements Channel {
   /** Private: an ephemeral message only the presser sees. Public: a message in the chat. */
   async answer(interaction: Interaction, text: string, options: AnswerOptions): Promise<void> {
     await this.#liveOf(decodeInteraction(interaction)).answer(text, options.private);
+  }
+
+  /** A DM to `user`; a short message pinging them alone in the chat when their DMs are closed. */
+  async whisper(chatRef: string, user: ChatUser, text: string): Promise<void> {
+    await whisper(
+      { client: this.#client, queues: this.#queues, log: this.#log },
+      chatRef,
+      user,
+      text,
+    );
   }
 
   /** Opens a modal asking the presser for the reason; its submission arrives as a Reply. */

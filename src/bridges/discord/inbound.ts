@@ -1,7 +1,8 @@
 /**
- * Inbound side of the Discord adapter: the facts of an interaction (who, where) and their
- * translation into neutral Command, ButtonPress and Reply values (pure), plus the opaque
- * interaction handle. Idempotency keys are the interaction id, which a gateway replay repeats.
+ * Inbound side of the Discord adapter: the facts of an interaction (who, where) or of a message
+ * (MESSAGE_CREATE: replies and thread messages as guidance) and their translation into neutral
+ * Command, ButtonPress and Reply values (pure), plus the opaque interaction handle. Idempotency
+ * keys are the interaction or message id, which a gateway replay repeats.
  */
 import type { BaseInteraction, ChatInputCommandInteraction, User } from 'discord.js';
 import { z } from 'zod';
@@ -145,5 +146,95 @@ export function toReply(f: InteractionFacts, pressId: string, text: string): Rep
     text,
     replyToMessageRef: reasonRef(formatChatRef(place), pressId),
     ...base(f, place),
+  };
+}
+
+/** The facts of a MESSAGE_CREATE that decide whether it is guidance. */
+export interface MessageFacts {
+  readonly id: string;
+  readonly guildId: string | null;
+  readonly channelId: string;
+  /** The parent channel when the message was posted in a thread. */
+  readonly threadParentId: string | null;
+  /** Discord's message type: 0 default, 19 reply. */
+  readonly type: number;
+  readonly content: string;
+  readonly author: DiscordUserFacts;
+  /** The author is a bot or a webhook (ourselves included). */
+  readonly fromBot: boolean;
+  /** The message it replies to (type 19). */
+  readonly referenceId: string | null;
+}
+
+const rawMessageSchema = z.object({
+  id: z.string(),
+  channel_id: z.string(),
+  guild_id: z.string().optional(),
+  type: z.number(),
+  content: z.string().default(''),
+  webhook_id: z.string().optional(),
+  author: z.object({
+    id: z.string(),
+    username: z.string(),
+    global_name: z.string().nullish(),
+    bot: z.boolean().optional(),
+  }),
+  message_reference: z.object({ message_id: z.string().optional() }).optional(),
+});
+
+/** Reads a MESSAGE_CREATE's `d` (undefined when it is not a message); `threadParentId` comes from the cache. */
+export function messageFactsOf(
+  d: unknown,
+  threadParentId: string | null,
+): MessageFacts | undefined {
+  const parsed = rawMessageSchema.safeParse(d);
+  if (!parsed.success) return undefined;
+  const m = parsed.data;
+  return {
+    id: m.id,
+    guildId: m.guild_id ?? null,
+    channelId: m.channel_id,
+    threadParentId,
+    type: m.type,
+    content: m.content,
+    author: {
+      id: m.author.id,
+      username: m.author.username,
+      globalName: m.author.global_name ?? null,
+    },
+    fromBot: m.author.bot === true || m.webhook_id !== undefined,
+    referenceId: m.message_reference?.message_id ?? null,
+  };
+}
+
+/**
+ * A person's reply to a message (type 19), or a message in a thread, as a Reply to the message
+ * replied to, or to the thread's starter message (a thread started from a message has that
+ * message's id): guidance when that is a run's status or checkpoint message (chatops decides).
+ * Bots and webhooks (ourselves included), DMs, empty text (no Message Content intent) and
+ * plain channel messages yield undefined. The answer goes where the message was.
+ */
+export function toGuidanceReply(m: MessageFacts, botId: string | undefined): Reply | undefined {
+  if (m.fromBot || m.author.id === botId || m.guildId === null) return undefined;
+  const text = m.content.trim();
+  if (text === '' || (m.type !== 0 && m.type !== 19)) return undefined;
+  const guild = m.guildId;
+  const place: DiscordPlace =
+    m.threadParentId === null
+      ? { guild, channel: m.channelId }
+      : { guild, channel: m.threadParentId, thread: m.channelId };
+  let target: string;
+  if (m.type === 19 && m.referenceId !== null) target = formatMessageRef(place, [m.referenceId]);
+  else if (m.threadParentId !== null)
+    target = formatMessageRef({ guild, channel: m.threadParentId }, [m.channelId]);
+  else return undefined;
+  return {
+    kind: 'reply',
+    text,
+    replyToMessageRef: target,
+    chatRef: formatChatRef(place),
+    ...(place.thread !== undefined && { threadRef: place.thread }),
+    user: toChatUser(m.author),
+    idempotencyKey: `discord:message:${m.id}`,
   };
 }

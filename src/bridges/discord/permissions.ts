@@ -27,15 +27,37 @@ export const DISCORD_PERMISSIONS: readonly DiscordPermission[] = [
 /** The invite's OAuth2 scopes: the bot user, and its slash commands. */
 export const DISCORD_SCOPES = ['bot', 'applications.commands'] as const;
 
-/** Gateway intents the client asks for: Guilds only, which is not privileged (no toggles). */
-export const DISCORD_INTENTS = [{ name: 'Guilds', bit: 1 << 0 }] as const;
+/**
+ * Gateway intents the client always asks for, neither privileged: Guilds (channels, threads) and
+ * GuildMessages (MESSAGE_CREATE: replies and thread messages as guidance).
+ */
+export const DISCORD_INTENTS = [
+  { name: 'Guilds', bit: 1 << 0 },
+  { name: 'GuildMessages', bit: 1 << 9 },
+] as const;
 
-/** Application flags of the privileged intents, none of which the bridge needs. */
+/**
+ * The privileged intent without which Discord blanks a message's text: asked for only when the
+ * application has it enabled (asking otherwise closes the gateway with 4014), else guidance
+ * replies are not seen and `doctor` and the start log say so.
+ */
+export const MESSAGE_CONTENT_INTENT = { name: 'MessageContent', bit: 1 << 15 } as const;
+
+/** Application flags of the privileged intents (Message Content is the one the bridge uses). */
 export const PRIVILEGED_INTENT_FLAGS = [
   { name: 'Presence', flags: (1 << 12) | (1 << 13) },
   { name: 'Server Members', flags: (1 << 14) | (1 << 15) },
   { name: 'Message Content', flags: (1 << 18) | (1 << 19) },
 ] as const;
+
+/** Whether the application's flags (`GET /applications/@me`) enable the Message Content intent. */
+export function messageContentEnabled(applicationFlags: number): boolean {
+  return (applicationFlags & ((1 << 18) | (1 << 19))) !== 0;
+}
+
+/** What to do when the Message Content intent is off, for `doctor` and the start log. */
+export const MESSAGE_CONTENT_FIX =
+  'Developer Portal → your application → Bot → Privileged Gateway Intents → Message Content on, then restart phasebridge serve';
 
 /** The permission integer of the invite URL. */
 export function discordPermissionInteger(): string {

@@ -1,12 +1,14 @@
 /**
  * A Channel whose sends and edits go through an outbox (durable, paced, coalesced); everything
  * else goes straight to the adapter: answers to a button press must arrive within seconds
- * (Telegram 15 s, Slack's trigger 3 s) and files are rare and large.
+ * (Telegram 15 s, Slack's trigger 3 s), a private word to one person answers something they just
+ * did, and files are rare and large.
  */
 import type {
   AnswerOptions,
   Channel,
   ChatRef,
+  ChatUser,
   InboundHandler,
   Interaction,
   MessageRef,
@@ -20,10 +22,14 @@ export class OutboxChannel implements Channel {
   readonly #inner: Channel;
   readonly #outbox: Outbox;
 
+  /** The adapter's private word to one person, straight through (absent when it has none). */
+  readonly whisper?: (chatRef: ChatRef, user: ChatUser, text: string) => Promise<void>;
+
   /** `outbox` must deliver through `inner`. */
   constructor(inner: Channel, outbox: Outbox) {
     this.#inner = inner;
     this.#outbox = outbox;
+    if (inner.whisper) this.whisper = inner.whisper.bind(inner);
   }
 
   /** Edits may be queued without waiting: the outbox coalesces them. */

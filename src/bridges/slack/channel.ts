@@ -12,6 +12,7 @@ import type {
   Channel,
   ChannelCapabilities,
   ChannelLogger,
+  ChatUser,
   InboundEvent,
   InboundHandler,
   Interaction,
@@ -26,10 +27,12 @@ import {
   type BotContext,
   fromBlockAction,
   fromMention,
+  fromPromptAnswer,
   fromSlashCommand,
   fromThreadReply,
   fromViewSubmission,
   type MentionPayload,
+  type MessagePayload,
   type ViewSubmissionPayload,
 } from './inbound.ts';
 import { SlackInteractions } from './interactions.ts';
@@ -152,8 +155,19 @@ export class SlackChannel implements Channel {
       const bot = this.#bot;
       const event =
         bot &&
-        (fromThreadReply(payload, bot, this.#interactions.takeThreadPrompt) ??
+        (fromPromptAnswer(payload, bot, this.#interactions.takeThreadPrompt) ??
           fromMention(payload, bot));
+      if (event) await this.#deliver(event);
+    });
+    // Thread replies under our run messages (guidance, or a reason asked there); needs
+    // message.channels / message.groups.
+    app.event('message', async ({ body }) => {
+      const payload = body as unknown as MessagePayload;
+      const bot = this.#bot;
+      const reply = bot && fromThreadReply(payload, bot);
+      // A reply without our mention may still answer a reason asked in that thread.
+      const event =
+        reply && (fromPromptAnswer(payload, bot, this.#interactions.takeThreadPrompt) ?? reply);
       if (event) await this.#deliver(event);
     });
     app.action({ type: 'block_actions' }, async ({ ack, body, action }) => {
@@ -321,6 +335,11 @@ export class SlackChannel implements Channel {
    */
   answer(interaction: Interaction, text: string, options: AnswerOptions): Promise<void> {
     return this.#interactions.answer(interaction, text, options);
+  }
+
+  /** An ephemeral message only `user` sees, in the chat (and its thread) of `chatRef`. */
+  whisper(chatRef: string, user: ChatUser, text: string): Promise<void> {
+    return this.#interactions.whisper(parseChatRef(chatRef), user.id, text);
   }
 
   /**

@@ -1,10 +1,12 @@
 /**
- * Inbound side of the Slack adapter, pure: turns a slash command, an app_mention event, a
- * block_actions payload or a view_submission into a neutral Command, ButtonPress or Reply, and
+ * Inbound side of the Slack adapter, pure: turns a slash command, an app_mention event, a thread
+ * reply (message event), a block_actions payload or a view_submission into a neutral Command,
+ * ButtonPress or Reply, and
  * encodes/decodes the interaction handle of a button press.
  *
  * Idempotency keys survive Slack's redeliveries (`X-Slack-Retry-Num`, Socket Mode retries): events
- * use `event_id`; commands and interactions a hash of `trigger_id`, which a redelivery repeats.
+ * use `event_id` (thread replies the message's channel and ts, the same in every event that
+ * carries it); commands and interactions a hash of `trigger_id`, which a redelivery repeats.
  * The hash keeps a still-valid trigger out of logs and ledgers.
  */
 import { createHash } from 'node:crypto';
@@ -164,7 +166,7 @@ export function threadPromptKey(channel: string, thread: string, user: string): 
  * `@phasebridge <reason>` in the thread where a reason was asked, by the person asked: a Reply to
  * that prompt. `pending` finds (and forgets) the prompt; anything else is undefined.
  */
-export function fromThreadReply(
+export function fromPromptAnswer(
   p: MentionPayload,
   bot: BotContext,
   pending: (key: string) => ThreadPrompt | undefined,
@@ -209,6 +211,38 @@ export function fromMention(p: MentionPayload, bot: BotContext): Command | undef
     ...(chat.thread !== undefined && { threadRef: chat.thread }),
     user: chatUser(e.user),
     idempotencyKey: p.event_id ? `slack:event:${p.event_id}` : `slack:msg:${e.channel}:${e.ts}`,
+  };
+}
+
+/** The fields of a `message` event (message.channels / message.groups) that are read. */
+export type MessagePayload = MentionPayload;
+
+/** Subtypes of a person's own new message; edits, deletions, joins and bot posts have others. */
+const PERSON_SUBTYPES = new Set([undefined, 'thread_broadcast', 'file_share']);
+
+/**
+ * A person's reply in a thread (`thread_ts` set and not its own ts) as a Reply to the thread's
+ * parent message, `<chat>/<thread_ts>`: guidance when that parent is a run's status or checkpoint
+ * message (chatops decides). Bots (ourselves included), edits and other subtypes, top-level
+ * messages and replies mentioning us (the app_mention is the command) yield undefined.
+ */
+export function fromThreadReply(p: MessagePayload, bot: BotContext): Reply | undefined {
+  const e = p.event;
+  if (!e.user || e.bot_id || !PERSON_SUBTYPES.has(e.subtype) || e.text === undefined) return;
+  if (e.user === bot.botUserId || e.thread_ts === undefined || e.thread_ts === e.ts) return;
+  const id = bot.botUserId.replace(/[^A-Za-z0-9]/g, '');
+  if (new RegExp(`<@${id}(?:\\|[^>]*)?>`).test(e.text)) return;
+  const text = normalizeSlackText(e.text).trim();
+  if (text === '') return;
+  const parent: SlackChat = { team: bot.team, channel: e.channel };
+  return {
+    kind: 'reply',
+    text,
+    replyToMessageRef: formatMessageRef(parent, [e.thread_ts]),
+    chatRef: formatChatRef({ ...parent, thread: e.thread_ts }),
+    threadRef: e.thread_ts,
+    user: chatUser(e.user),
+    idempotencyKey: `slack:msg:${e.channel}:${e.ts}`,
   };
 }
 

@@ -4,7 +4,7 @@
  *   that is spent too (30 minutes, 5 posts), a message in the chat naming the presser;
  * - the reason dialog needs the press's trigger_id within 3 s; when Slack says it expired, the
  *   question is asked in the pressed message's thread instead, and the presser's
- *   `@phasebridge <reason>` there comes back as the Reply (fromThreadReply).
+ *   `@phasebridge <reason>` there comes back as the Reply (fromPromptAnswer).
  */
 import type { App } from '@slack/bolt';
 import { PhasebridgeError, PlatformError } from '../../errors.ts';
@@ -59,12 +59,24 @@ export class SlackInteractions {
     this.#s = calls;
   }
 
-  /** Finds and forgets the prompt a thread reply answers (for fromThreadReply). */
+  /** Finds and forgets the prompt a thread reply answers (for fromPromptAnswer). */
   readonly takeThreadPrompt = (key: string): ThreadPrompt | undefined => {
     const prompt = this.#threadPrompts.get(key);
     this.#threadPrompts.delete(key);
     return prompt;
   };
+
+  /** See SlackChannel.whisper. */
+  async whisper(chat: SlackChat, user: string, text: string): Promise<void> {
+    await this.#call('chat.postEphemeral', () =>
+      this.#s.client.chat.postEphemeral({
+        channel: chat.channel,
+        user,
+        text: renderMrkdwn(rich(text.slice(0, MAX_ANSWER_LENGTH))),
+        ...(chat.thread !== undefined && { thread_ts: chat.thread }),
+      }),
+    );
+  }
 
   /** See SlackChannel.answer. */
   async answer(interaction: Interaction, text: string, options: AnswerOptions): Promise<void> {

@@ -29,6 +29,18 @@ export const SLACK_SCOPES: readonly SlackScope[] = [
     why: 'receive `@bot <command>` in channels',
   },
   {
+    scope: 'channels:history',
+    methods: [],
+    events: ['message.channels'],
+    why: 'see thread replies under run messages in public channels (guidance)',
+  },
+  {
+    scope: 'groups:history',
+    methods: [],
+    events: ['message.groups'],
+    why: 'see thread replies under run messages in private channels (guidance)',
+  },
+  {
     scope: 'chat:write',
     methods: ['chat.postMessage', 'chat.update', 'chat.delete', 'chat.postEphemeral'],
     events: [],

@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import { NotFoundError } from '../../errors.ts';
 import type { CheckpointMessageState, Database, Row } from '../schema.ts';
 import { withConstraintErrors } from '../sqlite-errors.ts';
-import { type Clock, quoted, type RepoOptions } from './support.ts';
+import { type Clock, isMessageOrPart, quoted, type RepoOptions } from './support.ts';
 
 /** One posted (or about to be posted) checkpoint message. */
 export interface CheckpointMessageRecord {
@@ -92,7 +92,7 @@ export class CheckpointMessagesRepo {
     const row = await this.#db
       .selectFrom('checkpoint_messages')
       .select('run_id')
-      .where('message_ref', '=', messageRef)
+      .where(isMessageOrPart('message_ref', messageRef))
       .executeTakeFirst();
     return row?.run_id ?? null;
   }

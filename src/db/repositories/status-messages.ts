@@ -1,7 +1,7 @@
 /** Per run and chat, the status message the notifier edits in place (also after a restart). */
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.ts';
-import type { Clock, RepoOptions } from './support.ts';
+import { type Clock, isMessageOrPart, type RepoOptions } from './support.ts';
 
 /** Reads and writes `status_messages`. */
 export class StatusMessagesRepo {
@@ -49,7 +49,7 @@ export class StatusMessagesRepo {
     const row = await this.#db
       .selectFrom('status_messages')
       .select('run_id')
-      .where('message_ref', '=', messageRef)
+      .where(isMessageOrPart('message_ref', messageRef))
       .executeTakeFirst();
     return row?.run_id ?? null;
   }

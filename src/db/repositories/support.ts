@@ -1,4 +1,5 @@
 /** Small helpers shared by the repositories: the clock and JSON columns. */
+import { type RawBuilder, type SqlBool, sql } from 'kysely';
 import { CorruptStateError } from '../../errors.ts';
 
 /** Returns the current time in ms since the epoch; injected so tests control time. */
@@ -22,4 +23,19 @@ export function parseJsonColumn<T>(text: string, where: string): T {
 /** Quotes a user-given name for messages: agent 'x'. */
 export function quoted(value: string | number): string {
   return `'${String(value)}'`;
+}
+
+/**
+ * Matches a stored message ref against the ref of one message part. Adapters store a split
+ * message as `<chat>/<id>,<id>…`, and a reply names one part (`<chat>/<id>`): the column equals
+ * the ref, or has the same `<chat>/` and lists the id among its parts.
+ */
+export function isMessageOrPart(column: 'message_ref', messageRef: string): RawBuilder<SqlBool> {
+  const slash = messageRef.lastIndexOf('/');
+  const prefix = messageRef.slice(0, slash + 1);
+  const part = messageRef.slice(slash + 1);
+  const col = sql.ref(column);
+  if (slash < 0 || part === '' || part.includes(',')) return sql<SqlBool>`${col} = ${messageRef}`;
+  return sql<SqlBool>`(${col} = ${messageRef} or (substr(${col}, 1, ${prefix.length}) = ${prefix}
+    and instr(',' || substr(${col}, ${prefix.length + 1}) || ',', ${`,${part},`}) > 0))`;
 }

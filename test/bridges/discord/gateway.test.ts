@@ -1,6 +1,7 @@
 /**
- * The Discord channel's connection, against the fake: it becomes ready with the Guilds intent
- * only, registers one slash command per verb, answers heartbeats, and after the gateway drops it
+ * The Discord channel's connection, against the fake: it becomes ready with the Guilds and
+ * GuildMessages intents (and Message Content, which the application allows), registers one slash
+ * command per verb, answers heartbeats, and after the gateway drops it
  * resumes the session (op 6) and still receives interactions, including those sent meanwhile.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -18,10 +19,11 @@ afterEach(async () => {
 });
 
 describe('DiscordChannel connection', () => {
-  it('identifies with the Guilds intent only and registers the chat verbs as slash commands', async () => {
+  it('identifies with Guilds, GuildMessages and Message Content and registers the chat verbs as slash commands', async () => {
     h = await startHarness({}, { heartbeatIntervalMs: 100 });
     const identify = h.fake.gateway.received.find((p) => p.op === 2);
-    expect(identify?.d).toMatchObject({ intents: 1 });
+    // Message Content because the application has it enabled (the harness's fake does).
+    expect(identify?.d).toMatchObject({ intents: (1 << 0) | (1 << 9) | (1 << 15) });
     expect(h.fake.okCalls('GET', /^\/gateway\/bot$/)).toHaveLength(1);
 
     const put = h.fake.okCalls(
@@ -55,7 +57,7 @@ describe('DiscordChannel connection', () => {
   });
 
   it('registers commands per guild when guild ids are given', async () => {
-    const fake = await FakeDiscord.start();
+    const fake = await FakeDiscord.start({ messageContent: true });
     const guild = fake.state.guildId;
     const channel = new DiscordChannel({
       token: fake.token,

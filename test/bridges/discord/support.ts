@@ -36,7 +36,8 @@ export async function startHarness(
   extra: Partial<DiscordChannelOptions> = {},
   fakeOptions: FakeDiscordOptions = {},
 ): Promise<Harness> {
-  const fake = await FakeDiscord.start(fakeOptions);
+  // The adapter asks for Message Content when the application allows it (else it warns).
+  const fake = await FakeDiscord.start({ messageContent: true, ...fakeOptions });
   const log = recordingLogger();
   const channel = new DiscordChannel({
     token: fake.token,

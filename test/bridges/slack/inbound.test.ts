@@ -7,6 +7,7 @@ import {
   fromBlockAction,
   fromMention,
   fromSlashCommand,
+  fromThreadReply,
   fromViewSubmission,
   normalizeSlackText,
   promptMetadata,
@@ -174,5 +175,51 @@ describe('fromViewSubmission', () => {
     expect(fromViewSubmission(submission(meta, 'other'))).toBeUndefined();
     expect(fromViewSubmission(submission('{"chat":"telegram:1"}'))).toBeUndefined();
     expect(fromViewSubmission(submission('not json'))).toBeUndefined();
+  });
+});
+
+describe('fromThreadReply', () => {
+  const message = (event: Record<string, unknown>) => ({
+    event: {
+      ts: '1700000000.000300',
+      channel: 'C1',
+      user: 'U1',
+      thread_ts: '1700000000.000100',
+      text: 'use &lt;bcrypt&gt;',
+      ...event,
+    },
+    event_id: 'Ev3',
+  });
+
+  it('is a Reply to the thread parent, answered in the thread, keyed by the message', () => {
+    expect(fromThreadReply(message({}), BOT)).toEqual({
+      kind: 'reply',
+      text: 'use <bcrypt>',
+      replyToMessageRef: 'slack:T01:C1/1700000000.000100',
+      chatRef: 'slack:T01:C1:1700000000.000100',
+      threadRef: '1700000000.000100',
+      user: { platform: 'slack', id: 'U1', display: 'U1' },
+      idempotencyKey: 'slack:msg:C1:1700000000.000300',
+    });
+    // "Also send to channel" is still a person's reply.
+    expect(fromThreadReply(message({ subtype: 'thread_broadcast' }), BOT)?.kind).toBe('reply');
+  });
+
+  it('ignores bots and ourselves, edits, top-level messages, mentions and empty text', () => {
+    const ignored = [
+      { bot_id: 'B1' },
+      { user: 'UBOT' },
+      { user: undefined },
+      { subtype: 'message_changed' },
+      { subtype: 'message_deleted' },
+      { subtype: 'channel_join' },
+      { thread_ts: undefined },
+      { thread_ts: '1700000000.000300' },
+      { text: '<@UBOT> status' },
+      { text: '   ' },
+    ];
+    for (const extra of ignored) {
+      expect([extra, fromThreadReply(message(extra), BOT)]).toEqual([extra, undefined]);
+    }
   });
 });

@@ -3,7 +3,7 @@
  * the fake's apps.connections.open and WebSocket, envelopes acked over the socket.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ButtonPress, Command } from '../../../src/bridges/channel.ts';
+import type { ButtonPress, Command, Reply } from '../../../src/bridges/channel.ts';
 import { rich } from '../../../src/bridges/render-text.ts';
 import { SlackChannel } from '../../../src/bridges/slack/index.ts';
 import { FakeSlack } from '../../fakes/slack.ts';
@@ -50,6 +50,26 @@ describe('SlackChannel (Socket Mode)', () => {
       chatRef: 'slack:T0FAKE01:C0OPS',
     });
     // Socket Mode's own retries carry the same payload, so the same key.
+    await fake.deliver(delivery.request, 1);
+    expect((await inbox.next()).idempotencyKey).toBe(event.idempotencyKey);
+  });
+
+  it('receives a thread reply as a Reply to the thread parent; a redelivery has the same key', async () => {
+    const ref = await channel.send('slack:T0FAKE01:C0OPS', { text: rich('Checkpoint plan:1') });
+    const parent = tsOf(ref)[0]!;
+    const delivery = await fake.sendThreadReply({
+      user: ALICE,
+      channel: OPS,
+      threadTs: parent,
+      text: 'use bcrypt',
+    });
+    const event = (await inbox.next()) as Reply;
+    expect(event).toMatchObject({
+      kind: 'reply',
+      text: 'use bcrypt',
+      replyToMessageRef: ref,
+      chatRef: `slack:T0FAKE01:C0OPS:${parent}`,
+    });
     await fake.deliver(delivery.request, 1);
     expect((await inbox.next()).idempotencyKey).toBe(event.idempotencyKey);
   });

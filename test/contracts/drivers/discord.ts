@@ -65,8 +65,9 @@ export class DiscordDriver implements PlatformDriver {
   }
 
   /** Starts the fake Discord (REST and gateway). */
-  static async start(): Promise<DiscordDriver> {
-    return new DiscordDriver(await FakeDiscord.start());
+  static async start(o: { messageContent?: boolean } = {}): Promise<DiscordDriver> {
+    // Replies as guidance need the application's Message Content intent: on unless told.
+    return new DiscordDriver(await FakeDiscord.start({ messageContent: o.messageContent ?? true }));
   }
 
   env(): Record<string, string> {
@@ -124,6 +125,21 @@ export class DiscordDriver implements PlatformDriver {
         buttons: buttonsOf(m).map((b) => b.label),
         edited: m.editedAt !== null,
       }));
+  }
+
+  /** A Discord reply (message_reference) to the bot's message in the channel. */
+  async replyTo(who: Persona, message: SeenMessage, text: string): Promise<void> {
+    this.fake.userMessage(this.#people[who], this.fake.state.text, text, { replyTo: message.id });
+  }
+
+  /** The bot's DMs to `who`. */
+  privateNotices(who: Persona): string[] {
+    const { state } = this.fake;
+    const dm = [...state.channels.values()].find(
+      (c) => c.kind === 'dm' && c.recipient?.id === this.#people[who].id,
+    );
+    if (!dm) return [];
+    return state.channelMessages(dm.id).map((m) => plainMarkdown(m.content));
   }
 
   async press(who: Persona, message: SeenMessage, label: string): Promise<Press> {

@@ -155,6 +155,24 @@ export class SlackDriver implements PlatformDriver {
     expect(delivery.status).toBe(200);
   }
 
+  /** A thread reply under the message (Slack has no reply-to-message: the thread is the reply). */
+  async replyTo(who: Persona, message: SeenMessage, text: string): Promise<void> {
+    const delivery = await this.fake.sendThreadReply({
+      user: PEOPLE[who],
+      channel: OPS,
+      threadTs: message.id,
+      text,
+    });
+    expect(delivery.status).toBe(200);
+  }
+
+  /** Ephemeral messages to `who` that answered no press are the same list: all of them. */
+  privateNotices(who: Persona): string[] {
+    return this.fake.ephemerals
+      .filter((e) => e.user === PEOPLE[who].id)
+      .map((e) => plainMrkdwn(String(e.text)));
+  }
+
   async close(): Promise<void> {
     await this.fake.close();
   }

@@ -89,4 +89,26 @@ describe('CheckpointMessagesRepo', () => {
     await t.db.kysely.deleteFrom('runs').where('id', '=', RUN_ID).execute();
     expect(await t.repos.checkpointMessages.findByToken(msg.buttonToken)).toBeNull();
   });
+
+  it('finds the run of a message from the ref of any one of its parts', async () => {
+    const msg = await t.repos.checkpointMessages.add({
+      runId: RUN_ID,
+      checkpointId: 'plan:1',
+      chatRef: 'slack:T:C',
+    });
+    await t.repos.checkpointMessages.setMessageRef(msg.id, 'slack:T:C/1.000100,1.000200,1.000300');
+    const cm = t.repos.checkpointMessages;
+    expect(await cm.runOfMessage('slack:T:C/1.000100,1.000200,1.000300')).toBe(RUN_ID);
+    for (const part of ['1.000100', '1.000200', '1.000300']) {
+      expect(await cm.runOfMessage(`slack:T:C/${part}`)).toBe(RUN_ID);
+    }
+    // Another chat, another message, a prefix of an id: not this message.
+    expect(await cm.runOfMessage('slack:T:D/1.000100')).toBeNull();
+    expect(await cm.runOfMessage('slack:T:C/1.000400')).toBeNull();
+    expect(await cm.runOfMessage('slack:T:C/1.0001')).toBeNull();
+    expect(await cm.runOfMessage('slack:T:C')).toBeNull();
+    await t.repos.statusMessages.set(RUN_ID, 'discord:1:2', 'discord:1:2/30,31');
+    expect(await t.repos.statusMessages.runOfMessage('discord:1:2/31')).toBe(RUN_ID);
+    expect(await t.repos.statusMessages.runOfMessage('discord:1:2/3')).toBeNull();
+  });
 });
