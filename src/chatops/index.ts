@@ -48,6 +48,7 @@ export class ChatOps {
       log: options.log,
       clock: options.clock ?? (() => new Date()),
       defaultWorkspace: options.defaultWorkspace,
+      consoleUrl: options.consoleUrl,
     };
     this.#refusals = new ChatRefusals(this.#deps);
     this.#notifier = new Notifier(
