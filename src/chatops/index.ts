@@ -10,6 +10,7 @@
 
 import type { InboundEvent } from '../bridges/channel.ts';
 import { prose } from '../bridges/render-text.ts';
+import { ActivityWatch } from './activity.ts';
 import { postAnswers } from './answer-post.ts';
 import { CheckpointPresses } from './checkpoint-press.ts';
 import type { Timers } from './coalescer.ts';
@@ -33,6 +34,7 @@ export class ChatOps {
   readonly #presenter: CheckpointPresenter;
   readonly #router: Router;
   readonly #follower: WorkspaceFollower;
+  readonly #activity: ActivityWatch;
   readonly #tools: ToolApprovalPresenter;
   readonly #refusals: ChatRefusals;
   /** Per run, the tail of its update chain: updates of one run are applied in order. */
@@ -59,6 +61,11 @@ export class ChatOps {
     );
     this.#presenter = new CheckpointPresenter(this.#deps, this.#refusals);
     this.#follower = new WorkspaceFollower(this.#deps, options.followIntervalMs ?? 500);
+    this.#activity = new ActivityWatch(
+      this.#deps,
+      options.activityIntervalMs ?? 500,
+      (runId, stepId, text) => this.#notifier.progress(runId, stepId, text),
+    );
     this.#tools = new ToolApprovalPresenter(
       this.#deps,
       async (runId) => this.#notifier.followers(await this.#deps.orchestrator.getRun(runId)),
@@ -96,6 +103,7 @@ export class ChatOps {
       }),
     ];
     this.#follower.start();
+    this.#activity.start();
     this.#tools.start();
     if (opts.catchUp !== false) await this.catchUp();
   }
@@ -113,6 +121,7 @@ export class ChatOps {
     for (const off of this.#unsubscribe) off();
     this.#unsubscribe = [];
     await this.#follower.stop();
+    await this.#activity.stop();
     await this.#tools.stop();
     await Promise.all(this.#chains.values());
     await this.#notifier.flush();
@@ -154,6 +163,8 @@ export class ChatOps {
 
   async #apply(update: RunUpdate): Promise<void> {
     const chats = await this.#notifier.followers(update.state);
+    // Before the answer: no "typing…" once the step's end is seen.
+    this.#activity.track(update.state, chats);
     // The agent's answer comes before the checkpoint that asks about it.
     await postAnswers(this.#deps, update.state, update.events, chats);
     await this.#presenter.apply(update.state, update.events, chats);
