@@ -103,9 +103,9 @@ export function activityOf(line: string, workspace: string): string | undefined 
   if (event.type === 'assistant') words = fromClaude(event, workspace);
   else if (event.type === 'item.started' || event.type === 'item.completed') {
     const item = objectField(event, 'item');
-    // A finished command says nothing new; a file change is reported once it is made.
-    if (item && (event.type === 'item.started' || item.type === 'file_change'))
-      words = fromCodex(item, workspace);
+    // A finished command says nothing new; a file change or reasoning is reported once made.
+    const done = item?.type === 'file_change' || item?.type === 'reasoning';
+    if (item && (event.type === 'item.started' || done)) words = fromCodex(item, workspace);
   }
   return words === undefined ? undefined : clip(words);
 }
