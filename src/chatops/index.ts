@@ -114,6 +114,26 @@ export class ChatOps {
    */
   async catchUp(): Promise<void> {
     await this.#catchUpAwaitingRuns();
+    await this.#watchActiveRuns();
+  }
+
+  /** Watches the activity of steps already running (started before this process). */
+  async #watchActiveRuns(): Promise<void> {
+    try {
+      for (const run of await this.#deps.orchestrator.listRuns({ status: 'active' })) {
+        // In the run's order: an update applied meanwhile is never undone by an older state.
+        await this.#inOrder(
+          run.id,
+          async () => {
+            const state = await this.#deps.orchestrator.getRun(run.id);
+            this.#activity.track(state, await this.#notifier.followers(state));
+          },
+          'chatops: running step not watched',
+        );
+      }
+    } catch (err) {
+      this.#deps.log.warn({ err }, 'chatops: running steps not watched');
+    }
   }
 
   /** Unsubscribes, finishes the updates in hand and delivers pending status edits. */

@@ -103,7 +103,11 @@ describe('checkpoint message', () => {
     h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: CAROL, reason: 'ship it' });
     const done = h.run.checkpoints.at(-1)!;
     expect(voteResultWords(done)).toBe('approved — 2 of 2 approvals; the run moves on');
-    const m = renderClosedCheckpoint({ runId: RUN_ID, checkpoint: done, logs: 'phasebridge logs r review' });
+    const m = renderClosedCheckpoint({
+      runId: RUN_ID,
+      checkpoint: done,
+      logs: 'phasebridge logs r review',
+    });
     expect(m.buttons).toEqual([]);
     const text = show(m);
     expect(text).toMatch(
