@@ -81,7 +81,7 @@ async function postOne(
   const thread = status === null ? {} : { replyTo: status };
   const QUIET = { silent: true, urgency, ...thread };
   const link =
-    deps.consoleUrl === undefined ? '' : `\nDiff and log: ${runLink(deps, runId, stepId)}`;
+    deps.consoleUrl === undefined ? '' : `\nDiff and log: ${runLink(deps, runId, stepId, attempt)}`;
   if (answer.length <= ANSWER_MAX_CHARS) {
     await channel.send(chat, { text: rich(...head, plain(`\n${answer}${link}`)), ...QUIET });
     return;
@@ -98,6 +98,6 @@ async function postOne(
     });
     return;
   }
-  const cut = `${answer.slice(0, ANSWER_MAX_CHARS - 1)}…\n(cut: the full answer is in the step log: ${runLink(deps, runId, stepId)})`;
+  const cut = `${answer.slice(0, ANSWER_MAX_CHARS - 1)}…\n(cut: the full answer is in the step log: ${runLink(deps, runId, stepId, attempt)})`;
   await channel.send(chat, { text: rich(...head, plain(`\n${cut}`)), ...QUIET });
 }

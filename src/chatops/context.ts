@@ -33,14 +33,16 @@ export interface ChatOpsDeps {
 
 /**
  * Where a person sees a step's diff and log: the console's run page when its URL is known, else
- * the CLI command that prints the log (never a path on the server).
+ * the CLI command that prints the log (never a path on the server; the console links it).
  */
 export function runLink(
   deps: Pick<ChatOpsDeps, 'consoleUrl'>,
   runId: string,
   stepId: string,
+  attempt: number,
 ): string {
-  if (deps.consoleUrl === undefined) return `phasebridge logs ${runId} ${stepId}`;
+  if (deps.consoleUrl === undefined)
+    return `phasebridge logs ${runId} ${stepId} --attempt ${attempt}`;
   return `${deps.consoleUrl.replace(/\/+$/, '')}/runs/${encodeURIComponent(runId)}`;
 }
 

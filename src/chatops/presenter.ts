@@ -200,7 +200,7 @@ export class CheckpointPresenter {
     }
     // A `before` gate's step has not run (attempt 0): it has no log yet.
     if (!step || step.attempt === 0) return view;
-    view.logs = runLink(this.#deps, state.id, step.id);
+    view.logs = runLink(this.#deps, state.id, step.id, step.attempt);
     if (!withTail) return view;
     let logPath: string;
     try {

@@ -71,7 +71,12 @@ export function liveStories(subject: ContractSubject): void {
       const runId = runIdOf(status);
       const plan = await w.message(d, /Checkpoint plan:1/);
       await answerShown(status, runId, 'demo agent finished');
-      expect(plan.text).toContain(`Logs: phasebridge logs ${runId} plan`);
+      // The console links the command to the log page.
+      expect(plan.text).toContain(
+        d.platform === 'web'
+          ? 'Logs: plan log (attempt 1)'
+          : `Logs: phasebridge logs ${runId} plan --attempt 1`,
+      );
       expect(plan.text).not.toContain(w.workspace);
       expect(plan.text).not.toContain('/.phasebridge/');
     });
