@@ -169,6 +169,7 @@ export async function startBridge(
       channels: paced.channels,
       log: log.child({ component: 'chatops' }),
       defaultWorkspace: workspace,
+      ...(config.publicUrl !== undefined ? { consoleUrl: config.publicUrl } : {}),
       ...(opts.editIntervalMs !== undefined ? { editIntervalMs: opts.editIntervalMs } : {}),
     });
     refusalTarget = { chatops, channels: paced.channels };

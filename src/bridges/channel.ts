@@ -47,6 +47,12 @@ export interface OutgoingMessage {
   readonly buttons?: readonly MessageButton[];
   /** Thread to post in; overrides a thread already named in the chat ref. */
   readonly thread?: string;
+  /**
+   * Post in the thread of this message (one this channel sent to the same chat), where
+   * `capabilities.replies`: Slack's thread under it, Telegram's reply chain (in its topic),
+   * Discord's thread opened on it (or the thread it is in). Elsewhere it is ignored.
+   */
+  readonly replyTo?: MessageRef;
   /** Deliver without a notification sound/ping where the platform supports it. */
   readonly silent?: boolean;
   /** Queue order under rate limits (default: `notice` for a send, `status` for an edit). */
@@ -59,6 +65,8 @@ export interface OutgoingFile {
   readonly data: Uint8Array;
   readonly caption?: RichText;
   readonly thread?: string;
+  /** As `OutgoingMessage.replyTo`. */
+  readonly replyTo?: MessageRef;
 }
 
 /**
@@ -157,6 +165,10 @@ export interface ChannelCapabilities {
    * chatops then re-posts what must stay visible (open checkpoints, status messages).
    */
   readonly durableMessages: boolean;
+  /** `OutgoingMessage.replyTo` is honoured (a reply in the message's thread); absent means no. */
+  readonly replies?: boolean;
+  /** `typing()` shows a "typing…" indicator in the chat for a few seconds; absent means no. */
+  readonly typing?: boolean;
 }
 
 /** What one platform API call came to; adapters report each call (metrics count them). */
@@ -205,6 +217,11 @@ export interface Channel {
    * message that is not a button press: callers then answer in the chat.
    */
   whisper?(chatRef: ChatRef, user: ChatUser, text: string): Promise<void>;
+  /**
+   * Shows "typing…" in a chat for a few seconds (Telegram about 5 s, Discord about 10 s), where
+   * `capabilities.typing`; call again to keep it showing. Best effort, never queued.
+   */
+  typing?(chatRef: ChatRef): Promise<void>;
   /** A link that opens a chat with the bot and pairs it in one tap, where the platform has one. */
   pairingLink?(code: string): string | undefined;
 }

@@ -1,14 +1,17 @@
 /**
  * Posts a step's final answer (see final-answer.ts) in the chats that follow the run, as its
- * own message when the step's completion stops the run for a human (checkpoint, block, end): "💬 plan (attempt 1) — run …" and the agent's words. The
- * adapters split a message at their platform's limit; an answer longer than ANSWER_MAX_CHARS goes
- * as a file where the platform takes files, else it is cut with a pointer to the step log.
+ * own message when the step's completion stops the run for a human (checkpoint, block, end):
+ * "💬 plan (attempt 1) — run …" and the agent's words, in the run's thread (a reply to its status
+ * message where the platform has replies) with a link to the console's run page when its URL is
+ * known. The adapters split a message at their platform's limit; an answer longer than
+ * ANSWER_MAX_CHARS goes as a file where the platform takes files, else it is cut with a pointer to
+ * the step log.
  */
 import type { RichText, Urgency } from '../bridges/channel.ts';
 import { bold, plain, rich } from '../bridges/render-text.ts';
 import type { RunEvent } from '../engine/events.ts';
 import type { RunState } from '../engine/model.ts';
-import { type ChatOpsDeps, channelFor } from './context.ts';
+import { type ChatOpsDeps, channelFor, runLink } from './context.ts';
 import { finalAnswer } from './final-answer.ts';
 
 /**
@@ -69,24 +72,32 @@ async function postOne(
 ): Promise<void> {
   const channel = channelFor(deps, chat);
   if (!channel) return;
-  const { stepId, attempt } = at;
-  const head = heading(at.runId, stepId, attempt);
-  const QUIET = { silent: true, urgency };
+  const { runId, stepId, attempt } = at;
+  const head = heading(runId, stepId, attempt);
+  // In the run's thread: under its status message in this chat, where the platform has replies.
+  const status = channel.capabilities.replies
+    ? await deps.repos.statusMessages.get(runId, chat)
+    : null;
+  const thread = status === null ? {} : { replyTo: status };
+  const QUIET = { silent: true, urgency, ...thread };
+  const link =
+    deps.consoleUrl === undefined ? '' : `\nDiff and log: ${runLink(deps, runId, stepId, attempt)}`;
   if (answer.length <= ANSWER_MAX_CHARS) {
-    await channel.send(chat, { text: rich(...head, plain(`\n${answer}`)), ...QUIET });
+    await channel.send(chat, { text: rich(...head, plain(`\n${answer}${link}`)), ...QUIET });
     return;
   }
   if (channel.capabilities.files) {
     await channel.sendFile(chat, {
+      ...thread,
       name: `${stepId}-answer-${attempt}.md`,
       data: new TextEncoder().encode(answer),
       caption: rich(
         ...head,
-        plain(`\nThe answer is long (${answer.length} characters): attached.`),
+        plain(`\nThe answer is long (${answer.length} characters): attached.${link}`),
       ),
     });
     return;
   }
-  const cut = `${answer.slice(0, ANSWER_MAX_CHARS - 1)}…\n(cut: the full answer is in the step log)`;
+  const cut = `${answer.slice(0, ANSWER_MAX_CHARS - 1)}…\n(cut: the full answer is in the step log: ${runLink(deps, runId, stepId, attempt)})`;
   await channel.send(chat, { text: rich(...head, plain(`\n${cut}`)), ...QUIET });
 }

@@ -22,8 +22,11 @@ export interface CheckpointView {
   checkpoint: CheckpointState;
   /** Last lines of the step's output (open messages only). */
   outputTail?: string;
-  /** Where the step's logs are. */
-  logPath?: string;
+  /**
+   * Where a person sees the step's diff and log: the console's run page URL, or the CLI command
+   * printing the log (see `runLink`); never a path on the server.
+   */
+  logs?: string;
   /** The reason the step's agent gave in its directive, when the checkpoint's own reason lacks it. */
   agentReason?: string;
   /** The step's declared permission posture in words ("full access ⚠", "read-only"). */
@@ -180,7 +183,10 @@ function agentSays(view: CheckpointView): RichSegment[] {
 
 function baseFields(view: CheckpointView): MessageField[] {
   const fields: MessageField[] = [{ label: 'Step', value: kindWords(view.checkpoint) }];
-  if (view.logPath !== undefined) fields.push({ label: 'Logs', value: view.logPath });
+  if (view.logs !== undefined) {
+    const label = /^https?:/.test(view.logs) ? 'Diff and log' : 'Logs';
+    fields.push({ label, value: view.logs });
+  }
   if (view.permissions !== undefined)
     fields.push({ label: 'Permissions', value: view.permissions });
   return fields;

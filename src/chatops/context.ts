@@ -27,6 +27,23 @@ export interface ChatOpsDeps {
   readonly log: Log;
   readonly clock: () => Date;
   readonly defaultWorkspace: string;
+  /** The console's public URL (PHASEBRIDGE_PUBLIC_URL): messages link to its run pages. */
+  readonly consoleUrl?: string | undefined;
+}
+
+/**
+ * Where a person sees a step's diff and log: the console's run page when its URL is known, else
+ * the CLI command that prints the log (never a path on the server; the console links it).
+ */
+export function runLink(
+  deps: Pick<ChatOpsDeps, 'consoleUrl'>,
+  runId: string,
+  stepId: string,
+  attempt: number,
+): string {
+  if (deps.consoleUrl === undefined)
+    return `phasebridge logs ${runId} ${stepId} --attempt ${attempt}`;
+  return `${deps.consoleUrl.replace(/\/+$/, '')}/runs/${encodeURIComponent(runId)}`;
 }
 
 /** Who is acting in which chat, and what they may do there. */

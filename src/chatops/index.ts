@@ -10,6 +10,7 @@
 
 import type { ChatRef, InboundEvent } from '../bridges/channel.ts';
 import { prose } from '../bridges/render-text.ts';
+import { ActivityWatch } from './activity.ts';
 import { postAnswers } from './answer-post.ts';
 import { CheckpointPresses } from './checkpoint-press.ts';
 import type { Timers } from './coalescer.ts';
@@ -33,6 +34,7 @@ export class ChatOps {
   readonly #presenter: CheckpointPresenter;
   readonly #router: Router;
   readonly #follower: WorkspaceFollower;
+  readonly #activity: ActivityWatch;
   readonly #tools: ToolApprovalPresenter;
   readonly #refusals: ChatRefusals;
   /** Per run, the tail of its update chain: updates of one run are applied in order. */
@@ -48,6 +50,7 @@ export class ChatOps {
       log: options.log,
       clock: options.clock ?? (() => new Date()),
       defaultWorkspace: options.defaultWorkspace,
+      consoleUrl: options.consoleUrl,
     };
     this.#refusals = new ChatRefusals(this.#deps);
     this.#notifier = new Notifier(
@@ -58,6 +61,11 @@ export class ChatOps {
     );
     this.#presenter = new CheckpointPresenter(this.#deps, this.#refusals);
     this.#follower = new WorkspaceFollower(this.#deps, options.followIntervalMs ?? 500);
+    this.#activity = new ActivityWatch(
+      this.#deps,
+      options.activityIntervalMs ?? 500,
+      (runId, stepId, text) => this.#notifier.progress(runId, stepId, text),
+    );
     this.#tools = new ToolApprovalPresenter(
       this.#deps,
       async (runId) => this.#notifier.followers(await this.#deps.orchestrator.getRun(runId)),
@@ -103,6 +111,7 @@ export class ChatOps {
       }),
     ];
     this.#follower.start();
+    this.#activity.start();
     this.#tools.start();
     if (opts.catchUp !== false) await this.catchUp();
   }
@@ -113,6 +122,26 @@ export class ChatOps {
    */
   async catchUp(): Promise<void> {
     await this.#catchUpAwaitingRuns();
+    await this.#watchActiveRuns();
+  }
+
+  /** Watches the activity of steps already running (started before this process). */
+  async #watchActiveRuns(): Promise<void> {
+    try {
+      for (const run of await this.#deps.orchestrator.listRuns({ status: 'active' })) {
+        // In the run's order: an update applied meanwhile is never undone by an older state.
+        await this.#inOrder(
+          run.id,
+          async () => {
+            const state = await this.#deps.orchestrator.getRun(run.id);
+            this.#activity.track(state, await this.#notifier.followers(state));
+          },
+          'chatops: running step not watched',
+        );
+      }
+    } catch (err) {
+      this.#deps.log.warn({ err }, 'chatops: running steps not watched');
+    }
   }
 
   /** Unsubscribes, finishes the updates in hand and delivers pending status edits. */
@@ -120,6 +149,7 @@ export class ChatOps {
     for (const off of this.#unsubscribe) off();
     this.#unsubscribe = [];
     await this.#follower.stop();
+    await this.#activity.stop();
     await this.#tools.stop();
     await Promise.all(this.#chains.values());
     await this.#notifier.flush();
@@ -161,6 +191,8 @@ export class ChatOps {
 
   async #apply(update: RunUpdate): Promise<void> {
     const chats = await this.#notifier.followers(update.state);
+    // Before the answer: no "typing…" once the step's end is seen.
+    this.#activity.track(update.state, chats);
     // The agent's answer comes before the checkpoint that asks about it.
     await postAnswers(this.#deps, update.state, update.events, chats);
     await this.#presenter.apply(update.state, update.events, chats);

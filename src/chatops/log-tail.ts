@@ -1,7 +1,7 @@
 /**
  * Reads the last lines of a step's log for a checkpoint message. Only the file's tail is read,
  * without following a link planted in the workspace (then there is no tail, never the link's
- * target). ANSI colours are removed; JSON event lines (Claude stream-json, Codex --json) are
+ * target). ANSI colours and the runner's start line (server paths) are removed; JSON event lines (Claude stream-json, Codex --json) are
  * dropped except a final `result` text, so the tail shows what a human would want to read.
  */
 import fs from 'node:fs';
@@ -51,9 +51,14 @@ export async function readLogTail(
   }
 }
 
-/** A log line as shown: colours removed; JSON events dropped unless they carry a result text. */
+/** The line the runner writes when it starts an agent (src/jobs/runner/run-agent.ts). */
+const RUNNER_START = /^\[phasebridge\] \S+ start agent=/;
+
+/** A log line as shown: runner start lines dropped; colours removed; JSON events dropped unless they carry a result text. */
 export function readable(line: string): string | undefined {
   const plain = line.replace(ANSI, '').replace(/\r$/, '');
+  // The runner's start line names server paths (cwd, argv): the step log has it, chats do not.
+  if (RUNNER_START.test(plain)) return undefined;
   const trimmed = plain.trim();
   if (!trimmed.startsWith('{') || !trimmed.endsWith('}')) return plain;
   try {

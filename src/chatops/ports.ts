@@ -63,4 +63,8 @@ export interface ChatOpsOptions {
   toolApprovalIntervalMs?: number;
   /** Time source (default `() => new Date()`). */
   clock?: () => Date;
+  /** The console's public URL: checkpoints and answers link to `<url>/runs/<id>`. */
+  consoleUrl?: string;
+  /** Time between two looks at running steps' logs for their latest activity (default 500 ms). */
+  activityIntervalMs?: number;
 }

@@ -19,7 +19,7 @@ import {
   renderClosedCheckpoint,
   renderOpenCheckpoint,
 } from './checkpoint-message.ts';
-import { type ChatOpsDeps, channelFor, sendTo } from './context.ts';
+import { type ChatOpsDeps, channelFor, runLink, sendTo } from './context.ts';
 import { readLogTail } from './log-tail.ts';
 import type { ChatRefusals } from './refusals.ts';
 import { declaredPermissions } from './step-permissions.ts';
@@ -186,7 +186,7 @@ export class CheckpointPresenter {
     }
   }
 
-  /** What the message shows: the checkpoint, the log path and (for open ones) the output tail. */
+  /** What the message shows: the checkpoint, where its log is and (for open ones) the output tail. */
   async #view(state: RunState, cp: CheckpointState, withTail: boolean): Promise<CheckpointView> {
     const view: CheckpointView = { runId: state.id, checkpoint: cp };
     const step = state.steps.find((s) => s.id === cp.stepId);
@@ -200,18 +200,19 @@ export class CheckpointPresenter {
     }
     // A `before` gate's step has not run (attempt 0): it has no log yet.
     if (!step || step.attempt === 0) return view;
+    view.logs = runLink(this.#deps, state.id, step.id, step.attempt);
+    if (!withTail) return view;
+    let logPath: string;
     try {
-      view.logPath = await this.#deps.orchestrator.logPath(state.id, step.id);
+      logPath = await this.#deps.orchestrator.logPath(state.id, step.id);
     } catch (err) {
       this.#deps.log.warn({ err, runId: state.id, step: step.id }, 'chatops: no log path');
       return view;
     }
-    if (withTail) {
-      const tail = await readLogTail(state.workspace, view.logPath);
-      if (tail !== undefined) view.outputTail = tail;
-      const changed = readChangedFiles(state.workspace, view.logPath, step.id, step.attempt);
-      if (changed !== undefined) view.changedFiles = changed;
-    }
+    const tail = await readLogTail(state.workspace, logPath);
+    if (tail !== undefined) view.outputTail = tail;
+    const changed = readChangedFiles(state.workspace, logPath, step.id, step.attempt);
+    if (changed !== undefined) view.changedFiles = changed;
     return view;
   }
 }

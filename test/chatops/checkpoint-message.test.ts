@@ -51,7 +51,7 @@ describe('checkpoint message', () => {
         runId: RUN_ID,
         checkpoint: cp,
         outputTail: 'line 1\nline 2',
-        logPath: '/ws/logs/review.log',
+        logs: `https://pb.example.com/runs/${RUN_ID}`,
         agentReason: 'looks complete',
       },
       token,
@@ -63,7 +63,7 @@ describe('checkpoint message', () => {
     );
     expect(text).toContain('Last output of review:\nline 1\nline 2');
     expect(text).toContain('Step: after step review');
-    expect(text).toContain('Logs: /ws/logs/review.log');
+    expect(text).toContain(`Diff and log: https://pb.example.com/runs/${RUN_ID}`);
     expect(text).toContain(
       'Policy: needs 2 approvals, not from the requester; expires in 2 h, then rejected',
     );
@@ -103,7 +103,11 @@ describe('checkpoint message', () => {
     h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: CAROL, reason: 'ship it' });
     const done = h.run.checkpoints.at(-1)!;
     expect(voteResultWords(done)).toBe('approved — 2 of 2 approvals; the run moves on');
-    const m = renderClosedCheckpoint({ runId: RUN_ID, checkpoint: done, logPath: '/ws/l' });
+    const m = renderClosedCheckpoint({
+      runId: RUN_ID,
+      checkpoint: done,
+      logs: 'phasebridge logs r review',
+    });
     expect(m.buttons).toEqual([]);
     const text = show(m);
     expect(text).toMatch(

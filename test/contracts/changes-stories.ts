@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type PlatformDriver, until } from './platform-driver.ts';
+import { type PlatformDriver, until, waitFor } from './platform-driver.ts';
 import type { ContractSubject } from './stories.ts';
 import { runIdOf, World } from './world.ts';
 
@@ -148,8 +148,14 @@ export function changesStories(subject: ContractSubject): void {
 
     it("posts the step's final answer in the run's chat", async () => {
       await d.sendCommand('alice', 'run demo add login');
+      const status = await w.message(d, /^Run \S+ · Demo/);
       const plan = await w.message(d, /Checkpoint plan:1/);
-      const answer = await w.message(d, /💬 plan \(attempt 1\)/);
+      // In the run's thread where the platform has one (live-stories.ts), else in the chat.
+      const seen = () => [...d.latestMessages(), ...(d.repliesTo?.(status) ?? [])];
+      const answer = await waitFor(
+        () => seen().find((m) => /💬 plan \(attempt 1\)/.test(m.text)),
+        "the step's answer",
+      );
       expect(answer.text).toBe(`💬 plan (attempt 1) — run ${runIdOf(plan)}\ndemo agent finished`);
       expect(answer.buttons).toEqual([]);
     });

@@ -74,6 +74,16 @@ export interface PlatformDriver {
    * oldest first; absent where the platform has no such path (answers go to the chat).
    */
   privateNotices?(who: Persona): string[];
+  /**
+   * The bot's messages in the thread of `message`: Slack's thread under it (`thread_ts`),
+   * Telegram's replies to it (`reply_to_message`), Discord's thread opened on it; absent where the
+   * platform has no threads (the console: the run page shows answers, see `runPage`).
+   */
+  repliesTo?(message: SeenMessage): SeenMessage[];
+  /** How many "typing…" indicators the bot showed in the chat; absent where it shows none. */
+  typingShown?(): number;
+  /** The run page's sections as JSON (the console only). */
+  runPage?(runId: string): Promise<Record<string, string>>;
   /** Stops the fake. */
   close(): Promise<void>;
 }

@@ -83,6 +83,13 @@ const ROUTES: { method: string; pattern: RegExp; auth: boolean; handler: Handler
   { method: 'GET', pattern: /^\/channels\/(\d+)$/, auth: true, handler: getChannel },
   { method: 'POST', pattern: /^\/channels\/(\d+)\/messages$/, auth: true, handler: postMessage },
   {
+    method: 'POST',
+    pattern: /^\/channels\/(\d+)\/messages\/(\d+)\/threads$/,
+    auth: true,
+    handler: startThread,
+  },
+  { method: 'POST', pattern: /^\/channels\/(\d+)\/typing$/, auth: true, handler: typing },
+  {
     method: 'PATCH',
     pattern: /^\/channels\/(\d+)\/messages\/(\d+)$/,
     auth: true,
@@ -190,6 +197,43 @@ function postMessage(ctx: RestContext, req: RestRequest, [channelId]: string[]):
     attachments: req.files.map((f) => ({ filename: f.name, size: f.size })),
   });
   return ok(wire(ctx, message));
+}
+
+/**
+ * Start Thread from Message: a public thread whose id is the message's (as Discord does); 400
+ * 160004 when the message has one already.
+ */
+function startThread(ctx: RestContext, req: RestRequest, [channelId, id]: string[]): RestResult {
+  checkSend(ctx, channelId!);
+  const parent = ctx.state.channels.get(channelId!)!;
+  const message = ctx.state.messages.get(id!);
+  if (!message || message.channelId !== channelId)
+    throw new ApiError(404, 10008, 'Unknown Message');
+  if (parent.kind !== 'text')
+    throw new ApiError(400, 50024, 'Cannot execute action on this channel type');
+  if (ctx.state.channels.has(id!)) {
+    throw new ApiError(400, 160004, 'A thread has already been created for this message');
+  }
+  const name = objectOf(req.body).name;
+  if (typeof name !== 'string' || name.length === 0 || name.length > 100) {
+    throw new ApiError(400, 50035, 'Invalid Form Body', { name: { _errors: [] } });
+  }
+  const thread = {
+    id: id!,
+    kind: 'thread' as const,
+    guildId: parent.guildId!,
+    parentId: parent.id,
+    name,
+  };
+  ctx.state.channels.set(thread.id, thread);
+  return { status: 201, body: wireChannel(thread) };
+}
+
+/** Trigger Typing Indicator: recorded in `state.typing` (channel ids, in order). */
+function typing(ctx: RestContext, _req: RestRequest, [channelId]: string[]): RestResult {
+  checkSend(ctx, channelId!);
+  ctx.state.typing.push(channelId!);
+  return noContent;
 }
 
 function botMessage(ctx: RestContext, channelId: string, messageId: string): StoredMessage {

@@ -66,6 +66,8 @@ export class FakeDiscordState {
     [this.thread.id, this.thread],
   ]);
   readonly messages = new Map<string, StoredMessage>();
+  /** Channels the bot showed "typing…" in (Trigger Typing Indicator), in order. */
+  readonly typing: string[] = [];
   /** The bot's permission overwrites per channel, and archived threads. */
   readonly access = new FakeDiscordAccess();
   /** The fake's clock (ms): `FakeDiscord.advanceClock` moves it to age interactions. */

@@ -358,6 +358,13 @@ export class FakeTelegram {
       case 'deleteMessage':
         this.store.botMessage(p, 'message to delete not found').deleted = true;
         return true;
+      case 'sendChatAction': {
+        // Checks the chat (and topic) as a send would; the action itself is only recorded (calls).
+        const actions = ['typing', 'upload_document', 'upload_photo', 'choose_sticker'];
+        if (!actions.includes(String(p.action))) throw bad('wrong parameter action in request');
+        this.store.chat(p);
+        return true;
+      }
       case 'answerCallbackQuery': {
         const id = String(p.callback_query_id);
         this.#callbacks.answer(id);

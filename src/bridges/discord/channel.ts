@@ -28,9 +28,11 @@ import type {
   Interaction,
   OutgoingFile,
   OutgoingMessage,
+  RichText,
 } from '../channel.ts';
 import { stderrLogger } from '../channel.ts';
 import { SerialQueues } from '../delivery.ts';
+import { plainTextOf } from '../render-text.ts';
 import { type ChannelStateStore, MemoryChannelState } from '../state.ts';
 import { chatopsCommands, type SlashCommandSpec, toRegistrationBody } from './commands.ts';
 import { toDiscordError } from './errors.ts';
@@ -60,8 +62,16 @@ import {
   renderMessage,
 } from './outbound.ts';
 import { DISCORD_INTENTS } from './permissions.ts';
-import { channelIdOf, formatMessageRef, parseMessageRef, reasonRef, targetOf } from './refs.ts';
+import {
+  channelIdOf,
+  formatMessageRef,
+  parseChatRef,
+  parseMessageRef,
+  reasonRef,
+  targetOf,
+} from './refs.ts';
 import { chooseIntents, guidanceOfMessage, whisper } from './replies.ts';
+import { ReplyThreads } from './threads.ts';
 
 type State = 'idle' | 'starting' | 'running' | 'stopped';
 
@@ -86,6 +96,8 @@ export class DiscordChannel implements Channel {
     privateAnswers: true,
     files: true,
     durableMessages: true,
+    replies: true,
+    typing: true,
   };
 
   readonly #client: Client;
@@ -94,6 +106,7 @@ export class DiscordChannel implements Channel {
   readonly #commands: readonly SlashCommandSpec[];
   readonly #queues = new SerialQueues();
   readonly #live = new LiveInteractions();
+  readonly #threads: ReplyThreads;
   /** Reason prompts, so the fallback button opens the same modal (also after a restart). */
   readonly #store: ChannelStateStore;
   /** Events being handled, so stop() can wait for them. */
@@ -110,6 +123,7 @@ export class DiscordChannel implements Channel {
     this.#log = options.logger ?? stderrLogger;
     this.#commands = options.commands ?? chatopsCommands();
     this.#store = options.state ?? new MemoryChannelState();
+    this.#threads = new ReplyThreads(() => this.#client.rest, this.#log);
     const maxWait = options.maxRateLimitWaitMs ?? 60_000;
     this.#client = new Client({
       intents: DISCORD_INTENTS.map((i) => i.bit),
@@ -293,7 +307,7 @@ export class DiscordChannel implements Channel {
 
   /** Posts the message (split over several when the text is long); the last part has the buttons. */
   async send(chatRef: string, message: OutgoingMessage): Promise<string> {
-    const place = targetOf(chatRef, message.thread);
+    const place = await this.#place(chatRef, message.thread, message.replyTo, message.text);
     const channelId = channelIdOf(place);
     const parts = renderMessage(message);
     return this.#queues.run(channelId, async () => {
@@ -369,7 +383,7 @@ export class DiscordChannel implements Channel {
 
   /** Uploads a file as an attachment (multipart), with the caption as the message text. */
   async sendFile(chatRef: string, file: OutgoingFile): Promise<string> {
-    const place = targetOf(chatRef, file.thread);
+    const place = await this.#place(chatRef, file.thread, file.replyTo, file.caption ?? []);
     const channelId = channelIdOf(place);
     const content = file.caption && renderDescriptions(file.caption, 1, MAX_CONTENT)[0];
     const body = {
@@ -384,6 +398,19 @@ export class DiscordChannel implements Channel {
       )) as APIMessage;
       return formatMessageRef(place, [sent.id]);
     });
+  }
+
+  /** Trigger Typing Indicator (shown about 10 s, or until the bot's next message there). */
+  async typing(chatRef: string): Promise<void> {
+    const channelId = channelIdOf(parseChatRef(chatRef));
+    await this.#call(() => this.#client.rest.post(Routes.channelTyping(channelId)));
+  }
+
+  /** Where a send goes: `thread` if given, else the thread of `replyTo`, else the chat ref's place. */
+  #place(chatRef: string, thread?: string, replyTo?: string, text: RichText = []) {
+    if (thread !== undefined || replyTo === undefined) return targetOf(chatRef, thread);
+    const name = plainTextOf(text).split('\n')[0] ?? '';
+    return this.#threads.placeOf(chatRef, replyTo, name);
   }
 
   #liveOf(data: InteractionData): LiveInteraction {

@@ -86,6 +86,11 @@ export class OutboxChannel implements Channel {
     return this.#inner.sendFile(chatRef, file);
   }
 
+  /** Straight to the adapter: a typing indicator is worth nothing once late. */
+  typing(chatRef: ChatRef): Promise<void> {
+    return this.#inner.typing?.(chatRef) ?? Promise.resolve();
+  }
+
   pairingLink(code: string): string | undefined {
     return this.#inner.pairingLink?.(code);
   }

@@ -55,6 +55,7 @@ import {
   type RenderedPart,
   renderMessage,
   renderMrkdwn,
+  replyThread,
   type SlackChat,
 } from './outbound.ts';
 import { boltLogger, SlackHttpReceiver } from './receiver.ts';
@@ -81,6 +82,7 @@ export class SlackChannel implements Channel {
     privateAnswers: true,
     files: true,
     durableMessages: true,
+    replies: true,
   };
 
   readonly #app: App;
@@ -262,7 +264,7 @@ export class SlackChannel implements Channel {
    * `silent` has no Slack equivalent; only mentions ping, and rendered text never carries one.
    */
   async send(chatRef: string, message: OutgoingMessage): Promise<string> {
-    const chat = this.#target(chatRef, message.thread);
+    const chat = this.#target(chatRef, message.thread, message.replyTo);
     const parts = renderMessage(message);
     return this.#queues.run(chat.channel, async () => {
       const ts: string[] = [];
@@ -354,7 +356,7 @@ export class SlackChannel implements Channel {
 
   /** Uploads a file (files.uploadV2: get an upload URL, upload, complete into the conversation). */
   async sendFile(chatRef: string, file: OutgoingFile): Promise<string> {
-    const chat = this.#target(chatRef, file.thread);
+    const chat = this.#target(chatRef, file.thread, file.replyTo);
     const content = {
       file: Buffer.from(file.data),
       filename: file.name,
@@ -374,9 +376,11 @@ export class SlackChannel implements Channel {
     });
   }
 
-  #target(chatRef: string, thread: string | undefined): SlackChat {
+  /** The chat ref's conversation; its thread is `thread`, else the thread of `replyTo`. */
+  #target(chatRef: string, thread: string | undefined, replyTo?: string): SlackChat {
     const chat = parseChatRef(chatRef);
-    return thread === undefined ? chat : { ...chat, thread: parseThread(thread) };
+    if (thread !== undefined) return { ...chat, thread: parseThread(thread) };
+    return replyTo === undefined ? chat : replyThread(chat, replyTo);
   }
 
   #call<T>(method: string, call: () => Promise<T>): Promise<T> {

@@ -94,6 +94,16 @@ export function parseMessageRef(ref: string): { chat: SlackChat; ts: string[] } 
   return { chat: parseChatRef(ref.slice(0, slash)), ts };
 }
 
+/**
+ * `chat` with the thread a reply to message `replyTo` goes in: the thread the message is in, else
+ * the thread under it (`thread_ts` = its first part's ts). Unchanged for another conversation's message.
+ */
+export function replyThread(chat: SlackChat, replyTo: string): SlackChat {
+  const to = parseMessageRef(replyTo);
+  if (to.chat.team !== chat.team || to.chat.channel !== chat.channel) return chat;
+  return { ...chat, thread: to.chat.thread ?? to.ts[0]! };
+}
+
 /** Escapes the three characters Slack's mrkdwn treats as control characters. */
 function escapeMrkdwn(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');

@@ -38,10 +38,10 @@ import {
   MAX_TEXT_LENGTH,
   parseChatRef,
   parseMessageRef,
-  parseTopic,
   type RenderedPart,
   renderHtml,
   renderMessage,
+  sendTarget,
   type TelegramChat,
 } from './outbound.ts';
 import { AppliedUpdates } from './updates.ts';
@@ -72,6 +72,8 @@ export class TelegramChannel implements Channel {
     privateAnswers: true,
     files: true,
     durableMessages: true,
+    replies: true,
+    typing: true,
   };
 
   readonly #bot: Bot;
@@ -250,14 +252,14 @@ export class TelegramChannel implements Channel {
 
   /** Sends the message, split into several when longer than 4096 characters. */
   async send(chatRef: string, message: OutgoingMessage): Promise<string> {
-    const chat = this.#target(chatRef, message.thread);
+    const { chat, replyToId } = sendTarget(chatRef, message.thread, message.replyTo);
     const parts = renderMessage(message);
     return this.#queues.run(String(chat.chatId), async () => {
       const ids: number[] = [];
       for (const [i, part] of parts.entries()) {
         const sent = await this.#call(() =>
           this.#bot.api.sendMessage(chat.chatId, part.html, {
-            ...this.#sendOptions(chat, part),
+            ...this.#sendOptions(chat, part, replyToId),
             // A split message pings once, for its first part.
             disable_notification: message.silent === true || i > 0,
           }),
@@ -351,12 +353,12 @@ export class TelegramChannel implements Channel {
 
   /** Uploads a document (sendDocument, multipart). */
   async sendFile(chatRef: string, file: OutgoingFile): Promise<string> {
-    const chat = this.#target(chatRef, file.thread);
+    const { chat, replyToId } = sendTarget(chatRef, file.thread, file.replyTo);
     const caption = file.caption && splitRichTextInto(file.caption, MAX_CAPTION_LENGTH, 1)[0];
     return this.#queues.run(String(chat.chatId), async () => {
       const sent = await this.#call(() =>
         this.#bot.api.sendDocument(chat.chatId, new InputFile(file.data, file.name), {
-          ...(chat.topic !== undefined && { message_thread_id: chat.topic }),
+          ...this.#sendOptions(chat, undefined, replyToId),
           ...(caption && { caption: renderHtml(caption), parse_mode: 'HTML' as const }),
         }),
       );
@@ -364,16 +366,21 @@ export class TelegramChannel implements Channel {
     });
   }
 
-  #target(chatRef: string, thread: string | undefined): TelegramChat {
+  /** sendChatAction `typing` (Telegram shows it about 5 s, or until the bot's next message). */
+  async typing(chatRef: string): Promise<void> {
     const chat = parseChatRef(chatRef);
-    return thread === undefined ? chat : { chatId: chat.chatId, topic: parseTopic(thread) };
+    const topic = chat.topic !== undefined ? { message_thread_id: chat.topic } : {};
+    await this.#call(() => this.#bot.api.sendChatAction(chat.chatId, 'typing', topic));
   }
 
-  #sendOptions(chat: TelegramChat, part: RenderedPart | undefined) {
+  #sendOptions(chat: TelegramChat, part: RenderedPart | undefined, replyToId?: number) {
     return {
       ...HTML_FORMAT,
       ...(chat.topic !== undefined && { message_thread_id: chat.topic }),
       ...(part?.keyboard && { reply_markup: part.keyboard }),
+      ...(replyToId !== undefined && {
+        reply_parameters: { message_id: replyToId, allow_sending_without_reply: true },
+      }),
     };
   }
 

@@ -47,6 +47,24 @@ export function parseTopic(thread: string): number {
   return Number(thread);
 }
 
+/**
+ * Where a send goes: the chat ref's chat (`thread` naming its topic) and, when `replyTo` is a
+ * message in that chat, a reply to its first part in its topic (the run's reply chain).
+ */
+export function sendTarget(
+  chatRef: string,
+  thread: string | undefined,
+  replyTo: string | undefined,
+): { chat: TelegramChat; replyToId?: number } {
+  const base = parseChatRef(chatRef);
+  const chat = thread === undefined ? base : { chatId: base.chatId, topic: parseTopic(thread) };
+  if (replyTo === undefined) return { chat };
+  const to = parseMessageRef(replyTo);
+  return to.chat.chatId === chat.chatId
+    ? { chat: to.chat, replyToId: to.messageIds[0]! }
+    : { chat };
+}
+
 /** `telegram:<chat>[:<topic>]/<id>[,<id>...]`: a message, or every part of a split message. */
 export function formatMessageRef(chat: TelegramChat, messageIds: readonly number[]): string {
   return `${formatChatRef(chat)}/${messageIds.join(',')}`;

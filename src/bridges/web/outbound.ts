@@ -43,16 +43,31 @@ const RUN_ID = /(?<![\w/.-])(\d{4}-\d\d-\d\dT\d{6}Z-[a-z0-9-]+)(?![\w/-])/g;
 const LOG_PATH =
   /(?<![\w])\S*\/\.phasebridge\/runs\/(\d{4}-\d\d-\d\dT\d{6}Z-[a-z0-9-]+)\/logs\/([A-Za-z0-9._:-]+)-(\d+)\.log/g;
 
+/** The CLI command a checkpoint names for a step log: `phasebridge logs <run> <step> --attempt N`. */
+const LOG_COMMAND =
+  /phasebridge logs (\d{4}-\d\d-\d\dT\d{6}Z-[a-z0-9-]+) ([A-Za-z0-9._:-]+) --attempt (\d+)/g;
+
 /**
- * Links escaped text into the console's pages: a step log's server path becomes a link to its
- * log page (named `<step> log`, the path stays in the title), a run id a link to its run page.
- * Ids and paths contain no character escaping changes, so matching escaped text is safe.
+ * Links escaped text into the console's pages: a step log's server path (older messages) or the
+ * CLI command printing it becomes a link to its log page (named `<step> log`; a path stays in
+ * the title), a run id a link to its run page. Ids, paths and commands contain no
+ * character escaping changes, so matching escaped text is safe.
  */
 export function linkRuns(escaped: string): string {
-  const logsLinked = escaped.replace(LOG_PATH, (path, run: string, step: string, n: string) => {
-    const href = `/runs/${run}/logs/${encodeURIComponent(step)}?attempt=${n}`;
-    return `<a href="${href}" title="${path}">${step} log (attempt ${n})</a>`;
-  });
+  const href = (run: string, step: string, n: string) =>
+    `/runs/${run}/logs/${encodeURIComponent(step)}?attempt=${n}`;
+  const logsLinked = escaped
+    .replace(
+      LOG_PATH,
+      (path, run: string, step: string, n: string) =>
+        `<a href="${href(run, step, n)}" title="${path}">${step} log (attempt ${n})</a>`,
+    )
+    // No title: the run id in it would be linked below, inside the attribute.
+    .replace(
+      LOG_COMMAND,
+      (_cmd, run: string, step: string, n: string) =>
+        `<a href="${href(run, step, n)}">${step} log (attempt ${n})</a>`,
+    );
   return logsLinked.replace(RUN_ID, (id: string) => `<a href="/runs/${id}">${id}</a>`);
 }
 

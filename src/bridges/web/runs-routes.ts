@@ -6,10 +6,11 @@
  */
 import fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { finalAnswer } from '../../chatops/final-answer.ts';
 import { hasCode } from '../../errors.ts';
 import { sendJson } from '../../http/respond.ts';
 import { newNonce, sendNotice, sendPage } from './pages/layout.ts';
-import { runBody, runSections } from './pages/run-page.ts';
+import { runBody, runSections, type StepAnswer } from './pages/run-page.ts';
 import { RUN_PAGE_SCRIPT, RUNS_LIST_SCRIPT } from './pages/run-scripts.ts';
 import { diffBody, logBody } from './pages/runs.ts';
 import {
@@ -151,12 +152,25 @@ async function showRun(
     LEDGER_TAIL_BYTES,
   );
   const diffs = await savedDiffs(runs, run);
-  const sections = runSections(run, { ledger, diffs, now: Date.now() }, ctx.csrf);
+  const answers = await stepAnswers(runs, run);
+  const sections = runSections(run, { ledger, diffs, answers, now: Date.now() }, ctx.csrf);
   if (asJson) {
     sendJson(res, 200, { ...sections, status: run.status });
     return;
   }
   page(res, run.id, runBody(run, sections), RUN_PAGE_SCRIPT, ctx.csrf);
+}
+
+/** The final answer of each step's latest finished attempt (as the chats get it), by step id. */
+async function stepAnswers(runs: RunsSource, run: RunView): Promise<Map<string, StepAnswer>> {
+  const out = new Map<string, StepAnswer>();
+  for (const s of run.steps) {
+    if (s.attempt < 1 || (s.status !== 'completed' && s.status !== 'failed')) continue;
+    const file = await runs.logPath(run.id, s.id, s.attempt);
+    const text = await finalAnswer(run.workspace, file, undefined);
+    if (text !== undefined) out.set(s.id, { attempt: s.attempt, text });
+  }
+  return out;
 }
 
 /** The step attempts (latest of each step) whose diff file exists. */

@@ -70,6 +70,16 @@ describe('links into the console', () => {
     );
   });
 
+  it('links the CLI command a checkpoint names for its log to the log page', () => {
+    const html = renderMessageHtml({
+      text: rich(`Checkpoint plan:1 — run ${id}`),
+      fields: [{ label: 'Logs', value: `phasebridge logs ${id} plan --attempt 2` }],
+    });
+    expect(html).toContain(
+      `<dd><a href="/runs/${id}/logs/plan?attempt=2">plan log (attempt 2)</a></dd>`,
+    );
+  });
+
   it('keeps a bold title as it was and links its run id after the message, once', () => {
     const html = renderMessageHtml({
       text: rich(bold(`Run ${id}`), ' · Demo\nRunning step 1 of 3'),

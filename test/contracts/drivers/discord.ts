@@ -115,9 +115,24 @@ export class DiscordDriver implements PlatformDriver {
 
   /** Bot messages with an embed (what the bridge sends); command echoes are left out. */
   latestMessages(): SeenMessage[] {
+    return this.#botMessages(this.fake.state.text.id);
+  }
+
+  /** Bot messages in the thread opened on `message` (a thread's id is its message's id). */
+  repliesTo(message: SeenMessage): SeenMessage[] {
+    return this.#botMessages(message.id);
+  }
+
+  /** Trigger Typing Indicator calls in the bound channel. */
+  typingShown(): number {
+    const { state } = this.fake;
+    return state.typing.filter((id) => id === state.text.id).length;
+  }
+
+  #botMessages(channelId: string): SeenMessage[] {
     const { state } = this.fake;
     return state
-      .channelMessages(state.text.id)
+      .channelMessages(channelId)
       .filter((m) => m.author.id === state.bot.id && m.embeds.length > 0)
       .map((m) => ({
         id: m.id,

@@ -116,6 +116,13 @@ export class SlackDriver implements PlatformDriver {
       .map((m) => ({ id: m.ts, text: slackText(m), buttons: buttonsOf(m), edited: m.edits > 0 }));
   }
 
+  /** Replies in the thread under `message` (their `thread_ts` is its ts). */
+  repliesTo(message: SeenMessage): SeenMessage[] {
+    return (this.fake.messages.get(OPS) ?? [])
+      .filter((m) => !m.deleted && m.threadTs === message.id)
+      .map((m) => ({ id: m.ts, text: slackText(m), buttons: buttonsOf(m), edited: m.edits > 0 }));
+  }
+
   async press(who: Persona, message: SeenMessage, label: string): Promise<Press> {
     const handle: SlackPress = {
       userId: PEOPLE[who].id,

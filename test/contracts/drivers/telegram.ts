@@ -32,6 +32,13 @@ interface TelegramPress {
 const buttonsOf = (m: StoredMessage): string[] =>
   ((m.replyMarkup?.inline_keyboard ?? []) as { text: string }[][]).flat().map((b) => b.text);
 
+const seen = (m: StoredMessage): SeenMessage => ({
+  id: String(m.message_id),
+  text: m.text ?? '',
+  buttons: buttonsOf(m),
+  edited: m.edits > 0,
+});
+
 /** Drives a fake Telegram; PlatformDriver documents its members. */
 export class TelegramDriver implements PlatformDriver {
   readonly platform = 'telegram' as const;
@@ -80,12 +87,26 @@ export class TelegramDriver implements PlatformDriver {
   }
 
   latestMessages(): SeenMessage[] {
-    return this.fake.botMessages(TEAM.id).map((m) => ({
-      id: String(m.message_id),
-      text: m.text ?? '',
-      buttons: buttonsOf(m),
-      edited: m.edits > 0,
-    }));
+    return this.fake.botMessages(TEAM.id).map(seen);
+  }
+
+  /** Bot messages replying to `message` (`reply_to_message`). */
+  repliesTo(message: SeenMessage): SeenMessage[] {
+    return this.fake
+      .botMessages(TEAM.id)
+      .filter((m) => m.replyToId === Number(message.id))
+      .map(seen);
+  }
+
+  /** sendChatAction `typing` calls the fake answered for the team's chat. */
+  typingShown(): number {
+    return this.fake.calls.filter(
+      (c) =>
+        c.method === 'sendChatAction' &&
+        c.ok &&
+        Number(c.params.chat_id) === TEAM.id &&
+        c.params.action === 'typing',
+    ).length;
   }
 
   async press(who: Persona, message: SeenMessage, label: string): Promise<Press> {

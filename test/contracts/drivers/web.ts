@@ -162,6 +162,15 @@ export class WebDriver implements PlatformDriver {
     return this.#stream;
   }
 
+  /** The run page's sections (`/runs/<id>?part=sections`), as the live page fetches them. */
+  async runPage(runId: string): Promise<Record<string, string>> {
+    const res = await fetch(`${this.#base}/runs/${encodeURIComponent(runId)}?part=sections`, {
+      headers: this.#headers(),
+    });
+    if (!res.ok) throw new Error(`run page of ${runId}: HTTP ${res.status}`);
+    return (await res.json()) as Record<string, string>;
+  }
+
   #headers(): Record<string, string> {
     return { cookie: this.#cookie };
   }

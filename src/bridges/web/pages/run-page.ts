@@ -1,7 +1,7 @@
 /**
  * One run's page (pure rendering), in sections the page script swaps when the run changes: the
  * summary (with the PABCD phase strip), the open checkpoint with its Approve / Request changes /
- * Reject form, the steps (marks, times, tokens, cost, log and diff links), the decisions and the
+ * Reject form, the steps (marks, times, tokens, cost, log and diff links) and their final answers, the decisions and the
  * feedback given, and the ledger. Every value from a run is escaped.
  */
 import { PHASE_NAMES, WORK_PHASES } from '../../../engine/pabcd/phases.ts';
@@ -27,7 +27,38 @@ export interface RunPageInput {
   readonly ledger: { lines: readonly string[]; truncated: boolean };
   /** Step attempts with a saved diff, as `<step>-<attempt>`. */
   readonly diffs: ReadonlySet<string>;
+  /** Each step's final answer (its latest finished attempt), by step id. */
+  readonly answers?: ReadonlyMap<string, StepAnswer>;
   readonly now: number;
+}
+
+/** A step's final answer as the chats get it (src/chatops/final-answer.ts). */
+export interface StepAnswer {
+  readonly attempt: number;
+  readonly text: string;
+}
+
+/** Longest answer shown on the page; the log has the rest. */
+const ANSWER_MAX_CHARS = 3000;
+
+/** The steps' answers, in step order, under the steps table. */
+function answersList(run: RunView, input: RunPageInput): string {
+  const items = run.steps.flatMap((s) => {
+    const a = input.answers?.get(s.id);
+    if (a === undefined) return [];
+    const cut =
+      a.text.length > ANSWER_MAX_CHARS ? `${a.text.slice(0, ANSWER_MAX_CHARS - 1)}…` : a.text;
+    const more =
+      cut === a.text
+        ? ''
+        : ` <a href="${logHref(run.id, s.id, a.attempt)}">the whole answer is in the log</a>`;
+    return [
+      `<li class="answer"><b>💬 ${e(s.id)}</b> <span class="muted">(attempt ${a.attempt})</span><pre>${e(cut)}</pre>${more}</li>`,
+    ];
+  });
+  return items.length === 0
+    ? ''
+    : `<h3>Answers</h3><ul class="answers" aria-label="The steps' answers">${items.join('')}</ul>`;
 }
 
 /** The page's swappable sections; `checkpointKey` changes only when another checkpoint opens. */
@@ -169,7 +200,7 @@ export function runSections(run: RunView, input: RunPageInput, csrf: string): Ru
     checkpoint: checkpointInfo(run, run.checkpoint, input.now),
     answer: answerForm(run, run.checkpoint, csrf),
     checkpointKey: run.checkpoint?.id ?? '',
-    steps: stepsTable(run, input),
+    steps: stepsTable(run, input) + answersList(run, input),
     history: historySection(run, input.now),
     ledger: ledgerTable(ledgerRows(input.ledger.lines), input.ledger.truncated),
   };
