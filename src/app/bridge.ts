@@ -165,6 +165,7 @@ export async function startBridge(
       channels: paced.channels,
       log: log.child({ component: 'chatops' }),
       defaultWorkspace: workspace,
+      inputLimits: config.inputs,
       ...(opts.editIntervalMs !== undefined ? { editIntervalMs: opts.editIntervalMs } : {}),
     });
     await chatops.start({ catchUp: false });

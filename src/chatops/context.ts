@@ -17,6 +17,7 @@ import type { AuditOutcome, Role } from '../db/schema.ts';
 import type { Actor } from '../engine/model.ts';
 import { NotFoundError } from '../errors.ts';
 import type { Log } from '../log.ts';
+import type { InputLimits } from './input-files.ts';
 import type { ChatOpsOrchestrator } from './ports.ts';
 
 /** The shared dependencies of chatops. */
@@ -27,6 +28,8 @@ export interface ChatOpsDeps {
   readonly log: Log;
   readonly clock: () => Date;
   readonly defaultWorkspace: string;
+  /** Caps on files people attach and agents send (config `inputs`). */
+  readonly inputLimits?: InputLimits;
 }
 
 /** Who is acting in which chat, and what they may do there. */

@@ -14,6 +14,7 @@ import { postAnswers } from './answer-post.ts';
 import { CheckpointPresses } from './checkpoint-press.ts';
 import type { Timers } from './coalescer.ts';
 import { type ChatOpsDeps, channelFor, sendTo } from './context.ts';
+import { DEFAULT_INPUT_LIMITS } from './input-files.ts';
 import { Notifier } from './notifier.ts';
 import type { ChatOpsOptions, RunNotice, RunUpdate } from './ports.ts';
 import { CheckpointPresenter } from './presenter.ts';
@@ -48,6 +49,7 @@ export class ChatOps {
       log: options.log,
       clock: options.clock ?? (() => new Date()),
       defaultWorkspace: options.defaultWorkspace,
+      inputLimits: options.inputLimits ?? DEFAULT_INPUT_LIMITS,
     };
     this.#refusals = new ChatRefusals(this.#deps);
     this.#notifier = new Notifier(

@@ -17,6 +17,7 @@ import type {
   WorkflowInfo,
 } from '../jobs/orchestrator/index.ts';
 import type { Log } from '../log.ts';
+import type { InputLimits } from './input-files.ts';
 
 export type { CommandInput, RunNotice, RunUpdate, StartRunInput, StepProgress, WorkflowInfo };
 
@@ -63,4 +64,6 @@ export interface ChatOpsOptions {
   toolApprovalIntervalMs?: number;
   /** Time source (default `() => new Date()`). */
   clock?: () => Date;
+  /** Caps on attached files and files agents send (default 10 MiB each, 5 a message). */
+  inputLimits?: InputLimits;
 }

@@ -7,6 +7,7 @@ import type {
   AnswerOptions,
   Channel,
   ChatRef,
+  InboundFile,
   InboundHandler,
   Interaction,
   MessageRef,
@@ -78,6 +79,14 @@ export class OutboxChannel implements Channel {
 
   sendFile(chatRef: ChatRef, file: OutgoingFile): Promise<MessageRef> {
     return this.#inner.sendFile(chatRef, file);
+  }
+
+  /** Downloads go straight to the adapter (never paced: they are not chat messages). */
+  downloadFile(file: InboundFile, maxBytes: number): Promise<Uint8Array> {
+    if (!this.#inner.downloadFile) {
+      return Promise.reject(new Error(`${this.platform} does not download files`));
+    }
+    return this.#inner.downloadFile(file, maxBytes);
   }
 
   pairingLink(code: string): string | undefined {

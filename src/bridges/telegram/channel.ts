@@ -12,6 +12,7 @@ import type {
   Channel,
   ChannelCapabilities,
   ChannelLogger,
+  InboundFile,
   InboundHandler,
   Interaction,
   OutgoingFile,
@@ -21,6 +22,7 @@ import { stderrLogger } from '../channel.ts';
 import { DEFAULT_RETRY_POLICY, SerialQueues, withRateLimitRetry } from '../delivery.ts';
 import { rich, splitRichTextInto } from '../render-text.ts';
 import { isExpiredQuery, isNotModified, toTelegramError } from './errors.ts';
+import { downloadTelegramFile } from './files.ts';
 import {
   ALLOWED_UPDATES,
   type BotIdentity,
@@ -355,6 +357,12 @@ export class TelegramChannel implements Channel {
   }
 
   /** Uploads a document (sendDocument, multipart). */
+  /** Downloads an attached photo or document (getFile, then the file URL). */
+  downloadFile(file: InboundFile, maxBytes: number): Promise<Uint8Array> {
+    const { token, apiRoot } = this.#options;
+    return downloadTelegramFile(this.#bot.api, apiRoot, token, file, maxBytes);
+  }
+
   async sendFile(chatRef: string, file: OutgoingFile): Promise<string> {
     const chat = this.#target(chatRef, file.thread);
     const caption = file.caption && splitRichTextInto(file.caption, MAX_CAPTION_LENGTH, 1)[0];
