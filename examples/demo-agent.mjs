@@ -205,7 +205,9 @@ function writeDirective(b, taskId) {
  * found in the workspace, so logs and tests show the file reached the agent.
  */
 function printInputs(prompt) {
-  const section = /^## Files from the requester\n([\s\S]*?)(?:\n## |$)/m.exec(prompt);
+  const section = /(?:^|\n)## Files from the requester\n([\s\S]*?)(?=\n## |$(?![\s\S]))/.exec(
+    prompt,
+  );
   if (!section) return;
   for (const m of section[1].matchAll(/^- (\S+) \(/gm)) {
     let found;

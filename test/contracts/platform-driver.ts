@@ -33,6 +33,22 @@ export interface Press {
   readonly handle: unknown;
 }
 
+/** A file a person attaches to a message. */
+export interface AttachedFile {
+  readonly name: string;
+  readonly data: Buffer;
+  /** Sent as a photo where the platform tells photos apart (Telegram). */
+  readonly photo?: boolean;
+}
+
+/** A file the bot uploaded to the bound chat. */
+export interface SeenFile {
+  readonly name: string;
+  readonly data: Buffer;
+  /** The caption or message text that came with it, without markup. */
+  readonly caption: string;
+}
+
 /** One platform, driven through its fake. */
 export interface PlatformDriver {
   /** The platform the bridge serves through this driver's fake. */
@@ -69,6 +85,10 @@ export interface PlatformDriver {
    * does not receive replies to its messages (Slack and Discord: see docs/feedback.md).
    */
   replyTo?(who: Persona, message: SeenMessage, text: string): Promise<void>;
+  /** `who` sends a chatops command with a file attached (platforms that carry files). */
+  sendCommandWithFile?(who: Persona, text: string, file: AttachedFile): Promise<void>;
+  /** The files the bot uploaded to the bound chat, oldest first. */
+  sentFiles?(): SeenFile[];
   /** Stops the fake. */
   close(): Promise<void>;
 }

@@ -8,7 +8,14 @@ import {
   type FakeUser,
   type StoredMessage,
 } from '../../fakes/telegram.ts';
-import type { Persona, PlatformDriver, Press, SeenMessage } from '../platform-driver.ts';
+import type {
+  AttachedFile,
+  Persona,
+  PlatformDriver,
+  Press,
+  SeenFile,
+  SeenMessage,
+} from '../platform-driver.ts';
 import { waitFor } from '../platform-driver.ts';
 
 const PEOPLE: Readonly<Record<Persona, FakeUser>> = {
@@ -138,6 +145,28 @@ export class TelegramDriver implements PlatformDriver {
       from: PEOPLE[who],
       text,
     });
+  }
+
+  async sendCommandWithFile(who: Persona, text: string, file: AttachedFile): Promise<void> {
+    this.fake.userSendsFile({
+      chat: TEAM,
+      from: PEOPLE[who],
+      caption: `/${text}`,
+      ...(file.photo
+        ? { photo: file.data }
+        : { document: { fileName: file.name, data: file.data } }),
+    });
+  }
+
+  sentFiles(): SeenFile[] {
+    return this.fake
+      .botMessages(TEAM.id)
+      .filter((m) => m.document !== undefined)
+      .map((m) => ({
+        name: m.document!.fileName,
+        data: m.document!.data,
+        caption: m.caption ?? '',
+      }));
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,8 @@
+/** The files stories (issue 12: files in, files out) on every platform that carries files. */
+import { describe } from 'vitest';
+import { TelegramDriver } from './drivers/telegram.ts';
+import { filesStories } from './files-stories.ts';
+
+describe('Telegram', () => {
+  filesStories({ start: () => TelegramDriver.start() });
+});
