@@ -1,8 +1,13 @@
 /** The files stories (issue 12: files in, files out) on every platform that carries files. */
 import { describe } from 'vitest';
+import { SlackDriver } from './drivers/slack.ts';
 import { TelegramDriver } from './drivers/telegram.ts';
 import { filesStories } from './files-stories.ts';
 
 describe('Telegram', () => {
   filesStories({ start: () => TelegramDriver.start() });
+});
+
+describe('Slack', () => {
+  filesStories({ start: () => SlackDriver.start() });
 });

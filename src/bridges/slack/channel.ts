@@ -13,6 +13,7 @@ import type {
   ChannelCapabilities,
   ChannelLogger,
   InboundEvent,
+  InboundFile,
   InboundHandler,
   Interaction,
   OutgoingFile,
@@ -22,6 +23,7 @@ import { stderrLogger } from '../channel.ts';
 import { DEFAULT_RETRY_POLICY, SerialQueues, withRateLimitRetry } from '../delivery.ts';
 import { rich } from '../render-text.ts';
 import { slackErrorCode, toSlackError } from './errors.ts';
+import { downloadSlackFile } from './files.ts';
 import {
   type BlockActionsPayload,
   type BotContext,
@@ -347,6 +349,11 @@ export class SlackChannel implements Channel {
   }
 
   /** Uploads a file (files.uploadV2: get an upload URL, upload, complete into the conversation). */
+  /** Downloads a file shared with a mention (url_private_download, bot token). */
+  downloadFile(file: InboundFile, maxBytes: number): Promise<Uint8Array> {
+    return downloadSlackFile(this.#options.botToken, this.#options.apiUrl, file, maxBytes);
+  }
+
   async sendFile(chatRef: string, file: OutgoingFile): Promise<string> {
     const chat = this.#target(chatRef, file.thread);
     const content = {
