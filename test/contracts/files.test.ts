@@ -1,5 +1,6 @@
 /** The files stories (issue 12: files in, files out) on every platform that carries files. */
 import { describe } from 'vitest';
+import { DiscordDriver } from './drivers/discord.ts';
 import { SlackDriver } from './drivers/slack.ts';
 import { TelegramDriver } from './drivers/telegram.ts';
 import { filesStories } from './files-stories.ts';
@@ -10,4 +11,8 @@ describe('Telegram', () => {
 
 describe('Slack', () => {
   filesStories({ start: () => SlackDriver.start() });
+});
+
+describe('Discord', () => {
+  filesStories({ start: () => DiscordDriver.start() });
 });

@@ -120,7 +120,7 @@ export interface StoredMessage {
   interactionId?: string;
   /** Ephemeral messages are seen by this user only. */
   visibleTo?: string;
-  attachments: { filename: string; size: number }[];
+  attachments: { filename: string; size: number; data?: Buffer }[];
 }
 
 /** The message object the API sends for a stored message. */
@@ -180,7 +180,7 @@ export interface RecordedCall {
   readonly path: string;
   readonly query: Record<string, string>;
   readonly body: JsonObject | undefined;
-  readonly files: { name: string; size: number }[];
+  readonly files: { name: string; size: number; data?: Buffer }[];
   readonly authorized: boolean;
   status: number;
 }
