@@ -59,6 +59,7 @@ describe('phasebridge setup slack', () => {
       'commands',
       'app_mentions:read',
       'chat:write',
+      'files:read',
       'files:write',
     ]);
     expect(manifest.features.slash_commands).toEqual([
