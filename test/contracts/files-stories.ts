@@ -81,6 +81,32 @@ export function filesStories(subject: ContractSubject): void {
       );
     });
 
+    it('saves a file attached to a guidance reply and passes it on with the guidance', async (ctx) => {
+      if (d.replyToWithFile === undefined) return ctx.skip();
+      await d.sendCommand('alice', 'run demo add login');
+      const plan = await w.message(d, /Checkpoint plan:1/);
+      const runId = runIdOf(plan);
+      await d.replyToWithFile('bob', plan, 'match this mockup', {
+        name: 'mockup.png',
+        data: Buffer.from('not a png'),
+      });
+      await w.message(d, /Your guidance was not passed on: mockup\.png is refused/);
+      const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);
+      await d.replyToWithFile('bob', plan, 'match this mockup', { name: 'mockup.png', data: png });
+      await w.message(d, /^Noted for plan, attempt 2\.$/);
+      const saved = `.phasebridge/runs/${runId}/inputs/mockup.png`;
+      expect(fs.readFileSync(path.join(w.workspace, saved)).equals(png)).toBe(true);
+      await d.sendCommand('bob', `changes ${runId} and add tests`);
+      await w.message(d, /Checkpoint plan:2/);
+      const state = await w.bridge.orchestrator.getRun(runId);
+      expect(state.feedback?.map((f) => f.text)).toEqual([
+        `match this mockup\n\nFiles with this guidance: ${saved}`,
+        'and add tests',
+      ]);
+      const log = fs.readFileSync(await w.bridge.orchestrator.logPath(runId, 'plan'), 'utf8');
+      expect(log).toContain(`Files with this guidance: ${saved}`);
+    });
+
     it('refuses a file over the limit, says the limit, and starts no run', async () => {
       w.workflow('look', LOOK);
       const big = Buffer.concat([JPEG, Buffer.alloc(LIMIT, 1)]);

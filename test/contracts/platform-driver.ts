@@ -87,6 +87,13 @@ export interface PlatformDriver {
   replyTo?(who: Persona, message: SeenMessage, text: string): Promise<void>;
   /** `who` sends a chatops command with a file attached (platforms that carry files). */
   sendCommandWithFile?(who: Persona, text: string, file: AttachedFile): Promise<void>;
+  /** `who` replies to a bot message with a file attached (guidance; where replies carry files). */
+  replyToWithFile?(
+    who: Persona,
+    message: SeenMessage,
+    text: string,
+    file: AttachedFile,
+  ): Promise<void>;
   /** The files the bot uploaded to the bound chat, oldest first. */
   sentFiles?(): SeenFile[];
   /** Stops the fake. */

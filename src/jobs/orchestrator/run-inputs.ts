@@ -43,6 +43,21 @@ function writeExclusive(root: string, rel: string, data: Uint8Array): void {
   }
 }
 
+/** Writes under the first free name (`a.png`, `a-2.png`, …): inputs are never overwritten. */
+function writeFree(root: string, dir: string, name: string, data: Uint8Array): string {
+  const dot = name.lastIndexOf('.');
+  const [stem, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ''];
+  for (let n = 1; ; n++) {
+    const rel = path.join(dir, n === 1 ? name : `${stem}-${n}${ext}`);
+    try {
+      writeExclusive(root, rel, data);
+      return rel;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || n >= 100) throw err;
+    }
+  }
+}
+
 /** Saves `files` in the run's inputs folder; returns what the ledger records of them. */
 export function saveRunInputs(
   workspace: string,
@@ -55,8 +70,7 @@ export function saveRunInputs(
     if (path.basename(f.name) !== f.name || f.name.startsWith('.')) {
       throw new CorruptStateError(`refusing input file name ${JSON.stringify(f.name)}`);
     }
-    const rel = path.join(dir, f.name);
-    writeExclusive(root, rel, f.data);
+    const rel = writeFree(root, dir, f.name, f.data);
     return { path: rel.split(path.sep).join('/'), bytes: f.data.byteLength, kind: f.kind };
   });
 }

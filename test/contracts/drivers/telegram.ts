@@ -158,6 +158,24 @@ export class TelegramDriver implements PlatformDriver {
     });
   }
 
+  /** A Telegram reply to the bot's message, with a photo or document and the text as caption. */
+  async replyToWithFile(
+    who: Persona,
+    message: SeenMessage,
+    text: string,
+    file: AttachedFile,
+  ): Promise<void> {
+    this.fake.userSendsFile({
+      chat: TEAM,
+      from: PEOPLE[who],
+      caption: text,
+      replyTo: Number(message.id),
+      ...(file.photo
+        ? { photo: file.data }
+        : { document: { fileName: file.name, data: file.data } }),
+    });
+  }
+
   sentFiles(): SeenFile[] {
     return this.fake
       .botMessages(TEAM.id)
