@@ -49,16 +49,16 @@ export function filesStories(subject: ContractSubject): void {
     return () => w.cleanup();
   });
 
-  const attach = (text: string, file: AttachedFile) => {
-    if (!d.sendCommandWithFile) throw new Error(`${d.platform} driver cannot attach files`);
-    return d.sendCommandWithFile('alice', text, file);
-  };
+  const attach = (text: string, file: AttachedFile) => d.sendCommandWithFile!('alice', text, file);
+
+  const sent = async () => (d.sentFiles ? await d.sentFiles() : []);
 
   const runsStarted = async () =>
     (await w.bridge.repos.runs.list({ workspace: w.workspace })).length;
 
   describe('Files in, files out', () => {
-    it("downloads a photo attached to run into the run's inputs folder and names it in the prompt", async () => {
+    it("downloads a photo attached to run into the run's inputs folder and names it in the prompt", async (ctx) => {
+      if (d.sendCommandWithFile === undefined) return ctx.skip();
       w.workflow('look', LOOK);
       await attach('run look what is wrong on this screen', {
         name: 'screen.jpg',
@@ -107,7 +107,8 @@ export function filesStories(subject: ContractSubject): void {
       expect(log).toContain(`Files with this guidance: ${saved}`);
     });
 
-    it('refuses a file over the limit, says the limit, and starts no run', async () => {
+    it('refuses a file over the limit, says the limit, and starts no run', async (ctx) => {
+      if (d.sendCommandWithFile === undefined) return ctx.skip();
       w.workflow('look', LOOK);
       const big = Buffer.concat([JPEG, Buffer.alloc(LIMIT, 1)]);
       await attach('run look too big', { name: 'big.jpg', data: big });
@@ -120,7 +121,8 @@ export function filesStories(subject: ContractSubject): void {
       expect(fs.existsSync(path.join(w.workspace, '.phasebridge', 'runs'))).toBe(false);
     });
 
-    it('refuses a disallowed type, and a file whose content is not what its name says', async () => {
+    it('refuses a disallowed type, and a file whose content is not what its name says', async (ctx) => {
+      if (d.sendCommandWithFile === undefined) return ctx.skip();
       w.workflow('look', LOOK);
       await attach('run look run this', { name: 'tool.exe', data: Buffer.from('MZ\x90\x00') });
       const refusal = await w.message(d, /Run not started: tool\.exe/);
@@ -138,11 +140,8 @@ export function filesStories(subject: ContractSubject): void {
       w.workflow('send', sendWorkflow('report.md'));
       await d.sendCommand('alice', 'run send write the report');
       await w.message(d, /Checkpoint report:1/);
-      await until(
-        () => (d.sentFiles?.() ?? []).length > 0,
-        `the report file in the chat; messages: ${JSON.stringify(d.latestMessages().map((m) => m.text))}`,
-      );
-      const [file] = d.sentFiles!();
+      await until(async () => (await sent()).length > 0, 'the report file in the chat');
+      const [file] = await sent();
       expect(file!.name).toBe('report.md');
       expect(file!.data.toString('utf8')).toBe('report: write the report\n');
       expect(file!.caption).toContain('📎 report (attempt 1) sent report.md');
@@ -159,12 +158,9 @@ export function filesStories(subject: ContractSubject): void {
       expect(notice.text).toContain(
         'leak.md: it is a link, not a regular file, or leads outside the workspace',
       );
-      await until(
-        () => (d.sentFiles?.() ?? []).length > 0,
-        `the report file in the chat; messages: ${JSON.stringify(d.latestMessages().map((m) => m.text))}`,
-      );
-      expect(d.sentFiles!().map((f) => f.name)).toEqual(['report.md']);
-      expect(d.sentFiles!().some((f) => f.data.includes('TOP SECRET'))).toBe(false);
+      await until(async () => (await sent()).length > 0, 'the report file in the chat');
+      expect((await sent()).map((f) => f.name)).toEqual(['report.md']);
+      expect((await sent()).some((f) => f.data.includes('TOP SECRET'))).toBe(false);
     });
 
     it("refuses a '..' path in the directive with a clear error and sends nothing", async () => {
@@ -173,7 +169,7 @@ export function filesStories(subject: ContractSubject): void {
       await d.sendCommand('alice', 'run send write the report');
       const failed = await w.message(d, /must stay inside the workspace/);
       expect(failed.text).toContain("files.0: must stay inside the workspace (no '..')");
-      expect(d.sentFiles!()).toEqual([]);
+      expect(await sent()).toEqual([]);
     });
   });
 }

@@ -3,6 +3,7 @@ import { describe } from 'vitest';
 import { DiscordDriver } from './drivers/discord.ts';
 import { SlackDriver } from './drivers/slack.ts';
 import { TelegramDriver } from './drivers/telegram.ts';
+import { WebDriver } from './drivers/web.ts';
 import { filesStories } from './files-stories.ts';
 
 describe('Telegram', () => {
@@ -15,4 +16,8 @@ describe('Slack', () => {
 
 describe('Discord', () => {
   filesStories({ start: () => DiscordDriver.start() });
+});
+
+describe('Web console', () => {
+  filesStories({ start: () => WebDriver.start() });
 });

@@ -95,7 +95,7 @@ export interface PlatformDriver {
     file: AttachedFile,
   ): Promise<void>;
   /** The files the bot uploaded to the bound chat, oldest first. */
-  sentFiles?(): SeenFile[];
+  sentFiles?(): Promise<SeenFile[]>;
   /** Stops the fake. */
   close(): Promise<void>;
 }

@@ -108,7 +108,7 @@ export class DiscordDriver implements PlatformDriver {
   }
 
   /** Files the bot uploaded to the text channel (multipart attachments). */
-  sentFiles(): SeenFile[] {
+  async sentFiles(): Promise<SeenFile[]> {
     const { state } = this.fake;
     return state
       .channelMessages(state.text.id)

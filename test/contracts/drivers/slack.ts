@@ -174,7 +174,7 @@ export class SlackDriver implements PlatformDriver {
   }
 
   /** Files uploaded and shared to the channel (files.completeUploadExternal done). */
-  sentFiles(): SeenFile[] {
+  async sentFiles(): Promise<SeenFile[]> {
     return this.fake.api.files
       .filter((f) => f.data !== undefined && f.params.channel_id === OPS)
       .map((f) => ({

@@ -176,7 +176,7 @@ export class TelegramDriver implements PlatformDriver {
     });
   }
 
-  sentFiles(): SeenFile[] {
+  async sentFiles(): Promise<SeenFile[]> {
     return this.fake
       .botMessages(TEAM.id)
       .filter((m) => m.document !== undefined)
