@@ -356,13 +356,12 @@ export class TelegramChannel implements Channel {
     });
   }
 
-  /** Uploads a document (sendDocument, multipart). */
   /** Downloads an attached photo or document (getFile, then the file URL). */
   downloadFile(file: InboundFile, maxBytes: number): Promise<Uint8Array> {
-    const { token, apiRoot } = this.#options;
-    return downloadTelegramFile(this.#bot.api, apiRoot, token, file, maxBytes);
+    return downloadTelegramFile(this.#bot.api, this.#options, file, maxBytes);
   }
 
+  /** Uploads a document (sendDocument, multipart). */
   async sendFile(chatRef: string, file: OutgoingFile): Promise<string> {
     const chat = this.#target(chatRef, file.thread);
     const caption = file.caption && splitRichTextInto(file.caption, MAX_CAPTION_LENGTH, 1)[0];

@@ -36,11 +36,11 @@ export function filesOf(message: Message): InboundFile[] {
 /** Downloads a file by its file_id; INVALID_INPUT when it is over `maxBytes`. */
 export async function downloadTelegramFile(
   api: Api,
-  apiRoot: string | undefined,
-  token: string,
+  bot: { readonly token: string; readonly apiRoot?: string | undefined },
   file: InboundFile,
   maxBytes: number,
 ): Promise<Uint8Array> {
+  const { token, apiRoot } = bot;
   const info = await api.getFile(file.handle);
   if (info.file_size !== undefined && info.file_size > maxBytes) throw tooBig(maxBytes);
   if (info.file_path === undefined) throw tooBig(maxBytes); // the Bot API serves up to 20 MB
