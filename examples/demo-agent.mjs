@@ -29,6 +29,7 @@
  *                  (default passed), as a verify step reports them
  *   failtask=ID    as a task's agent (the prompt has a `Task <id>: …` line): exit 1 for task ID;
  *                  every other task writes `continue` with a result branch `demo/<id>`
+ *   files=A,B      the directive's `files` (workspace paths to send to the chat)
  *   write=FILE     append a line naming the step to FILE in the workspace (a change to diff);
  *                  FILE is a plain name (no folders), anything else is refused
  *
@@ -40,6 +41,9 @@
  *
  * Reviewers' feedback (`$PHASEBRIDGE_FEEDBACK_FILE`, when phasebridge gives one) is printed one
  * line per entry: `demo-agent: feedback from Bob (changes, 2026-…): needs tests`.
+ *
+ * Files named in the prompt's "Files from the requester" section are printed one a line with
+ * their size as found: `demo-agent: file from the requester: <path> (N bytes in the workspace)`.
  *
  * The prompt is read from stdin, or from the file given as the first argument.
  * The directive file is `$PHASEBRIDGE_DIRECTIVE_FILE`; the spec file is `$PHASEBRIDGE_SPEC_FILE`.
@@ -175,6 +179,7 @@ function writeDirective(b, taskId) {
     const d = { action };
     if (b.reason !== undefined) d.reason = b.reason;
     if (action === 'trigger') d.triggerAgentId = b.agent ?? 'helper';
+    if (b.files !== undefined) d.files = b.files.split(',').filter(Boolean);
     if (attest) d.attest = attest;
     if (taskId) {
       // A PR number per task (100 + its number), as a coding agent would report it.
@@ -193,6 +198,26 @@ function writeDirective(b, taskId) {
   }
   fs.writeFileSync(file, `${text}\n`);
   console.log(`demo-agent: directive ${text}`);
+}
+
+/**
+ * Prints each file the prompt's "Files from the requester" section names, with its size as
+ * found in the workspace, so logs and tests show the file reached the agent.
+ */
+function printInputs(prompt) {
+  const section = /(?:^|\n)## Files from the requester\n([\s\S]*?)(?=\n## |$(?![\s\S]))/.exec(
+    prompt,
+  );
+  if (!section) return;
+  for (const m of section[1].matchAll(/^- (\S+) \(/gm)) {
+    let found;
+    try {
+      found = `${fs.statSync(m[1]).size} bytes in the workspace`;
+    } catch {
+      found = 'MISSING from the workspace';
+    }
+    console.log(`demo-agent: file from the requester: ${m[1]} (${found})`);
+  }
 }
 
 /** Prints each entry of the feedback file, so logs and the console show what reached the agent. */
@@ -251,6 +276,7 @@ async function main() {
   console.log(`demo-agent: prompt (${prompt.length} chars): ${firstLine(prompt) || '(no text)'}`);
   console.log(`demo-agent: spec: ${specFirstLine()}`);
   printFeedback();
+  printInputs(prompt);
   // Which worker process ran this agent (the parent: agents are spawned without a shell).
   console.log(`demo-agent: pid ${process.pid}, worker pid ${process.ppid}`);
   if (b.grandchild === 'true') startGrandchild(ignoreTerm);

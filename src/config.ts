@@ -54,6 +54,13 @@ export const configSchema = z.strictObject({
   /** BullMQ job lease (ms): a job whose worker vanished is taken again within this time. */
   jobLeaseMs: z.pipe(z.coerce.number(), z.int().check(z.gte(1000), z.lte(3_600_000))),
   logLevel: z.enum(LOG_LEVELS),
+  /** Files attached to a `run` or a guidance reply (docs/feedback.md "Files in, files out"). */
+  inputs: z.strictObject({
+    /** Largest file accepted, in bytes (default 10 MiB); also the cap of a file an agent sends. */
+    maxBytes: z.pipe(z.coerce.number(), z.int().check(z.gte(1), z.lte(100 * 1024 * 1024))),
+    /** Most files one message may carry (default 5). */
+    maxFiles: z.pipe(z.coerce.number(), z.int().check(z.gte(0), z.lte(20))),
+  }),
   /** Bearer token a Prometheus scraper sends to read /metrics without a console session. */
   metricsToken: z.optional(secret),
   /** `loopback`: /metrics answers without auth (only allowed when the bridge listens on loopback). */
@@ -114,6 +121,9 @@ const FIXES: Record<string, string> = {
   jobLeaseMs:
     'set PHASEBRIDGE_JOB_LEASE_MS to milliseconds between 1000 and 3600000 (default 60000)',
   logLevel: `set LOG_LEVEL to one of ${LOG_LEVELS.join(', ')}`,
+  'inputs.maxBytes':
+    'set PHASEBRIDGE_MAX_INPUT_BYTES to bytes from 1 to 104857600 (default 10485760, 10 MiB)',
+  'inputs.maxFiles': 'set PHASEBRIDGE_MAX_INPUT_FILES to a number from 0 to 20 (default 5)',
   'telegram.botToken': 'set TELEGRAM_BOT_TOKEN to the token @BotFather gave you',
   'telegram.apiRoot':
     'set TELEGRAM_API_ROOT to the Bot API server root, e.g. https://api.telegram.org',
@@ -142,6 +152,8 @@ const ENV_OF: Record<string, string> = {
   workspaceMode: 'PHASEBRIDGE_WORKSPACE_MODE',
   jobLeaseMs: 'PHASEBRIDGE_JOB_LEASE_MS',
   logLevel: 'LOG_LEVEL',
+  'inputs.maxBytes': 'PHASEBRIDGE_MAX_INPUT_BYTES',
+  'inputs.maxFiles': 'PHASEBRIDGE_MAX_INPUT_FILES',
   metricsToken: 'PHASEBRIDGE_METRICS_TOKEN',
   metricsOpen: 'PHASEBRIDGE_METRICS_OPEN',
   'retention.jobs': 'PHASEBRIDGE_RETAIN_JOBS',
@@ -238,6 +250,10 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     workspaceMode: v('PHASEBRIDGE_WORKSPACE_MODE'),
     jobLeaseMs: v('PHASEBRIDGE_JOB_LEASE_MS'),
     logLevel: v('LOG_LEVEL'),
+    inputs: {
+      maxBytes: v('PHASEBRIDGE_MAX_INPUT_BYTES'),
+      maxFiles: v('PHASEBRIDGE_MAX_INPUT_FILES'),
+    },
     metricsToken: v('PHASEBRIDGE_METRICS_TOKEN'),
     metricsOpen: v('PHASEBRIDGE_METRICS_OPEN'),
     retention: { jobs: v('PHASEBRIDGE_RETAIN_JOBS'), audit: v('PHASEBRIDGE_RETAIN_AUDIT') },
@@ -269,6 +285,7 @@ const DEFAULTS = {
   workspaceMode: 'shared',
   jobLeaseMs: 60_000,
   logLevel: 'info',
+  inputs: { maxBytes: 10 * 1024 * 1024, maxFiles: 5 },
   retention: { jobs: '30d', audit: '365d' },
   telegram: {},
   slack: { command: '/pb' },

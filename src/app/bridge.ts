@@ -170,6 +170,7 @@ export async function startBridge(
       log: log.child({ component: 'chatops' }),
       defaultWorkspace: workspace,
       ...(config.publicUrl !== undefined ? { consoleUrl: config.publicUrl } : {}),
+      inputLimits: config.inputs,
       ...(opts.editIntervalMs !== undefined ? { editIntervalMs: opts.editIntervalMs } : {}),
     });
     refusalTarget = { chatops, channels: paced.channels };

@@ -92,6 +92,19 @@ export interface Interaction {
   readonly handle: string;
 }
 
+/**
+ * A file a person attached to a command or a reply (a photo, a document). Only metadata: the
+ * bytes are fetched with `Channel.downloadFile`, after the command was authorised.
+ */
+export interface InboundFile {
+  /** The file name as sent (untrusted; sanitised before it is written anywhere). */
+  readonly name: string;
+  /** Size in bytes as the platform announced it, when it did. */
+  readonly size?: number;
+  /** Adapter-private, serialisable locator (a file id, a URL); never parse it outside. */
+  readonly handle: string;
+}
+
 /** A user typed a bot command (`/run add-login`). */
 export interface Command {
   readonly kind: 'command';
@@ -107,6 +120,8 @@ export interface Command {
   readonly user: ChatUser;
   /** Text of the message the command replied to, if any. */
   readonly replyToText?: string;
+  /** Files attached to the command's message (photos, documents), oldest first. */
+  readonly files?: readonly InboundFile[];
   /** Derived from the platform's own unique id of this event; a redelivery carries the same key. */
   readonly idempotencyKey: string;
 }
@@ -135,6 +150,8 @@ export interface Reply {
   readonly chatRef: ChatRef;
   readonly threadRef?: string;
   readonly user: ChatUser;
+  /** Files attached to the reply (photos, documents), oldest first. */
+  readonly files?: readonly InboundFile[];
   readonly idempotencyKey: string;
 }
 
@@ -204,6 +221,11 @@ export interface Channel {
   askForReason(interaction: Interaction, prompt: string): Promise<MessageRef>;
   /** Uploads a file into a chat. */
   sendFile(chatRef: ChatRef, file: OutgoingFile): Promise<MessageRef>;
+  /**
+   * Fetches the bytes of a file a person attached (platforms that carry files). More than
+   * `maxBytes` is refused as INVALID_INPUT without reading the rest.
+   */
+  downloadFile?(file: InboundFile, maxBytes: number): Promise<Uint8Array>;
   /**
    * Sends and edits wait in an outbox paced to the platform's limits, where waiting edits of one
    * message coalesce (latest wins): a caller may queue an edit without waiting for the last one.

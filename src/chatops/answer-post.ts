@@ -11,6 +11,7 @@ import type { RichText, Urgency } from '../bridges/channel.ts';
 import { bold, plain, rich } from '../bridges/render-text.ts';
 import type { RunEvent } from '../engine/events.ts';
 import type { RunState } from '../engine/model.ts';
+import { postAgentFiles } from './agent-files.ts';
 import { type ChatOpsDeps, channelFor, runLink } from './context.ts';
 import { finalAnswer } from './final-answer.ts';
 
@@ -47,15 +48,14 @@ export async function postAnswers(
     try {
       const logPath = await deps.orchestrator.logPath(state.id, e.stepId, e.attempt);
       const answer = await finalAnswer(state.workspace, logPath, e.directive.reason);
-      if (answer === undefined) continue;
+      const at = { runId: state.id, stepId: e.stepId, attempt: e.attempt };
       for (const chat of chats) {
-        await postOne(
-          deps,
-          chat,
-          { runId: state.id, stepId: e.stepId, attempt: e.attempt },
-          answer,
-          urgency,
-        );
+        if (answer !== undefined) await postOne(deps, chat, at, answer, urgency);
+        // The files the agent declared come with its answer, before the checkpoint.
+        const files = e.directive.files ?? [];
+        if (files.length > 0) {
+          await postAgentFiles(deps, chat, { ...at, workspace: state.workspace }, files);
+        }
       }
     } catch (err) {
       deps.log.warn({ err, runId: state.id, step: e.stepId }, 'chatops: step answer not posted');

@@ -17,6 +17,7 @@ import type { AuditOutcome, Role } from '../db/schema.ts';
 import type { Actor } from '../engine/model.ts';
 import { NotFoundError } from '../errors.ts';
 import type { Log } from '../log.ts';
+import type { InputLimits } from './input-files.ts';
 import type { ChatOpsOrchestrator } from './ports.ts';
 
 /** The shared dependencies of chatops. */
@@ -29,6 +30,8 @@ export interface ChatOpsDeps {
   readonly defaultWorkspace: string;
   /** The console's public URL (PHASEBRIDGE_PUBLIC_URL): messages link to its run pages. */
   readonly consoleUrl?: string | undefined;
+  /** Caps on files people attach and agents send (config `inputs`). */
+  readonly inputLimits?: InputLimits;
 }
 
 /**

@@ -11,9 +11,29 @@ import { prose } from '../bridges/render-text.ts';
 import type { Role } from '../db/schema.ts';
 import { hasRole } from './authorize.ts';
 import { audit, type ChatOpsDeps, channelFor, resolveAccess } from './context.ts';
+import { fetchInputs } from './input-fetch.ts';
 
 /** The role a guidance reply needs. */
 export const GUIDANCE_ROLE: Role = 'operator';
+
+/**
+ * The guidance text, naming the files attached to the reply once they are checked and saved in
+ * the run's inputs folder; or why they were refused (then nothing is recorded).
+ */
+async function withFiles(
+  deps: ChatOpsDeps,
+  runId: string,
+  ev: Reply,
+): Promise<{ text: string; refused?: string }> {
+  const files = ev.files ?? [];
+  if (files.length === 0) return { text: ev.text };
+  const save = deps.orchestrator.saveInputs?.bind(deps.orchestrator);
+  if (save === undefined) return { text: ev.text, refused: 'files cannot be saved here' };
+  const got = await fetchInputs(deps, ev.chatRef, files);
+  if (typeof got === 'string') return { text: ev.text, refused: got };
+  const paths = await save(runId, got);
+  return { text: `${ev.text}\n\nFiles with this guidance: ${paths.join(', ')}` };
+}
 
 /** Handles a Reply that was not an answer to a reason prompt; true when it was guidance. */
 export async function handleGuidanceReply(deps: ChatOpsDeps, ev: Reply): Promise<boolean> {
@@ -42,9 +62,15 @@ export async function handleGuidanceReply(deps: ChatOpsDeps, ev: Reply): Promise
     } else await say(`${access.actor.name ?? 'You'}: ${why}`);
     return true;
   }
+  const text = await withFiles(deps, runId, ev);
+  if (text.refused !== undefined) {
+    await audit(deps, { ...base, outcome: 'failed', detail: 'attached file refused' });
+    await say(`Your guidance was not passed on: ${text.refused}`);
+    return true;
+  }
   const result = await deps.orchestrator.command(runId, ev.idempotencyKey, {
     type: 'giveGuidance',
-    text: ev.text,
+    text: text.text,
     actor: access.actor,
   });
   if (!result.ok) {

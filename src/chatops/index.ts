@@ -15,6 +15,7 @@ import { postAnswers } from './answer-post.ts';
 import { CheckpointPresses } from './checkpoint-press.ts';
 import type { Timers } from './coalescer.ts';
 import { type ChatOpsDeps, channelFor, sendTo } from './context.ts';
+import { DEFAULT_INPUT_LIMITS } from './input-files.ts';
 import { Notifier } from './notifier.ts';
 import type { ChatOpsOptions, RunNotice, RunUpdate } from './ports.ts';
 import { CheckpointPresenter } from './presenter.ts';
@@ -51,6 +52,7 @@ export class ChatOps {
       clock: options.clock ?? (() => new Date()),
       defaultWorkspace: options.defaultWorkspace,
       consoleUrl: options.consoleUrl,
+      inputLimits: options.inputLimits ?? DEFAULT_INPUT_LIMITS,
     };
     this.#refusals = new ChatRefusals(this.#deps);
     this.#notifier = new Notifier(

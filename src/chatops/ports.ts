@@ -16,7 +16,9 @@ import type {
   UpdateListener,
   WorkflowInfo,
 } from '../jobs/orchestrator/index.ts';
+import type { InputFile } from '../jobs/orchestrator/run-inputs.ts';
 import type { Log } from '../log.ts';
+import type { InputLimits } from './input-files.ts';
 
 export type { CommandInput, RunNotice, RunUpdate, StartRunInput, StepProgress, WorkflowInfo };
 
@@ -24,6 +26,8 @@ export type { CommandInput, RunNotice, RunUpdate, StartRunInput, StepProgress, W
 export interface ChatOpsOrchestrator {
   /** Starts a run; the same key returns the same run. */
   startRun(input: StartRunInput): Promise<RunState>;
+  /** Saves checked files in a run's inputs folder (a guidance reply's); returns their paths. */
+  saveInputs?(runId: string, files: readonly InputFile[]): Promise<string[]>;
   /** Commits a command to a run under an idempotency key. */
   command(runId: string, key: string, command: CommandInput): Promise<CommitResult>;
   /** A run's state; NotFoundError when unknown. */
@@ -67,4 +71,6 @@ export interface ChatOpsOptions {
   consoleUrl?: string;
   /** Time between two looks at running steps' logs for their latest activity (default 500 ms). */
   activityIntervalMs?: number;
+  /** Caps on attached files and files agents send (default 10 MiB each, 5 a message). */
+  inputLimits?: InputLimits;
 }

@@ -4,7 +4,7 @@
  * command (RunStore.commit), not inside it.
  */
 import type { Directive } from './directive.ts';
-import type { Actor, CheckpointAnswer, Layout, Telemetry } from './model.ts';
+import type { Actor, CheckpointAnswer, Layout, RunInput, Telemetry } from './model.ts';
 import type { TaskSpec } from './tasks/types.ts';
 import type { Workflow } from './workflow/types.ts';
 
@@ -26,6 +26,8 @@ export interface StartCommand extends CommandBase {
   workspace: string;
   layout: Layout;
   spec: string;
+  /** Files the requester attached, already saved in the run's inputs folder. */
+  inputs?: RunInput[];
   selectedTrack?: string;
   selectedConditions?: string[];
   /** Defaults to true, as in CodeMachine. */

@@ -57,6 +57,7 @@ export function decideStart(c: StartCommand): DecideContext {
     workspace: c.workspace,
     layout: c.layout,
     spec: c.spec,
+    ...(c.inputs !== undefined && c.inputs.length > 0 ? { inputs: structuredClone(c.inputs) } : {}),
     startedBy: c.actor,
     selectedConditions: [...conditions],
     resumeFromLastStep: c.resumeFromLastStep ?? true,

@@ -15,12 +15,40 @@ export const DIRECTIVE_ACTIONS = [
 /** One directive action (CodeMachine's set plus `pause`). */
 export type DirectiveAction = (typeof DIRECTIVE_ACTIONS)[number];
 
+/** Most files one directive may send to the chat. */
+export const DIRECTIVE_FILES_MAX = 10;
+
+/**
+ * Why a `files` entry is not a plain path inside the workspace, or undefined. Checked on the text
+ * alone (links, size and existence are checked when the file is read, see chatops/agent-files.ts).
+ */
+export function directiveFileProblem(p: string): string | undefined {
+  if (p.includes('\0')) return 'must not contain a NUL byte';
+  if (p.startsWith('/') || p.startsWith('\\') || /^[A-Za-z]:/.test(p)) {
+    return 'must be a path relative to the workspace, not an absolute one';
+  }
+  if (p.split(/[\\/]/).includes('..')) return "must stay inside the workspace (no '..')";
+  return undefined;
+}
+
+const directiveFile = z
+  .string()
+  .min(1)
+  .max(500)
+  .check((ctx) => {
+    const problem = directiveFileProblem(ctx.value);
+    if (problem !== undefined)
+      ctx.issues.push({ code: 'custom', message: problem, input: ctx.value });
+  });
+
 /** Zod schema of a directive file; unknown keys are refused so typos are not silently ignored. */
 export const directiveSchema = z
   .strictObject({
     action: z.enum(DIRECTIVE_ACTIONS),
     reason: z.string().max(4000).optional(),
     triggerAgentId: z.string().min(1).optional(),
+    /** Files (workspace-relative) to send to the chat with the step's checkpoint. */
+    files: z.array(directiveFile).max(DIRECTIVE_FILES_MAX).optional(),
     /** Evidence for a PABCD gate (codexclaw-layout runs); see pabcd/attest.ts. */
     attest: attestationSchema.optional(),
     /** What a task's agent produced (`tasks` steps): shown with the task and kept in its state. */

@@ -12,6 +12,7 @@ import type {
   CheckpointVote,
   FeedbackEntry,
   Layout,
+  RunInput,
   Telemetry,
 } from './model.ts';
 import type { PhaseMove } from './pabcd/phases.ts';
@@ -32,6 +33,8 @@ export interface RunStartedEvent extends EventBase {
   workspace: string;
   layout: Layout;
   spec: string;
+  /** Files the requester attached (absent when none). */
+  inputs?: RunInput[];
   startedBy: Actor;
   selectedTrack?: string;
   selectedConditions: string[];

@@ -73,6 +73,7 @@ function startState(e: Extract<RunEvent, { type: 'runStarted' }>): RunState {
     checkpoints: [],
   };
   if (e.selectedTrack !== undefined) state.selectedTrack = e.selectedTrack;
+  if (e.inputs !== undefined) state.inputs = structuredClone(e.inputs);
   // codexclaw-layout runs follow the PABCD phases (src/engine/pabcd/).
   if (e.layout === 'codexclaw') state.pabcd = initialPabcd(e.at);
   return state;

@@ -168,6 +168,15 @@ export interface PendingTrigger {
   error?: string;
 }
 
+/** A file the requester attached to the run, saved in the run's `inputs/` folder. */
+export interface RunInput {
+  /** Path relative to the workspace (`.phasebridge/runs/<id>/inputs/photo-1.jpg`). */
+  path: string;
+  bytes: number;
+  /** What its content was checked to be. */
+  kind: 'image' | 'pdf' | 'text';
+}
+
 /** The whole state of one run, folded from its events. */
 export interface RunState {
   id: string;
@@ -180,6 +189,8 @@ export interface RunState {
   status: RunStatus;
   /** The specification text the run was started with. */
   spec: string;
+  /** Files the requester attached (absent when none). */
+  inputs?: RunInput[];
   startedBy: Actor;
   createdAt: string;
   updatedAt: string;

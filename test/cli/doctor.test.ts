@@ -123,7 +123,7 @@ describe('phasebridge doctor', () => {
     });
     expect(r.code).toBe(1);
     expect(lineOf(r.out, 'slack')).toMatch(
-      /lacks scope\(s\) app_mentions:read, channels:history, groups:history, files:write\n +fix: .*Bot Token Scopes.*reinstall/,
+      /lacks scope\(s\) app_mentions:read, channels:history, groups:history, files:read, files:write\n +fix: .*Bot Token Scopes.*reinstall/,
     );
     expect(lineOf(r.out, 'discord')).toMatch(
       /DISCORD_APPLICATION_ID is 123456789012345678 but the token belongs to application \d+\n +fix: unset DISCORD_APPLICATION_ID/,

@@ -61,6 +61,7 @@ describe('phasebridge setup slack', () => {
       'channels:history',
       'groups:history',
       'chat:write',
+      'files:read',
       'files:write',
     ]);
     // Thread replies under run messages (guidance) come as message events.

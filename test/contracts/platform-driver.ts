@@ -33,6 +33,22 @@ export interface Press {
   readonly handle: unknown;
 }
 
+/** A file a person attaches to a message. */
+export interface AttachedFile {
+  readonly name: string;
+  readonly data: Buffer;
+  /** Sent as a photo where the platform tells photos apart (Telegram). */
+  readonly photo?: boolean;
+}
+
+/** A file the bot uploaded to the bound chat. */
+export interface SeenFile {
+  readonly name: string;
+  readonly data: Buffer;
+  /** The caption or message text that came with it, without markup. */
+  readonly caption: string;
+}
+
 /** One platform, driven through its fake. */
 export interface PlatformDriver {
   /** The platform the bridge serves through this driver's fake. */
@@ -84,6 +100,17 @@ export interface PlatformDriver {
   typingShown?(): number;
   /** The run page's sections as JSON (the console only). */
   runPage?(runId: string): Promise<Record<string, string>>;
+  /** `who` sends a chatops command with a file attached (platforms that carry files). */
+  sendCommandWithFile?(who: Persona, text: string, file: AttachedFile): Promise<void>;
+  /** `who` replies to a bot message with a file attached (guidance; where replies carry files). */
+  replyToWithFile?(
+    who: Persona,
+    message: SeenMessage,
+    text: string,
+    file: AttachedFile,
+  ): Promise<void>;
+  /** The files the bot uploaded to the bound chat, oldest first. */
+  sentFiles?(): Promise<SeenFile[]>;
   /** Stops the fake. */
   close(): Promise<void>;
 }

@@ -26,7 +26,7 @@ export interface RestRequest {
   readonly query: Record<string, string>;
   /** The JSON body (or multipart `payload_json`); an array for command registration. */
   readonly body: Json | undefined;
-  readonly files: { name: string; size: number }[];
+  readonly files: { name: string; size: number; data?: Buffer }[];
   readonly authorized: boolean;
 }
 
@@ -194,7 +194,11 @@ function postMessage(ctx: RestContext, req: RestRequest, [channelId]: string[]):
     embeds: (body.embeds as JsonObject[] | undefined) ?? [],
     components: (body.components as JsonObject[] | undefined) ?? [],
     flags: typeof body.flags === 'number' ? body.flags : 0,
-    attachments: req.files.map((f) => ({ filename: f.name, size: f.size })),
+    attachments: req.files.map((f) => ({
+      filename: f.name,
+      size: f.size,
+      ...(f.data && { data: f.data }),
+    })),
   });
   return ok(wire(ctx, message));
 }

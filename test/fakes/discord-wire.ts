@@ -120,7 +120,7 @@ export interface StoredMessage {
   interactionId?: string;
   /** Ephemeral messages are seen by this user only. */
   visibleTo?: string;
-  attachments: { filename: string; size: number }[];
+  attachments: { filename: string; size: number; data?: Buffer }[];
   /** Discord's message type when not 0 (or 20 for interaction responses): 19 for a reply. */
   type?: number;
   /** The message a reply answers. */
@@ -192,7 +192,7 @@ export interface RecordedCall {
   readonly path: string;
   readonly query: Record<string, string>;
   readonly body: JsonObject | undefined;
-  readonly files: { name: string; size: number }[];
+  readonly files: { name: string; size: number; data?: Buffer }[];
   readonly authorized: boolean;
   status: number;
 }

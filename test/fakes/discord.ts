@@ -22,6 +22,7 @@ import {
   type StoredMessage,
   wireChannel,
   wireMessage,
+  snowflake,
 } from './discord-wire.ts';
 
 export { INTERACTION_TOKEN_TTL_MS } from './discord-rest.ts';
@@ -182,8 +183,11 @@ export class FakeDiscord {
     channel: FakeChannel,
     name: string,
     options: [string, string][] = [],
+    files: { name: string; data: Buffer }[] = [],
   ): FakeInteraction {
     const registered = this.state.globalCommands.find((c) => c.name === name);
+    // Attachment options (type 11): the value is the attachment id, its object in `resolved`.
+    const attachments = files.map((f) => this.#attach(channel.id, f.name, f.data));
     const specs = (registered?.options ?? []) as JsonObject[];
     const typeOf = (n: string) => Number(specs.find((o) => o.name === n)?.type ?? 3);
     const users = options
@@ -196,10 +200,33 @@ export class FakeDiscord {
       id: String(registered?.id ?? '1'),
       name,
       type: 1,
-      options: options.map(([n, value]) => ({ name: n, type: typeOf(n), value })),
-      ...(users.length > 0 && { resolved: { users: Object.fromEntries(users) } }),
+      options: [
+        ...options.map(([n, value]) => ({ name: n, type: typeOf(n), value })),
+        ...attachments.map((a) => ({ name: 'file', type: 11, value: a.id })),
+      ],
+      ...((users.length > 0 || attachments.length > 0) && {
+        resolved: {
+          ...(users.length > 0 && { users: Object.fromEntries(users) }),
+          ...(attachments.length > 0 && {
+            attachments: Object.fromEntries(attachments.map((a) => [a.id, a])),
+          }),
+        },
+      }),
     };
     return this.#interact(2, user, channel, data);
+  }
+
+  /** Files users attached, by CDN path; `attachmentDownloads` lists the paths fetched. */
+  readonly #attachments = new Map<string, Buffer>();
+  readonly attachmentDownloads: string[] = [];
+
+  /** Stores an attachment the way Discord's CDN serves it: `/attachments/<channel>/<id>/<name>`. */
+  #attach(channelId: string, filename: string, data: Buffer): JsonObject & { id: string } {
+    const id = snowflake();
+    const path = `/attachments/${channelId}/${id}/${encodeURIComponent(filename)}`;
+    this.#attachments.set(path, data);
+    const url = `http://127.0.0.1:${this.port}${path}?ex=0&is=0&hm=fake`;
+    return { id, filename, size: data.length, url, proxy_url: url };
   }
 
   /** `user` presses the button with `customId` on a stored message. */
@@ -328,6 +355,13 @@ export class FakeDiscord {
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://fake');
+    if (req.method === 'GET' && url.pathname.startsWith('/attachments/')) {
+      const data = this.#attachments.get(url.pathname);
+      if (data) this.attachmentDownloads.push(url.pathname);
+      res.writeHead(data ? 200 : 404, data ? { 'content-length': data.length } : {});
+      res.end(data);
+      return;
+    }
     const raw = await readAll(req);
     const { body, files } = await parseBody(raw, String(req.headers['content-type'] ?? ''));
     const call: RecordedCall = {
@@ -390,16 +424,22 @@ function readAll(req: IncomingMessage): Promise<Buffer> {
 async function parseBody(
   raw: Buffer,
   contentType: string,
-): Promise<{ body: Json | undefined; files: { name: string; size: number }[] }> {
+): Promise<{ body: Json | undefined; files: { name: string; size: number; data: Buffer }[] }> {
   if (raw.length === 0) return { body: undefined, files: [] };
   if (!contentType.startsWith('multipart/form-data'))
     return { body: JSON.parse(raw.toString('utf8')) as Json, files: [] };
   const form = await new Response(raw, { headers: { 'content-type': contentType } }).formData();
-  const files: { name: string; size: number }[] = [];
+  const files: { name: string; size: number; data: Buffer }[] = [];
   let body: Json | undefined;
   for (const [key, value] of form.entries()) {
     if (key === 'payload_json' && typeof value === 'string') body = JSON.parse(value) as Json;
-    else if (typeof value !== 'string') files.push({ name: value.name, size: value.size });
+    else if (typeof value !== 'string') {
+      files.push({
+        name: value.name,
+        size: value.size,
+        data: Buffer.from(await value.arrayBuffer()),
+      });
+    }
   }
   return { body, files };
 }

@@ -26,7 +26,11 @@ export class FakeSlackWebApi {
   /** Modals opened. */
   readonly views: StoredView[] = [];
   /** Files uploaded (and completed, once `params` is set). */
-  readonly files: { id: string; params: Json; bytes: number }[] = [];
+  readonly files: { id: string; params: Json; bytes: number; data?: Buffer; name?: string }[] = [];
+  /** Files users shared with a message, served at `/files-pri/<team>-<id>/download/<name>`. */
+  readonly shared = new Map<string, { name: string; data: Buffer }>();
+  /** Shared-file paths downloaded (with a valid bot token), in order. */
+  readonly downloads: string[] = [];
   /** Channel membership and archive state. */
   readonly channels = new FakeSlackChannels();
   /** Trigger ids and response_urls handed out with commands and interactions. */
@@ -136,7 +140,7 @@ export class FakeSlackWebApi {
       }
       case 'files.getUploadURLExternal': {
         const id = `F0${this.next()}`;
-        this.files.push({ id, params: {}, bytes: -1 });
+        this.files.push({ id, params: {}, bytes: -1, name: String(p.filename ?? '') });
         return { upload_url: `${this.origin()}/upload/${id}`, file_id: id };
       }
       case 'files.completeUploadExternal':
@@ -149,10 +153,29 @@ export class FakeSlackWebApi {
   }
 
   /** Receives the bytes POSTed to an upload URL. */
-  upload(fileId: string, bytes: number): boolean {
+  upload(fileId: string, data: Buffer): boolean {
     const file = this.files.find((f) => f.id === fileId);
-    if (file) file.bytes = bytes;
+    if (file) {
+      file.bytes = data.length;
+      file.data = data;
+    }
     return file !== undefined;
+  }
+
+  /** A file a user shares: the file object an event carries (url_private_download is served). */
+  share(name: string, data: Buffer): Json {
+    const id = `F1${this.next()}`;
+    const path = `/files-pri/${this.workspace.teamId}-${id}/download/${encodeURIComponent(name)}`;
+    this.shared.set(path, { name, data });
+    return {
+      id,
+      name,
+      title: name,
+      size: data.length,
+      mimetype: 'application/octet-stream',
+      url_private: `${this.origin()}${path.replace('/download/', '/')}`,
+      url_private_download: `${this.origin()}${path}`,
+    };
   }
 
   #post(p: Json): Json {

@@ -162,6 +162,7 @@ export function mentionEnvelope(
     ts: string;
     threadTs?: string;
     eventId: string;
+    files?: Json[];
   },
 ): Json {
   return {
@@ -176,6 +177,7 @@ export function mentionEnvelope(
       channel: o.channel,
       event_ts: o.ts,
       ...(o.threadTs !== undefined && { thread_ts: o.threadTs }),
+      ...(o.files && { files: o.files }),
     },
     type: 'event_callback',
     event_id: o.eventId,

@@ -67,6 +67,7 @@ export class FakeSlack {
     'channels:history',
     'chat:write',
     'commands',
+    'files:read',
     'files:write',
     'groups:history',
   ];
@@ -259,12 +260,15 @@ export class FakeSlack {
     channel: string;
     text: string;
     threadTs?: string;
+    /** Files shared with the message (the event's `files`). */
+    files?: { name: string; data: Buffer }[];
   }): Promise<Delivery> {
     const envelope = mentionEnvelope(this.workspace, {
       ...o,
       text: `<@${this.workspace.botUserId}> ${o.text}`,
       ts: this.api.ts(),
       eventId: `Ev0${this.api.next()}`,
+      ...(o.files && { files: o.files.map((f) => this.api.share(f.name, f.data)) }),
     });
     return this.retries.deliver({ kind: 'events_api', payload: envelope });
   }
@@ -383,8 +387,17 @@ export class FakeSlack {
       else this.refusedResponses.push({ id, ...answer });
       res.writeHead(answer.status).end(answer.body);
     } else if (path.startsWith('/upload/')) {
-      const known = this.api.upload(path.slice('/upload/'.length), raw.length);
+      const body = uploadedBytes(raw, String(req.headers['content-type'] ?? ''));
+      const known = this.api.upload(path.slice('/upload/'.length), body);
       res.writeHead(known ? 200 : 404).end(`OK - ${raw.length}`);
+    } else if (path.startsWith('/files-pri/')) {
+      // Slack serves private files only with a token that can see them (Bearer, files:read).
+      const file = this.api.shared.get(path);
+      const authorised = req.headers.authorization === `Bearer ${this.botToken}`;
+      if (file && authorised && this.scopes.includes('files:read')) {
+        this.api.downloads.push(path);
+        res.writeHead(200, { 'content-length': file.data.length }).end(file.data);
+      } else res.writeHead(file ? 403 : 404).end();
     } else if (path.startsWith('/api/')) {
       this.#api(path.slice('/api/'.length), req, raw.toString(), res);
     } else {
@@ -424,4 +437,26 @@ export class FakeSlack {
       json(res, { ok: false, error: err.code });
     }
   }
+}
+
+/**
+ * The file bytes of a POST to an upload URL: Slack takes the raw body or a multipart form (what
+ * the SDK sends), whose first part with a filename is the file.
+ */
+function uploadedBytes(raw: Buffer, contentType: string): Buffer {
+  const boundary = /boundary=(?:"([^"]+)"|([^;]+))/.exec(contentType);
+  if (!contentType.startsWith('multipart/form-data') || !boundary) return raw;
+  const sep = Buffer.from(`--${boundary[1] ?? boundary[2]}`);
+  let at = raw.indexOf(sep);
+  while (at >= 0) {
+    const next = raw.indexOf(sep, at + sep.length);
+    if (next < 0) break;
+    const part = raw.subarray(at + sep.length + 2, next - 2); // after CRLF, before CRLF
+    const headEnd = part.indexOf('\r\n\r\n');
+    if (headEnd >= 0 && /filename=/.test(part.subarray(0, headEnd).toString())) {
+      return part.subarray(headEnd + 4);
+    }
+    at = next;
+  }
+  return raw;
 }

@@ -7,6 +7,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FakeCallbackQueries } from './telegram-access.ts';
+import { FakeFileStore } from './telegram-files.ts';
 import { type FakeTelegramLimits, LimitEnforcer } from './telegram-limits.ts';
 import { FakeMessageStore } from './telegram-store.ts';
 import { type FakeWebhookOptions, WebhookDelivery } from './telegram-webhook.ts';
@@ -60,6 +61,8 @@ export class FakeTelegram {
   readonly bot: FakeUser;
   /** Chats and messages. */
   readonly store: FakeMessageStore;
+  /** Files users attached (getFile and downloads). */
+  readonly files = new FakeFileStore();
 
   readonly #server: Server;
   readonly #token: string;
@@ -207,6 +210,43 @@ export class FakeTelegram {
     return this.pushUpdate({ message: wire });
   }
 
+  /**
+   * A user sends a photo or a document with a caption (a leading /command in the caption gets
+   * its bot_command caption entity, as Telegram adds it).
+   */
+  userSendsFile(o: {
+    chat: FakeChat;
+    from: FakeUser;
+    caption: string;
+    photo?: Buffer;
+    document?: { fileName: string; data: Buffer };
+    replyTo?: number;
+  }): Update {
+    this.addChat(o.chat);
+    const stored = this.store.store({ chat: o.chat, from: o.from, edits: 0 }, undefined);
+    if (o.replyTo !== undefined) stored.replyToId = o.replyTo;
+    const wire = toWireMessage(stored);
+    wire.caption = o.caption;
+    const command = /^\/\S+/.exec(o.caption);
+    if (command) {
+      wire.caption_entities = [{ type: 'bot_command', offset: 0, length: command[0].length }];
+    }
+    if (o.photo) wire.photo = this.files.photoSizes(o.photo);
+    if (o.document) {
+      const ext = /\.([A-Za-z0-9]+)$/.exec(o.document.fileName)?.[1] ?? 'bin';
+      const id = this.files.add(o.document.data, 'documents', ext);
+      wire.document = {
+        file_id: id,
+        file_unique_id: `${id}u`,
+        file_name: o.document.fileName,
+        file_size: o.document.data.length,
+      };
+    }
+    const replied = o.replyTo === undefined ? undefined : this.message(o.chat.id, o.replyTo);
+    if (replied) wire.reply_to_message = toWireMessage(replied);
+    return this.pushUpdate({ message: wire });
+  }
+
   /** A user replies to a message (in its topic, if any). */
   userReplies(o: { chatId: number; messageId: number; from: FakeUser; text: string }): Update {
     const target = this.message(o.chatId, o.messageId);
@@ -270,7 +310,9 @@ export class FakeTelegram {
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(new URL(req.url ?? '/', 'http://x').pathname);
+    const pathname = new URL(req.url ?? '/', 'http://x').pathname;
+    if (req.method === 'GET' && this.files.serve(pathname, this.#token, res)) return;
+    const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(pathname);
     const method = match?.[2] ?? '?';
     let params: Json = {};
     try {
@@ -352,6 +394,8 @@ export class FakeTelegram {
         return this.#getUpdates(p, res);
       case 'sendMessage':
         return toWireMessage(this.store.sendText(p));
+      case 'getFile':
+        return this.files.getFile(p);
       case 'editMessageText':
       case 'editMessageReplyMarkup':
         return toWireMessage(this.store.edit(method, p));

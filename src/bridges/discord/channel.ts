@@ -24,6 +24,7 @@ import type {
   ChannelLogger,
   ChatUser,
   InboundEvent,
+  InboundFile,
   InboundHandler,
   Interaction,
   OutgoingFile,
@@ -36,7 +37,9 @@ import { plainTextOf } from '../render-text.ts';
 import { type ChannelStateStore, MemoryChannelState } from '../state.ts';
 import { chatopsCommands, type SlashCommandSpec, toRegistrationBody } from './commands.ts';
 import { toDiscordError } from './errors.ts';
+import { downloadDiscordFile } from './files.ts';
 import {
+  attachmentsOf,
   decodeInteraction,
   factsOf,
   type InteractionData,
@@ -240,7 +243,13 @@ export class DiscordChannel implements Channel {
   }
 
   async #onCommand(i: ChatInputCommandInteraction): Promise<void> {
-    const event = toCommand(factsOf(i), i.commandName, optionValuesOf(i), this.#commands);
+    const event = toCommand(
+      factsOf(i),
+      i.commandName,
+      optionValuesOf(i),
+      this.#commands,
+      attachmentsOf(i),
+    );
     // Answer first, with what was typed: Discord drops a command not answered in 3 s, and the
     // chat then sees who asked for what the bot posts next.
     await i
@@ -382,6 +391,11 @@ export class DiscordChannel implements Channel {
   }
 
   /** Uploads a file as an attachment (multipart), with the caption as the message text. */
+  /** Downloads a `/run file:` attachment from Discord's CDN. */
+  downloadFile(file: InboundFile, maxBytes: number): Promise<Uint8Array> {
+    return downloadDiscordFile(this.#options.apiUrl, file, maxBytes);
+  }
+
   async sendFile(chatRef: string, file: OutgoingFile): Promise<string> {
     const place = await this.#place(chatRef, file.thread, file.replyTo, file.caption ?? []);
     const channelId = channelIdOf(place);

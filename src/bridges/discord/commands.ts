@@ -16,7 +16,7 @@ import type { ConfigProblem } from '../../errors.ts';
  * How an option's value reads: one `word` (a run id, a workflow), free `text` (a spec, a reason),
  * or a Discord `user` picked from a list (its immutable id is passed on).
  */
-export type SlashOptionKind = 'word' | 'text' | 'user';
+export type SlashOptionKind = 'word' | 'text' | 'user' | 'attachment';
 
 /** One option of a slash command. */
 export interface SlashOptionSpec {
@@ -64,6 +64,7 @@ export function chatopsCommands(workflows: readonly string[] = []): SlashCommand
       'Start a run of a workflow',
       opt('workflow', 'Workflow to run', 'word', false, workflowChoices),
       opt('spec', 'What to build (the specification)', 'text'),
+      opt('file', 'A photo or document for the agent (saved in the run inputs)', 'attachment'),
     ),
     cmd('status', "A run's progress (default: this chat's active runs)", RUN),
     cmd('phase', "A PABCD run's phase history: who moved it and why", runNeeded),
@@ -163,6 +164,7 @@ export function validateCommands(specs: readonly SlashCommandSpec[]): ConfigProb
 function toOption(o: SlashOptionSpec): APIApplicationCommandBasicOption {
   const common = { name: o.name, description: o.description, required: o.required };
   if (o.kind === 'user') return { type: ApplicationCommandOptionType.User, ...common };
+  if (o.kind === 'attachment') return { type: ApplicationCommandOptionType.Attachment, ...common };
   return {
     type: ApplicationCommandOptionType.String,
     ...common,

@@ -6,9 +6,17 @@
  */
 import type { BaseInteraction, ChatInputCommandInteraction, User } from 'discord.js';
 import { z } from 'zod';
-import type { ButtonPress, ChatUser, Command, Interaction, Reply } from '../channel.ts';
+import type {
+  ButtonPress,
+  ChatUser,
+  Command,
+  InboundFile,
+  Interaction,
+  Reply,
+} from '../channel.ts';
 import { decodeHandle, encodeHandle } from '../interaction-handle.ts';
 import { invocationText, type OptionValue, type SlashCommandSpec } from './commands.ts';
+import { toInboundFile } from './files.ts';
 import { type DiscordPlace, DM_GUILD, formatChatRef, formatMessageRef, reasonRef } from './refs.ts';
 
 /** The person behind an interaction. */
@@ -49,8 +57,17 @@ export function factsOf(interaction: BaseInteraction): InteractionFacts {
 /** The option values of a slash command invocation, in the order Discord sent them. */
 export function optionValuesOf(interaction: ChatInputCommandInteraction): OptionValue[] {
   return interaction.options.data
-    .filter((o) => o.value !== undefined && o.value !== null)
+    .filter((o) => o.value !== undefined && o.value !== null && o.attachment === undefined)
     .map((o) => ({ name: o.name, value: String(o.value) }));
+}
+
+/** The attachments given as options (`/run file:`), as neutral files. */
+export function attachmentsOf(interaction: ChatInputCommandInteraction): InboundFile[] {
+  return interaction.options.data.flatMap((o) =>
+    o.attachment
+      ? [toInboundFile({ name: o.attachment.name, size: o.attachment.size, url: o.attachment.url })]
+      : [],
+  );
 }
 
 /** Where the interaction happened, or undefined when it was not in a channel. */
@@ -85,12 +102,20 @@ export function toCommand(
   name: string,
   values: readonly OptionValue[],
   specs: readonly SlashCommandSpec[],
+  files: readonly InboundFile[] = [],
 ): Command | undefined {
   const place = placeOf(f);
   if (!place) return undefined;
   const spec = specs.find((s) => s.name === name);
   const { args, rawText } = invocationText(name, values, spec);
-  return { kind: 'command', name: name.toLowerCase(), args, rawText, ...base(f, place) };
+  return {
+    kind: 'command',
+    name: name.toLowerCase(),
+    args,
+    rawText,
+    ...base(f, place),
+    ...(files.length > 0 && { files }),
+  };
 }
 
 /** What the adapter needs back from an interaction handle. */

@@ -9,6 +9,7 @@ import type {
   Channel,
   ChatRef,
   ChatUser,
+  InboundFile,
   InboundHandler,
   Interaction,
   MessageRef,
@@ -89,6 +90,14 @@ export class OutboxChannel implements Channel {
   /** Straight to the adapter: a typing indicator is worth nothing once late. */
   typing(chatRef: ChatRef): Promise<void> {
     return this.#inner.typing?.(chatRef) ?? Promise.resolve();
+  }
+
+  /** Downloads go straight to the adapter (never paced: they are not chat messages). */
+  downloadFile(file: InboundFile, maxBytes: number): Promise<Uint8Array> {
+    if (!this.#inner.downloadFile) {
+      return Promise.reject(new Error(`${this.platform} does not download files`));
+    }
+    return this.#inner.downloadFile(file, maxBytes);
   }
 
   pairingLink(code: string): string | undefined {

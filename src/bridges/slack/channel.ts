@@ -14,6 +14,7 @@ import type {
   ChannelLogger,
   ChatUser,
   InboundEvent,
+  InboundFile,
   InboundHandler,
   Interaction,
   OutgoingFile,
@@ -22,6 +23,7 @@ import type {
 import { stderrLogger } from '../channel.ts';
 import { DEFAULT_RETRY_POLICY, SerialQueues, withRateLimitRetry } from '../delivery.ts';
 import { isTooLong, toSlackError } from './errors.ts';
+import { downloadSlackFile } from './files.ts';
 import {
   type BlockActionsPayload,
   type BotContext,
@@ -352,6 +354,11 @@ export class SlackChannel implements Channel {
    */
   askForReason(interaction: Interaction, prompt: string): Promise<string> {
     return this.#interactions.askForReason(interaction, prompt);
+  }
+
+  /** Downloads a file shared with a mention (url_private_download, bot token). */
+  downloadFile(file: InboundFile, maxBytes: number): Promise<Uint8Array> {
+    return downloadSlackFile(this.#options.botToken, this.#options.apiUrl, file, maxBytes);
   }
 
   /** Uploads a file (files.uploadV2: get an upload URL, upload, complete into the conversation). */

@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { ButtonPress, ChatUser, Command, Interaction, Reply } from '../channel.ts';
 import { decodeHandle, encodeHandle } from '../interaction-handle.ts';
+import { filesOf, type SlackFileObject } from './files.ts';
 import {
   formatChatRef,
   formatMessageRef,
@@ -59,6 +60,8 @@ export interface MentionPayload {
     readonly thread_ts?: string;
     readonly bot_id?: string;
     readonly subtype?: string;
+    /** Files shared with the message (needs files:read to download). */
+    readonly files?: readonly SlackFileObject[];
   };
   readonly event_id?: string;
 }
@@ -203,6 +206,7 @@ export function fromMention(p: MentionPayload, bot: BotContext): Command | undef
     e.thread_ts === undefined
       ? { team: bot.team, channel: e.channel }
       : { team: bot.team, channel: e.channel, thread: e.thread_ts };
+  const files = filesOf(e.files);
   return {
     kind: 'command',
     ...commandWords(text),
@@ -210,6 +214,7 @@ export function fromMention(p: MentionPayload, bot: BotContext): Command | undef
     chatRef: formatChatRef(chat),
     ...(chat.thread !== undefined && { threadRef: chat.thread }),
     user: chatUser(e.user),
+    ...(files.length > 0 && { files }),
     idempotencyKey: p.event_id ? `slack:event:${p.event_id}` : `slack:msg:${e.channel}:${e.ts}`,
   };
 }

@@ -47,6 +47,12 @@ export const SLACK_SCOPES: readonly SlackScope[] = [
     why: 'post run status and checkpoints, edit them in place, answer privately',
   },
   {
+    scope: 'files:read',
+    methods: [],
+    events: [],
+    why: 'download files attached to `@bot run …` (url_private_download)',
+  },
+  {
     scope: 'files:write',
     methods: ['files.getUploadURLExternal', 'files.completeUploadExternal'],
     events: [],

@@ -12,6 +12,7 @@ import type {
   Channel,
   ChannelCapabilities,
   ChannelLogger,
+  InboundFile,
   InboundHandler,
   Interaction,
   OutgoingFile,
@@ -21,6 +22,7 @@ import { stderrLogger } from '../channel.ts';
 import { DEFAULT_RETRY_POLICY, SerialQueues, withRateLimitRetry } from '../delivery.ts';
 import { rich, splitRichTextInto } from '../render-text.ts';
 import { isExpiredQuery, isNotModified, pollingFault, toTelegramError } from './errors.ts';
+import { downloadTelegramFile } from './files.ts';
 import {
   ALLOWED_UPDATES,
   type BotIdentity,
@@ -349,6 +351,11 @@ export class TelegramChannel implements Channel {
       );
       return formatMessageRef(chat, [sent.message_id]);
     });
+  }
+
+  /** Downloads an attached photo or document (getFile, then the file URL). */
+  downloadFile(file: InboundFile, maxBytes: number): Promise<Uint8Array> {
+    return downloadTelegramFile(this.#bot.api, this.#options, file, maxBytes);
   }
 
   /** Uploads a document (sendDocument, multipart). */

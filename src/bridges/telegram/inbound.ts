@@ -6,6 +6,7 @@ import type { CallbackQuery, Message, MessageEntity, Update, User } from 'grammy
 import { z } from 'zod';
 import type { ChatUser, InboundEvent, Interaction } from '../channel.ts';
 import { decodeHandle, encodeHandle } from '../interaction-handle.ts';
+import { filesOf } from './files.ts';
 import { formatChatRef, formatMessageRef, type TelegramChat } from './outbound.ts';
 
 /** Who we are, to recognise `/cmd@ourbot` and replies to our own messages. */
@@ -113,30 +114,35 @@ function realReplyTo(message: Message): Message | undefined {
 function fromMessage(message: Message, bot: BotIdentity): InboundEvent | undefined {
   // Channel posts, anonymous admins and other bots have no person behind them to authorise.
   if (!message.from || message.from.is_bot || message.sender_chat) return undefined;
-  if (message.text === undefined) return undefined;
+  // A photo or document carries its text as a caption (with caption_entities).
+  const text = message.text ?? message.caption;
+  const entities = message.text !== undefined ? message.entities : message.caption_entities;
+  if (text === undefined) return undefined;
+  const files = filesOf(message);
   const chat = chatOf(message);
   const base = {
     chatRef: formatChatRef(chat),
     ...(chat.topic !== undefined && { threadRef: String(chat.topic) }),
     user: toChatUser(message.from),
     idempotencyKey: `telegram:msg:${message.chat.id}:${message.message_id}`,
+    ...(files.length > 0 && { files }),
   };
   const replyTo = realReplyTo(message);
-  const command = parseCommand(message.text, message.entities, bot.username);
+  const command = parseCommand(text, entities, bot.username);
   if (command) {
     return {
       kind: 'command',
       ...command,
-      rawText: message.text,
+      rawText: text,
       ...base,
       ...(replyTo?.text !== undefined && { replyToText: replyTo.text }),
     };
   }
-  if (startsWithCommand(message.entities)) return undefined; // addressed to another bot
+  if (startsWithCommand(entities)) return undefined; // addressed to another bot
   if (replyTo?.from?.id !== bot.id) return undefined; // chatter, not for us
   return {
     kind: 'reply',
-    text: message.text,
+    text,
     replyToMessageRef: formatMessageRef(chat, [replyTo.message_id]),
     ...base,
   };

@@ -4,6 +4,8 @@ import type { RunIndexRecord } from '../../db/repositories/index.ts';
 import { isTerminal, type RunState, type RunStatus } from '../../engine/model.ts';
 import type { ParsedCommand } from '../grammar.ts';
 import { usageOf } from '../grammar.ts';
+import { fetchInputs } from '../input-fetch.ts';
+import type { CheckedInput } from '../input-files.ts';
 import { renderStatus, statusLine } from '../status-message.ts';
 import { fullAccessSteps } from '../step-permissions.ts';
 import {
@@ -51,6 +53,19 @@ export async function runCommand(ctx: CommandContext, cmd: Run): Promise<Handler
       reply: `A run needs a spec: \`run ${workflow} <spec…>\`, or reply to a message with \`run ${workflow}\`.`,
     };
   }
+  const files = ctx.event.files ?? [];
+  let inputs: CheckedInput[] | undefined;
+  if (files.length > 0) {
+    const got = await fetchInputs(ctx.deps, ctx.event.chatRef, files);
+    if (typeof got === 'string') {
+      return {
+        outcome: 'failed',
+        detail: 'attached file refused',
+        reply: `Run not started: ${got}`,
+      };
+    }
+    inputs = got;
+  }
   const state = await orchestrator.startRun({
     workflow,
     workspace: binding.workspace,
@@ -58,6 +73,7 @@ export async function runCommand(ctx: CommandContext, cmd: Run): Promise<Handler
     actor: ctx.access.actor,
     originChat: ctx.event.chatRef,
     key: ctx.event.idempotencyKey,
+    ...(inputs === undefined ? {} : { inputs }),
   });
   ctx.follow(state.id, ctx.event.chatRef);
   return { outcome: 'allowed', target: state.id, detail: `workflow ${workflow}` };

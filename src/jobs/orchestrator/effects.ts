@@ -17,6 +17,7 @@ import {
   triggerQueueStepId,
   type WorkspaceRef,
 } from './job-payload.ts';
+import { type PayloadInput, promptWithInputs } from './run-inputs.ts';
 import { jobOfTaskEffect } from './task-jobs.ts';
 
 /** A job to enqueue, with its delay. */
@@ -71,6 +72,8 @@ export interface PreparedJob {
   problem?: string;
   /** An admin allowed `permissions: full` in the run's workspace (set only when asked for). */
   fullAllowed?: boolean;
+  /** The requester's files (git mode: with their bytes), for step and task jobs. */
+  inputs?: PayloadInput[];
 }
 
 /** An enqueue effect. */
@@ -113,6 +116,13 @@ export function jobOfEffect(
   const permissions = state.workflow.steps.find((s) => s.id === effect.stepId)?.permissions;
   if (!trigger && permissions !== undefined) payload.permissions = structuredClone(permissions);
   if (!trigger) addFeedback(state, effect.stepId, effect.attempt, payload);
+  if (!trigger && prepared.inputs !== undefined) {
+    payload.inputs = prepared.inputs;
+    payload.prompt = promptWithInputs(payload.prompt, state.inputs);
+    if (payload.chain !== undefined && payload.chain.length > 0) {
+      payload.chain[0] = promptWithInputs(payload.chain[0]!, state.inputs);
+    }
+  }
   return {
     spec: {
       runId: effect.runId,

@@ -157,6 +157,14 @@ export const stepJobPayloadSchema = z.object({
   feedback: z.array(feedbackItemSchema).optional(),
   /** The engine session of the step's previous attempt, resumed with the fresh feedback. */
   resumeSession: z.string().min(1).optional(),
+  /**
+   * Files the requester attached (workspace-relative paths in the run's inputs folder); in git
+   * mode with their bytes (base64), which the worker writes in its work folder.
+   */
+  inputs: z
+    .array(z.object({ path: z.string().min(1).max(500), data: z.base64().optional() }))
+    .max(20)
+    .optional(),
 });
 
 /** A step, trigger or task job's payload. */

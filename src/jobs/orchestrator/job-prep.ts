@@ -11,6 +11,7 @@ import { type AgentResolver, DEMO_AGENT_NAME, DEMO_AGENT_SCRIPT } from './agent-
 import type { EnqueueEffect, PreparedJob } from './effects.ts';
 import { jobAgentOf, unresolvedAgent } from './job-agent.ts';
 import type { JobAgent, WorkspaceRef } from './job-payload.ts';
+import { payloadInputs } from './run-inputs.ts';
 
 /** How workers reach the run's workspace: the same path (`shared`) or a git clone (`git`). */
 export type WorkspaceMode = 'shared' | 'git';
@@ -64,6 +65,14 @@ export class JobPreparer {
     }
     const prepared: PreparedJob = { agent, workspace };
     if (fullAllowed === true) prepared.fullAllowed = true;
+    if (state.inputs !== undefined && effect.type !== 'enqueueTrigger') {
+      try {
+        // A worker without the workspace gets the requester's files in the job itself.
+        prepared.inputs = payloadInputs(state.workspace, state.inputs, workspace.mode === 'git');
+      } catch (err) {
+        problems.push(errorMessage(err));
+      }
+    }
     if (problems.length > 0) prepared.problem = problems.join('; ');
     return prepared;
   }

@@ -14,6 +14,7 @@ import type { GitWorkFolders } from '../git/worker-git.ts';
 import type { QueuedJob } from '../queue/port.ts';
 import type { StepJobPayload } from './job-payload.ts';
 import { runFiles } from './run-files.ts';
+import { writePayloadInputs } from './run-inputs.ts';
 
 /** Where a job runs on this worker. */
 export interface JobPlace {
@@ -62,6 +63,7 @@ export async function prepareWorkspace(
       writeFileAtomic(specFile, p.spec, { mode: STATE_FILE_MODE, root: dir, mkdirs: true });
     }
   }
+  if (p.inputs !== undefined) writePayloadInputs(dir, job.runId, p.inputs);
   return { dir, remote: true };
 }
 

@@ -42,6 +42,7 @@ import { resumeInterrupted } from './resume-interrupted.ts';
 import { RunDriver } from './run-driver.ts';
 import { RunFeed } from './run-feed.ts';
 import { stepLogPath } from './run-files.ts';
+import { type InputFile, saveRunInputs } from './run-inputs.ts';
 import { RunListeners } from './run-listeners.ts';
 import { RunStores } from './run-stores.ts';
 import { startNewRun } from './start-run.ts';
@@ -194,6 +195,12 @@ export class Orchestrator {
       throw err;
     }
     return o;
+  }
+
+  /** Saves checked files (a guidance reply's) in a run's inputs folder; returns their paths. */
+  async saveInputs(runId: string, files: readonly InputFile[]): Promise<string[]> {
+    this.#assertOpen();
+    return saveRunInputs(await this.#workspaceOf(runId), runId, files).map((i) => i.path);
   }
 
   /** Starts a run of a workflow id (or .yaml path) in a workspace; returns its first state. */

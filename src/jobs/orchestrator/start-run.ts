@@ -25,6 +25,7 @@ import {
 import type { AgentResolver } from './agent-resolver.ts';
 import type { RunDriver } from './run-driver.ts';
 import { ensureSpecFile } from './run-files.ts';
+import { saveRunInputs } from './run-inputs.ts';
 import type { RunStores } from './run-stores.ts';
 import type { StartRunInput } from './types.ts';
 import type { WorkflowRegistry } from './workflow-registry.ts';
@@ -87,6 +88,11 @@ export async function startNewRun(input: StartRunInput, deps: StartRunDeps): Pro
     slugSource(input.spec, workflow.id),
     deps.clock(),
   );
+  // Saved before the start is committed: the ledger never names a file that is not there.
+  const inputs =
+    input.inputs !== undefined && input.inputs.length > 0
+      ? saveRunInputs(workspace, runId, input.inputs)
+      : undefined;
   deps.driver.remember(runId, { workspace, layout });
   // A coordinator session without a chosen track is supervised (its first track), as in chat.
   const track = input.track ?? (layout === 'coordinator' ? workflow.tracks?.[0] : undefined);
@@ -100,6 +106,7 @@ export async function startNewRun(input: StartRunInput, deps: StartRunDeps): Pro
       workspace,
       layout,
       spec: input.spec,
+      ...(inputs === undefined ? {} : { inputs }),
       actor: input.actor,
       ...(track === undefined ? {} : { selectedTrack: track }),
       ...(input.conditions === undefined ? {} : { selectedConditions: input.conditions }),

@@ -4,6 +4,7 @@ import type { RunEvent } from '../../engine/events.ts';
 import type { Actor, Layout, RunState } from '../../engine/model.ts';
 import type { Log } from '../../log.ts';
 import type { JobQueue } from '../queue/port.ts';
+import type { InputFile } from './run-inputs.ts';
 
 export type { CommandInput, DistributiveOmit } from './job-results.ts';
 
@@ -89,4 +90,6 @@ export interface StartRunInput {
   layout?: Layout;
   /** Idempotency key (e.g. the chat update id): the same key returns the same run. */
   key?: string;
+  /** Files the requester attached, already checked (chatops/input-files.ts); saved in `inputs/`. */
+  inputs?: readonly InputFile[];
 }

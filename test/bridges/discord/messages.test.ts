@@ -106,10 +106,11 @@ describe('send and edit', () => {
       caption: rich('Log of ', code('step_1')),
     });
     const [post] = h.fake.okCalls('POST', /\/messages$/);
-    expect(post!.files).toEqual([{ name: 'step.log', size: 14 }]);
+    const bytes = Buffer.from('line 1\nline 2\n');
+    expect(post!.files).toEqual([{ name: 'step.log', size: 14, data: bytes }]);
     expect(post!.body).toMatchObject({ content: 'Log of `step_1`' });
     expect(h.fake.state.messages.get(idOf(ref)[0]!)?.attachments).toEqual([
-      { filename: 'step.log', size: 14 },
+      { filename: 'step.log', size: 14, data: bytes },
     ]);
   });
 

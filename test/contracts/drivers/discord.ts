@@ -5,7 +5,14 @@
 import type { APIUser } from 'discord.js';
 import { chatopsCommands } from '../../../src/bridges/discord/commands.ts';
 import { FakeDiscord, type FakeInteraction, type StoredMessage } from '../../fakes/discord.ts';
-import type { Persona, PlatformDriver, Press, SeenMessage } from '../platform-driver.ts';
+import type {
+  AttachedFile,
+  Persona,
+  PlatformDriver,
+  Press,
+  SeenFile,
+  SeenMessage,
+} from '../platform-driver.ts';
 import { waitFor } from '../platform-driver.ts';
 
 const EPHEMERAL = 64;
@@ -91,6 +98,27 @@ export class DiscordDriver implements PlatformDriver {
   async sendCommand(who: Persona, text: string): Promise<void> {
     const { name, options } = slashOptions(text);
     this.fake.slashCommand(this.#people[who], this.fake.state.text, name, options);
+  }
+
+  /** `/run … file:` with the file as the command's attachment option. */
+  async sendCommandWithFile(who: Persona, text: string, file: AttachedFile): Promise<void> {
+    const { name, options } = slashOptions(text);
+    this.fake.slashCommand(this.#people[who], this.fake.state.text, name, options, [
+      { name: file.name, data: file.data },
+    ]);
+  }
+
+  /** Files the bot uploaded to the text channel (multipart attachments). */
+  async sentFiles(): Promise<SeenFile[]> {
+    const { state } = this.fake;
+    return state
+      .channelMessages(state.text.id)
+      .filter((m) => m.author.id === state.bot.id)
+      .flatMap((m) =>
+        m.attachments
+          .filter((a) => a.data !== undefined)
+          .map((a) => ({ name: a.filename, data: a.data!, caption: discordText(m) })),
+      );
   }
 
   /** The gateway dispatches the same INTERACTION_CREATE twice (a replay after a reconnect). */

@@ -6,7 +6,14 @@
 import { expect } from 'vitest';
 import type { RunningBridge } from '../../../src/app/bridge.ts';
 import { FakeSlack, type FakeUser, type Json, type StoredMessage } from '../../fakes/slack.ts';
-import type { Persona, PlatformDriver, Press, SeenMessage } from '../platform-driver.ts';
+import type {
+  AttachedFile,
+  Persona,
+  PlatformDriver,
+  Press,
+  SeenFile,
+  SeenMessage,
+} from '../platform-driver.ts';
 import { waitFor } from '../platform-driver.ts';
 
 const PEOPLE: Readonly<Record<Persona, FakeUser>> = {
@@ -173,11 +180,33 @@ export class SlackDriver implements PlatformDriver {
     expect(delivery.status).toBe(200);
   }
 
+  /** `@phasebridge <text>` with the file shared in the same message. */
+  async sendCommandWithFile(who: Persona, text: string, file: AttachedFile): Promise<void> {
+    const delivery = await this.fake.sendMention({
+      user: PEOPLE[who],
+      channel: OPS,
+      text,
+      files: [{ name: file.name, data: file.data }],
+    });
+    expect(delivery.status).toBe(200);
+  }
+
   /** Ephemeral messages to `who` that answered no press are the same list: all of them. */
   privateNotices(who: Persona): string[] {
     return this.fake.ephemerals
       .filter((e) => e.user === PEOPLE[who].id)
       .map((e) => plainMrkdwn(String(e.text)));
+  }
+
+  /** Files uploaded and shared to the channel (files.completeUploadExternal done). */
+  async sentFiles(): Promise<SeenFile[]> {
+    return this.fake.api.files
+      .filter((f) => f.data !== undefined && f.params.channel_id === OPS)
+      .map((f) => ({
+        name: f.name ?? '',
+        data: f.data!,
+        caption: plainMrkdwn(String(f.params.initial_comment ?? '')),
+      }));
   }
 
   async close(): Promise<void> {

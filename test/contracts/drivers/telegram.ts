@@ -9,7 +9,14 @@ import {
   type FakeUser,
   type StoredMessage,
 } from '../../fakes/telegram.ts';
-import type { Persona, PlatformDriver, Press, SeenMessage } from '../platform-driver.ts';
+import type {
+  AttachedFile,
+  Persona,
+  PlatformDriver,
+  Press,
+  SeenFile,
+  SeenMessage,
+} from '../platform-driver.ts';
 import { waitFor } from '../platform-driver.ts';
 
 const PEOPLE: Readonly<Record<Persona, FakeUser>> = {
@@ -160,6 +167,46 @@ export class TelegramDriver implements PlatformDriver {
       from: PEOPLE[who],
       text,
     });
+  }
+
+  async sendCommandWithFile(who: Persona, text: string, file: AttachedFile): Promise<void> {
+    this.fake.userSendsFile({
+      chat: TEAM,
+      from: PEOPLE[who],
+      caption: `/${text}`,
+      ...(file.photo
+        ? { photo: file.data }
+        : { document: { fileName: file.name, data: file.data } }),
+    });
+  }
+
+  /** A Telegram reply to the bot's message, with a photo or document and the text as caption. */
+  async replyToWithFile(
+    who: Persona,
+    message: SeenMessage,
+    text: string,
+    file: AttachedFile,
+  ): Promise<void> {
+    this.fake.userSendsFile({
+      chat: TEAM,
+      from: PEOPLE[who],
+      caption: text,
+      replyTo: Number(message.id),
+      ...(file.photo
+        ? { photo: file.data }
+        : { document: { fileName: file.name, data: file.data } }),
+    });
+  }
+
+  async sentFiles(): Promise<SeenFile[]> {
+    return this.fake
+      .botMessages(TEAM.id)
+      .filter((m) => m.document !== undefined)
+      .map((m) => ({
+        name: m.document!.fileName,
+        data: m.document!.data,
+        caption: m.caption ?? '',
+      }));
   }
 
   async close(): Promise<void> {

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import type { RunningBridge } from '../../../src/app/bridge.ts';
-import type { Persona, PlatformDriver, Press, SeenMessage } from '../platform-driver.ts';
+import type { Persona, PlatformDriver, Press, SeenFile, SeenMessage } from '../platform-driver.ts';
 import { waitFor } from '../platform-driver.ts';
 import { ConsoleStream } from './web-stream.ts';
 
@@ -106,6 +106,20 @@ export class WebDriver implements PlatformDriver {
     const key = randomUUID();
     await this.#post('/api/command', { text, key });
     await this.#post('/api/command', { text, key });
+  }
+
+  /** Files the console holds for its messages (links `/files/<id>`), fetched with the session. */
+  async sentFiles(): Promise<SeenFile[]> {
+    const out: SeenFile[] = [];
+    for (const m of this.#events().messages) {
+      for (const link of m.html.matchAll(/href="(\/files\/[^"]+)"[^>]*>([^<]*)</g)) {
+        const res = await fetch(`${this.#base}${htmlText(link[1]!)}`, { headers: this.#headers() });
+        expect(res.status).toBe(200);
+        const data = Buffer.from(await res.arrayBuffer());
+        out.push({ name: htmlText(link[2]!), data, caption: htmlText(m.html).trim() });
+      }
+    }
+    return out;
   }
 
   /** The bridge's messages as the page shows them now. */
