@@ -20,9 +20,9 @@ import {
   type JsonObject,
   type RecordedCall,
   type StoredMessage,
+  snowflake,
   wireChannel,
   wireMessage,
-  snowflake,
 } from './discord-wire.ts';
 
 export { INTERACTION_TOKEN_TTL_MS } from './discord-rest.ts';
