@@ -269,6 +269,8 @@ export interface StepStartInfo {
   pid?: number;
   sessionId: string;
   monitoringId?: number;
+  /** The queue's id of the worker running the job. */
+  worker?: string;
 }
 
 /**
@@ -282,6 +284,7 @@ export const stepReportSchema = z.discriminatedUnion('kind', [
     sessionId: z.string().min(1),
     monitoringId: z.number().int().nonnegative().optional(),
     pid: z.number().int().positive().optional(),
+    worker: z.string().min(1).max(200).optional(),
   }),
   z.object({
     kind: z.literal('session'),

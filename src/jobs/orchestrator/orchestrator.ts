@@ -83,6 +83,7 @@ export class Orchestrator {
   readonly #prep: JobPreparer;
   readonly #remoteLogs: RemoteLogs;
   readonly #workflows: WorkflowRegistry;
+  readonly #coordinatorOnComplete: 'archive' | 'remove' | undefined;
   readonly #stores: RunStores;
   readonly #timers: ExpiryTimers;
   readonly #driver: RunDriver;
@@ -109,6 +110,7 @@ export class Orchestrator {
       this.#repos.fullAccess.allowed(ws),
     );
     this.#workflows = new WorkflowRegistry({ home: opts.home, log: opts.log });
+    this.#coordinatorOnComplete = opts.coordinatorOnComplete;
     this.#stores = new RunStores({
       agentInfo: (n) => this.#agents.info(n),
       clock: this.#clock,
@@ -206,6 +208,9 @@ export class Orchestrator {
       agents: this.#agents,
       workflows: this.#workflows,
       clock: this.#clock,
+      ...(this.#coordinatorOnComplete === undefined
+        ? {}
+        : { coordinatorOnComplete: this.#coordinatorOnComplete }),
     });
   }
 

@@ -95,7 +95,11 @@ function taskState(state: RunState, job: JobRef) {
 }
 
 /** taskStarted for a task job whose agent started, while that attempt is still queued. */
-export function taskStartedCommands(state: RunState, job: JobRef): KeyedCommand[] {
+export function taskStartedCommands(
+  state: RunState,
+  job: JobRef,
+  worker?: string,
+): KeyedCommand[] {
   const task = taskState(state, job);
   if (task?.attempt !== job.attempt || task.status !== 'queued') return [];
   const command: CommandInput = {
@@ -104,6 +108,7 @@ export function taskStartedCommands(state: RunState, job: JobRef): KeyedCommand[
     taskId: job.taskId!,
     attempt: job.attempt,
     actor: SYSTEM_ACTOR,
+    ...(worker === undefined ? {} : { worker }),
   };
   return [{ key: `job:${job.id}:started`, command }];
 }
@@ -117,7 +122,7 @@ export function taskOutcomeCommands(
   const result = outcome.ok ? parseStepJobResult(outcome.result) : null;
   const base = { stepId: job.stepId, taskId: job.taskId!, attempt: job.attempt };
   const telemetry = result?.telemetry ?? { ...ZERO_TELEMETRY };
-  const started = taskStartedCommands(state, job);
+  const started = taskStartedCommands(state, job, result?.worker);
   let failure: string | undefined;
   if (!outcome.ok) {
     failure = outcome.cancelled

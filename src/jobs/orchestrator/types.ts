@@ -69,6 +69,11 @@ export interface OrchestratorOptions {
    * workspace's `origin` remote and the run branch's commit, and lands what workers push.
    */
   workspaceMode?: 'shared' | 'git';
+  /**
+   * What a completed coordinator session's `.coordinator/` becomes when the workflow has no
+   * `coordinator.onComplete` (PHASEBRIDGE_COORDINATOR_ON_COMPLETE; default archive).
+   */
+  coordinatorOnComplete?: 'archive' | 'remove';
   /** Called when an in-process worker's agent process exists (diagnostics, benchmarks). */
   onAgentSpawn?: (info: { jobId: string; runId: string; pid: number }) => void;
 }

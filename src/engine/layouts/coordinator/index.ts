@@ -2,7 +2,8 @@
  * The `coordinator` layout: a run projected into `<workspace>/.coordinator/state.json` as the
  * agile coordinator keeps its session (seed 004), every key of its full schema present. When the
  * run completes, the session is written IDLE and `.coordinator/` is archived as
- * `.coordinator.archive.<unix time>` (the seed's cleanup). A session of another run (or of the
+ * `.coordinator.archive.<unix time>`, or removed when the workflow's `coordinator.onComplete`
+ * says `remove` (the seed's two cleanup options). A session of another run (or of the
  * coordinator itself) that is not IDLE is never overwritten: it is an interrupted session to
  * resume, restart or abort first (see sessions.ts).
  */
@@ -28,6 +29,14 @@ export function readSessionHead(
   } catch {
     return null;
   }
+}
+
+/** Removes `.coordinator/` (the seed's "Option 2: Remove"); nothing outside it is touched. */
+export function removeCoordinator(workspace: string): void {
+  const { dir } = coordinatorPaths(workspace);
+  // The folder was checked not to be a link above; rmSync does not follow links inside it.
+  fs.rmSync(dir, { recursive: true, force: true });
+  fsyncDir(path.dirname(dir));
 }
 
 /** Moves `.coordinator/` to `.coordinator.archive.<unix time>` (a free name). */
@@ -59,7 +68,9 @@ function projectCoordinator(state: RunState, _ctx: ProjectionContext, workspaceA
   if (readTextInside(workspace, paths.state) !== text) {
     writeFileAtomic(paths.state, text, { root: workspace, mkdirs: true, mode: STATE_FILE_MODE });
   }
-  if (state.status === 'completed') archiveCoordinator(workspace, new Date(state.updatedAt));
+  if (state.status !== 'completed') return;
+  if (state.workflow.coordinator?.onComplete === 'remove') removeCoordinator(workspace);
+  else archiveCoordinator(workspace, new Date(state.updatedAt));
 }
 
 /** The coordinator layout projection. */
