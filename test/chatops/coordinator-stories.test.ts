@@ -33,7 +33,7 @@ import {
   type WorkerProcess,
   workerPidOfLog,
 } from '../support/worker-processes.ts';
-import { ALICE, BOB, type WorldOptions, World } from './support.ts';
+import { ALICE, BOB, World, type WorldOptions } from './support.ts';
 
 const BEHAVIOUR = 'sleep=200 tasks=4 taskfile=.coordinator/tasks.json tests=12/12';
 process.env.DEMO_AGENT_BEHAVIOUR = BEHAVIOUR;

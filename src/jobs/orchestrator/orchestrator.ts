@@ -44,6 +44,7 @@ import { RunFeed } from './run-feed.ts';
 import { stepLogPath } from './run-files.ts';
 import { RunListeners } from './run-listeners.ts';
 import { RunStores } from './run-stores.ts';
+import { endSessions } from './session-end.ts';
 import { startNewRun } from './start-run.ts';
 import { RunSupervisor } from './supervisor.ts';
 import { taskListCommands } from './task-jobs.ts';
@@ -84,6 +85,7 @@ export class Orchestrator {
   readonly #remoteLogs: RemoteLogs;
   readonly #workflows: WorkflowRegistry;
   readonly #coordinatorOnComplete: 'archive' | 'remove' | undefined;
+  readonly #endSessionsOnClose: boolean;
   readonly #stores: RunStores;
   readonly #timers: ExpiryTimers;
   readonly #driver: RunDriver;
@@ -111,6 +113,7 @@ export class Orchestrator {
     );
     this.#workflows = new WorkflowRegistry({ home: opts.home, log: opts.log });
     this.#coordinatorOnComplete = opts.coordinatorOnComplete;
+    this.#endSessionsOnClose = opts.endSessionsOnClose === true;
     this.#stores = new RunStores({
       agentInfo: (n) => this.#agents.info(n),
       clock: this.#clock,
@@ -314,6 +317,14 @@ export class Orchestrator {
       this.#signals.close();
       this.#timers.close();
       await this.#driver.drain();
+      if (this.#endSessionsOnClose) {
+        await endSessions({
+          runs: this.#repos.runs,
+          load: (id) => this.getRun(id),
+          log: this.#log,
+          now: this.#clock,
+        });
+      }
       await this.#stores.close();
       this.#listeners.failWaiters(new Error('the orchestrator was closed'));
     })();

@@ -95,11 +95,7 @@ function taskState(state: RunState, job: JobRef) {
 }
 
 /** taskStarted for a task job whose agent started, while that attempt is still queued. */
-export function taskStartedCommands(
-  state: RunState,
-  job: JobRef,
-  worker?: string,
-): KeyedCommand[] {
+export function taskStartedCommands(state: RunState, job: JobRef, worker?: string): KeyedCommand[] {
   const task = taskState(state, job);
   if (task?.attempt !== job.attempt || task.status !== 'queued') return [];
   const command: CommandInput = {

@@ -74,6 +74,11 @@ export interface OrchestratorOptions {
    * `coordinator.onComplete` (PHASEBRIDGE_COORDINATOR_ON_COMPLETE; default archive).
    */
   coordinatorOnComplete?: 'archive' | 'remove';
+  /**
+   * On close, mark the session end of every unfinished flow and coordinator run (flow's
+   * `session_end`, state.json's `updated_at`): the bridge (`serve`) sets it, CLI processes not.
+   */
+  endSessionsOnClose?: boolean;
   /** Called when an in-process worker's agent process exists (diagnostics, benchmarks). */
   onAgentSpawn?: (info: { jobId: string; runId: string; pid: number }) => void;
 }

@@ -126,7 +126,8 @@ describe('coordinator preset', () => {
   });
 
   it('removes .coordinator/ at the end when the workflow says onComplete: remove', async () => {
-    process.env.DEMO_AGENT_BEHAVIOUR = 'sleep=20 tasks=2 taskfile=.coordinator/tasks.json tests=3/3';
+    process.env.DEMO_AGENT_BEHAVIOUR =
+      'sleep=20 tasks=2 taskfile=.coordinator/tasks.json tests=3/3';
     env = await makeEnv();
     env.workflow(
       'coordrm',

@@ -73,6 +73,25 @@ function projectCoordinator(state: RunState, _ctx: ProjectionContext, workspaceA
   else archiveCoordinator(workspace, new Date(state.updatedAt));
 }
 
+/**
+ * The bridge stops while the session is not IDLE: state.json is written again with `updated_at`
+ * the stop time, so the session shows when it was last driven (the seed's resume reads it).
+ * False when the workspace holds no session of this run.
+ */
+export function recordCoordinatorSessionEnd(state: RunState, at: string): boolean {
+  if (state.layout !== 'coordinator') return false;
+  const workspace = path.resolve(state.workspace);
+  const head = readSessionHead(workspace);
+  if (head === null || head.session_id !== coordinatorSessionId(state.id)) return false;
+  const doc = { ...coordinatorState(state), updated_at: at };
+  const { state: file } = coordinatorPaths(workspace);
+  writeFileAtomic(file, `${JSON.stringify(doc, null, 2)}\n`, {
+    root: workspace,
+    mode: STATE_FILE_MODE,
+  });
+  return true;
+}
+
 /** The coordinator layout projection. */
 export const coordinatorLayout: LayoutProjection = Object.freeze({
   name: 'coordinator',
