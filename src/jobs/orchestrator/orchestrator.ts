@@ -44,6 +44,7 @@ import { RunFeed } from './run-feed.ts';
 import { stepLogPath } from './run-files.ts';
 import { RunListeners } from './run-listeners.ts';
 import { RunStores } from './run-stores.ts';
+import { readRunBranchFile } from '../git/bridge-git.ts';
 import { endSessions } from './session-end.ts';
 import { startNewRun } from './start-run.ts';
 import { RunSupervisor } from './supervisor.ts';
@@ -136,10 +137,15 @@ export class Orchestrator {
       timers: this.#timers,
       log: opts.log,
       onExpiry: (runId, checkpointId) => this.#expire(runId, checkpointId),
-      onLoadTasks: (state, effect) =>
-        this.#signals.apply(state.id, `task list of ${effect.stepId}`, (s) =>
-          taskListCommands(s, effect),
-        ),
+      onLoadTasks: async (state, effect) => {
+        const committed =
+          opts.workspaceMode === 'git'
+            ? await readRunBranchFile(state.workspace, state.id, effect.file)
+            : null;
+        await this.#signals.apply(state.id, `task list of ${effect.stepId}`, (s) =>
+          taskListCommands(s, effect, committed),
+        );
+      },
     });
     this.#driver = new RunDriver({
       stores: this.#stores,
