@@ -4,7 +4,7 @@
  * (two worker instances on the embedded queue; two `phasebridge worker` processes on BullMQ with
  * a private redis-server), every state.json written moving only along the seed's table, the
  * verification figures and the summary in chat, and `.coordinator/` archived — or removed when
- * the bridge is set to (PHASEBRIDGE_COORDINATOR_ON_COMPLETE=remove).
+ * the bridge is set to (PHASEBRIDGE_COORDINATOR_ON_COMPLETE=remove, a third, shorter story).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -171,6 +171,19 @@ describe('coordinator preset through chat, embedded queue', () => {
   });
 });
 
+describe('coordinator onComplete through chat', () => {
+  it('removes .coordinator/ at the end when the bridge is set to remove', async () => {
+    w = await World.create({ orchestrator: { coordinatorOnComplete: 'remove' } });
+    w.say(ALICE, '/run coordinator ship the backlog');
+    const plan = await w.message(/Checkpoint plan:1/);
+    w.press(BOB, plan, 'Approve');
+    const end = await w.message(/^🏁 Run \S+ Completed/);
+    expect(end.text).toContain('Session .coordinator/ removed');
+    // Nothing of the session is left: no folder, no archive.
+    expect(fs.readdirSync(w.workspace).filter((f) => f.startsWith('.coordinator'))).toEqual([]);
+  });
+});
+
 const redisOk = redisAvailable().ok || inCi();
 if (!redisOk) process.stderr.write(NO_REDIS_BANNER);
 describe.runIf(redisOk)('coordinator preset through chat on BullMQ', () => {
@@ -183,10 +196,10 @@ describe.runIf(redisOk)('coordinator preset through chat on BullMQ', () => {
     await redis?.stop();
   });
 
-  it('runs the tasks on 2 worker processes and removes .coordinator/ when set to', async () => {
+  it('runs the tasks on 2 worker processes and archives the session', async () => {
     w = await World.create({
       queue: () => createBullmqQueue({ url: redis.url }),
-      orchestrator: { worker: false, coordinatorOnComplete: 'remove' },
+      orchestrator: { worker: false },
     });
     const world = w;
     try {
@@ -201,11 +214,8 @@ describe.runIf(redisOk)('coordinator preset through chat on BullMQ', () => {
         );
       }
       const { runId, state, end } = await coordinatorThroughChat(world);
-      expect(end.text).toContain('Session .coordinator/ removed');
-      expect(fs.existsSync(path.join(world.workspace, '.coordinator'))).toBe(false);
-      expect(fs.readdirSync(world.workspace).filter((f) => f.startsWith('.coordinator'))).toEqual(
-        [],
-      );
+      expect(end.text).toContain('Session .coordinator/ archived');
+      checkArchive(world.workspace);
       const tasks = state.steps.find((s) => s.id === 'execute')!.tasks!;
       const pids = tasks.map((t) =>
         workerPidOfLog(
