@@ -17,7 +17,6 @@ import { findStep, type RunState, SYSTEM_ACTOR } from '../../engine/model.ts';
 import type { CommitResult } from '../../engine/store/types.ts';
 import { InvalidInputError, NotFoundError } from '../../errors.ts';
 import type { Log } from '../../log.ts';
-import { readRunBranchFile } from '../git/bridge-git.ts';
 import { errorMessage } from '../queue/outcome.ts';
 import type { JobOutcome, JobQueue, JobSpec, Worker } from '../queue/port.ts';
 import { AgentResolver } from './agent-resolver.ts';
@@ -48,7 +47,7 @@ import { RunStores } from './run-stores.ts';
 import { endSessions } from './session-end.ts';
 import { startNewRun } from './start-run.ts';
 import { RunSupervisor } from './supervisor.ts';
-import { taskListCommands } from './task-jobs.ts';
+import { loadTaskList } from './task-jobs.ts';
 import type {
   OrchestratorOptions,
   RunNotice,
@@ -137,15 +136,10 @@ export class Orchestrator {
       timers: this.#timers,
       log: opts.log,
       onExpiry: (runId, checkpointId) => this.#expire(runId, checkpointId),
-      onLoadTasks: async (state, effect) => {
-        const committed =
-          opts.workspaceMode === 'git'
-            ? await readRunBranchFile(state.workspace, state.id, effect.file)
-            : null;
-        await this.#signals.apply(state.id, `task list of ${effect.stepId}`, (s) =>
-          taskListCommands(s, effect, committed),
-        );
-      },
+      onLoadTasks: (state, effect) =>
+        loadTaskList(state, effect, opts.workspaceMode === 'git', (plan) =>
+          this.#signals.apply(state.id, `task list of ${effect.stepId}`, plan),
+        ),
     });
     this.#driver = new RunDriver({
       stores: this.#stores,
@@ -217,9 +211,7 @@ export class Orchestrator {
       agents: this.#agents,
       workflows: this.#workflows,
       clock: this.#clock,
-      ...(this.#coordinatorOnComplete === undefined
-        ? {}
-        : { coordinatorOnComplete: this.#coordinatorOnComplete }),
+      coordinatorOnComplete: this.#coordinatorOnComplete,
     });
   }
 
@@ -323,14 +315,8 @@ export class Orchestrator {
       this.#signals.close();
       this.#timers.close();
       await this.#driver.drain();
-      if (this.#endSessionsOnClose) {
-        await endSessions({
-          runs: this.#repos.runs,
-          load: (id) => this.getRun(id),
-          log: this.#log,
-          now: this.#clock,
-        });
-      }
+      if (this.#endSessionsOnClose)
+        await endSessions(this.#repos.runs, this, this.#log, this.#clock());
       await this.#stores.close();
       this.#listeners.failWaiters(new Error('the orchestrator was closed'));
     })();

@@ -17,37 +17,40 @@ export interface SessionEndCount {
   coordinator: number;
 }
 
-/** Marks the session end of every unfinished flow and coordinator run; never throws. */
-export async function endSessions(deps: {
-  runs: RunsRepo;
-  load(runId: string): Promise<RunState>;
-  log: Log;
-  now: () => Date;
-}): Promise<SessionEndCount> {
+/**
+ * Marks the session end of every unfinished flow and coordinator run in the runs index, at
+ * `now`; never throws (a stop must not fail on it).
+ */
+export async function endSessions(
+  runs: RunsRepo,
+  source: { getRun(runId: string): Promise<RunState> },
+  log: Log,
+  now: Date = new Date(),
+): Promise<SessionEndCount> {
   const count: SessionEndCount = { flow: 0, coordinator: 0 };
-  const at = deps.now().toISOString();
+  const at = now.toISOString();
   let open: Awaited<ReturnType<RunsRepo['list']>>;
   try {
-    open = await deps.runs.list({ status: ['active', 'awaiting', 'blocked'] });
+    open = await runs.list({ status: ['active', 'awaiting', 'blocked'] });
   } catch (err) {
-    deps.log.warn({ err: errorMessage(err) }, 'session end: runs not listed');
+    log.warn({ err: errorMessage(err) }, 'session end: runs not listed');
     return count;
   }
   for (const r of open) {
     if (r.layout !== 'flow' && r.layout !== 'coordinator') continue;
     try {
-      const state = await deps.load(r.id);
+      const state = await source.getRun(r.id);
       // flow's SessionEnd marks active runs only; a blocked one already says why it stopped.
       const active = state.status === 'active' || state.status === 'awaiting';
       if (active && recordFlowSessionEnd(state, at, 'phasebridge stopped')) count.flow++;
       if (recordCoordinatorSessionEnd(state, at)) count.coordinator++;
     } catch (err) {
-      deps.log.warn({ runId: r.id, err: errorMessage(err) }, 'session end not recorded');
+      log.warn({ runId: r.id, err: errorMessage(err) }, 'session end not recorded');
     }
   }
-  if (count.flow > 0) deps.log.info(`flow: ${count.flow} active FlowRun(s) persisted`);
+  if (count.flow > 0) log.info(`flow: ${count.flow} active FlowRun(s) persisted`);
   if (count.coordinator > 0) {
-    deps.log.info(`coordinator: ${count.coordinator} session(s) persisted`);
+    log.info(`coordinator: ${count.coordinator} session(s) persisted`);
   }
   return count;
 }

@@ -38,7 +38,7 @@ export interface StartRunDeps {
   workflows: WorkflowRegistry;
   clock: () => Date;
   /** The bridge's default for `coordinator.onComplete` (recorded in the run at its start). */
-  coordinatorOnComplete?: 'archive' | 'remove';
+  coordinatorOnComplete?: 'archive' | 'remove' | undefined;
 }
 
 /** Runs of a workspace searched for an earlier start with the same idempotency key. */

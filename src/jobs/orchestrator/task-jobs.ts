@@ -16,6 +16,7 @@ import {
   ZERO_TELEMETRY,
 } from '../../engine/model.ts';
 import { parseTaskList } from '../../engine/tasks/types.ts';
+import { readRunBranchFile } from '../git/bridge-git.ts';
 import { COMMIT_RE, taskBranch } from '../git/run-git.ts';
 import type { JobOutcome } from '../queue/port.ts';
 import type { PlannedJob, PreparedJob } from './effects.ts';
@@ -223,4 +224,20 @@ export function taskListCommands(
     const error = `cannot read the task list ${effect.file}: ${why}`;
     return [{ key: `${key}:failed`, command: { type: 'stepFailed', ...base, error } }];
   }
+}
+
+/**
+ * Reads the task list of a `loadTasks` effect and commits what it holds through `apply`. In git
+ * mode the list is the one the earlier step's worker committed on the run branch.
+ */
+export async function loadTaskList(
+  state: RunState,
+  effect: Extract<Effect, { type: 'loadTasks' }>,
+  gitMode: boolean,
+  apply: (plan: (s: RunState) => KeyedCommand[]) => Promise<void>,
+): Promise<void> {
+  const committed = gitMode
+    ? await readRunBranchFile(state.workspace, state.id, effect.file)
+    : null;
+  await apply((s) => taskListCommands(s, effect, committed));
 }
