@@ -156,6 +156,7 @@ function writeTaskList(b) {
     depends_on: b.taskdeps === 'chain' && i > 0 ? [`t${i}`] : [],
   }));
   const file = path.resolve(b.taskfile ?? 'tasks.json');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, `${JSON.stringify({ tasks }, null, 2)}\n`);
   console.log(`demo-agent: wrote ${n} tasks to ${file}`);
 }

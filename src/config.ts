@@ -51,6 +51,8 @@ export const configSchema = z.strictObject({
   redisUrl: z.optional(matching(/^rediss?:\/\//, 'must start with redis:// or rediss://')),
   /** How workers reach run workspaces: the same path (`shared`) or a git clone of `origin` (`git`). */
   workspaceMode: z.enum(['shared', 'git']),
+  /** What a completed coordinator session's `.coordinator/` becomes when its workflow does not say. */
+  coordinatorOnComplete: z.enum(['archive', 'remove']),
   /** BullMQ job lease (ms): a job whose worker vanished is taken again within this time. */
   jobLeaseMs: z.pipe(z.coerce.number(), z.int().check(z.gte(1000), z.lte(3_600_000))),
   logLevel: z.enum(LOG_LEVELS),
@@ -118,6 +120,7 @@ const FIXES: Record<string, string> = {
     'set PHASEBRIDGE_PUBLIC_URL to the https URL browsers open the console at, e.g. https://pb.example.com',
   redisUrl: 'set REDIS_URL to redis://host:6379, or unset it to use the embedded queue',
   workspaceMode: 'set PHASEBRIDGE_WORKSPACE_MODE to shared (default) or git',
+  coordinatorOnComplete: 'set PHASEBRIDGE_COORDINATOR_ON_COMPLETE to archive (default) or remove',
   jobLeaseMs:
     'set PHASEBRIDGE_JOB_LEASE_MS to milliseconds between 1000 and 3600000 (default 60000)',
   logLevel: `set LOG_LEVEL to one of ${LOG_LEVELS.join(', ')}`,
@@ -150,6 +153,7 @@ const ENV_OF: Record<string, string> = {
   publicUrl: 'PHASEBRIDGE_PUBLIC_URL',
   redisUrl: 'REDIS_URL',
   workspaceMode: 'PHASEBRIDGE_WORKSPACE_MODE',
+  coordinatorOnComplete: 'PHASEBRIDGE_COORDINATOR_ON_COMPLETE',
   jobLeaseMs: 'PHASEBRIDGE_JOB_LEASE_MS',
   logLevel: 'LOG_LEVEL',
   'inputs.maxBytes': 'PHASEBRIDGE_MAX_INPUT_BYTES',
@@ -248,6 +252,7 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     publicUrl: v('PHASEBRIDGE_PUBLIC_URL'),
     redisUrl: v('REDIS_URL'),
     workspaceMode: v('PHASEBRIDGE_WORKSPACE_MODE'),
+    coordinatorOnComplete: v('PHASEBRIDGE_COORDINATOR_ON_COMPLETE'),
     jobLeaseMs: v('PHASEBRIDGE_JOB_LEASE_MS'),
     logLevel: v('LOG_LEVEL'),
     inputs: {
@@ -283,6 +288,7 @@ const DEFAULTS = {
   host: '127.0.0.1',
   port: 7717,
   workspaceMode: 'shared',
+  coordinatorOnComplete: 'archive',
   jobLeaseMs: 60_000,
   logLevel: 'info',
   inputs: { maxBytes: 10 * 1024 * 1024, maxFiles: 5 },

@@ -39,6 +39,20 @@ describe('loadConfig', () => {
     ).toThrow(/PHASEBRIDGE_METRICS_OPEN: an open \/metrics is only allowed on a loopback address/);
   });
 
+  it('takes PHASEBRIDGE_COORDINATOR_ON_COMPLETE archive (default) or remove, nothing else', () => {
+    const cwd = tmp();
+    expect(loadConfig({ env: {}, cwd }).coordinatorOnComplete).toBe('archive');
+    const env = { PHASEBRIDGE_COORDINATOR_ON_COMPLETE: 'remove' };
+    expect(loadConfig({ env, cwd }).coordinatorOnComplete).toBe('remove');
+    const problems = problemsOf(() =>
+      loadConfig({ env: { PHASEBRIDGE_COORDINATOR_ON_COMPLETE: 'delete' }, cwd }),
+    );
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(
+      /^PHASEBRIDGE_COORDINATOR_ON_COMPLETE \| .* \| set PHASEBRIDGE_COORDINATOR_ON_COMPLETE to archive \(default\) or remove$/,
+    );
+  });
+
   it('takes PHASEBRIDGE_PUBLIC_URL as an http(s) URL and refuses anything else', () => {
     const cwd = tmp();
     const env = { PHASEBRIDGE_PUBLIC_URL: 'https://pb.example.com/console/' };

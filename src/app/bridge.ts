@@ -109,6 +109,8 @@ export async function startBridge(
       log: log.child({ component: 'orchestrator' }),
       home: config.home,
       workspaceMode: config.workspaceMode,
+      coordinatorOnComplete: config.coordinatorOnComplete,
+      endSessionsOnClose: true,
       secretEnvNames: SECRET_ENV_NAMES,
       worker: opts.worker ?? { concurrency: 2 },
       feed: opts.feedPollMs === undefined ? {} : { pollMs: opts.feedPollMs },

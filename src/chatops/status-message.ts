@@ -11,6 +11,7 @@ import {
   type Telemetry,
   ZERO_TELEMETRY,
 } from '../engine/model.ts';
+import { coordinatorOutcomeLines } from './coordinator-words.ts';
 import { phaseStrip } from './phase-strip.ts';
 import { actorName, durationWords, telemetryWords } from './words.ts';
 
@@ -122,12 +123,14 @@ export function outcomeMessage(state: RunState): OutgoingMessage {
     cancelled: '🛑',
     blocked: '⚠️',
   };
+  const more = coordinatorOutcomeLines(state);
   return {
     text: rich(
       plain(`${icon[state.status] ?? 'ℹ️'} `),
       bold(`Run ${state.id}`),
       ' ',
       statusLine(state),
+      ...(more.length > 0 ? [plain(`\n${more.join('\n')}`)] : []),
     ),
   };
 }

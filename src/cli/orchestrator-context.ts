@@ -58,6 +58,7 @@ export async function openOrchestrator(
       log,
       home: config.home,
       workspaceMode: config.workspaceMode,
+      coordinatorOnComplete: config.coordinatorOnComplete,
       secretEnvNames: SECRET_ENV_NAMES,
       worker: opts.worker,
     });

@@ -183,6 +183,8 @@ export interface TaskStartedCommand extends CommandBase {
   stepId: string;
   taskId: string;
   attempt: number;
+  /** The queue's id of the worker that took the job, when it says. */
+  worker?: string;
 }
 
 /** A task's agent exited; a non-zero exit code (or an `error` directive) fails the attempt. */

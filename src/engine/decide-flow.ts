@@ -6,6 +6,7 @@ import { checkpointAnswers, policyFor } from './checkpoint-policy.ts';
 import type { DecideContext } from './decide-context.ts';
 import type { Directive } from './directive.ts';
 import type { QueueMode } from './events.ts';
+import { STEP_PHASES } from './layouts/coordinator/format.ts';
 import type { CheckpointKind, CheckpointState, StepState } from './model.ts';
 import { holdAtGate } from './pabcd/decide-phase.ts';
 import type { GateName } from './pabcd/phases.ts';
@@ -74,11 +75,19 @@ export function queueStep(
   });
 }
 
+/** The words of an `after` checkpoint: a coordinator's plan asks to confirm the plan (seed 004). */
+function afterReason(ctx: DecideContext, step: StepState): string {
+  if (ctx.state.layout === 'coordinator' && STEP_PHASES[step.id] === 'PLANNING') {
+    return `confirm plan: step ${step.id} finished; approve to start executing the tasks`;
+  }
+  return `step ${step.id} finished: approve to continue`;
+}
+
 /** The step is done and says `continue`: its `after` gate opens, or the next step is entered. */
 export function continueAfter(ctx: DecideContext, step: StepState): void {
   if (holdAtGate(ctx, step)) return;
   if (defOf(ctx, step.index).checkpoint?.when === 'after') {
-    openCheckpoint(ctx, step, 'after', `step ${step.id} finished: approve to continue`);
+    openCheckpoint(ctx, step, 'after', afterReason(ctx, step));
     return;
   }
   enterStep(ctx, step.index + 1);

@@ -268,6 +268,8 @@ export interface TaskStartedEvent extends EventBase {
   stepId: string;
   taskId: string;
   attempt: number;
+  /** The queue's id of the worker that took the job. */
+  worker?: string;
 }
 
 /** A task's attempt succeeded. */

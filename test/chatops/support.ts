@@ -15,6 +15,7 @@ import { type BridgeDb, migrateToLatest, openBridgeDb } from '../../src/db/conne
 import { createRepositories, type Repositories } from '../../src/db/repositories/index.ts';
 import type { RunState } from '../../src/engine/model.ts';
 import { Orchestrator } from '../../src/jobs/orchestrator/orchestrator.ts';
+import type { OrchestratorOptions } from '../../src/jobs/orchestrator/types.ts';
 import type { JobQueue } from '../../src/jobs/queue/port.ts';
 import { createSqliteQueue } from '../../src/jobs/queue/sqlite-driver.ts';
 import {
@@ -53,6 +54,10 @@ export interface WorldOptions {
   forgetMessages?: boolean;
   /** The bridge's logger (default: silent). */
   log?: Logger;
+  /** The job queue on the bridge's db (default: the embedded sqlite queue). */
+  queue?: (db: BridgeDb) => Promise<JobQueue>;
+  /** More orchestrator options (`worker: false` for a bridge whose jobs run in `phasebridge worker`s). */
+  orchestrator?: Partial<OrchestratorOptions>;
 }
 
 /** Files and the fake Telegram shared by every bridge of a test. */
@@ -94,13 +99,16 @@ export class World {
     await migrateToLatest(db);
     const repos = createRepositories(db);
     const log = this.#options.log ?? pino({ level: 'silent' });
-    const queue = createSqliteQueue({ db, pollMs: 10 });
+    const queue = this.#options.queue
+      ? await this.#options.queue(db)
+      : createSqliteQueue({ db, pollMs: 10 });
     const orchestrator = await Orchestrator.create({
       db,
       queue,
       log,
       home: this.home,
       worker: { concurrency: 2 },
+      ...this.#options.orchestrator,
     });
     const channel = new TelegramChannel({
       token: this.fake.token,

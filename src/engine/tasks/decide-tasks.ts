@@ -124,7 +124,14 @@ export function decideTasksPlanned(ctx: DecideContext, c: TasksPlannedCommand): 
 export function decideTaskStarted(ctx: DecideContext, c: TaskStartedCommand): void {
   const { task } = inFlightTask(ctx, c.stepId, c.taskId, c.attempt);
   if (task.status !== 'queued') refuse(`task ${c.stepId}/${c.taskId} is already running`);
-  ctx.emit({ type: 'taskStarted', stepId: c.stepId, taskId: c.taskId, attempt: c.attempt });
+  const worker = typeof c.worker === 'string' && c.worker.length <= 200 ? c.worker : undefined;
+  ctx.emit({
+    type: 'taskStarted',
+    stepId: c.stepId,
+    taskId: c.taskId,
+    attempt: c.attempt,
+    ...(worker === undefined || worker === '' ? {} : { worker }),
+  });
 }
 
 /** A task's agent exited: exit 0 completes it (an `error` directive fails it). */

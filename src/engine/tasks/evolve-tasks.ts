@@ -70,7 +70,7 @@ export function applyTaskEvent(state: RunState, e: TaskEvent): RunState {
         e.stepId,
         e.taskId,
         (t) => ({
-          ...omit(t, 'startedAt', 'finishedAt', 'error', 'result'),
+          ...omit(t, 'startedAt', 'finishedAt', 'error', 'result', 'worker'),
           status: 'queued',
           attempt: e.attempt,
           tries: e.tries,
@@ -82,6 +82,7 @@ export function applyTaskEvent(state: RunState, e: TaskEvent): RunState {
         ...t,
         status: 'running',
         startedAt: e.at,
+        ...(e.worker === undefined ? {} : { worker: e.worker }),
       }));
     case 'taskCompleted':
       return withTask(

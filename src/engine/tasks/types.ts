@@ -62,6 +62,8 @@ export interface TaskState extends TaskSpec {
   finishedAt?: string;
   error?: string;
   result?: TaskResult;
+  /** The queue's id of the worker running (or that ran) the current attempt, when known. */
+  worker?: string;
   telemetry: Telemetry;
 }
 

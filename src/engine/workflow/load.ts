@@ -161,6 +161,7 @@ function build(
   if (f.tracks !== undefined) wf.tracks = f.tracks;
   if (f.conditions !== undefined) wf.conditions = f.conditions;
   if (f.subagents !== undefined) wf.subagents = f.subagents;
+  if (f.coordinator !== undefined) wf.coordinator = { onComplete: f.coordinator.onComplete };
   return wf;
 }
 

@@ -100,6 +100,8 @@ export const workflowFileSchema = z.strictObject({
   conditions: names.optional(),
   /** Agents a `trigger` directive may start (CodeMachine's agents/agent-config.json). */
   subagents: names.optional(),
+  /** Coordinator-layout options: what happens to `.coordinator/` when the run completes. */
+  coordinator: z.strictObject({ onComplete: z.enum(['archive', 'remove']) }).optional(),
   steps: z.array(stepFileSchema).min(1, 'a workflow needs at least one step'),
 });
 

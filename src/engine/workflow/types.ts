@@ -23,6 +23,9 @@ export interface AgentPermissions {
   expiresInMs?: number;
 }
 
+/** What a completed coordinator session's `.coordinator/` becomes (seed 004's cleanup options). */
+export type CoordinatorOnComplete = 'archive' | 'remove';
+
 /** Where a run's state is written on disk (the native ledger is always written too). */
 export type Layout = 'native' | 'codemachine' | 'codexclaw' | 'flow' | 'coordinator';
 
@@ -102,6 +105,8 @@ export interface Workflow {
   conditions?: string[];
   /** The agents `trigger` directives may start; when absent, any agent the bridge knows. */
   subagents?: string[];
+  /** Coordinator-layout options (`onComplete`: archive `.coordinator/` or remove it). */
+  coordinator?: { onComplete: CoordinatorOnComplete };
   steps: WorkflowStep[];
   /** File name it was loaded from (e.g. "demo.workflow.yaml"); CodeMachine's activeTemplate. */
   file?: string;

@@ -6,6 +6,7 @@
  * the next step, on any worker, starts from it. The bridge's local branch is the authority: a
  * push left by a worker that died before reporting is simply overwritten by the next attempt.
  */
+import path from 'node:path';
 import { ConflictError, InvalidInputError } from '../../errors.ts';
 import type { WorkspaceRef } from '../orchestrator/job-payload.ts';
 import { COMMIT_RE, git, gitProbe, runBranch } from './run-git.ts';
@@ -76,4 +77,22 @@ export async function landCommit(
     );
   }
   await git(workspace, ['update-ref', `refs/heads/${branch}`, commit]);
+}
+
+/**
+ * A file as the run branch holds it (what the last step's worker committed), or null when the
+ * branch or the file is not there. `file` is workspace-relative without "..", checked by the
+ * workflow schema; git reads it from the commit, so no link in the working tree is followed.
+ */
+export async function readRunBranchFile(
+  workspace: string,
+  runId: string,
+  file: string,
+): Promise<string | null> {
+  const spec = `refs/heads/${runBranch(runId)}:${file.split(path.sep).join('/')}`;
+  try {
+    return await git(workspace, ['show', spec]);
+  } catch {
+    return null;
+  }
 }

@@ -49,3 +49,20 @@ export const COMMIT_RE = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 export function runBranch(runId: string): string {
   return `phasebridge/${runId}`;
 }
+
+/**
+ * The branch a task of a `tasks` step works on in git mode: `phasebridge/<run id>-tasks/<task
+ * id>` (beside the run branch: git cannot hold both `a` and `a/b` as branches). Each parallel
+ * task pushes its own branch; the run branch stays at the tasks step's base for the next step.
+ */
+export function taskBranch(runId: string, taskId: string): string {
+  return `phasebridge/${runId}-tasks/${taskId}`;
+}
+
+/** Why `taskId` cannot name a git branch (`..`, a `.lock` or `.` ending), or null. */
+export function taskBranchProblem(taskId: string): string | null {
+  if (taskId.includes('..') || taskId.endsWith('.lock') || taskId.endsWith('.')) {
+    return `task id ${taskId} cannot name a git branch (no "..", no ".lock" or "." at the end)`;
+  }
+  return null;
+}

@@ -18,6 +18,8 @@ export interface GitJobRef {
   repo: string;
   baseCommit: string;
   branch: string;
+  /** Further commits the job needs in its clone (task commits a merge step works with). */
+  needs?: string[];
 }
 
 /** Paths the commit leaves out: phasebridge's own run folder (logs, spec, directive). */
@@ -42,24 +44,39 @@ export class GitWorkFolders {
     this.#root = root;
   }
 
-  /** The bare clone of `repo` in the cache, fetched so it holds `commit`. */
-  async #cache(repo: string, commit: string): Promise<string> {
-    const dir = path.join(
-      this.#root,
-      'cache',
-      `${createHash('sha256').update(repo).digest('hex').slice(0, 16)}.git`,
-    );
+  #lockOf(dir: string): Mutex {
     let lock = this.#locks.get(dir);
     if (lock === undefined) {
       lock = new Mutex();
       this.#locks.set(dir, lock);
     }
-    await lock.run(async () => {
+    return lock;
+  }
+
+  /**
+   * The bare clone of `repo` in the cache, fetched so it holds `commit` and every commit of
+   * `needs` (then the branches that hold them are there too, as `origin/<branch>`).
+   */
+  async #cache(repo: string, commit: string, needs: readonly string[] = []): Promise<string> {
+    const dir = path.join(
+      this.#root,
+      'cache',
+      `${createHash('sha256').update(repo).digest('hex').slice(0, 16)}.git`,
+    );
+    const has = async (c: string) =>
+      (await gitProbe(dir, ['cat-file', '-e', `${c}^{commit}`])) !== null;
+    const missing = async () => {
+      const out: string[] = [];
+      for (const c of [commit, ...needs]) if (!(await has(c))) out.push(c);
+      return out;
+    };
+    await this.#lockOf(dir).run(async () => {
       if (!fs.existsSync(path.join(dir, 'HEAD'))) {
         makeDirs(dir, 0o700);
         await git(dir, ['init', '--quiet', '--bare']);
       }
-      if ((await gitProbe(dir, ['cat-file', '-e', `${commit}^{commit}`])) !== null) return;
+      // A job with `needs` always fetches: it works with branches other workers pushed.
+      if ((await missing()).length === 0 && needs.length === 0) return;
       await git(dir, [
         'fetch',
         '--quiet',
@@ -68,9 +85,15 @@ export class GitWorkFolders {
         repo,
         '+refs/heads/*:refs/remotes/origin/*',
       ]);
-      if ((await gitProbe(dir, ['cat-file', '-e', `${commit}^{commit}`])) === null) {
+      const still = await missing();
+      if (still.includes(commit)) {
         throw new InvalidInputError(
           `base commit ${commit.slice(0, 12)} is not on any branch of ${repo}`,
+        );
+      }
+      if (still.length > 0) {
+        throw new InvalidInputError(
+          `commit ${still[0]!.slice(0, 12)} the job needs is not on any branch of ${repo}`,
         );
       }
     });
@@ -78,12 +101,13 @@ export class GitWorkFolders {
   }
 
   /**
-   * The run's work folder, on the run branch at the base commit, clean except for phasebridge's
-   * own folder (its logs tell a re-take what happened before).
+   * The work folder `folder` (the run id; `<run id>+task+<task id>` for a task, so parallel
+   * tasks never share one), on the job's branch at the base commit, clean except for
+   * phasebridge's own folder (its logs tell a re-take what happened before).
    */
-  async checkout(runId: string, ref: GitJobRef): Promise<string> {
-    const cache = await this.#cache(ref.repo, ref.baseCommit);
-    const dir = path.join(this.#root, 'runs', runId);
+  async checkout(folder: string, ref: GitJobRef): Promise<string> {
+    const cache = await this.#cache(ref.repo, ref.baseCommit, ref.needs);
+    const dir = path.join(this.#root, 'runs', folder);
     if (fs.existsSync(path.join(dir, '.git'))) {
       await git(dir, ['checkout', '--quiet', '--force', '-B', ref.branch, ref.baseCommit]);
       await git(dir, ['clean', '--quiet', '-ffdx', '-e', '/.phasebridge/']);
@@ -92,13 +116,16 @@ export class GitWorkFolders {
     makeDirs(path.dirname(dir), 0o700);
     fs.rmSync(dir, { recursive: true, force: true });
     const add = ['worktree', 'add', '--quiet', '--force', '-B', ref.branch, dir, ref.baseCommit];
-    try {
-      await git(cache, add);
-    } catch {
-      // A work folder removed by hand leaves a stale worktree entry holding the branch.
-      await git(cache, ['worktree', 'prune']);
-      await git(cache, add);
-    }
+    // Parallel tasks add worktrees to one cache: one at a time (git locks its admin files).
+    await this.#lockOf(cache).run(async () => {
+      try {
+        await git(cache, add);
+      } catch {
+        // A work folder removed by hand leaves a stale worktree entry holding the branch.
+        await git(cache, ['worktree', 'prune']);
+        await git(cache, add);
+      }
+    });
     return dir;
   }
 

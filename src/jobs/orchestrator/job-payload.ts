@@ -117,7 +117,14 @@ export const workspaceRefSchema = z.discriminatedUnion('mode', [
     /** Never starting with '-': git would read it as an option. */
     repo: z.string().regex(/^[^-]/, 'must be a repository URL or path'),
     baseCommit: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/, 'must be a full commit id'),
-    branch: z.string().regex(/^phasebridge\/[A-Za-z0-9][A-Za-z0-9_.-]*$/),
+    branch: z
+      .string()
+      .regex(/^phasebridge\/[A-Za-z0-9][A-Za-z0-9_.-]*(\/[A-Za-z0-9][A-Za-z0-9_.-]*)?$/),
+    /** Other commits the job needs (the pushed task commits a step after a tasks step merges). */
+    needs: z
+      .array(z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/, 'must be a full commit id'))
+      .max(200)
+      .optional(),
   }),
 ]);
 
@@ -277,6 +284,8 @@ export interface StepStartInfo {
   pid?: number;
   sessionId: string;
   monitoringId?: number;
+  /** The queue's id of the worker running the job. */
+  worker?: string;
 }
 
 /**
@@ -290,6 +299,7 @@ export const stepReportSchema = z.discriminatedUnion('kind', [
     sessionId: z.string().min(1),
     monitoringId: z.number().int().nonnegative().optional(),
     pid: z.number().int().positive().optional(),
+    worker: z.string().min(1).max(200).optional(),
   }),
   z.object({
     kind: z.literal('session'),

@@ -5,13 +5,37 @@
  * job's `problem`, so the step fails with that message exactly as an agent failure would.
  */
 import type { RunState } from '../../engine/model.ts';
+import { InvalidInputError } from '../../errors.ts';
 import { gitWorkspaceRef } from '../git/bridge-git.ts';
+import { COMMIT_RE, taskBranch, taskBranchProblem } from '../git/run-git.ts';
 import { errorMessage } from '../queue/outcome.ts';
 import { type AgentResolver, DEMO_AGENT_NAME, DEMO_AGENT_SCRIPT } from './agent-resolver.ts';
 import type { EnqueueEffect, PreparedJob } from './effects.ts';
 import { jobAgentOf, unresolvedAgent } from './job-agent.ts';
 import type { JobAgent, WorkspaceRef } from './job-payload.ts';
 import { payloadInputs } from './run-inputs.ts';
+
+/**
+ * The git reference of a job: the run branch at its head; a task works on its own task branch
+ * from there; a later step also needs the commits its run's tasks pushed (to merge them).
+ */
+async function gitJobRef(state: RunState, effect: EnqueueEffect): Promise<WorkspaceRef> {
+  const ref = await gitWorkspaceRef(state.workspace, state.id);
+  if (ref.mode !== 'git') return ref;
+  if (effect.type === 'enqueueTask') {
+    const problem = taskBranchProblem(effect.taskId);
+    if (problem !== null) throw new InvalidInputError(problem);
+    return { ...ref, branch: taskBranch(state.id, effect.taskId) };
+  }
+  const needs = state.steps.flatMap((s) =>
+    (s.tasks ?? []).flatMap((t) =>
+      t.status === 'completed' && t.result?.commit !== undefined && COMMIT_RE.test(t.result.commit)
+        ? [t.result.commit]
+        : [],
+    ),
+  );
+  return needs.length > 0 ? { ...ref, needs: [...new Set(needs)].slice(0, 200) } : ref;
+}
 
 /** How workers reach the run's workspace: the same path (`shared`) or a git clone (`git`). */
 export type WorkspaceMode = 'shared' | 'git';
@@ -51,14 +75,9 @@ export class JobPreparer {
       problems.push(errorMessage(err));
     }
     let workspace: WorkspaceRef = { mode: 'shared', path: state.workspace };
-    if (this.#mode === 'git' && effect.type === 'enqueueTask') {
-      // Parallel tasks would share one work folder per run and race to push one branch.
-      problems.push(
-        `step ${effect.stepId} is a tasks step, which needs the shared workspace mode: parallel tasks cannot share a git-mode work folder (unset PHASEBRIDGE_WORKSPACE_MODE=git)`,
-      );
-    } else if (this.#mode === 'git') {
+    if (this.#mode === 'git') {
       try {
-        workspace = await gitWorkspaceRef(state.workspace, state.id);
+        workspace = await gitJobRef(state, effect);
       } catch (err) {
         problems.push(errorMessage(err));
       }

@@ -48,6 +48,8 @@ export interface StartInfo {
   sessionId?: string;
   monitoringId?: number;
   engine?: boolean;
+  /** The worker that took the job. */
+  worker?: string;
 }
 
 /**
@@ -62,7 +64,7 @@ export function startedCommands(
   job: JobRef,
   info: StartInfo = {},
 ): KeyedCommand[] {
-  if (job.kind === 'task') return taskStartedCommands(state, job);
+  if (job.kind === 'task') return taskStartedCommands(state, job, info.worker);
   if (job.kind !== 'step') return [];
   const step = findStep(state, job.stepId);
   if (step?.attempt !== job.attempt) return [];

@@ -56,7 +56,8 @@ export async function prepareWorkspace(
       'this worker has no work folder for git-mode jobs (no PHASEBRIDGE_HOME)',
     );
   }
-  const dir = await folders.checkout(job.runId, ref);
+  const folder = p.kind === 'task' ? `${job.runId}+task+${p.taskId}` : job.runId;
+  const dir = await folders.checkout(folder, ref);
   if (p.spec !== undefined) {
     const { specFile } = runFiles(dir, p.layout, job.runId);
     if (readTextInside(dir, specFile) !== p.spec) {

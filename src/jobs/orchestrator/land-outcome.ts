@@ -8,7 +8,7 @@
 
 import type { Log } from '../../log.ts';
 import { landCommit } from '../git/bridge-git.ts';
-import { gitProbe, runBranch } from '../git/run-git.ts';
+import { gitProbe, runBranch, taskBranch } from '../git/run-git.ts';
 import { errorMessage } from '../queue/outcome.ts';
 import type { JobOutcome, JobSpec } from '../queue/port.ts';
 import { changesFilePath, writeChangesFile } from '../runner/git-changes.ts';
@@ -46,7 +46,11 @@ export async function landOutcome(
   try {
     const repo = await gitProbe(workspace, ['remote', 'get-url', 'origin']);
     if (repo === null) throw new Error(`workspace ${workspace} has no 'origin' remote any more`);
-    await landCommit(workspace, repo, runBranch(runId), result.commit);
+    // A task's commit is on its own task branch; a step's moves the run branch (the next base).
+    const { kind, taskId } = parseQueueStepId(job.stepId);
+    const branch =
+      kind === 'task' && taskId !== undefined ? taskBranch(runId, taskId) : runBranch(runId);
+    await landCommit(workspace, repo, branch, result.commit);
   } catch (err) {
     return { ok: false, error: `the step's commit could not be fetched: ${errorMessage(err)}` };
   }

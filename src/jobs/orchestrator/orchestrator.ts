@@ -45,9 +45,10 @@ import { stepLogPath } from './run-files.ts';
 import { type InputFile, saveRunInputs } from './run-inputs.ts';
 import { RunListeners } from './run-listeners.ts';
 import { RunStores } from './run-stores.ts';
+import { endSessions } from './session-end.ts';
 import { startNewRun } from './start-run.ts';
 import { RunSupervisor } from './supervisor.ts';
-import { taskListCommands } from './task-jobs.ts';
+import { loadTaskList } from './task-jobs.ts';
 import type {
   OrchestratorOptions,
   RunNotice,
@@ -84,6 +85,8 @@ export class Orchestrator {
   readonly #prep: JobPreparer;
   readonly #remoteLogs: RemoteLogs;
   readonly #workflows: WorkflowRegistry;
+  readonly #coordinatorOnComplete: 'archive' | 'remove' | undefined;
+  readonly #endSessionsOnClose: boolean;
   readonly #stores: RunStores;
   readonly #timers: ExpiryTimers;
   readonly #driver: RunDriver;
@@ -110,6 +113,8 @@ export class Orchestrator {
       this.#repos.fullAccess.allowed(ws),
     );
     this.#workflows = new WorkflowRegistry({ home: opts.home, log: opts.log });
+    this.#coordinatorOnComplete = opts.coordinatorOnComplete;
+    this.#endSessionsOnClose = opts.endSessionsOnClose === true;
     this.#stores = new RunStores({
       agentInfo: (n) => this.#agents.info(n),
       clock: this.#clock,
@@ -133,8 +138,8 @@ export class Orchestrator {
       log: opts.log,
       onExpiry: (runId, checkpointId) => this.#expire(runId, checkpointId),
       onLoadTasks: (state, effect) =>
-        this.#signals.apply(state.id, `task list of ${effect.stepId}`, (s) =>
-          taskListCommands(s, effect),
+        loadTaskList(state, effect, opts.workspaceMode === 'git', (plan) =>
+          this.#signals.apply(state.id, `task list of ${effect.stepId}`, plan),
         ),
     });
     this.#driver = new RunDriver({
@@ -213,6 +218,7 @@ export class Orchestrator {
       agents: this.#agents,
       workflows: this.#workflows,
       clock: this.#clock,
+      coordinatorOnComplete: this.#coordinatorOnComplete,
     });
   }
 
@@ -316,6 +322,8 @@ export class Orchestrator {
       this.#signals.close();
       this.#timers.close();
       await this.#driver.drain();
+      if (this.#endSessionsOnClose)
+        await endSessions(this.#repos.runs, this, this.#log, this.#clock());
       await this.#stores.close();
       this.#listeners.failWaiters(new Error('the orchestrator was closed'));
     })();

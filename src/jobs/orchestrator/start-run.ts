@@ -38,6 +38,8 @@ export interface StartRunDeps {
   agents: AgentResolver;
   workflows: WorkflowRegistry;
   clock: () => Date;
+  /** The bridge's default for `coordinator.onComplete` (recorded in the run at its start). */
+  coordinatorOnComplete?: 'archive' | 'remove' | undefined;
 }
 
 /** Runs of a workspace searched for an earlier start with the same idempotency key. */
@@ -74,12 +76,20 @@ export async function startNewRun(input: StartRunInput, deps: StartRunDeps): Pro
     const earlier = await runStartedWithKey(deps.runs, store, workspace, input.key);
     if (earlier !== null) return earlier;
   }
-  const workflow = await deps.workflows.find(
+  const found = await deps.workflows.find(
     input.workflow,
     workspace,
     await deps.agents.knownNames(),
   );
-  const layout = input.layout ?? workflow.layout ?? 'native';
+  const layout = input.layout ?? found.layout ?? 'native';
+  // The bridge's default is written into the run's workflow, so a restart with another
+  // setting does not change what a running session does at its end.
+  const workflow =
+    layout === 'coordinator' &&
+    found.coordinator === undefined &&
+    deps.coordinatorOnComplete !== undefined
+      ? { ...found, coordinator: { onComplete: deps.coordinatorOnComplete } }
+      : found;
   if (layout === 'codemachine') await assertNoOtherCodemachineRun(deps.runs, workspace);
   if (layout === 'coordinator') assertNoInterruptedSession(workspace);
   const runId = await freshRunId(

@@ -48,8 +48,8 @@ export interface StepProcessorOptions {
   agentEnv?(agentName: string): Promise<Record<string, string>>;
   /** This worker's clone cache and work folders (git-mode jobs fail clearly without). */
   workFolders?: GitWorkFolders;
-  /** Reported in results (which worker ran a job). */
-  workerId?: string;
+  /** Reported in start reports and results (which worker ran a job); known once it started. */
+  workerId?: () => string | undefined;
   /** Env names never passed to agents. */
   secretEnvNames?: readonly string[];
   /** SIGTERM → SIGKILL grace on timeout/cancel (runner default 5 s). */
@@ -289,7 +289,8 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
     if (outcome.engineSessionId !== undefined) result.engineSessionId = outcome.engineSessionId;
     if (completed !== undefined) result.completedChains = completed;
     if (placement.monitoringId !== undefined) result.monitoringId = placement.monitoringId;
-    if (opts.workerId !== undefined) result.worker = opts.workerId;
+    const worker = opts.workerId?.();
+    if (worker !== undefined) result.worker = worker;
     if (where.remote && p.workspace.mode === 'git' && outcome.ok) {
       await pushChanges(result, where.dir, job, p, opts.workFolders!);
     }
@@ -312,6 +313,8 @@ async function runIn(
 ): Promise<{ outcome: AgentOutcome; completed?: number[] }> {
   const onError = opts.onReportError ?? (() => {});
   const info: StepStartInfo = { sessionId: job.id };
+  const worker = opts.workerId?.();
+  if (worker !== undefined) info.worker = worker;
   if (placement.monitoringId !== undefined) info.monitoringId = placement.monitoringId;
   const files = runFiles(dir, p.layout, job.runId);
   if (p.kind === 'task') {

@@ -4,7 +4,7 @@
  * read for a `loadTasks` effect, and where a task's agent logs and writes its directive.
  */
 import path from 'node:path';
-import { DEFAULT_DIRECTIVE } from '../../engine/directive.ts';
+import { DEFAULT_DIRECTIVE, type Directive } from '../../engine/directive.ts';
 import type { Effect } from '../../engine/events.ts';
 import { nativeRunDir } from '../../engine/layouts/native.ts';
 import { readTextInside, UnsafePathError } from '../../engine/ledger/safe-path.ts';
@@ -16,6 +16,8 @@ import {
   ZERO_TELEMETRY,
 } from '../../engine/model.ts';
 import { parseTaskList } from '../../engine/tasks/types.ts';
+import { readRunBranchFile } from '../git/bridge-git.ts';
+import { COMMIT_RE, taskBranch } from '../git/run-git.ts';
 import type { JobOutcome } from '../queue/port.ts';
 import type { PlannedJob, PreparedJob } from './effects.ts';
 import { PAYLOAD_VERSION, parseStepJobResult, type StepJobPayload } from './job-payload.ts';
@@ -95,7 +97,7 @@ function taskState(state: RunState, job: JobRef) {
 }
 
 /** taskStarted for a task job whose agent started, while that attempt is still queued. */
-export function taskStartedCommands(state: RunState, job: JobRef): KeyedCommand[] {
+export function taskStartedCommands(state: RunState, job: JobRef, worker?: string): KeyedCommand[] {
   const task = taskState(state, job);
   if (task?.attempt !== job.attempt || task.status !== 'queued') return [];
   const command: CommandInput = {
@@ -104,6 +106,7 @@ export function taskStartedCommands(state: RunState, job: JobRef): KeyedCommand[
     taskId: job.taskId!,
     attempt: job.attempt,
     actor: SYSTEM_ACTOR,
+    ...(worker === undefined ? {} : { worker }),
   };
   return [{ key: `job:${job.id}:started`, command }];
 }
@@ -117,7 +120,7 @@ export function taskOutcomeCommands(
   const result = outcome.ok ? parseStepJobResult(outcome.result) : null;
   const base = { stepId: job.stepId, taskId: job.taskId!, attempt: job.attempt };
   const telemetry = result?.telemetry ?? { ...ZERO_TELEMETRY };
-  const started = taskStartedCommands(state, job);
+  const started = taskStartedCommands(state, job, result?.worker);
   let failure: string | undefined;
   if (!outcome.ok) {
     failure = outcome.cancelled
@@ -142,11 +145,26 @@ export function taskOutcomeCommands(
     type: 'taskFinished',
     ...base,
     exitCode: result.exitCode ?? 0,
-    directive: result.directive ?? DEFAULT_DIRECTIVE,
+    directive: withPushedWork(result.directive ?? DEFAULT_DIRECTIVE, state.id, job, result.commit),
     telemetry,
     actor: SYSTEM_ACTOR,
   };
   return [...started, { key: `job:${job.id}:finished`, command }];
+}
+
+/**
+ * In git mode the worker pushed the task's work: its task branch and commit are the result
+ * (what the agent said about them is replaced; a PR number it reported is kept).
+ */
+function withPushedWork(
+  directive: Directive,
+  runId: string,
+  job: JobRef,
+  commit: string | undefined,
+): Directive {
+  if (commit === undefined || !COMMIT_RE.test(commit) || job.taskId === undefined) return directive;
+  const branch = taskBranch(runId, job.taskId);
+  return { ...directive, result: { ...directive.result, branch, commit } };
 }
 
 /** A task job that vanished (lost while phasebridge was down): taskFailed, marked interrupted. */
@@ -188,13 +206,16 @@ export function inFlightTaskJobs(state: RunState): JobRef[] {
 export function taskListCommands(
   state: RunState,
   effect: Extract<Effect, { type: 'loadTasks' }>,
+  fromRunBranch?: string | null,
 ): KeyedCommand[] {
   const step = findStep(state, effect.stepId);
   if (step?.attempt !== effect.attempt || step.status !== 'queued' || step.tasks) return [];
   const key = `tasks:${effect.runId}:${effect.stepId}:${effect.attempt}`;
   const base = { stepId: effect.stepId, attempt: effect.attempt, actor: SYSTEM_ACTOR };
   try {
-    const text = readTextInside(state.workspace, path.join(state.workspace, effect.file));
+    // Git mode: the earlier step's worker committed the list on the run branch.
+    const text =
+      fromRunBranch ?? readTextInside(state.workspace, path.join(state.workspace, effect.file));
     if (text === null) throw new Error(`${effect.file} does not exist`);
     const tasks = parseTaskList(text);
     return [{ key: `${key}:planned`, command: { type: 'tasksPlanned', ...base, tasks } }];
@@ -203,4 +224,20 @@ export function taskListCommands(
     const error = `cannot read the task list ${effect.file}: ${why}`;
     return [{ key: `${key}:failed`, command: { type: 'stepFailed', ...base, error } }];
   }
+}
+
+/**
+ * Reads the task list of a `loadTasks` effect and commits what it holds through `apply`. In git
+ * mode the list is the one the earlier step's worker committed on the run branch.
+ */
+export async function loadTaskList(
+  state: RunState,
+  effect: Extract<Effect, { type: 'loadTasks' }>,
+  gitMode: boolean,
+  apply: (plan: (s: RunState) => KeyedCommand[]) => Promise<void>,
+): Promise<void> {
+  const committed = gitMode
+    ? await readRunBranchFile(state.workspace, state.id, effect.file)
+    : null;
+  await apply((s) => taskListCommands(s, effect, committed));
 }

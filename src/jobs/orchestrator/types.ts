@@ -70,6 +70,16 @@ export interface OrchestratorOptions {
    * workspace's `origin` remote and the run branch's commit, and lands what workers push.
    */
   workspaceMode?: 'shared' | 'git';
+  /**
+   * What a completed coordinator session's `.coordinator/` becomes when the workflow has no
+   * `coordinator.onComplete` (PHASEBRIDGE_COORDINATOR_ON_COMPLETE; default archive).
+   */
+  coordinatorOnComplete?: 'archive' | 'remove';
+  /**
+   * On close, mark the session end of every unfinished flow and coordinator run (flow's
+   * `session_end`, state.json's `updated_at`): the bridge (`serve`) sets it, CLI processes not.
+   */
+  endSessionsOnClose?: boolean;
   /** Called when an in-process worker's agent process exists (diagnostics, benchmarks). */
   onAgentSpawn?: (info: { jobId: string; runId: string; pid: number }) => void;
 }

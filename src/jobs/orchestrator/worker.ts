@@ -42,6 +42,7 @@ export async function startJobWorker(opts: JobWorkerOptions): Promise<Worker> {
   const traits = opts.engines === undefined ? { labels } : { labels, engines: opts.engines };
   let workerId: string | undefined;
   const step = createStepProcessor({
+    workerId: () => workerId,
     ...(opts.agentEnv === undefined ? {} : { agentEnv: opts.agentEnv }),
     workFolders: new GitWorkFolders(path.join(opts.home, 'work')),
     approvalServer: approvalServerCommand(opts.home),

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../../src/engine/events.ts';
+import { COORDINATOR_YAML } from '../../../src/engine/workflow/builtin.ts';
 import { createBullmqQueue } from '../../../src/jobs/queue/bullmq-driver.ts';
 import {
   inCi,
@@ -122,6 +123,32 @@ describe('coordinator preset', () => {
     const text = normalized(done);
     if (process.env.UPDATE_GOLDEN === '1') fs.writeFileSync(GOLDEN, text);
     expect(text).toBe(fs.readFileSync(GOLDEN, 'utf8'));
+  });
+
+  it('removes .coordinator/ at the end when the workflow says onComplete: remove', async () => {
+    process.env.DEMO_AGENT_BEHAVIOUR =
+      'sleep=20 tasks=2 taskfile=.coordinator/tasks.json tests=3/3';
+    env = await makeEnv();
+    env.workflow(
+      'coordrm',
+      COORDINATOR_YAML.replace(
+        'id: coordinator\n',
+        'id: coordrm\ncoordinator: { onComplete: remove }\n',
+      ),
+    );
+    const o = await env.open({ worker: { concurrency: 2 }, coordinatorOnComplete: 'archive' });
+    const run = await o.startRun({
+      workflow: 'coordrm',
+      workspace: env.workspace,
+      spec: 's',
+      track: 'autonomous',
+      actor: ALICE,
+    });
+    const end = await o.waitUntilIdle(run.id);
+    expect(end.status).toBe('completed');
+    expect(end.workflow.coordinator).toEqual({ onComplete: 'remove' });
+    // The workflow's own setting wins over the bridge's default; nothing else is left behind.
+    expect(fs.readdirSync(env.workspace).filter((f) => f.startsWith('.coordinator'))).toEqual([]);
   });
 
   it('refuses to start over an interrupted coordinator session', async () => {

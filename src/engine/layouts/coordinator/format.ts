@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { RunState, StepState } from '../../model.ts';
+import type { TaskState } from '../../tasks/types.ts';
 
 /** The layout's folder inside a workspace. */
 export const COORDINATOR_DIR = '.coordinator';
@@ -120,6 +121,21 @@ function stepNamed(state: RunState, id: string): StepState | undefined {
   return state.steps.find((s) => s.id === id);
 }
 
+/**
+ * `worker-<n>` numbers: one per phasebridge worker (the queue's worker id) in the order they
+ * first took a task, so two worker processes show as worker-1 and worker-2 as in the seed. A
+ * task whose worker is not known (an older ledger) counts as a worker of its own.
+ */
+function workerNumbers(started: readonly TaskState[]): Map<string, number> {
+  const order = [...started].sort((a, b) => (a.startedAt ?? '').localeCompare(b.startedAt ?? ''));
+  const lanes = new Map<string, number>();
+  for (const t of order) {
+    const key = t.worker ?? `task:${t.id}`;
+    if (!lanes.has(key)) lanes.set(key, lanes.size + 1);
+  }
+  return lanes;
+}
+
 /** The state.json document of a run. */
 export function coordinatorState(state: RunState): CoordinatorStateFile {
   const exec = tasksStep(state);
@@ -127,9 +143,11 @@ export function coordinatorState(state: RunState): CoordinatorStateFile {
   const tasks = exec?.tasks ?? [];
   const merge = stepNamed(state, 'merge');
   const merged = merge?.status === 'completed';
-  const started = tasks.filter((t) => t.attempt > 0);
-  const workers = started.map((t, i) => ({
-    id: `worker-${i + 1}`,
+  // A queued job has no worker yet: the seed lists spawned workers (queued tasks are in tasks.queued).
+  const started = tasks.filter((t) => t.attempt > 0 && t.status !== 'queued');
+  const lanes = workerNumbers(started);
+  const workers = started.map((t) => ({
+    id: `worker-${lanes.get(t.worker ?? `task:${t.id}`)}`,
     task_id: t.id,
     status:
       t.status === 'completed'

@@ -2,7 +2,8 @@
  * The `coordinator` layout: a run projected into `<workspace>/.coordinator/state.json` as the
  * agile coordinator keeps its session (seed 004), every key of its full schema present. When the
  * run completes, the session is written IDLE and `.coordinator/` is archived as
- * `.coordinator.archive.<unix time>` (the seed's cleanup). A session of another run (or of the
+ * `.coordinator.archive.<unix time>`, or removed when the workflow's `coordinator.onComplete`
+ * says `remove` (the seed's two cleanup options). A session of another run (or of the
  * coordinator itself) that is not IDLE is never overwritten: it is an interrupted session to
  * resume, restart or abort first (see sessions.ts).
  */
@@ -28,6 +29,14 @@ export function readSessionHead(
   } catch {
     return null;
   }
+}
+
+/** Removes `.coordinator/` (the seed's "Option 2: Remove"); nothing outside it is touched. */
+export function removeCoordinator(workspace: string): void {
+  const { dir } = coordinatorPaths(workspace);
+  // The folder was checked not to be a link above; rmSync does not follow links inside it.
+  fs.rmSync(dir, { recursive: true, force: true });
+  fsyncDir(path.dirname(dir));
 }
 
 /** Moves `.coordinator/` to `.coordinator.archive.<unix time>` (a free name). */
@@ -59,7 +68,28 @@ function projectCoordinator(state: RunState, _ctx: ProjectionContext, workspaceA
   if (readTextInside(workspace, paths.state) !== text) {
     writeFileAtomic(paths.state, text, { root: workspace, mkdirs: true, mode: STATE_FILE_MODE });
   }
-  if (state.status === 'completed') archiveCoordinator(workspace, new Date(state.updatedAt));
+  if (state.status !== 'completed') return;
+  if (state.workflow.coordinator?.onComplete === 'remove') removeCoordinator(workspace);
+  else archiveCoordinator(workspace, new Date(state.updatedAt));
+}
+
+/**
+ * The bridge stops while the session is not IDLE: state.json is written again with `updated_at`
+ * the stop time, so the session shows when it was last driven (the seed's resume reads it).
+ * False when the workspace holds no session of this run.
+ */
+export function recordCoordinatorSessionEnd(state: RunState, at: string): boolean {
+  if (state.layout !== 'coordinator') return false;
+  const workspace = path.resolve(state.workspace);
+  const head = readSessionHead(workspace);
+  if (head === null || head.session_id !== coordinatorSessionId(state.id)) return false;
+  const doc = { ...coordinatorState(state), updated_at: at };
+  const { state: file } = coordinatorPaths(workspace);
+  writeFileAtomic(file, `${JSON.stringify(doc, null, 2)}\n`, {
+    root: workspace,
+    mode: STATE_FILE_MODE,
+  });
+  return true;
 }
 
 /** The coordinator layout projection. */

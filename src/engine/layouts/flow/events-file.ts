@@ -1,7 +1,12 @@
 /**
  * Reading flow's `events.jsonl`: one JSON object a line; a line that does not parse (a torn
  * write at the end, a foreign line) is skipped, as flow's iron law asks of every reader.
+ * Appending: whole lines in one write, fsynced, starting on a new line after a torn one.
  */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fsyncDir } from '../../ledger/atomic-write.ts';
+import { openInside, STATE_FILE_MODE } from '../../ledger/safe-path.ts';
 
 /** The parseable JSON-object lines of an events.jsonl text, in order. */
 export function readEventsJsonl(text: string): Record<string, unknown>[] {
@@ -17,4 +22,32 @@ export function readEventsJsonl(text: string): Record<string, unknown>[] {
     }
   }
   return out;
+}
+
+/**
+ * Appends `lines` to the events file (`existing`: its current text, null when absent), opened
+ * without following a link, in one write, fsynced.
+ */
+export function appendEventsJsonl(
+  workspace: string,
+  file: string,
+  existing: string | null,
+  lines: readonly Record<string, unknown>[],
+): void {
+  if (lines.length === 0) return;
+  const lead = existing !== null && existing !== '' && !existing.endsWith('\n') ? '\n' : '';
+  const text = lead + lines.map((l) => `${JSON.stringify(l)}\n`).join('');
+  const fd = openInside(
+    workspace,
+    file,
+    fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT,
+    STATE_FILE_MODE,
+  );
+  try {
+    fs.writeSync(fd, text);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  if (existing === null) fsyncDir(path.dirname(file));
 }

@@ -16,19 +16,18 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import type { RunEvent } from '../../events.ts';
 import { evolve } from '../../evolve.ts';
-import { fsyncDir, writeFileAtomic } from '../../ledger/atomic-write.ts';
+import { writeFileAtomic } from '../../ledger/atomic-write.ts';
 import { RunLock } from '../../ledger/run-lock.ts';
 import {
   ensureDirInside,
   lstatNoSymlink,
-  openInside,
   readTextInside,
   STATE_FILE_MODE,
 } from '../../ledger/safe-path.ts';
 import type { RunState } from '../../model.ts';
 import type { LayoutProjection, ProjectionContext } from '../port.ts';
 import { type ActivityDraft, activityOf } from './activities.ts';
-import { readEventsJsonl } from './events-file.ts';
+import { appendEventsJsonl, readEventsJsonl } from './events-file.ts';
 import {
   activityDoc,
   activityFileName,
@@ -158,22 +157,7 @@ function appendEvents(
         : {}),
     });
   }
-  if (out.length === 0) return;
-  const lead = existing !== null && existing !== '' && !existing.endsWith('\n') ? '\n' : '';
-  const text = lead + out.map((l) => `${JSON.stringify(l)}\n`).join('');
-  const fd = openInside(
-    workspace,
-    file,
-    fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT,
-    STATE_FILE_MODE,
-  );
-  try {
-    fs.writeSync(fd, text);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  if (existing === null) fsyncDir(path.dirname(file));
+  appendEventsJsonl(workspace, file, existing, out);
 }
 
 /** Repository and branch of the workspace, read from `.git` (no git process); safe defaults. */
