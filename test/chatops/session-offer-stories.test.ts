@@ -84,7 +84,12 @@ describe('interrupted sessions in chat', () => {
       chatRef: `telegram:${STRANGERS.id}`,
       workspace: w.workspace,
     });
-    await w.b.repos.allowlist.allow({ bindingId: other.id }, 'telegram', String(ALICE.id), 'operator');
+    await w.b.repos.allowlist.allow(
+      { bindingId: other.id },
+      'telegram',
+      String(ALICE.id),
+      'operator',
+    );
     await restart();
 
     const offer = await w.message(OFFER);
@@ -178,7 +183,7 @@ steps:
     expect(offer.text).toContain('State: blocked');
     // The next safe action comes from completed_activities (the failure was recorded as one).
     expect(offer.text).toMatch(
-      /\nCompleted: (preflight-\S+)\n[^]*\nNext: retry phase preflight \(last recorded activity: \1\)\n/,
+      /\nCompleted: (preflight-\S+)\n[\s\S]*\nNext: retry phase preflight \(last recorded activity: \1\)\n/,
     );
     expect(labels(offer)).toEqual(['Resume', 'Restart', 'Abort']);
 
@@ -192,17 +197,28 @@ steps:
 
     const press = w.press(ALICE, copy, 'Resume');
     const same = structuredClone(press);
-    expect(await w.answerTo(press)).toMatch(new RegExp(`^Session ${runId} resumed: run ${runId} is `));
+    expect(await w.answerTo(press)).toMatch(
+      new RegExp(`^Session ${runId} resumed: run ${runId} is `),
+    );
     // The same press delivered again changes nothing.
-    w.fake.pushUpdate({ callback_query: (same as { callback_query: unknown }).callback_query });
-    await w.runState(runId, (s) => s.status === 'blocked' && s.steps[0]!.attempt === 2, 'the retry');
+    w.fake.pushUpdate({
+      callback_query: (same as unknown as { callback_query: unknown }).callback_query,
+    });
+    await w.runState(
+      runId,
+      (s) => s.status === 'blocked' && s.steps[0]!.attempt === 2,
+      'the retry',
+    );
     for (const m of offers()) {
       await until(
-        () => (w.fake.message(TEAM.id, m.message_id)?.text ?? '').includes('Resumed by telegram:501'),
+        () =>
+          (w.fake.message(TEAM.id, m.message_id)?.text ?? '').includes('Resumed by telegram:501'),
         'every copy edited',
       );
     }
-    const ledger = readLedger(path.join(w.workspace, '.phasebridge', 'runs', runId, 'ledger.jsonl'));
+    const ledger = readLedger(
+      path.join(w.workspace, '.phasebridge', 'runs', runId, 'ledger.jsonl'),
+    );
     const queued = (ledger.entries as { events: RunEvent[] }[])
       .flatMap((e) => e.events)
       .filter((e) => e.type === 'stepQueued');
