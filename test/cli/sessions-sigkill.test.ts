@@ -45,6 +45,7 @@ function when<T>(dir: string, check: () => T | null | undefined | false, what: s
     const watcher = fs.watch(dir, { recursive: true }, () => look());
     const safety = setInterval(() => look(), 25);
     const deadline = setTimeout(() => done(new Error(`timed out waiting for ${what}`)), 60_000);
+    if (process.env.PB_DEBUG) console.log(new Date().toISOString(), 'waiting for', what);
     function done(err: Error | null, value?: T) {
       watcher.close();
       clearInterval(safety);
@@ -86,19 +87,24 @@ async function setup() {
   let child: ChildProcess | null = null;
   /** Starts serve; agents take `sleep` ms (slower after the kill, so the offer comes first). */
   const serve = async (sleep = 150) => {
-    const polls = fake.okCalls('getUpdates').length;
     const c = spawn(process.execPath, [BIN, 'serve', '--concurrency', '4'], {
       cwd: root,
       env: {
         PATH: process.env.PATH ?? '',
         PHASEBRIDGE_HOME: home,
         PHASEBRIDGE_PORT: '0',
-        LOG_LEVEL: 'silent',
+        LOG_LEVEL: process.env.PB_DEBUG ? 'debug' : 'silent',
         TELEGRAM_BOT_TOKEN: fake.token,
         TELEGRAM_API_ROOT: fake.apiRoot,
         DEMO_AGENT_BEHAVIOUR: `sleep=${sleep} ${AGENT}`,
       },
-      stdio: 'ignore',
+      stdio: process.env.PB_DEBUG
+        ? [
+            'ignore',
+            fs.openSync(path.join(root, `serve-${sleep}.log`), 'a'),
+            fs.openSync(path.join(root, `serve-${sleep}.log`), 'a'),
+          ]
+        : 'ignore',
     });
     child = c;
     cleanups.push(async () => {
@@ -107,8 +113,8 @@ async function setup() {
         await new Promise((r) => c.once('exit', r));
       }
     });
-    // Up once it polls Telegram (its chats were caught up before).
-    await fake.waitForCalls('getUpdates', polls + 1);
+    // Up once it polls Telegram (its chats were caught up before): a long poll is held.
+    await when(root, () => fake.waitingPolls > 0, 'serve to poll Telegram');
   };
   const kill = async () => {
     const c = child!;
