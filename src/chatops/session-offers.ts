@@ -15,6 +15,7 @@
  */
 import { resolve } from 'node:path';
 import type { ButtonPress, ChatRef } from '../bridges/channel.ts';
+import { prose } from '../bridges/render-text.ts';
 import type { SessionKey, SessionOfferRecord } from '../db/repositories/session-offers.ts';
 import type { RunState } from '../engine/model.ts';
 import { describeError } from '../errors.ts';
@@ -150,18 +151,28 @@ export class SessionOffers {
       await note('failed', 'offer already decided', target);
       return say(now ? closedWords(now) : INVALID_BUTTON);
     }
+    // Restart and abort may wait on the run (a cancelled step's job): the presser hears at once,
+    // and the outcome shows on every copy. Resume answers with where the run stands.
+    const early = parsed.action !== 'resume';
+    if (early) await say(`${ING[parsed.action]} session ${s.session}…`);
     let outcome: string;
     try {
       outcome = await this.#apply(parsed.action, s, row, ev);
     } catch (err) {
       // Not applied: the choice is open again, and the presser hears why.
+      const why = `Could not ${parsed.action} session ${s.session}: ${describeError(err).chatReply}`;
       await offers.reopen(row);
-      await note('failed', `${parsed.action}: ${describeError(err).chatReply}`, target);
-      return say(`Could not ${parsed.action}: ${describeError(err).chatReply}`);
+      await this.#reopenCopies(row, s);
+      await note('failed', why, target);
+      if (!early) return say(why);
+      await channelFor(this.#deps, ev.chatRef)
+        ?.send(ev.chatRef, { text: prose(why) })
+        .catch(() => undefined);
+      return;
     }
     await this.#closeCopies(row, outcome);
     await note('allowed', `${parsed.action} ${target}: ${outcome}`, target);
-    return say(capital(outcome));
+    if (!early) await say(capital(outcome));
   }
 
   /** Applies a choice through the CLI's code; the words for the presser and the copies. */
@@ -225,6 +236,19 @@ export class SessionOffers {
     }
   }
 
+  /** Puts the buttons back on every copy after a choice that could not be applied. */
+  async #reopenCopies(key: SessionKey, s: InterruptedSession): Promise<void> {
+    for (const copy of await this.#deps.repos.sessionOffers.copies(key)) {
+      const channel = channelFor(this.#deps, copy.chatRef);
+      if (copy.messageRef === null || copy.status !== 'open' || !channel) continue;
+      await channel
+        .edit(copy.messageRef, renderOpenOffer(s, copy.workspace, copy.buttonToken))
+        .catch((err: unknown) => {
+          this.#deps.log.warn({ err, chat: copy.chatRef }, 'chatops: session offer not reopened');
+        });
+    }
+  }
+
   /** Edits every copy of the offer (all chats) to its outcome. */
   async #closeCopies(key: SessionKey, outcome: string): Promise<void> {
     for (const copy of await this.#deps.repos.sessionOffers.copies(key)) {
@@ -244,5 +268,11 @@ function closedWords(r: SessionOfferRecord): string {
     ? `Already chosen: ${r.decision} by ${r.decidedBy}.`
     : 'This offer is out of date: send `sessions` for the current state.';
 }
+
+const ING: Readonly<Record<SessionAction, string>> = {
+  resume: 'Resuming',
+  restart: 'Restarting',
+  abort: 'Aborting',
+};
 
 const capital = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);

@@ -124,10 +124,15 @@ describe('interrupted sessions in chat', () => {
     // Two operators press at once: applied once, the second is told who chose.
     const first = w.press(ALICE, offer, 'Abort');
     const second = w.press(BOB, offer, 'Restart');
-    expect(await w.answerTo(first)).toBe(
-      'Session coord-2026-01-20-abc123 aborted: .coordinator/ removed (task branches left alone)',
-    );
+    expect(await w.answerTo(first)).toBe('Aborting session coord-2026-01-20-abc123…');
     expect(await w.answerTo(second)).toBe('Already chosen: abort by telegram:501.');
+    await until(
+      () =>
+        (w.messages(OFFER).at(-1)?.text ?? '').includes(
+          'session coord-2026-01-20-abc123 aborted: .coordinator/ removed (task branches left alone)',
+        ),
+      'the outcome on the copy',
+    );
     expect(fs.existsSync(coord)).toBe(false);
     expect(fs.readFileSync(path.join(w.workspace, 'keep.txt'), 'utf8')).toBe('mine\n');
     // Both chats' copies show who chose what, without buttons.

@@ -237,8 +237,14 @@ async function announced(h: Harness, before: State) {
   );
   expect(offer.text).toContain(`Session: ${before.session_id}`);
   expect(offer.text).toContain(`State: ${before.state}`);
-  expect(offer.text).toContain(`Completed: ${before.tasks.completed.join(', ') || 'none'}`);
-  expect(offer.text).toContain(`In progress: ${before.tasks.in_progress.join(', ') || 'none'}`);
+  if (before.state !== 'EXECUTING') {
+    expect(offer.text).toContain(`Completed: ${before.tasks.completed.join(', ') || 'none'}`);
+    expect(offer.text).toContain(`In progress: ${before.tasks.in_progress.join(', ') || 'none'}`);
+  } else {
+    // Start-up already handed the dead process's task jobs back, so tasks may have moved on.
+    const done = /\nCompleted: (.*)\n/.exec(offer.text ?? '')![1]!.split(', ');
+    for (const t of before.tasks.completed) expect(done).toContain(t);
+  }
   return offer;
 }
 
@@ -263,6 +269,8 @@ describe('a coordinator session SIGKILLed in each state, resumed from chat', () 
     const runId = before.phasebridge_run_id;
     const ranBefore = Object.fromEntries(STEPS.map((s) => [s, h.runsOf(s)]));
     const offer = await announced(h, before);
+    // Tasks the offer showed completed (the message is edited later).
+    const shownDone = /\nCompleted: (.*)\n/.exec(offer.text ?? '')![1]!.split(', ').length;
 
     expect(await h.answerTo(h.press(offer, 'Resume'))).toMatch(
       new RegExp(`^Session ${before.session_id} resumed: run ${runId} is `),
@@ -302,7 +310,9 @@ describe('a coordinator session SIGKILLed in each state, resumed from chat', () 
       for (const t of before.tasks.completed) {
         expect(queued.filter((q) => q.startsWith(`${t}:`))).toEqual([`${t}:1`]);
       }
-      expect(h.runsOf('execute')).toBe(ranBefore.execute! + 4 - before.tasks.completed.length);
+      const runs = h.runsOf('execute');
+      expect(runs).toBeLessThanOrEqual(ranBefore.execute! + 4 - before.tasks.completed.length);
+      expect(runs).toBeGreaterThanOrEqual(ranBefore.execute! + 4 - shownDone);
     } else if (c.step !== 'plan') {
       // The interrupted step ran (again) once after the Resume and completed once.
       expect(h.runsOf(c.step)).toBe(ranBefore[c.step]! + 1);
@@ -328,7 +338,17 @@ describe('a coordinator session SIGKILLed in each state, resumed from chat', () 
       .filter((f) => f !== '.coordinator')
       .sort();
     expect(await h.answerTo(h.press(offer, 'Abort'))).toBe(
-      `Session ${before.session_id} aborted: .coordinator/ removed (task branches left alone)`,
+      `Aborting session ${before.session_id}…`,
+    );
+    await when(
+      h.ws,
+      () =>
+        h
+          .messages(/Interrupted coordinator session/)[0]!
+          .text?.includes(
+            `session ${before.session_id} aborted: .coordinator/ removed (task branches left alone)`,
+          ),
+      'the outcome on the offer',
     );
     expect(fs.existsSync(path.join(h.ws, '.coordinator'))).toBe(false);
     expect(fs.readdirSync(h.ws).sort()).toEqual(files);
@@ -348,8 +368,17 @@ describe('a coordinator session SIGKILLed in each state, resumed from chat', () 
     const h = await setup();
     const before = await interrupt(h, CASES[4]!.reached, 'VERIFYING');
     const offer = await announced(h, before);
-    const answer = await h.answerTo(h.press(offer, 'Restart'));
-    expect(answer).toMatch(new RegExp(`^Session ${before.session_id} restarted as run (\\S+)$`));
+    expect(await h.answerTo(h.press(offer, 'Restart'))).toBe(
+      `Restarting session ${before.session_id}…`,
+    );
+    await when(
+      h.ws,
+      () =>
+        h
+          .messages(/Interrupted coordinator session/)[0]!
+          .text?.match(new RegExp(`session ${before.session_id} restarted as run \\S+`)),
+      'the outcome on the offer',
+    );
     const plan = await when(h.ws, () => h.plans().at(-1), 'the new plan');
     h.press(plan, 'Approve');
     const final = await when(h.ws, () => h.archived(), 'the new session to complete');
