@@ -6,6 +6,9 @@
  * and the announced offer's Resume must do what the table says: discovery, merging, verification
  * and the summary run again (once), the plan is shown again for confirmation, execution goes on
  * with only the unfinished tasks. Restart and Abort are pressed on two more interruptions.
+ *
+ * Debugging: PB_DEBUG=1 logs each wait and keeps serve's debug log in the temp folder, PB_KEEP=1
+ * keeps that folder (its path is printed).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -292,7 +295,7 @@ describe('a coordinator session SIGKILLed in each state, resumed from chat', () 
     expect(final.verification.tests_passed).toBe(3);
     expect(typeof final.summary).toBe('string');
 
-    const ev = events(h, runId);
+    const ev = h.events(runId);
     const index = STEPS.indexOf(c.step);
     for (const step of STEPS.slice(0, index)) {
       // Completed before the kill: never run again.
@@ -396,7 +399,3 @@ describe('a coordinator session SIGKILLed in each state, resumed from chat', () 
     expect(h.runsOf('discover')).toBe(2);
   });
 });
-
-function events(h: Harness, runId: string): RunEvent[] {
-  return h.events(runId);
-}
