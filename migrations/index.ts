@@ -17,6 +17,7 @@ import * as m0009 from './0009_retention.ts';
 import * as m0010 from './0010_console_indexes.ts';
 import * as m0012 from './0012_unreachable_chats.ts';
 import * as m0014 from './0014_agent_permissions.ts';
+import * as m0021 from './0021_session_offers.ts';
 
 /** Every migration this build knows, by name. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
@@ -32,6 +33,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0010_console_indexes': m0010,
   '0012_unreachable_chats': m0012,
   '0014_agent_permissions': m0014,
+  '0021_session_offers': m0021,
 });
 
 /** A kysely MigrationProvider over `migrations` (default: every known migration). */

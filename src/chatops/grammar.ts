@@ -14,6 +14,7 @@ export const VERBS = [
   'status',
   'phase',
   'runs',
+  'sessions',
   'approve',
   'changes',
   'reject',
@@ -51,6 +52,11 @@ export const USAGE: Readonly<Record<Verb, { usage: string; about: string }>> = {
     about: "a PABCD run's phase history: who moved it, when and why",
   },
   runs: { usage: 'runs', about: "this chat's recent runs" },
+  sessions: {
+    usage: 'sessions',
+    about:
+      "interrupted coordinator sessions and active/blocked flow runs of this chat's workspace, each with Resume / Restart / Abort buttons",
+  },
   approve: { usage: 'approve [run] [reason]', about: 'approve the open checkpoint' },
   changes: {
     usage: 'changes [run] <reason>',
@@ -117,7 +123,7 @@ export type ParsedCommand =
   | { verb: 'unbind'; chat: string }
   | { verb: 'pair'; code: string }
   | { verb: 'help'; topic?: string }
-  | { verb: 'runs' | 'agents' | 'workflows' | 'whoami' | 'bindings' | 'access' };
+  | { verb: 'runs' | 'sessions' | 'agents' | 'workflows' | 'whoami' | 'bindings' | 'access' };
 
 /** Why a command could not be parsed; `verb` is set when the verb was known (bad arguments). */
 export interface ParseFailure {

@@ -21,6 +21,7 @@ import type { ChatOpsOptions, RunNotice, RunUpdate } from './ports.ts';
 import { CheckpointPresenter } from './presenter.ts';
 import { ChatRefusals, type RefusalOutcome } from './refusals.ts';
 import { Router } from './router.ts';
+import { SessionOffers } from './session-offers.ts';
 import { ToolApprovalPresenter } from './tool-approval-presenter.ts';
 import { ToolApprovalPresses } from './tool-approval-press.ts';
 import { WorkspaceFollower } from './workspace-follower.ts';
@@ -38,6 +39,7 @@ export class ChatOps {
   readonly #activity: ActivityWatch;
   readonly #tools: ToolApprovalPresenter;
   readonly #refusals: ChatRefusals;
+  readonly #sessions: SessionOffers;
   /** Per run, the tail of its update chain: updates of one run are applied in order. */
   readonly #chains = new Map<string, Promise<void>>();
   #unsubscribe: (() => void)[] = [];
@@ -75,11 +77,19 @@ export class ChatOps {
     );
     const toolPresses = new ToolApprovalPresses(this.#deps, this.#tools);
     const presses = new CheckpointPresses(this.#deps, toolPresses);
+    this.#sessions = new SessionOffers(this.#deps, {
+      follow: (runId, chat) => this.#notifier.follow(runId, chat),
+      showCheckpoint: async (state, chat) => {
+        if (state.checkpoint !== null)
+          await this.#presenter.repost(state, state.checkpoint, [chat]);
+      },
+    });
     this.#router = new Router(
       this.#deps,
       presses,
       (runId, chat) => this.#notifier.follow(runId, chat),
       (chat) => this.#refusals.retry(chat),
+      this.#sessions,
     );
   }
 
@@ -119,12 +129,17 @@ export class ChatOps {
   }
 
   /**
-   * Posts what awaiting runs' chats are missing (see `start`). A bridge calls it once its
+   * Posts what awaiting runs' chats are missing (see `start`), and announces the bound
+   * workspaces' interrupted sessions (session-offers.ts). A bridge calls it once its
    * adapters have started, so nothing is sent to a platform not yet connected.
    */
   async catchUp(): Promise<void> {
     await this.#catchUpAwaitingRuns();
     await this.#watchActiveRuns();
+    // Interrupted coordinator sessions and flow runs of the bound workspaces (issue 14).
+    await this.#sessions
+      .announce()
+      .catch((err: unknown) => this.#deps.log.error({ err }, 'chatops: session announcements'));
   }
 
   /** Watches the activity of steps already running (started before this process). */

@@ -23,8 +23,10 @@ import { helpCommand, whoamiCommand } from './handlers/info.ts';
 import { phaseCommand } from './handlers/phase.ts';
 import { repairCommand } from './handlers/repair.ts';
 import { runCommand, runsCommand, statusCommand, workflowsCommand } from './handlers/runs.ts';
+import { sessionsCommand } from './handlers/sessions.ts';
 import { type CommandContext, type HandlerResult, text } from './handlers/types.ts';
 import { pairCommand } from './pairing.ts';
+import { SessionOffers } from './session-offers.ts';
 
 /** Verbs with effects outside the engine's ledger: deduplicated through the audit table too. */
 const AUDIT_DEDUPED = new Set(['bind', 'allow', 'deny', 'pair', 'unbind']);
@@ -52,18 +54,22 @@ export class Router {
   readonly #follow: (runId: string, chat: string) => void;
   readonly #retryChat: (chat: string) => Promise<void>;
   readonly #recent = new RecentKeys();
+  readonly #sessions: SessionOffers | undefined;
 
   /**
    * `follow` makes a chat follow a run (the notifier's); `retryChat` tries a chat marked
-   * unreachable again, called when an operator (or a stronger role) acts in it.
+   * unreachable again, called when an operator (or a stronger role) acts in it; `sessions`
+   * offers interrupted sessions (the `sessions` verb and its buttons).
    */
   constructor(
     deps: ChatOpsDeps,
     presses: CheckpointPresses,
     follow: (runId: string, chat: string) => void,
     retryChat: (chat: string) => Promise<void> = async () => {},
+    sessions?: SessionOffers,
   ) {
     this.#deps = deps;
+    this.#sessions = sessions;
     this.#presses = presses;
     this.#follow = follow;
     this.#retryChat = retryChat;
@@ -89,7 +95,9 @@ export class Router {
 
   async #press(event: ButtonPress): Promise<void> {
     try {
-      await this.#presses.press(event);
+      if (this.#sessions && SessionOffers.isSessionButton(event.token)) {
+        await this.#sessions.press(event);
+      } else await this.#presses.press(event);
     } catch (err) {
       // The presser always hears back, even when something broke.
       const channel = this.#deps.channels.get(event.interaction.platform);
@@ -140,7 +148,13 @@ export class Router {
       (await alreadyAudited(deps, access.actor, action, event.idempotencyKey))
     )
       return;
-    const ctx: CommandContext = { deps, event, access, follow: this.#follow };
+    const ctx: CommandContext = {
+      deps,
+      event,
+      access,
+      follow: this.#follow,
+      ...(this.#sessions && { sessions: this.#sessions }),
+    };
     let result: HandlerResult;
     try {
       result = await dispatch(ctx, parsed.command);
@@ -216,5 +230,7 @@ function dispatch(ctx: CommandContext, cmd: ParsedCommand): Promise<HandlerResul
       return pairCommand(ctx, cmd.code);
     case 'help':
       return helpCommand(ctx, cmd);
+    case 'sessions':
+      return sessionsCommand(ctx);
   }
 }

@@ -19,6 +19,7 @@ export const VOCABULARY: Readonly<Record<Verb, VocabularyEntry>> = {
   status: { role: 'viewer', cli: 'status' },
   phase: { role: 'viewer', cli: 'phase' },
   runs: { role: 'viewer', cli: 'runs' },
+  sessions: { role: 'viewer', cli: 'sessions' },
   approve: { role: 'approver', cli: 'approve' },
   changes: { role: 'approver', cli: 'changes' },
   reject: { role: 'approver', cli: 'reject' },
@@ -57,5 +58,4 @@ export const CLI_ONLY: Readonly<Record<string, string>> = {
   'approval-server': "Claude Code starts it from a step's MCP config (permissions: ask)",
   prune: "drops old rows of bridge.db on the bridge's host (serve also does it)",
   archive: "packs finished runs' folders on the bridge's host",
-  sessions: 'interrupted sessions are read from a workspace folder on the host (chat: not yet)',
 };

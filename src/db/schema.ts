@@ -302,6 +302,27 @@ export interface UnreachableChatsTable {
   updated_at: number;
 }
 
+/** `session_offers` (0021): a chat message offering an interrupted session (issue 14). */
+export interface SessionOffersTable {
+  id: Generated<number>;
+  workspace: string;
+  kind: 'coordinator' | 'flow';
+  /** Coordinator session id or flow run id. */
+  session: string;
+  /** The session's state when offered (EXECUTING, blocked…): a later state is a new offer. */
+  session_state: string;
+  chat_ref: string;
+  message_ref: string | null;
+  button_token: string;
+  status: Defaulted<'open' | 'decided' | 'stale'>;
+  /** resume | restart | abort, once decided. */
+  decision: string | null;
+  decided_by: string | null;
+  decided_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
 /** Every table of bridge.db (the kysely_migration tables are kysely's own). */
 export interface Database {
   channels: ChannelsTable;
@@ -325,6 +346,7 @@ export interface Database {
   channel_state: ChannelStateTable;
   outbox: OutboxTable;
   unreachable_chats: UnreachableChatsTable;
+  session_offers: SessionOffersTable;
 }
 
 /** A selected row of table `T`. */

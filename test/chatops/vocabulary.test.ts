@@ -17,6 +17,7 @@ const SAMPLES: Readonly<Record<Verb, string>> = {
   status: RUN,
   phase: RUN,
   runs: '',
+  sessions: '',
   approve: `${RUN} looks good`,
   reject: `${RUN} wrong plan`,
   changes: `${RUN} needs tests`,

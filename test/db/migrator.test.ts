@@ -36,6 +36,7 @@ const TABLES = [
   'run_changes',
   'run_feed',
   'runs',
+  'session_offers',
   'status_messages',
   'tool_approvals',
   'unreachable_chats',

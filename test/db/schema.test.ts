@@ -162,6 +162,22 @@ const COLUMNS: Columns = {
     updated_at: true,
   },
   unreachable_chats: { chat_ref: true, reason: true, detail: true, since: true, updated_at: true },
+  session_offers: {
+    id: true,
+    workspace: true,
+    kind: true,
+    session: true,
+    session_state: true,
+    chat_ref: true,
+    message_ref: true,
+    button_token: true,
+    status: true,
+    decision: true,
+    decided_by: true,
+    decided_at: true,
+    created_at: true,
+    updated_at: true,
+  },
 };
 
 describe('schema.ts', () => {

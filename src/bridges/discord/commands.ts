@@ -69,6 +69,7 @@ export function chatopsCommands(workflows: readonly string[] = []): SlashCommand
     cmd('status', "A run's progress (default: this chat's active runs)", RUN),
     cmd('phase', "A PABCD run's phase history: who moved it and why", runNeeded),
     cmd('runs', "This chat's recent runs"),
+    cmd('sessions', 'Interrupted sessions here, with Resume / Restart / Abort'),
     cmd('approve', 'Approve the open checkpoint', RUN, reason),
     cmd('changes', 'Request changes: the step runs again with your reason', RUN, {
       ...reason,

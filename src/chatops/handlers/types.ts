@@ -7,6 +7,7 @@ import type { BindingRecord, RunIndexRecord } from '../../db/repositories/index.
 import type { AuditOutcome } from '../../db/schema.ts';
 import { NotFoundError } from '../../errors.ts';
 import type { Access, ChatOpsDeps } from '../context.ts';
+import type { SessionOffers } from '../session-offers.ts';
 
 /** The context of one command: who sent it where, and what they may do there. */
 export interface CommandContext {
@@ -15,6 +16,8 @@ export interface CommandContext {
   readonly access: Access;
   /** Makes a chat follow a run (its status message and checkpoints come there). */
   readonly follow: (runId: string, chat: string) => void;
+  /** Offers interrupted sessions with Resume / Restart / Abort (absent: the verb says so). */
+  readonly sessions?: SessionOffers;
 }
 
 /** What a handler did: the answer for the chat and the audit entry. */

@@ -1,17 +1,23 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { RunState } from '../../engine/model.ts';
-import { isTerminal } from '../../engine/model.ts';
 import { InvalidInputError, NotFoundError } from '../../errors.ts';
+import {
+  abortSession,
+  actionWords,
+  restartSession,
+  resumeSession,
+  type SessionAction,
+  type SessionControl,
+} from '../../jobs/orchestrator/session-actions.ts';
 import {
   describeSession,
   findInterruptedSessions,
   type InterruptedSession,
-  removeCoordinatorState,
 } from '../../jobs/orchestrator/sessions.ts';
 import type { CliContext } from '../context.ts';
-import { driveRun, type RunControl } from '../drive.ts';
-import { acceptedState, cliKey } from '../orchestrator-context.ts';
+import { driveRun } from '../drive.ts';
+import { cliKey } from '../orchestrator-context.ts';
 
 const ACTIONS = ['list', 'resume', 'restart', 'abort'] as const;
 
@@ -48,21 +54,42 @@ export function registerSessionsCommand(program: Command, ctx: CliContext): void
         const s = pick(sessions, opts.session, workspace);
         console.log(describeSession(s));
         const detach = opts.detach === true;
-        if (action === 'abort') return abort(ctx, s, workspace);
+        const by = { actor: { id: ctx.actor }, key: cliKey() };
         if (action === 'resume') {
-          if (s.runId === undefined) {
-            throw new InvalidInputError(
-              `session ${s.session} was not written by phasebridge: resume it with the coordinator itself, or restart/abort it here`,
-            );
-          }
+          if (s.runId === undefined) await resumeSession(NO_RUNS, s, by); // says why not
           const runId = s.runId;
-          await driveRun(ctx, { detach, runId, showBlocked: true }, (o) => resumeRun(o, runId));
+          await driveRun(ctx, { detach, runId, showBlocked: true }, (o) => resumeSession(o, s, by));
           return;
         }
-        await restart(ctx, s, workspace, detach);
+        const act = action === 'abort' ? abortSession : restartSession;
+        let done: RunState | null = null;
+        if (action === 'abort' || s.runId === undefined) {
+          // Abort (and restart of a session with no run of ours) drives nothing on.
+          if (s.runId === undefined) done = await act(null, s, workspace, by);
+          else {
+            await driveRun(ctx, { detach: true, runId: s.runId, cancelWanted: true }, async (o) => {
+              done = await act(o, s, workspace, by);
+              return done ?? o.getRun(s.runId!);
+            });
+          }
+          console.log(actionWords(action as SessionAction, s, done));
+          return;
+        }
+        await driveRun(ctx, { detach }, async (o) => {
+          const started = await restartSession(o, s, workspace, by);
+          if (started === null) throw new InvalidInputError(`session ${s.session} has no run`);
+          return started;
+        });
       },
     );
 }
+
+/** Control for a session without a run of ours: nothing may be asked of it. */
+const NO_RUNS: SessionControl = {
+  getRun: (id) => Promise.reject(new NotFoundError(`no run ${id}`)),
+  command: (id) => Promise.reject(new NotFoundError(`no run ${id}`)),
+  startRun: () => Promise.reject(new InvalidInputError('no run to restart')),
+};
 
 function pick(sessions: InterruptedSession[], id: string | undefined, workspace: string) {
   const found = id === undefined ? sessions : sessions.filter((s) => s.session === id);
@@ -79,70 +106,4 @@ function pick(sessions: InterruptedSession[], id: string | undefined, workspace:
     );
   }
   return found[0]!;
-}
-
-/** Re-enters the state's action: a checkpoint stays shown, blocked retries, paused resumes. */
-async function resumeRun(o: RunControl, runId: string): Promise<RunState> {
-  const state = await o.getRun(runId);
-  if (isTerminal(state.status)) {
-    throw new InvalidInputError(`run ${runId} is ${state.status}: restart or abort the session`);
-  }
-  // Awaiting: the checkpoint is shown again. Active: opening the orchestrator reconciled its
-  // jobs (lost ones queued again, finished ones applied), and driving it continues them.
-  if (state.status === 'awaiting' || state.status === 'active') return state;
-  const kind = state.blocked?.kind;
-  const type =
-    state.status === 'blocked' && kind !== 'paused' && kind !== 'interrupted' ? 'retry' : 'resume';
-  return acceptedState(await o.command(runId, cliKey(), { type, actor: { id: 'cli:sessions' } }));
-}
-
-async function cancelIfOurs(ctx: CliContext, s: InterruptedSession): Promise<RunState | null> {
-  const runId = s.runId;
-  if (runId === undefined) return null;
-  let ended: RunState | null = null;
-  await driveRun(ctx, { detach: true, runId, cancelWanted: true }, async (o) => {
-    const state = await o.getRun(runId);
-    ended = state;
-    if (isTerminal(state.status)) return state;
-    ended = acceptedState(
-      await o.command(runId, cliKey(), {
-        type: 'cancel',
-        actor: { id: ctx.actor },
-        reason: 'session aborted',
-      }),
-    );
-    return ended;
-  });
-  return ended;
-}
-
-async function abort(ctx: CliContext, s: InterruptedSession, workspace: string): Promise<void> {
-  await cancelIfOurs(ctx, s);
-  if (s.kind === 'coordinator') removeCoordinatorState(workspace);
-  console.log(
-    `session ${s.session} aborted${s.kind === 'coordinator' ? ': .coordinator/ removed (task branches left alone)' : ''}`,
-  );
-}
-
-async function restart(ctx: CliContext, s: InterruptedSession, workspace: string, detach: boolean) {
-  const old: RunState | null = await cancelIfOurs(ctx, s);
-  if (s.kind === 'coordinator') removeCoordinatorState(workspace);
-  if (old === null) {
-    console.log(
-      `session ${s.session} cleared: start again with \`phasebridge run coordinator --spec …\``,
-    );
-    return;
-  }
-  const previous: RunState = old;
-  await driveRun(ctx, { detach }, (o) =>
-    o.startRun({
-      workflow: previous.workflow.id,
-      workspace,
-      spec: previous.spec,
-      actor: { id: ctx.actor },
-      key: cliKey(),
-      layout: previous.layout,
-      ...(previous.selectedTrack === undefined ? {} : { track: previous.selectedTrack }),
-    }),
-  );
 }

@@ -12,6 +12,7 @@ import { FollowedWorkspacesRepo } from './followed-workspaces.ts';
 import { PairingRepo } from './pairing.ts';
 import { ReasonPromptsRepo } from './reason-prompts.ts';
 import { RunsRepo } from './runs.ts';
+import { SessionOffersRepo } from './session-offers.ts';
 import { StatusMessagesRepo } from './status-messages.ts';
 import type { RepoOptions } from './support.ts';
 import { ToolApprovalsRepo } from './tool-approvals.ts';
@@ -50,6 +51,11 @@ export {
   RunsRepo,
   TERMINAL_RUN_STATUSES,
 } from './runs.ts';
+export {
+  type SessionKey,
+  type SessionOfferRecord,
+  SessionOffersRepo,
+} from './session-offers.ts';
 export { StatusMessagesRepo } from './status-messages.ts';
 export type { Clock, RepoOptions } from './support.ts';
 export {
@@ -81,6 +87,8 @@ export interface Repositories {
   /** Tool approvals of `permissions: ask`. */
   toolApprovals: ToolApprovalsRepo;
   unreachable: UnreachableChatsRepo;
+  /** Chat offers of interrupted sessions (Resume / Restart / Abort). */
+  sessionOffers: SessionOffersRepo;
 }
 
 /** Builds every repository over `db` (jobs are the queue driver's, not here). */
@@ -103,5 +111,6 @@ export function createRepositories(db: BridgeDb, opts: RepoOptions = {}): Reposi
     statusMessages: new StatusMessagesRepo(k, opts),
     toolApprovals: new ToolApprovalsRepo(k, opts),
     unreachable: new UnreachableChatsRepo(k, opts),
+    sessionOffers: new SessionOffersRepo(k, opts),
   };
 }

@@ -4,7 +4,8 @@
  * interrupted step at once, or says precisely why it cannot.
  *   job unknown to the queue (or cancelled) → recoverInterrupted: the step runs again;
  *   job held by a dead worker of this host → handed back to the queue now (not after the lease);
- *   job held by a live process → ConflictError naming it;
+ *   job held by this process's own worker → nothing to do (it runs again already);
+ *   job held by another live process → ConflictError naming it;
  *   job waiting → nothing to do: a worker takes it (the caller drives the run on).
  */
 import type { RunState } from '../../engine/model.ts';
@@ -43,6 +44,8 @@ export async function resumeInterrupted(
   }
   if (taken.kind === 'held') {
     const pid = taken.by.split(':')[1] ?? '?';
+    // Held by this very process: its worker took the job back already (it is running again).
+    if (pid === String(process.pid)) return unchanged(state);
     throw new ConflictError(
       `run ${runId}: step ${job.stepId} is still running in pid ${pid}; stop that process or wait for it`,
     );

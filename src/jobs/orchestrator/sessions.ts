@@ -114,14 +114,15 @@ export function findInterruptedSessions(workspace: string): InterruptedSession[]
 
 /** The seed's resume prompt for a session. */
 export function describeSession(s: InterruptedSession): string {
+  // Flow's iron law: a blocked run's reason comes before anything else about it.
   const lines = [
+    ...(s.blockedReason === undefined ? [] : [`Blocked: ${s.blockedReason}`]),
     `Found interrupted ${s.kind} session:`,
     `- Session: ${s.session}`,
     `- State: ${s.state}`,
     `- Completed: ${s.completed.join(', ') || 'none'}`,
     `- In Progress: ${s.inProgress.join(', ') || 'none'}`,
   ];
-  if (s.blockedReason !== undefined) lines.push(`- Blocked: ${s.blockedReason}`);
   lines.push(`Next: ${s.nextAction}`);
   lines.push(
     s.runId === undefined

@@ -1,0 +1,278 @@
+/**
+ * Interrupted sessions offered in chat (issue 14, seed 004 "Resume from Interrupted Session"):
+ * a bound chat whose workspace holds a `.coordinator/state.json` that is not IDLE (ours or the
+ * coordinator's own) or a flow run left `active`/`blocked` gets one message per session with the
+ * seed's summary (a blocked run's reason first) and Resume / Restart / Abort.
+ *
+ *  - announced once when the bridge starts (a chat with an unanswered copy of the same session
+ *    and state is not told again), and on the `sessions` command;
+ *  - only the bound workspaces' current state files are read (never ledgers or history);
+ *  - a press is checked like a checkpoint press (our token, this chat and message, operator or
+ *    above; a viewer is refused privately), decided once for every copy (a duplicate press is
+ *    told who chose), applied through the CLI's own code (session-actions.ts), and every copy is
+ *    edited to show who chose what;
+ *  - a session resumed by this bridge is not offered again while it runs.
+ */
+import { resolve } from 'node:path';
+import type { ButtonPress, ChatRef } from '../bridges/channel.ts';
+import { prose } from '../bridges/render-text.ts';
+import type { SessionKey, SessionOfferRecord } from '../db/repositories/session-offers.ts';
+import type { RunState } from '../engine/model.ts';
+import { describeError } from '../errors.ts';
+import {
+  abortSession,
+  actionWords,
+  restartSession,
+  resumeSession,
+  type SessionAction,
+} from '../jobs/orchestrator/session-actions.ts';
+import { findInterruptedSessions, type InterruptedSession } from '../jobs/orchestrator/sessions.ts';
+import { hasRole } from './authorize.ts';
+import { bindingChatRef, type ChatOpsDeps, channelFor, pressContext } from './context.ts';
+import { parseSessionButton, renderClosedOffer, renderOpenOffer } from './session-offer-message.ts';
+
+/** The role a Resume / Restart / Abort press needs (as the `resume` command). */
+export const SESSION_ROLE = 'operator';
+
+const INVALID_BUTTON = 'This button is not valid any more.';
+
+/** What the offers need from the rest of chatops. */
+export interface SessionOfferHooks {
+  /** Makes a chat follow a run (status message, checkpoints). */
+  follow(runId: string, chat: ChatRef): void;
+  /** Posts a run's open checkpoint again in a chat (resume of a plan waiting for confirmation). */
+  showCheckpoint(state: RunState, chat: ChatRef): Promise<void>;
+}
+
+const keyOf = (workspace: string, s: InterruptedSession): SessionKey => ({
+  workspace,
+  kind: s.kind,
+  session: s.session,
+  state: s.state,
+});
+
+/** Posts, decides and closes session offers. */
+export class SessionOffers {
+  readonly #deps: ChatOpsDeps;
+  readonly #hooks: SessionOfferHooks;
+  /** Choices made before this bridge started belong to a process that is gone. */
+  readonly #since: number;
+
+  constructor(deps: ChatOpsDeps, hooks: SessionOfferHooks) {
+    this.#deps = deps;
+    this.#hooks = hooks;
+    this.#since = deps.clock().getTime();
+  }
+
+  /** True when `token` is a session offer button id. */
+  static isSessionButton(token: string): boolean {
+    return parseSessionButton(token) !== undefined;
+  }
+
+  /** Start-up: every bound chat is told of its workspace's interrupted sessions, once. */
+  async announce(): Promise<void> {
+    const { repos, log } = this.#deps;
+    const found = new Map<string, InterruptedSession[]>();
+    for (const b of await repos.bindings.list()) {
+      const workspace = resolve(b.workspace);
+      const chat = bindingChatRef(b);
+      if (!found.has(workspace)) found.set(workspace, this.#read(workspace));
+      for (const s of found.get(workspace) ?? []) {
+        const copies = await repos.sessionOffers.copies(keyOf(workspace, s));
+        if (copies.some((c) => c.chatRef === chat && c.status === 'open')) continue;
+        if (await this.#beingResumed(workspace, s)) continue;
+        await this.#post(workspace, s, chat).catch((err: unknown) =>
+          log.warn({ err, chat }, 'chatops: interrupted session not announced'),
+        );
+      }
+    }
+  }
+
+  /** The `sessions` command: offers each interrupted session of the workspace here; the reply. */
+  async offerIn(chat: ChatRef, workspace: string): Promise<string> {
+    const ws = resolve(workspace);
+    const sessions = this.#read(ws);
+    if (sessions.length === 0) return `No interrupted session in ${ws}.`;
+    const lines: string[] = [];
+    for (const s of sessions) {
+      const last = await this.#beingResumed(ws, s);
+      if (last) {
+        lines.push(`${s.kind} session ${s.session}: being resumed (chosen by ${last.decidedBy})`);
+        continue;
+      }
+      await this.#post(ws, s, chat);
+      lines.push(`${s.kind} session ${s.session}: ${s.state}`);
+    }
+    return `${sessions.length} interrupted session(s) in ${ws}:\n${lines.join('\n')}`;
+  }
+
+  /** Handles one press; always answers the presser privately. */
+  async press(ev: ButtonPress): Promise<void> {
+    const ctx = await pressContext(this.#deps, ev, 'button:session');
+    if (!ctx) return;
+    const { say, access, note } = ctx;
+    const parsed = parseSessionButton(ev.token);
+    const offers = this.#deps.repos.sessionOffers;
+    const row = parsed ? await offers.findByToken(parsed.token) : null;
+    if (
+      !parsed ||
+      !row ||
+      row.chatRef !== ev.chatRef ||
+      (row.messageRef !== null && row.messageRef !== ev.messageRef)
+    ) {
+      await note('refused', 'unknown or foreign button token');
+      return say(INVALID_BUTTON);
+    }
+    const target = `${row.kind}:${row.session}`;
+    if (access.binding === null || !hasRole(access.role, SESSION_ROLE)) {
+      await note('refused', `role ${access.role ?? 'none'}, needs ${SESSION_ROLE}`, target);
+      return say('You are not allowed to resume, restart or abort sessions here.');
+    }
+    if (resolve(access.binding.workspace) !== row.workspace) {
+      await note('refused', 'the chat serves another workspace now', target);
+      return say(INVALID_BUTTON);
+    }
+    if (row.status !== 'open') {
+      await note('failed', `offer already ${row.status}`, target);
+      return say(closedWords(row));
+    }
+    const s = this.#read(row.workspace).find(
+      (x) => x.kind === row.kind && x.session === row.session,
+    );
+    if (s === undefined) {
+      await offers.markStale(row);
+      await this.#closeCopies(row, 'The session is no longer interrupted.');
+      await note('failed', 'session no longer interrupted', target);
+      return say('This session is no longer interrupted.');
+    }
+    const by = access.actor.id;
+    if (!(await offers.decide(row, parsed.action, by))) {
+      const now = await offers.findByToken(parsed.token);
+      await note('failed', 'offer already decided', target);
+      return say(now ? closedWords(now) : INVALID_BUTTON);
+    }
+    // Restart and abort may wait on the run (a cancelled step's job): the presser hears at once,
+    // and the outcome shows on every copy. Resume answers with where the run stands.
+    const early = parsed.action !== 'resume';
+    if (early) await say(`${ING[parsed.action]} session ${s.session}…`);
+    let outcome: string;
+    try {
+      outcome = await this.#apply(parsed.action, s, row, ev);
+    } catch (err) {
+      // Not applied: the choice is open again, and the presser hears why.
+      const why = `Could not ${parsed.action} session ${s.session}: ${describeError(err).chatReply}`;
+      await offers.reopen(row);
+      await this.#reopenCopies(row, s);
+      await note('failed', why, target);
+      if (!early) return say(why);
+      await channelFor(this.#deps, ev.chatRef)
+        ?.send(ev.chatRef, { text: prose(why) })
+        .catch(() => undefined);
+      return;
+    }
+    await this.#closeCopies(row, outcome);
+    await note('allowed', `${parsed.action} ${target}: ${outcome}`, target);
+    if (!early) await say(capital(outcome));
+  }
+
+  /** Applies a choice through the CLI's code; the words for the presser and the copies. */
+  async #apply(
+    action: SessionAction,
+    s: InterruptedSession,
+    row: SessionOfferRecord,
+    ev: ButtonPress,
+  ): Promise<string> {
+    const o = this.#deps.orchestrator;
+    const by = {
+      actor: { id: `${ev.user.platform}:${ev.user.id}`, name: ev.user.display || ev.user.id },
+      key: `chat:${ev.idempotencyKey}`,
+      originChat: ev.chatRef,
+    };
+    const control = s.runId === undefined ? null : o;
+    if (action === 'abort') {
+      return actionWords(action, s, await abortSession(control, s, row.workspace, by));
+    }
+    if (action === 'restart') {
+      const run = await restartSession(control, s, row.workspace, by);
+      if (run !== null) this.#hooks.follow(run.id, ev.chatRef);
+      return actionWords(action, s, run);
+    }
+    const run = await resumeSession(o, s, by);
+    this.#hooks.follow(run.id, ev.chatRef);
+    if (run.status === 'awaiting' && run.checkpoint !== null) {
+      await this.#hooks.showCheckpoint(run, ev.chatRef);
+    }
+    return actionWords(action, s, run);
+  }
+
+  /** The interrupted sessions of one workspace (its current state files only). */
+  #read(workspace: string): InterruptedSession[] {
+    try {
+      return findInterruptedSessions(workspace);
+    } catch (err) {
+      this.#deps.log.warn({ err, workspace }, 'chatops: could not read interrupted sessions');
+      return [];
+    }
+  }
+
+  /** The resume choice made for this session since the bridge started, if any. */
+  async #beingResumed(workspace: string, s: InterruptedSession) {
+    const last = await this.#deps.repos.sessionOffers.lastDecision(keyOf(workspace, s));
+    return last?.decision === 'resume' && (last.decidedAt ?? 0) >= this.#since ? last : null;
+  }
+
+  async #post(workspace: string, s: InterruptedSession, chat: ChatRef): Promise<void> {
+    const channel = channelFor(this.#deps, chat);
+    if (!channel) return;
+    const offers = this.#deps.repos.sessionOffers;
+    // Stored before sending, so a press racing the send finds its token.
+    const row = await offers.add(keyOf(workspace, s), chat);
+    try {
+      const ref = await channel.send(chat, renderOpenOffer(s, workspace, row.buttonToken));
+      await offers.setMessageRef(row.id, ref);
+    } catch (err) {
+      await offers.removeUnsent(row.id);
+      throw err;
+    }
+  }
+
+  /** Puts the buttons back on every copy after a choice that could not be applied. */
+  async #reopenCopies(key: SessionKey, s: InterruptedSession): Promise<void> {
+    for (const copy of await this.#deps.repos.sessionOffers.copies(key)) {
+      const channel = channelFor(this.#deps, copy.chatRef);
+      if (copy.messageRef === null || copy.status !== 'open' || !channel) continue;
+      await channel
+        .edit(copy.messageRef, renderOpenOffer(s, copy.workspace, copy.buttonToken))
+        .catch((err: unknown) => {
+          this.#deps.log.warn({ err, chat: copy.chatRef }, 'chatops: session offer not reopened');
+        });
+    }
+  }
+
+  /** Edits every copy of the offer (all chats) to its outcome. */
+  async #closeCopies(key: SessionKey, outcome: string): Promise<void> {
+    for (const copy of await this.#deps.repos.sessionOffers.copies(key)) {
+      const channel = channelFor(this.#deps, copy.chatRef);
+      if (copy.messageRef === null || !channel) continue;
+      await channel
+        .edit(copy.messageRef, renderClosedOffer(copy, outcome))
+        .catch((err: unknown) => {
+          this.#deps.log.warn({ err, chat: copy.chatRef }, 'chatops: session offer not edited');
+        });
+    }
+  }
+}
+
+function closedWords(r: SessionOfferRecord): string {
+  return r.status === 'decided'
+    ? `Already chosen: ${r.decision} by ${r.decidedBy}.`
+    : 'This offer is out of date: send `sessions` for the current state.';
+}
+
+const ING: Readonly<Record<SessionAction, string>> = {
+  resume: 'Resuming',
+  restart: 'Restarting',
+  abort: 'Aborting',
+};
+
+const capital = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);

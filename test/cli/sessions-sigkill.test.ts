@@ -1,0 +1,401 @@
+/**
+ * A coordinator session interrupted by SIGKILL in each of its states, resumed from chat (issue
+ * 14, seed 004's resume table). `phasebridge serve` runs as a child process with the coordinator
+ * preset on the embedded queue, the demo agent (~150 ms a step) and Telegram (the local fake);
+ * it is SIGKILLed as soon as state.json shows the state (watched, not slept on), started again,
+ * and the announced offer's Resume must do what the table says: discovery, merging, verification
+ * and the summary run again (once), the plan is shown again for confirmation, execution goes on
+ * with only the unfinished tasks. Restart and Abort are pressed on two more interruptions.
+ *
+ * Debugging: PB_DEBUG=1 logs each wait and keeps serve's debug log in the temp folder, PB_KEEP=1
+ * keeps that folder (its path is printed).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { migrateToLatest, openBridgeDb } from '../../src/db/connection.ts';
+import { createRepositories } from '../../src/db/repositories/index.ts';
+import type { RunEvent } from '../../src/engine/events.ts';
+import { readLedger } from '../../src/engine/ledger/ledger-file.ts';
+import { FakeTelegram, type FakeUser, type StoredMessage } from '../fakes/telegram.ts';
+
+const BIN = path.resolve(import.meta.dirname, '../../bin/phasebridge.js');
+const BOB: FakeUser = { id: 502, first_name: 'Bob', username: 'bob' };
+const TEAM = { id: -1001, type: 'supergroup' as const, title: 'Team' };
+const AGENT = 'tasks=4 taskfile=.coordinator/tasks.json tests=3/3 write=agent-runs.txt';
+const STEPS = ['discover', 'plan', 'execute', 'merge', 'verify', 'summarize'];
+const TIMEOUT_MS = 120_000;
+
+type State = {
+  state: string;
+  session_id: string;
+  phasebridge_run_id: string;
+  tasks: Record<string, string[]>;
+  verification: Record<string, unknown>;
+  summary: string | null;
+};
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** Resolves when `check` holds, looking again on every change under `dir` (and every 25 ms). */
+function when<T>(dir: string, check: () => T | null | undefined | false, what: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const watcher = fs.watch(dir, { recursive: true }, () => look());
+    const safety = setInterval(() => look(), 25);
+    const deadline = setTimeout(() => done(new Error(`timed out waiting for ${what}`)), 60_000);
+    if (process.env.PB_DEBUG) console.log(new Date().toISOString(), 'waiting for', what);
+    function done(err: Error | null, value?: T) {
+      watcher.close();
+      clearInterval(safety);
+      clearTimeout(deadline);
+      if (err) reject(err);
+      else resolve(value as T);
+    }
+    function look() {
+      try {
+        const v = check();
+        if (v) done(null, v);
+      } catch (err) {
+        done(err as Error);
+      }
+    }
+    look();
+  });
+}
+
+/** One interruption: a home, a workspace bound to the team chat, Telegram and serve processes. */
+async function setup() {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-sigkill-'));
+  const home = path.join(root, 'home');
+  const ws = path.join(root, 'ws');
+  fs.mkdirSync(ws);
+  const fake = await FakeTelegram.start();
+  fake.addChat(TEAM);
+  if (!process.env.PB_KEEP) cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
+  else console.log('ROOT', root);
+  cleanups.push(() => fake.close());
+  fs.mkdirSync(home);
+  const db = openBridgeDb({ file: path.join(home, 'bridge.db') });
+  await migrateToLatest(db);
+  const repos = createRepositories(db);
+  const binding = await repos.bindings.bind({ chatRef: `telegram:${TEAM.id}`, workspace: ws });
+  await repos.allowlist.allow({ bindingId: binding.id }, 'telegram', String(BOB.id), 'approver');
+  await db.close();
+
+  let child: ChildProcess | null = null;
+  /** Starts serve; agents take `sleep` ms (slower after the kill, so the offer comes first). */
+  const serve = async (sleep = 150) => {
+    const c = spawn(process.execPath, [BIN, 'serve', '--concurrency', '4'], {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH ?? '',
+        PHASEBRIDGE_HOME: home,
+        PHASEBRIDGE_PORT: '0',
+        LOG_LEVEL: process.env.PB_DEBUG ? 'debug' : 'silent',
+        TELEGRAM_BOT_TOKEN: fake.token,
+        TELEGRAM_API_ROOT: fake.apiRoot,
+        DEMO_AGENT_BEHAVIOUR: `sleep=${sleep} ${AGENT}`,
+      },
+      stdio: process.env.PB_DEBUG
+        ? [
+            'ignore',
+            fs.openSync(path.join(root, `serve-${sleep}.log`), 'a'),
+            fs.openSync(path.join(root, `serve-${sleep}.log`), 'a'),
+          ]
+        : 'ignore',
+    });
+    child = c;
+    cleanups.push(async () => {
+      if (c.exitCode === null && c.signalCode === null) {
+        c.kill('SIGTERM');
+        await new Promise((r) => c.once('exit', r));
+      }
+    });
+    // Up once it polls Telegram (its chats were caught up before): a long poll is held.
+    await when(root, () => fake.waitingPolls > 0, 'serve to poll Telegram');
+  };
+  const kill = async () => {
+    const c = child!;
+    c.kill('SIGKILL');
+    if (c.exitCode === null && c.signalCode === null) await new Promise((r) => c.once('exit', r));
+    // The agents it started live on (their own process groups): wait for them to finish.
+    await when(ws, () => agentsIn(ws).length === 0, 'the orphaned agents to finish');
+  };
+  const stateJson = (): State | null => {
+    try {
+      return JSON.parse(fs.readFileSync(path.join(ws, '.coordinator', 'state.json'), 'utf8'));
+    } catch {
+      return null;
+    }
+  };
+  const messages = (re: RegExp) => fake.botMessages(TEAM.id).filter((m) => re.test(m.text ?? ''));
+  const press = (m: StoredMessage, label: string) =>
+    fake.userPresses({ chatId: TEAM.id, messageId: m.message_id, from: BOB, label });
+  const answerTo = (update: Record<string, unknown>) =>
+    when(
+      ws,
+      () => {
+        const id = String((update.callback_query as { id: string }).id);
+        const a = fake.callbackAnswers.get(id)?.text;
+        return typeof a === 'string' ? a : null;
+      },
+      'the private answer',
+    );
+  const say = (text: string) => fake.userSends({ chat: TEAM, from: BOB, text });
+  /** Open plan checkpoints (with an Approve button). */
+  const plans = () =>
+    messages(/Checkpoint/).filter((m) =>
+      ((m.replyMarkup?.inline_keyboard ?? []) as { text: string }[][])
+        .flat()
+        .some((b) => b.text === 'Approve'),
+    );
+  const runsOf = (step: string) =>
+    (fs.existsSync(path.join(ws, 'agent-runs.txt'))
+      ? fs.readFileSync(path.join(ws, 'agent-runs.txt'), 'utf8').split('\n')
+      : []
+    ).filter((l) => l.startsWith(`${step}:`)).length;
+  const archived = (): State | null => {
+    const dir = fs.readdirSync(ws).find((f) => f.startsWith('.coordinator.archive.'));
+    return dir ? JSON.parse(fs.readFileSync(path.join(ws, dir, 'state.json'), 'utf8')) : null;
+  };
+  const events = (runId: string): RunEvent[] =>
+    (
+      readLedger(path.join(ws, '.phasebridge', 'runs', runId, 'ledger.jsonl')).entries as {
+        events: RunEvent[];
+      }[]
+    ).flatMap((e) => e.events);
+  return {
+    ws,
+    serve,
+    kill,
+    stateJson,
+    messages,
+    press,
+    answerTo,
+    say,
+    plans,
+    runsOf,
+    archived,
+    events,
+  };
+}
+
+/** Demo agents still running in the workspace (found in /proc: their cwd is the workspace). */
+function agentsIn(ws: string): number[] {
+  const pids: number[] = [];
+  for (const p of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      if (!fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('demo-agent')) continue;
+      if (fs.readlinkSync(`/proc/${p}/cwd`) === fs.realpathSync(ws)) pids.push(Number(p));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+type Harness = Awaited<ReturnType<typeof setup>>;
+
+/** Starts a supervised coordinator run from chat and SIGKILLs serve once `reached` holds. */
+async function interrupt(h: Harness, reached: (s: State) => boolean, state: string) {
+  await h.serve();
+  h.say('/run coordinator ship it');
+  let approved = false;
+  await when(
+    h.ws,
+    () => {
+      const s = h.stateJson();
+      // PLANNING is caught waiting for confirmation (its checkpoint posted), the other states
+      // while their step's agent works (its job taken, the run indexed).
+      const busy = state === 'PLANNING' ? h.plans().length === 1 : agentsIn(h.ws).length > 0;
+      if (s && reached(s) && busy) return true;
+      // Past the plan: confirm it (once) on the way to a later state.
+      if (!approved && state !== 'PLANNING' && s?.state === 'PLANNING' && h.plans().length === 1) {
+        approved = true;
+        h.press(h.plans()[0]!, 'Approve');
+      }
+      return false;
+    },
+    `state ${state}`,
+  );
+  await h.kill();
+  const before = h.stateJson()!;
+  expect(before.state).toBe(state);
+  return before;
+}
+
+/** Serve again: the session is announced with the seed's summary; the offer message. */
+async function announced(h: Harness, before: State) {
+  await h.serve(800);
+  const offer = await when(
+    h.ws,
+    () => h.messages(/Interrupted coordinator session/)[0],
+    'the offer',
+  );
+  expect(offer.text).toContain(`Session: ${before.session_id}`);
+  expect(offer.text).toContain(`State: ${before.state}`);
+  if (before.state !== 'EXECUTING') {
+    expect(offer.text).toContain(`Completed: ${before.tasks.completed.join(', ') || 'none'}`);
+    expect(offer.text).toContain(`In progress: ${before.tasks.in_progress.join(', ') || 'none'}`);
+  } else {
+    // Start-up already handed the dead process's task jobs back, so tasks may have moved on.
+    const done = /\nCompleted: (.*)\n/.exec(offer.text ?? '')![1]!.split(', ');
+    for (const t of before.tasks.completed) expect(done).toContain(t);
+  }
+  return offer;
+}
+
+const CASES: { state: string; step: string; reached: (s: State) => boolean }[] = [
+  { state: 'DISCOVERING', step: 'discover', reached: (s) => s.state === 'DISCOVERING' },
+  { state: 'PLANNING', step: 'plan', reached: (s) => s.state === 'PLANNING' },
+  {
+    state: 'EXECUTING',
+    step: 'execute',
+    reached: (s) =>
+      s.state === 'EXECUTING' && s.tasks.completed.length >= 1 && s.tasks.in_progress.length >= 1,
+  },
+  { state: 'MERGING', step: 'merge', reached: (s) => s.state === 'MERGING' },
+  { state: 'VERIFYING', step: 'verify', reached: (s) => s.state === 'VERIFYING' },
+  { state: 'SUMMARIZING', step: 'summarize', reached: (s) => s.state === 'SUMMARIZING' },
+];
+
+describe('a coordinator session SIGKILLed in each state, resumed from chat', () => {
+  it.each(CASES)('$state: Resume does what the seed says', { timeout: TIMEOUT_MS }, async (c) => {
+    const h = await setup();
+    const before = await interrupt(h, c.reached, c.state);
+    const runId = before.phasebridge_run_id;
+    const ranBefore = Object.fromEntries(STEPS.map((s) => [s, h.runsOf(s)]));
+    const offer = await announced(h, before);
+    // Tasks the offer showed completed (the message is edited later).
+    const shownDone = /\nCompleted: (.*)\n/.exec(offer.text ?? '')![1]!.split(', ').length;
+
+    expect(await h.answerTo(h.press(offer, 'Resume'))).toMatch(
+      new RegExp(`^Session ${before.session_id} resumed: run ${runId} is `),
+    );
+    // The plan waits for confirmation again: shown again after a kill in PLANNING (a new copy),
+    // reached anew after a kill in DISCOVERING.
+    if (c.state === 'PLANNING' || c.state === 'DISCOVERING') {
+      const again = await when(
+        h.ws,
+        () => h.plans().find((m) => m.message_id > offer.message_id),
+        'the plan again',
+      );
+      h.press(again, 'Approve');
+    }
+    const final = await when(h.ws, () => h.archived(), 'the session to complete');
+    expect(final.state).toBe('IDLE');
+    expect(final.session_id).toBe(before.session_id);
+    expect([...final.tasks.completed].sort()).toEqual(['t1', 't2', 't3', 't4']);
+    expect(final.verification.tests_passed).toBe(3);
+    expect(typeof final.summary).toBe('string');
+
+    const ev = h.events(runId);
+    const index = STEPS.indexOf(c.step);
+    for (const step of STEPS.slice(0, index)) {
+      // Completed before the kill: never run again.
+      if (step === 'execute') continue;
+      expect(h.runsOf(step), step).toBe(ranBefore[step]);
+      expect(ev.filter((e) => e.type === 'stepCompleted' && e.stepId === step)).toHaveLength(1);
+    }
+    if (c.step === 'execute') {
+      // Finished tasks kept their first attempt and never ran again; every unfinished one (in
+      // flight or not started) ran once after the restart. (The agents of tasks in flight at the
+      // kill finished as orphans before ranBefore was counted.)
+      const queued = ev.flatMap((e) =>
+        e.type === 'taskQueued' ? [`${e.taskId}:${e.attempt}`] : [],
+      );
+      for (const t of before.tasks.completed) {
+        expect(queued.filter((q) => q.startsWith(`${t}:`))).toEqual([`${t}:1`]);
+      }
+      const runs = h.runsOf('execute');
+      expect(runs).toBeLessThanOrEqual(ranBefore.execute! + 4 - before.tasks.completed.length);
+      expect(runs).toBeGreaterThanOrEqual(ranBefore.execute! + 4 - shownDone);
+    } else if (c.step !== 'plan') {
+      // The interrupted step ran (again) once after the Resume and completed once.
+      expect(h.runsOf(c.step)).toBe(ranBefore[c.step]! + 1);
+      expect(ev.filter((e) => e.type === 'stepCompleted' && e.stepId === c.step)).toHaveLength(1);
+    }
+    // The offer says who chose what.
+    await when(
+      h.ws,
+      () =>
+        h.messages(/Interrupted coordinator session/)[0]!.text?.includes('Resumed by telegram:502'),
+      'the offer edited',
+    );
+  });
+
+  it('Abort (killed while executing): the run is cancelled and only .coordinator/ goes', {
+    timeout: TIMEOUT_MS,
+  }, async () => {
+    const h = await setup();
+    const before = await interrupt(h, CASES[2]!.reached, 'EXECUTING');
+    const offer = await announced(h, before);
+    const files = fs
+      .readdirSync(h.ws)
+      .filter((f) => f !== '.coordinator')
+      .sort();
+    expect(await h.answerTo(h.press(offer, 'Abort'))).toBe(
+      `Aborting session ${before.session_id}…`,
+    );
+    await when(
+      h.ws,
+      () =>
+        h
+          .messages(/Interrupted coordinator session/)[0]!
+          .text?.includes(
+            `session ${before.session_id} aborted: .coordinator/ removed (task branches left alone)`,
+          ),
+      'the outcome on the offer',
+    );
+    expect(fs.existsSync(path.join(h.ws, '.coordinator'))).toBe(false);
+    expect(fs.readdirSync(h.ws).sort()).toEqual(files);
+    const run = JSON.parse(
+      fs.readFileSync(
+        path.join(h.ws, '.phasebridge', 'runs', before.phasebridge_run_id, 'run.json'),
+        'utf8',
+      ),
+    );
+    expect(run.status).toBe('cancelled');
+    expect(h.archived()).toBeNull();
+  });
+
+  it('Restart (killed while verifying): the old run is cancelled and a fresh session runs', {
+    timeout: TIMEOUT_MS,
+  }, async () => {
+    const h = await setup();
+    const before = await interrupt(h, CASES[4]!.reached, 'VERIFYING');
+    const offer = await announced(h, before);
+    expect(await h.answerTo(h.press(offer, 'Restart'))).toBe(
+      `Restarting session ${before.session_id}…`,
+    );
+    await when(
+      h.ws,
+      () =>
+        h
+          .messages(/Interrupted coordinator session/)[0]!
+          .text?.match(new RegExp(`session ${before.session_id} restarted as run \\S+`)),
+      'the outcome on the offer',
+    );
+    const plan = await when(h.ws, () => h.plans().at(-1), 'the new plan');
+    h.press(plan, 'Approve');
+    const final = await when(h.ws, () => h.archived(), 'the new session to complete');
+    expect(final.state).toBe('IDLE');
+    expect(final.session_id).not.toBe(before.session_id);
+    expect(final.phasebridge_run_id).not.toBe(before.phasebridge_run_id);
+    const old = JSON.parse(
+      fs.readFileSync(
+        path.join(h.ws, '.phasebridge', 'runs', before.phasebridge_run_id, 'run.json'),
+        'utf8',
+      ),
+    );
+    expect(old.status).toBe('cancelled');
+    // Discovery ran again for the new session.
+    expect(h.runsOf('discover')).toBe(2);
+  });
+});
