@@ -38,7 +38,7 @@ describe('run inputs', () => {
     expect(promptWithInputs('Do it.', undefined)).toBe('Do it.');
   });
 
-  it('never writes through a planted symlink or over an existing file', () => {
+  it('never writes through a planted symlink, nor over an existing file (the next free name instead)', () => {
     const outside = path.join(dir, 'outside');
     fs.mkdirSync(outside);
     fs.mkdirSync(path.join(dir, '.phasebridge', 'runs', RUN), { recursive: true });
@@ -48,7 +48,12 @@ describe('run inputs', () => {
     expect(fs.readdirSync(outside)).toEqual([]);
     fs.unlinkSync(path.join(dir, '.phasebridge', 'runs', RUN, 'inputs'));
     saveRunInputs(dir, RUN, one);
-    expect(() => saveRunInputs(dir, RUN, one)).toThrow(/EEXIST/);
+    // A second file of the same name gets the next free name; the first is never overwritten.
+    const again = saveRunInputs(dir, RUN, [{ ...one[0]!, data: Buffer.from('y') }]);
+    expect(again.map((i) => i.path)).toEqual([`.phasebridge/runs/${RUN}/inputs/a-2.txt`]);
+    const inputs = path.join(dir, '.phasebridge', 'runs', RUN, 'inputs');
+    expect(fs.readFileSync(path.join(inputs, 'a.txt'), 'utf8')).toBe('x');
+    expect(fs.readFileSync(path.join(inputs, 'a-2.txt'), 'utf8')).toBe('y');
     expect(() => saveRunInputs(dir, RUN, [{ ...one[0]!, name: '../x.txt' }])).toThrow(
       /refusing input file name/,
     );
