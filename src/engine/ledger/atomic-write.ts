@@ -131,9 +131,10 @@ export function writeFileAtomic(
 export async function writeFileAtomicAsync(
   file: string,
   data: string | Uint8Array,
-  opts: Omit<AtomicWriteOptions, 'durable'> = {},
+  opts: AtomicWriteOptions = {},
 ): Promise<void> {
   const { target, dir, root } = checked(file, opts);
+  const durable = opts.durable ?? true;
   const tmp = tempPath(target);
   // O_EXCL|O_NOFOLLOW: never reuse or follow anything already at the temp path.
   const mode = opts.mode ?? STATE_FILE_MODE;
@@ -143,7 +144,7 @@ export async function writeFileAtomicAsync(
       confirmFdInside(fd, root, target);
       const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
       for (let off = 0; off < bytes.length; ) off += await pool.write(fd, bytes, off);
-      await fsyncAsync(fd);
+      if (durable) await fsyncAsync(fd);
     } finally {
       await pool.close(fd);
     }
@@ -152,7 +153,7 @@ export async function writeFileAtomicAsync(
     await pool.rm(tmp);
     throw err;
   }
-  await fsyncDirAsync(dir);
+  if (durable) await fsyncDirAsync(dir);
 }
 
 function checked(file: string, opts: AtomicWriteOptions) {
