@@ -4,22 +4,17 @@
  */
 import path from 'node:path';
 import { DEFAULT_DIRECTIVE, type DirectiveParse, parseDirective } from '../../engine/directive.ts';
-import { writeFileAtomicAsync } from '../../engine/ledger/atomic-write.ts';
+import { writeFileAtomic } from '../../engine/ledger/atomic-write.ts';
 import { readTextInside, STATE_FILE_MODE } from '../../engine/ledger/safe-path.ts';
 
 /**
  * Writes `{"action":"continue"}` to the directive file (creating its folders, 0700) before a
  * step; `root` is the folder it is confined to (the workspace). A planted link is refused.
  * Not fsynced: the agent reads it from the page cache, and after a power cut the job runs again
- * and resets it again before its agent starts, so an fsync would only delay the spawn. Created
- * and renamed on the thread pool: on a loaded disk that takes milliseconds, which other runs'
- * pick-ups and spawns must not wait for.
+ * and resets it again before its agent starts, so an fsync would only delay the spawn.
  */
-export async function resetDirectiveFile(
-  file: string,
-  root: string = path.dirname(file),
-): Promise<void> {
-  await writeFileAtomicAsync(file, `${JSON.stringify(DEFAULT_DIRECTIVE)}\n`, {
+export function resetDirectiveFile(file: string, root: string = path.dirname(file)): void {
+  writeFileAtomic(file, `${JSON.stringify(DEFAULT_DIRECTIVE)}\n`, {
     root,
     mkdirs: true,
     mode: STATE_FILE_MODE,

