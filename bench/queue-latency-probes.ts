@@ -31,6 +31,8 @@ export interface ProbeOptions {
   readonly concurrency: number;
   /** The scenario's slots (each gets its own workflow, with its agents' durations). */
   readonly slots: readonly SlotPlan[];
+  /** Told of each pipeline sample (`--stages`): its run, ms, and when the spawn was heard. */
+  readonly onSample?: (runId: string, ms: number, end: number) => void;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -60,6 +62,7 @@ export class PipelineProbe {
     readonly o: Orchestrator,
     readonly workspace: string,
     readonly layout: Layout,
+    readonly onSample?: (runId: string, ms: number, end: number) => void,
   ) {}
 
   static async open(
@@ -96,7 +99,7 @@ export class PipelineProbe {
       worker: { concurrency: opts.concurrency },
       onAgentSpawn: ({ jobId }) => probe?.spawned(jobId, performance.now()),
     });
-    probe = new PipelineProbe(o, workspace, opts.layout);
+    probe = new PipelineProbe(o, workspace, opts.layout, opts.onSample);
     return probe;
   }
 
@@ -138,6 +141,7 @@ export class PipelineProbe {
     if (!r.ok) throw new Error(r.rejection.message);
     const t1 = await spawned;
     this.#spawned.delete(jobId);
+    this.onSample?.(run.id, t1 - t0, t1);
     const end = await this.o.waitUntilIdle(run.id);
     if (end.status !== 'completed') throw new Error(`run ended ${end.status}`);
     return t1 - t0;

@@ -21,7 +21,8 @@
  *
  * Run: npx tsx bench/queue-latency.ts [--runs 200] [--layout native|codemachine]
  *      [--concurrent 50 [--stress] [--phases 4] [--cycles 2] [--seed 15]]
- *      [--agent demo|light] [--drivers sqlite,bullmq]
+ *      [--agent demo|light] [--drivers sqlite,bullmq] [--stages]
+ * `--stages` adds, per driver, where the pipeline's time goes (bench/queue-latency-stages.ts).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -39,6 +40,7 @@ import {
   seededRandom,
   stats,
 } from './queue-latency-scenario.ts';
+import { StageCollector } from './queue-latency-stages.ts';
 
 const WARMUP = 10;
 const arg = (name: string): string | undefined => {
@@ -54,6 +56,7 @@ const PHASES = Math.max(2, Number(arg('phases') ?? 4));
 const SEED = Number(arg('seed') ?? 15);
 const TIMING: ScenarioTiming = { ...DEFAULT_TIMING, cycles: Number(arg('cycles') ?? 2) };
 const DRIVERS = (arg('drivers') ?? 'sqlite,bullmq').split(',');
+const STAGE_BREAKDOWN = process.argv.includes('--stages');
 /**
  * The agent spawned: `demo` (examples/demo-agent.mjs, a Node process, as real agents are) or
  * `light` (`cat`: the prompt in, the same out), which leaves the queue's own cost visible when
@@ -79,7 +82,14 @@ async function measure(
   };
   const real = await open('pipeline');
   const base = await open('floor');
-  const opts = { agent: AGENT, layout: LAYOUT, concurrency: CONCURRENT, slots: SLOTS };
+  const stages = STAGE_BREAKDOWN ? new StageCollector() : null;
+  const opts = {
+    agent: AGENT,
+    layout: LAYOUT,
+    concurrency: CONCURRENT,
+    slots: SLOTS,
+    ...(stages === null ? {} : { onSample: stages.sample.bind(stages) }),
+  };
   const pipeline = await PipelineProbe.open(real.db, real.queue, path.join(dir, 'pipeline'), opts);
   const floor = await FloorProbe.open(base.queue, path.join(dir, 'floor'), opts);
   const p: number[] = [];
@@ -90,6 +100,7 @@ async function measure(
       const rand = seededRandom(SEED + 1);
       for (let i = 0; i < PHASES; i++) {
         const probe = i % 2 === 0 ? pipeline : floor;
+        stages?.measuring(probe === pipeline);
         const got = await runPhase(SLOTS, TIMING, rand, (plan) => probe.cycle(plan));
         (i % 2 === 0 ? p : f).push(...got);
       }
@@ -97,7 +108,9 @@ async function measure(
       const perRound = CONCURRENT * 2;
       const rounds = Math.ceil(RUNS / perRound);
       for (let i = 0; i <= rounds; i++) {
+        stages?.measuring(true);
         const a = await saturate(pipeline, CONCURRENT, perRound);
+        stages?.measuring(false);
         const b = await saturate(floor, CONCURRENT, perRound);
         if (i > 0) {
           p.push(...a);
@@ -105,6 +118,7 @@ async function measure(
         }
       }
     } else {
+      stages?.measuring(true);
       for (let i = 0; i < RUNS + WARMUP; i++) {
         const a = await pipeline.sample();
         const b = await floor.sample();
@@ -138,6 +152,7 @@ async function measure(
       p99Within2xFloor: ps.p99 <= 2 * fs_.p99,
       ...(name === 'sqlite' ? { p99Under50ms: ps.p99 <= 50 } : {}),
     },
+    ...(stages === null ? {} : { stages: stages.report() }),
   };
 }
 

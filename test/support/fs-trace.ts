@@ -1,7 +1,7 @@
 /**
  * Observes the file-system calls that make state durable (node's own `fs` object, spied and
  * passed through unchanged): writes, fsyncs and renames, synchronous ones when they return and
- * the thread-pool ones (`fs.fsync`, `fs.rename` with a callback) when they COMPLETE, which is
+ * the thread-pool ones (`fs.write`, `fs.fsync`, `fs.rename` with a callback) when they COMPLETE, which is
  * the moment their effect is on disk. Each call names its file (through the fd it was opened as).
  */
 import fs from 'node:fs';
@@ -23,6 +23,8 @@ export function traceFs(): { calls: Traced[]; mark(label: string): void; restore
   const fsync = fs.fsyncSync;
   const rename = fs.renameSync;
   const fsyncCb = fs.fsync;
+  const openCb = fs.open;
+  const writeCb = fs.write;
   const renameCb = fs.rename;
   const fileOf = (fd: number) => fdPath.get(fd) ?? `fd:${fd}`;
   const spies = [
@@ -31,6 +33,21 @@ export function traceFs(): { calls: Traced[]; mark(label: string): void; restore
       fdPath.set(fd, path.resolve(String(p)));
       return fd;
     }) as typeof fs.openSync),
+    vi.spyOn(fs, 'open').mockImplementation(((p: fs.PathLike, ...rest: unknown[]) => {
+      const cb = rest.pop() as (e: unknown, fd?: number) => void;
+      (openCb as (...a: unknown[]) => void)(p, ...rest, (err: unknown, fd?: number) => {
+        if (!err && fd !== undefined) fdPath.set(fd, path.resolve(String(p)));
+        cb(err, fd);
+      });
+    }) as typeof fs.open),
+    vi.spyOn(fs, 'write').mockImplementation(((fd: number, ...rest: unknown[]) => {
+      const cb = rest.pop() as (e: unknown, ...r: unknown[]) => void;
+      const file = fileOf(fd);
+      (writeCb as (...a: unknown[]) => void)(fd, ...rest, (err: unknown, ...r: unknown[]) => {
+        if (!err) calls.push({ op: 'write', file });
+        cb(err, ...r);
+      });
+    }) as typeof fs.write),
     vi.spyOn(fs, 'writeSync').mockImplementation(((fd: number, ...rest: unknown[]) => {
       calls.push({ op: 'write', file: fileOf(fd) });
       return (write as (...a: unknown[]) => number)(fd, ...rest);

@@ -60,20 +60,39 @@ export function fsyncAsync(fd: number): Promise<void> {
   });
 }
 
-/** {@link fsyncDir} on the thread pool. */
+/**
+ * The thread-pool calls below, through node's callback API looked up at call time (tests trace
+ * durability through `fs`; fs/promises would bypass them).
+ */
+const pool = {
+  open: (file: string, flags: number, mode?: number) =>
+    new Promise<number>((resolve, reject) =>
+      fs.open(file, flags, mode, (err, fd) => (err ? reject(err) : resolve(fd))),
+    ),
+  write: (fd: number, data: Uint8Array, offset: number) =>
+    new Promise<number>((resolve, reject) =>
+      fs.write(fd, data, offset, data.length - offset, null, (err, n) =>
+        err ? reject(err) : resolve(n),
+      ),
+    ),
+  close: (fd: number) =>
+    new Promise<void>((resolve, reject) => fs.close(fd, (err) => (err ? reject(err) : resolve()))),
+  rename: (from: string, to: string) =>
+    new Promise<void>((resolve, reject) =>
+      fs.rename(from, to, (err) => (err ? reject(err) : resolve())),
+    ),
+  rm: (file: string) =>
+    new Promise<void>((resolve) => fs.rm(file, { force: true }, () => resolve())),
+};
+
+/** {@link fsyncDir} on the thread pool (the open and close too). */
 export async function fsyncDirAsync(dir: string): Promise<void> {
-  const fd = fs.openSync(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  const fd = await pool.open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
   try {
     await fsyncAsync(fd);
   } finally {
-    fs.closeSync(fd);
+    await pool.close(fd);
   }
-}
-
-function renameAsync(from: string, to: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    fs.rename(from, to, (err) => (err ? reject(err) : resolve()));
-  });
 }
 
 /**
@@ -104,27 +123,37 @@ export function writeFileAtomic(
   if (durable) fsyncDir(dir);
 }
 
-/** {@link writeFileAtomic} with its fsyncs and rename on the thread pool; durable on resolve. */
+/**
+ * {@link writeFileAtomic} with every call that creates, writes, syncs or renames on the thread
+ * pool: on a loaded disk even creating the temp file waits for the journal (milliseconds), and
+ * the bridge's thread must not wait with it. Durable on resolve.
+ */
 export async function writeFileAtomicAsync(
   file: string,
   data: string | Uint8Array,
-  opts: Omit<AtomicWriteOptions, 'durable'> = {},
+  opts: AtomicWriteOptions = {},
 ): Promise<void> {
   const { target, dir, root } = checked(file, opts);
-  const { fd, tmp } = openTemp(target, opts.mode ?? STATE_FILE_MODE, root);
+  const durable = opts.durable ?? true;
+  const tmp = tempPath(target);
+  // O_EXCL|O_NOFOLLOW: never reuse or follow anything already at the temp path.
+  const mode = opts.mode ?? STATE_FILE_MODE;
+  const fd = await pool.open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
   try {
     try {
-      fs.writeFileSync(fd, data);
-      await fsyncAsync(fd);
+      confirmFdInside(fd, root, target);
+      const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+      for (let off = 0; off < bytes.length; ) off += await pool.write(fd, bytes, off);
+      if (durable) await fsyncAsync(fd);
     } finally {
-      fs.closeSync(fd);
+      await pool.close(fd);
     }
-    await renameAsync(tmp, target);
+    await pool.rename(tmp, target);
   } catch (err) {
-    fs.rmSync(tmp, { force: true });
+    await pool.rm(tmp);
     throw err;
   }
-  await fsyncDirAsync(dir);
+  if (durable) await fsyncDirAsync(dir);
 }
 
 function checked(file: string, opts: AtomicWriteOptions) {
@@ -135,17 +164,21 @@ function checked(file: string, opts: AtomicWriteOptions) {
   return { target, dir, root };
 }
 
-/** Opens a fresh temp file beside `target` (refusing a target that is not a regular file). */
-function openTemp(target: string, mode: number, root: string): { fd: number; tmp: string } {
+/** A fresh temp path beside `target` (refusing a target that is not a regular file). */
+function tempPath(target: string): string {
   const st = lstatNoSymlink(target);
   if (st !== null && !st.isFile()) {
     throw new UnsafePathError(target, `refusing ${target}: it is not a regular file`);
   }
-  const dir = path.dirname(target);
-  const tmp = path.join(
-    dir,
+  return path.join(
+    path.dirname(target),
     `.${path.basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
   );
+}
+
+/** Opens a fresh temp file beside `target` (refusing a target that is not a regular file). */
+function openTemp(target: string, mode: number, root: string): { fd: number; tmp: string } {
+  const tmp = tempPath(target);
   // O_EXCL|O_NOFOLLOW: never reuse or follow anything already at the temp path.
   const fd = fs.openSync(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
   try {

@@ -8,6 +8,7 @@
  */
 import path from 'node:path';
 import { ConflictError, CorruptStateError, PhasebridgeError } from '../../errors.ts';
+import { markStage } from '../../trace.ts';
 import type { Command } from '../commands.ts';
 import { decide } from '../decide.ts';
 import type { RunEvent } from '../events.ts';
@@ -181,7 +182,9 @@ export class OpenRun {
       events: decision.events,
       effects: decision.effects,
     };
+    markStage(this.paths.runId, 'decided');
     await this.#append(formatLedgerLine(entry));
+    markStage(this.paths.runId, 'durable');
     this.#entries.push(entry);
     this.#keys.set(key, this.#entries.length - 1);
     if (this.#entries.length % SNAPSHOT_EVERY === 0) {

@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { CorruptStateError, InvalidInputError, NotFoundError } from '../../errors.ts';
 import { withPath } from '../../fs-errors.ts';
+import { markStage } from '../../trace.ts';
 import type { Command } from '../commands.ts';
 import { decide } from '../decide.ts';
 import { NATIVE_FILES, nativeRunDir, runsDir } from '../layouts/native.ts';
@@ -118,6 +119,7 @@ export class RunStore {
       }
       run = await this.#openRun(paths);
     }
+    markStage(runId, 'opened');
     return run.commit(key, command, opts);
   }
 

@@ -7,6 +7,7 @@
 import type { Effect, RunEvent } from '../../engine/events.ts';
 import { feedbackFor, type RunState, taskQueueStepId } from '../../engine/model.ts';
 import type { Log } from '../../log.ts';
+import { markStage } from '../../trace.ts';
 import { errorMessage } from '../queue/outcome.ts';
 import { type JobQueue, type JobSpec, jobIdOf } from '../queue/port.ts';
 import type { ExpiryTimers } from './expiry-timers.ts';
@@ -175,9 +176,13 @@ export class EffectRunner {
       switch (effect.type) {
         case 'enqueueStep':
         case 'enqueueTrigger':
-        case 'enqueueTask':
-          await this.#enqueue(jobOfEffect(state, effect, await this.deps.prepare(state, effect)));
+        case 'enqueueTask': {
+          const prepared = await this.deps.prepare(state, effect);
+          markStage(effect.runId, 'prepared');
+          await this.#enqueue(jobOfEffect(state, effect, prepared));
+          markStage(effect.runId, 'enqueued');
           break;
+        }
         case 'cancelStep':
           await this.cancel(jobIdOf(effect));
           break;

@@ -17,6 +17,7 @@ import { findStep, type RunState, SYSTEM_ACTOR } from '../../engine/model.ts';
 import type { CommitResult } from '../../engine/store/types.ts';
 import { InvalidInputError, NotFoundError } from '../../errors.ts';
 import type { Log } from '../../log.ts';
+import { markStage } from '../../trace.ts';
 import { errorMessage } from '../queue/outcome.ts';
 import type { JobOutcome, JobQueue, JobSpec, Worker } from '../queue/port.ts';
 import { AgentResolver } from './agent-resolver.ts';
@@ -229,6 +230,7 @@ export class Orchestrator {
    */
   async command(runId: string, key: string, command: CommandInput): Promise<CommitResult> {
     this.#assertOpen();
+    markStage(runId, 'command');
     if (command.type === 'start') throw new InvalidInputError('start a run with startRun');
     await applyHandEdit(this.#driver, runId, this.#log);
     if (command.type === 'resume') {

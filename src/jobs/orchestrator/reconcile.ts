@@ -145,7 +145,7 @@ async function reconcileRun(
     await driver.settle(state.id);
     return;
   }
-  ensureSpecFile(state.workspace, state.layout, state.id, state.spec);
+  await ensureSpecFile(state.workspace, state.layout, state.id, state.spec);
   await reconcileTasks(deps, state);
   const job = inFlightJob(state);
   if (job !== null) {

@@ -13,6 +13,7 @@ import type { RunStore } from '../../engine/store/run-store.ts';
 import type { CommitResult } from '../../engine/store/types.ts';
 import { NotFoundError } from '../../errors.ts';
 import type { Log } from '../../log.ts';
+import { markStage } from '../../trace.ts';
 import { errorMessage } from '../queue/outcome.ts';
 import { abandonedTriggerJob, type EffectRunner } from './effects.ts';
 import type { ExpiryTimers } from './expiry-timers.ts';
@@ -101,9 +102,10 @@ export class RunDriver {
     hooks: CommitHooks = {},
   ): Promise<CommitResult> {
     const store = await this.storeOf(runId);
-    return this.#mutex.run(runId, () =>
-      this.#released(store, runId, () => this.#commitOne(store, runId, key, input, hooks)),
-    );
+    return this.#mutex.run(runId, () => {
+      markStage(runId, 'locked');
+      return this.#released(store, runId, () => this.#commitOne(store, runId, key, input, hooks));
+    });
   }
 
   /**

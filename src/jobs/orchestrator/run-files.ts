@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { codemachinePaths } from '../../engine/layouts/codemachine/paths.ts';
 import { NATIVE_FILES, nativeRunDir } from '../../engine/layouts/native.ts';
-import { writeFileAtomic } from '../../engine/ledger/atomic-write.ts';
+import { writeFileAtomicAsync } from '../../engine/ledger/atomic-write.ts';
 import { readTextInside, STATE_FILE_MODE } from '../../engine/ledger/safe-path.ts';
 import type { Layout } from '../../engine/model.ts';
 
@@ -63,12 +63,22 @@ export function stepLogPath(
 /**
  * Writes the native spec file unless it already holds `spec` (codemachine's is the layout's).
  * Called before a run's first step is enqueued and again at start-up, so a worker in another
- * process always finds it. A link planted on the way throws UnsafePathError naming it.
+ * process always finds it. A link planted on the way throws UnsafePathError naming it. Its
+ * create, fsyncs and rename run on the thread pool: a busy bridge starts runs while others wait
+ * for their agents, and a loaded disk's fsync must not stall them all.
  */
-export function ensureSpecFile(workspace: string, layout: Layout, runId: string, spec: string) {
+export async function ensureSpecFile(
+  workspace: string,
+  layout: Layout,
+  runId: string,
+  spec: string,
+): Promise<void> {
   if (layout === 'codemachine') return;
   const { specFile } = runFiles(workspace, layout, runId);
   // Checked from the workspace down: the run folder itself may have been swapped for a link.
   if (readTextInside(workspace, specFile) === spec) return;
-  writeFileAtomic(specFile, spec, { mode: STATE_FILE_MODE, root: path.resolve(workspace) });
+  await writeFileAtomicAsync(specFile, spec, {
+    mode: STATE_FILE_MODE,
+    root: path.resolve(workspace),
+  });
 }

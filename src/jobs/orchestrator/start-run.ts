@@ -126,7 +126,7 @@ export async function startNewRun(input: StartRunInput, deps: StartRunDeps): Pro
     },
     {
       beforeEffects: async (state) => {
-        ensureSpecFile(workspace, layout, runId, state.spec);
+        await ensureSpecFile(workspace, layout, runId, state.spec);
         await deps.driver.indexStart(state, input.originChat);
       },
     },

@@ -17,6 +17,7 @@ import { agentLogPath } from '../../engine/layouts/codemachine/paths.ts';
 import { RegistryDb } from '../../engine/layouts/codemachine/registry-db.ts';
 import { stepJobId, triggerJobId } from '../../engine/model.ts';
 import { InvalidInputError } from '../../errors.ts';
+import { markStage } from '../../trace.ts';
 import type { GitWorkFolders } from '../git/worker-git.ts';
 import type { Processor, ProgressReporter, QueuedJob } from '../queue/port.ts';
 import { gitHead, recordChanges } from '../runner/git-changes.ts';
@@ -240,6 +241,7 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
       p,
     );
     const placement = place(registries, job, p, agent, where);
+    markStage(job.runId, 'placed');
     const shipper = where.remote
       ? new LogShipper(placement.logFile, (chunk) =>
           send(report, { kind: 'log', ...chunk }, onError),

@@ -6,6 +6,7 @@
  */
 import { Worker as BullWorker, type ConnectionOptions, DelayedError, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
+import { markStage } from '../../trace.ts';
 import { type BullJobData, type BullSignal, encodeFailure, encodeSignal } from './bullmq-codec.ts';
 import type { QueueKeys, RunLocks } from './bullmq-redis.ts';
 import { WorkerBeat, type WorkerKeys } from './bullmq-workers.ts';
@@ -69,6 +70,7 @@ export async function startBullmqWorker(
   const wrapped = async (job: Job<BullJobData>, token?: string, signal?: AbortSignal) => {
     const id = job.id as string;
     const { spec } = job.data;
+    markStage(spec.runId, 'claimed');
     if ((await deps.commands.exists(keys.cancelled(id))) === 1) {
       throw new Error(
         encodeFailure({ ok: false, error: 'cancelled before start', cancelled: true }),

@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import { markStage } from '../../trace.ts';
 import { type ErrorReporter, runToOutcome } from './outcome.ts';
 import {
   CANCEL_REASON,
@@ -113,6 +114,7 @@ export class SqliteWorker implements Worker {
         const claimed = this.store.claim(this.id, this.timing.leaseMs);
         if (claimed === null) break;
         const { signalSeq, ...job } = claimed;
+        markStage(job.runId, 'claimed');
         this.hooks.onStarted(job, signalSeq);
         this.run(job);
       }

@@ -1,9 +1,14 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ensureRealDir, writeFileAtomic } from '../../../src/engine/ledger/atomic-write.ts';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  ensureRealDir,
+  writeFileAtomic,
+  writeFileAtomicAsync,
+} from '../../../src/engine/ledger/atomic-write.ts';
 import { hasCode } from '../../../src/errors.ts';
+import { traceFs } from '../../support/fs-trace.ts';
 
 let dir: string;
 beforeEach(() => {
@@ -74,5 +79,52 @@ describe('writeFileAtomic', () => {
 describe('ensureRealDir', () => {
   it('refuses a path outside its root', () => {
     expect(codeOf(() => ensureRealDir(path.join(dir, '..'), { root: dir }))).toBe('CORRUPT_STATE');
+  });
+});
+
+describe('writeFileAtomicAsync', () => {
+  it('replaces the content durably and leaves no temp file', async () => {
+    const file = path.join(dir, 'run.json');
+    await writeFileAtomicAsync(file, 'one');
+    await writeFileAtomicAsync(file, Buffer.from('two\n'), { mode: 0o600 });
+    expect(fs.readFileSync(file, 'utf8')).toBe('two\n');
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(fs.readdirSync(dir)).toEqual(['run.json']);
+  });
+
+  it("creates, writes, syncs and renames on the thread pool, never on the bridge's thread", async () => {
+    const file = path.join(dir, 'run.json');
+    fs.writeFileSync(file, 'old');
+    const trace = traceFs();
+    const sync = (
+      ['openSync', 'writeSync', 'writeFileSync', 'fsyncSync', 'renameSync'] as const
+    ).map((name) => vi.spyOn(fs, name));
+    try {
+      await writeFileAtomicAsync(file, 'new');
+    } finally {
+      trace.restore();
+    }
+    for (const spy of sync) {
+      expect(spy.mock.calls.map((c) => String(c[0]))).toEqual([]);
+      spy.mockRestore();
+    }
+    const order = trace.calls.map((c) =>
+      c.file === dir ? `${c.op} folder` : c.file === file ? `${c.op} target` : `${c.op} temp`,
+    );
+    expect(order).toEqual(['write temp', 'fsync temp', 'rename target', 'fsync folder']);
+    expect(fs.readFileSync(file, 'utf8')).toBe('new');
+  });
+
+  it('refuses a symlinked target and leaves the link target untouched', async () => {
+    const outside = path.join(dir, 'outside.txt');
+    fs.writeFileSync(outside, 'keep');
+    const ws = path.join(dir, 'ws');
+    fs.mkdirSync(ws);
+    fs.symlinkSync(outside, path.join(ws, 'run.json'));
+    await expect(writeFileAtomicAsync(path.join(ws, 'run.json'), 'evil')).rejects.toSatisfy((e) =>
+      hasCode(e, 'CORRUPT_STATE'),
+    );
+    expect(fs.readFileSync(outside, 'utf8')).toBe('keep');
+    expect(fs.readdirSync(ws)).toEqual(['run.json']);
   });
 });
