@@ -28,6 +28,7 @@ import { runChain } from './chain-runner.ts';
 import { chainWithFeedback, runWithFeedback, withFeedback } from './feedback-run.ts';
 import { definitionOfJob } from './job-agent.ts';
 import {
+  type JobTimings,
   parseStepJobPayload,
   type StepJobPayload,
   type StepJobResult,
@@ -225,9 +226,11 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
   const onError = opts.onReportError ?? (() => {});
   const registries = new Registries();
   const processor: Processor = async (job, signal, report) => {
+    const timings: JobTimings = { picked: Date.now() };
     const p = parseStepJobPayload(job.payload);
     if (p.problem !== undefined) throw new Error(p.problem);
     const where = await prepareWorkspace(job, p, opts.workFolders);
+    timings.ready = Date.now();
     // The bridge's path of the log: the same file in shared mode, written by the bridge in git mode.
     const bridgeLog =
       p.kind === 'task'
@@ -263,7 +266,9 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
         report,
         opts,
         registries,
+        timings,
       );
+      timings.agentEnd = Date.now();
       outcome = run.outcome;
       completed = run.completed;
     } finally {
@@ -292,8 +297,9 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
     const worker = opts.workerId?.();
     if (worker !== undefined) result.worker = worker;
     if (where.remote && p.workspace.mode === 'git' && outcome.ok) {
-      await pushChanges(result, where.dir, job, p, opts.workFolders!);
+      await pushChanges(result, where.dir, job, p, opts.workFolders!, timings);
     }
+    result.timings = timings;
     return { ...result };
   };
   return { processor, close: () => registries.close() };
@@ -310,6 +316,7 @@ async function runIn(
   report: ProgressReporter,
   opts: StepProcessorOptions,
   registries: Registries,
+  timings: JobTimings,
 ): Promise<{ outcome: AgentOutcome; completed?: number[] }> {
   const onError = opts.onReportError ?? (() => {});
   const info: StepStartInfo = { sessionId: job.id };
@@ -339,6 +346,7 @@ async function runIn(
     ...(opts.secretEnvNames === undefined ? {} : { secretEnvNames: opts.secretEnvNames }),
     ...(opts.approvalServer === undefined ? {} : { approvalServer: opts.approvalServer }),
     onSpawn: (pid) => {
+      timings.agentStart ??= Date.now();
       opts.onSpawn?.(job, pid);
       if (placement.monitoringId !== undefined) {
         registries.setPid(dir, placement.monitoringId, pid);
@@ -377,6 +385,7 @@ async function pushChanges(
   job: QueuedJob,
   p: StepJobPayload,
   folders: GitWorkFolders,
+  timings: JobTimings,
 ): Promise<void> {
   if (p.workspace.mode !== 'git') return;
   const message = `phasebridge: run ${job.runId}, ${p.kind} ${p.stepId}, attempt ${job.attempt}`;
@@ -386,7 +395,11 @@ async function pushChanges(
       p.workspace,
       message,
       layoutFilesOf(dir, p, job.runId),
+      () => {
+        timings.committed = Date.now();
+      },
     );
+    timings.pushed = Date.now();
     result.commit = pushed.commit;
     result.changedFiles = pushed.changedFiles;
     if (p.kind === 'step') {
