@@ -138,9 +138,9 @@ export class GitWorkFolders {
   /**
    * Commits everything the agent changed (except phasebridge's files and `exclude`), pushes the
    * run branch, and returns the commit and the changed files (relative paths, and with their
-   * added/removed line counts for the checkpoint message). Four git processes and the push:
-   * add, reset, commit (which says when there is nothing to commit), and one `show` for the
-   * commit id and its line counts.
+   * added/removed line counts for the checkpoint message). Usually four git processes and the
+   * push: add, reset, commit (which says when there is nothing to commit), and one `show` for
+   * the commit id and its line counts.
    */
   async commitAndPush(
     dir: string,
@@ -165,22 +165,33 @@ export class GitWorkFolders {
       }
       committed = false;
     }
-    let commit = ref.baseCommit;
+    let commit: string | null = null;
     let fileChanges: FileChange[] = [];
     if (committed) {
-      // HEAD's only parent is the base (checked out there): its diff is the step's.
+      // Usually HEAD's only parent is the base: then its own diff is the step's (one process).
       const out = await git(dir, [
         'show',
         '--no-renames',
         '--numstat',
         '-z',
-        '--format=%H',
+        '--format=%H %P',
         'HEAD',
       ]);
-      // `<id>\0\n` then the numstat records.
       const nul = out.indexOf('\0');
-      commit = out.slice(0, nul);
-      fileChanges = parseNumstat(out.slice(nul + 1).replace(/^\n/, ''));
+      const [id, ...parents] = out.slice(0, nul).split(' ');
+      if (parents.length === 1 && parents[0] === ref.baseCommit) {
+        commit = id!;
+        fileChanges = parseNumstat(out.slice(nul + 1).replace(/^\n/, ''));
+      }
+    }
+    if (commit === null) {
+      // The agent committed itself (a merge step): the step's diff is from the base to HEAD.
+      commit = (await git(dir, ['rev-parse', 'HEAD'])).trim();
+      if (commit !== ref.baseCommit) {
+        fileChanges = parseNumstat(
+          await git(dir, ['diff', '--numstat', '--no-renames', '-z', ref.baseCommit, commit]),
+        );
+      }
     }
     onCommitted?.();
     await git(dir, ['push', '--quiet', '--force', ref.repo, `${commit}:refs/heads/${ref.branch}`]);
