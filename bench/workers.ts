@@ -16,7 +16,7 @@
  * `--start sequential` (default) starts the runs one after another, `--start parallel` all at once.
  *
  * Run: npx tsx bench/workers.ts [--runs 16] [--step-ms 2000] [--workers 1,2,4] [--timeline]
- *      [--start sequential|parallel]
+ *      [--start sequential|parallel] [--agent sh|node]
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -52,8 +52,17 @@ const TIMELINE = process.argv.includes('--timeline');
  */
 const START = arg('start') ?? 'sequential';
 
-/** Writes a file named after its run (so every step commits something), then works STEP_MS. */
+/**
+ * The task: writes a file named after its run (so every step commits something), then works
+ * STEP_MS. `--agent sh` (default) is a shell and `sleep`, so a task takes STEP_MS; `--agent node`
+ * is a Node script, whose own start-up (~50-150 ms, more on a loaded machine) adds to every task
+ * and counts against the efficiency although it is the agent's, not phasebridge's.
+ */
+const AGENT = arg('agent') ?? 'sh';
 const AGENT_JS = `require('fs').writeFileSync('out-' + process.env.PHASEBRIDGE_RUN_ID + '.txt', 'x\\n'); setTimeout(() => {}, ${STEP_MS});`;
+const AGENT_SH = `echo x > "out-$PHASEBRIDGE_RUN_ID.txt"; exec sleep ${STEP_MS / 1000}`;
+const AGENT_ARGV =
+  AGENT === 'node' ? [process.execPath, '-e', AGENT_JS] : ['/bin/sh', '-c', AGENT_SH];
 
 /** One round's figures. */
 interface Round {
@@ -74,7 +83,7 @@ async function round(redisUrl: string, n: number): Promise<Round> {
   await createRepositories(db).agents.add({
     name: 'sleeper',
     engine: 'command',
-    argv: [process.execPath, '-e', AGENT_JS],
+    argv: AGENT_ARGV,
   });
   fs.mkdirSync(path.join(workspace, 'workflows'));
   fs.writeFileSync(
@@ -175,6 +184,7 @@ async function main(): Promise<void> {
         {
           stepMs: STEP_MS,
           start: START,
+          agent: AGENT,
           cpus: os.cpus().length,
           rounds,
           goal: { efficiencyAt4: 0.85, met: at4 ? at4.efficiency >= 0.85 : null },
