@@ -35,7 +35,7 @@ import {
   type StepReport,
   type StepStartInfo,
 } from './job-payload.ts';
-import { type JobPlace, layoutFilesOf, prepareWorkspace } from './job-workspace.ts';
+import { type JobPlace, prepareWorkspace, pushChanges } from './job-workspace.ts';
 import { LogShipper } from './remote-log.ts';
 import { runFiles, stepLogPath } from './run-files.ts';
 import { taskDirectivePath, taskLogPath } from './task-jobs.ts';
@@ -373,40 +373,4 @@ async function runIn(
     return { outcome: chained.outcome, completed: chained.completed };
   }
   return { outcome: await runWithFeedback(agent, inv, p) };
-}
-
-/**
- * Git mode, after a successful agent: commits and pushes the run branch, adding the commit and
- * the changed files to `result`; a failed push fails the step (its work never reached the bridge).
- */
-async function pushChanges(
-  result: StepJobResult,
-  dir: string,
-  job: QueuedJob,
-  p: StepJobPayload,
-  folders: GitWorkFolders,
-  timings: JobTimings,
-): Promise<void> {
-  if (p.workspace.mode !== 'git') return;
-  const message = `phasebridge: run ${job.runId}, ${p.kind} ${p.stepId}, attempt ${job.attempt}`;
-  try {
-    const pushed = await folders.commitAndPush(
-      dir,
-      p.workspace,
-      message,
-      layoutFilesOf(dir, p, job.runId),
-      () => {
-        timings.committed = Date.now();
-      },
-    );
-    timings.pushed = Date.now();
-    result.commit = pushed.commit;
-    result.changedFiles = pushed.changedFiles;
-    if (p.kind === 'step') {
-      result.changes = { base: p.workspace.baseCommit, files: pushed.fileChanges };
-    }
-  } catch (err) {
-    result.ok = false;
-    result.failure = `the agent's changes could not be pushed: ${(err as Error).message}`;
-  }
 }
