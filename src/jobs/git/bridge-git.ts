@@ -9,7 +9,7 @@
 import path from 'node:path';
 import { ConflictError, InvalidInputError } from '../../errors.ts';
 import type { WorkspaceRef } from '../orchestrator/job-payload.ts';
-import { COMMIT_RE, git, gitProbe, runBranch } from './run-git.ts';
+import { COMMIT_RE, commitsOf, git, gitProbe, runBranch } from './run-git.ts';
 
 /** The git workspace reference of the next job of run `runId` in `workspace`. */
 export async function gitWorkspaceRef(workspace: string, runId: string): Promise<WorkspaceRef> {
@@ -26,15 +26,11 @@ export async function gitWorkspaceRef(workspace: string, runId: string): Promise
     );
   }
   const branch = runBranch(runId);
-  let base = await gitProbe(workspace, [
-    'rev-parse',
-    '--verify',
-    '--quiet',
-    `refs/heads/${branch}^{commit}`,
-  ]);
+  // The run branch and HEAD in one git process (each spawn blocks the bridge's event loop).
+  const [onBranch, head] = await commitsOf(workspace, [`refs/heads/${branch}`, 'HEAD']);
+  let base = onBranch ?? null;
   if (base === null) {
-    const head = await gitProbe(workspace, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']);
-    if (head === null) {
+    if (head === null || head === undefined) {
       throw new InvalidInputError(
         `workspace ${workspace} has no commit yet: commit something first`,
       );
@@ -59,9 +55,9 @@ export async function landCommit(
   commit: string,
 ): Promise<void> {
   if (!COMMIT_RE.test(commit)) throw new InvalidInputError(`not a commit id: ${commit}`);
-  const have = async () =>
-    (await gitProbe(workspace, ['cat-file', '-e', `${commit}^{commit}`])) !== null;
-  if (!(await have())) {
+  const have = async () => (await commitsOf(workspace, [commit]))[0] !== null;
+  // The commit is almost never here yet: fetch first (one process instead of a probe too).
+  try {
     await git(workspace, [
       'fetch',
       '--quiet',
@@ -70,13 +66,18 @@ export async function landCommit(
       repo,
       `refs/heads/${branch}`,
     ]);
+  } catch (err) {
+    if (!(await have())) throw err; // a remote out of reach: only what we hold can land
   }
-  if (!(await have())) {
+  try {
+    // git refuses a branch at an object it does not hold, or at one that is not a commit.
+    await git(workspace, ['update-ref', `refs/heads/${branch}`, commit]);
+  } catch (err) {
+    if (await have()) throw err;
     throw new ConflictError(
       `commit ${commit.slice(0, 12)} is not on ${branch} of ${repo} any more: the step's work was overwritten`,
     );
   }
-  await git(workspace, ['update-ref', `refs/heads/${branch}`, commit]);
 }
 
 /**

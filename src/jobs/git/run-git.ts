@@ -14,9 +14,10 @@ export function git(
   cwd: string,
   args: readonly string[],
   env?: NodeJS.ProcessEnv,
+  input?: string,
 ): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(
+    const child = execFile(
       'git',
       [...args],
       {
@@ -26,10 +27,42 @@ export function git(
       },
       (err, stdout, stderr) => {
         if (err === null) return resolve(stdout);
-        const why = (stderr || err.message).trim().split('\n').slice(-3).join(' | ');
+        // Some refusals are on stdout only (commit: "nothing to commit").
+        const why = (stderr.trim() || stdout.trim() || err.message)
+          .trim()
+          .split('\n')
+          .slice(-3)
+          .join(' | ');
         reject(new ResourceError(`git ${args[0]} failed in ${cwd}: ${why}`, { cause: err }));
       },
     );
+    // A closed stdin is what commands that read it (cat-file --batch-check) stop at.
+    child.stdin?.on('error', () => {}); // git may exit before reading (then the callback says why)
+    child.stdin?.end(input ?? '');
+  });
+}
+
+/**
+ * Which of `revs` name a commit in `cwd`, in ONE git process (each probe is a process spawn,
+ * which blocks the event loop for milliseconds): the commit id of each, or null.
+ */
+export async function commitsOf(cwd: string, revs: readonly string[]): Promise<(string | null)[]> {
+  // A name with a newline would split into two queries: never a commit.
+  const ok = revs.map((r) => !/[\n\r]/.test(r));
+  const query = revs.filter((_, i) => ok[i]).map((r) => `${r}^{commit}\n`);
+  const out = (
+    await git(
+      cwd,
+      ['cat-file', '--batch-check=%(objectname) %(objecttype)'],
+      undefined,
+      query.join(''),
+    )
+  ).split('\n');
+  let line = 0;
+  return ok.map((good) => {
+    if (!good) return null;
+    const [id, type] = (out[line++] ?? '').split(' ');
+    return type === 'commit' && id !== undefined && COMMIT_RE.test(id) ? id : null;
   });
 }
 

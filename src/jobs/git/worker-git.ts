@@ -11,7 +11,7 @@ import path from 'node:path';
 import { InvalidInputError } from '../../errors.ts';
 import { makeDirs } from '../../fs-errors.ts';
 import { type FileChange, parseNumstat } from '../runner/git-changes.ts';
-import { git, gitProbe } from './run-git.ts';
+import { commitsOf, git, gitProbe } from './run-git.ts';
 
 /** The git reference of a job (the `git` form of the payload's workspace). */
 export interface GitJobRef {
@@ -39,6 +39,7 @@ class Mutex {
 export class GitWorkFolders {
   readonly #root: string;
   readonly #locks = new Map<string, Mutex>();
+  readonly #identity = new Map<string, boolean>();
 
   constructor(root: string) {
     this.#root = root;
@@ -55,36 +56,41 @@ export class GitWorkFolders {
 
   /**
    * The bare clone of `repo` in the cache, fetched so it holds `commit` and every commit of
-   * `needs` (then the branches that hold them are there too, as `origin/<branch>`).
+   * `needs` (then the branches that hold them are there too, as `origin/<branch>`). A commit
+   * this cache already holds (the worker pushed it, or fetched it for an earlier job) costs no
+   * fetch; otherwise only the job's branch is fetched first, and every branch when that is not
+   * enough (a task's base is on the run branch, a stray push replaced the branch).
    */
-  async #cache(repo: string, commit: string, needs: readonly string[] = []): Promise<string> {
+  async #cache(repo: string, ref: GitJobRef): Promise<string> {
+    const { baseCommit: commit, needs = [] } = ref;
     const dir = path.join(
       this.#root,
       'cache',
       `${createHash('sha256').update(repo).digest('hex').slice(0, 16)}.git`,
     );
-    const has = async (c: string) =>
-      (await gitProbe(dir, ['cat-file', '-e', `${c}^{commit}`])) !== null;
     const missing = async () => {
-      const out: string[] = [];
-      for (const c of [commit, ...needs]) if (!(await has(c))) out.push(c);
-      return out;
+      const all = [commit, ...needs];
+      const found = await commitsOf(dir, all);
+      return all.filter((_, i) => found[i] === null);
     };
+    const fetch = (refspec: string) =>
+      git(dir, ['fetch', '--quiet', '--no-tags', '--prune', repo, refspec]);
     await this.#lockOf(dir).run(async () => {
+      let fresh = false;
       if (!fs.existsSync(path.join(dir, 'HEAD'))) {
         makeDirs(dir, 0o700);
         await git(dir, ['init', '--quiet', '--bare']);
+        fresh = true;
       }
       // A job with `needs` always fetches: it works with branches other workers pushed.
-      if ((await missing()).length === 0 && needs.length === 0) return;
-      await git(dir, [
-        'fetch',
-        '--quiet',
-        '--no-tags',
-        '--prune',
-        repo,
-        '+refs/heads/*:refs/remotes/origin/*',
-      ]);
+      if (needs.length === 0) {
+        if (!fresh && (await missing()).length === 0) return;
+        await fetch(`+refs/heads/${ref.branch}:refs/remotes/origin/${ref.branch}`).catch(
+          () => {}, // not on the remote (yet): every branch is fetched next
+        );
+        if ((await missing()).length === 0) return;
+      }
+      await fetch('+refs/heads/*:refs/remotes/origin/*');
       const still = await missing();
       if (still.includes(commit)) {
         throw new InvalidInputError(
@@ -106,7 +112,7 @@ export class GitWorkFolders {
    * phasebridge's own folder (its logs tell a re-take what happened before).
    */
   async checkout(folder: string, ref: GitJobRef): Promise<string> {
-    const cache = await this.#cache(ref.repo, ref.baseCommit, ref.needs);
+    const cache = await this.#cache(ref.repo, ref);
     const dir = path.join(this.#root, 'runs', folder);
     if (fs.existsSync(path.join(dir, '.git'))) {
       await git(dir, ['checkout', '--quiet', '--force', '-B', ref.branch, ref.baseCommit]);
@@ -132,36 +138,72 @@ export class GitWorkFolders {
   /**
    * Commits everything the agent changed (except phasebridge's files and `exclude`), pushes the
    * run branch, and returns the commit and the changed files (relative paths, and with their
-   * added/removed line counts for the checkpoint message).
+   * added/removed line counts for the checkpoint message). Usually four git processes and the
+   * push: add, reset, commit (which says when there is nothing to commit), and one `show` for
+   * the commit id and its line counts.
    */
   async commitAndPush(
     dir: string,
     ref: GitJobRef,
     message: string,
     exclude: readonly string[],
+    onCommitted?: () => void,
   ): Promise<{ commit: string; changedFiles: string[]; fileChanges: FileChange[] }> {
     await git(dir, ['add', '--all', '--', '.']);
     // Back to the base for phasebridge's own files (an exclude pathspec fails on ignored paths).
     await git(dir, ['reset', '--quiet', ref.baseCommit, '--', ...NEVER_COMMITTED, ...exclude]);
-    const staged = (await git(dir, ['diff', '--cached', '--name-only'])).trim();
-    if (staged !== '') {
-      const who =
-        (await gitProbe(dir, ['config', 'user.email'])) === null
-          ? ['-c', 'user.name=phasebridge', '-c', 'user.email=phasebridge@localhost']
-          : [];
+    const who = (await this.#hasIdentity(dir))
+      ? []
+      : ['-c', 'user.name=phasebridge', '-c', 'user.email=phasebridge@localhost'];
+    let committed = true;
+    try {
       await git(dir, [...who, 'commit', '--quiet', '--no-verify', '-m', message]);
+    } catch (err) {
+      // Nothing staged: git says so and exits 1; the base is the step's commit then.
+      if (!/nothing (added )?to commit|no changes added to commit/.test((err as Error).message)) {
+        throw err;
+      }
+      committed = false;
     }
-    const commit = (await git(dir, ['rev-parse', 'HEAD'])).trim();
-    const numstat = await git(dir, [
-      'diff',
-      '--numstat',
-      '--no-renames',
-      '-z',
-      ref.baseCommit,
-      commit,
-    ]);
+    let commit: string | null = null;
+    let fileChanges: FileChange[] = [];
+    if (committed) {
+      // Usually HEAD's only parent is the base: then its own diff is the step's (one process).
+      const out = await git(dir, [
+        'show',
+        '--no-renames',
+        '--numstat',
+        '-z',
+        '--format=%H %P',
+        'HEAD',
+      ]);
+      const nul = out.indexOf('\0');
+      const [id, ...parents] = out.slice(0, nul).split(' ');
+      if (parents.length === 1 && parents[0] === ref.baseCommit) {
+        commit = id!;
+        fileChanges = parseNumstat(out.slice(nul + 1).replace(/^\n/, ''));
+      }
+    }
+    if (commit === null) {
+      // The agent committed itself (a merge step): the step's diff is from the base to HEAD.
+      commit = (await git(dir, ['rev-parse', 'HEAD'])).trim();
+      if (commit !== ref.baseCommit) {
+        fileChanges = parseNumstat(
+          await git(dir, ['diff', '--numstat', '--no-renames', '-z', ref.baseCommit, commit]),
+        );
+      }
+    }
+    onCommitted?.();
     await git(dir, ['push', '--quiet', '--force', ref.repo, `${commit}:refs/heads/${ref.branch}`]);
-    const fileChanges = parseNumstat(numstat);
     return { commit, changedFiles: fileChanges.map((f) => f.path), fileChanges };
+  }
+
+  /** Whether git has a committer identity in `dir` (asked once per worker process and cache). */
+  async #hasIdentity(dir: string): Promise<boolean> {
+    const known = this.#identity.get(this.#root);
+    if (known !== undefined) return known;
+    const has = (await gitProbe(dir, ['config', 'user.email'])) !== null;
+    this.#identity.set(this.#root, has);
+    return has;
   }
 }

@@ -202,6 +202,22 @@ const telemetrySchema = z.object({
   costUsd: z.number().nonnegative(),
 });
 
+/**
+ * The phases of a job on its worker: taken (processor entered), workspace ready, agent process
+ * started, agent ended, changes committed, branch pushed (git mode).
+ */
+export const JOB_PHASES = [
+  'picked',
+  'ready',
+  'agentStart',
+  'agentEnd',
+  'committed',
+  'pushed',
+] as const;
+
+/** When a worker reached each phase of a job (epoch ms). */
+export type JobTimings = Partial<Record<(typeof JOB_PHASES)[number], number>>;
+
 /** What a worker returns for a job (the agent runner's outcome plus where it logged). */
 export const stepJobResultSchema = z.object({
   ok: z.boolean(),
@@ -246,6 +262,8 @@ export const stepJobResultSchema = z.object({
     .optional(),
   /** The worker that ran the job. */
   worker: z.string().optional(),
+  /** When the worker reached each phase of the job (epoch ms; diagnostics and benchmarks). */
+  timings: z.partialRecord(z.enum(JOB_PHASES), z.number().nonnegative()).optional(),
 });
 
 /** A job's result. */
@@ -270,6 +288,7 @@ export interface StepJobResult {
   changes?: StepChanges;
   commit?: string;
   worker?: string;
+  timings?: JobTimings;
 }
 
 /** Reads a job result; null when it is not one (then the job counts as failed). */

@@ -12,7 +12,7 @@ import { readTextInside, STATE_FILE_MODE } from '../../engine/ledger/safe-path.t
 import { ResourceError } from '../../errors.ts';
 import type { GitWorkFolders } from '../git/worker-git.ts';
 import type { QueuedJob } from '../queue/port.ts';
-import type { StepJobPayload } from './job-payload.ts';
+import type { JobTimings, StepJobPayload, StepJobResult } from './job-payload.ts';
 import { runFiles } from './run-files.ts';
 import { writePayloadInputs } from './run-inputs.ts';
 
@@ -72,4 +72,40 @@ export async function prepareWorkspace(
 export function layoutFilesOf(dir: string, p: StepJobPayload, runId: string): string[] {
   const files = runFiles(dir, p.layout, runId);
   return [files.specFile, files.directiveFile].map((f) => path.relative(dir, f));
+}
+
+/**
+ * Git mode, after a successful agent: commits and pushes the run branch, adding the commit and
+ * the changed files to `result`; a failed push fails the step (its work never reached the bridge).
+ */
+export async function pushChanges(
+  result: StepJobResult,
+  dir: string,
+  job: QueuedJob,
+  p: StepJobPayload,
+  folders: GitWorkFolders,
+  timings: JobTimings,
+): Promise<void> {
+  if (p.workspace.mode !== 'git') return;
+  const message = `phasebridge: run ${job.runId}, ${p.kind} ${p.stepId}, attempt ${job.attempt}`;
+  try {
+    const pushed = await folders.commitAndPush(
+      dir,
+      p.workspace,
+      message,
+      layoutFilesOf(dir, p, job.runId),
+      () => {
+        timings.committed = Date.now();
+      },
+    );
+    timings.pushed = Date.now();
+    result.commit = pushed.commit;
+    result.changedFiles = pushed.changedFiles;
+    if (p.kind === 'step') {
+      result.changes = { base: p.workspace.baseCommit, files: pushed.fileChanges };
+    }
+  } catch (err) {
+    result.ok = false;
+    result.failure = `the agent's changes could not be pushed: ${(err as Error).message}`;
+  }
 }

@@ -29,13 +29,14 @@ import { runChain } from './chain-runner.ts';
 import { chainWithFeedback, runWithFeedback, withFeedback } from './feedback-run.ts';
 import { definitionOfJob } from './job-agent.ts';
 import {
+  type JobTimings,
   parseStepJobPayload,
   type StepJobPayload,
   type StepJobResult,
   type StepReport,
   type StepStartInfo,
 } from './job-payload.ts';
-import { type JobPlace, layoutFilesOf, prepareWorkspace } from './job-workspace.ts';
+import { type JobPlace, prepareWorkspace, pushChanges } from './job-workspace.ts';
 import { LogShipper } from './remote-log.ts';
 import { runFiles, stepLogPath } from './run-files.ts';
 import { taskDirectivePath, taskLogPath } from './task-jobs.ts';
@@ -226,9 +227,11 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
   const onError = opts.onReportError ?? (() => {});
   const registries = new Registries();
   const processor: Processor = async (job, signal, report) => {
+    const timings: JobTimings = { picked: Date.now() };
     const p = parseStepJobPayload(job.payload);
     if (p.problem !== undefined) throw new Error(p.problem);
     const where = await prepareWorkspace(job, p, opts.workFolders);
+    timings.ready = Date.now();
     // The bridge's path of the log: the same file in shared mode, written by the bridge in git mode.
     const bridgeLog =
       p.kind === 'task'
@@ -265,7 +268,9 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
         report,
         opts,
         registries,
+        timings,
       );
+      timings.agentEnd = Date.now();
       outcome = run.outcome;
       completed = run.completed;
     } finally {
@@ -294,8 +299,9 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
     const worker = opts.workerId?.();
     if (worker !== undefined) result.worker = worker;
     if (where.remote && p.workspace.mode === 'git' && outcome.ok) {
-      await pushChanges(result, where.dir, job, p, opts.workFolders!);
+      await pushChanges(result, where.dir, job, p, opts.workFolders!, timings);
     }
+    result.timings = timings;
     return { ...result };
   };
   return { processor, close: () => registries.close() };
@@ -312,6 +318,7 @@ async function runIn(
   report: ProgressReporter,
   opts: StepProcessorOptions,
   registries: Registries,
+  timings: JobTimings,
 ): Promise<{ outcome: AgentOutcome; completed?: number[] }> {
   const onError = opts.onReportError ?? (() => {});
   const info: StepStartInfo = { sessionId: job.id };
@@ -341,6 +348,7 @@ async function runIn(
     ...(opts.secretEnvNames === undefined ? {} : { secretEnvNames: opts.secretEnvNames }),
     ...(opts.approvalServer === undefined ? {} : { approvalServer: opts.approvalServer }),
     onSpawn: (pid) => {
+      timings.agentStart ??= Date.now();
       opts.onSpawn?.(job, pid);
       if (placement.monitoringId !== undefined) {
         registries.setPid(dir, placement.monitoringId, pid);
@@ -367,35 +375,4 @@ async function runIn(
     return { outcome: chained.outcome, completed: chained.completed };
   }
   return { outcome: await runWithFeedback(agent, inv, p) };
-}
-
-/**
- * Git mode, after a successful agent: commits and pushes the run branch, adding the commit and
- * the changed files to `result`; a failed push fails the step (its work never reached the bridge).
- */
-async function pushChanges(
-  result: StepJobResult,
-  dir: string,
-  job: QueuedJob,
-  p: StepJobPayload,
-  folders: GitWorkFolders,
-): Promise<void> {
-  if (p.workspace.mode !== 'git') return;
-  const message = `phasebridge: run ${job.runId}, ${p.kind} ${p.stepId}, attempt ${job.attempt}`;
-  try {
-    const pushed = await folders.commitAndPush(
-      dir,
-      p.workspace,
-      message,
-      layoutFilesOf(dir, p, job.runId),
-    );
-    result.commit = pushed.commit;
-    result.changedFiles = pushed.changedFiles;
-    if (p.kind === 'step') {
-      result.changes = { base: p.workspace.baseCommit, files: pushed.fileChanges };
-    }
-  } catch (err) {
-    result.ok = false;
-    result.failure = `the agent's changes could not be pushed: ${(err as Error).message}`;
-  }
 }

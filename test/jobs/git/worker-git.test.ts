@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gitWorkspaceRef, landCommit } from '../../../src/jobs/git/bridge-git.ts';
+import { commitsOf } from '../../../src/jobs/git/run-git.ts';
 import { GitWorkFolders } from '../../../src/jobs/git/worker-git.ts';
 import { prepareWorkspace } from '../../../src/jobs/orchestrator/job-workspace.ts';
 import { gitFixture } from '../workers/support.ts';
@@ -112,5 +113,107 @@ describe('git work folders of a worker', () => {
     );
     const later = (await gitWorkspaceRef(ws, 'r4')) as { baseCommit: string };
     expect(later.baseCommit).toBe(rev(ws, 'phasebridge/r4'));
+  });
+
+  it('a step that changed nothing pushes its base: no empty commit, no changed files', async () => {
+    const dir = tmp();
+    const ws = path.join(dir, 'ws');
+    const { origin } = gitFixture(dir, ws);
+    const base = rev(ws, 'HEAD');
+    const folders = new GitWorkFolders(path.join(dir, 'work'));
+    const ref = { repo: origin, baseCommit: base, branch: 'phasebridge/r5' };
+    const wd = await folders.checkout('r5', ref);
+    // Only phasebridge's own files and an excluded layout file: nothing to commit.
+    fs.mkdirSync(path.join(wd, '.phasebridge'));
+    fs.writeFileSync(path.join(wd, '.phasebridge', 'step.log'), 'log');
+    fs.writeFileSync(path.join(wd, 'spec.md'), 'the spec');
+    const pushed = await folders.commitAndPush(wd, ref, 'step', ['spec.md']);
+    expect(pushed).toEqual({ commit: base, changedFiles: [], fileChanges: [] });
+    expect(rev(origin, ref.branch)).toBe(base);
+  });
+
+  it('an excluded layout file the base tracks keeps its base content in the commit', async () => {
+    const dir = tmp();
+    const ws = path.join(dir, 'ws');
+    const { origin } = gitFixture(dir, ws);
+    const base = rev(ws, 'HEAD');
+    const folders = new GitWorkFolders(path.join(dir, 'work'));
+    const ref = { repo: origin, baseCommit: base, branch: 'phasebridge/r6' };
+    const wd = await folders.checkout('r6', ref);
+    fs.writeFileSync(path.join(wd, 'README.md'), 'the worker wrote the spec here\n');
+    fs.writeFileSync(path.join(wd, 'work.txt'), 'a\nb\n');
+    const pushed = await folders.commitAndPush(wd, ref, 'step', ['README.md']);
+    expect(pushed.fileChanges).toEqual([{ path: 'work.txt', added: 2, removed: 0 }]);
+    const show = (spec: string) =>
+      execFileSync('git', ['show', spec], { cwd: ws, encoding: 'utf8' });
+    await landCommit(ws, origin, ref.branch, pushed.commit);
+    expect(show(`${pushed.commit}:README.md`)).toBe('hello\n');
+    expect(rev(ws, `${pushed.commit}~1`)).toBe(base);
+  });
+
+  it("a base commit on another branch than the job's is still found (every branch is fetched then)", async () => {
+    const dir = tmp();
+    const ws = path.join(dir, 'ws');
+    const { origin } = gitFixture(dir, ws);
+    const folders = new GitWorkFolders(path.join(dir, 'work'));
+    // A task's branch does not exist on the remote yet; its base is on main.
+    const ref = { repo: origin, baseCommit: rev(ws, 'HEAD'), branch: 'phasebridge/r7-tasks/t1' };
+    const wd = await folders.checkout('r7+task+t1', ref);
+    expect(rev(wd, 'HEAD')).toBe(rev(ws, 'HEAD'));
+  });
+
+  it('landing a commit the remote does not hold fails as overwritten and leaves the branch', async () => {
+    const dir = tmp();
+    const ws = path.join(dir, 'ws');
+    const { origin } = gitFixture(dir, ws);
+    const ref = (await gitWorkspaceRef(ws, 'r8')) as { branch: string; baseCommit: string };
+    await expect(landCommit(ws, origin, ref.branch, 'c'.repeat(40))).rejects.toThrow(
+      /is not on phasebridge\/r8 of .* any more/,
+    );
+    expect(rev(ws, ref.branch)).toBe(ref.baseCommit);
+    // A tree id is not a commit: refused too, branch unchanged.
+    const tree = rev(ws, 'HEAD^{tree}');
+    await expect(landCommit(ws, origin, ref.branch, tree)).rejects.toThrow();
+    expect(rev(ws, ref.branch)).toBe(ref.baseCommit);
+  });
+
+  it('an agent that commits by itself (a merge step): its commit is pushed, changes from the base', async () => {
+    const dir = tmp();
+    const ws = path.join(dir, 'ws');
+    const { origin } = gitFixture(dir, ws);
+    const base = rev(ws, 'HEAD');
+    const folders = new GitWorkFolders(path.join(dir, 'work'));
+    for (const leftover of [false, true]) {
+      const branch = `phasebridge/r9${leftover ? 'b' : 'a'}`;
+      const ref = { repo: origin, baseCommit: base, branch };
+      const wd = await folders.checkout(leftover ? 'r9b' : 'r9a', ref);
+      fs.writeFileSync(path.join(wd, 'merged.txt'), 'm\n');
+      execFileSync('git', ['add', 'merged.txt'], { cwd: wd });
+      execFileSync('git', ['-c', 'user.name=a', '-c', 'user.email=a@b', 'commit', '-qm', 'merge'], {
+        cwd: wd,
+      });
+      const own = rev(wd, 'HEAD');
+      // With something left uncommitted, phasebridge commits it on top of the agent's commit.
+      if (leftover) fs.writeFileSync(path.join(wd, 'left.txt'), 'l\n');
+      const pushed = await folders.commitAndPush(wd, ref, 'step', []);
+      expect(pushed.commit).toBe(rev(wd, 'HEAD'));
+      expect(rev(origin, branch)).toBe(pushed.commit);
+      if (!leftover) expect(pushed.commit).toBe(own);
+      expect(pushed.changedFiles.sort()).toEqual(
+        leftover ? ['left.txt', 'merged.txt'] : ['merged.txt'],
+      );
+    }
+  });
+});
+
+describe('commitsOf', () => {
+  it('names the commit of each rev in one call; null for missing, non-commit and odd names', async () => {
+    const dir = tmp();
+    const ws = path.join(dir, 'ws');
+    gitFixture(dir, ws);
+    const head = rev(ws, 'HEAD');
+    expect(
+      await commitsOf(ws, ['HEAD', 'refs/heads/nope', 'HEAD^{tree}', 'main\nHEAD', 'main']),
+    ).toEqual([head, null, null, null, head]);
   });
 });

@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { describeWorker, WorkerWatch } from '../../../src/app/worker-watch.ts';
 import { readChangedFiles } from '../../../src/chatops/changed-files.ts';
 import { BridgeMetrics } from '../../../src/http/metrics.ts';
+import { JOB_PHASES, parseStepJobResult } from '../../../src/jobs/orchestrator/job-payload.ts';
 import { createLogger } from '../../../src/log.ts';
 import { login, memoryLog, startConsole } from '../../bridges/web/support.ts';
 import { runCliAsync } from '../../cli/support.ts';
@@ -88,6 +89,10 @@ if (availability.ok || inCi()) {
       const { env, o } = await bridge();
       env.workflow('one', workflowYaml('one', [['make', 'write made.txt by a remote worker']]));
       const w = await worker('w1');
+      const results: Record<string, unknown>[] = [];
+      env.queue.onOutcome((_id, _job, outcome) => {
+        if (outcome.ok) results.push(outcome.result);
+      });
       const run = await o.startRun({
         workflow: 'one',
         workspace: env.workspace,
@@ -110,6 +115,11 @@ if (availability.ok || inCi()) {
       // What the worker's push reported is listed beside the bridge's log for the checkpoint message.
       const changes = readChangedFiles(env.workspace, await o.logPath(run.id, 'make'), 'make', 1);
       expect(changes?.files).toEqual([{ path: 'made.txt', added: 1, removed: 0 }]);
+      // The result says when the worker reached each phase, in order (bench/workers.ts --timeline).
+      const t = parseStepJobResult(results[0]!)?.timings ?? {};
+      const order = JOB_PHASES.map((phase) => t[phase]);
+      expect(order.every((v) => typeof v === 'number')).toBe(true);
+      expect([...(order as number[])].sort((x, y) => x - y)).toEqual(order);
     });
 
     // Seen timing out now and then in whole-suite runs (never alone); under investigation, see the README.
