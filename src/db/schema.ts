@@ -347,6 +347,17 @@ export interface Database {
   outbox: OutboxTable;
   unreachable_chats: UnreachableChatsTable;
   session_offers: SessionOffersTable;
+  flow_run_cache: FlowRunCacheTable;
+}
+
+/** `flow_run_cache` (0024): a flow run.yaml's stamp and status when last read (issue 14). */
+export interface FlowRunCacheTable {
+  workspace: string;
+  run_id: string;
+  /** `size:mtime_ns:ctime_ns:ino`. */
+  stamp: string;
+  status: string;
+  updated_at: number;
 }
 
 /** A selected row of table `T`. */

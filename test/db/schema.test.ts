@@ -178,6 +178,7 @@ const COLUMNS: Columns = {
     created_at: true,
     updated_at: true,
   },
+  flow_run_cache: { workspace: true, run_id: true, stamp: true, status: true, updated_at: true },
 };
 
 describe('schema.ts', () => {

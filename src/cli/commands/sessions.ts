@@ -42,7 +42,8 @@ export function registerSessionsCommand(program: Command, ctx: CliContext): void
           throw new InvalidInputError(`unknown action "${action}" (use ${ACTIONS.join(', ')})`);
         }
         const workspace = resolve(opts.workspace);
-        const sessions = findInterruptedSessions(workspace);
+        // bridge.db remembers finished flow runs, so their run.yaml files are not read again.
+        const sessions = await findInterruptedSessions(workspace, (await ctx.repos()).flowRunCache);
         if (action === 'list') {
           console.log(
             sessions.length === 0
