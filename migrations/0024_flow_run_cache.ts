@@ -1,7 +1,9 @@
 /**
- * 0024_flow_run_cache: what each flow run's `run.yaml` said when last read (its stamp: size,
- * mtime, ctime, inode; and its `state.status`), so finding interrupted sessions at start-up and
- * in `phasebridge sessions` skips finished runs whose file did not change (issue 14).
+ * 0024_flow_run_cache: per workspace, what its flow runs' `run.yaml` files said when last read
+ * (issue 14), so finding interrupted sessions at start-up and in `phasebridge sessions` does not
+ * read every finished run: the stamp of `.flow/runs` when listed, the runs read every time
+ * (active, blocked, …) and, as JSON read only when the listing changed, each finished run's
+ * stamp (size, mtime, ctime, inode) and status.
  */
 import { type Kysely, sql } from 'kysely';
 
@@ -9,13 +11,12 @@ import { type Kysely, sql } from 'kysely';
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('flow_run_cache')
-    .addColumn('workspace', 'text', (c) => c.notNull())
-    .addColumn('run_id', 'text', (c) => c.notNull())
-    .addColumn('stamp', 'text', (c) => c.notNull())
-    .addColumn('status', 'text', (c) => c.notNull())
+    .addColumn('workspace', 'text', (c) => c.primaryKey())
+    .addColumn('dir_stamp', 'text', (c) => c.notNull())
+    .addColumn('open_json', 'text', (c) => c.notNull())
+    .addColumn('entries_json', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'integer', (c) => c.notNull())
-    .addPrimaryKeyConstraint('flow_run_cache_pk', ['workspace', 'run_id'])
-    .modifyEnd(sql`strict, without rowid`)
+    .modifyEnd(sql`strict`)
     .execute();
 }
 

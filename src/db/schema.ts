@@ -353,10 +353,12 @@ export interface Database {
 /** `flow_run_cache` (0024): a flow run.yaml's stamp and status when last read (issue 14). */
 export interface FlowRunCacheTable {
   workspace: string;
-  run_id: string;
-  /** `size:mtime_ns:ctime_ns:ino`. */
-  stamp: string;
-  status: string;
+  /** Stamp of `.flow/runs` when listed ('' when too young to trust). */
+  dir_stamp: string;
+  /** JSON array of the run ids read on every lookup. */
+  open_json: string;
+  /** Finished runs: `{"<run id>": ["<size:mtime:ctime:ino>", "<status>"], …}`. */
+  entries_json: string;
   updated_at: number;
 }
 

@@ -68,14 +68,16 @@ function coordinatorSession(workspace: string): InterruptedSession | null {
 
 /**
  * Every interrupted session of the workspace: the coordinator's, then flow runs. `cache` spares
- * re-reading finished flow runs whose run.yaml did not change (flow-sessions.ts).
+ * re-reading finished flow runs (flow-sessions.ts); `rescan` stats every run.yaml even when the
+ * listing did not change (a hand edit of a finished run).
  */
 export async function findInterruptedSessions(
   workspace: string,
   cache?: FlowStatusCache,
+  opts: { rescan?: boolean } = {},
 ): Promise<InterruptedSession[]> {
   const c = coordinatorSession(workspace);
-  return [...(c ? [c] : []), ...(await flowSessions(workspace, cache))];
+  return [...(c ? [c] : []), ...(await flowSessions(workspace, cache, opts))];
 }
 
 /** The seed's resume prompt for a session. */

@@ -1,9 +1,10 @@
 /**
  * Interrupted flow runs found through bridge.db's status cache (issue 14: start-up offers and
- * `phasebridge sessions` must not cost a parse of every finished run): a finished run whose
- * run.yaml did not change is not opened again, while a run.yaml that another tool changed (flow
- * renaming a temp file into place, an in-place edit of the same size, even one that puts the old
- * mtime back) is read again and offered. Real files, a real bridge.db file.
+ * `phasebridge sessions` must not cost a read of every finished run): while `.flow/runs` lists
+ * the same folders, a finished run is neither opened nor stat'ed again, and what flow itself
+ * writes is still seen (a new run, an active run that blocks or finishes). A hand edit of a
+ * finished run.yaml (renamed into place, or in place with the same size and the old mtime put
+ * back) is seen when the listing changes, or at once with rescan. Real files, a real bridge.db.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -61,74 +62,111 @@ function writeRun(id: string, status: string, opts: { old?: boolean; extra?: str
   if (opts.old !== false) fs.utimesSync(file, HOUR_AGO, HOUR_AGO);
 }
 
-/** Counts the run.yaml files opened (observed, calls go through). */
-function watchOpens(): () => string[] {
+/** Puts `.flow/runs`'s mtime an hour back, as for a listing that settled long ago. */
+const settleListing = () => fs.utimesSync(path.join(ws, '.flow', 'runs'), HOUR_AGO, HOUR_AGO);
+
+/** Records the run.yaml files opened and stat'ed (observed: the calls go through). */
+function watchFiles(): { opened: () => string[]; statted: () => string[] } {
   const opened: string[] = [];
-  const real = fs.openSync;
+  const statted: string[] = [];
+  const runOf = (p: fs.PathLike) => path.basename(path.dirname(String(p)));
+  const realOpen = fs.openSync;
   vi.spyOn(fs, 'openSync').mockImplementation(((p: fs.PathLike, ...rest: unknown[]) => {
-    if (String(p).endsWith('run.yaml')) opened.push(path.basename(path.dirname(String(p))));
-    return (real as (...a: unknown[]) => number)(p, ...rest);
+    if (String(p).endsWith('run.yaml')) opened.push(runOf(p));
+    return (realOpen as (...a: unknown[]) => number)(p, ...rest);
   }) as typeof fs.openSync);
-  return () => opened.splice(0);
+  const realLstat = fs.lstatSync;
+  vi.spyOn(fs, 'lstatSync').mockImplementation(((p: fs.PathLike, ...rest: unknown[]) => {
+    if (String(p).endsWith('run.yaml')) statted.push(runOf(p));
+    return (realLstat as (...a: unknown[]) => unknown)(p, ...rest);
+  }) as typeof fs.lstatSync);
+  // Reading a file lstats it too (no symlinks): each run counts once.
+  const runs = (list: string[]) => [...new Set(list.splice(0))].sort();
+  return { opened: () => opened.splice(0).sort(), statted: () => runs(statted) };
 }
 
 const ids = (list: { session: string }[]) => list.map((s) => s.session);
 
 describe('flow sessions with the status cache', () => {
-  it('lists active and blocked runs; a second look opens only those, not the finished ones', async () => {
+  it('lists active and blocked runs; then, with the same folders, touches no finished run', async () => {
     for (let i = 0; i < 20; i++) writeRun(`done-${String(i).padStart(2, '0')}`, 'completed');
     writeRun('run-active', 'active');
     writeRun('run-blocked', 'blocked', { extra: '  blocked_reason: tests failed\n' });
     writeRun('run-cancelled', 'cancelled');
-    const opened = watchOpens();
+    settleListing();
+    const files = watchFiles();
 
     const first = await findInterruptedSessions(ws, cache);
     expect(ids(first)).toEqual(['run-active', 'run-blocked']);
     expect(first[1]!.blockedReason).toBe('tests failed');
-    expect(opened()).toHaveLength(23);
+    expect(files.opened()).toHaveLength(23);
 
+    files.statted();
     const second = await findInterruptedSessions(ws, cache);
     expect(second).toEqual(first);
-    // Active and blocked runs are read for their summary; unchanged finished runs are not.
-    expect(opened().sort()).toEqual(['run-active', 'run-blocked']);
+    // Active and blocked runs are read for their summary; finished runs are not even stat'ed.
+    expect(files.opened()).toEqual(['run-active', 'run-blocked']);
+    expect(files.statted()).toEqual(['run-active', 'run-blocked']);
 
     // Without the cache every run.yaml is read, and the answer is the same.
     expect(await findInterruptedSessions(ws)).toEqual(first);
-    expect(opened()).toHaveLength(23);
+    expect(files.opened()).toHaveLength(23);
   });
 
-  it('sees a finished run that flow itself made active again (temp file renamed into place)', async () => {
+  it('sees what flow writes: a new run, an active run blocking, then finishing', async () => {
+    writeRun('r1', 'completed');
+    writeRun('r2', 'active');
+    settleListing();
+    expect(ids(await flowSessions(ws, cache))).toEqual(['r2']);
+    writeRun('r3', 'active'); // a new folder: the listing changed
+    expect(ids(await flowSessions(ws, cache))).toEqual(['r2', 'r3']);
+    settleListing();
+    writeRun('r2', 'blocked', { extra: '  blocked_reason: verify failed\n' });
+    const now = await flowSessions(ws, cache);
+    expect(now.map((s) => `${s.session}:${s.state}`)).toEqual(['r2:blocked', 'r3:active']);
+    writeRun('r2', 'completed');
+    writeRun('r3', 'cancelled');
+    expect(await flowSessions(ws, cache)).toEqual([]);
+    // Settled now: with the same folders they are not read again.
+    const files = watchFiles();
+    expect(await flowSessions(ws, cache)).toEqual([]);
+    expect(files.statted()).toEqual([]);
+  });
+
+  it('sees a hand edit of a finished run when the listing changes, or at once with rescan', async () => {
     writeRun('r1', 'completed');
     writeRun('r2', 'completed');
+    settleListing();
     expect(await flowSessions(ws, cache)).toEqual([]);
-    writeRun('r2', 'active');
-    expect(ids(await flowSessions(ws, cache))).toEqual(['r2']);
-    // And back: finished again, no longer offered.
-    writeRun('r2', 'cancelled');
+    writeRun('r2', 'active'); // renamed into place by hand: r2's folder only
     expect(await flowSessions(ws, cache)).toEqual([]);
-  });
-
-  it('sees an in-place edit of the same size, even when the old mtime is put back', async () => {
-    writeRun('r1', 'completed');
-    expect(await flowSessions(ws, cache)).toEqual([]);
+    expect(ids(await flowSessions(ws, cache, { rescan: true }))).toEqual(['r2']);
+    // In place, same size, old mtime put back: ctime still moves.
     const file = fileOf('r1');
     const text = fs.readFileSync(file, 'utf8').replace('status: completed', 'status: blocked  ');
     expect(text.length).toBe(fs.statSync(file).size);
     const fd = fs.openSync(file, 'r+');
     fs.writeSync(fd, text, 0);
     fs.closeSync(fd);
-    fs.utimesSync(file, HOUR_AGO, HOUR_AGO); // ctime still moves
-    expect(ids(await flowSessions(ws, cache))).toEqual(['r1']);
+    fs.utimesSync(file, HOUR_AGO, HOUR_AGO);
+    writeRun('r9', 'completed'); // the listing changes: every stamp is checked
+    expect(ids(await flowSessions(ws, cache))).toEqual(['r1', 'r2']);
   });
 
-  it('does not trust a run.yaml written within the last second (read again next time)', async () => {
+  it('reads a run.yaml written within the last second again on every lookup', async () => {
     writeRun('young', 'completed', { old: false });
     writeRun('old', 'completed');
+    settleListing();
     expect(await flowSessions(ws, cache)).toEqual([]);
-    expect([...(await cache.load(ws)).keys()]).toEqual(['old']);
-    const opened = watchOpens();
+    const files = watchFiles();
     expect(await flowSessions(ws, cache)).toEqual([]);
-    expect(opened()).toEqual(['young']);
+    expect(files.opened()).toEqual(['young']);
+    // Once it is old, it settles.
+    fs.utimesSync(fileOf('young'), HOUR_AGO, HOUR_AGO);
+    expect(await flowSessions(ws, cache)).toEqual([]);
+    files.opened();
+    expect(await flowSessions(ws, cache)).toEqual([]);
+    expect(files.opened()).toEqual([]);
   });
 
   it('forgets run folders that are gone, and keeps workspaces apart', async () => {
@@ -136,7 +174,7 @@ describe('flow sessions with the status cache', () => {
     writeRun('r2', 'completed');
     await flowSessions(ws, cache);
     const other = path.join(root, 'other');
-    fs.mkdirSync(other);
+    fs.mkdirSync(path.join(other, '.flow', 'runs'), { recursive: true });
     expect(await flowSessions(other, cache)).toEqual([]);
     fs.rmSync(path.dirname(fileOf('r1')), { recursive: true });
     await flowSessions(ws, cache);
@@ -144,12 +182,21 @@ describe('flow sessions with the status cache', () => {
     expect((await cache.load(other)).size).toBe(0);
   });
 
-  it('an unparseable run.yaml is skipped, and read again once it changes', async () => {
+  it('an unparseable run.yaml is skipped and read again on every lookup until it parses', async () => {
     writeRun('bad', 'completed');
     fs.writeFileSync(fileOf('bad'), 'state: [unclosed\n');
     fs.utimesSync(fileOf('bad'), HOUR_AGO, HOUR_AGO);
+    settleListing();
     expect(await flowSessions(ws, cache)).toEqual([]);
-    writeRun('bad', 'active');
+    fs.writeFileSync(fileOf('bad'), runYaml('bad', 'active'));
     expect(ids(await flowSessions(ws, cache))).toEqual(['bad']);
+  });
+
+  it('a damaged cache row only costs a full read', async () => {
+    writeRun('r1', 'blocked');
+    settleListing();
+    await flowSessions(ws, cache);
+    db.sqlite.prepare(`UPDATE flow_run_cache SET open_json = '{', entries_json = 'x'`).run();
+    expect(ids(await flowSessions(ws, cache))).toEqual(['r1']);
   });
 });
