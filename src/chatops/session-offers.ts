@@ -80,6 +80,20 @@ export class SessionOffers {
       if (!found.has(workspace)) found.set(workspace, await this.#read(workspace));
       for (const s of found.get(workspace) ?? []) {
         const copies = await repos.sessionOffers.copies(keyOf(workspace, s));
+        for (const c of copies) {
+          // Stored, then the process died before the send's reference was recorded: whether it
+          // reached the chat is unknown, and a copy without a reference is never edited. Dropped
+          // (a press on it is told the button is not valid) and posted again.
+          if (
+            c.chatRef === chat &&
+            c.status === 'open' &&
+            c.messageRef === null &&
+            c.createdAt < this.#since
+          ) {
+            await repos.sessionOffers.removeUnsent(c.id);
+            c.status = 'stale';
+          }
+        }
         if (copies.some((c) => c.chatRef === chat && c.status === 'open')) continue;
         if (await this.#beingResumed(workspace, s)) continue;
         await this.#post(workspace, s, chat).catch((err: unknown) =>
