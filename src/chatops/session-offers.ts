@@ -156,9 +156,10 @@ export class SessionOffers {
     );
     if (s === undefined) {
       await offers.markStale(row);
-      await this.#closeCopies(row, 'The session is no longer interrupted.');
       await note('failed', 'session no longer interrupted', target);
-      return say('This session is no longer interrupted.');
+      // The presser first: editing the copies may wait for the chat's pacing (a busy group).
+      await say('This session is no longer interrupted.');
+      return this.#closeCopies(row, 'The session is no longer interrupted.');
     }
     const by = access.actor.id;
     if (!(await offers.decide(row, parsed.action, by))) {
@@ -185,9 +186,10 @@ export class SessionOffers {
         .catch(() => undefined);
       return;
     }
-    await this.#closeCopies(row, outcome);
     await note('allowed', `${parsed.action} ${target}: ${outcome}`, target);
+    // The presser first (a button answer expires): the copies' edits may wait for pacing.
     if (!early) await say(capital(outcome));
+    await this.#closeCopies(row, outcome);
   }
 
   /** Applies a choice through the CLI's code; the words for the presser and the copies. */
