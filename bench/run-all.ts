@@ -16,6 +16,7 @@ const BENCHES = [
   'long-run',
   'fanout',
   'history',
+  'sessions',
   'tasks',
   'workers',
   'console-runs',

@@ -18,6 +18,7 @@ import * as m0010 from './0010_console_indexes.ts';
 import * as m0012 from './0012_unreachable_chats.ts';
 import * as m0014 from './0014_agent_permissions.ts';
 import * as m0021 from './0021_session_offers.ts';
+import * as m0024 from './0024_flow_run_cache.ts';
 
 /** Every migration this build knows, by name. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
@@ -34,6 +35,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0012_unreachable_chats': m0012,
   '0014_agent_permissions': m0014,
   '0021_session_offers': m0021,
+  '0024_flow_run_cache': m0024,
 });
 
 /** A kysely MigrationProvider over `migrations` (default: every known migration). */

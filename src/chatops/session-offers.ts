@@ -6,7 +6,8 @@
  *
  *  - announced once when the bridge starts (a chat with an unanswered copy of the same session
  *    and state is not told again), and on the `sessions` command;
- *  - only the bound workspaces' current state files are read (never ledgers or history);
+ *  - only the bound workspaces' current state files are read (never ledgers or history), and
+ *    of flow runs only the run.yaml files that changed since last read (bridge.db's cache);
  *  - a press is checked like a checkpoint press (our token, this chat and message, operator or
  *    above; a viewer is refused privately), decided once for every copy (a duplicate press is
  *    told who chose), applied through the CLI's own code (session-actions.ts), and every copy is
@@ -76,9 +77,23 @@ export class SessionOffers {
     for (const b of await repos.bindings.list()) {
       const workspace = resolve(b.workspace);
       const chat = bindingChatRef(b);
-      if (!found.has(workspace)) found.set(workspace, this.#read(workspace));
+      if (!found.has(workspace)) found.set(workspace, await this.#read(workspace));
       for (const s of found.get(workspace) ?? []) {
         const copies = await repos.sessionOffers.copies(keyOf(workspace, s));
+        for (const c of copies) {
+          // Stored, then the process died before the send's reference was recorded: whether it
+          // reached the chat is unknown, and a copy without a reference is never edited. Dropped
+          // (a press on it is told the button is not valid) and posted again.
+          if (
+            c.chatRef === chat &&
+            c.status === 'open' &&
+            c.messageRef === null &&
+            c.createdAt < this.#since
+          ) {
+            await repos.sessionOffers.removeUnsent(c.id);
+            c.status = 'stale';
+          }
+        }
         if (copies.some((c) => c.chatRef === chat && c.status === 'open')) continue;
         if (await this.#beingResumed(workspace, s)) continue;
         await this.#post(workspace, s, chat).catch((err: unknown) =>
@@ -91,7 +106,7 @@ export class SessionOffers {
   /** The `sessions` command: offers each interrupted session of the workspace here; the reply. */
   async offerIn(chat: ChatRef, workspace: string): Promise<string> {
     const ws = resolve(workspace);
-    const sessions = this.#read(ws);
+    const sessions = await this.#read(ws);
     if (sessions.length === 0) return `No interrupted session in ${ws}.`;
     const lines: string[] = [];
     for (const s of sessions) {
@@ -136,14 +151,15 @@ export class SessionOffers {
       await note('failed', `offer already ${row.status}`, target);
       return say(closedWords(row));
     }
-    const s = this.#read(row.workspace).find(
+    const s = (await this.#read(row.workspace)).find(
       (x) => x.kind === row.kind && x.session === row.session,
     );
     if (s === undefined) {
       await offers.markStale(row);
-      await this.#closeCopies(row, 'The session is no longer interrupted.');
       await note('failed', 'session no longer interrupted', target);
-      return say('This session is no longer interrupted.');
+      // The presser first: editing the copies may wait for the chat's pacing (a busy group).
+      await say('This session is no longer interrupted.');
+      return this.#closeCopies(row, 'The session is no longer interrupted.');
     }
     const by = access.actor.id;
     if (!(await offers.decide(row, parsed.action, by))) {
@@ -170,9 +186,10 @@ export class SessionOffers {
         .catch(() => undefined);
       return;
     }
-    await this.#closeCopies(row, outcome);
     await note('allowed', `${parsed.action} ${target}: ${outcome}`, target);
+    // The presser first (a button answer expires): the copies' edits may wait for pacing.
     if (!early) await say(capital(outcome));
+    await this.#closeCopies(row, outcome);
   }
 
   /** Applies a choice through the CLI's code; the words for the presser and the copies. */
@@ -206,9 +223,9 @@ export class SessionOffers {
   }
 
   /** The interrupted sessions of one workspace (its current state files only). */
-  #read(workspace: string): InterruptedSession[] {
+  async #read(workspace: string): Promise<InterruptedSession[]> {
     try {
-      return findInterruptedSessions(workspace);
+      return await findInterruptedSessions(workspace, this.#deps.repos.flowRunCache);
     } catch (err) {
       this.#deps.log.warn({ err, workspace }, 'chatops: could not read interrupted sessions');
       return [];

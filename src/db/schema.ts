@@ -347,6 +347,19 @@ export interface Database {
   outbox: OutboxTable;
   unreachable_chats: UnreachableChatsTable;
   session_offers: SessionOffersTable;
+  flow_run_cache: FlowRunCacheTable;
+}
+
+/** `flow_run_cache` (0024): a flow run.yaml's stamp and status when last read (issue 14). */
+export interface FlowRunCacheTable {
+  workspace: string;
+  /** Stamp of `.flow/runs` when listed ('' when too young to trust). */
+  dir_stamp: string;
+  /** JSON array of the run ids read on every lookup. */
+  open_json: string;
+  /** Finished runs: `{"<run id>": ["<size:mtime:ctime:ino>", "<status>"], …}`. */
+  entries_json: string;
+  updated_at: number;
 }
 
 /** A selected row of table `T`. */

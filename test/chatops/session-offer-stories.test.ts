@@ -163,6 +163,34 @@ describe('interrupted sessions in chat', () => {
     );
   });
 
+  it('a copy stored but killed before its message id was recorded is posted again, and its token refused', async () => {
+    const coord = path.join(w.workspace, '.coordinator');
+    fs.mkdirSync(coord);
+    fs.writeFileSync(path.join(coord, 'state.json'), JSON.stringify(OWN_STATE));
+    // What a bridge SIGKILLed between storing a copy and recording its sent message leaves.
+    const lost = await w.b.repos.sessionOffers.add(
+      {
+        workspace: path.resolve(w.workspace),
+        kind: 'coordinator',
+        session: OWN_STATE.session_id,
+        state: 'EXECUTING',
+      },
+      TEAM_REF,
+    );
+    await restart();
+    const offer = await w.message(OFFER);
+    expect(offer.text).toContain(`Session: ${OWN_STATE.session_id}`);
+    expect(await w.b.repos.sessionOffers.findByToken(lost.buttonToken)).toBeNull();
+    // The new copy works: its outcome is edited in.
+    expect(await w.answerTo(w.press(ALICE, offer, 'Abort'))).toBe(
+      `Aborting session ${OWN_STATE.session_id}…`,
+    );
+    await until(
+      () => (w.messages(OFFER).at(-1)?.text ?? '').includes('aborted'),
+      'the outcome on the copy',
+    );
+  });
+
   it('a blocked flow run: its reason comes first; sessions offers it again; Resume retries the step once', async () => {
     fs.mkdirSync(path.join(w.workspace, 'workflows'), { recursive: true });
     fs.writeFileSync(

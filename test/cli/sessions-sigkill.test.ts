@@ -27,6 +27,8 @@ const TEAM = { id: -1001, type: 'supergroup' as const, title: 'Team' };
 const AGENT = 'tasks=4 taskfile=.coordinator/tasks.json tests=3/3 write=agent-runs.txt';
 const STEPS = ['discover', 'plan', 'execute', 'merge', 'verify', 'summarize'];
 const TIMEOUT_MS = 120_000;
+/** Agent time after the kill: the re-run step still runs when the offer is pressed. */
+const AFTER_KILL_MS = 2500;
 
 type State = {
   state: string;
@@ -88,7 +90,11 @@ async function setup() {
   await db.close();
 
   let child: ChildProcess | null = null;
-  /** Starts serve; agents take `sleep` ms (slower after the kill, so the offer comes first). */
+  /**
+   * Starts serve; agents take `sleep` ms. After the kill they are slower: start-up hands the
+   * dead process's jobs back at once, so the interrupted step runs again while the offer is
+   * posted and pressed, and must still be running then.
+   */
   const serve = async (sleep = 150) => {
     const c = spawn(process.execPath, [BIN, 'serve', '--concurrency', '4'], {
       cwd: root,
@@ -232,7 +238,7 @@ async function interrupt(h: Harness, reached: (s: State) => boolean, state: stri
 
 /** Serve again: the session is announced with the seed's summary; the offer message. */
 async function announced(h: Harness, before: State) {
-  await h.serve(800);
+  await h.serve(AFTER_KILL_MS);
   const offer = await when(
     h.ws,
     () => h.messages(/Interrupted coordinator session/)[0],

@@ -121,6 +121,34 @@ describe('phasebridge sessions', () => {
     expect(cli(['sessions', '--workspace', ws]).out).toContain(`no interrupted session in ${ws}`);
   });
 
+  it('lists flow runs from the cache: a new blocked run shows at once, a hand edit of a finished one with --rescan', () => {
+    const { ws, cli } = setup();
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    const write = (id: string, status: string) => {
+      const dir = path.join(ws, '.flow', 'runs', id);
+      const created = !fs.existsSync(dir);
+      fs.mkdirSync(dir, { recursive: true });
+      const text = `state:\n  status: ${status}\n  current_phase: code\n  blocked_reason: tests failed\n`;
+      fs.writeFileSync(path.join(dir, 'run.yaml.tmp'), text);
+      fs.renameSync(path.join(dir, 'run.yaml.tmp'), path.join(dir, 'run.yaml'));
+      fs.utimesSync(path.join(dir, 'run.yaml'), hourAgo, hourAgo);
+      // A new folder: the listing changed, and settled long ago.
+      if (created) fs.utimesSync(path.dirname(dir), hourAgo, hourAgo);
+    };
+    write('r1-done', 'completed');
+    write('r2-done', 'completed');
+    expect(cli(['sessions', '--workspace', ws]).out).toContain(`no interrupted session in ${ws}`);
+    write('r3-new', 'blocked'); // flow creates a run
+    const listed = cli(['sessions', '--workspace', ws]).out;
+    expect(listed).toContain('Blocked: tests failed');
+    expect(listed).toContain('- Session: r3-new');
+    write('r1-done', 'active'); // a finished run put back by hand
+    expect(cli(['sessions', '--workspace', ws]).out).not.toContain('r1-done');
+    const rescanned = cli(['sessions', 'list', '--rescan', '--workspace', ws]).out;
+    expect(rescanned).toContain('- Session: r1-done');
+    expect(rescanned).toContain('- Session: r3-new');
+  });
+
   it('aborts a session waiting at its plan: the run is cancelled and .coordinator/ removed', {
     timeout: MANY_STEPS_TIMEOUT_MS,
   }, () => {

@@ -27,6 +27,7 @@ const TABLES = [
   'checkpoint_messages',
   'console_login_tokens',
   'console_sessions',
+  'flow_run_cache',
   'followed_workspaces',
   'full_access_workspaces',
   'jobs',

@@ -178,6 +178,13 @@ const COLUMNS: Columns = {
     created_at: true,
     updated_at: true,
   },
+  flow_run_cache: {
+    workspace: true,
+    dir_stamp: true,
+    open_json: true,
+    entries_json: true,
+    updated_at: true,
+  },
 };
 
 describe('schema.ts', () => {

@@ -36,13 +36,27 @@ export function registerSessionsCommand(program: Command, ctx: CliContext): void
     .option('--workspace <dir>', 'the workspace', '.')
     .option('--session <id>', 'which session (default: the only one)')
     .option('--detach', 'only record it; `serve` or `worker` runs the jobs')
+    .option(
+      '--rescan',
+      "read every flow run's run.yaml again (to see a hand edit of a finished run at once)",
+    )
     .action(
-      async (action: string, opts: { workspace: string; session?: string; detach?: boolean }) => {
+      async (
+        action: string,
+        opts: { workspace: string; session?: string; detach?: boolean; rescan?: boolean },
+      ) => {
         if (!(ACTIONS as readonly string[]).includes(action)) {
           throw new InvalidInputError(`unknown action "${action}" (use ${ACTIONS.join(', ')})`);
         }
         const workspace = resolve(opts.workspace);
-        const sessions = findInterruptedSessions(workspace);
+        // bridge.db remembers finished flow runs: their run.yaml files are not read again.
+        const sessions = await findInterruptedSessions(
+          workspace,
+          (await ctx.repos()).flowRunCache,
+          {
+            rescan: opts.rescan === true,
+          },
+        );
         if (action === 'list') {
           console.log(
             sessions.length === 0

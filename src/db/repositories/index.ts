@@ -8,6 +8,7 @@ import { ChannelStateRepo } from './channel-state.ts';
 import { ChannelsRepo } from './channels.ts';
 import { CheckpointMessagesRepo } from './checkpoint-messages.ts';
 import { ConsoleAuthRepo } from './console-auth.ts';
+import { FlowRunCacheRepo } from './flow-run-cache.ts';
 import { FollowedWorkspacesRepo } from './followed-workspaces.ts';
 import { PairingRepo } from './pairing.ts';
 import { ReasonPromptsRepo } from './reason-prompts.ts';
@@ -41,6 +42,7 @@ export {
   newButtonToken,
 } from './checkpoint-messages.ts';
 export { ConsoleAuthRepo, type ConsoleSessionRecord } from './console-auth.ts';
+export { FlowRunCacheRepo } from './flow-run-cache.ts';
 export { type FollowedWorkspace, FollowedWorkspacesRepo } from './followed-workspaces.ts';
 export { type ConsumeResult, hashPairingCode, PairingRepo } from './pairing.ts';
 export { type ReasonPromptRecord, ReasonPromptsRepo } from './reason-prompts.ts';
@@ -89,6 +91,8 @@ export interface Repositories {
   unreachable: UnreachableChatsRepo;
   /** Chat offers of interrupted sessions (Resume / Restart / Abort). */
   sessionOffers: SessionOffersRepo;
+  /** Statuses of flow runs' run.yaml when last read (interrupted-session lookups). */
+  flowRunCache: FlowRunCacheRepo;
 }
 
 /** Builds every repository over `db` (jobs are the queue driver's, not here). */
@@ -112,5 +116,6 @@ export function createRepositories(db: BridgeDb, opts: RepoOptions = {}): Reposi
     toolApprovals: new ToolApprovalsRepo(k, opts),
     unreachable: new UnreachableChatsRepo(k, opts),
     sessionOffers: new SessionOffersRepo(k, opts),
+    flowRunCache: new FlowRunCacheRepo(k, opts),
   };
 }

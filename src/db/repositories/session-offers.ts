@@ -27,6 +27,7 @@ export interface SessionOfferRecord extends SessionKey {
   decision: string | null;
   decidedBy: string | null;
   decidedAt: number | null;
+  createdAt: number;
 }
 
 /** Reads and writes `session_offers`. */
@@ -171,5 +172,6 @@ function toRecord(row: Row<'session_offers'>): SessionOfferRecord {
     decision: row.decision,
     decidedBy: row.decided_by,
     decidedAt: row.decided_at,
+    createdAt: row.created_at,
   };
 }

@@ -2,7 +2,9 @@
  * Start-up reconciliation. Every unfinished run of the runs index (and any run folder the index
  * misses) is loaded (re-projecting a projection behind its ledger); then each one whose
  * current step (or trigger) is in flight is checked against the queue:
- *   job waiting/active → left alone (a worker has it or will take it);
+ *   job waiting, or active in a live worker → left alone (a worker has it or will take it);
+ *   job active in a worker process of this host that is gone → handed back to the queue now
+ *   (not after its lease), as a task's job is;
  *   job finished while we were down → its stored outcome is applied;
  *   job unknown (or cancelled) → recoverInterrupted (the engine re-queues the step when the run
  *   has resumeFromLastStep, else blocks it "interrupted during step X: resume or retry").
@@ -150,7 +152,12 @@ async function reconcileRun(
   const job = inFlightJob(state);
   if (job !== null) {
     const status = await deps.queue.get(job.id);
-    if (status?.state === 'waiting' || status?.state === 'active') {
+    if (status?.state === 'active' && deps.queue.reclaim) {
+      // Held by a worker process that is gone (this host, pid dead: a SIGKILLed serve): back to
+      // the queue now, not when its lease runs out (30 s); a live holder keeps it.
+      const taken = await deps.queue.reclaim(job.id);
+      log.info({ runId: state.id, jobId: job.id, taken: taken.kind }, 'run resumes with its job');
+    } else if (status?.state === 'waiting' || status?.state === 'active') {
       log.info({ runId: state.id, jobId: job.id, state: status.state }, 'run resumes with its job');
     } else if (status?.outcome && status.state !== 'cancelled') {
       const outcome = status.outcome;

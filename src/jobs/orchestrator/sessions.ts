@@ -10,11 +10,9 @@
  * A session the coordinator wrote itself (no phasebridge run) can be restarted or aborted.
  */
 import fs from 'node:fs';
-import path from 'node:path';
-import { parse } from 'yaml';
 import { coordinatorPaths } from '../../engine/layouts/coordinator/format.ts';
-import { FLOW_DIR } from '../../engine/layouts/flow/format.ts';
 import { readTextInside } from '../../engine/ledger/safe-path.ts';
+import { type FlowStatusCache, flowSessions } from './flow-sessions.ts';
 
 /** One interrupted session. */
 export interface InterruptedSession {
@@ -68,48 +66,18 @@ function coordinatorSession(workspace: string): InterruptedSession | null {
   };
 }
 
-function flowSessions(workspace: string): InterruptedSession[] {
-  const runs = path.join(path.resolve(workspace), FLOW_DIR, 'runs');
-  let ids: string[];
-  try {
-    ids = fs.readdirSync(runs).sort();
-  } catch {
-    return [];
-  }
-  const out: InterruptedSession[] = [];
-  for (const id of ids) {
-    let doc: { state?: Record<string, unknown> } | null = null;
-    try {
-      doc = parse(readTextInside(workspace, path.join(runs, id, 'run.yaml')) ?? 'null', {
-        version: '1.1',
-      });
-    } catch {
-      continue;
-    }
-    const status = String(doc?.state?.status ?? '');
-    if (status !== 'active' && status !== 'blocked') continue;
-    const done = list(doc?.state?.completed_activities);
-    const reason = doc?.state?.blocked_reason;
-    const phase = String(doc?.state?.current_phase ?? '');
-    const last = done.at(-1);
-    out.push({
-      kind: 'flow',
-      session: id,
-      state: status,
-      runId: id,
-      completed: done,
-      inProgress: phase === '' ? [] : [phase],
-      ...(typeof reason === 'string' ? { blockedReason: reason } : {}),
-      nextAction: `${status === 'blocked' ? 'retry' : 'resume'} phase ${phase}${last ? ` (last recorded activity: ${last})` : ' (no activity recorded yet)'}`,
-    });
-  }
-  return out;
-}
-
-/** Every interrupted session of the workspace: the coordinator's, then flow runs. */
-export function findInterruptedSessions(workspace: string): InterruptedSession[] {
+/**
+ * Every interrupted session of the workspace: the coordinator's, then flow runs. `cache` spares
+ * re-reading finished flow runs (flow-sessions.ts); `rescan` stats every run.yaml even when the
+ * listing did not change (a hand edit of a finished run).
+ */
+export async function findInterruptedSessions(
+  workspace: string,
+  cache?: FlowStatusCache,
+  opts: { rescan?: boolean } = {},
+): Promise<InterruptedSession[]> {
   const c = coordinatorSession(workspace);
-  return [...(c ? [c] : []), ...flowSessions(workspace)];
+  return [...(c ? [c] : []), ...(await flowSessions(workspace, cache, opts))];
 }
 
 /** The seed's resume prompt for a session. */

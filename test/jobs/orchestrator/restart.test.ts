@@ -1,4 +1,6 @@
 /** Restarts: recovery of awaiting runs, vanished jobs, outcomes from while we were down, locks. */
+import { spawnSync } from 'node:child_process';
+import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConflictError } from '../../../src/errors.ts';
 import { startJobWorker } from '../../../src/jobs/orchestrator/worker.ts';
@@ -98,6 +100,68 @@ describe('restart', () => {
       expect.objectContaining({ stepId: 'plan', attempt: 1 }),
     ]);
     expect(events.filter((e) => e.type === 'stepCompleted')).toHaveLength(1);
+  });
+
+  it('hands back at once the step job a dead process held (not after its 30 s lease)', async () => {
+    env = await makeEnv(); // the default lease: 30 s
+    const first = await env.open({ worker: false });
+    const run = await first.startRun({
+      workflow: 'demo',
+      workspace: env.workspace,
+      spec: 'killed mid-step',
+      actor: ALICE,
+    });
+    const started = await first.command(run.id, 'test:started', {
+      type: 'stepStarted',
+      stepId: 'plan',
+      attempt: 1,
+      actor: ALICE,
+    });
+    expect(started.ok).toBe(true);
+    await first.close();
+    // What a SIGKILLed serve leaves: its worker's lease on the job, 30 s from now.
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
+    env.db.sqlite
+      .prepare(
+        `UPDATE jobs SET state = 'active', lease_owner = ?, lease_expires_at = ?,
+         lease_count = 1 WHERE id = ?`,
+      )
+      .run(`${hostname()}:${dead}:w1`, Date.now() + 30_000, `${run.id}:plan:1`);
+
+    const jobRow = () =>
+      env!.db.sqlite.prepare('SELECT lease_owner FROM jobs WHERE id = ?').get(`${run.id}:plan:1`);
+    const second = await env.open();
+    // Start-up took it back from the dead owner (its lease still had ~30 s to run).
+    expect(jobRow()).not.toEqual({ lease_owner: `${hostname()}:${dead}:w1` });
+    const state = await second.waitUntilIdle(run.id);
+    expect(state.status).toBe('awaiting');
+    // The same attempt ran again (at-least-once), and completed once.
+    expect(state.steps[0]).toMatchObject({ status: 'completed', attempt: 1 });
+    const events = ledgerOf(state).flatMap((e) => e.events);
+    expect(events.filter((e) => e.type === 'stepCompleted')).toHaveLength(1);
+    expect((await env.queue.get(`${run.id}:plan:1`))?.attempts).toBe(2);
+  });
+
+  it('leaves a step job alone while the process holding it lives', async () => {
+    env = await makeEnv();
+    const first = await env.open({ worker: false });
+    const run = await first.startRun({
+      workflow: 'demo',
+      workspace: env.workspace,
+      spec: 'held elsewhere',
+      actor: ALICE,
+    });
+    await first.close();
+    const jobId = `${run.id}:plan:1`;
+    env.db.sqlite
+      .prepare(
+        `UPDATE jobs SET state = 'active', lease_owner = ?, lease_expires_at = ?,
+         lease_count = 1 WHERE id = ?`,
+      )
+      .run(`${hostname()}:${process.ppid}:w1`, Date.now() + 30_000, jobId);
+    const second = await env.open();
+    expect((await second.getRun(run.id)).status).toBe('active');
+    expect(await env.queue.get(jobId)).toMatchObject({ state: 'active', attempts: 1 });
   });
 
   it('applies the stored outcome of a job that finished while no orchestrator listened', async () => {
