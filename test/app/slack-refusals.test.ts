@@ -6,8 +6,9 @@
  * - a reason dialog opened too late (`expired_trigger_id`): the question is asked in the
  *   checkpoint's thread, and the presser's `@phasebridge <reason>` there decides, also when the
  *   bridge restarted between the question and the answer;
- * - a private answer where Slack takes no ephemeral and the press's response_url expired: the
- *   presser still gets it, as a message in the channel naming them;
+ * - a private answer where Slack takes no ephemeral (`user_not_in_channel`): through the press's
+ *   response_url; when that expired too, the presser still gets it, as a message in the channel
+ *   naming them;
  * - an event Slack sent again because the ack missed its 3 s: acked, and applied once.
  */
 import fs from 'node:fs';
@@ -153,6 +154,27 @@ describe('Slack refusals met by the bridge', () => {
     expect(raw(/Unknown command|not a command/i)).toEqual([]);
     const commands = await w.bridge.repos.audit.listRecent({ action: 'command:needs' });
     expect(commands).toEqual([]);
+  });
+
+  it('a private answer to someone not in the channel goes through the response_url, privately', async () => {
+    await slack.sendCommand('alice', 'run demo add login');
+    const plan = await w.message(slack, /Checkpoint plan:1/);
+    // Carol is not a member of the channel: Slack takes no ephemeral to her there.
+    slack.fake.api.channels.setMembers(
+      OPS,
+      ['alice', 'bob', 'dave'].map((p) => `U0${p.toUpperCase()}`),
+    );
+    await slack.press('carol', plan, 'Approve');
+    const [response] = await slack.fake.waitForResponses(1);
+    expect(response!.body).toMatchObject({
+      response_type: 'ephemeral',
+      replace_original: false,
+      text: 'You are not allowed to answer checkpoints here.',
+    });
+    expect(failedCalls('chat.postEphemeral', 'user_not_in_channel')).toHaveLength(1);
+    // Nothing about it in the channel; the checkpoint is still open.
+    expect(raw(/not allowed to answer/)).toEqual([]);
+    expect(w.current(slack, plan)!.buttons).toEqual(['Approve', 'Request changes', 'Reject']);
   });
 
   it('a private answer with no ephemeral and an expired response_url: said in the channel', async () => {
