@@ -96,6 +96,7 @@ export async function buildChannels(
       ...(sl.signingSecret ? { signingSecret: sl.signingSecret } : {}),
       ...(sl.appToken ? { appToken: sl.appToken } : {}),
       ...(sl.apiUrl ? { apiUrl: sl.apiUrl } : {}),
+      ...(stores && { state: stores.state('slack') }),
     });
     all.set('slack', slack);
     if (slack.mode === 'http')

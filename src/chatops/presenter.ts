@@ -7,10 +7,12 @@
  * current one, and the older copies' tokens are no longer accepted (`isCurrentCopy`).
  */
 
+import type { OutgoingMessage } from '../bridges/channel.ts';
 import type { CheckpointMessageRecord } from '../db/repositories/index.ts';
 import { changesMax } from '../engine/checkpoint-policy.ts';
 import type { RunEvent } from '../engine/events.ts';
 import type { CheckpointState, RunState } from '../engine/model.ts';
+import { PhasebridgeError } from '../errors.ts';
 import { describePermissions } from '../jobs/runner/permissions.ts';
 import { readChangedFiles } from './changed-files.ts';
 import {
@@ -21,7 +23,7 @@ import {
 } from './checkpoint-message.ts';
 import { type ChatOpsDeps, channelFor, runLink, sendTo } from './context.ts';
 import { readLogTail } from './log-tail.ts';
-import type { ChatRefusals } from './refusals.ts';
+import type { ChatRefusals, RefusalOutcome } from './refusals.ts';
 import { declaredPermissions } from './step-permissions.ts';
 
 /** Event types that change a checkpoint's message. */
@@ -170,11 +172,18 @@ export class CheckpointPresenter {
       await channel
         .edit(row.messageRef, { ...message, urgency: 'decision' })
         .catch(async (err: unknown) => {
-          if (await this.#refusals.refused(row.chatRef, err, { runId: state.id })) return;
-          log.warn(
-            { err, runId: state.id, checkpoint: cp.id, chat: row.chatRef },
-            'chatops: could not edit a checkpoint copy',
-          );
+          const outcome = await this.#refusals.refused(row.chatRef, err, { runId: state.id });
+          // The copy cannot show the decision (not editable any more, or its thread refuses):
+          // the chat is told who decided in a new message, once (while the row is still open).
+          const lost = outcome === undefined ? isGone(err) : 'retryAt' in outcome;
+          if (!open && row.state === 'open' && lost) {
+            await this.#postDecision(state, row, message, outcome, rows);
+          } else if (outcome === undefined) {
+            log.warn(
+              { err, runId: state.id, checkpoint: cp.id, chat: row.chatRef },
+              'chatops: could not edit a checkpoint copy',
+            );
+          }
         });
     };
     await Promise.all(rows.map(edit));
@@ -183,6 +192,49 @@ export class CheckpointPresenter {
       await repos.checkpointMessages.markExpired(state.id, cp.id);
     } else {
       await repos.checkpointMessages.markDecided(state.id, cp.id);
+    }
+  }
+
+  /**
+   * Posts a closed checkpoint's message anew for a copy that could not be edited: under the old
+   * copy (its thread, a reply to it) when it is only not editable, else where the refusal says
+   * (a closed or archived thread's chat). The old copy's buttons are answered "closed".
+   */
+  async #postDecision(
+    state: RunState,
+    row: CheckpointMessageRecord,
+    message: OutgoingMessage,
+    outcome: RefusalOutcome | undefined,
+    copies: readonly CheckpointMessageRecord[],
+  ): Promise<void> {
+    const { log } = this.#deps;
+    const decision: OutgoingMessage = { ...message, urgency: 'decision' };
+    const context = { runId: state.id };
+    const where = outcome && 'retryAt' in outcome ? outcome.retryAt : row.chatRef;
+    // The thread's chat has a copy of its own, which shows the decision: one is enough.
+    if (where !== row.chatRef && copies.some((c) => c.chatRef === where)) return;
+    log.info(
+      { runId: state.id, checkpoint: row.checkpointId, chat: row.chatRef, to: where },
+      'chatops: checkpoint copy not editable, posting the decision anew',
+    );
+    try {
+      if (where !== row.chatRef || row.messageRef === null) {
+        await this.#refusals.deliver(where, (to) => sendTo(this.#deps, to, decision), context);
+        return;
+      }
+      const replyTo = row.messageRef;
+      await this.#refusals
+        .deliver(where, (to) => sendTo(this.#deps, to, { ...decision, replyTo }), context)
+        .catch((err: unknown) => {
+          // The old copy is gone too (deleted): nothing to reply to, so the chat itself.
+          if (!isGone(err)) throw err;
+          return this.#refusals.deliver(where, (to) => sendTo(this.#deps, to, decision), context);
+        });
+    } catch (err) {
+      log.error(
+        { err, runId: state.id, checkpoint: row.checkpointId, chat: row.chatRef },
+        'chatops: could not post the decision',
+      );
     }
   }
 
@@ -215,4 +267,9 @@ export class CheckpointPresenter {
     if (changed !== undefined) view.changedFiles = changed;
     return view;
   }
+}
+
+/** A message the platform will not edit any more (deleted, or past its edit window). */
+function isGone(err: unknown): boolean {
+  return err instanceof PhasebridgeError && err.code === 'NOT_FOUND';
 }

@@ -4,11 +4,14 @@
  * - a status message past the workspace's edit window (`cant_update_message`): a new status
  *   message is posted once, and that one is edited from then on;
  * - a reason dialog opened too late (`expired_trigger_id`): the question is asked in the
- *   checkpoint's thread, and the presser's `@phasebridge <reason>` there decides;
- * - a private answer where Slack takes no ephemeral and the press's response_url expired: the
- *   presser still gets it, as a message in the channel naming them;
+ *   checkpoint's thread, and the presser's `@phasebridge <reason>` there decides, also when the
+ *   bridge restarted between the question and the answer;
+ * - a private answer where Slack takes no ephemeral (`user_not_in_channel`): through the press's
+ *   response_url; when that expired too, the presser still gets it, as a message in the channel
+ *   naming them;
  * - an event Slack sent again because the ack missed its 3 s: acked, and applied once.
  */
+import fs from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OPS, SlackDriver } from '../contracts/drivers/slack.ts';
 import { until, waitFor } from '../contracts/platform-driver.ts';
@@ -112,6 +115,66 @@ describe('Slack refusals met by the bridge', () => {
     const state = await w.bridge.orchestrator.getRun(runId);
     expect(state.status).toBe('failed');
     expect(state.checkpoints[0]!.decision).toMatchObject({ reason: 'needs tests first' });
+  });
+
+  it('a reason asked in the thread survives a restart: the answer after it re-runs the step', async () => {
+    await slack.sendCommand('alice', 'run demo add login');
+    const plan = await w.message(slack, /Checkpoint plan:1/);
+    const runId = runIdOf(plan);
+    slack.fake.whenCalled('views.open', () => slack.fake.clock.advance(3_001));
+    const press = await slack.press('bob', plan, 'Request changes');
+    expect(await slack.answerTo(press)).toBe('Reply to the prompt below with what should change.');
+    await waitFor(
+      () => raw(/what should change at checkpoint plan:1/).find((m) => m.threadTs === plan.id),
+      'the question in the checkpoint thread',
+    );
+    await until(async () => {
+      const notes = await w.bridge.repos.audit.listRecent({ outcome: 'allowed' });
+      return notes.some((e) => /loop of plan:1: asked for the reason/.test(e.detail ?? ''));
+    }, 'the question to be recorded');
+
+    await w.restart();
+    await slack.fake.sendMention({
+      user: slack.user('bob'),
+      channel: OPS,
+      text: 'needs tests for the login form',
+      threadTs: plan.id,
+    });
+
+    // The answer is the reason: the step runs again with it (not a command, not guidance).
+    await w.message(slack, /Checkpoint plan:2/);
+    const state = await w.bridge.orchestrator.getRun(runId);
+    expect(state.feedback?.map((f) => [f.kind, f.by.id, f.text])).toEqual([
+      ['changes', `slack:${slack.userId('bob')}`, 'needs tests for the login form'],
+    ]);
+    const log = fs.readFileSync(await w.bridge.orchestrator.logPath(runId, 'plan'), 'utf8');
+    expect(log).toMatch(/\(changes, .+\): needs tests for the login form/);
+    const closed = await w.settles(slack, plan, (m) => m.buttons.length === 0, 'the decision');
+    expect(closed.text).toContain('Reason given: needs tests for the login form');
+    expect(raw(/Unknown command|not a command/i)).toEqual([]);
+    const commands = await w.bridge.repos.audit.listRecent({ action: 'command:needs' });
+    expect(commands).toEqual([]);
+  });
+
+  it('a private answer to someone not in the channel goes through the response_url, privately', async () => {
+    await slack.sendCommand('alice', 'run demo add login');
+    const plan = await w.message(slack, /Checkpoint plan:1/);
+    // Carol is not a member of the channel: Slack takes no ephemeral to her there.
+    slack.fake.api.channels.setMembers(
+      OPS,
+      ['alice', 'bob', 'dave'].map((p) => `U0${p.toUpperCase()}`),
+    );
+    await slack.press('carol', plan, 'Approve');
+    const [response] = await slack.fake.waitForResponses(1);
+    expect(response!.body).toMatchObject({
+      response_type: 'ephemeral',
+      replace_original: false,
+      text: 'You are not allowed to answer checkpoints here.',
+    });
+    expect(failedCalls('chat.postEphemeral', 'user_not_in_channel')).toHaveLength(1);
+    // Nothing about it in the channel; the checkpoint is still open.
+    expect(raw(/not allowed to answer/)).toEqual([]);
+    expect(w.current(slack, plan)!.buttons).toEqual(['Approve', 'Request changes', 'Reject']);
   });
 
   it('a private answer with no ephemeral and an expired response_url: said in the channel', async () => {

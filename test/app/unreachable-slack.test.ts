@@ -1,6 +1,7 @@
 /**
- * An archived Slack channel next to a working Telegram chat, one bridge (`startBridge`), real
- * Bolt and grammY against the fakes. The Slack channel refuses on its own state (archived); the
+ * A Slack channel that refuses the bot next to a working Telegram chat, one bridge
+ * (`startBridge`), real Bolt and grammY against the fakes. The Slack channel refuses on its own
+ * state (archived, the bot removed, the channel deleted or hidden); the
  * Telegram chat gets the status and the checkpoint, the run moves on, and the starter is told
  * once, in the chat they started from.
  */
@@ -22,18 +23,40 @@ afterEach(async () => {
   await w.cleanup();
 });
 
-describe('an archived Slack channel', () => {
-  it('is marked unreachable; Telegram gets the run, the starter is told once there', async () => {
+/** The channel refusing the bot, from the fake's membership state, and what Slack answers. */
+const REFUSALS = [
+  {
+    what: 'an archived Slack channel',
+    refuse: (fake: SlackDriver['fake'], channel: string) => fake.api.channels.archive(channel),
+    reason: 'is_archived',
+    hint: /unarchive/,
+  },
+  {
+    what: 'a Slack channel the bot was removed from',
+    refuse: (fake: SlackDriver['fake'], channel: string) => fake.api.channels.removeBot(channel),
+    reason: 'not_in_channel',
+    hint: /invite it/,
+  },
+  {
+    what: 'a Slack channel deleted or made private without the bot',
+    refuse: (fake: SlackDriver['fake'], channel: string) => fake.api.channels.hide(channel),
+    reason: 'channel_not_found',
+    hint: /gone or the bot cannot see it/,
+  },
+];
+
+describe.each(REFUSALS)('$what', ({ refuse, reason, hint }) => {
+  it(`is marked unreachable (${reason}); Telegram gets the run, the starter is told once there`, async () => {
     const channel = slack.chatRef.split(':')[2]!;
-    slack.fake.api.channels.archive(channel);
+    refuse(slack.fake, channel);
 
     await telegram.sendCommand('alice', 'run demo add login');
     const cp = await w.message(telegram, /Checkpoint plan:1/);
     const mark = await w.bridge.repos.unreachable.get(slack.chatRef);
-    expect(mark).toMatchObject({ reason: 'is_archived' });
+    expect(mark).toMatchObject({ reason });
     const warning = await w.message(telegram, /cannot post in/);
-    expect(warning.text).toContain(`cannot post in ${slack.chatRef} (is_archived)`);
-    expect(warning.text).toMatch(/unarchive/);
+    expect(warning.text).toContain(`cannot post in ${slack.chatRef} (${reason})`);
+    expect(warning.text).toMatch(hint);
 
     await telegram.press('bob', cp, 'Approve');
     await w.message(telegram, /Checkpoint review:1/);

@@ -138,6 +138,7 @@ export class SlackChannel implements Channel {
       origins: responseUrlOrigins(options.apiUrl),
       log: this.#log,
       botUserId: () => this.#bot?.botUserId,
+      ...(options.state && { state: options.state }),
     });
     this.#listen();
   }
@@ -159,7 +160,7 @@ export class SlackChannel implements Channel {
       const bot = this.#bot;
       const event =
         bot &&
-        (fromPromptAnswer(payload, bot, this.#interactions.takeThreadPrompt) ??
+        ((await fromPromptAnswer(payload, bot, this.#interactions.takeThreadPrompt)) ??
           fromMention(payload, bot));
       if (event) await this.#deliver(event);
     });
@@ -171,7 +172,8 @@ export class SlackChannel implements Channel {
       const reply = bot && fromThreadReply(payload, bot);
       // A reply without our mention may still answer a reason asked in that thread.
       const event =
-        reply && (fromPromptAnswer(payload, bot, this.#interactions.takeThreadPrompt) ?? reply);
+        reply &&
+        ((await fromPromptAnswer(payload, bot, this.#interactions.takeThreadPrompt)) ?? reply);
       if (event) await this.#deliver(event);
     });
     app.action({ type: 'block_actions' }, async ({ ack, body, action }) => {

@@ -169,18 +169,18 @@ export function threadPromptKey(channel: string, thread: string, user: string): 
  * `@phasebridge <reason>` in the thread where a reason was asked, by the person asked: a Reply to
  * that prompt. `pending` finds (and forgets) the prompt; anything else is undefined.
  */
-export function fromPromptAnswer(
+export async function fromPromptAnswer(
   p: MentionPayload,
   bot: BotContext,
-  pending: (key: string) => ThreadPrompt | undefined,
-): Reply | undefined {
+  pending: (key: string) => Promise<ThreadPrompt | undefined>,
+): Promise<Reply | undefined> {
   const e = p.event;
   if (!e.user || e.bot_id || e.subtype || e.text === undefined || e.thread_ts === undefined) {
     return undefined;
   }
   const text = mentionText(e.text, bot);
   if (text === '') return undefined;
-  const prompt = pending(threadPromptKey(e.channel, e.thread_ts, e.user));
+  const prompt = await pending(threadPromptKey(e.channel, e.thread_ts, e.user));
   if (!prompt) return undefined;
   const chat = parseChatRef(prompt.chatRef);
   return {

@@ -4,18 +4,19 @@
  *   that is spent too (30 minutes, 5 posts), a message in the chat naming the presser;
  * - the reason dialog needs the press's trigger_id within 3 s; when Slack says it expired, the
  *   question is asked in the pressed message's thread instead, and the presser's
- *   `@phasebridge <reason>` there comes back as the Reply (fromPromptAnswer).
+ *   `@phasebridge <reason>` there comes back as the Reply (fromPromptAnswer); the question is
+ *   kept in the channel state store (thread-prompts.ts), so the answer counts after a restart.
  */
 import type { App } from '@slack/bolt';
 import { PhasebridgeError, PlatformError } from '../../errors.ts';
 import type { AnswerOptions, ChannelLogger, Interaction } from '../channel.ts';
 import { rich } from '../render-text.ts';
+import type { ChannelStateStore } from '../state.ts';
 import { isSpentResponseUrl, isSpentTrigger, slackErrorCode } from './errors.ts';
 import {
   decodeInteraction,
   type InteractionData,
   promptMetadata,
-  type ThreadPrompt,
   threadPromptKey,
 } from './inbound.ts';
 import {
@@ -26,13 +27,12 @@ import {
   type SlackChat,
 } from './outbound.ts';
 import { postToResponseUrl } from './response-url.ts';
+import { ThreadPrompts } from './thread-prompts.ts';
 
 /** A private answer falls back to the response_url when the bot cannot post ephemerals there. */
 const EPHEMERAL_FALLBACK = new Set(['not_in_channel', 'channel_not_found', 'user_not_in_channel']);
 /** Longest one-line answer; Slack itself truncates `text` at 40 000 characters. */
 const MAX_ANSWER_LENGTH = 3000;
-/** Reasons asked in threads kept at once; the oldest is forgotten first. */
-const MAX_THREAD_PROMPTS = 1000;
 
 /** What the channel lends these helpers. */
 export interface SlackCalls {
@@ -46,25 +46,26 @@ export interface SlackCalls {
   readonly log: ChannelLogger;
   /** Our bot user id, once started. */
   botUserId(): string | undefined;
+  /** Where reasons asked in threads are kept (bridge.db's `channel_state`); default memory. */
+  readonly state?: ChannelStateStore;
 }
 
 /** Button-press answers and reason prompts of one Slack channel. */
 export class SlackInteractions {
   readonly #s: SlackCalls;
-  /** Reasons asked in a thread, awaiting the person's mention there (in memory: see docs/slack.md). */
-  readonly #threadPrompts = new Map<string, ThreadPrompt>();
+  /** Reasons asked in a thread, awaiting the person's answer there. */
+  readonly #threadPrompts: ThreadPrompts;
 
   /** Keeps the channel's calls. */
   constructor(calls: SlackCalls) {
     this.#s = calls;
+    this.#threadPrompts = new ThreadPrompts(calls.state, calls.log);
   }
 
   /** Finds and forgets the prompt a thread reply answers (for fromPromptAnswer). */
-  readonly takeThreadPrompt = (key: string): ThreadPrompt | undefined => {
-    const prompt = this.#threadPrompts.get(key);
-    this.#threadPrompts.delete(key);
-    return prompt;
-  };
+  get takeThreadPrompt(): ThreadPrompts['take'] {
+    return this.#threadPrompts.take;
+  }
 
   /** See SlackChannel.whisper. */
   async whisper(chat: SlackChat, user: string, text: string): Promise<void> {
@@ -148,11 +149,7 @@ export class SlackInteractions {
     const ts = await this.#post(where, text);
     const promptRef = formatMessageRef(where, [ts]);
     const key = threadPromptKey(where.channel, thread, data.u);
-    this.#threadPrompts.delete(key);
-    this.#threadPrompts.set(key, { promptRef, chatRef: data.c });
-    if (this.#threadPrompts.size > MAX_THREAD_PROMPTS) {
-      this.#threadPrompts.delete(this.#threadPrompts.keys().next().value!);
-    }
+    await this.#threadPrompts.put(key, { promptRef, chatRef: data.c });
     return promptRef;
   }
 

@@ -5,6 +5,7 @@
 import type { ConfigProblem } from '../../errors.ts';
 import type { ApiCallObserver, ChannelLogger } from '../channel.ts';
 import type { RetryPolicy } from '../delivery.ts';
+import type { ChannelStateStore } from '../state.ts';
 
 /** Retries of failed network calls inside the WebClient (p-retry options; 429s are ours). */
 export interface WebClientRetries {
@@ -35,6 +36,11 @@ export interface SlackChannelOptions {
   readonly webClientRetries?: WebClientRetries;
   /** Clock for the request timestamp window, ms since the epoch (tests pin it). */
   readonly now?: () => number;
+  /**
+   * Where reasons asked in a thread (the dialog came too late) are kept across a restart
+   * (bridge.db's `channel_state`); default memory.
+   */
+  readonly state?: ChannelStateStore;
 }
 
 /** The default slash command. */

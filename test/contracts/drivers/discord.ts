@@ -4,7 +4,12 @@
  */
 import type { APIUser } from 'discord.js';
 import { chatopsCommands } from '../../../src/bridges/discord/commands.ts';
-import { FakeDiscord, type FakeInteraction, type StoredMessage } from '../../fakes/discord.ts';
+import {
+  FakeDiscord,
+  type FakeDiscordOptions,
+  type FakeInteraction,
+  type StoredMessage,
+} from '../../fakes/discord.ts';
 import type {
   AttachedFile,
   Persona,
@@ -72,9 +77,11 @@ export class DiscordDriver implements PlatformDriver {
   }
 
   /** Starts the fake Discord (REST and gateway). */
-  static async start(o: { messageContent?: boolean } = {}): Promise<DiscordDriver> {
+  static async start(o: FakeDiscordOptions = {}): Promise<DiscordDriver> {
     // Replies as guidance need the application's Message Content intent: on unless told.
-    return new DiscordDriver(await FakeDiscord.start({ messageContent: o.messageContent ?? true }));
+    return new DiscordDriver(
+      await FakeDiscord.start({ ...o, messageContent: o.messageContent ?? true }),
+    );
   }
 
   env(): Record<string, string> {
