@@ -116,8 +116,9 @@ export async function readMultipart(
       part = { kind: 'field', name: d.name, chunks: [] };
       return;
     }
-    if (!authorized && !(authorized = authorize(form.fields))) {
-      throw new UnauthorizedError('Missing or wrong CSRF token: reload the page.');
+    if (!authorized) {
+      authorized = authorize(form.fields);
+      if (!authorized) throw new UnauthorizedError('Missing or wrong CSRF token: reload the page.');
     }
     const kept = form.files.filter((f) => f.filename !== '' || f.size > 0).length;
     const file: UploadedFile = { filename: d.filename, size: 0, chunks: [], truncated: false };

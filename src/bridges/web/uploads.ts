@@ -77,7 +77,7 @@ export class UploadShelf {
       this.#receiving -= 1;
     }
     const ids = form.files.map(() => randomUUID());
-    form.files.forEach((f, i) => this.#held.set(ids[i]!, f));
+    for (const [i, f] of form.files.entries()) this.#held.set(ids[i]!, f);
     return {
       fields: form.fields,
       files: form.files.map((f, i) => ({ name: f.filename, size: f.size, handle: ids[i]! })),
