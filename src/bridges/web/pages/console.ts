@@ -130,9 +130,12 @@ const CONSOLE_SCRIPT = `(() => {
     offerReply(el);
     if (nearBottom && !old) window.scrollTo(0, document.body.scrollHeight);
   }
-  // A bridge message about a run (it links the run's page) can be replied to: guidance for the run.
+  // A run's status or checkpoint message can be replied to: guidance for the run (other replies
+  // would be chatter, which chatops ignores, so they get no Reply button).
+  const RUN_MESSAGE = /^(?:\\S+\\s)?(?:Run \\S+ ·|Checkpoint \\S+ — run )/u;
   function offerReply(el) {
     if (!el.classList.contains('msg-bridge') || !el.querySelector('a[href^="/runs/"]')) return;
+    if (!RUN_MESSAGE.test(el.textContent.trim())) return;
     const b = document.createElement('button');
     b.type = 'button'; b.className = 'btn reply'; b.textContent = 'Reply'; b.dataset.replyTo = el.dataset.ref;
     el.append(b);
