@@ -25,7 +25,7 @@ function upload(
   path: string,
   fields: Record<string, string>,
   files: { name: string; data: Buffer }[],
-  o: { csrf?: string; origin?: string } = {},
+  o: { csrf?: string; origin?: string; accept?: string } = {},
 ): Promise<Response> {
   const form = new FormData();
   form.set('csrf', o.csrf ?? b.csrf);
@@ -33,8 +33,13 @@ function upload(
   for (const f of files) form.append('file', new Blob([new Uint8Array(f.data)]), f.name);
   return fetch(`${c!.base}${path}`, {
     method: 'POST',
-    headers: { cookie: b.cookie, accept: 'application/json', origin: o.origin ?? c!.base },
+    headers: {
+      cookie: b.cookie,
+      accept: o.accept ?? 'application/json',
+      origin: o.origin ?? c!.base,
+    },
     body: form,
+    redirect: 'manual',
   });
 }
 
@@ -70,6 +75,22 @@ describe('console uploads', () => {
     // The chat shows what was sent, with the file names.
     const page = await (await fetch(`${c.base}/`, { headers: { cookie: b.cookie } })).text();
     expect(page).toContain('› run look at this\n📎 screen.jpg, notes.txt');
+  });
+
+  it('the no-JavaScript form (CSRF as its first field) posts the files and goes back to the page', async () => {
+    c = await startConsole({ channel: { inputLimits: LIMITS } });
+    const b = await login(c);
+    const res = await upload(
+      b,
+      '/api/command',
+      { text: 'run look' },
+      [{ name: 'a.jpg', data: JPEG }],
+      {
+        accept: 'text/html',
+      },
+    );
+    expect([res.status, res.headers.get('location')]).toEqual([303, '/']);
+    expect((c.events[0] as Command).files?.map((f) => f.name)).toEqual(['a.jpg']);
   });
 
   it('a file over the cap is announced with its whole size; reading it is refused', async () => {
