@@ -20,6 +20,7 @@ const BENCHES = [
   'tasks',
   'workers',
   'console-runs',
+  'console-upload',
 ] as const;
 const here = dirname(fileURLToPath(import.meta.url));
 const wanted = process.argv.slice(2);

@@ -56,6 +56,7 @@ export async function buildChannels(
     ...(runs && { runs }),
     ...(stores && { auth: stores.consoleAuth, state: stores.state('web') }),
     ...(stores?.consoleAdmin && { admin: stores.consoleAdmin }),
+    inputLimits: config.inputs,
   });
   const all = new Map<Platform, Channel>([['web', web]]);
   const routes: Route[] = [];

@@ -7,21 +7,14 @@ import type { InboundFile } from '../bridges/channel.ts';
 import { PhasebridgeError } from '../errors.ts';
 import { type ChatOpsDeps, channelFor } from './context.ts';
 import {
-  allowedTypes,
   type CheckedInput,
   checkInput,
   DEFAULT_INPUT_LIMITS,
   extensionOf,
-  formatBytes,
-  type InputLimits,
+  limitsLine,
   refuseBeforeDownload,
   uniqueNames,
 } from './input-files.ts';
-
-/** The limits in words, appended to every refusal. */
-export function limitsLine(limits: InputLimits): string {
-  return `Files are accepted up to ${formatBytes(limits.maxBytes)} each, ${limits.maxFiles} a message, of these types: ${allowedTypes()}.`;
-}
 
 /** The checked files, or the refusal to answer with (nothing was saved). */
 export async function fetchInputs(

@@ -113,6 +113,11 @@ export function allowedTypes(): string {
   return Object.keys(INPUT_EXTENSIONS).join(', ');
 }
 
+/** The limits in words, appended to every refusal (chat and console alike). */
+export function limitsLine(limits: InputLimits): string {
+  return `Files are accepted up to ${formatBytes(limits.maxBytes)} each, ${limits.maxFiles} a message, of these types: ${allowedTypes()}.`;
+}
+
 /** Why a file announced as `name` (and maybe `size`) is refused before download, or undefined. */
 export function refuseBeforeDownload(
   name: string,

@@ -4,6 +4,7 @@
  * follow the links from the chat to the run page, approve there, request changes with a reason,
  * approve again, everything arriving live over SSE; open a step's log and its diff (the
  * workspace is a git repository and the demo agent writes a file); take a `status` snapshot;
+ * attach a photo to `run` and a file to a reply on its checkpoint;
  * filter and search the runs list; give a role on the Access page; filter and export the audit
  * log. Every page is checked at 1280 and 375 px for sideways scrolling, screenshotted to
  * test-artifacts/, and scanned with axe-core (no serious or critical violation).
@@ -297,6 +298,57 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
     // Appended in place, each line once.
     expect(text.split('\n').filter((l) => l.includes('::progress step 1/3'))).toHaveLength(1);
     expect(await page.evaluate(() => 'pbNoReload' in globalThis)).toBe(true);
+    expect(pageProblems).toEqual([]);
+  }, 30_000);
+
+  it('attaches a photo to run from the command box, and a file to a reply on its checkpoint', async () => {
+    const ws = e2e.bridge.workspace;
+    await page.goto('/');
+    await visible(page.locator('#conn', { hasText: 'live' }));
+    const jpeg = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(600, 7)]);
+    await page
+      .getByLabel('Attach files', { exact: true })
+      .setInputFiles({ name: 'screen.jpg', mimeType: 'image/jpeg', buffer: jpeg });
+    const box = page.getByRole('textbox', { name: 'Command' });
+    await box.fill('run demo look at this screen');
+    await box.press('Enter');
+    await visible(message(/› run demo look at this screen\s*📎 screen\.jpg/));
+    const card = await visible(
+      page.locator('#messages article.msg', {
+        hasText: /Checkpoint plan:1 — run \S+-look-at-this-screen/,
+      }),
+    );
+    const lookId = /run (\S+)/.exec((await card.textContent()) ?? '')![1]!;
+    const state = await e2e.bridge.orchestrator.getRun(lookId);
+    expect(state.inputs).toEqual([expect.objectContaining({ kind: 'image', bytes: jpeg.length })]);
+    expect(fs.readFileSync(`${ws}/${state.inputs![0]!.path}`).equals(jpeg)).toBe(true);
+
+    // Reply on the checkpoint with a file: guidance for the step's next attempt.
+    await card.getByRole('button', { name: 'Reply' }).click();
+    const form = page.locator('form.reply-form');
+    await form.getByRole('textbox', { name: 'Reply' }).fill('match this mockup');
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);
+    await form
+      .getByLabel('Attach files to the reply')
+      .setInputFiles({ name: 'mockup.png', mimeType: 'image/png', buffer: png });
+    await form.getByRole('button', { name: 'Send reply' }).click();
+    const noted = await visible(message(/^Noted for plan, attempt 2\.$/));
+    expect(await form.count()).toBe(0);
+    // Only a run's status and checkpoint messages offer Reply (a reply elsewhere is chatter).
+    expect(await noted.getByRole('button', { name: 'Reply' }).count()).toBe(0);
+    expect(await visible(message(/^Run \S+-look-at-this-screen · Demo/))).toBeTruthy();
+    expect(
+      await message(/^Run \S+-look-at-this-screen · Demo/)
+        .first()
+        .getByRole('button', { name: 'Reply' })
+        .count(),
+    ).toBe(1);
+    const saved = `.phasebridge/runs/${lookId}/inputs/mockup.png`;
+    expect(fs.readFileSync(`${ws}/${saved}`).equals(png)).toBe(true);
+    const after = await e2e.bridge.orchestrator.getRun(lookId);
+    expect(after.feedback?.map((f) => f.text)).toEqual([
+      `match this mockup\n\nFiles with this guidance: ${saved}`,
+    ]);
     expect(pageProblems).toEqual([]);
   }, 30_000);
 

@@ -120,7 +120,8 @@ export interface StoredMessage {
   interactionId?: string;
   /** Ephemeral messages are seen by this user only. */
   visibleTo?: string;
-  attachments: { filename: string; size: number; data?: Buffer }[];
+  /** `url` and `id` are set for a person's attachments, which the fake's CDN path serves. */
+  attachments: { filename: string; size: number; data?: Buffer; id?: string; url?: string }[];
   /** Discord's message type when not 0 (or 20 for interaction responses): 19 for a reply. */
   type?: number;
   /** The message a reply answers. */
@@ -142,11 +143,11 @@ export function wireMessage(m: StoredMessage, applicationId: string): APIMessage
     mentions: [],
     mention_roles: [],
     attachments: m.attachments.map((a, i) => ({
-      id: String(i),
+      id: a.id ?? String(i),
       filename: a.filename,
       size: a.size,
-      url: `https://cdn.example/${a.filename}`,
-      proxy_url: `https://cdn.example/${a.filename}`,
+      url: a.url ?? `https://cdn.example/${a.filename}`,
+      proxy_url: a.url ?? `https://cdn.example/${a.filename}`,
     })),
     embeds: m.embeds,
     components: m.components,

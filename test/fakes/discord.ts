@@ -275,12 +275,18 @@ export class FakeDiscord {
     user: APIUser,
     channel: FakeChannel,
     content: string,
-    o: { replyTo?: string } = {},
+    o: { replyTo?: string; files?: { name: string; data: Buffer }[] } = {},
   ): StoredMessage {
+    // Attached files are served by the fake's CDN path, like a slash command's attachments.
+    const attachments = (o.files ?? []).map((f) => {
+      const a = this.#attach(channel.id, f.name, f.data);
+      return { id: a.id, filename: f.name, size: f.data.length, data: f.data, url: String(a.url) };
+    });
     const message = this.state.addMessage(channel.id, {
       author: user,
       content,
       ...(o.replyTo !== undefined && { type: 19, referenceId: o.replyTo }),
+      ...(attachments.length > 0 && { attachments }),
     });
     this.redeliver(message);
     return message;
@@ -293,7 +299,8 @@ export class FakeDiscord {
     const wire = wireMessage(message, this.state.applicationId) as unknown as JsonObject;
     const d = {
       ...wire,
-      ...((intents & MESSAGE_CONTENT) === 0 && { content: '' }),
+      // Without Message Content, Discord blanks the text and the attachments alike.
+      ...((intents & MESSAGE_CONTENT) === 0 && { content: '', attachments: [] }),
       ...(message.guildId !== undefined && { member: { roles: [], joined_at: wire.timestamp } }),
     };
     this.gateway.dispatch('MESSAGE_CREATE', d as unknown as Json);

@@ -283,13 +283,23 @@ export class FakeSlack {
     threadTs: string;
     text: string;
     extra?: Json;
+    /** Files shared with the reply: the event gets subtype `file_share` and `files`, as Slack sends. */
+    files?: { name: string; data: Buffer }[];
   }): Promise<Delivery> {
+    const { files, ...rest } = o;
     const envelope = mentionEnvelope(this.workspace, {
-      ...o,
+      ...rest,
       ts: this.api.ts(),
       eventId: `Ev0${this.api.next()}`,
+      ...(files && { files: files.map((f) => this.api.share(f.name, f.data)) }),
     });
-    envelope.event = { ...envelope.event, type: 'message', channel_type: 'channel', ...o.extra };
+    envelope.event = {
+      ...envelope.event,
+      type: 'message',
+      channel_type: 'channel',
+      ...(files && { subtype: 'file_share' }),
+      ...o.extra,
+    };
     return this.deliver({ kind: 'events_api', payload: envelope });
   }
 

@@ -390,12 +390,12 @@ export class DiscordChannel implements Channel {
     return reasonRef(data.c, data.i);
   }
 
-  /** Uploads a file as an attachment (multipart), with the caption as the message text. */
-  /** Downloads a `/run file:` attachment from Discord's CDN. */
+  /** Downloads a `/run file:` attachment or a guidance reply's attachment from Discord's CDN. */
   downloadFile(file: InboundFile, maxBytes: number): Promise<Uint8Array> {
     return downloadDiscordFile(this.#options.apiUrl, file, maxBytes);
   }
 
+  /** Uploads a file as an attachment (multipart), with the caption as the message text. */
   async sendFile(chatRef: string, file: OutgoingFile): Promise<string> {
     const place = await this.#place(chatRef, file.thread, file.replyTo, file.caption ?? []);
     const channelId = channelIdOf(place);

@@ -1,6 +1,7 @@
 /**
- * Files on Discord: the attachment options of a slash command (`/run file:`) as neutral
- * InboundFiles, and their download from Discord's CDN (no token: attachment URLs are signed).
+ * Files on Discord: the attachment options of a slash command (`/run file:`) and the attachments
+ * of a guidance message (MESSAGE_CREATE) as neutral InboundFiles, and their download from
+ * Discord's CDN (no token: attachment URLs are signed).
  * Only Discord's CDN hosts, or the configured API URL's origin (a test fake, a proxy), are
  * fetched; a URL anywhere else is refused unfetched.
  */

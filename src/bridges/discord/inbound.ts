@@ -189,6 +189,8 @@ export interface MessageFacts {
   readonly fromBot: boolean;
   /** The message it replies to (type 19). */
   readonly referenceId: string | null;
+  /** Files attached to the message (blank without the Message Content intent), as neutral files. */
+  readonly files: readonly InboundFile[];
 }
 
 const rawMessageSchema = z.object({
@@ -205,6 +207,9 @@ const rawMessageSchema = z.object({
     bot: z.boolean().optional(),
   }),
   message_reference: z.object({ message_id: z.string().optional() }).optional(),
+  attachments: z
+    .array(z.object({ filename: z.string(), size: z.number(), url: z.string() }))
+    .default([]),
 });
 
 /** Reads a MESSAGE_CREATE's `d` (undefined when it is not a message); `threadParentId` comes from the cache. */
@@ -229,6 +234,7 @@ export function messageFactsOf(
     },
     fromBot: m.author.bot === true || m.webhook_id !== undefined,
     referenceId: m.message_reference?.message_id ?? null,
+    files: m.attachments.map((a) => toInboundFile({ name: a.filename, size: a.size, url: a.url })),
   };
 }
 
@@ -237,7 +243,8 @@ export function messageFactsOf(
  * replied to, or to the thread's starter message (a thread started from a message has that
  * message's id): guidance when that is a run's status or checkpoint message (chatops decides).
  * Bots and webhooks (ourselves included), DMs, empty text (no Message Content intent) and
- * plain channel messages yield undefined. The answer goes where the message was.
+ * plain channel messages yield undefined. The answer goes where the message was. Its attachments
+ * become `Reply.files` (downloaded from Discord's CDN like `/run file:`, files.ts).
  */
 export function toGuidanceReply(m: MessageFacts, botId: string | undefined): Reply | undefined {
   if (m.fromBot || m.author.id === botId || m.guildId === null) return undefined;
@@ -260,6 +267,7 @@ export function toGuidanceReply(m: MessageFacts, botId: string | undefined): Rep
     chatRef: formatChatRef(place),
     ...(place.thread !== undefined && { threadRef: place.thread }),
     user: toChatUser(m.author),
+    ...(m.files.length > 0 && { files: m.files }),
     idempotencyKey: `discord:message:${m.id}`,
   };
 }

@@ -1,6 +1,7 @@
 /**
- * Files on Slack: the files of an `app_mention` event as neutral InboundFiles (pure), and their
- * download (GET `url_private_download` with the bot token as a Bearer header, scope files:read).
+ * Files on Slack: the files of an `app_mention` event or of a thread reply (`message` event,
+ * subtype `file_share`) as neutral InboundFiles (pure), and their download (GET
+ * `url_private_download` with the bot token as a Bearer header, scope files:read).
  * The token goes only to Slack's file host (`https://files.slack.com`) or the configured API
  * URL's origin (a test fake, a proxy): a URL pointing anywhere else is refused unfetched.
  */

@@ -228,7 +228,7 @@ const PERSON_SUBTYPES = new Set([undefined, 'thread_broadcast', 'file_share']);
 /**
  * A person's reply in a thread (`thread_ts` set and not its own ts) as a Reply to the thread's
  * parent message, `<chat>/<thread_ts>`: guidance when that parent is a run's status or checkpoint
- * message (chatops decides). Bots (ourselves included), edits and other subtypes, top-level
+ * message (chatops decides). Files shared with the reply (`file_share`) become `Reply.files`. Bots (ourselves included), edits and other subtypes, top-level
  * messages and replies mentioning us (the app_mention is the command) yield undefined.
  */
 export function fromThreadReply(p: MessagePayload, bot: BotContext): Reply | undefined {
@@ -240,6 +240,8 @@ export function fromThreadReply(p: MessagePayload, bot: BotContext): Reply | und
   const text = normalizeSlackText(e.text).trim();
   if (text === '') return;
   const parent: SlackChat = { team: bot.team, channel: e.channel };
+  // A reply sharing files (subtype file_share) carries them as `files`, downloaded like a mention's.
+  const files = filesOf(e.files);
   return {
     kind: 'reply',
     text,
@@ -247,6 +249,7 @@ export function fromThreadReply(p: MessagePayload, bot: BotContext): Reply | und
     chatRef: formatChatRef({ ...parent, thread: e.thread_ts }),
     threadRef: e.thread_ts,
     user: chatUser(e.user),
+    ...(files.length > 0 && { files }),
     idempotencyKey: `slack:msg:${e.channel}:${e.ts}`,
   };
 }

@@ -50,7 +50,7 @@ export const SLACK_SCOPES: readonly SlackScope[] = [
     scope: 'files:read',
     methods: [],
     events: [],
-    why: 'download files attached to `@bot run …` (url_private_download)',
+    why: 'download files attached to `@bot run …` or to a guidance reply in a thread (url_private_download)',
   },
   {
     scope: 'files:write',

@@ -7,6 +7,7 @@
  * sessions survive a restart.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { InputLimits } from '../../chatops/input-files.ts';
 import { ConflictError } from '../../errors.ts';
 import type { RequestHandler, Route } from '../../http/server.ts';
 import type {
@@ -15,6 +16,7 @@ import type {
   ChannelCapabilities,
   ChannelLogger,
   InboundEvent,
+  InboundFile,
   InboundHandler,
   Interaction,
   MessageRef,
@@ -55,6 +57,7 @@ import {
 } from './session.ts';
 import { SseHub } from './sse.ts';
 import { StateWriter } from './state-writer.ts';
+import { UploadShelf } from './uploads.ts';
 
 /** Options of `WebChannel`; all optional. */
 export interface WebChannelOptions {
@@ -76,6 +79,8 @@ export interface WebChannelOptions {
   readonly secureCookies?: boolean;
   /** Keep-alive comment interval of the event streams; default 25 s. */
   readonly heartbeatMs?: number;
+  /** Caps of files posted with a command or reply (config `inputs`); default 10 MiB, 5. */
+  readonly inputLimits?: InputLimits;
 }
 
 type State = 'idle' | 'running' | 'stopped';
@@ -95,6 +100,7 @@ export class WebChannel implements Channel {
   readonly #writer: StateWriter;
   readonly #history: MessageHistory;
   readonly #files = new FileShelf();
+  readonly #uploads: UploadShelf;
   readonly #hub: SseHub;
   readonly #prompts: PromptBook;
   readonly #ctx: ConsoleContext;
@@ -120,6 +126,7 @@ export class WebChannel implements Channel {
       files: true,
       durableMessages: state.durable,
     };
+    this.#uploads = new UploadShelf(options.inputLimits);
     this.#sessions = new SessionStore(options.auth, options.sessions);
     this.#writer = new StateWriter(state, this.#log);
     this.#history = new MessageHistory(this.#writer, options.historyLimit);
@@ -134,6 +141,7 @@ export class WebChannel implements Channel {
       secureCookies: options.secureCookies ?? false,
       history: this.#history,
       files: this.#files,
+      uploads: this.#uploads,
       hub: this.#hub,
       prompts: this.#prompts,
       runs: options.runs,
@@ -291,6 +299,14 @@ export class WebChannel implements Channel {
     this.#prompts.add({ ref, sessionId: data.s, tab: data.t, text: prompt, messageRef: data.m });
     this.#hub.sendTo(data.s, data.t, { event: 'prompt', data: { ref, text: prompt } });
     return ref;
+  }
+
+  /**
+   * The bytes of a file posted with the command or reply being handled (held in memory until
+   * that event is handled); INVALID_INPUT over `maxBytes`, NOT_FOUND once it is released.
+   */
+  async downloadFile(file: InboundFile, maxBytes: number): Promise<Uint8Array> {
+    return this.#uploads.read(file, maxBytes);
   }
 
   /** Keeps the file in memory and posts a message with its download link. */

@@ -1,15 +1,24 @@
 /**
  * The console's HTTP surface, mounted at `/`: login, the console page, its event stream, file
- * downloads, the three POST endpoints, and the runs pages (runs-routes.ts). Every request but
- * the login link needs the session; every POST needs the Origin check and the CSRF token.
+ * downloads, the POST endpoints (a command or a reply may carry files: multipart/form-data,
+ * uploads.ts), and the runs pages (runs-routes.ts). Every request but the login link needs the
+ * session; every POST needs the Origin check and the CSRF token.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { UnauthorizedError } from '../../errors.ts';
 import { BASE_HEADERS, requestUrl, sendJson } from '../../http/respond.ts';
-import type { ChannelLogger, InboundEvent } from '../channel.ts';
+import type { ChannelLogger, InboundEvent, InboundFile } from '../channel.ts';
 import { type Flash, handleAdminPage, postAccessEdit } from './admin-routes.ts';
 import type { AdminSource } from './admin-source.ts';
 import { apiError } from './errors.ts';
-import { checkWrite, type GuardOptions, handleLogin, readForm, requireSession } from './guard.ts';
+import {
+  checkWrite,
+  type GuardOptions,
+  handleLogin,
+  originAllowed,
+  readForm,
+  requireSession,
+} from './guard.ts';
 import type { FileShelf, HeldMessage, MessageHistory } from './history.ts';
 import {
   commandBody,
@@ -21,6 +30,7 @@ import {
   toCommand,
   toReply,
 } from './inbound.ts';
+import { multipartBoundary } from './multipart.ts';
 import { consolePage } from './pages/console.ts';
 import { newNonce, sendNotice, sendPage } from './pages/layout.ts';
 import type { PromptBook } from './prompts.ts';
@@ -30,6 +40,7 @@ import { handleRunsPage } from './runs-routes.ts';
 import type { RunsSource } from './runs-source.ts';
 import type { Session } from './session.ts';
 import type { SseEvent, SseHub } from './sse.ts';
+import { noFilesHere, type ReceivedUpload, type UploadShelf } from './uploads.ts';
 
 /** What the routes share with the channel. */
 /** One chat adapter as the console shows it. */
@@ -51,6 +62,8 @@ export interface WorkerState {
 export interface ConsoleContext extends GuardOptions {
   readonly history: MessageHistory;
   readonly files: FileShelf;
+  /** Files posted with a command or reply, held while it is handled. */
+  readonly uploads: UploadShelf;
   readonly hub: SseHub;
   readonly prompts: PromptBook;
   readonly runs: RunsSource | undefined;
@@ -160,6 +173,33 @@ function sendHeldFile(ctx: ConsoleContext, res: ServerResponse, pathname: string
   res.end(file.data);
 }
 
+/** POSTs that may carry files (multipart/form-data): a command and a reply. */
+const UPLOAD_PATHS = new Set(['/api/command', '/api/reply']);
+
+/**
+ * Reads a POST's fields: JSON or urlencoded, or multipart with files on the paths that take
+ * them. An upload is checked for its Origin before its body is read and for its CSRF token
+ * (header, or the form's `csrf` field sent before the files) before any file byte is kept.
+ */
+async function readPost(
+  ctx: ConsoleContext,
+  session: Session,
+  req: IncomingMessage,
+  pathname: string,
+): Promise<{ form: Record<string, string>; upload?: ReceivedUpload }> {
+  const boundary = multipartBoundary(req.headers['content-type']);
+  if (boundary === undefined) return { form: await readForm(req) };
+  if (!UPLOAD_PATHS.has(pathname)) throw noFilesHere();
+  if (!originAllowed(req, ctx.allowedOrigins)) {
+    throw new UnauthorizedError('Cross-origin request refused.');
+  }
+  const header = req.headers['x-csrf-token'];
+  const upload = await ctx.uploads.receive(req, boundary, (fields) =>
+    ctx.sessions.checkCsrf(session, typeof header === 'string' ? header : fields.csrf),
+  );
+  return { form: upload.fields, upload };
+}
+
 async function handlePost(
   ctx: ConsoleContext,
   session: Session,
@@ -167,25 +207,44 @@ async function handlePost(
   res: ServerResponse,
   pathname: string,
 ): Promise<void> {
-  let form: Record<string, string>;
+  let post: Awaited<ReturnType<typeof readPost>>;
   try {
-    form = await readForm(req);
+    post = await readPost(ctx, session, req, pathname);
   } catch (err) {
     const { status, message } = apiError(err);
+    // An upload refused part-way: the rest of its body is not read, so the connection closes.
+    if (!req.complete) res.setHeader('connection', 'close');
     sendJson(res, status, { error: message });
     return;
   }
-  if (!checkWrite(ctx, session, req, res, form)) return;
-  if (!ctx.running()) {
-    sendJson(res, 503, { error: 'The console is not running.' });
-    return;
+  const { form, upload } = post;
+  try {
+    if (!checkWrite(ctx, session, req, res, form)) return;
+    if (!ctx.running()) {
+      sendJson(res, 503, { error: 'The console is not running.' });
+      return;
+    }
+    await answerPost(ctx, session, req, res, pathname, form, upload?.files ?? []);
+  } finally {
+    upload?.release();
   }
+}
+
+async function answerPost(
+  ctx: ConsoleContext,
+  session: Session,
+  req: IncomingMessage,
+  res: ServerResponse,
+  pathname: string,
+  form: Record<string, string>,
+  files: readonly InboundFile[],
+): Promise<void> {
   // A plain form post (no JavaScript) goes back to the page; scripts get JSON.
   const plainForm = !(req.headers.accept ?? '').includes('application/json');
   try {
     if (pathname === '/api/access')
       return await postAccessEdit(ctx.admin, ctx.flash, session, form, res);
-    const outcome = await dispatchPost(ctx, session, pathname, form);
+    const outcome = await dispatchPost(ctx, session, pathname, form, files);
     if (outcome.status !== 200) sendJson(res, outcome.status, { error: outcome.error });
     else if (plainForm)
       res.writeHead(303, { ...BASE_HEADERS, location: outcome.back ?? '/' }).end();
@@ -194,6 +253,11 @@ async function handlePost(
     const { status, message } = apiError(err);
     sendJson(res, status, { error: message });
   }
+}
+
+/** What the chat shows of what was typed, with the names of the files sent with it. */
+function echoOf(typed: string, files: readonly InboundFile[]): string {
+  return files.length === 0 ? typed : `${typed}\n📎 ${files.map((f) => f.name).join(', ')}`;
 }
 
 /** What a POST did: 200 (with the page to go back to, and the chat's answers), or why not. */
@@ -206,12 +270,13 @@ async function dispatchPost(
   session: Session,
   pathname: string,
   form: Record<string, string>,
+  files: readonly InboundFile[],
 ): Promise<PostOutcome> {
   switch (pathname) {
     case '/api/command': {
       const body = parseBody(commandBody, form);
-      ctx.echo(`› ${body.text}`);
-      const command = toCommand(body.text, eventKey('cmd', body.key));
+      ctx.echo(`› ${echoOf(body.text, files)}`);
+      const command = toCommand(body.text, eventKey('cmd', body.key), files);
       if (command) await ctx.emit(command);
       return { status: 200 };
     }
@@ -230,11 +295,12 @@ async function dispatchPost(
       const prompt = ctx.prompts.find(body.ref, session.id);
       if (!prompt && ctx.history.get(body.ref)) {
         // A reply to a run's message (its status or checkpoint): guidance for the run.
-        ctx.echo(`› reply: ${body.text}`);
-        await ctx.emit(toReply(body.text, body.ref, eventKey('reply', body.key)));
+        ctx.echo(`› reply: ${echoOf(body.text, files)}`);
+        await ctx.emit(toReply(body.text, body.ref, eventKey('reply', body.key), files));
         return { status: 200 };
       }
       if (!prompt) return { status: 404, error: 'This question is no longer open.' };
+      if (files.length > 0) return { status: 400, error: noFilesHere().message };
       ctx.echo(`› reason: ${body.text}`);
       await ctx.emit(toReply(body.text, prompt.ref, eventKey('reply', body.key)));
       ctx.prompts.remove(prompt.ref);

@@ -6,7 +6,15 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { InvalidInputError } from '../../errors.ts';
-import type { ButtonPress, ChatUser, Command, Interaction, MessageRef, Reply } from '../channel.ts';
+import type {
+  ButtonPress,
+  ChatUser,
+  Command,
+  InboundFile,
+  Interaction,
+  MessageRef,
+  Reply,
+} from '../channel.ts';
 import { decodeHandle, encodeHandle } from '../interaction-handle.ts';
 import { CONSOLE_CHAT_REF } from './outbound.ts';
 
@@ -62,8 +70,12 @@ export function parseTypedCommand(typed: string): { name: string; args: string[]
   return { name: verb.toLowerCase(), args };
 }
 
-/** The Command of typed text, or undefined when it has no verb. */
-export function toCommand(typed: string, idempotencyKey: string): Command | undefined {
+/** The Command of typed text (with the files uploaded with it), or undefined when it has no verb. */
+export function toCommand(
+  typed: string,
+  idempotencyKey: string,
+  files: readonly InboundFile[] = [],
+): Command | undefined {
   const parsed = parseTypedCommand(typed);
   if (!parsed) return undefined;
   return {
@@ -72,6 +84,7 @@ export function toCommand(typed: string, idempotencyKey: string): Command | unde
     rawText: typed.trim(),
     chatRef: CONSOLE_CHAT_REF,
     user: WEB_ADMIN,
+    ...(files.length > 0 && { files }),
     idempotencyKey,
   };
 }
@@ -120,14 +133,20 @@ export function toButtonPress(
   };
 }
 
-/** The Reply answering a prompt of `askForReason`. */
-export function toReply(answer: string, promptRef: MessageRef, idempotencyKey: string): Reply {
+/** The Reply answering a prompt of `askForReason`, or a held message (with its uploaded files). */
+export function toReply(
+  answer: string,
+  promptRef: MessageRef,
+  idempotencyKey: string,
+  files: readonly InboundFile[] = [],
+): Reply {
   return {
     kind: 'reply',
     text: answer,
     replyToMessageRef: promptRef,
     chatRef: CONSOLE_CHAT_REF,
     user: WEB_ADMIN,
+    ...(files.length > 0 && { files }),
     idempotencyKey,
   };
 }

@@ -19,6 +19,7 @@ const FACTS: MessageFacts = {
   author: { id: '7', username: 'bob', globalName: 'Bob' },
   fromBot: false,
   referenceId: '50',
+  files: [],
 };
 
 describe('toGuidanceReply', () => {
@@ -43,6 +44,13 @@ describe('toGuidanceReply', () => {
     // A reply inside a thread answers that message, in the thread.
     const replyInThread = { ...inThread, type: 19, referenceId: '60' };
     expect(toGuidanceReply(replyInThread, '99')?.replyToMessageRef).toBe('discord:1:2:50/60');
+  });
+
+  it('carries the message’s attachments as Reply.files', () => {
+    const url = 'https://cdn.discordapp.com/attachments/2/3/mockup.png?ex=1';
+    const files = [{ name: 'mockup.png', size: 11, handle: url }];
+    expect(toGuidanceReply({ ...FACTS, files }, '99')?.files).toEqual(files);
+    expect(toGuidanceReply(FACTS, '99')).not.toHaveProperty('files');
   });
 
   it('ignores bots, ourselves, DMs, plain channel messages, empty text and other types', () => {
@@ -77,6 +85,22 @@ describe('DiscordChannel and people’s messages', () => {
     expect(event).toMatchObject({ kind: 'reply', text: 'use bcrypt', replyToMessageRef: ref });
     h.fake.redeliver(reply);
     expect((await h.inbox.next()).idempotencyKey).toBe(event.idempotencyKey);
+  });
+
+  it('reads the attachments of a reply from MESSAGE_CREATE and downloads them from the fake CDN', async () => {
+    h = await startHarness();
+    const ref = await h.channel.send(h.chatRef, { text: rich('Checkpoint plan:1') });
+    const bob = h.fake.state.user('bob');
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
+    h.fake.userMessage(bob, h.fake.state.text, 'match this', {
+      replyTo: ref.split('/')[1]!,
+      files: [{ name: 'mockup.png', data: png }],
+    });
+    const event = (await h.inbox.next()) as Reply;
+    expect(event.files?.map((f) => [f.name, f.size])).toEqual([['mockup.png', png.length]]);
+    const got = await h.channel.downloadFile(event.files![0]!, 1024);
+    expect(Buffer.from(got).equals(png)).toBe(true);
+    await expect(h.channel.downloadFile(event.files![0]!, 4)).rejects.toThrow(/over the limit/);
   });
 
   it('without the Message Content intent: identifies without it, says so, and sees no replies', async () => {

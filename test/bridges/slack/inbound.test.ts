@@ -205,6 +205,29 @@ describe('fromThreadReply', () => {
     expect(fromThreadReply(message({ subtype: 'thread_broadcast' }), BOT)?.kind).toBe('reply');
   });
 
+  it('carries the files shared with the reply (file_share) as Reply.files', () => {
+    const files = [
+      {
+        id: 'F1',
+        name: 'mockup.png',
+        size: 11,
+        url_private_download: 'https://files.slack.com/files-pri/T01-F1/download/mockup.png',
+      },
+      { id: 'F2', name: 'no-url.txt' },
+    ];
+    const reply = fromThreadReply(message({ subtype: 'file_share', files }), BOT);
+    expect(reply?.files).toEqual([
+      {
+        name: 'mockup.png',
+        size: 11,
+        handle: 'https://files.slack.com/files-pri/T01-F1/download/mockup.png',
+      },
+    ]);
+    expect(reply?.text).toBe('use <bcrypt>');
+    // Without files the Reply has no `files` key at all.
+    expect(fromThreadReply(message({}), BOT)).not.toHaveProperty('files');
+  });
+
   it('ignores bots and ourselves, edits, top-level messages, mentions and empty text', () => {
     const ignored = [
       { bot_id: 'B1' },

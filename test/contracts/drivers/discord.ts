@@ -182,6 +182,19 @@ export class DiscordDriver implements PlatformDriver {
     this.fake.userMessage(this.#people[who], this.fake.state.text, text, { replyTo: message.id });
   }
 
+  /** A Discord reply to the bot's message with the file attached (MESSAGE_CREATE attachments). */
+  async replyToWithFile(
+    who: Persona,
+    message: SeenMessage,
+    text: string,
+    file: AttachedFile,
+  ): Promise<void> {
+    this.fake.userMessage(this.#people[who], this.fake.state.text, text, {
+      replyTo: message.id,
+      files: [{ name: file.name, data: file.data }],
+    });
+  }
+
   /** The bot's DMs to `who`. */
   privateNotices(who: Persona): string[] {
     const { state } = this.fake;

@@ -180,6 +180,23 @@ export class SlackDriver implements PlatformDriver {
     expect(delivery.status).toBe(200);
   }
 
+  /** A thread reply under the message sharing the file (a `file_share` message event). */
+  async replyToWithFile(
+    who: Persona,
+    message: SeenMessage,
+    text: string,
+    file: AttachedFile,
+  ): Promise<void> {
+    const delivery = await this.fake.sendThreadReply({
+      user: PEOPLE[who],
+      channel: OPS,
+      threadTs: message.id,
+      text,
+      files: [{ name: file.name, data: file.data }],
+    });
+    expect(delivery.status).toBe(200);
+  }
+
   /** `@phasebridge <text>` with the file shared in the same message. */
   async sendCommandWithFile(who: Persona, text: string, file: AttachedFile): Promise<void> {
     const delivery = await this.fake.sendMention({

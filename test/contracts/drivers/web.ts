@@ -8,7 +8,14 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import type { RunningBridge } from '../../../src/app/bridge.ts';
-import type { Persona, PlatformDriver, Press, SeenFile, SeenMessage } from '../platform-driver.ts';
+import type {
+  AttachedFile,
+  Persona,
+  PlatformDriver,
+  Press,
+  SeenFile,
+  SeenMessage,
+} from '../platform-driver.ts';
 import { waitFor } from '../platform-driver.ts';
 import { ConsoleStream } from './web-stream.ts';
 
@@ -165,6 +172,34 @@ export class WebDriver implements PlatformDriver {
   /** A console reply to one of its messages. */
   async replyTo(_who: Persona, message: SeenMessage, text: string): Promise<void> {
     await this.#post('/api/reply', { ref: message.id, text, key: randomUUID() });
+  }
+
+  /** The command box with a file chosen: a multipart/form-data post, as the page sends it. */
+  async sendCommandWithFile(_who: Persona, text: string, file: AttachedFile): Promise<void> {
+    await this.#upload('/api/command', { text, key: randomUUID() }, file);
+  }
+
+  /** The reply form of a message with a file chosen (multipart/form-data). */
+  async replyToWithFile(
+    _who: Persona,
+    message: SeenMessage,
+    text: string,
+    file: AttachedFile,
+  ): Promise<void> {
+    await this.#upload('/api/reply', { ref: message.id, text, key: randomUUID() }, file);
+  }
+
+  async #upload(path: string, fields: Record<string, string>, file: AttachedFile): Promise<void> {
+    const form = new FormData();
+    form.set('csrf', this.#csrf);
+    for (const [k, v] of Object.entries(fields)) form.set(k, v);
+    form.append('file', new Blob([new Uint8Array(file.data)]), file.name);
+    const res = await fetch(`${this.#base}${path}`, {
+      method: 'POST',
+      headers: { ...this.#headers(), accept: 'application/json', origin: this.#base },
+      body: form,
+    });
+    expect([path, res.status, await res.text()]).toEqual([path, 200, '{"ok":true}']);
   }
 
   async close(): Promise<void> {

@@ -21,9 +21,10 @@ code,pre{font:13px/1.4 ui-monospace,monospace}pre{white-space:pre-wrap;overflow-
 .btn,button{font:inherit;padding:.4em .9em;border-radius:6px;border:1px solid var(--muted);background:var(--card);color:var(--fg);cursor:pointer;min-height:2.2em}
 .btn-primary{background:var(--accent);border-color:var(--accent);color:var(--card)}.btn-danger{border-color:var(--bad);color:var(--bad)}
 button:disabled{opacity:.6;cursor:wait}
-form.say{display:flex;gap:.5em;position:sticky;bottom:0;background:var(--bg);padding:.6em 0}
+form.say{display:flex;flex-wrap:wrap;gap:.5em;position:sticky;bottom:0;background:var(--bg);padding:.6em 0}
+input[type=file]{font-size:.9em;max-width:100%;min-width:0}.msg .reply{margin-top:.5em;font-size:.9em;min-height:1.9em;padding:.2em .7em}
 input[type=text],input[type=search],select,textarea{font:inherit;padding:.4em .55em;border:1px solid var(--muted);border-radius:6px;background:var(--card);color:var(--fg);max-width:100%}
-form.say input{flex:1;min-width:0}textarea{width:100%;min-height:4.5em}
+form.say input[type=text]{flex:1 1 14em;min-width:0}textarea{width:100%;min-height:4.5em}
 .prompt{display:flex;flex-wrap:wrap;gap:.5em;align-items:center;border:1px solid var(--accent);border-radius:8px;padding:.6em;margin:.5em 0;background:var(--card)}
 #toasts{position:fixed;top:3.5em;right:1em;left:1em;margin-left:auto;display:flex;flex-direction:column;gap:.5em;max-width:24em;z-index:9}
 .toast{background:var(--fg);color:var(--bg);padding:.6em .9em;border-radius:6px;cursor:pointer;white-space:pre-wrap}.toast.err{background:var(--bad);color:var(--card)}
