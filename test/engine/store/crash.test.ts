@@ -10,13 +10,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../../src/engine/events.ts';
 import { replay } from '../../../src/engine/evolve.ts';
 import { formatRunJson } from '../../../src/engine/layouts/native.ts';
 import { readLedger } from '../../../src/engine/ledger/ledger-file.ts';
 import { RunStore } from '../../../src/engine/store/run-store.ts';
-import { type BundledHelper, bundleHelper } from '../../support/bundle.ts';
+import { bundled } from '../../support/bundle.ts';
 import { exited } from './fixtures/spawn.ts';
 import { runFiles, summaryOf, tempWorkspace } from './fixtures/workspace.ts';
 
@@ -42,13 +42,8 @@ function rng(seed: number): () => number {
 
 const warnings: string[] = [];
 
-let bundled: BundledHelper;
-beforeAll(async () => {
-  bundled = await bundleHelper(CHILD);
-});
-
 function startChild(ws: string, target: number): { child: ChildProcess; stderr: () => string } {
-  const child = spawn(process.execPath, [bundled.file, ws, String(target), ...RUNS], {
+  const child = spawn(process.execPath, [bundled(CHILD), ws, String(target), ...RUNS], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';
@@ -74,10 +69,7 @@ function afterLines(child: ChildProcess, lines: number): Promise<void> {
 }
 
 const ws = tempWorkspace();
-afterAll(() => {
-  fs.rmSync(ws, { recursive: true, force: true });
-  bundled?.dispose();
-});
+afterAll(() => fs.rmSync(ws, { recursive: true, force: true }));
 const seed = Number(process.env.CRASH_SEED ?? Date.now() % 1_000_000);
 
 describe('crash safety', () => {
