@@ -3,9 +3,11 @@
  * restarted; afterwards every run loads, no command was applied twice, and every projection
  * equals the replay of its ledger. The seed is in the test name's failure output.
  *
- * The child is bundled once (test/support/bundle.ts) and started with plain node: 21 starts
- * under tsx cost ~10 s of CPU, which on a loaded machine ran past the test's timeout. A killed
- * child is given no end, so each kill lands while it is committing, however late the kill comes.
+ * The 21 process starts are most of the test's time on a loaded machine, so: the child is
+ * bundled once (test/support/bundle.ts) and started with plain node (tsx compiled it again at
+ * every start, ~10 s of CPU in all), and each child is started while the one before still runs,
+ * waiting to be told "go" (after the one before is dead) before it touches the workspace. A
+ * killed child is given no end, so each kill lands while it is committing, however late it comes.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -41,11 +43,22 @@ function rng(seed: number): () => number {
 }
 
 const warnings: string[] = [];
+const spawned: ChildProcess[] = [];
 
-function startChild(ws: string, target: number): { child: ChildProcess; stderr: () => string } {
+interface Started {
+  child: ChildProcess;
+  stderr: () => string;
+  /** Lets it start on the workspace. */
+  go(): void;
+}
+
+/** Starts a child that waits for `go()` before it touches the workspace. */
+function startChild(ws: string, target: number): Started {
   const child = spawn(process.execPath, [bundled(CHILD), ws, String(target), ...RUNS], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, CRASH_CHILD_WAIT: '1' },
   });
+  spawned.push(child);
   let err = '';
   child.stderr?.on('data', (d: Buffer) => {
     err += d.toString();
@@ -53,7 +66,7 @@ function startChild(ws: string, target: number): { child: ChildProcess; stderr: 
   child.once('exit', () => {
     warnings.push(...err.split('\n').filter((l) => l.startsWith('warning ')));
   });
-  return { child, stderr: () => err };
+  return { child, stderr: () => err, go: () => child.stdin?.end('go\n') };
 }
 
 /** Resolves after the child printed `lines` progress lines (or finished). */
@@ -69,22 +82,31 @@ function afterLines(child: ChildProcess, lines: number): Promise<void> {
 }
 
 const ws = tempWorkspace();
-afterAll(() => fs.rmSync(ws, { recursive: true, force: true }));
+afterAll(() => {
+  // A child started ahead and never told to go (a failed assertion): not left waiting.
+  for (const c of spawned) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  fs.rmSync(ws, { recursive: true, force: true });
+});
 const seed = Number(process.env.CRASH_SEED ?? Date.now() % 1_000_000);
 
 describe('crash safety', () => {
   it(`survives ${KILLS} SIGKILLs while committing (seed ${seed})`, async () => {
     const random = rng(seed);
     let kills = 0;
+    let next = startChild(ws, ENDLESS);
     for (let i = 0; i < KILLS; i++) {
-      const { child, stderr } = startChild(ws, ENDLESS);
-      await afterLines(child, 1 + Math.floor(random() * 8));
+      const { child, stderr, go } = next;
+      const lines = afterLines(child, 1 + Math.floor(random() * 8));
+      go();
+      next = startChild(ws, i === KILLS - 1 ? TARGET : ENDLESS);
+      await lines;
       await new Promise((r) => setTimeout(r, Math.floor(random() * 3)));
       if (child.exitCode === null && child.kill('SIGKILL')) kills++;
       const code = await exited(child);
       expect(code === null || code === 0, stderr()).toBe(true);
     }
-    const last = startChild(ws, TARGET);
+    const last = next;
+    last.go();
     expect(await exited(last.child), last.stderr()).toBe(0);
     expect(kills).toBe(KILLS);
 
