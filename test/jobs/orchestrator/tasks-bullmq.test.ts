@@ -51,11 +51,11 @@ steps:
     tasks: { file: tasks.json, maxWorkers: 4 }
 `,
       );
-      for (let i = 0; i < 2; i++) {
-        workers.push(
-          await startWorkerProcess({ home: env.home, redisUrl: redis.url, concurrency: 2 }),
-        );
-      }
+      // Started side by side: each start is a process boot, seconds on a loaded machine.
+      const both = [0, 1].map(() =>
+        startWorkerProcess({ home: env!.home, redisUrl: redis.url, concurrency: 2 }),
+      );
+      workers.push(...(await Promise.all(both)));
       const o = await env.open({ worker: false });
       const run = await o.startRun({
         workflow: 'par',
@@ -104,17 +104,15 @@ steps:
     tasks: { file: tasks.json, maxWorkers: 2 }
 `,
       );
-      const plain = await startWorkerProcess({
-        home: env.home,
-        redisUrl: redis.url,
-        concurrency: 2,
-      });
-      const gpu = await startWorkerProcess({
-        home: env.home,
-        redisUrl: redis.url,
-        concurrency: 2,
-        args: ['--label', 'gpu'],
-      });
+      const [plain, gpu] = await Promise.all([
+        startWorkerProcess({ home: env.home, redisUrl: redis.url, concurrency: 2 }),
+        startWorkerProcess({
+          home: env.home,
+          redisUrl: redis.url,
+          concurrency: 2,
+          args: ['--label', 'gpu'],
+        }),
+      ]);
       workers.push(plain, gpu);
       const o = await env.open({ worker: false });
       const run = await o.startRun({
