@@ -47,7 +47,7 @@ steps:
   - { id: plan, agent: demo, prompt: "demo: sleep=10 tasks=4" }
   - id: work
     agent: demo
-    prompt: "demo: sleep=1500"
+    prompt: "demo: sleep=200 together=4"
     tasks: { file: tasks.json, maxWorkers: 4 }
 `,
       );
@@ -77,7 +77,8 @@ steps:
           fs.readFileSync(taskLogPath(env!.workspace, run.id, 'work', t.id, 1), 'utf8'),
         ),
       );
-      // Each worker process has 2 slots: the 4 tasks need both to run at once.
+      // Each worker process has 2 slots: the 4 tasks, which wait for each other to start
+      // (together=4), need both to run at once.
       expect(new Set(ranBy)).toEqual(new Set(workers.map((w) => w.pid)));
       const events = ledgerOf(state).flatMap((e) => e.events);
       const started = events.filter((e) => e.type === 'taskStarted').length;
@@ -85,10 +86,7 @@ steps:
       expect(repeatedKeys(ledgerOf(state))).toEqual([]);
     });
 
-    // Its 'side by side' check depends on two processes starting close together: retried once.
-    it('tasks of a runsOn step run only on a worker with the label, side by side', {
-      retry: 1,
-    }, async () => {
+    it('tasks of a runsOn step run only on a worker with the label, side by side', async () => {
       for (const w of workers.splice(0)) await w.stop();
       await env?.dispose();
       env = await makeEnv({}, () => createBullmqQueue({ url: redis.url }));
@@ -99,7 +97,7 @@ steps:
   - { id: plan, agent: demo, prompt: "demo: sleep=10 tasks=2" }
   - id: train
     agent: demo
-    prompt: "demo: sleep=1500"
+    prompt: "demo: sleep=200 together=2"
     runsOn: [gpu]
     tasks: { file: tasks.json, maxWorkers: 2 }
 `,
