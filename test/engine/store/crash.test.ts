@@ -5,8 +5,8 @@
  *
  * The 21 process starts are most of the test's time on a loaded machine, so: the child is
  * bundled once (test/support/bundle.ts) and started with plain node (tsx compiled it again at
- * every start, ~10 s of CPU in all), and each child is started while the one before still runs,
- * waiting to be told "go" (after the one before is dead) before it touches the workspace. A
+ * every start, ~10 s of CPU in all), and children are started ahead, while the ones before still
+ * run, waiting to be told "go" (after the one before is dead) before they touch the workspace. A
  * killed child is given no end, so each kill lands while it is committing, however late it comes.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -29,6 +29,12 @@ const KILLS = 20;
 const TARGET = 100;
 /** A child that is to be killed never runs out of commits before the kill comes. */
 const ENDLESS = 1_000_000;
+/**
+ * Children started ahead, waiting for "go": a child's start (a Node process booting, ~0.5-1 s
+ * on a loaded machine) overlaps the runs of the ones before it; one ahead was not enough, as a
+ * kill often comes within 100 ms of "go".
+ */
+const AHEAD = 3;
 
 /** Small seeded PRNG (mulberry32), so a failing schedule can be replayed. */
 function rng(seed: number): () => number {
@@ -93,19 +99,27 @@ describe('crash safety', () => {
   it(`survives ${KILLS} SIGKILLs while committing (seed ${seed})`, async () => {
     const random = rng(seed);
     let kills = 0;
-    let next = startChild(ws, ENDLESS);
+    // KILLS children to kill, then one to finish; AHEAD of them started before they are needed.
+    const ahead: Started[] = [];
+    let started = 0;
+    const fill = () => {
+      for (; ahead.length < AHEAD && started <= KILLS; started++) {
+        ahead.push(startChild(ws, started < KILLS ? ENDLESS : TARGET));
+      }
+    };
+    fill();
     for (let i = 0; i < KILLS; i++) {
-      const { child, stderr, go } = next;
+      const { child, stderr, go } = ahead.shift()!;
       const lines = afterLines(child, 1 + Math.floor(random() * 8));
       go();
-      next = startChild(ws, i === KILLS - 1 ? TARGET : ENDLESS);
+      fill();
       await lines;
       await new Promise((r) => setTimeout(r, Math.floor(random() * 3)));
       if (child.exitCode === null && child.kill('SIGKILL')) kills++;
       const code = await exited(child);
       expect(code === null || code === 0, stderr()).toBe(true);
     }
-    const last = next;
+    const last = ahead.shift()!;
     last.go();
     expect(await exited(last.child), last.stderr()).toBe(0);
     expect(kills).toBe(KILLS);
