@@ -19,6 +19,9 @@
  *                  directive file, so a demo workflow always terminates
  *   exit=N         exit with code N after the work (a failing agent)
  *   hang           never finish (sleep forever)
+ *   together=N     before the work, wait until N agents of this run's step (tasks, say) have
+ *                  started, so they surely run at the same time (each marks a file under
+ *                  `.phasebridge/demo-together/` in the workspace; gives up after 30 s, saying so)
  *   grandchild     start a grandchild process that hangs too, and print its pid
  *   ignoreterm     ignore SIGTERM (agent and grandchild), so only SIGKILL stops them
  *   noise=N        print about N bytes of filler output (to demo the output cap)
@@ -258,6 +261,25 @@ function resultLine(prompt, b, isError) {
   });
 }
 
+/** Waits until `n` agents of this run's step have started (each marks a file), at most 30 s. */
+async function together(n) {
+  const key = `${process.env.PHASEBRIDGE_RUN_ID ?? 'run'}-${process.env.PHASEBRIDGE_STEP_ID ?? 'step'}`;
+  const dir = path.join('.phasebridge', 'demo-together', key.replace(/[^\w.-]/g, '_'));
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, String(process.pid)), '');
+  const until = Date.now() + 30_000;
+  for (;;) {
+    const started = fs.readdirSync(dir).length;
+    if (started >= n) break;
+    if (Date.now() > until) {
+      console.log(`demo-agent: together=${n}: only ${started} started in 30 s, going on`);
+      return;
+    }
+    await sleep(20);
+  }
+  console.log(`demo-agent: together=${n}: all started`);
+}
+
 /** Appends a line to a file of the workspace (the agent's cwd), so the step has a diff. */
 function writeWorkFile(name) {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(name)) {
@@ -284,6 +306,9 @@ async function main() {
 
   const noise = int(b.noise, 0);
   for (let sent = 0; sent < noise; sent += 64) console.log(`noise ${'.'.repeat(57)}`);
+
+  const meet = int(b.together, 0);
+  if (meet > 0) await together(meet);
 
   const total = int(b.sleep, 300);
   const steps = int(b.progress, 0);

@@ -16,13 +16,11 @@ import { createLogger } from '../../src/log.ts';
 const BIN = path.resolve(import.meta.dirname, '../../bin/phasebridge.js');
 
 let dir: string;
-let port: number;
 let bridge: RunningBridge | undefined;
 
-beforeEach(async () => {
+beforeEach(() => {
   process.env.DEMO_AGENT_BEHAVIOUR = 'sleep=20';
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-console-'));
-  port = await freePort();
 });
 afterEach(async () => {
   await bridge?.stop();
@@ -30,8 +28,12 @@ afterEach(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** The settings `serve` and `login` share. */
-function env(): Record<string, string> {
+/**
+ * The settings `serve` and `login` share. Port 0 (the default) lets the bridge take a free port
+ * as it listens: a port picked ahead and freed again can be taken by any other process (the
+ * other test files, other users of the machine) before the bridge binds it.
+ */
+function env(port = 0): Record<string, string> {
   return {
     PHASEBRIDGE_HOME: path.join(dir, 'home'),
     PHASEBRIDGE_WORKSPACE: path.join(dir, 'ws'),
@@ -41,8 +43,8 @@ function env(): Record<string, string> {
   };
 }
 
-async function serve(): Promise<RunningBridge> {
-  const config = loadConfig({ env: env(), cwd: dir });
+async function serve(port = 0): Promise<RunningBridge> {
+  const config = loadConfig({ env: env(port), cwd: dir });
   bridge = await startBridge(config, createLogger({ level: 'silent' }), { editIntervalMs: 5 });
   return bridge;
 }
@@ -53,12 +55,12 @@ async function restart(): Promise<RunningBridge> {
   return serve();
 }
 
-/** `phasebridge login` in a child process (asynchronous: this process serves the console). */
-function login(): Promise<{ code: number | null; out: string }> {
+/** `phasebridge login` for a bridge on `port`, in a child process (this process serves the console). */
+function login(port: number): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, 'login'], {
       cwd: dir,
-      env: { PATH: process.env.PATH, ...env() },
+      env: { PATH: process.env.PATH, ...env(port) },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
@@ -132,7 +134,7 @@ describe('the console across restarts', () => {
     const status = await until('the status message', async () =>
       statusRefs((await page(cookie)).html).at(0),
     );
-    const usedLink = bridge!.loginUrl;
+    const usedLink = new URL(bridge!.loginUrl);
 
     await restart();
     const after = await page(cookie);
@@ -140,13 +142,14 @@ describe('the console across restarts', () => {
     expect(after.csrf).toBe(before.csrf);
     expect(statusRefs(after.html)).toEqual([status]);
     expect(await say(cookie, after.csrf, 'runs')).toBe(200);
-    // The link from before the restart was used up, and stays so.
-    expect(await open(usedLink)).toBeUndefined();
+    // The link from before the restart was used up, and stays so (its token, on the bridge's
+    // new port).
+    expect(await open(`${bridge!.url}/${usedLink.search}`)).toBeUndefined();
   });
 
   it('`phasebridge login` prints a link the running bridge accepts once', async () => {
     await serve();
-    const { code, out } = await login();
+    const { code, out } = await login(Number(new URL(bridge!.url).port));
     expect(code).toBe(0);
     const link = /^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43}$/m.exec(out)?.[0];
     expect(link).toBeDefined();
@@ -160,11 +163,14 @@ describe('the console across restarts', () => {
   });
 
   it('`phasebridge login` before `serve` runs: the link works once the bridge is up', async () => {
-    const { code, out } = await login();
+    // The link names the port before the bridge runs: picked ahead here, so the one test where
+    // another process could take it first.
+    const port = await freePort();
+    const { code, out } = await login(port);
     expect(code).toBe(0);
     expect(out).toContain('the link works once `phasebridge serve` runs');
     const link = /^http:\/\/\S+$/m.exec(out)![0];
-    await serve();
+    await serve(port);
     expect(await open(link)).toMatch(/^pb_session=/);
     expect(await open(link)).toBeUndefined();
   });

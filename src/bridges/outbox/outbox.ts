@@ -192,16 +192,17 @@ export class Outbox {
         }
         const waiting = this.#waitingEdit(target);
         if (waiting) {
-          const merged = moreUrgent(waiting.item.urgency, urgency);
-          const replaces = waiting;
+          // Its own urgency: the waiting row's is merged in at the commit, and only if that row
+          // has not started by then (else this edit would jump the queue on an urgency that
+          // was already delivered).
           this.#draft({
             lane,
             kind,
             target,
             message,
-            urgency: merged,
+            urgency,
             waiters: [waiter],
-            replaces,
+            replaces: waiting,
           });
           return;
         }
@@ -235,7 +236,11 @@ export class Outbox {
     try {
       written = this.#o.store.writeBatch(
         inserts.map((d) => ({ platform, ...pick(d) })),
-        replaces.map((d) => ({ id: d.replaces!.item.id, row: { platform, ...pick(d) } })),
+        replaces.map((d) => ({
+          id: d.replaces!.item.id,
+          urgency: moreUrgent(d.replaces!.item.urgency, d.urgency),
+          row: { platform, ...pick(d) },
+        })),
       );
     } catch (err) {
       for (const d of drafts) for (const w of d.waiters) w.reject(err);
@@ -265,7 +270,7 @@ export class Outbox {
       }
       const entry = d.replaces!;
       entry.message = d.message;
-      entry.item = { ...entry.item, urgency: d.urgency };
+      entry.item = { ...entry.item, urgency: moreUrgent(entry.item.urgency, d.urgency) };
       entry.waiters.push(...d.waiters);
     });
     this.#pump();

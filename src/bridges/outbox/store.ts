@@ -125,17 +125,18 @@ export class OutboxStore {
   /**
    * Writes a batch in ONE transaction, so one fsync covers all of it (a group commit): new
    * pending rows (their ids come back in order) and replacements of pending edits (null where
-   * replaced; a row no longer pending gets a new row instead, whose id comes back). Committed,
-   * and durable, when this returns.
+   * replaced, the row taking `urgency`, the merged one; a row no longer pending gets a new row
+   * instead, with the replacement's own urgency, whose id comes back). Committed, and durable,
+   * when this returns.
    */
   writeBatch(
     inserts: readonly NewOutboxRow[],
-    replaces: readonly { id: number; row: NewOutboxRow }[],
+    replaces: readonly { id: number; urgency: Urgency; row: NewOutboxRow }[],
   ): { ids: number[]; replaced: (number | null)[] } {
     return this.#db.transaction(() => ({
       ids: inserts.map((row) => this.insert(row)),
       replaced: replaces.map((r) =>
-        this.replace(r.id, r.row.message, r.row.urgency) ? null : this.insert(r.row),
+        this.replace(r.id, r.row.message, r.urgency) ? null : this.insert(r.row),
       ),
     }))();
   }

@@ -20,7 +20,9 @@ afterEach(async () => {
 
 describe('DiscordChannel connection', () => {
   it('identifies with Guilds, GuildMessages and Message Content and registers the chat verbs as slash commands', async () => {
-    h = await startHarness({}, { heartbeatIntervalMs: 100 });
+    // 1 s, not 100 ms: a heartbeat not acknowledged when the next is due is a zombie to
+    // discord.js, and a loaded machine can hold this process up for 100 ms.
+    h = await startHarness({}, { heartbeatIntervalMs: 1000 });
     const identify = h.fake.gateway.received.find((p) => p.op === 2);
     // Message Content because the application has it enabled (the harness's fake does).
     expect(identify?.d).toMatchObject({ intents: (1 << 0) | (1 << 9) | (1 << 15) });
@@ -46,11 +48,11 @@ describe('DiscordChannel connection', () => {
     const allow = h.fake.state.globalCommands.find((c) => c.name === 'allow')!;
     expect((allow.options as { name: string; type: number }[]).map((o) => o.type)).toEqual([6, 3]);
 
-    // Heartbeats are sent and acknowledged (op 1 -> op 11): unacknowledged ones would make the
-    // client drop the connection as a zombie and resume.
+    // Heartbeats are sent and acknowledged (op 1 -> op 11): discord.js sends the next one only
+    // if the last was acknowledged, else it drops the connection as a zombie and resumes.
     await h.fake.waitFor(
-      () => h!.fake.gateway.received.filter((p) => p.op === 1).length >= 3,
-      'three heartbeats',
+      () => h!.fake.gateway.received.filter((p) => p.op === 1).length >= 2,
+      'two heartbeats',
     );
     expect(h.fake.gateway.resumes).toBe(0);
     expect(h.fake.gateway.identifies).toBe(1);

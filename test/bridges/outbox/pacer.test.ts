@@ -172,17 +172,58 @@ function expectOrderAndPriority(o: Outcome): void {
   }
   // A chat's new messages arrive in the order they were queued.
   for (const seqs of sendsByLane.values()) expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
-  // A more urgent edit queued before a less urgent call of its chat started goes first.
+  // A more urgent edit queued before a less urgent call of its chat started goes first. An edit
+  // call stands for every edit of its message queued since the previous call of that message
+  // (they coalesced into one row: the oldest row's place in the queue, the highest urgency), so
+  // a call is as urgent as the most urgent edit it carries, and an edit waiting when `b` started
+  // was as urgent as the most urgent of its group queued by then.
+  const groups = editGroups(o);
   for (const a of o.calls) {
-    const ea = o.enqueued.get(a.text)!;
-    if (ea.kind !== 'edit') continue;
+    const ga = groups.get(a);
+    if (!ga) continue;
     for (const b of o.calls) {
+      if (b === a || laneOf(b.target) !== laneOf(a.target)) continue;
       const eb = o.enqueued.get(b.text)!;
-      if (laneOf(eb.target) !== laneOf(ea.target)) continue;
-      if (URGENCY_RANK[ea.urgency] >= URGENCY_RANK[eb.urgency]) continue;
-      if (ea.seq < b.seq) expect(a.seq, `${ea.label} before ${eb.label}`).toBeLessThan(b.seq);
+      const rankB = groups.has(b) ? rankOf(groups.get(b)!) : URGENCY_RANK[eb.urgency];
+      const waitingThen = ga.filter((e) => e.seq < b.seq);
+      if (waitingThen.length === 0 || rankOf(waitingThen) >= rankB) continue;
+      const la = o.enqueued.get(a.text)!.label;
+      expect(
+        a.seq,
+        `${la} (as urgent as ${urgencyOf(waitingThen)}) before ${eb.label}`,
+      ).toBeLessThan(b.seq);
     }
   }
+}
+
+/** For each edit call, the queued edits of its message it delivered (coalesced into it). */
+function editGroups(o: Outcome): Map<SimCall, Enqueued[]> {
+  const groups = new Map<SimCall, Enqueued[]>();
+  const lastSeq = new Map<string, number>();
+  for (const call of o.calls) {
+    const e = o.enqueued.get(call.text)!;
+    if (e.kind !== 'edit') continue;
+    const after = lastSeq.get(e.target) ?? -1;
+    groups.set(
+      call,
+      [...o.enqueued.values()].filter(
+        (x) => x.kind === 'edit' && x.target === e.target && x.seq > after && x.seq <= e.seq,
+      ),
+    );
+    lastSeq.set(e.target, e.seq);
+  }
+  return groups;
+}
+
+function rankOf(edits: readonly Enqueued[]): number {
+  return Math.min(...edits.map((e) => URGENCY_RANK[e.urgency]));
+}
+
+function urgencyOf(edits: readonly Enqueued[]): Urgency {
+  return edits.reduce(
+    (u, e) => (URGENCY_RANK[e.urgency] < URGENCY_RANK[u] ? e.urgency : u),
+    'status' as Urgency,
+  );
 }
 
 describe('the outbox scheduler on a simulated clock', () => {
@@ -232,6 +273,22 @@ describe('the outbox scheduler on a simulated clock', () => {
     expectOrderAndPriority(o);
   });
 
+  it('a merged edit keeps its row’s place and highest urgency, so it passes a notice queued after', async () => {
+    // The shrunk case of a failure of the property above, before it knew of coalescing: m5
+    // (status) merges into m3's waiting row (decision), and that row goes before m4 (notice).
+    const ops: Op[] = [
+      { gap: 0, chat: 2, kind: 'send', urgency: 'notice', pick: 0 },
+      { gap: 1100, chat: 2, kind: 'send', urgency: 'notice', pick: 0 },
+      { gap: 1200, chat: 2, kind: 'edit', urgency: 'status', pick: 0 },
+      { gap: 10, chat: 2, kind: 'edit', urgency: 'decision', pick: 1 },
+      { gap: 10, chat: 2, kind: 'edit', urgency: 'notice', pick: 0 },
+      { gap: 10, chat: 2, kind: 'edit', urgency: 'status', pick: 1 },
+    ];
+    const o = await play(TELEGRAM_LIMITS, TELEGRAM_CHATS, ops, [10]);
+    expect(o.calls.map((c) => c.text)).toEqual(['m0', 'm1', 'm2', 'm5', 'm4']);
+    expectOrderAndPriority(o);
+  });
+
   it('a burst of status edits to one group leaves the reserved slots for the run’s final notices', async () => {
     const ops: Op[] = [{ gap: 0, chat: 0, kind: 'send', urgency: 'notice', pick: 0 }];
     for (let i = 0; i < 40; i++)
@@ -245,5 +302,45 @@ describe('the outbox scheduler on a simulated clock', () => {
     expect(status.filter((c) => c.startedAt < 60_000).length).toBeLessThanOrEqual(9);
     expect(notices.at(-1)!.startedAt).toBeLessThan(60_000);
     expect(o.settled).toBe(o.enqueued.size);
+  });
+  it('an edit queued in the turn its predecessor starts keeps its own urgency', async () => {
+    const db = openBridgeDb({ file: ':memory:' });
+    await migrateToLatest(db);
+    const clock = new SimClock();
+    const platform = new SimPlatform('telegram', clock, () => 10);
+    const outbox = new Outbox({
+      store: OutboxStore.on(db.sqlite, () => clock.now()),
+      inner: platform,
+      limits: TELEGRAM_LIMITS,
+      timers: clock,
+    });
+    outbox.start();
+    const say = (label: string, urgency: Urgency) => ({ text: [plain(label)], urgency });
+    const first = outbox.enqueue('send', 'telegram:501', say('one', 'notice'));
+    await clock.runUntil(1100);
+    const second = outbox.enqueue('send', 'telegram:501', say('two', 'notice'));
+    await clock.runUntil(2300);
+    const [one, two] = [(await first)!, (await second)!];
+    void outbox.enqueue('edit', two, say('progress', 'status'));
+    await clock.runUntil(2350);
+    // Both wait for the chat's next slot (3310); the decision goes first.
+    void outbox.enqueue('edit', one, say('decided', 'decision'));
+    void outbox.enqueue('edit', two, say('finished', 'notice'));
+    await clock.runUntil(2400);
+    // A status edit of `one` queued while 'decided' waits, but that starts in this same turn,
+    // before the edit is committed: it cannot replace it any more and must not inherit its
+    // urgency, or it would pass the notice queued before it.
+    void outbox.enqueue('edit', one, say('later progress', 'status'));
+    clock.fireNow(3310);
+    await clock.runAll();
+    expect(platform.calls.map((c) => c.text)).toEqual([
+      'one',
+      'two',
+      'progress',
+      'decided',
+      'finished',
+      'later progress',
+    ]);
+    await db.close();
   });
 });

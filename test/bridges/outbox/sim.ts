@@ -58,6 +58,20 @@ export class SimClock implements OutboxTimers {
     this.#now = Math.max(this.#now, until);
   }
 
+  /**
+   * Fires the timers due by `until` at once, without letting promise callbacks run in between:
+   * what happens when a timer fires in the same turn as the code just before this call.
+   */
+  fireNow(until: number): void {
+    this.#timers.sort((a, b) => a.at - b.at || a.seq - b.seq);
+    while (this.#timers[0] && this.#timers[0].at <= until) {
+      const next = this.#timers.shift()!;
+      this.#now = Math.max(this.#now, next.at);
+      next.fn();
+    }
+    this.#now = Math.max(this.#now, until);
+  }
+
   /** Runs until no timer is left (or `limit` is reached). */
   async runAll(limit = 10_000_000): Promise<void> {
     await this.settle();

@@ -18,6 +18,7 @@ import {
   type Processor,
   type QueuedJob,
 } from '../../../src/jobs/queue/port.ts';
+import { bundled } from '../../support/bundle.ts';
 import { type OpenedQueue, openTestQueue, type TestQueueConfig } from './fixtures/queue-config.ts';
 
 /** What a driver's test file provides: configurations over one fresh backing store. */
@@ -174,8 +175,9 @@ class TestContext {
   ) {
     const { startWhen, ...overrides } = opts;
     const config = JSON.stringify(this.harness.config(overrides));
-    const args = [WORKER_CHILD, config, mode, log, ...(startWhen === undefined ? [] : [startWhen])];
-    const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+    const args = [config, mode, log, ...(startWhen === undefined ? [] : [startWhen])];
+    // Bundled once (test/support/bundle.ts): tsx would compile the worker again at every start.
+    const child = spawn(process.execPath, [bundled(WORKER_CHILD), ...args], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     this.children.push(child);

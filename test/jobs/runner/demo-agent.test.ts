@@ -44,6 +44,25 @@ describe('examples/demo-agent.mjs', () => {
     expect(state).toEqual({ build: 2, review: 1 });
   });
 
+  it('together=2: each of two agents of a step waits until the other has started', async () => {
+    const prompt = 'demo: sleep=0 together=2';
+    const first = runAgent(demoAgent(), invocation(run, { prompt, attempt: 1 }));
+    // The second starts only once the first is waiting for it.
+    const marks = path.join(run.workspace, '.phasebridge', 'demo-together');
+    while (!fs.existsSync(marks) || fs.readdirSync(marks).length === 0) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const [folder] = fs.readdirSync(marks);
+    while (fs.readdirSync(path.join(marks, folder!)).length === 0) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const second = await runAgent(demoAgent(), invocation(run, { prompt, attempt: 2 }));
+    for (const out of [await first, second]) {
+      expect(out.ok).toBe(true);
+      expect(out.outputTail).toContain('demo-agent: together=2: all started');
+    }
+  });
+
   it('writes every directive action', async () => {
     for (const action of ['stop', 'error', 'pause', 'checkpoint', 'continue']) {
       const out = await runAgent(
