@@ -12,6 +12,7 @@ import { openInside } from '../engine/ledger/safe-path.ts';
 import type { RunState } from '../engine/model.ts';
 import { activityOf } from '../jobs/runner/telemetry/activity.ts';
 import { type ChatOpsDeps, channelFor } from './context.ts';
+import { PeriodicLook } from './periodic-look.ts';
 
 /** How often "typing…" is sent again: Telegram shows it about 5 s, Discord about 10 s. */
 export const TYPING_REFRESH_MS = 4000;
@@ -34,11 +35,9 @@ interface Watched {
 /** Tells the status message what the agent does; shows "typing…" while a step runs. */
 export class ActivityWatch {
   readonly #deps: ChatOpsDeps;
-  readonly #intervalMs: number;
+  readonly #looks: PeriodicLook;
   readonly #show: (runId: string, stepId: string, text: string) => void;
   readonly #runs = new Map<string, Watched>();
-  #timer: NodeJS.Timeout | undefined;
-  #ticking: Promise<void> | null = null;
 
   /** `show` puts an activity line in the run's status message (Notifier.progress). */
   constructor(
@@ -47,26 +46,18 @@ export class ActivityWatch {
     show: (runId: string, stepId: string, text: string) => void,
   ) {
     this.#deps = deps;
-    this.#intervalMs = intervalMs;
+    this.#looks = new PeriodicLook(intervalMs, () => this.tick());
     this.#show = show;
   }
 
   /** Starts the periodic looks. */
   start(): void {
-    if (this.#timer) return;
-    this.#timer = setInterval(() => {
-      this.#ticking ??= this.tick().finally(() => {
-        this.#ticking = null;
-      });
-    }, this.#intervalMs);
-    this.#timer.unref();
+    this.#looks.start();
   }
 
   /** Stops the looks and waits for the one in progress. */
   async stop(): Promise<void> {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
-    await this.#ticking;
+    await this.#looks.stop();
     this.#runs.clear();
   }
 

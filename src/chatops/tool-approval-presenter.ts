@@ -9,6 +9,7 @@
 import type { ToolApprovalRecord } from '../db/repositories/tool-approvals.ts';
 import { ruleFor } from '../jobs/runner/approvals/protocol.ts';
 import { type ChatOpsDeps, channelFor } from './context.ts';
+import { PeriodicLook } from './periodic-look.ts';
 import { declaredPermissions } from './step-permissions.ts';
 import { renderClosedTool, renderOpenTool, TOOL_PREFIX } from './tool-approval-message.ts';
 
@@ -21,9 +22,7 @@ export function ruleOf(r: ToolApprovalRecord): string {
 export class ToolApprovalPresenter {
   readonly #deps: ChatOpsDeps;
   readonly #followers: (runId: string) => Promise<string[]>;
-  readonly #intervalMs: number;
-  #timer: NodeJS.Timeout | undefined;
-  #ticking: Promise<void> | null = null;
+  readonly #looks: PeriodicLook;
 
   /** `followers(runId)`: the chats that follow a run (where its checkpoints go). */
   constructor(
@@ -33,27 +32,19 @@ export class ToolApprovalPresenter {
   ) {
     this.#deps = deps;
     this.#followers = followers;
-    this.#intervalMs = intervalMs;
+    this.#looks = new PeriodicLook(intervalMs, () =>
+      this.tick().catch((err: unknown) => this.#deps.log.error({ err }, 'chatops: tool approvals')),
+    );
   }
 
   /** Starts the periodic looks. */
   start(): void {
-    if (this.#timer) return;
-    this.#timer = setInterval(() => {
-      this.#ticking ??= this.tick()
-        .catch((err: unknown) => this.#deps.log.error({ err }, 'chatops: tool approvals'))
-        .finally(() => {
-          this.#ticking = null;
-        });
-    }, this.#intervalMs);
-    this.#timer.unref();
+    this.#looks.start();
   }
 
   /** Stops the looks and waits for the one in progress. */
   async stop(): Promise<void> {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
-    await this.#ticking;
+    await this.#looks.stop();
   }
 
   /** One look: expire overdue requests, post new ones, close the copies of decided ones. */

@@ -9,6 +9,7 @@ import { resolve } from 'node:path';
 import { readLedgerTail } from '../engine/layouts/codexclaw/follow.ts';
 import { bindingChatRef, type ChatOpsDeps, channelFor } from './context.ts';
 import { text } from './handlers/types.ts';
+import { PeriodicLook } from './periodic-look.ts';
 
 /** How a followed row reads in chat: session, move, why, who, evidence. */
 export function followedRowText(workspace: string, row: Record<string, unknown>): string {
@@ -26,32 +27,22 @@ export function followedRowText(workspace: string, row: Record<string, unknown>)
 /** Polls the followed workspaces and announces their new ledger rows. */
 export class WorkspaceFollower {
   readonly #deps: ChatOpsDeps;
-  readonly #intervalMs: number;
-  #timer: NodeJS.Timeout | undefined;
-  #ticking: Promise<void> | null = null;
+  readonly #looks: PeriodicLook;
 
   /** `intervalMs`: time between two looks at every followed ledger. */
   constructor(deps: ChatOpsDeps, intervalMs: number) {
     this.#deps = deps;
-    this.#intervalMs = intervalMs;
+    this.#looks = new PeriodicLook(intervalMs, () => this.tick());
   }
 
   /** Starts the periodic looks. */
   start(): void {
-    if (this.#timer) return;
-    this.#timer = setInterval(() => {
-      this.#ticking ??= this.tick().finally(() => {
-        this.#ticking = null;
-      });
-    }, this.#intervalMs);
-    this.#timer.unref();
+    this.#looks.start();
   }
 
   /** Stops the looks and waits for the one in progress. */
   async stop(): Promise<void> {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
-    await this.#ticking;
+    await this.#looks.stop();
   }
 
   /** One look at every followed workspace; one workspace's failure never stops the others. */

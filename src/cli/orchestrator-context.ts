@@ -6,13 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import type { RunState } from '../engine/model.ts';
 import type { CommitResult } from '../engine/store/types.ts';
-import {
-  IllegalTransitionError,
-  InvalidInputError,
-  NotFoundError,
-  UnauthorizedError,
-} from '../errors.ts';
 import type { Orchestrator } from '../jobs/orchestrator/orchestrator.ts';
+import { committed } from '../jobs/orchestrator/session-actions.ts';
 import type { JobQueue } from '../jobs/queue/port.ts';
 import type { Log } from '../log.ts';
 import type { CliContext } from './context.ts';
@@ -105,17 +100,7 @@ export function acceptedState(result: CommitResult): RunState {
     for (const w of result.warnings ?? []) process.stderr.write(`phasebridge: warning: ${w}\n`);
     return result.state;
   }
-  const { code, message } = result.rejection;
-  switch (code) {
-    case 'NOT_FOUND':
-      throw new NotFoundError(message);
-    case 'UNAUTHORIZED':
-      throw new UnauthorizedError(message);
-    case 'INVALID_INPUT':
-      throw new InvalidInputError(message);
-    case 'ILLEGAL_TRANSITION':
-      throw new IllegalTransitionError(message);
-  }
+  return committed(result);
 }
 
 /**
