@@ -75,6 +75,8 @@ export interface PreparedJob {
   fullAllowed?: boolean;
   /** The requester's files (git mode: with their bytes), for step and task jobs. */
   inputs?: PayloadInput[];
+  /** Git mode, codemachine: the registry.db row the bridge registered for the job. */
+  monitoringId?: number;
 }
 
 /** An enqueue effect. */
@@ -102,6 +104,7 @@ export function jobOfEffect(
   };
   if (prepared.problem !== undefined) payload.problem = prepared.problem;
   if (prepared.fullAllowed === true) payload.fullAllowed = true;
+  if (prepared.monitoringId !== undefined) payload.monitoringId = prepared.monitoringId;
   // A worker without the workspace writes the spec where the layout expects it.
   if (prepared.workspace.mode === 'git') payload.spec = state.spec;
   // A trigger's sub-agent runs where its step may run.

@@ -158,6 +158,11 @@ export const stepJobPayloadSchema = z.object({
   permissions: permissionsSchema.optional(),
   /** The bridge allowed `permissions: full` in this workspace (bridge.db; a worker has none). */
   fullAllowed: z.boolean().optional(),
+  /**
+   * Git mode, codemachine layout: the registry.db row id the bridge registered for this job (the
+   * bridge owns registry.db and the agent log; the worker reports this id as its monitoringId).
+   */
+  monitoringId: z.number().int().positive().optional(),
   /** Labels the worker must carry (the step's `runsOn`). */
   runsOn: z.array(z.string().min(1)).optional(),
   /** Reviewers' feedback for this attempt, oldest first. */

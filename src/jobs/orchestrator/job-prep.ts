@@ -13,6 +13,7 @@ import { type AgentResolver, DEMO_AGENT_NAME, DEMO_AGENT_SCRIPT } from './agent-
 import type { EnqueueEffect, PreparedJob } from './effects.ts';
 import { jobAgentOf, unresolvedAgent } from './job-agent.ts';
 import type { JobAgent, WorkspaceRef } from './job-payload.ts';
+import { registerRemoteRun } from './remote-registry.ts';
 import { payloadInputs } from './run-inputs.ts';
 
 /**
@@ -93,6 +94,15 @@ export class JobPreparer {
       }
     }
     if (problems.length > 0) prepared.problem = problems.join('; ');
+    else if (workspace.mode === 'git') {
+      // The worker cannot reach the bridge's registry.db: the bridge registers the agent run.
+      try {
+        const id = registerRemoteRun(state, effect, agent, effect.prompt);
+        if (id !== undefined) prepared.monitoringId = id;
+      } catch {
+        // Best effort: an unreadable registry.db is salvaged by the layout; the step still runs.
+      }
+    }
     return prepared;
   }
 

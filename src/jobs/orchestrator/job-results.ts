@@ -37,7 +37,8 @@ export interface JobRef {
 /**
  * The monitoringId of a native-layout attempt: how many step attempts the run has queued so far
  * (attempt numbers only grow), so each attempt of a run gets its own number, 1, 2, 3, ….
- * The codemachine layout uses the attempt's registry.db row id instead (set by the worker).
+ * The codemachine layout uses the attempt's registry.db row id instead (set by the worker, or in
+ * git mode by the bridge when it queued the job, see remote-registry.ts).
  */
 export function nativeMonitoringId(state: RunState): number {
   return state.steps.reduce((sum, s) => sum + s.attempt, 0);

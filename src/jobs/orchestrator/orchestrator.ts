@@ -365,6 +365,7 @@ export class Orchestrator {
     const report = parseStepReport(data);
     if (report?.kind === 'started') {
       const { kind: _kind, ...info } = report;
+      if (info.pid !== undefined) this.#remoteLogs.started(job, info.pid);
       void this.#onStarted(id, job, info);
     } else if (report?.kind === 'session') {
       const { kind: _kind, ...info } = report;

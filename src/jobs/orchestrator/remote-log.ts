@@ -15,6 +15,7 @@ import type { Log } from '../../log.ts';
 import { errorMessage } from '../queue/outcome.ts';
 import type { JobSpec } from '../queue/port.ts';
 import { parseQueueStepId } from './job-payload.ts';
+import { remoteAgentLog, remoteRowOf, setRemotePid } from './remote-registry.ts';
 import { stepLogPath } from './run-files.ts';
 import { taskLogPath } from './task-jobs.ts';
 
@@ -121,38 +122,74 @@ export class RemoteLogs {
     log: Log;
   };
   readonly #chains = new Map<string, Promise<void>>();
+  /** Agent log path (or none) per job key, while its chunks arrive. */
+  readonly #agentLogs = new Map<string, string | undefined>();
 
   constructor(deps: { workspaceOf(runId: string): Promise<string>; log: Log }) {
     this.#deps = deps;
   }
 
-  /** Queues a chunk of job `job`'s output for its log file. */
-  write(job: Pick<JobSpec, 'runId' | 'stepId' | 'attempt'>, chunk: LogChunk): void {
+  /**
+   * Queues a chunk of job `job`'s output for its log file and, for a codemachine job whose
+   * registry row the bridge holds (git mode), for its `agent-*.log` too: the same bytes at the
+   * same offsets (the worker's log starts with the prompt), so both files stay equal.
+   */
+  write(job: Pick<JobSpec, 'runId' | 'stepId' | 'attempt' | 'payload'>, chunk: LogChunk): void {
     const { stepId, kind, taskId } = parseQueueStepId(job.stepId);
-    const prev = this.#chains.get(job.runId) ?? Promise.resolve();
+    this.#queue(job.runId, 'writing a log chunk failed', async () => {
+      const ws = await this.#deps.workspaceOf(job.runId);
+      const file =
+        kind === 'task'
+          ? taskLogPath(ws, job.runId, stepId, taskId!, job.attempt)
+          : stepLogPath(ws, job.runId, stepId, job.attempt, kind);
+      appendLogChunk(ws, file, chunk);
+      const agentLog = this.#agentLog(ws, job);
+      if (agentLog !== undefined) appendLogChunk(ws, agentLog, chunk);
+    });
+  }
+
+  /** Records the pid of a remote job's agent in its registry row (in order with its chunks). */
+  started(job: Pick<JobSpec, 'runId' | 'payload'>, pid: number): void {
+    const id = remoteRowOf(job);
+    if (id === undefined) return;
+    this.#queue(job.runId, 'recording an agent pid failed', async () => {
+      setRemotePid(await this.#deps.workspaceOf(job.runId), id, pid);
+    });
+  }
+
+  /** The job's agent log path, looked up once per job (registry.db is opened for it). */
+  #agentLog(
+    ws: string,
+    job: Pick<JobSpec, 'runId' | 'stepId' | 'attempt' | 'payload'>,
+  ): string | undefined {
+    if (remoteRowOf(job) === undefined) return undefined;
+    const key = `${job.runId}\n${job.stepId}\n${job.attempt}`;
+    if (!this.#agentLogs.has(key)) this.#agentLogs.set(key, remoteAgentLog(ws, job));
+    return this.#agentLogs.get(key);
+  }
+
+  /** Runs `task` after the run's earlier ones (arrival order); failures are logged only. */
+  #queue(runId: string, what: string, task: () => Promise<void>): void {
+    const prev = this.#chains.get(runId) ?? Promise.resolve();
     const next = prev.then(async () => {
       try {
-        const ws = await this.#deps.workspaceOf(job.runId);
-        const file =
-          kind === 'task'
-            ? taskLogPath(ws, job.runId, stepId, taskId!, job.attempt)
-            : stepLogPath(ws, job.runId, stepId, job.attempt, kind);
-        appendLogChunk(ws, file, chunk);
+        await task();
       } catch (err) {
-        this.#deps.log.warn(
-          { runId: job.runId, err: errorMessage(err) },
-          'writing a log chunk failed',
-        );
+        this.#deps.log.warn({ runId, err: errorMessage(err) }, what);
       }
     });
-    this.#chains.set(job.runId, next);
+    this.#chains.set(runId, next);
     void next.then(() => {
-      if (this.#chains.get(job.runId) === next) this.#chains.delete(job.runId);
+      if (this.#chains.get(runId) === next) this.#chains.delete(runId);
     });
   }
 
   /** Resolves once the chunks of `runId` heard so far are written. */
   async settled(runId: string): Promise<void> {
     await this.#chains.get(runId);
+    // Its jobs' outcomes are being landed: their agent log paths are not needed again.
+    for (const key of this.#agentLogs.keys()) {
+      if (key.startsWith(`${runId}\n`)) this.#agentLogs.delete(key);
+    }
   }
 }

@@ -149,8 +149,13 @@ function place(
     return { logFile, extraLogFiles: [] };
   }
   const logFile = stepLogPath(where.dir, job.runId, p.stepId, job.attempt, p.kind);
-  // The registry.db is the bridge's file: a worker in its own folder cannot add the row (git mode).
-  if (p.layout !== 'codemachine' || where.remote) return { logFile, extraLogFiles: [] };
+  if (p.layout !== 'codemachine') return { logFile, extraLogFiles: [] };
+  // The registry.db is the bridge's file: in git mode the bridge registered the row when it queued
+  // the job (and writes the agent log from the shipped chunks); the worker only reports its id.
+  if (where.remote) {
+    const id = p.monitoringId;
+    return { logFile, extraLogFiles: [], ...(id === undefined ? {} : { monitoringId: id }) };
+  }
   const handle = registries.register(job, { ...p, kind: p.kind }, agent, where.dir);
   return { logFile, extraLogFiles: [handle.logPath], monitoringId: handle.monitoringId };
 }
