@@ -26,6 +26,8 @@ interface Watched {
   stepId: string;
   attempt: number;
   chats: readonly string[];
+  /** The attempt's log, looked up once (it never moves while the attempt runs). */
+  logPath?: string;
   /** Where the next look reads from (the start of a line, after the first look). */
   offset?: number;
   shown?: string;
@@ -114,10 +116,11 @@ export class ActivityWatch {
   }
 
   async #look(runId: string, w: Watched): Promise<void> {
-    const logPath = await this.#deps.orchestrator.logPath(runId, w.stepId, w.attempt);
+    // Looked up once per attempt: the lookup loads the run, too much for every look.
+    w.logPath ??= await this.#deps.orchestrator.logPath(runId, w.stepId, w.attempt);
     // The run may have moved on while the path was looked up.
     if (this.#runs.get(runId) !== w) return;
-    const text = readFrom(w, logPath);
+    const text = readFrom(w, w.logPath);
     if (text === undefined) return;
     let latest: string | undefined;
     for (const line of text.split('\n')) latest = activityOf(line, w.workspace) ?? latest;
