@@ -9,11 +9,10 @@ import {
   type APIMessage,
   type ButtonInteraction,
   type ChatInputCommandInteraction,
-  Client,
+  type Client,
   type Interaction as DiscordInteraction,
   Events,
   type ModalSubmitInteraction,
-  Partials,
   Routes,
 } from 'discord.js';
 import { ConfigError, ConflictError, PlatformError } from '../../errors.ts';
@@ -35,8 +34,9 @@ import { stderrLogger } from '../channel.ts';
 import { SerialQueues } from '../delivery.ts';
 import { plainTextOf } from '../render-text.ts';
 import { type ChannelStateStore, MemoryChannelState } from '../state.ts';
+import { createDiscordClient } from './client.ts';
 import { chatopsCommands, type SlashCommandSpec, toRegistrationBody } from './commands.ts';
-import { toDiscordError } from './errors.ts';
+import { discordCall, toDiscordError } from './errors.ts';
 import { downloadDiscordFile } from './files.ts';
 import {
   attachmentsOf,
@@ -64,7 +64,6 @@ import {
   renderDescriptions,
   renderMessage,
 } from './outbound.ts';
-import { DISCORD_INTENTS } from './permissions.ts';
 import {
   channelIdOf,
   formatMessageRef,
@@ -80,8 +79,6 @@ type State = 'idle' | 'starting' | 'running' | 'stopped';
 
 /** Key of a reason prompt in the state store, by the id of the press that asked. */
 const promptKey = (pressId: string): string => `prompt:${pressId}`;
-
-const DEFAULT_API = 'https://discord.com/api';
 
 /** The Discord implementation of the Channel port. */
 export class DiscordChannel implements Channel {
@@ -127,25 +124,7 @@ export class DiscordChannel implements Channel {
     this.#commands = options.commands ?? chatopsCommands();
     this.#store = options.state ?? new MemoryChannelState();
     this.#threads = new ReplyThreads(() => this.#client.rest, this.#log);
-    const maxWait = options.maxRateLimitWaitMs ?? 60_000;
-    this.#client = new Client({
-      intents: DISCORD_INTENTS.map((i) => i.bit),
-      // DM channels are not cached without this, and the chat ref needs the channel.
-      partials: [Partials.Channel],
-      allowedMentions: { parse: [] },
-      rest: {
-        api: (options.apiUrl ?? DEFAULT_API).replace(/\/+$/, ''),
-        version: '10',
-        rejectOnRateLimit: (limit) => Math.max(limit.retryAfter, limit.sublimitTimeout) > maxWait,
-      },
-    });
-    const onApiCall = options.onApiCall;
-    if (onApiCall) {
-      // Every REST response, including the 429s discord.js waits out itself.
-      this.#client.rest.on('response', (_request, response) => {
-        onApiCall(response.status === 429 ? 'rate_limited' : response.ok ? 'ok' : 'error');
-      });
-    }
+    this.#client = createDiscordClient(options, this.#log);
     this.#client.on(Events.ClientReady, () => {
       this.#ready = true;
     });
@@ -162,13 +141,6 @@ export class DiscordChannel implements Channel {
         ),
       );
     });
-    this.#client.on(Events.Error, (err) => this.#log.error({ err }, 'discord: client error'));
-    this.#client.on(Events.ShardError, (err) => this.#log.warn({ err }, 'discord: gateway error'));
-    this.#client.on(Events.ShardReconnecting, () => this.#log.info({}, 'discord: reconnecting'));
-    this.#client.on(Events.ShardResume, (_id, replayed) =>
-      this.#log.info({ replayed }, 'discord: gateway session resumed'),
-    );
-    this.#client.on(Events.Debug, (message) => this.#log.debug({ message }, 'discord.js'));
   }
 
   /** Logs in, waits for the guilds, then registers the slash commands. */
@@ -200,10 +172,10 @@ export class DiscordChannel implements Channel {
     const body = toRegistrationBody(this.#commands);
     const guilds = this.#options.guildIds ?? [];
     if (guilds.length === 0) {
-      await this.#call(() => this.#client.rest.put(Routes.applicationCommands(appId), { body }));
+      await discordCall(() => this.#client.rest.put(Routes.applicationCommands(appId), { body }));
     }
     for (const guild of guilds) {
-      await this.#call(() =>
+      await discordCall(() =>
         this.#client.rest.put(Routes.applicationGuildCommands(appId, guild), { body }),
       );
     }
@@ -273,7 +245,7 @@ export class DiscordChannel implements Channel {
       this.#log,
       async (channelId, body) => {
         await this.#queues.run(channelId, () =>
-          this.#call(() => this.#client.rest.post(Routes.channelMessages(channelId), { body })),
+          discordCall(() => this.#client.rest.post(Routes.channelMessages(channelId), { body })),
         );
       },
     );
@@ -324,7 +296,7 @@ export class DiscordChannel implements Channel {
       for (const [i, part] of parts.entries()) {
         // A split message pings once, for its first part.
         const body = postBody(part, message.silent === true || i > 0);
-        const sent = (await this.#call(() =>
+        const sent = (await discordCall(() =>
           this.#client.rest.post(Routes.channelMessages(channelId), { body }),
         )) as APIMessage;
         ids.push(sent.id);
@@ -346,7 +318,7 @@ export class DiscordChannel implements Channel {
       for (const [i, id] of messageIds.entries()) {
         const part = parts[i];
         if (part === undefined) {
-          await this.#call(() =>
+          await discordCall(() =>
             this.#client.rest.delete(Routes.channelMessage(channelId, id)),
           ).catch((err) =>
             this.#log.warn({ err, messageRef }, 'discord: could not delete surplus part'),
@@ -356,7 +328,7 @@ export class DiscordChannel implements Channel {
         const body = editBody(part);
         const live = this.#live.updatableFor(id);
         if (live && (await live.update(body))) continue;
-        await this.#call(() =>
+        await discordCall(() =>
           this.#client.rest.patch(Routes.channelMessage(channelId, id), { body }),
         );
       }
@@ -407,7 +379,7 @@ export class DiscordChannel implements Channel {
     };
     const files = [{ name: file.name, data: Buffer.from(file.data) }];
     return this.#queues.run(channelId, async () => {
-      const sent = (await this.#call(() =>
+      const sent = (await discordCall(() =>
         this.#client.rest.post(Routes.channelMessages(channelId), { body, files }),
       )) as APIMessage;
       return formatMessageRef(place, [sent.id]);
@@ -417,7 +389,7 @@ export class DiscordChannel implements Channel {
   /** Trigger Typing Indicator (shown about 10 s, or until the bot's next message there). */
   async typing(chatRef: string): Promise<void> {
     const channelId = channelIdOf(parseChatRef(chatRef));
-    await this.#call(() => this.#client.rest.post(Routes.channelTyping(channelId)));
+    await discordCall(() => this.#client.rest.post(Routes.channelTyping(channelId)));
   }
 
   /** Where a send goes: `thread` if given, else the thread of `replyTo`, else the chat ref's place. */
@@ -436,13 +408,5 @@ export class DiscordChannel implements Channel {
       );
     }
     return live;
-  }
-
-  async #call<T>(call: () => Promise<T>): Promise<T> {
-    try {
-      return await call();
-    } catch (err) {
-      throw toDiscordError(err);
-    }
   }
 }

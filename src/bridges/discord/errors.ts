@@ -90,3 +90,12 @@ export function toDiscordError(err: unknown): PhasebridgeError {
   const message = err instanceof Error ? err.message : String(err);
   return new PlatformError(PLATFORM, message, { cause: err });
 }
+
+/** Runs one discord.js call, translating what it throws (the one place callers need). */
+export async function discordCall<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    throw toDiscordError(err);
+  }
+}

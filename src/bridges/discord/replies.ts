@@ -8,7 +8,7 @@ import { type Client, IntentsBitField, Routes } from 'discord.js';
 import type { ChannelLogger, ChatUser, Reply } from '../channel.ts';
 import type { SerialQueues } from '../delivery.ts';
 import { rich } from '../render-text.ts';
-import { toDiscordError } from './errors.ts';
+import { discordCall as call } from './errors.ts';
 import { messageFactsOf, toGuidanceReply } from './inbound.ts';
 import { MAX_CONTENT, NO_MENTIONS, renderDescriptions } from './outbound.ts';
 import {
@@ -18,14 +18,6 @@ import {
   messageContentEnabled,
 } from './permissions.ts';
 import { channelIdOf, targetOf } from './refs.ts';
-
-async function call<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    throw toDiscordError(err);
-  }
-}
 
 /**
  * Sets the client's intents before login from the application's flags; true when Message Content
