@@ -121,12 +121,7 @@ describe('restart', () => {
     await first.close();
     // What a SIGKILLed serve leaves: its worker's lease on the job, 30 s from now.
     const dead = spawnSync(process.execPath, ['-e', '0']).pid;
-    env.db.sqlite
-      .prepare(
-        `UPDATE jobs SET state = 'active', lease_owner = ?, lease_expires_at = ?,
-         lease_count = 1 WHERE id = ?`,
-      )
-      .run(`${hostname()}:${dead}:w1`, Date.now() + 30_000, `${run.id}:plan:1`);
+    holdJob(env, `${run.id}:plan:1`, `${hostname()}:${dead}:w1`);
 
     const jobRow = () =>
       env!.db.sqlite.prepare('SELECT lease_owner FROM jobs WHERE id = ?').get(`${run.id}:plan:1`);
@@ -153,12 +148,7 @@ describe('restart', () => {
     });
     await first.close();
     const jobId = `${run.id}:plan:1`;
-    env.db.sqlite
-      .prepare(
-        `UPDATE jobs SET state = 'active', lease_owner = ?, lease_expires_at = ?,
-         lease_count = 1 WHERE id = ?`,
-      )
-      .run(`${hostname()}:${process.ppid}:w1`, Date.now() + 30_000, jobId);
+    holdJob(env, jobId, `${hostname()}:${process.ppid}:w1`);
     const second = await env.open();
     expect((await second.getRun(run.id)).status).toBe('active');
     expect(await env.queue.get(jobId)).toMatchObject({ state: 'active', attempts: 1 });
@@ -232,3 +222,13 @@ describe('restart', () => {
     expect(late.ok ? '' : late.rejection.message).toContain('is completed');
   });
 });
+
+/** What a serve's worker leaves on a job it holds: active, leased to `owner` for 30 s more. */
+function holdJob(env: TestEnv, jobId: string, owner: string): void {
+  env.db.sqlite
+    .prepare(
+      `UPDATE jobs SET state = 'active', lease_owner = ?, lease_expires_at = ?,
+       lease_count = 1 WHERE id = ?`,
+    )
+    .run(owner, Date.now() + 30_000, jobId);
+}
