@@ -48,7 +48,8 @@ describe('Slack thread replies as guidance', () => {
       threadTs: cp.id,
       text: 'hash passwords with *bcrypt*',
     });
-    await until(() => inThread(cp.id).length > 0, 'the acknowledgement in the thread');
+    const acked = (ts: string) => inThread(ts).some((t) => plainMrkdwn(t).startsWith('Noted'));
+    await until(() => acked(cp.id), 'the acknowledgement in the thread');
     await d.fake.deliver(first.request, 1);
     expect(inThread(cp.id).map(plainMrkdwn)).toEqual(['Noted for plan, attempt 2.']);
 
@@ -60,7 +61,8 @@ describe('Slack thread replies as guidance', () => {
       threadTs: statusTs,
       text: 'keep the session cookie',
     });
-    await until(() => inThread(statusTs).length > 0, 'the acknowledgement under the status');
+    // The status thread also holds the step's answer: wait for the acknowledgement itself.
+    await until(() => acked(statusTs), 'the acknowledgement under the status');
 
     // Not guidance: a bot, an edit, a mention (a command), a reply under a message of no run.
     const noted = (d.fake.messages.get(OPS) ?? []).find((m) => m.threadTs === cp.id)!;
