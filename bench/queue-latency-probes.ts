@@ -17,6 +17,7 @@ import type { Layout } from '../src/engine/model.ts';
 import { DEMO_AGENT_SCRIPT } from '../src/jobs/orchestrator/agent-resolver.ts';
 import { Orchestrator } from '../src/jobs/orchestrator/orchestrator.ts';
 import type { JobQueue } from '../src/jobs/queue/port.ts';
+import { lowerPriority } from '../src/jobs/runner/spawn.ts';
 import { createLogger } from '../src/log.ts';
 import type { CyclePlan, SlotPlan } from './queue-latency-scenario.ts';
 
@@ -29,6 +30,8 @@ export interface ProbeOptions {
   readonly layout: Layout;
   /** Worker slots (the number of runs at once: no job waits for a free slot). */
   readonly concurrency: number;
+  /** Agents run this much below our CPU priority (PHASEBRIDGE_AGENT_NICE), in both probes. */
+  readonly nice: number;
   /** The scenario's slots (each gets its own workflow, with its agents' durations). */
   readonly slots: readonly SlotPlan[];
   /** Told of each pipeline sample (`--stages`): its run, ms, and when the spawn was heard. */
@@ -97,6 +100,7 @@ export class PipelineProbe {
       log: createLogger({ level: 'silent' }),
       home: path.join(dir, 'home'),
       worker: { concurrency: opts.concurrency },
+      agentNice: opts.nice,
       onAgentSpawn: ({ jobId }) => probe?.spawned(jobId, performance.now()),
     });
     probe = new PipelineProbe(o, workspace, opts.layout, opts.onSample);
@@ -176,6 +180,7 @@ export class FloorProbe {
       (job) =>
         new Promise((resolve) => {
           const child = spawn(argv[0], argv[1], { cwd: dir, detached: true, stdio: 'pipe' });
+          if (child.pid !== undefined) lowerPriority(child.pid, opts.nice);
           child.once('spawn', () => {
             probe.#waiting.get(job.id)?.(performance.now());
             child.stdin?.end(String(job.payload.prompt ?? 'floor'));

@@ -21,15 +21,18 @@
  *
  * Run: npx tsx bench/queue-latency.ts [--runs 200] [--layout native|codemachine]
  *      [--concurrent 50 [--stress] [--phases 4] [--cycles 2] [--seed 15]]
- *      [--agent demo|light] [--drivers sqlite,bullmq] [--stages]
+ *      [--agent demo|light] [--drivers sqlite,bullmq] [--stages] [--nice 10]
+ *      [--checkpoints thread|main]
  * `--stages` adds, per driver, where the pipeline's time goes (bench/queue-latency-stages.ts).
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { startBackgroundCheckpoints } from '../src/db/checkpointer.ts';
 import { type BridgeDb, migrateToLatest, openBridgeDb } from '../src/db/connection.ts';
 import type { Layout } from '../src/engine/model.ts';
 import { createJobQueue, type QueueConfig } from '../src/jobs/queue/create-queue.ts';
+import { createLogger } from '../src/log.ts';
 import { redisAvailable, startRedis } from '../test/support/redis.ts';
 import { type AgentKind, FloorProbe, PipelineProbe, saturate } from './queue-latency-probes.ts';
 import {
@@ -57,6 +60,10 @@ const SEED = Number(arg('seed') ?? 15);
 const TIMING: ScenarioTiming = { ...DEFAULT_TIMING, cycles: Number(arg('cycles') ?? 2) };
 const DRIVERS = (arg('drivers') ?? 'sqlite,bullmq').split(',');
 const STAGE_BREAKDOWN = process.argv.includes('--stages');
+/** Agents' priority below the bridge's (`--nice`; default 10 = PHASEBRIDGE_AGENT_NICE's). */
+const NICE = Number(arg('nice') ?? 10);
+/** Where bridge.db's WAL checkpoints run: `thread` (serve's way) or `main` (SQLite's default). */
+const CHECKPOINTS = arg('checkpoints') === 'main' ? 'main' : 'thread';
 /**
  * The agent spawned: `demo` (examples/demo-agent.mjs, a Node process, as real agents are) or
  * `light` (`cat`: the prompt in, the same out), which leaves the queue's own cost visible when
@@ -78,7 +85,12 @@ async function measure(
     fs.mkdirSync(path.join(dir, part), { recursive: true });
     const db = openBridgeDb({ file: path.join(dir, part, 'bridge.db') });
     await migrateToLatest(db);
-    return { db, queue: await createJobQueue(config(db, part)) };
+    // As serve does: WAL checkpoints on their own thread (`--checkpoints main`: SQLite's own).
+    const checkpoints =
+      CHECKPOINTS === 'thread'
+        ? await startBackgroundCheckpoints(db, createLogger({ level: 'silent' }))
+        : null;
+    return { db, checkpoints, queue: await createJobQueue(config(db, part)) };
   };
   const real = await open('pipeline');
   const base = await open('floor');
@@ -87,6 +99,7 @@ async function measure(
     agent: AGENT,
     layout: LAYOUT,
     concurrency: CONCURRENT,
+    nice: NICE,
     slots: SLOTS,
     ...(stages === null ? {} : { onSample: stages.sample.bind(stages) }),
   };
@@ -133,6 +146,7 @@ async function measure(
     floor.close();
     for (const part of [real, base]) {
       await part.queue.close();
+      await part.checkpoints?.close();
       await part.db.close();
     }
   }
@@ -205,6 +219,8 @@ async function main(): Promise<void> {
         : { runs: RUNS, warmup: MODE === 'stress' ? `one round of ${CONCURRENT * 2}` : WARMUP }),
       agent: AGENT,
       layout: LAYOUT,
+      agentNice: NICE,
+      checkpoints: CHECKPOINTS,
       node: process.version,
       cpus: os.cpus().length,
       loadavg: load,

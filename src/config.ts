@@ -55,6 +55,11 @@ export const configSchema = z.strictObject({
   coordinatorOnComplete: z.enum(['archive', 'remove']),
   /** BullMQ job lease (ms): a job whose worker vanished is taken again within this time. */
   jobLeaseMs: z.pipe(z.coerce.number(), z.int().check(z.gte(1000), z.lte(3_600_000))),
+  /**
+   * How much lower than ours the CPU priority of agents is (a `nice` increment, 0 = the same):
+   * busy agents must not slow the bridge's answers and spawns.
+   */
+  agentNice: z.pipe(z.coerce.number(), z.int().check(z.gte(0), z.lte(19))),
   logLevel: z.enum(LOG_LEVELS),
   /** Files attached to a `run` or a guidance reply (docs/feedback.md "Files in, files out"). */
   inputs: z.strictObject({
@@ -123,6 +128,7 @@ const FIXES: Record<string, string> = {
   coordinatorOnComplete: 'set PHASEBRIDGE_COORDINATOR_ON_COMPLETE to archive (default) or remove',
   jobLeaseMs:
     'set PHASEBRIDGE_JOB_LEASE_MS to milliseconds between 1000 and 3600000 (default 60000)',
+  agentNice: 'set PHASEBRIDGE_AGENT_NICE to a number from 0 to 19 (default 10; 0 = no change)',
   logLevel: `set LOG_LEVEL to one of ${LOG_LEVELS.join(', ')}`,
   'inputs.maxBytes':
     'set PHASEBRIDGE_MAX_INPUT_BYTES to bytes from 1 to 104857600 (default 10485760, 10 MiB)',
@@ -155,6 +161,7 @@ const ENV_OF: Record<string, string> = {
   workspaceMode: 'PHASEBRIDGE_WORKSPACE_MODE',
   coordinatorOnComplete: 'PHASEBRIDGE_COORDINATOR_ON_COMPLETE',
   jobLeaseMs: 'PHASEBRIDGE_JOB_LEASE_MS',
+  agentNice: 'PHASEBRIDGE_AGENT_NICE',
   logLevel: 'LOG_LEVEL',
   'inputs.maxBytes': 'PHASEBRIDGE_MAX_INPUT_BYTES',
   'inputs.maxFiles': 'PHASEBRIDGE_MAX_INPUT_FILES',
@@ -254,6 +261,7 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     workspaceMode: v('PHASEBRIDGE_WORKSPACE_MODE'),
     coordinatorOnComplete: v('PHASEBRIDGE_COORDINATOR_ON_COMPLETE'),
     jobLeaseMs: v('PHASEBRIDGE_JOB_LEASE_MS'),
+    agentNice: v('PHASEBRIDGE_AGENT_NICE'),
     logLevel: v('LOG_LEVEL'),
     inputs: {
       maxBytes: v('PHASEBRIDGE_MAX_INPUT_BYTES'),
@@ -290,6 +298,7 @@ const DEFAULTS = {
   workspaceMode: 'shared',
   coordinatorOnComplete: 'archive',
   jobLeaseMs: 60_000,
+  agentNice: 10,
   logLevel: 'info',
   inputs: { maxBytes: 10 * 1024 * 1024, maxFiles: 5 },
   retention: { jobs: '30d', audit: '365d' },

@@ -53,6 +53,19 @@ describe('loadConfig', () => {
     );
   });
 
+  it('takes PHASEBRIDGE_AGENT_NICE from 0 to 19 (default 10) and refuses anything else', () => {
+    const cwd = tmp();
+    expect(loadConfig({ env: {}, cwd }).agentNice).toBe(10);
+    expect(loadConfig({ env: { PHASEBRIDGE_AGENT_NICE: '0' }, cwd }).agentNice).toBe(0);
+    for (const bad of ['20', '-1', '2.5', 'low']) {
+      expect(problemsOf(() => loadConfig({ env: { PHASEBRIDGE_AGENT_NICE: bad }, cwd }))).toEqual([
+        expect.stringMatching(
+          /^PHASEBRIDGE_AGENT_NICE \| .+ \| set PHASEBRIDGE_AGENT_NICE to a number from 0 to 19 \(default 10; 0 = no change\)$/,
+        ),
+      ]);
+    }
+  });
+
   it('takes PHASEBRIDGE_PUBLIC_URL as an http(s) URL and refuses anything else', () => {
     const cwd = tmp();
     const env = { PHASEBRIDGE_PUBLIC_URL: 'https://pb.example.com/console/' };

@@ -12,6 +12,7 @@ import { type Config, SECRET_ENV_NAMES, secretsOf } from '../config.ts';
 import { probeBridge } from '../control/client.ts';
 import { controlSocketPath } from '../control/protocol.ts';
 import { startControlServer } from '../control/server.ts';
+import { startBackgroundCheckpoints } from '../db/checkpointer.ts';
 import { type BridgeDb, migrateToLatest, openBridgeDb } from '../db/connection.ts';
 import {
   createRepositories,
@@ -90,6 +91,8 @@ export async function startBridge(
     stack.push(() => db.close());
     const { applied } = await migrateToLatest(db);
     if (applied.length > 0) log.info({ applied }, 'bridge.db migrated');
+    const checkpoints = await startBackgroundCheckpoints(db, log);
+    stack.push(() => checkpoints.close());
     const repos = createRepositories(db);
     const workspace = config.workspace;
     makeDirs(workspace);
@@ -112,6 +115,7 @@ export async function startBridge(
       coordinatorOnComplete: config.coordinatorOnComplete,
       endSessionsOnClose: true,
       secretEnvNames: SECRET_ENV_NAMES,
+      agentNice: config.agentNice,
       worker: opts.worker ?? { concurrency: 2 },
       feed: opts.feedPollMs === undefined ? {} : { pollMs: opts.feedPollMs },
       supervise: opts.supervise ?? {},

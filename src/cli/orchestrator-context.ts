@@ -55,6 +55,7 @@ export async function openOrchestrator(
       workspaceMode: config.workspaceMode,
       coordinatorOnComplete: config.coordinatorOnComplete,
       secretEnvNames: SECRET_ENV_NAMES,
+      agentNice: config.agentNice,
       worker: opts.worker,
     });
   } catch (err) {

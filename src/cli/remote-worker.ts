@@ -54,6 +54,7 @@ export async function runRemoteWorker(ctx: CliContext, opts: RemoteWorkerOptions
       labels: opts.labels,
       ...(opts.engines === undefined ? {} : { engines: opts.engines }),
       secretEnvNames: SECRET_ENV_NAMES,
+      agentNice: config.agentNice,
     });
     const traits = [
       `concurrency ${opts.concurrency}`,

@@ -347,6 +347,7 @@ export class Orchestrator {
       agentEnv: (name) => this.#prep.agentEnv(name),
       ...(opts.secretEnvNames === undefined ? {} : { secretEnvNames: opts.secretEnvNames }),
       ...(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
+      ...(opts.agentNice === undefined ? {} : { agentNice: opts.agentNice }),
       onSpawn: (job, pid) => opts.onAgentSpawn?.({ jobId: job.id, runId: job.runId, pid }),
     });
   }

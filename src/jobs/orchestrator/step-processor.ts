@@ -56,6 +56,8 @@ export interface StepProcessorOptions {
   secretEnvNames?: readonly string[];
   /** SIGTERM → SIGKILL grace on timeout/cancel (runner default 5 s). */
   killGraceMs?: number;
+  /** Agents run this much below our CPU priority (config PHASEBRIDGE_AGENT_NICE). */
+  agentNice?: number;
   /** Environment agents inherit (default process.env). */
   baseEnv?: NodeJS.ProcessEnv;
   /** The agent process exists (diagnostics and benchmarks). */
@@ -349,6 +351,7 @@ async function runIn(
     timeoutMs: p.timeoutMs ?? agent.timeoutMs ?? 0,
     signal,
     ...(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
+    ...(opts.agentNice === undefined ? {} : { nice: opts.agentNice }),
     ...(opts.baseEnv === undefined ? {} : { baseEnv: opts.baseEnv }),
     ...(opts.secretEnvNames === undefined ? {} : { secretEnvNames: opts.secretEnvNames }),
     ...(opts.approvalServer === undefined ? {} : { approvalServer: opts.approvalServer }),

@@ -55,6 +55,8 @@ export interface OrchestratorOptions {
   worker?: { concurrency: number } | false;
   /** SIGTERM → SIGKILL grace for agents of the in-process worker (default 5 s). */
   killGraceMs?: number;
+  /** Agents of the in-process worker run this much below our CPU priority (default 0). */
+  agentNice?: number;
   /**
    * Follow every process's commits (a bridge): updates of commits made elsewhere are delivered
    * like this process's own, and the delivered position is persisted. Default off (CLI).

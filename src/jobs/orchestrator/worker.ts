@@ -32,6 +32,8 @@ export interface JobWorkerOptions {
   secretEnvNames?: readonly string[];
   /** SIGTERM → SIGKILL grace for agents (default 5 s). */
   killGraceMs?: number;
+  /** Agents run this much below our CPU priority (config PHASEBRIDGE_AGENT_NICE). */
+  agentNice?: number;
   /** Called when an agent process exists. */
   onSpawn?(job: QueuedJob, pid: number): void;
 }
@@ -48,6 +50,7 @@ export async function startJobWorker(opts: JobWorkerOptions): Promise<Worker> {
     approvalServer: approvalServerCommand(opts.home),
     ...(opts.secretEnvNames === undefined ? {} : { secretEnvNames: opts.secretEnvNames }),
     ...(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
+    ...(opts.agentNice === undefined ? {} : { agentNice: opts.agentNice }),
     onSpawn: (job, pid) => {
       opts.log.info({ jobId: job.id, pid, worker: workerId }, 'agent started');
       opts.onSpawn?.(job, pid);

@@ -241,7 +241,11 @@ export async function runAgent(
       secretEnvNames: inv.secretEnvNames,
     });
     markStage(inv.runId, 'spawning');
-    const spawned = await spawnProcess(cmd, { cwd: inv.workspace, env });
+    const spawned = await spawnProcess(cmd, {
+      cwd: inv.workspace,
+      env,
+      ...(inv.nice === undefined ? {} : { nice: inv.nice }),
+    });
     if (!spawned.ok) {
       const failure = spawnFailure(spawned.error, cmd.file, agent.engine);
       log.writeLine(`[phasebridge] ${new Date().toISOString()} ${failure}`);

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import os from 'node:os';
 import type { AgentCommand } from './types.ts';
 
 /** How a started process ended. */
@@ -22,14 +23,32 @@ export type SpawnResult =
   | { ok: true; process: SpawnedProcess }
   | { ok: false; error: NodeJS.ErrnoException };
 
+/** Where and how an agent process starts. */
+export interface SpawnOptions {
+  cwd: string;
+  env: Record<string, string>;
+  /** Lower the process's CPU priority by this much (a `nice` increment; 0 or absent: ours). */
+  nice?: number;
+}
+
+/**
+ * Lowers a just-started process's priority by `increment` below ours (capped at 19). Best
+ * effort: the agent runs either way. Its threads and children, created later, inherit it.
+ */
+export function lowerPriority(pid: number, increment: number): void {
+  if (increment <= 0) return;
+  try {
+    os.setPriority(pid, Math.min(19, os.getPriority() + increment));
+  } catch {
+    // Already gone, or not allowed (e.g. a seccomp profile): not a reason to fail the step.
+  }
+}
+
 /**
  * Starts `cmd` without a shell, as the leader of its own process group (detached) so the whole
  * tree can be signalled, with stdout/stderr piped and the prompt (if any) written to stdin.
  */
-export function spawnProcess(
-  cmd: AgentCommand,
-  opts: { cwd: string; env: Record<string, string> },
-): Promise<SpawnResult> {
+export function spawnProcess(cmd: AgentCommand, opts: SpawnOptions): Promise<SpawnResult> {
   let child: ChildProcess;
   try {
     child = spawn(cmd.file, cmd.args, {
@@ -40,6 +59,8 @@ export function spawnProcess(
       windowsHide: true,
       stdio: [cmd.stdin === null ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
+    // At once: the agent has just exec'd and has not started its own threads and children yet.
+    if (child.pid !== undefined) lowerPriority(child.pid, opts.nice ?? 0);
   } catch (err) {
     // Synchronous failures: bad argument types, NUL bytes in argv.
     return Promise.resolve({ ok: false, error: err as NodeJS.ErrnoException });

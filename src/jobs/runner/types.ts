@@ -40,6 +40,8 @@ export interface AgentInvocation {
   timeoutMs: number;
   /** Time between SIGTERM and SIGKILL to the process group; default 5000. */
   killGraceMs?: number;
+  /** Run the agent this much below our CPU priority (a `nice` increment; default 0). */
+  nice?: number;
   /** Bytes of output written to the logs before truncation; default 8 MiB. */
   outputCapBytes?: number;
   signal?: AbortSignal;

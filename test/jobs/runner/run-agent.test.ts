@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runAgent } from '../../../src/jobs/runner/run-agent.ts';
@@ -374,5 +375,22 @@ describe('runAgent: no shell', () => {
     const promptFile = path.join(path.dirname(run.logFile), 'prompt-build-2.md');
     expect(seen).toMatchObject({ args: [promptFile], stdin: '' });
     expect(fs.readFileSync(promptFile, 'utf8')).toBe(nasty);
+  });
+});
+
+describe('runAgent: CPU priority', () => {
+  const own = os.getPriority();
+  const lowered = (by: number) => Math.min(19, own + by);
+
+  it('starts the agent, and what it starts, the given increment below our priority', async () => {
+    const out = await runAgent(scriptAgent('print-nice.mjs'), invocation(run, { nice: 7 }));
+    expect(out.ok).toBe(true);
+    const log = fs.readFileSync(run.logFile, 'utf8');
+    expect(log).toContain(`nice=${lowered(7)} child=${lowered(7)}\n`);
+  });
+
+  it('leaves the agent at our priority with no increment', async () => {
+    await runAgent(scriptAgent('print-nice.mjs'), invocation(run));
+    expect(fs.readFileSync(run.logFile, 'utf8')).toContain(`nice=${own} child=${own}\n`);
   });
 });
