@@ -117,6 +117,7 @@ export async function startBackgroundCheckpoints(
   }
   db.sqlite.pragma('wal_autocheckpoint = 0');
   inBackground = true;
+  log.debug({ file: db.file }, 'bridge.db: WAL checkpoints run on their own thread');
   worker.on('message', (m: { type?: string; message?: string }) => {
     if (m.type === 'failed') log.warn({ err: m.message }, 'bridge.db: a checkpoint failed');
   });
