@@ -132,6 +132,8 @@ export async function startBackgroundCheckpoints(
       closing ??= (async () => {
         // Back on before the thread goes: no commit may find checkpoints off and nobody doing them.
         restore();
+        // Referenced again: otherwise a process with nothing else to do exits mid-close.
+        worker.ref();
         worker.postMessage('close');
         await exited;
       })();
