@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
 import os from 'node:os';
 import type { AgentCommand } from './types.ts';
 
@@ -31,16 +32,37 @@ export interface SpawnOptions {
   nice?: number;
 }
 
+/** The autogroup line of a process (`/autogroup-123 nice 0`), or null without autogroups. */
+function autogroupOf(pid: number | 'self'): string | null {
+  try {
+    return fs.readFileSync(`/proc/${pid}/autogroup`, 'utf8').split(' ')[0] ?? null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Lowers a just-started process's priority by `increment` below ours (capped at 19). Best
  * effort: the agent runs either way. Its threads and children, created later, inherit it.
+ * Linux with autogroups (the default on most distributions) shares CPU between sessions
+ * first, and a detached agent leads a session of its own: its autogroup is lowered too, or the
+ * process nice alone would change nothing against the bridge.
  */
 export function lowerPriority(pid: number, increment: number): void {
   if (increment <= 0) return;
+  const nice = Math.min(19, os.getPriority() + increment);
   try {
-    os.setPriority(pid, Math.min(19, os.getPriority() + increment));
+    os.setPriority(pid, nice);
   } catch {
     // Already gone, or not allowed (e.g. a seccomp profile): not a reason to fail the step.
+  }
+  const group = autogroupOf(pid);
+  // Only the agent's own group: never the one it shares with us.
+  if (group === null || group === autogroupOf('self')) return;
+  try {
+    fs.writeFileSync(`/proc/${pid}/autogroup`, String(nice));
+  } catch {
+    // Gone, or rate-limited for unprivileged users (one change per 100 ms): best effort.
   }
 }
 
