@@ -95,6 +95,8 @@ export async function startBackgroundCheckpoints(
   const binding = nativeBindingOption().nativeBinding;
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
+    // It holds one connection and runs a pragma a second: a small heap is plenty.
+    resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 },
     workerData: {
       library,
       file: db.file,
