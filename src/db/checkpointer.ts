@@ -73,10 +73,18 @@ function libraryPath(): string | null {
  */
 export async function startBackgroundCheckpoints(
   db: BridgeDb,
-  log: Log,
+  log: Pick<Log, 'debug' | 'warn'>,
   opts: CheckpointerOptions = {},
 ): Promise<Checkpointer> {
+  const off = { inBackground: false, close: async () => {} };
+  if (db.file === ':memory:') return off;
   const library = opts.library ?? libraryPath();
+  if (library === null) {
+    log.warn(
+      'bridge.db: better-sqlite3 not found for the checkpoint thread; checkpoints stay in commits',
+    );
+    return off;
+  }
   let inBackground = false;
   let closing: Promise<void> | undefined;
   const restore = () => {
@@ -89,9 +97,6 @@ export async function startBackgroundCheckpoints(
     restore();
     log.warn({ why }, 'bridge.db: checkpoints are back on the main thread');
   };
-  if (db.file === ':memory:' || library === null) {
-    return { inBackground: false, close: async () => {} };
-  }
   const binding = nativeBindingOption().nativeBinding;
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
@@ -115,13 +120,17 @@ export async function startBackgroundCheckpoints(
   });
   if (!ready) {
     await worker.terminate();
-    return { inBackground: false, close: async () => {} };
+    return off;
   }
   db.sqlite.pragma('wal_autocheckpoint = 0');
   inBackground = true;
   log.debug({ file: db.file }, 'bridge.db: WAL checkpoints run on their own thread');
+  // A failure that repeats every second is said once, until it changes.
+  let lastFailure: string | undefined;
   worker.on('message', (m: { type?: string; message?: string }) => {
-    if (m.type === 'failed') log.warn({ err: m.message }, 'bridge.db: a checkpoint failed');
+    if (m.type !== 'failed' || m.message === lastFailure) return;
+    lastFailure = m.message;
+    log.warn({ err: m.message }, 'bridge.db: a checkpoint failed');
   });
   worker.on('error', (err) => fallBack(`the checkpoint thread failed: ${err.message}`));
   worker.on('exit', () => fallBack('the checkpoint thread exited'));

@@ -5,10 +5,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startBackgroundCheckpoints } from '../../src/db/checkpointer.ts';
-import { createLogger } from '../../src/log.ts';
+import { memoryLog } from '../bridges/web/support.ts';
 import { openTestDb, type TestDb } from './helpers.ts';
 
 let t: TestDb | undefined;
@@ -16,18 +15,6 @@ afterEach(async () => {
   await t?.cleanup();
   t = undefined;
 });
-
-/** A logger whose lines are kept. */
-function collectingLog() {
-  const lines: string[] = [];
-  const destination = new Writable({
-    write(chunk, _enc, done) {
-      lines.push(String(chunk));
-      done();
-    },
-  });
-  return { log: createLogger({ level: 'info', pretty: false, destination }), lines };
-}
 
 /** Commits `mb` MiB in 256 KiB rows, one transaction each (~64 pages apiece, 4 commits per MiB). */
 function writeMiB(d: TestDb, mb: number): void {
@@ -50,7 +37,7 @@ async function until(cond: () => boolean, what: string, ms = 10_000): Promise<vo
 describe('startBackgroundCheckpoints', () => {
   it('keeps checkpoints off the main connection; the thread and the close copy the WAL', async () => {
     t = await openTestDb();
-    const { log } = collectingLog();
+    const log = memoryLog();
     const checkpoints = await startBackgroundCheckpoints(t.db, log, { intervalMs: 3_600_000 });
     expect(checkpoints.inBackground).toBe(true);
     const before = size(t.file);
@@ -67,7 +54,7 @@ describe('startBackgroundCheckpoints', () => {
   it('checkpoints every interval while commits go on', async () => {
     t = await openTestDb();
     const d = t;
-    const { log } = collectingLog();
+    const log = memoryLog();
     const checkpoints = await startBackgroundCheckpoints(d.db, log, { intervalMs: 50 });
     const before = size(d.file);
     writeMiB(d, 2);
@@ -78,11 +65,16 @@ describe('startBackgroundCheckpoints', () => {
 
   it('leaves SQLite’s automatic checkpoint on, and says so, when the thread cannot start', async () => {
     t = await openTestDb();
-    const { log, lines } = collectingLog();
+    const log = memoryLog();
     const missing = path.join(t.dir, 'no-such-module.js');
     const checkpoints = await startBackgroundCheckpoints(t.db, log, { library: missing });
     expect(checkpoints.inBackground).toBe(false);
-    expect(lines.join('')).toMatch(/the checkpoint thread did not start/);
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        msg: 'bridge.db: the checkpoint thread did not start',
+      }),
+    );
     const before = size(t.file);
     writeMiB(t, 8);
     // SQLite's own checkpoint ran inside a commit.

@@ -32,7 +32,7 @@ export interface SpawnOptions {
   nice?: number;
 }
 
-/** The autogroup line of a process (`/autogroup-123 nice 0`), or null without autogroups. */
+/** The autogroup a process is in (`/autogroup-123`), or null without autogroups. */
 function autogroupOf(pid: number | 'self'): string | null {
   try {
     return fs.readFileSync(`/proc/${pid}/autogroup`, 'utf8').split(' ')[0] ?? null;

@@ -9,25 +9,14 @@
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Traced, traceFs } from '../../support/fs-trace.ts';
-import { ALICE, makeEnv, type TestEnv } from './helpers.ts';
+import { ALICE, GATE_WORKFLOW, makeEnv, type TestEnv } from './helpers.ts';
 
-const WORKFLOW = `id: gate
-steps:
-  - id: a
-    agent: demo
-    prompt: first
-    checkpoint:
-      when: after
-  - id: b
-    agent: demo
-    prompt: second
-`;
 
 let env: TestEnv;
 let trace: ReturnType<typeof traceFs> | undefined;
 beforeEach(async () => {
   env = await makeEnv();
-  env.workflow('gate', WORKFLOW);
+  env.workflow('gate', GATE_WORKFLOW);
 });
 afterEach(async () => {
   trace?.restore();

@@ -25,6 +25,19 @@ process.env.DEMO_AGENT_BEHAVIOUR = 'sleep=20';
 /** The actor of test commands. */
 export const ALICE: Actor = { id: 'cli:alice' };
 
+/** Workflow `gate`: step a, a checkpoint after it, then step b (the approval → spawn path). */
+export const GATE_WORKFLOW = `id: gate
+steps:
+  - id: a
+    agent: demo
+    prompt: first
+    checkpoint:
+      when: after
+  - id: b
+    agent: demo
+    prompt: second
+`;
+
 /** Fast lease timing for tests that kill workers. */
 export const FAST_LEASES: Omit<SqliteQueueOptions, 'db'> = {
   leaseMs: 600,
