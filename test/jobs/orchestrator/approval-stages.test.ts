@@ -8,7 +8,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { STAGE_CHANNEL, STAGES, type StageMark } from '../../../src/trace.ts';
 import { ALICE, GATE_WORKFLOW, makeEnv, type TestEnv } from './helpers.ts';
 
-
 let env: TestEnv;
 const marks: StageMark[] = [];
 let onSpawned: (() => void) | undefined;

@@ -11,7 +11,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Traced, traceFs } from '../../support/fs-trace.ts';
 import { ALICE, GATE_WORKFLOW, makeEnv, type TestEnv } from './helpers.ts';
 
-
 let env: TestEnv;
 let trace: ReturnType<typeof traceFs> | undefined;
 beforeEach(async () => {
