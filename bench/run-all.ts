@@ -21,6 +21,7 @@ const BENCHES = [
   'workers',
   'console-runs',
   'console-upload',
+  'tool-approval',
 ] as const;
 const here = dirname(fileURLToPath(import.meta.url));
 const wanted = process.argv.slice(2);

@@ -39,7 +39,9 @@ export class ToolApprovalPresenter {
     this.#deps = deps;
     this.#followers = followers;
     this.#looks = new PeriodicLook(intervalMs, () =>
-      this.#inTurn(() => this.#look()).catch((err: unknown) => this.#deps.log.error({ err }, 'chatops: tool approvals')),
+      this.#inTurn(() => this.#look()).catch((err: unknown) =>
+        this.#deps.log.error({ err }, 'chatops: tool approvals'),
+      ),
     );
   }
 

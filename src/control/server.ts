@@ -10,12 +10,7 @@ import { ConflictError, PhasebridgeError } from '../errors.ts';
 import type { Orchestrator } from '../jobs/orchestrator/index.ts';
 import type { Log } from '../log.ts';
 import { probeBridge } from './client.ts';
-import type {
-  ControlEvent,
-  ControlReply,
-  ControlRequest,
-  ToolApprovalHook,
-} from './protocol.ts';
+import type { ControlEvent, ControlReply, ControlRequest, ToolApprovalHook } from './protocol.ts';
 import { controlSocketPath } from './protocol.ts';
 
 /** Largest request line accepted (a spec may be long; nothing else is). */

@@ -34,7 +34,10 @@ export interface ApprovalServerOptions {
    * Hands request `id` to the bridge and resolves when the bridge says it is decided (at most
    * `timeoutMs`); 'unavailable' when no bridge took it. Absent: polling only.
    */
-  waitForDecision?: (id: string, timeoutMs: number) => Promise<'decided' | 'unknown' | 'unavailable'>;
+  waitForDecision?: (
+    id: string,
+    timeoutMs: number,
+  ) => Promise<'decided' | 'unknown' | 'unavailable'>;
   now?: () => number;
 }
 
