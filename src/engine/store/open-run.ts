@@ -3,9 +3,9 @@
  * state and the key→outcome index. All methods must be called under the store's per-run mutex.
  *
  * Commit order: decide → append the line + fsync → project layouts (extra ones, then run.json).
- * When run.json is the only projection, its temp file is written and fsynced while the line is
- * fsynced, and renamed into place once the line is durable (never ahead of the ledger): one
- * commit costs about one fsync's wait, not two.
+ * run.json's temp file is written and fsynced while the line is fsynced, and renamed into place
+ * once the line is durable and the other layouts are written (never ahead of either): run.json
+ * adds no fsync wait of its own to a commit.
  * Once the line is appended the command is committed: a projection failing after it is reported
  * as a warning of the commit and retried on the next commit or load, never thrown.
  */
@@ -190,8 +190,8 @@ export class OpenRun {
       effects: decision.effects,
     };
     const later = opts.deferProjection === true && this.#onlyNative(next);
-    // run.json alone to write, nothing stale: staged while the line is fsynced (see the top).
-    const staging = !later && this.#canStage(next) ? stageRunJson(next, this.paths.runDir) : null;
+    // Nothing stale: run.json is staged while the line is fsynced (see the top).
+    const staging = !later && this.#canStage() ? stageRunJson(next, this.paths.runDir) : null;
     staging?.catch(() => undefined); // awaited below; a failure there is a warning
     markStage(this.paths.runId, 'decided');
     try {
@@ -212,8 +212,7 @@ export class OpenRun {
     this.#state = next;
     this.#pending.push(...decision.events);
     let failed: string | null = null;
-    if (staging !== null) failed = await this.#publish(staging, next);
-    else if (!later) failed = await this.#tryProject();
+    if (!later) failed = await this.#tryProject(staging ?? undefined);
     const { events, effects } = decision;
     const result: CommitResult = { ok: true, state: next, events, effects, duplicate: false };
     return withWarning(result, failed);
@@ -228,27 +227,9 @@ export class OpenRun {
     return this.#tryProject();
   }
 
-  /** True when `state`'s projection is run.json alone, after an up-to-date one. */
-  #canStage(state: RunState): boolean {
-    return (
-      this.#projected !== null &&
-      this.#pending.length === 0 &&
-      !this.#rebuild &&
-      this.#onlyNative(state)
-    );
-  }
-
-  /** Puts a staged run.json of `state` in place; null, or the warning of its failure. */
-  async #publish(staging: Promise<StagedWrite>, state: RunState): Promise<string | null> {
-    try {
-      await (await staging).publish(this.#dirFd ?? undefined);
-    } catch (err) {
-      return projectionWarning(nativeLayout.name, (err as Error).message, this.paths.runId);
-    }
-    this.#projected = state;
-    this.#pending = [];
-    this.#rebuild = false;
-    return null;
+  /** True when the projection is up to date: the next run.json can be staged. */
+  #canStage(): boolean {
+    return this.#projected !== null && this.#pending.length === 0 && !this.#rebuild;
   }
 
   /** True when no layout but the native one applies to `state`. */
@@ -316,9 +297,9 @@ export class OpenRun {
   }
 
   /** Projects; returns null, or the warning saying which projection failed and why. */
-  async #tryProject(): Promise<string | null> {
+  async #tryProject(stagedRunJson?: Promise<StagedWrite>): Promise<string | null> {
     try {
-      await this.#project();
+      await this.#project(stagedRunJson);
       return null;
     } catch (err) {
       if (!(err instanceof ProjectionFailure)) throw err;
@@ -326,10 +307,19 @@ export class OpenRun {
     }
   }
 
-  /** Writes every applicable layout, native `run.json` last (it marks the projection complete). */
-  async #project(): Promise<void> {
+  /**
+   * Writes every applicable layout, native `run.json` last (it marks the projection complete):
+   * `stagedRunJson`, when given, is the state's run.json already written beside its place.
+   */
+  async #project(stagedRunJson?: Promise<StagedWrite>): Promise<void> {
     const state = this.#state;
     if (state === null) return;
+    const native: LayoutProjection = stagedRunJson
+      ? {
+          name: nativeLayout.name,
+          project: async () => (await stagedRunJson).publish(this.#dirFd ?? undefined),
+        }
+      : nativeLayout;
     const entries = this.#entries;
     const ctx: ProjectionContext = {
       runDir: this.paths.runDir,
@@ -340,11 +330,19 @@ export class OpenRun {
       rebuild: this.#rebuild,
       history: () => entries.flatMap((e) => e.events),
     };
-    for (const layout of [...this.#layouts, nativeLayout]) {
+    for (const layout of [...this.#layouts, native]) {
       try {
-        const applies = layout.appliesTo ? layout.appliesTo(state) : layout.name === state.layout;
+        const applies =
+          layout === native ||
+          (layout.appliesTo ? layout.appliesTo(state) : layout.name === state.layout);
         if (applies) await layout.project(state, ctx);
       } catch (cause) {
+        // A layout failed: the staged run.json must not mark the projection complete.
+        if (stagedRunJson && layout !== native)
+          await stagedRunJson.then(
+            (w) => w.discard(),
+            () => undefined,
+          );
         throw new ProjectionFailure(layout.name, cause);
       }
     }
