@@ -230,6 +230,7 @@ export async function startBridge(
       home: config.home,
       orchestrator,
       log: log.child({ component: 'control' }),
+      tools: { awaitDecision: (id, signal) => chatops.awaitToolDecision(id, signal) },
     });
     stack.push(() => control.close());
     stack.push(schedulePrune(db, config, log.child({ component: 'retention' }), opts.prune));

@@ -73,7 +73,7 @@ export class ChatOps {
     this.#tools = new ToolApprovalPresenter(
       this.#deps,
       async (runId) => this.#notifier.followers(await this.#deps.orchestrator.getRun(runId)),
-      options.toolApprovalIntervalMs ?? 250,
+      options.toolApprovalIntervalMs ?? 1000,
     );
     const toolPresses = new ToolApprovalPresses(this.#deps, this.#tools);
     const presses = new CheckpointPresses(this.#deps, toolPresses);
@@ -99,6 +99,14 @@ export class ChatOps {
    */
   refused(chat: ChatRef, err: unknown): Promise<RefusalOutcome | undefined> {
     return this.#refusals.refused(chat, err);
+  }
+
+  /**
+   * For the approval MCP server's push (the control socket's `toolWait`): shows tool request
+   * `id` in its run's chats now and resolves once it is decided or expired.
+   */
+  awaitToolDecision(id: string, signal: AbortSignal): Promise<'decided' | 'unknown'> {
+    return this.#tools.awaitDecision(id, signal);
   }
 
   /** The inbound handler to give to each channel's `start()`. */

@@ -63,7 +63,10 @@ export interface ChatOpsOptions {
   editIntervalMs?: number;
   /** Time between two looks at the followed codexclaw workspaces (default 500 ms). */
   followIntervalMs?: number;
-  /** How often pending tool approvals (`permissions: ask`) are looked for; default 250 ms. */
+  /**
+   * How often bridge.db is looked at for tool approvals (`permissions: ask`) no push brought,
+   * and for expired ones; default 1000 ms (pushed requests are shown at once).
+   */
   toolApprovalIntervalMs?: number;
   /** Time source (default `() => new Date()`). */
   clock?: () => Date;

@@ -1,10 +1,12 @@
 /**
  * Tool approvals in chat (`permissions: ask`), message side. The approval MCP server runs in the
- * agent's process tree and writes requests to bridge.db; this presenter looks for them (every
- * `intervalMs`), posts each pending one to every chat following its run, edits every copy when
- * it is decided (in any chat, on any platform), and denies a request nobody answered by its
- * expiry (also when its MCP server is gone). Copies and tokens live in checkpoint_messages under
- * the id `tool:<request id>`, so presses after a restart still resolve.
+ * agent's process tree, writes requests to bridge.db and pushes each one here (`awaitDecision`,
+ * through the control socket): it is posted to every chat following its run at once, and the
+ * server is answered the moment it is decided, before the copies are edited (in any chat, on
+ * any platform). A slower look (every `intervalMs`) catches what no push brought (requests made
+ * while no bridge ran) and denies a request nobody answered by its expiry (also when its MCP
+ * server is gone). Copies and tokens live in checkpoint_messages under the id
+ * `tool:<request id>`, so presses after a restart still resolve.
  */
 import type { ToolApprovalRecord } from '../db/repositories/tool-approvals.ts';
 import { ruleFor } from '../jobs/runner/approvals/protocol.ts';
@@ -23,6 +25,10 @@ export class ToolApprovalPresenter {
   readonly #deps: ChatOpsDeps;
   readonly #followers: (runId: string) => Promise<string[]>;
   readonly #looks: PeriodicLook;
+  /** Approval servers waiting for a request's decision, by request id. */
+  readonly #waiters = new Map<string, Set<() => void>>();
+  /** Posting and looking run one at a time, so a request is never posted twice. */
+  #serial: Promise<unknown> = Promise.resolve();
 
   /** `followers(runId)`: the chats that follow a run (where its checkpoints go). */
   constructor(
@@ -33,7 +39,9 @@ export class ToolApprovalPresenter {
     this.#deps = deps;
     this.#followers = followers;
     this.#looks = new PeriodicLook(intervalMs, () =>
-      this.tick().catch((err: unknown) => this.#deps.log.error({ err }, 'chatops: tool approvals')),
+      this.#inTurn(() => this.#look()).catch((err: unknown) =>
+        this.#deps.log.error({ err }, 'chatops: tool approvals'),
+      ),
     );
   }
 
@@ -47,17 +55,66 @@ export class ToolApprovalPresenter {
     await this.#looks.stop();
   }
 
+  /**
+   * Shows request `id` now (if no chat has it yet) and resolves 'decided' once it is decided
+   * or expired; 'unknown' for no such request or when `signal` aborts (the asker hung up).
+   */
+  async awaitDecision(id: string, signal: AbortSignal): Promise<'decided' | 'unknown'> {
+    const decided = new Promise<'decided' | 'unknown'>((resolve) => {
+      const done = () => {
+        this.#waiters.get(id)?.delete(done);
+        if (this.#waiters.get(id)?.size === 0) this.#waiters.delete(id);
+        resolve(signal.aborted ? 'unknown' : 'decided');
+      };
+      // Registered before the request is read: a decision in between is not missed.
+      const set = this.#waiters.get(id) ?? new Set();
+      set.add(done);
+      this.#waiters.set(id, set);
+      signal.addEventListener('abort', done, { once: true });
+    });
+    const r = await this.#deps.repos.toolApprovals.get(id);
+    if (r === null) {
+      this.#wake(id);
+      return 'unknown';
+    }
+    if (r.status !== 'pending') this.#wake(id);
+    else await this.#inTurn(() => this.#postIfNew(r));
+    return decided;
+  }
+
   /** One look: expire overdue requests, post new ones, close the copies of decided ones. */
-  async tick(): Promise<void> {
+  tick(): Promise<void> {
+    return this.#inTurn(() => this.#look());
+  }
+
+  #inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const turn = this.#serial.then(work);
+    this.#serial = turn.catch(() => undefined);
+    return turn;
+  }
+
+  /** Tells the servers waiting for request `id` that it is decided. */
+  #wake(id: string): void {
+    for (const done of [...(this.#waiters.get(id) ?? [])]) done();
+  }
+
+  async #postIfNew(r: ToolApprovalRecord): Promise<void> {
+    const copies = await this.#deps.repos.checkpointMessages.listByCheckpoint(
+      r.runId,
+      TOOL_PREFIX + r.id,
+    );
+    if (copies.length === 0) await this.#post(r);
+  }
+
+  async #look(): Promise<void> {
     const { repos } = this.#deps;
     const now = this.#deps.clock().getTime();
     for (const r of await repos.toolApprovals.pending()) {
       if (r.expiresAt <= now) {
-        await repos.toolApprovals.expire(r.id);
+        if (await repos.toolApprovals.expire(r.id)) this.#wake(r.id);
         continue;
       }
-      const copies = await repos.checkpointMessages.listByCheckpoint(r.runId, TOOL_PREFIX + r.id);
-      if (copies.length === 0) await this.#post(r);
+      await this.#postIfNew(r);
     }
     const open = await repos.checkpointMessages.listOpenWithPrefix(TOOL_PREFIX);
     const ids = new Set(open.map((m) => m.checkpointId.slice(TOOL_PREFIX.length)));
@@ -102,9 +159,11 @@ export class ToolApprovalPresenter {
     }
   }
 
-  /** Edits every copy of a decided request to its outcome and closes them. */
+  /** Answers the waiting server, then edits every copy of a decided request and closes them. */
   async refresh(r: ToolApprovalRecord): Promise<void> {
     const { repos, log } = this.#deps;
+    // The agent is waiting for the answer, which is in bridge.db already; the edits may queue.
+    this.#wake(r.id);
     const id = TOOL_PREFIX + r.id;
     for (const row of await repos.checkpointMessages.listByCheckpoint(r.runId, id)) {
       const channel = channelFor(this.#deps, row.chatRef);

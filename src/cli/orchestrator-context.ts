@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import type { RunState } from '../engine/model.ts';
 import type { CommitResult } from '../engine/store/types.ts';
+import { committed } from '../jobs/orchestrator/committed.ts';
 import type { Orchestrator } from '../jobs/orchestrator/orchestrator.ts';
-import { committed } from '../jobs/orchestrator/session-actions.ts';
 import type { JobQueue } from '../jobs/queue/port.ts';
 import type { Log } from '../log.ts';
 import type { CliContext } from './context.ts';

@@ -12,7 +12,13 @@ import type {
   StartRunInput,
   StepProgress,
 } from '../jobs/orchestrator/index.ts';
-import type { BridgeHello, ControlEvent, ControlReply, ControlRequest } from './protocol.ts';
+import type {
+  BridgeHello,
+  ControlEvent,
+  ControlReply,
+  ControlRequest,
+  ToolWaitOutcome,
+} from './protocol.ts';
 import { controlSocketPath } from './protocol.ts';
 
 /** How long the CLI waits for a bridge to accept the connection before working alone. */
@@ -61,6 +67,43 @@ function request(socketPath: string, req: ControlRequest): Promise<ControlReply>
     socket.on('close', () =>
       finish(new Error('the bridge closed the connection without answering')),
     );
+  });
+}
+
+/**
+ * Asks the bridge on `socketPath` to show tool approval `id` and waits (at most `timeoutMs`)
+ * until it is decided. Never throws: 'unavailable' when no bridge answers, the connection
+ * drops or the time runs out (the caller then looks in bridge.db itself).
+ */
+export function awaitToolDecision(
+  socketPath: string,
+  id: string,
+  timeoutMs: number,
+): Promise<ToolWaitOutcome | 'unavailable'> {
+  return new Promise((resolve) => {
+    const socket = net.createConnection(socketPath);
+    let buffer = '';
+    const finish = (outcome: ToolWaitOutcome | 'unavailable') => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(outcome);
+    };
+    const timer = setTimeout(() => finish('unavailable'), timeoutMs);
+    socket.setEncoding('utf8');
+    socket.on('connect', () => socket.write(`${JSON.stringify({ op: 'toolWait', id })}\n`));
+    socket.on('data', (chunk: string) => {
+      buffer += chunk;
+      const end = buffer.indexOf('\n');
+      if (end < 0) return;
+      try {
+        const reply = JSON.parse(buffer.slice(0, end)) as ControlReply;
+        finish(reply.ok && reply.op === 'toolWait' ? reply.outcome : 'unavailable');
+      } catch {
+        finish('unavailable');
+      }
+    });
+    socket.on('error', () => finish('unavailable'));
+    socket.on('close', () => finish('unavailable'));
   });
 }
 

@@ -36,7 +36,22 @@ export type ControlRequest =
   | { op: 'startRun'; input: StartRunInput }
   | { op: 'command'; runId: string; key: string; command: CommandInput }
   | { op: 'getRun'; runId: string }
-  | { op: 'follow' };
+  | { op: 'follow' }
+  | { op: 'toolWait'; id: string };
+
+/**
+ * Where a tool approval (`permissions: ask`) stands, as the bridge answers `toolWait`: the
+ * approval server reads the decision itself from bridge.db once told it is there.
+ */
+export type ToolWaitOutcome = 'decided' | 'unknown';
+
+/**
+ * What the bridge does for the approval MCP server: show request `id` in its chats now, and
+ * resolve once it is decided (or expired); `signal` aborts the wait when the asker hangs up.
+ */
+export interface ToolApprovalHook {
+  awaitDecision(id: string, signal: AbortSignal): Promise<ToolWaitOutcome>;
+}
 
 /** Who answers: the bridge's pid and when it started. */
 export interface BridgeHello {
@@ -57,6 +72,7 @@ export type ControlReply =
   | { ok: true; op: 'command'; result: CommitResult }
   | { ok: true; op: 'getRun'; state: RunState }
   | { ok: true; op: 'follow' }
+  | { ok: true; op: 'toolWait'; outcome: ToolWaitOutcome }
   | ControlFailure;
 
 /** One streamed line of `follow`. */

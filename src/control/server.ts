@@ -10,7 +10,7 @@ import { ConflictError, PhasebridgeError } from '../errors.ts';
 import type { Orchestrator } from '../jobs/orchestrator/index.ts';
 import type { Log } from '../log.ts';
 import { probeBridge } from './client.ts';
-import type { ControlEvent, ControlReply, ControlRequest } from './protocol.ts';
+import type { ControlEvent, ControlReply, ControlRequest, ToolApprovalHook } from './protocol.ts';
 import { controlSocketPath } from './protocol.ts';
 
 /** Largest request line accepted (a spec may be long; nothing else is). */
@@ -30,6 +30,8 @@ export async function startControlServer(opts: {
   home: string;
   orchestrator: Orchestrator;
   log: Log;
+  /** Tool approvals pushed by the approval MCP server (`toolWait`); refused without it. */
+  tools?: ToolApprovalHook;
 }): Promise<ControlServer> {
   const socketPath = controlSocketPath(opts.home);
   const other = await probeBridge(socketPath);
@@ -44,7 +46,7 @@ export async function startControlServer(opts: {
   const server = net.createServer((socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
-    serveConnection(socket, opts.orchestrator, startedAt, opts.log);
+    serveConnection(socket, opts.orchestrator, startedAt, opts.log, opts.tools);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -67,7 +69,13 @@ export async function startControlServer(opts: {
   };
 }
 
-function serveConnection(socket: net.Socket, o: Orchestrator, startedAt: string, log: Log): void {
+function serveConnection(
+  socket: net.Socket,
+  o: Orchestrator,
+  startedAt: string,
+  log: Log,
+  tools: ToolApprovalHook | undefined,
+): void {
   let buffer = '';
   let handled = false;
   socket.setEncoding('utf8');
@@ -82,14 +90,20 @@ function serveConnection(socket: net.Socket, o: Orchestrator, startedAt: string,
     }
     handled = true;
     const line = buffer.slice(0, end);
-    void handle(line, socket, o, startedAt).catch((err: unknown) => {
+    void handle(line, socket, o, startedAt, tools).catch((err: unknown) => {
       log.warn({ err }, 'control request failed');
       socket.destroy();
     });
   });
 }
 
-async function handle(line: string, socket: net.Socket, o: Orchestrator, startedAt: string) {
+async function handle(
+  line: string,
+  socket: net.Socket,
+  o: Orchestrator,
+  startedAt: string,
+  tools: ToolApprovalHook | undefined,
+) {
   const send = (value: ControlReply | ControlEvent): void => {
     if (!socket.destroyed) socket.write(`${JSON.stringify(value)}\n`);
   };
@@ -109,6 +123,10 @@ async function handle(line: string, socket: net.Socket, o: Orchestrator, started
       offProgress();
     });
     send({ ok: true, op: 'follow' });
+    return;
+  }
+  if (request.op === 'toolWait') {
+    await waitForTool(request.id, socket, tools, send);
     return;
   }
   try {
@@ -136,6 +154,31 @@ async function answer(
     default:
       return { ok: false, error: { code: 'INVALID_INPUT', message: 'unknown request' } };
   }
+}
+
+/**
+ * `toolWait`: the connection stays open until the request is decided, then carries one line.
+ * The asker hanging up (its agent gone) ends the wait.
+ */
+async function waitForTool(
+  id: unknown,
+  socket: net.Socket,
+  tools: ToolApprovalHook | undefined,
+  send: (value: ControlReply) => void,
+): Promise<void> {
+  if (typeof id !== 'string' || id === '' || tools === undefined) {
+    send({ ok: false, error: { code: 'INVALID_INPUT', message: 'no tool approvals here' } });
+    socket.end();
+    return;
+  }
+  const hangUp = new AbortController();
+  socket.on('close', () => hangUp.abort());
+  try {
+    send({ ok: true, op: 'toolWait', outcome: await tools.awaitDecision(id, hangUp.signal) });
+  } catch (err) {
+    send(failure(err));
+  }
+  socket.end();
 }
 
 /** A thrown error as a reply: our errors keep code and message; others only say it failed. */

@@ -58,6 +58,8 @@ export interface WorldOptions {
   queue?: (db: BridgeDb) => Promise<JobQueue>;
   /** More orchestrator options (`worker: false` for a bridge whose jobs run in `phasebridge worker`s). */
   orchestrator?: Partial<OrchestratorOptions>;
+  /** How often ChatOps looks at bridge.db for tool approvals (default: its own). */
+  toolApprovalIntervalMs?: number;
 }
 
 /** Files and the fake Telegram shared by every bridge of a test. */
@@ -125,6 +127,9 @@ export class World {
       log,
       defaultWorkspace: this.workspace,
       editIntervalMs: 5,
+      ...(this.#options.toolApprovalIntervalMs !== undefined && {
+        toolApprovalIntervalMs: this.#options.toolApprovalIntervalMs,
+      }),
     });
     await chatops.start();
     await served.start(chatops.handle);

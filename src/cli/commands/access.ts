@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 // From its own module: the repositories' index would load Kysely for `--help`.
-import { ROLES } from '../../db/repositories/allowlist.ts';
+import { ROLES } from '../../db/roles.ts';
 import type { Role } from '../../db/schema.ts';
 import type { CliContext } from '../context.ts';
 import { assertFollowable, followWorkspace } from './follow.ts';

@@ -6,7 +6,8 @@ import type { CliContext } from '../context.ts';
 /**
  * `phasebridge approval-server`: the stdio MCP server Claude Code starts for a step with
  * `permissions: ask` (phasebridge writes its --mcp-config). Not for people to run by hand: it
- * speaks MCP on stdin/stdout until Claude closes it. Requests go to bridge.db's tool_approvals.
+ * speaks MCP on stdin/stdout until Claude closes it. Requests go to bridge.db's tool_approvals
+ * and are pushed to the running bridge over its control socket.
  */
 export function registerApprovalServerCommand(program: Command, ctx: CliContext): void {
   program
@@ -38,10 +39,22 @@ export function registerApprovalServerCommand(program: Command, ctx: CliContext)
       // Loaded here: the SDK is not needed by any other command.
       const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
       const { serveApprovals } = await import('../../jobs/runner/approvals/server.ts');
+      const { awaitToolDecision } = await import('../../control/client.ts');
+      const { controlSocketPath } = await import('../../control/protocol.ts');
+      const socketPath = controlSocketPath(await ctx.home());
       const repos = await ctx.repos();
       const transport = new StdioServerTransport();
       const server = await serveApprovals(
-        { repo: repos.toolApprovals, runId: opts.run, stepId: opts.step, attempt, expiresInMs },
+        {
+          repo: repos.toolApprovals,
+          runId: opts.run,
+          stepId: opts.step,
+          attempt,
+          expiresInMs,
+          // The bridge is told at once and answers on the decision; bridge.db is polled only
+          // while no bridge listens.
+          waitForDecision: (id, timeoutMs) => awaitToolDecision(socketPath, id, timeoutMs),
+        },
         transport,
       );
       // Claude ends the server by closing its stdin.

@@ -5,7 +5,6 @@ import type { Command } from 'commander';
 import { NATIVE_FILES, nativeRunDir } from '../../engine/layouts/native.ts';
 import { openInside } from '../../engine/ledger/safe-path.ts';
 import type { RunState, StepState } from '../../engine/model.ts';
-import { RunFollower } from '../../engine/store/run-follower.ts';
 import { InvalidInputError, NotFoundError } from '../../errors.ts';
 import { stepLogPath } from '../../jobs/orchestrator/run-files.ts';
 import type { CliContext } from '../context.ts';
@@ -140,6 +139,7 @@ async function follow(
   try {
     let state = initial;
     // The ledger, read incrementally: run.json holds only a summary, not every step's attempt.
+    const { RunFollower } = await import('../../engine/store/run-follower.ts');
     const ledger = new RunFollower(join(files.runDir, NATIVE_FILES.ledger));
     for (;;) {
       state = ledger.poll() ?? state;

@@ -2,19 +2,8 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { RunState } from '../../engine/model.ts';
 import { InvalidInputError, NotFoundError } from '../../errors.ts';
-import {
-  abortSession,
-  actionWords,
-  restartSession,
-  resumeSession,
-  type SessionAction,
-  type SessionControl,
-} from '../../jobs/orchestrator/session-actions.ts';
-import {
-  describeSession,
-  findInterruptedSessions,
-  type InterruptedSession,
-} from '../../jobs/orchestrator/sessions.ts';
+import type { SessionAction, SessionControl } from '../../jobs/orchestrator/session-actions.ts';
+import type { InterruptedSession } from '../../jobs/orchestrator/sessions.ts';
 import type { CliContext } from '../context.ts';
 import { driveRun } from '../drive.ts';
 import { cliKey } from '../orchestrator-context.ts';
@@ -49,6 +38,13 @@ export function registerSessionsCommand(program: Command, ctx: CliContext): void
           throw new InvalidInputError(`unknown action "${action}" (use ${ACTIONS.join(', ')})`);
         }
         const workspace = resolve(opts.workspace);
+        // Loaded here: the engine (yaml, zod) is not needed for `--help` or other commands.
+        const { describeSession, findInterruptedSessions } = await import(
+          '../../jobs/orchestrator/sessions.ts'
+        );
+        const { abortSession, actionWords, restartSession, resumeSession } = await import(
+          '../../jobs/orchestrator/session-actions.ts'
+        );
         // bridge.db remembers finished flow runs: their run.yaml files are not read again.
         const sessions = await findInterruptedSessions(
           workspace,

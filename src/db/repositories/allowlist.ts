@@ -1,11 +1,11 @@
 /** The allowlist: roles of platform users, globally or in one binding. Deny by default. */
 import type { Kysely } from 'kysely';
+import { ROLES } from '../roles.ts';
 import type { Database, Role, Row } from '../schema.ts';
 import { withConstraintErrors } from '../sqlite-errors.ts';
 import { type Clock, quoted, type RepoOptions } from './support.ts';
 
-/** Every role, weakest first: each one can do what the ones before it can. */
-export const ROLES: readonly Role[] = ['viewer', 'operator', 'approver', 'admin'];
+export { ROLES };
 
 /** The stronger of two roles (null = no role). */
 export function strongerRole(a: Role | null, b: Role | null): Role | null {

@@ -9,7 +9,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ensureRealDir, writeFileAtomicAsync } from '../ledger/atomic-write.ts';
+import {
+  ensureRealDir,
+  type StagedWrite,
+  stageFileAtomicAsync,
+  writeFileAtomicAsync,
+} from '../ledger/atomic-write.ts';
 import type {
   Actor,
   CheckpointState,
@@ -156,6 +161,16 @@ async function projectNative(state: RunState, ctx: ProjectionContext): Promise<v
   }
   // fsyncs on the thread pool: other runs' commits go on while this one waits for the disk.
   await writeFileAtomicAsync(path.join(ctx.runDir, NATIVE_FILES.runJson), formatRunJson(state), {
+    mode: 0o600,
+  });
+}
+
+/**
+ * run.json of `state` written beside its place and fsynced, for a commit to publish once its
+ * ledger line is durable (only for a run whose logs/ folder exists: not its first projection).
+ */
+export function stageRunJson(state: RunState, runDir: string): Promise<StagedWrite> {
+  return stageFileAtomicAsync(path.join(runDir, NATIVE_FILES.runJson), formatRunJson(state), {
     mode: 0o600,
   });
 }

@@ -156,6 +156,60 @@ export async function writeFileAtomicAsync(
   if (durable) await fsyncDirAsync(dir);
 }
 
+/** A new file content written and fsynced beside its target, not yet in place. */
+export interface StagedWrite {
+  /** Renames it over the target and fsyncs the folder (`dirFd` when given, kept open by the caller). */
+  publish(dirFd?: number): Promise<void>;
+  /** Removes the temp file (the target is left as it was). */
+  discard(): Promise<void>;
+}
+
+/**
+ * The first half of {@link writeFileAtomicAsync}: the temp file is created, written and fsynced
+ * (on the thread pool), the target untouched until `publish()`. A commit stages its state file
+ * while its ledger line is being fsynced, and publishes once the line is durable: the two fsyncs
+ * overlap, and the state file is never ahead of the ledger.
+ */
+export async function stageFileAtomicAsync(
+  file: string,
+  data: string | Uint8Array,
+  opts: Omit<AtomicWriteOptions, 'durable'> = {},
+): Promise<StagedWrite> {
+  const { target, dir, root } = checked(file, opts);
+  const tmp = tempPath(target);
+  const fd = await pool.open(
+    tmp,
+    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW,
+    opts.mode ?? STATE_FILE_MODE,
+  );
+  try {
+    try {
+      confirmFdInside(fd, root, target);
+      const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+      for (let off = 0; off < bytes.length; ) off += await pool.write(fd, bytes, off);
+      await fsyncAsync(fd);
+    } finally {
+      await pool.close(fd);
+    }
+  } catch (err) {
+    await pool.rm(tmp);
+    throw err;
+  }
+  return {
+    publish: async (dirFd) => {
+      try {
+        await pool.rename(tmp, target);
+      } catch (err) {
+        await pool.rm(tmp);
+        throw err;
+      }
+      if (dirFd === undefined) await fsyncDirAsync(dir);
+      else await fsyncAsync(dirFd);
+    },
+    discard: () => pool.rm(tmp),
+  };
+}
+
 function checked(file: string, opts: AtomicWriteOptions) {
   const target = path.resolve(file);
   const dir = path.dirname(target);

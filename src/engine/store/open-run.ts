@@ -3,9 +3,13 @@
  * state and the key→outcome index. All methods must be called under the store's per-run mutex.
  *
  * Commit order: decide → append the line + fsync → project layouts (extra ones, then run.json).
+ * run.json's temp file is written and fsynced while the line is fsynced, and renamed into place
+ * once the line is durable and the other layouts are written (never ahead of either): run.json
+ * adds no fsync wait of its own to a commit.
  * Once the line is appended the command is committed: a projection failing after it is reported
  * as a warning of the commit and retried on the next commit or load, never thrown.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { ConflictError, CorruptStateError, PhasebridgeError } from '../../errors.ts';
 import { markStage } from '../../trace.ts';
@@ -13,9 +17,9 @@ import type { Command } from '../commands.ts';
 import { decide } from '../decide.ts';
 import type { RunEvent } from '../events.ts';
 import { evolve } from '../evolve.ts';
-import { NATIVE_FILES, nativeLayout } from '../layouts/native.ts';
+import { NATIVE_FILES, nativeLayout, stageRunJson } from '../layouts/native.ts';
 import type { LayoutProjection, ProjectionContext } from '../layouts/port.ts';
-import { fsyncDirAsync } from '../ledger/atomic-write.ts';
+import { fsyncDirAsync, type StagedWrite } from '../ledger/atomic-write.ts';
 import { LedgerWriter } from '../ledger/ledger-file.ts';
 import { formatLedgerLine } from '../ledger/ledger-format.ts';
 import { RunLock } from '../ledger/run-lock.ts';
@@ -75,6 +79,8 @@ export class OpenRun {
   #projected: RunState | null = null;
   #pending: RunEvent[] = [];
   #rebuild = false;
+  /** The run folder, open for the fsync after each run.json rename (null: opened per write). */
+  #dirFd: number | null = null;
 
   private constructor(paths: RunPaths, layouts: readonly LayoutProjection[], lock: RunLock) {
     this.paths = paths;
@@ -123,6 +129,7 @@ export class OpenRun {
     this.#writer = LedgerWriter.open(this.paths.ledger, a.goodBytes);
     // A new ledger's folder entry must be durable before its first line counts.
     if (a.goodBytes === 0) await fsyncDirAsync(this.paths.runDir);
+    this.#dirFd ??= openDir(this.paths.runDir);
     this.#projected = a.state;
     this.#pending = [];
     this.#rebuild = false;
@@ -182,8 +189,20 @@ export class OpenRun {
       events: decision.events,
       effects: decision.effects,
     };
+    const later = opts.deferProjection === true && this.#onlyNative(next);
+    // Nothing stale: run.json is staged while the line is fsynced (see the top).
+    const staging = !later && this.#canStage() ? stageRunJson(next, this.paths.runDir) : null;
+    staging?.catch(() => undefined); // awaited below; a failure there is a warning
     markStage(this.paths.runId, 'decided');
-    await this.#append(formatLedgerLine(entry));
+    try {
+      await this.#append(formatLedgerLine(entry));
+    } catch (err) {
+      await staging?.then(
+        (s) => s.discard(),
+        () => undefined,
+      );
+      throw err;
+    }
     markStage(this.paths.runId, 'durable');
     this.#entries.push(entry);
     this.#keys.set(key, this.#entries.length - 1);
@@ -192,8 +211,8 @@ export class OpenRun {
     }
     this.#state = next;
     this.#pending.push(...decision.events);
-    const later = opts.deferProjection === true && this.#onlyNative(next);
-    const failed = later ? null : await this.#tryProject();
+    let failed: string | null = null;
+    if (!later) failed = await this.#tryProject(staging ?? undefined);
     const { events, effects } = decision;
     const result: CommitResult = { ok: true, state: next, events, effects, duplicate: false };
     return withWarning(result, failed);
@@ -206,6 +225,11 @@ export class OpenRun {
   async projectPending(): Promise<string | null> {
     if (this.#pending.length === 0 && !this.#rebuild) return null;
     return this.#tryProject();
+  }
+
+  /** True when the projection is up to date: the next run.json can be staged. */
+  #canStage(): boolean {
+    return this.#projected !== null && this.#pending.length === 0 && !this.#rebuild;
   }
 
   /** True when no layout but the native one applies to `state`. */
@@ -273,21 +297,29 @@ export class OpenRun {
   }
 
   /** Projects; returns null, or the warning saying which projection failed and why. */
-  async #tryProject(): Promise<string | null> {
+  async #tryProject(stagedRunJson?: Promise<StagedWrite>): Promise<string | null> {
     try {
-      await this.#project();
+      await this.#project(stagedRunJson);
       return null;
     } catch (err) {
       if (!(err instanceof ProjectionFailure)) throw err;
-      const id = this.paths.runId;
-      return `the ${err.layout} projection failed (${err.message}); the ledger has the run, the projection is retried on the next commit (\`phasebridge repair ${id}\` rebuilds damaged files)`;
+      return projectionWarning(err.layout, err.message, this.paths.runId);
     }
   }
 
-  /** Writes every applicable layout, native `run.json` last (it marks the projection complete). */
-  async #project(): Promise<void> {
+  /**
+   * Writes every applicable layout, native `run.json` last (it marks the projection complete):
+   * `stagedRunJson`, when given, is the state's run.json already written beside its place.
+   */
+  async #project(stagedRunJson?: Promise<StagedWrite>): Promise<void> {
     const state = this.#state;
     if (state === null) return;
+    const native: LayoutProjection = stagedRunJson
+      ? {
+          name: nativeLayout.name,
+          project: async () => (await stagedRunJson).publish(this.#dirFd ?? undefined),
+        }
+      : nativeLayout;
     const entries = this.#entries;
     const ctx: ProjectionContext = {
       runDir: this.paths.runDir,
@@ -298,11 +330,19 @@ export class OpenRun {
       rebuild: this.#rebuild,
       history: () => entries.flatMap((e) => e.events),
     };
-    for (const layout of [...this.#layouts, nativeLayout]) {
+    for (const layout of [...this.#layouts, native]) {
       try {
-        const applies = layout.appliesTo ? layout.appliesTo(state) : layout.name === state.layout;
+        const applies =
+          layout === native ||
+          (layout.appliesTo ? layout.appliesTo(state) : layout.name === state.layout);
         if (applies) await layout.project(state, ctx);
       } catch (cause) {
+        // A layout failed: the staged run.json must not mark the projection complete.
+        if (stagedRunJson && layout !== native)
+          await stagedRunJson.then(
+            (w) => w.discard(),
+            () => undefined,
+          );
         throw new ProjectionFailure(layout.name, cause);
       }
     }
@@ -315,6 +355,8 @@ export class OpenRun {
   close(): void {
     this.#writer?.close();
     this.#writer = null;
+    if (this.#dirFd !== null) fs.closeSync(this.#dirFd);
+    this.#dirFd = null;
     this.#lock.release();
   }
 }
@@ -326,6 +368,17 @@ class ProjectionFailure extends Error {
     super(cause instanceof Error ? cause.message : String(cause), { cause });
     this.layout = layout;
   }
+}
+
+/** The warning of a commit whose projection by `layout` failed. */
+function projectionWarning(layout: string, message: string, runId: string): string {
+  return `the ${layout} projection failed (${message}); the ledger has the run, the projection is retried on the next commit (\`phasebridge repair ${runId}\` rebuilds damaged files)`;
+}
+
+/** The run folder opened for fsync (not following a symlink). */
+function openDir(dir: string): number {
+  const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = fs.constants;
+  return fs.openSync(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
 }
 
 function withWarning(result: CommitResult, warning: string | null): CommitResult {

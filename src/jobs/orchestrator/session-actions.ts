@@ -8,14 +8,12 @@
 import type { Actor, RunState } from '../../engine/model.ts';
 import { isTerminal } from '../../engine/model.ts';
 import type { CommitResult } from '../../engine/store/types.ts';
-import {
-  IllegalTransitionError,
-  InvalidInputError,
-  NotFoundError,
-  UnauthorizedError,
-} from '../../errors.ts';
+import { InvalidInputError } from '../../errors.ts';
+import { committed } from './committed.ts';
 import { type InterruptedSession, removeCoordinatorState } from './sessions.ts';
 import type { CommandInput, StartRunInput } from './types.ts';
+
+export { committed };
 
 /** What acting on a session needs from the orchestrator. */
 export interface SessionControl {
@@ -35,22 +33,6 @@ export interface SessionActor {
 export const SESSION_ACTIONS = ['resume', 'restart', 'abort'] as const;
 /** One of them. */
 export type SessionAction = (typeof SESSION_ACTIONS)[number];
-
-/** The state after an accepted commit; a refusal becomes its error of the one hierarchy. */
-export function committed(result: CommitResult): RunState {
-  if (result.ok) return result.state;
-  const { code, message } = result.rejection;
-  switch (code) {
-    case 'NOT_FOUND':
-      throw new NotFoundError(message);
-    case 'UNAUTHORIZED':
-      throw new UnauthorizedError(message);
-    case 'INVALID_INPUT':
-      throw new InvalidInputError(message);
-    case 'ILLEGAL_TRANSITION':
-      throw new IllegalTransitionError(message);
-  }
-}
 
 /**
  * Re-enters the state's action (seed 004's table): an open checkpoint (PLANNING) stays and is

@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RunStore } from '../../../src/engine/store/run-store.ts';
 import { type Traced, traceFs } from '../../support/fs-trace.ts';
 import { nextCommand } from './fixtures/demo-run.ts';
@@ -87,8 +87,9 @@ describe('commit order on disk', () => {
       state = r.state;
     }
     trace.mark('end');
-    // Per commit, in this order: the ledger's fsync, the temp run.json's fsync, the rename, the
-    // run folder's fsync, and all of them before the commit resolved (the next mark).
+    // Per commit: the ledger's fsync and the temp run.json's fsync (run at the same time, so in
+    // either order), then the rename, then the run folder's fsync, and all of them before the
+    // commit resolved (the next mark).
     const per = sliceByMarks(trace.calls).slice(1, -1);
     expect(per).toHaveLength(3);
     for (const calls of per) {
@@ -99,8 +100,43 @@ describe('commit order on disk', () => {
         if (c.op === 'fsync' && c.file === dir) return ['folder fsync'];
         return [];
       });
-      expect(steps).toEqual(['ledger fsync', 'run.json fsync', 'run.json rename', 'folder fsync']);
+      expect(steps).toHaveLength(4);
+      expect([...steps.slice(0, 2)].sort()).toEqual(['ledger fsync', 'run.json fsync']);
+      expect(steps.slice(2)).toEqual(['run.json rename', 'folder fsync']);
     }
+  });
+
+  it('a ledger append that fails leaves run.json as it was and no temp file behind', async () => {
+    const state = await driveRun(store, ws, 2);
+    const { dir, ledger } = runFiles(ws);
+    const before = fs.readFileSync(path.join(dir, 'run.json'), 'utf8');
+    trace.restore();
+    // The disk refuses the ledger's fsync once (as a full or failing disk does).
+    const fsync = fs.fsync;
+    let failed = false;
+    const spy = vi.spyOn(fs, 'fsync').mockImplementation(((
+      fd: number,
+      cb: (e: unknown) => void,
+    ) => {
+      const isLedger = fs.readlinkSync(`/proc/self/fd/${fd}`) === fs.realpathSync(ledger);
+      if (isLedger && !failed) {
+        failed = true;
+        cb(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }));
+        return;
+      }
+      fsync(fd, cb);
+    }) as typeof fs.fsync);
+    try {
+      await expect(store.commit(RUN_ID, 'fails', nextCommand(state, 3))).rejects.toThrow(/EIO/);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(failed).toBe(true);
+    expect(fs.readFileSync(path.join(dir, 'run.json'), 'utf8')).toBe(before);
+    expect(fs.readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    // The run goes on: the same command commits once the disk answers again.
+    const r = await store.commit(RUN_ID, 'fails', nextCommand(state, 3));
+    expect(r.ok && r.state.seq).toBeGreaterThan(state.seq);
   });
 
   it('a deferred projection leaves run.json to project(), which writes it durably', async () => {

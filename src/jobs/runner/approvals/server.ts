@@ -2,9 +2,11 @@
  * The approval MCP server of `permissions: ask`: started per step by Claude Code (stdio, from
  * the `--mcp-config` phasebridge writes), it serves one tool, `approve`, Claude's
  * permission-prompt-tool. Each call is recorded in bridge.db's `tool_approvals` (the server runs
- * in the agent's process tree, on the bridge's machine: the shared bridge.db is what reaches the
- * bridge, which shows the request in the run's chat thread and records the decision). The call
- * returns once the request is decided, or denies it at its expiry: unanswered means denied.
+ * in the agent's process tree, on the bridge's machine), then pushed to the bridge
+ * (`waitForDecision`, its control socket), which shows it in the run's chats at once and answers
+ * when it is decided: no polling while a bridge listens. Without one, bridge.db is looked at every
+ * `pollMs`. The call returns once the request is decided, or denies it at its expiry: unanswered
+ * means denied.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -26,8 +28,16 @@ export interface ApprovalServerOptions {
   attempt: number;
   /** How long a request waits for people before it is denied. */
   expiresInMs: number;
-  /** How often the decision is looked for (default 200 ms). */
+  /** How often bridge.db is looked at when no bridge takes the push (default 200 ms). */
   pollMs?: number;
+  /**
+   * Hands request `id` to the bridge and resolves when the bridge says it is decided (at most
+   * `timeoutMs`); 'unavailable' when no bridge took it. Absent: polling only.
+   */
+  waitForDecision?: (
+    id: string,
+    timeoutMs: number,
+  ) => Promise<'decided' | 'unknown' | 'unavailable'>;
   now?: () => number;
 }
 
@@ -55,8 +65,15 @@ export async function decideRequest(
     if (row?.status === 'allowed') return { allow: true };
     if (row?.status === 'denied') return { allow: false, message: row.reason ?? 'denied' };
     if (row === null) return { allow: false, message: 'the request was lost; denied' };
-    if (now() >= row.expiresAt) await opts.repo.expire(asked.id);
-    else await sleep(Math.min(opts.pollMs ?? 200, Math.max(1, row.expiresAt - now())));
+    const left = row.expiresAt - now();
+    if (left <= 0) {
+      await opts.repo.expire(asked.id);
+      continue;
+    }
+    const pushed = opts.waitForDecision ? await opts.waitForDecision(asked.id, left) : undefined;
+    if (pushed !== 'decided') {
+      await sleep(Math.min(opts.pollMs ?? 200, Math.max(1, row.expiresAt - now())));
+    }
   }
 }
 

@@ -1,0 +1,165 @@
+/**
+ * The figures `npm run bench` keeps (bench/results.json) and docs/performance.md shows: each
+ * read from one benchmark's JSON, with its goal. A figure whose benchmark did not run keeps its
+ * last value, date and machine; one whose field is missing shows as not measured.
+ */
+import os from 'node:os';
+
+/** A goal: the value must stay at or under (`max`) or at or over (`min`) `limit`. */
+export interface Goal {
+  kind: 'max' | 'min';
+  limit: number;
+}
+
+/** One figure: where it comes from and what it must meet. */
+export interface FigureSpec {
+  id: string;
+  bench: string;
+  label: string;
+  unit: '' | '×' | 'ms';
+  goal: Goal | null;
+  read: (json: unknown) => number | undefined;
+}
+
+/** The machine a benchmark ran on, in the words the doc shows. */
+export interface Machine {
+  cpus: number;
+  cpu_model: string;
+  mem_gib: number;
+  os: string;
+  node: string;
+  load_avg_1m: number;
+}
+
+/** A figure's last measured value. */
+export interface FigureValue {
+  id: string;
+  value: number | null;
+  met: boolean | null;
+  ran_at: string;
+  machine: Machine;
+}
+
+/** Reads `json.a.b.c` (array items by a predicate through `pick`); undefined when absent. */
+function at(json: unknown, ...keys: (string | ((v: unknown[]) => unknown))[]): number | undefined {
+  let v: unknown = json;
+  for (const k of keys) {
+    if (typeof k === 'function') v = Array.isArray(v) ? k(v) : undefined;
+    else v = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
+  }
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
+const layoutRatio = (layout: string): FigureSpec => ({
+  id: `engine-commit.${layout}`,
+  bench: 'engine-commit',
+  label: `engine commit vs raw I/O, ${layout} layout`,
+  unit: '',
+  goal: { kind: 'min', limit: 0.8 },
+  read: (j) => at(j, 'layouts', layout, 'ratio'),
+});
+
+const p50 = (id: string, label: string, field: string, limit: number | null): FigureSpec => ({
+  id: `tool-approval.${id}`,
+  bench: 'tool-approval',
+  label,
+  unit: 'ms',
+  goal: limit === null ? null : { kind: 'max', limit },
+  read: (j) => at(j, field, 'p50_ms'),
+});
+
+/** Every figure, in the order the doc lists them. */
+export const FIGURES: readonly FigureSpec[] = [
+  ...['native', 'codemachine', 'codexclaw', 'flow', 'coordinator'].map(layoutRatio),
+  {
+    id: 'cli-start.help',
+    bench: 'cli-start',
+    label: '`phasebridge --help` vs bare `node -e 0` (median)',
+    unit: '×',
+    goal: { kind: 'max', limit: 2 },
+    read: (j) => at(j, 'help', 'ratio_to_bare'),
+  },
+  {
+    id: 'cli-start.status',
+    bench: 'cli-start',
+    label: '`phasebridge status` vs bare `node -e 0` (median)',
+    unit: '×',
+    goal: { kind: 'max', limit: 2 },
+    read: (j) => at(j, 'status', 'ratio_to_bare'),
+  },
+  {
+    id: 'cli-start.help_cpu',
+    bench: 'cli-start',
+    label: '`phasebridge --help` CPU time vs bare Node',
+    unit: '×',
+    goal: null,
+    read: (j) => at(j, 'help', 'cpu_ratio_to_bare'),
+  },
+  p50('asked', 'tool approval: agent asks → buttons posted, p50', 'asked_to_buttons', 1000),
+  p50('press', 'tool approval: press → answer at the agent, p50', 'press_to_answer', 50),
+  p50('server', 'tool approval: approval server start, p50', 'server_start', 1000),
+  p50('checkpoint', 'checkpoint press → edit, same run, p50', 'checkpoint_press_to_edit', 50),
+  {
+    id: 'workers.at4',
+    bench: 'workers',
+    label: '16 runs on 4 workers vs ideal',
+    unit: '',
+    goal: { kind: 'min', limit: 0.85 },
+    read: (j) =>
+      at(
+        j,
+        'rounds',
+        (rs) => rs.find((r) => (r as { workers?: number }).workers === 4),
+        'efficiency',
+      ),
+  },
+  {
+    id: 'long-run.ratio',
+    bench: 'long-run',
+    label: 'commits of a long run vs a short one',
+    unit: '',
+    goal: { kind: 'min', limit: 0.5 },
+    read: (j) => at(j, 'ratio'),
+  },
+];
+
+/** Whether `value` meets `goal` (null without a goal or a value). */
+export function meets(goal: Goal | null, value: number | undefined): boolean | null {
+  if (goal === null || value === undefined) return null;
+  return goal.kind === 'max' ? value <= goal.limit : value >= goal.limit;
+}
+
+/** This machine, as a figure records it. */
+export function thisMachine(): Machine {
+  return {
+    cpus: os.cpus().length,
+    cpu_model: os.cpus()[0]?.model.trim() ?? 'unknown',
+    mem_gib: Number((os.totalmem() / 2 ** 30).toFixed(1)),
+    os: `${os.type()} ${os.release()}`,
+    node: process.version,
+    load_avg_1m: Number(os.loadavg()[0]!.toFixed(2)),
+  };
+}
+
+const goalText = (s: FigureSpec) =>
+  s.goal === null ? '—' : `${s.goal.kind === 'max' ? '≤' : '≥'} ${s.goal.limit}${s.unit}`;
+const machineText = (m: Machine) =>
+  `${m.cpus} × ${m.cpu_model}, ${m.mem_gib} GiB, ${m.node}, load ${m.load_avg_1m}`;
+
+/** The Markdown table of the figures' last values (between the doc's markers). */
+export function figuresTable(values: readonly FigureValue[]): string {
+  const byId = new Map(values.map((v) => [v.id, v]));
+  const rows = FIGURES.map((s) => {
+    const v = byId.get(s.id);
+    if (v === undefined)
+      return `| ${s.label} | \`${s.bench}\` | ${goalText(s)} | not run yet | | | |`;
+    const value = v.value === null ? 'not measured' : `${v.value}${s.unit}`;
+    const met = v.met === null ? '' : v.met ? 'yes' : '**no**';
+    return `| ${s.label} | \`${s.bench}\` | ${goalText(s)} | ${value} | ${met} | ${v.ran_at.slice(0, 16).replace('T', ' ')} | ${machineText(v.machine)} |`;
+  });
+  return [
+    '| figure | bench | goal | last value | met | ran (UTC) | machine |',
+    '|---|---|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
+}
