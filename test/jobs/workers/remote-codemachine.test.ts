@@ -197,7 +197,7 @@ if (availability.ok || inCi()) {
   });
 } else {
   describe('remote codemachine steps (git mode)', () => {
-    it.skip('needs Redis', () => {});
+    it.skip('needs redis-server (apt-get install -y redis-server, or set REDIS_URL)', () => {});
   });
   process.stderr.write(NO_REDIS_BANNER);
 }
