@@ -9,8 +9,10 @@ export default defineConfig({
   test: {
     // No include here: `extends: true` would merge it into each project's list.
     // Deadlines, not speed goals: PHASEBRIDGE_TEST_SLOWDOWN (default 1, CI may set 3) scales them.
-    testTimeout: slow(30_000),
-    hookTimeout: slow(30_000),
+    // 60 s covers every test (a test needing more says `slow(ms)`): a deadline only bounds a
+    // wait for an event, so a generous one costs nothing when the test passes.
+    testTimeout: slow(60_000),
+    hookTimeout: slow(60_000),
     teardownTimeout: slow(10_000),
     // CI must never run a focused subset.
     allowOnly: !process.env.CI,

@@ -55,5 +55,5 @@ describe('phasebridge serve with Telegram', () => {
     // Which adapters are up, and what to do next on a fresh home.
     expect(banner).toContain('Chats:       telegram (up)');
     expect(banner).toContain('Next:        pair a chat with the code above (no chat is bound yet)');
-  }, 60_000);
+  });
 });

@@ -40,3 +40,20 @@ export async function waitUntil<T>(
     await new Promise((r) => setTimeout(r, opts.everyMs ?? 20));
   }
 }
+
+/**
+ * For "nothing more happens" checks: polls `check` for `slow(ms)` and fails as soon as it is false
+ * (an absence has no event to wait for; the window grows with the factor, it never shrinks).
+ */
+export async function holdsFor(
+  check: () => boolean | Promise<boolean>,
+  ms: number,
+  message = 'the condition stopped holding',
+): Promise<void> {
+  const until = Date.now() + slow(ms);
+  for (;;) {
+    if (!(await check())) throw new Error(message);
+    if (Date.now() > until) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -17,6 +17,7 @@ import {
   redisAvailable,
   startRedis,
 } from '../../support/redis.ts';
+import { slow } from '../../support/slowdown.ts';
 import { ALICE, makeEnv, type TestEnv } from '../orchestrator/helpers.ts';
 import {
   bridgeQueue,
@@ -28,7 +29,7 @@ import {
 } from './support.ts';
 
 const availability = redisAvailable();
-const TIMEOUT = 90_000;
+const TIMEOUT = slow(90_000);
 
 /** A step that succeeds, then one that fails (its file is missing): exit code 3. */
 const WORKFLOW = [
