@@ -11,6 +11,7 @@ import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, describe, expect, it } from 'vitest';
+import { slow } from '../support/slowdown.ts';
 import { MANY_STEPS_TIMEOUT_MS, runCliAsync } from './support.ts';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/phasebridge.js');
@@ -51,7 +52,7 @@ async function startServe(): Promise<{ child: ChildProcess; output: () => string
   started.push(child);
   let out = '';
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve not up:\n${out}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`serve not up:\n${out}`)), slow(60_000));
     const on = (c: Buffer) => {
       out += c.toString();
       if (out.includes('Ctrl+C stops')) {
