@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// `npm run mutate [-- --mutate src/engine/checkpoint-policy.ts]`: Stryker with stryker.config.json.
+// `npm run mutate [-- --mutate a.ts,b.ts --name policy]`: Stryker with stryker.config.json; `--name`
+// keeps that subset's incremental results and reports apart (.cache/stryker/<name>.*).
 // StrykerJS 10 declares Node >= 22 and its CLI refuses older; the project supports Node 20, where
 // the mutation run itself works, so this starts Stryker's API without the CLI's version guard.
 import path from 'node:path';
@@ -14,10 +15,16 @@ const options = {};
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--mutate') options.mutate = args[++i].split(',');
   else if (args[i] === '--no-incremental') options.incremental = false;
+  else if (args[i] === '--name') {
+    const name = args[++i];
+    options.incrementalFile = `.cache/stryker/${name}.incremental.json`;
+    options.jsonReporter = { fileName: `.cache/stryker/${name}.json` };
+    options.htmlReporter = { fileName: `.cache/stryker/${name}.html` };
+  }
   else {
-    console.error(`mutate: unknown argument ${args[i]} (known: --mutate a.ts,b.ts, --no-incremental)`);
+    console.error(`mutate: unknown argument ${args[i]} (known: --mutate a.ts,b.ts, --name NAME, --no-incremental)`);
     process.exit(2);
   }
 }
 const results = await new Stryker(options).runMutationTest();
-console.log(`mutate: ${results.length} mutants; report in .cache/stryker/mutation.html`);
+console.log(`mutate: ${results.length} mutants; report in .cache/stryker/ (html and json)`);
