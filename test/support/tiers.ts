@@ -49,8 +49,9 @@ export const SLOW_FILES = [
   // Queue drivers with worker processes; BullMQ needs redis-server.
   'test/jobs/queue/bullmq.test.ts',
   'test/jobs/queue/sqlite.test.ts',
-  // Agents and git as child processes; a tmpfs mount.
+  // Agents and git as child processes; a tmpfs mount; the approval server over MCP stdio.
   'test/jobs/runner/agent-failure.test.ts',
+  'test/jobs/runner/approval-server.test.ts',
   'test/jobs/runner/demo-agent.test.ts',
   'test/jobs/runner/disk-full.test.ts',
   'test/jobs/runner/git-diff.test.ts',
