@@ -253,7 +253,10 @@ describe('a full disk on a commit', () => {
       linux &&
       isRoot &&
       spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=512k', 'tmpfs', mnt]).status === 0;
-    if (!mounted) ctx.skip();
+    if (!mounted)
+      ctx.skip(
+        'needs root (and Linux) to mount a small tmpfs: run as root, e.g. in the CI container',
+      );
     onTestFinished(() => {
       spawnSync('umount', [mnt]);
     });
