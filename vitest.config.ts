@@ -1,15 +1,45 @@
 import { defineConfig } from 'vitest/config';
+import { slow } from './test/support/slowdown.ts';
+import { SLOW_FILES, SLOW_GLOBS } from './test/support/tiers.ts';
+
+const ALL = ['test/**/*.test.ts'];
+const SLOW = [...SLOW_GLOBS, ...SLOW_FILES];
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // No include here: `extends: true` would merge it into each project's list.
+    // Deadlines, not speed goals: PHASEBRIDGE_TEST_SLOWDOWN (default 1, CI may set 3) scales them.
+    // 60 s covers every test (a test needing more says `slow(ms)`): a deadline only bounds a
+    // wait for an event, so a generous one costs nothing when the test passes.
+    testTimeout: slow(60_000),
+    hookTimeout: slow(60_000),
+    teardownTimeout: slow(10_000),
     // CI must never run a focused subset.
     allowOnly: !process.env.CI,
+    // An error no test awaited (a watcher, a socket) fails the run: it is a defect, not noise.
+    dangerouslyIgnoreUnhandledErrors: false,
     pool: 'forks',
-    // Most long tests wait on platform pacing or child processes, not the CPU: on 2 cores the
+    // Most slow tests wait on platform pacing or child processes, not the CPU: on 2 cores the
     // default (one fork) left the second core idle and the suite took 11 minutes.
     maxWorkers: 3,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'fast',
+          include: ALL,
+          exclude: SLOW,
+          // A fast file that starts a child process fails at once, saying it belongs in the slow tier.
+          setupFiles: ['test/support/fast-tier-guard.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'slow',
+          include: SLOW,
+        },
+      },
+    ],
   },
 });

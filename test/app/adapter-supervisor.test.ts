@@ -14,6 +14,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import { FakeDiscord } from '../fakes/discord.ts';
 import { FakeTelegram } from '../fakes/telegram.ts';
+import { slow } from '../support/slowdown.ts';
 
 const TELEGRAM_TOKEN = '123456:TEST-token_abc';
 
@@ -32,7 +33,7 @@ async function freePort(): Promise<number> {
 }
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + slow(20_000);
   for (;;) {
     const value = await probe();
     if (value !== undefined) return value;

@@ -10,6 +10,7 @@ import { type RunningBridge, startBridge } from '../../src/app/bridge.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import { FakeTelegram } from '../fakes/telegram.ts';
+import { slow } from '../support/slowdown.ts';
 
 const TEAM = { id: -2001, type: 'supergroup' as const, title: 'Team' };
 const ALICE = { id: 601, first_name: 'Alice', username: 'alice' };
@@ -20,7 +21,7 @@ afterEach(async () => {
 });
 
 async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>) {
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + slow(20_000);
   for (;;) {
     const value = await probe();
     if (value !== undefined) return value;

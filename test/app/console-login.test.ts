@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type RunningBridge, startBridge } from '../../src/app/bridge.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
+import { slow } from '../support/slowdown.ts';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/phasebridge.js');
 
@@ -116,7 +117,7 @@ async function say(cookie: string, csrf: string, text: string): Promise<number> 
 }
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + slow(15_000);
   for (;;) {
     const value = await probe();
     if (value !== undefined) return value;

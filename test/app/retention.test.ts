@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startBridge } from '../../src/app/bridge.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
+import { slow } from '../support/slowdown.ts';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -38,7 +39,7 @@ describe('the bridge prunes periodically', () => {
     await bridge.repos.audit.record({ actor: 'cli:new', action: 'bind', outcome: 'allowed' });
 
     const exportDir = path.join(home, 'audit');
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + slow(20_000);
     let files: string[] = [];
     while (files.length === 0 && Date.now() < deadline) {
       files = fs.existsSync(exportDir)

@@ -13,6 +13,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import { runCliAsync } from '../cli/support.ts';
 import { FakeTelegram } from '../fakes/telegram.ts';
+import { holdsFor, slow } from '../support/slowdown.ts';
 
 const ALICE = { id: 501, is_bot: false, first_name: 'Alice', username: 'alice' };
 const DM = { id: 501, type: 'private' as const };
@@ -23,7 +24,7 @@ afterEach(async () => {
 });
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + slow(20_000);
   for (;;) {
     const value = await probe();
     if (value !== undefined) return value;
@@ -110,9 +111,10 @@ describe('Telegram polling that dies while running', () => {
       expect(check.detail).toMatch(expected);
       expect(check.detail).not.toContain(fake.token);
 
-      await new Promise((r) => setTimeout(r, 300));
       // Once at error level (each /readyz request adds its own warn line, as for any probe).
-      const reported = lines.filter((l) => expected.test(l) && JSON.parse(l).level === 50);
+      const errorLines = () => lines.filter((l) => expected.test(l) && JSON.parse(l).level === 50);
+      await holdsFor(() => errorLines().length <= 1, 300, 'reported more than once');
+      const reported = errorLines();
       expect(reported).toHaveLength(1);
       expect(JSON.parse(reported[0]!).component).toBe('telegram');
       // Not retried: no getUpdates after the failed one.

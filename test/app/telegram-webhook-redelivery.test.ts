@@ -9,10 +9,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { TEAM, TelegramDriver } from '../contracts/drivers/telegram.ts';
 import { until } from '../contracts/platform-driver.ts';
 import { World } from '../contracts/world.ts';
+import { slow } from '../support/slowdown.ts';
 
 const SECRET = 'wh-secret_0123456789';
 /** Telegram's patience with a webhook call, and its pause before sending again (fake clock). */
-const TIMEOUT_MS = 60_000;
+const TIMEOUT_MS = slow(60_000);
 const RETRY_MS = 30_000;
 
 let w: World | undefined;

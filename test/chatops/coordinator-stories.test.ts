@@ -28,6 +28,7 @@ import {
   redisAvailable,
   startRedis,
 } from '../support/redis.ts';
+import { slow } from '../support/slowdown.ts';
 import {
   startWorkerProcess,
   type WorkerProcess,
@@ -196,38 +197,46 @@ describe.runIf(redisOk)('coordinator preset through chat on BullMQ', () => {
     await redis?.stop();
   });
 
-  it('runs the tasks on 2 worker processes and archives the session', async () => {
-    w = await World.create({
-      queue: () => createBullmqQueue({ url: redis.url }),
-      orchestrator: { worker: false },
-    });
-    const world = w;
-    try {
-      for (let i = 0; i < 2; i++) {
-        processes.push(
-          await startWorkerProcess({
+  it(
+    'runs the tasks on 2 worker processes and archives the session',
+    async () => {
+      w = await World.create({
+        queue: () => createBullmqQueue({ url: redis.url }),
+        orchestrator: { worker: false },
+      });
+      const world = w;
+      try {
+        // Both started at once; each resolves only when its process takes jobs (ready, not timed).
+        const starting = [0, 1].map(() =>
+          startWorkerProcess({
             home: world.home,
             redisUrl: redis.url,
             concurrency: 1,
             env: { DEMO_AGENT_BEHAVIOUR: BEHAVIOUR },
           }),
         );
+        const started = await Promise.allSettled(starting);
+        // Kept for the finally's stop even when the other one failed to start.
+        for (const r of started) if (r.status === 'fulfilled') processes.push(r.value);
+        for (const r of started) if (r.status === 'rejected') throw r.reason;
+        const { runId, state, end } = await coordinatorThroughChat(world);
+        expect(end.text).toContain('Session .coordinator/ archived');
+        checkArchive(world.workspace);
+        const tasks = state.steps.find((s) => s.id === 'execute')!.tasks!;
+        const pids = tasks.map((t) =>
+          workerPidOfLog(
+            fs.readFileSync(taskLogPath(world.workspace, runId, 'execute', t.id, 1), 'utf8'),
+          ),
+        );
+        // The task logs name the worker process that ran each task: both processes did.
+        expect(new Set(pids)).toEqual(new Set(processes.map((p) => p.pid)));
+        expect(new Set(tasks.map((t) => t.worker)).size).toBe(2);
+      } finally {
+        // Stopped before the workspace is removed: they may still be writing their logs.
+        for (const p of processes.splice(0)) await p.stop();
       }
-      const { runId, state, end } = await coordinatorThroughChat(world);
-      expect(end.text).toContain('Session .coordinator/ archived');
-      checkArchive(world.workspace);
-      const tasks = state.steps.find((s) => s.id === 'execute')!.tasks!;
-      const pids = tasks.map((t) =>
-        workerPidOfLog(
-          fs.readFileSync(taskLogPath(world.workspace, runId, 'execute', t.id, 1), 'utf8'),
-        ),
-      );
-      // The task logs name the worker process that ran each task: both processes did.
-      expect(new Set(pids)).toEqual(new Set(processes.map((p) => p.pid)));
-      expect(new Set(tasks.map((t) => t.worker)).size).toBe(2);
-    } finally {
-      // Stopped before the workspace is removed: they may still be writing their logs.
-      for (const p of processes.splice(0)) await p.stop();
-    }
-  });
+      // Two process starts and a whole workflow on a loaded 2-core machine: a deadline, not a goal.
+    },
+    slow(120_000),
+  );
 });

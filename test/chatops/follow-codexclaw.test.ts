@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { holdsFor } from '../support/slowdown.ts';
 import { ALICE, CAROL, TEAM_REF, until, World } from './support.ts';
 
 let w: World;
@@ -61,8 +62,7 @@ describe('following a codexclaw workspace', () => {
     // A row still being written is not read until its newline lands.
     const next = row('P', 'A');
     append(next.slice(0, 20));
-    await new Promise((r) => setTimeout(r, 1200));
-    expect(announced()).toHaveLength(1);
+    await holdsFor(() => announced().length === 1, 1200, 'a half-written row was announced');
     append(next.slice(20));
     await until(() => announced().length === 2, 'the P → A row');
     expect(announced()[1]!.text).toContain(': P → A · orchestrate by the agent');
@@ -73,8 +73,7 @@ describe('following a codexclaw workspace', () => {
     await w.start();
     await until(() => announced().length === 3, 'the A → B row after the restart');
     expect(announced()[2]!.text).toContain(': A → B · orchestrate by a human · override');
-    await new Promise((r) => setTimeout(r, 1200));
-    expect(announced()).toHaveLength(3);
+    await holdsFor(() => announced().length === 3, 1200, 'a row was announced twice');
 
     // Read-only: the session file is as codexclaw left it, unknown field and all.
     expect(JSON.parse(fs.readFileSync(session, 'utf8'))).toEqual(state);

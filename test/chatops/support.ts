@@ -24,6 +24,7 @@ import {
   type FakeUser,
   type StoredMessage,
 } from '../fakes/telegram.ts';
+import { slow } from '../support/slowdown.ts';
 
 /** The people of the stories; Alice starts runs, Bob approves, Carol has no role, Dave views. */
 export const ALICE: FakeUser = { id: 501, first_name: 'Alice', username: 'alice' };
@@ -218,7 +219,7 @@ export class World {
 
 /** Polls `check` until it is true; fails with `what` after a generous deadline (not a timing assertion). */
 export async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + slow(15_000);
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));

@@ -86,7 +86,7 @@ describe('phasebridge doctor', () => {
       `application phasebridge (${discord.state.applicationId}), intents Guilds, GuildMessages; the Message Content intent is off, so replies to run messages are not seen as guidance`,
     );
     expect(lineOf(r.out, 'discord')).toContain('Privileged Gateway Intents → Message Content on');
-  }, 60_000);
+  });
 
   it('names a refused token with the fix for each platform', async () => {
     const { env } = await fakes();
@@ -105,7 +105,7 @@ describe('phasebridge doctor', () => {
     );
     expect(lineOf(r.out, 'discord')).toMatch(/refused \(401\)\n +fix: .*Reset Token/);
     expect(r.out).not.toContain('999999:not-the-right-token');
-  }, 60_000);
+  });
 
   it('names a missing Slack scope, another Discord application and a failing webhook', async () => {
     const { telegram, slack, env } = await fakes();
@@ -131,7 +131,7 @@ describe('phasebridge doctor', () => {
     expect(lineOf(r.out, 'telegram webhook')).toMatch(
       /last delivery failed at 2023-11-14T22:13:20.000Z: Connection refused; 0 pending update\(s\)\n +fix: make https:\/\/pb.example.test\/telegram reachable/,
     );
-  }, 60_000);
+  });
 
   it('tells an unreachable API (closed port) from a TLS failure', async () => {
     const { slack } = await fakes();
@@ -153,7 +153,7 @@ describe('phasebridge doctor', () => {
     expect(lineOf(r.out, 'slack')).toMatch(
       /TLS handshake or certificate failed .*\n +fix: .*clock/,
     );
-  }, 60_000);
+  });
 });
 
 describe('classifyFetchError', () => {

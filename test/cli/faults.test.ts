@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
+import { slow } from '../support/slowdown.ts';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/phasebridge.js');
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-faults-'));
@@ -37,7 +38,7 @@ function cli(
     cwd: opts.cwd ?? root,
     env: { PATH: process.env.PATH, LOG_LEVEL: 'silent', DEMO_AGENT_BEHAVIOUR: 'sleep=20', ...env },
     encoding: 'utf8',
-    timeout: 30_000,
+    timeout: slow(30_000),
     ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.uid } : {}),
   });
   const lines = res.stderr
@@ -252,7 +253,10 @@ describe('a full disk on a commit', () => {
       linux &&
       isRoot &&
       spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=512k', 'tmpfs', mnt]).status === 0;
-    if (!mounted) ctx.skip();
+    if (!mounted)
+      ctx.skip(
+        'needs root (and Linux) to mount a small tmpfs: run as root, e.g. in the CI container',
+      );
     onTestFinished(() => {
       spawnSync('umount', [mnt]);
     });

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { slow } from '../support/slowdown.ts';
 import { MANY_STEPS_TIMEOUT_MS, runCli, runCliAsync } from './support.ts';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/phasebridge.js');
@@ -42,7 +43,7 @@ async function startServe(home: string, ws: string): Promise<ChildProcess> {
   });
   let out = '';
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve not up:\n${out}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`serve not up:\n${out}`)), slow(60_000));
     const on = (c: Buffer) => {
       out += c.toString();
       if (out.includes('Ctrl+C stops')) {
@@ -70,7 +71,7 @@ async function workerStderr(home: string): Promise<string> {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await new Promise<void>((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`worker not up:\n${out}${err}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`worker not up:\n${out}${err}`)), slow(60_000));
     child.stdout!.on('data', (c: Buffer) => {
       out += c.toString();
       if (out.includes('running jobs from')) {

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeDiscord } from '../fakes/discord.ts';
+import { slow } from '../support/slowdown.ts';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/phasebridge.js');
 /** Discord-shaped: base64 user id, timestamp, HMAC; every segment long enough to be masked. */
@@ -52,7 +53,7 @@ function serve(env: Record<string, string>): Served {
 }
 
 async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>) {
-  const deadline = Date.now() + 40_000;
+  const deadline = Date.now() + slow(40_000);
   for (;;) {
     const value = await probe();
     if (value !== undefined) return value;

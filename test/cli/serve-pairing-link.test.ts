@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeTelegram } from '../fakes/telegram.ts';
+import { slow } from '../support/slowdown.ts';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/phasebridge.js');
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -40,7 +41,7 @@ describe('phasebridge serve with Telegram', () => {
     });
     let out = '';
     const banner = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no banner in:\n${out}`)), 40_000);
+      const timer = setTimeout(() => reject(new Error(`no banner in:\n${out}`)), slow(40_000));
       child.stdout.on('data', (c: Buffer) => {
         out += c.toString();
         if (out.includes('Ctrl+C stops')) {
@@ -55,5 +56,5 @@ describe('phasebridge serve with Telegram', () => {
     // Which adapters are up, and what to do next on a fresh home.
     expect(banner).toContain('Chats:       telegram (up)');
     expect(banner).toContain('Next:        pair a chat with the code above (no chat is bound yet)');
-  }, 60_000);
+  });
 });

@@ -20,15 +20,16 @@ import { createRepositories } from '../../src/db/repositories/index.ts';
 import type { RunEvent } from '../../src/engine/events.ts';
 import { readLedger } from '../../src/engine/ledger/ledger-file.ts';
 import { FakeTelegram, type FakeUser, type StoredMessage } from '../fakes/telegram.ts';
+import { slow } from '../support/slowdown.ts';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/phasebridge.js');
 const BOB: FakeUser = { id: 502, first_name: 'Bob', username: 'bob' };
 const TEAM = { id: -1001, type: 'supergroup' as const, title: 'Team' };
 const AGENT = 'tasks=4 taskfile=.coordinator/tasks.json tests=3/3 write=agent-runs.txt';
 const STEPS = ['discover', 'plan', 'execute', 'merge', 'verify', 'summarize'];
-const TIMEOUT_MS = 120_000;
+const TIMEOUT_MS = slow(120_000);
 /** Agent time after the kill: the re-run step still runs when the offer is pressed. */
-const AFTER_KILL_MS = 2500;
+const AFTER_KILL_MS = slow(2500);
 
 type State = {
   state: string;
@@ -48,8 +49,14 @@ afterEach(async () => {
 function when<T>(dir: string, check: () => T | null | undefined | false, what: string): Promise<T> {
   return new Promise((resolve, reject) => {
     const watcher = fs.watch(dir, { recursive: true }, () => look());
+    // Node's recursive watch on Linux emits ENOENT when a subfolder goes while it scans it (the
+    // agents' folders come and go): the poll below still looks, so the watcher just stops.
+    watcher.on('error', () => watcher.close());
     const safety = setInterval(() => look(), 25);
-    const deadline = setTimeout(() => done(new Error(`timed out waiting for ${what}`)), 60_000);
+    const deadline = setTimeout(
+      () => done(new Error(`timed out waiting for ${what}`)),
+      slow(60_000),
+    );
     if (process.env.PB_DEBUG) console.log(new Date().toISOString(), 'waiting for', what);
     function done(err: Error | null, value?: T) {
       watcher.close();

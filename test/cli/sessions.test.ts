@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/engine/events.ts';
 import { readLedger } from '../../src/engine/ledger/ledger-file.ts';
+import { slow } from '../support/slowdown.ts';
 import { MANY_STEPS_TIMEOUT_MS } from './support.ts';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/phasebridge.js');
@@ -38,7 +39,7 @@ function setup() {
       cwd: root,
       env: env(behaviour),
       encoding: 'utf8',
-      timeout: 90_000,
+      timeout: slow(90_000),
     });
     return { code: r.status, out: `${r.stdout}${r.stderr}` };
   };
@@ -53,7 +54,7 @@ function setup() {
 }
 
 async function until<T>(check: () => T | null | undefined | false, what: string): Promise<T> {
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + slow(60_000);
   for (;;) {
     const v = check();
     if (v) return v;

@@ -78,7 +78,7 @@ describe('phasebridge setup slack', () => {
     expect(printedManifest(r.out)).toEqual(manifest);
     expect(r.out).toContain(`HTTP mode: Slack sends commands, events and button presses to ${url}`);
     expect(r.out).toMatch(/ok +slack: team Fake, bot user phasebridge, scopes complete/);
-  }, 60_000);
+  });
 
   it('prints a Socket Mode manifest without request URLs', async () => {
     const r = await setup(['slack', '--socket']).result;
@@ -88,13 +88,13 @@ describe('phasebridge setup slack', () => {
     expect(JSON.stringify(manifest)).not.toMatch(/url/);
     expect(manifest.features.slash_commands[0].command).toBe('/pb');
     expect(r.out).toContain('Next: set SLACK_BOT_TOKEN');
-  }, 60_000);
+  });
 
   it('refuses HTTP mode without a public URL, naming both ways out', async () => {
     const r = await setup(['slack']).result;
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/PHASEBRIDGE_PUBLIC_URL or pass --public-url; or pass --socket/);
-  }, 60_000);
+  });
 });
 
 describe('phasebridge setup discord', () => {
@@ -115,7 +115,7 @@ describe('phasebridge setup discord', () => {
     expect(r.out).toContain('Intents: Guilds, GuildMessages (not privileged)');
     expect(r.out).toContain('Privileged Gateway Intents turn Message Content on');
     expect(r.out).toMatch(/ok +discord: application phasebridge/);
-  }, 60_000);
+  });
 
   it('computes the permission integer from the named list (bits as discord.js has them)', () => {
     for (const p of DISCORD_PERMISSIONS) {
@@ -138,7 +138,7 @@ describe('phasebridge setup telegram', () => {
     expect(r.out).toContain('privacy mode stays on');
     expect(r.out).toContain("serves that URL's path\n   (/tg/hook)");
     expect(r.out).toMatch(/ok +telegram: bot @phasebridge_bot, privacy mode on/);
-  }, 60_000);
+  });
 
   it('asks for a token when none is set, checks it and does not keep it', async () => {
     const telegram = await FakeTelegram.start();
@@ -156,13 +156,13 @@ describe('phasebridge setup telegram', () => {
     expect(r.out).toMatch(/ok +telegram: bot @phasebridge_bot/);
     expect(r.out).toContain("Put it in the bridge's environment as TELEGRAM_BOT_TOKEN");
     expect(fs.existsSync(home) ? fs.readdirSync(home).join() : '').not.toContain(telegram.token);
-  }, 60_000);
+  });
 
   it('refuses an unknown platform', async () => {
     const r = await setup(['matrix']).result;
     expect(r.code).toBe(2);
     expect(r.err).toContain('unknown platform "matrix": use telegram, slack, discord');
-  }, 60_000);
+  });
 });
 
 /** stderr without the note bin/phasebridge.js prints when it rebuilds dist/ first. */

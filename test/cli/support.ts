@@ -1,6 +1,7 @@
 /** Runs the real `phasebridge` CLI (node bin/phasebridge.js) in a child process, for CLI tests. */
 import { spawn, spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
+import { slow } from '../support/slowdown.ts';
 
 const BIN = resolve(import.meta.dirname, '../../bin/phasebridge.js');
 
@@ -8,7 +9,7 @@ const BIN = resolve(import.meta.dirname, '../../bin/phasebridge.js');
  * Timeout of a test that walks a run through many CLI invocations: each one is a fresh Node
  * process (about a second of CPU), so a busy 2-core machine needs headroom over the default.
  */
-export const MANY_STEPS_TIMEOUT_MS = 120_000;
+export const MANY_STEPS_TIMEOUT_MS = slow(120_000);
 
 /** What a CLI run printed and returned. */
 export interface CliResult {
@@ -28,7 +29,7 @@ export function runCli(args: readonly string[], home: string, cwd: string): CliR
       DEMO_AGENT_BEHAVIOUR: 'sleep=20',
     },
     encoding: 'utf8',
-    timeout: 60_000,
+    timeout: slow(60_000),
   });
   return { code: res.status, out: res.stdout, err: res.stderr };
 }
@@ -54,7 +55,7 @@ export function runCliAsync(
       DEMO_AGENT_BEHAVIOUR: 'sleep=20',
       ...env,
     },
-    timeout: 60_000,
+    timeout: slow(60_000),
   });
   // What a person would type (or nothing): stdin is then closed.
   child.stdin.end(input);

@@ -69,7 +69,7 @@ if (availability.ok || inCi()) {
   });
 } else {
   describe('live activity of a step run by a worker process', () => {
-    it.skip('needs Redis', () => {});
+    it.skip('needs redis-server (apt-get install -y redis-server, or set REDIS_URL)', () => {});
   });
   process.stderr.write(NO_REDIS_BANNER);
 }

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startBridge } from '../../src/app/bridge.ts';
 import { loadConfig } from '../../src/config.ts';
 import { redisAvailable, startRedis } from '../support/redis.ts';
+import { holdsFor } from '../support/slowdown.ts';
 import { WebDriver } from './drivers/web.ts';
 import { type PlatformDriver, until } from './platform-driver.ts';
 import { runCli, runIdOf, World } from './world.ts';
@@ -101,8 +102,11 @@ describe('template.json edited while the bridge runs', () => {
     expect(state.status).toBe('awaiting');
     expect(state.checkpoint?.id).toBe('build:1');
     // Told once, not at every check.
-    await new Promise((r) => setTimeout(r, 1200));
-    expect(w.messages(d, /template\.json cannot be read/)).toHaveLength(1);
+    await holdsFor(
+      () => w.messages(d, /template\.json cannot be read/).length === 1,
+      1200,
+      'told again',
+    );
   });
 });
 

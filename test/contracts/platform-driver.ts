@@ -7,6 +7,7 @@
 
 import type { RunningBridge } from '../../src/app/bridge.ts';
 import type { Platform } from '../../src/bridges/channel.ts';
+import { slow } from '../support/slowdown.ts';
 
 /** The people of the stories: Alice starts runs, Bob and Dave approve, Carol has no role. */
 export type Persona = 'alice' | 'bob' | 'carol' | 'dave';
@@ -121,7 +122,7 @@ export async function until(
   what: string,
   deadlineMs = 15_000,
 ): Promise<void> {
-  const deadline = Date.now() + deadlineMs;
+  const deadline = Date.now() + slow(deadlineMs);
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));

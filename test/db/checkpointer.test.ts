@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startBackgroundCheckpoints } from '../../src/db/checkpointer.ts';
 import { memoryLog } from '../bridges/web/support.ts';
+import { slow } from '../support/slowdown.ts';
 import { openTestDb, type TestDb } from './helpers.ts';
 
 let t: TestDb | undefined;
@@ -27,7 +28,7 @@ const size = (file: string) => fs.statSync(file).size;
 const wal = (file: string) => `${file}-wal`;
 
 async function until(cond: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
+  const end = Date.now() + slow(ms);
   while (!cond()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));

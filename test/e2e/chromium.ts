@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
+import { slow } from '../support/slowdown.ts';
 
 /** Where chromium is looked for; PHASEBRIDGE_CHROMIUM names another binary. */
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
@@ -53,5 +54,5 @@ export function missingChromiumBanner(ci = inCi()): string {
  * (--user-data-dir) and deletes it on close, so no state leaks between runs.
  */
 export function launchChromium(executablePath: string): Promise<Browser> {
-  return chromium.launch({ executablePath, headless: true, args: ARGS, timeout: 20_000 });
+  return chromium.launch({ executablePath, headless: true, args: ARGS, timeout: slow(20_000) });
 }

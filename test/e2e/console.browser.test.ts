@@ -69,7 +69,7 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
     page.on('console', (m) => {
       if (m.type() === 'error') pageProblems.push(`console: ${m.text()} (${m.location().url})`);
     });
-  }, 40_000);
+  });
 
   afterAll(async () => {
     await browser?.close();
@@ -103,7 +103,7 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
     await page.waitForURL(`**/runs/${runId}`);
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(runId);
     expect(pageProblems).toEqual([]);
-  }, 30_000);
+  });
 
   it('approves, requests changes with a reason and approves again from the run page, live', async () => {
     await visible(page.locator('#conn', { hasText: 'live' }));
@@ -139,7 +139,7 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
     await visible(message(`› changes ${runId} add a test for the empty password`));
     await visible(message(`Checkpoint review:1 of run ${runId}`));
     expect(pageProblems).toEqual([]);
-  }, 45_000);
+  });
 
   it("shows the steps' tokens and cost, opens a step's log and its diff", async () => {
     const done = run!;
@@ -175,7 +175,7 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
     });
     expect(staged).toBe('');
     expect(pageProblems).toEqual([]);
-  }, 30_000);
+  });
 
   it('filters and searches the runs list; ids do not wrap at 1280 px', async () => {
     await page.goto('/');
@@ -217,7 +217,7 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
     // Exact time on hover.
     expect(await page.locator('#runs time').first().getAttribute('title')).toMatch(/UTC$/);
     expect(pageProblems).toEqual([]);
-  }, 30_000);
+  });
 
   it('gives a role on the Access page and refuses a malformed user without a change', async () => {
     await page.getByRole('link', { name: 'Access', exact: true }).click();
@@ -239,7 +239,7 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
     const roles = await e2e.bridge.repos.allowlist.list({ scope: 'global' });
     expect(roles.filter((r) => r.userId === '123456').map((r) => r.role)).toEqual(['approver']);
     expect(pageProblems).toEqual([]);
-  }, 20_000);
+  });
 
   it('filters the audit log and exports it as CSV and JSON', async () => {
     await page.getByRole('link', { name: 'Audit', exact: true }).click();
@@ -276,7 +276,7 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
       ['allow', 'telegram:123456', 'allowed'],
     ]);
     expect(pageProblems).toEqual([]);
-  }, 20_000);
+  });
 
   it("follows a running step's log live", async () => {
     await page.goto('/');
@@ -299,7 +299,7 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
     expect(text.split('\n').filter((l) => l.includes('::progress step 1/3'))).toHaveLength(1);
     expect(await page.evaluate(() => 'pbNoReload' in globalThis)).toBe(true);
     expect(pageProblems).toEqual([]);
-  }, 30_000);
+  });
 
   it('attaches a photo to run from the command box, and a file to a reply on its checkpoint', async () => {
     const ws = e2e.bridge.workspace;
@@ -350,7 +350,7 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
       `match this mockup\n\nFiles with this guidance: ${saved}`,
     ]);
     expect(pageProblems).toEqual([]);
-  }, 30_000);
+  });
 
   it('fits 1280 and 375 px without sideways scrolling and passes an axe scan', async () => {
     const pages = {
@@ -382,7 +382,7 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
     expect(right).toBeLessThanOrEqual(0);
     process.stdout.write(`screenshots: ${shots.join(', ')}\n`);
     expect(pageProblems).toEqual([]);
-  }, 60_000);
+  });
 
   it('answers 401 to requests without the session, and the login link works only once', async () => {
     const { url, loginUrl } = e2e.bridge;
@@ -430,5 +430,5 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
     } finally {
       await stranger.close();
     }
-  }, 20_000);
+  });
 });

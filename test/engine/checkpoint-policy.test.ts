@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  changesRefusal,
   checkpointAnswers,
   closedMessage,
   evaluateVote,
@@ -79,6 +80,42 @@ describe('checkpoint policy', () => {
     expect(closedMessage(decided)).toBe('checkpoint review:1 already rejected by cli:zed');
     expect(closedMessage(cp({ withdrawn: { at: 'x', reason: 'run reset by Bob' } }))).toBe(
       'checkpoint review:1 was withdrawn: run reset by Bob',
+    );
+  });
+
+  it('an expired checkpoint nobody decided names no one; one with no record still answers', () => {
+    const expired = cp({ decision: { answer: 'expired-keep', by: [], at: 'x' } });
+    expect(closedMessage(expired)).toBe('checkpoint review:1 already expired');
+    expect(closedMessage(cp())).toBe('checkpoint review:1 was withdrawn: closed');
+  });
+
+  it('refuses an answer the checkpoint does not offer, or a second vote, as an illegal transition', () => {
+    const gate = cp({ answers: ['approve', 'reject'] });
+    expect(evaluateVote(gate, ALICE, BOB, 'loop')).toEqual({
+      ok: false,
+      rejection: {
+        code: 'ILLEGAL_TRANSITION',
+        message: '"loop" is not an answer to checkpoint review:1 (allowed: approve, reject)',
+      },
+    });
+    const voted = cp({ votes: [{ actor: BOB, answer: 'approve', at: 'x' }] });
+    expect(evaluateVote(voted, ALICE, BOB, 'approve')).toMatchObject({
+      ok: false,
+      rejection: {
+        code: 'ILLEGAL_TRANSITION',
+        message: 'Bob already voted on checkpoint review:1',
+      },
+    });
+  });
+
+  it('allows Request changes until the step went back loop.max times, then says how often', () => {
+    expect(changesRefusal(STEP, 1, 'review:2')).toBeNull();
+    expect(changesRefusal(STEP, 2, 'review:3')).toBe(
+      'step review already went back 2 times, its limit (loop max 2): approve or reject checkpoint review:3',
+    );
+    const once = { ...STEP, loop: { backTo: 'build', max: 1 } };
+    expect(changesRefusal(once, 1, 'review:2')).toBe(
+      'step review already went back 1 time, its limit (loop max 1): approve or reject checkpoint review:2',
     );
   });
 });

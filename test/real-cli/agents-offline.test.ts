@@ -18,6 +18,7 @@ import { runCliAsync } from '../cli/support.ts';
 import { invocation, makeTempRun, type TempRun } from '../jobs/runner/helpers.ts';
 import { AGENT_CLI_BIN, agentClisInstalled, NO_AGENT_CLIS_BANNER } from '../support/agent-clis.ts';
 import { inCi } from '../support/redis.ts';
+import { slow } from '../support/slowdown.ts';
 
 let home = '';
 let run: TempRun;
@@ -122,7 +123,7 @@ if (installed) {
           env: env(),
           cwd: home,
           encoding: 'utf8',
-          timeout: 60_000,
+          timeout: slow(60_000),
         });
         expect(`${res.stdout}${res.stderr}`).not.toMatch(/unknown option|error: option/);
         if (posture === 'full' && process.getuid?.() === 0) {

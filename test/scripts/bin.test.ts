@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { slow } from '../support/slowdown.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-bin-'));
@@ -67,7 +68,7 @@ describe('bin/phasebridge.js', () => {
   });
 
   it('builds dist/ on first use, then runs the bundle without rebuilding', {
-    timeout: 120_000,
+    timeout: slow(120_000),
   }, () => {
     const first = cli(['--help']);
     expect(first.status, first.stderr).toBe(0);
@@ -84,7 +85,7 @@ describe('bin/phasebridge.js', () => {
   });
 
   it('runs the bundle with a V8 code cache per command, rewritten when unusable', {
-    timeout: 120_000,
+    timeout: slow(120_000),
   }, () => {
     if (!fs.existsSync(path.join(copy, 'dist', 'main.js'))) cli(['--version']);
     const { cache } = bundleAndCache('status');
@@ -132,7 +133,7 @@ describe('bin/phasebridge.js', () => {
   });
 
   it('rebuilds once when a source changes, however many calls start at once', {
-    timeout: 120_000,
+    timeout: slow(120_000),
   }, async () => {
     if (!fs.existsSync(path.join(copy, 'dist', 'main.js'))) cli(['--version']);
     const before = bundleAndCache('help');
@@ -156,7 +157,7 @@ describe('bin/phasebridge.js', () => {
   });
 
   // The test's timeout (60 s) is below the age (120 s) at which any lock would be taken over.
-  it('is not held up by a build stopped with Ctrl-C', { timeout: 60_000 }, async () => {
+  it('is not held up by a build stopped with Ctrl-C', { timeout: slow(60_000) }, async () => {
     const migrations = path.join(copy, 'migrations');
     fs.utimesSync(migrations, new Date(), new Date());
     const child = spawn(process.execPath, [BIN, '--version'], { cwd: copy, env: env() });

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { slow } from '../support/slowdown.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-dist-'));
@@ -33,7 +34,7 @@ describe('the built bundle (npm start)', () => {
     const exited = new Promise<number | null>((resolve) =>
       child.on('exit', (code) => resolve(code)),
     );
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + slow(20_000);
     let url: string | undefined;
     while (!url && Date.now() < deadline) {
       url = /Web console: (http:\/\/127\.0\.0\.1:\d+)\/\?token=/.exec(out)?.[1];

@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { slow } from './slowdown.ts';
 
 /** A running Redis; `stop` ends it if we started it (a REDIS_URL one is left alone). */
 export interface RedisHandle {
@@ -158,7 +159,7 @@ async function waitFor(
   timeoutMs: number,
   message: string,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + slow(timeoutMs);
   while (Date.now() < deadline) {
     if (await check()) return;
     await new Promise((r) => setTimeout(r, 20));

@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type E2eBridge, startE2eBridge } from '../../e2e/bridge.ts';
+import { slow } from '../../support/slowdown.ts';
 
 let e2e: E2eBridge;
 let cookie = '';
@@ -60,7 +61,7 @@ beforeAll(async () => {
     (r) => r.length === 1,
   );
   runId = runs[0]!.id;
-}, 30_000);
+}, slow(30_000));
 
 afterAll(() => e2e?.dispose());
 

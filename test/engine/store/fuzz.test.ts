@@ -282,5 +282,5 @@ describe('fuzzed run files', () => {
     const store = new RunStore({ workspace: other });
     expect((await store.peek(RUN)).corrupt).toBeNull();
     await store.close();
-  }, 60_000);
+  });
 });

@@ -68,7 +68,7 @@ if (availability.ok || inCi()) {
   });
 } else {
   describe('orchestrator on BullMQ', () => {
-    it.skip('needs Redis', () => {});
+    it.skip('needs redis-server (apt-get install -y redis-server, or set REDIS_URL)', () => {});
   });
   process.stderr.write(NO_REDIS_BANNER);
 }

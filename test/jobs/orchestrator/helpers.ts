@@ -19,6 +19,7 @@ import {
   type SqliteQueueOptions,
 } from '../../../src/jobs/queue/sqlite-driver.ts';
 import { createLogger } from '../../../src/log.ts';
+import { slow } from '../../support/slowdown.ts';
 
 process.env.DEMO_AGENT_BEHAVIOUR = 'sleep=20';
 
@@ -126,7 +127,7 @@ export async function waitFor<T>(
   ms = 10_000,
   what = 'condition',
 ): Promise<NonNullable<T>> {
-  const until = Date.now() + ms;
+  const until = Date.now() + slow(ms);
   for (;;) {
     const v = await check();
     if (v !== undefined && v !== null && v !== false) return v as NonNullable<T>;

@@ -144,7 +144,7 @@ steps:
   });
 } else {
   describe('tasks step on BullMQ with two worker processes', () => {
-    it.skip('needs Redis', () => {});
+    it.skip('needs redis-server (apt-get install -y redis-server, or set REDIS_URL)', () => {});
   });
   process.stderr.write(NO_REDIS_BANNER);
 }

@@ -19,6 +19,7 @@ import {
   type QueuedJob,
 } from '../../../src/jobs/queue/port.ts';
 import { bundled } from '../../support/bundle.ts';
+import { slow } from '../../support/slowdown.ts';
 import { type OpenedQueue, openTestQueue, type TestQueueConfig } from './fixtures/queue-config.ts';
 
 /** What a driver's test file provides: configurations over one fresh backing store. */
@@ -43,7 +44,7 @@ const step = (run: string, stepId = 'build', payload: Record<string, unknown> = 
 
 /** Polls `check` until true; fails with `what` after `timeoutMs`. */
 async function waitUntil(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + slow(timeoutMs);
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));

@@ -25,7 +25,10 @@ afterAll(() => {
 
 let run: TempRun;
 beforeEach((ctx) => {
-  if (!mounted) ctx.skip();
+  if (!mounted)
+    ctx.skip(
+      'needs root (and Linux) to mount a small tmpfs: run as root, e.g. in the CI container',
+    );
   run = makeTempRun();
   for (const name of fs.readdirSync(mountPoint)) {
     fs.rmSync(path.join(mountPoint, name), { recursive: true, force: true });

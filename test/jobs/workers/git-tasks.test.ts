@@ -17,6 +17,7 @@ import {
   redisAvailable,
   startRedis,
 } from '../../support/redis.ts';
+import { slow } from '../../support/slowdown.ts';
 import { ALICE, makeEnv, type TestEnv } from '../orchestrator/helpers.ts';
 import {
   bridgeQueue,
@@ -28,7 +29,7 @@ import {
   type WorkerProcess,
 } from './support.ts';
 
-const TIMEOUT = 90_000;
+const TIMEOUT = slow(90_000);
 const TASKS = JSON.stringify({
   tasks: [
     { id: 't1', title: 'first part' },

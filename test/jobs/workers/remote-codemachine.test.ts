@@ -17,6 +17,7 @@ import {
   redisAvailable,
   startRedis,
 } from '../../support/redis.ts';
+import { slow } from '../../support/slowdown.ts';
 import { ALICE, makeEnv, type TestEnv } from '../orchestrator/helpers.ts';
 import {
   bridgeQueue,
@@ -28,7 +29,7 @@ import {
 } from './support.ts';
 
 const availability = redisAvailable();
-const TIMEOUT = 90_000;
+const TIMEOUT = slow(90_000);
 
 /** A step that succeeds, then one that fails (its file is missing): exit code 3. */
 const WORKFLOW = [
@@ -197,7 +198,7 @@ if (availability.ok || inCi()) {
   });
 } else {
   describe('remote codemachine steps (git mode)', () => {
-    it.skip('needs Redis', () => {});
+    it.skip('needs redis-server (apt-get install -y redis-server, or set REDIS_URL)', () => {});
   });
   process.stderr.write(NO_REDIS_BANNER);
 }

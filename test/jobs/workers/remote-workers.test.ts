@@ -20,6 +20,7 @@ import {
   redisAvailable,
   startRedis,
 } from '../../support/redis.ts';
+import { holdsFor, slow } from '../../support/slowdown.ts';
 import { ALICE, makeEnv, type TestEnv, waitFor } from '../orchestrator/helpers.ts';
 import {
   bridgeQueue,
@@ -32,7 +33,7 @@ import {
 } from './support.ts';
 
 const availability = redisAvailable();
-const TIMEOUT = 90_000;
+const TIMEOUT = slow(90_000);
 
 /** A workflow of `steps` ([id, prompt, runsOn?]) all run by the scripted git agent. */
 function workflowYaml(id: string, steps: [string, string, string?][]): string {
@@ -210,8 +211,11 @@ if (availability.ok || inCi()) {
         actor: ALICE,
       });
       // The in-process worker (no labels) keeps putting the job back; nothing starts.
-      await new Promise((r) => setTimeout(r, 1500));
-      expect((await o.getRun(run.id)).steps[0]!.status).toBe('queued');
+      await holdsFor(
+        async () => (await o.getRun(run.id)).steps[0]!.status === 'queued',
+        1500,
+        'the gpu step started without a gpu worker',
+      );
       const gpu = await worker('gpu', ['--label', 'gpu']);
       const state = await o.waitUntilIdle(run.id);
       expect(state.status).toBe('completed');
@@ -317,7 +321,7 @@ if (availability.ok || inCi()) {
   });
 } else {
   describe('remote workers', () => {
-    it.skip('needs Redis', () => {});
+    it.skip('needs redis-server (apt-get install -y redis-server, or set REDIS_URL)', () => {});
   });
   process.stderr.write(NO_REDIS_BANNER);
 }

@@ -1,7 +1,7 @@
 /**
  * Test support for the flow layout: a RunStore projecting the flow layout into a temp workspace
  * (with a `.git` naming branch and origin, so `context` is stable), commands at fixed times, the
- * published JSON Schemas (../shared/reference/flow-schemas) through ajv, and PyYAML when present.
+ * published JSON Schemas (vendored in test/fixtures/flow-schemas) through ajv, and PyYAML when present.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -128,26 +128,8 @@ export function flowFiles(ws: string, runId = RUN_ID): [string, string][] {
   ];
 }
 
-const SCHEMA_DIR = path.resolve(
-  import.meta.dirname,
-  '../../../../../shared/reference/flow-schemas',
-);
-
-/** True when the published schemas are here (../shared); in CI they must be. */
-export function schemasPresent(): boolean {
-  return fs.existsSync(path.join(SCHEMA_DIR, 'run.schema.json'));
-}
-
-/** The banner printed when schema validation is skipped. */
-export const NO_SCHEMAS_BANNER = [
-  '',
-  '#'.repeat(78),
-  `#  flow JSON Schema validation SKIPPED: ${SCHEMA_DIR} is missing.`,
-  '#  Check out the shared specs next to the repository (../shared) to run it.',
-  '#  (In CI, CI=true, this is a failure.)',
-  '#'.repeat(78),
-  '',
-].join('\n');
+/** The published flow schemas, vendored (test/fixtures/flow-schemas/README.md says from where). */
+const SCHEMA_DIR = path.resolve(import.meta.dirname, '../../../fixtures/flow-schemas');
 
 let validators: { run: (d: unknown) => string[]; activity: (d: unknown) => string[] } | null = null;
 

@@ -1,0 +1,59 @@
+/**
+ * Which test files are slow: they start child processes (agents, git, `phasebridge` CLIs,
+ * redis-server, python3), need Redis or drive a browser. Everything else is the fast tier
+ * (`npm run test:fast`). A whole folder whose files all do that is listed once; a slow file in an
+ * otherwise fast folder is named. docs/test-reliability.md says how to place a new file.
+ */
+
+/** Folders (and naming rules) whose files are all slow. */
+export const SLOW_GLOBS = [
+  'test/app/**/*.test.ts',
+  // Direct children only: test/cli/render/ holds pure renderers (fast).
+  'test/cli/*.test.ts',
+  'test/contracts/**/*.test.ts',
+  'test/e2e/**/*.test.ts',
+  'test/real-cli/**/*.test.ts',
+  'test/scripts/**/*.test.ts',
+  'test/jobs/git/**/*.test.ts',
+  'test/jobs/orchestrator/**/*.test.ts',
+  'test/jobs/workers/**/*.test.ts',
+  // Chat stories run whole workflows: the demo agent is a child process.
+  'test/**/*-stories.test.ts',
+];
+
+/** Slow files in otherwise fast folders, and why. */
+export const SLOW_FILES = [
+  // A run through the bridge: demo agent and git child processes.
+  'test/bridges/outbox/outbox.test.ts',
+  'test/bridges/platform-markup.test.ts',
+  'test/bridges/slack/limits.test.ts',
+  'test/bridges/web/chatops-story.test.ts',
+  'test/bridges/web/operator-routes.test.ts',
+  'test/bridges/web/runs-pages-untrusted.test.ts',
+  'test/bridges/web/runs-pages.test.ts',
+  'test/chatops/checkpoint-message.test.ts',
+  'test/chatops/follow-codexclaw.test.ts',
+  'test/chatops/full-access-marker.test.ts',
+  'test/chatops/notifier-outbox.test.ts',
+  'test/chatops/vocabulary.test.ts',
+  // A checkpointer thread; a migration raced by a second process.
+  'test/db/checkpointer.test.ts',
+  'test/db/migrator.test.ts',
+  // python3 (PyYAML) reads the layout's YAML.
+  'test/engine/layouts/flow/flow.test.ts',
+  // Locks and crashes across processes.
+  'test/engine/ledger/run-lock.test.ts',
+  'test/engine/ledger/safe-path.test.ts',
+  'test/engine/store/crash.test.ts',
+  'test/engine/store/run-store-lock.test.ts',
+  // Queue drivers with worker processes; BullMQ needs redis-server.
+  'test/jobs/queue/bullmq.test.ts',
+  'test/jobs/queue/sqlite.test.ts',
+  // Agents and git as child processes; a tmpfs mount; the approval server over MCP stdio.
+  'test/jobs/runner/agent-failure.test.ts',
+  'test/jobs/runner/approval-server.test.ts',
+  'test/jobs/runner/demo-agent.test.ts',
+  'test/jobs/runner/disk-full.test.ts',
+  'test/jobs/runner/git-diff.test.ts',
+  'test/jobs/runner/run-agent.test.ts',
+];
