@@ -35,6 +35,8 @@ export const SLOW_FILES = [
   'test/chatops/follow-codexclaw.test.ts',
   'test/chatops/full-access-marker.test.ts',
   'test/chatops/notifier-outbox.test.ts',
+  // The real approval-server process, over MCP stdio.
+  'test/chatops/tool-approval-push.test.ts',
   'test/chatops/vocabulary.test.ts',
   // A checkpointer thread; a migration raced by a second process.
   'test/db/checkpointer.test.ts',
