@@ -10,7 +10,12 @@
  * the same necessary messages (status message, final edit, notice per run and chat) at their
  * release times, scheduled greedily under the same limits (bench/fanout-ideal.ts).
  *
- * Run: npx tsx bench/fanout.ts [--mode outbox|direct|both] [--chats 10,30] [--runs 5] [--step-ms 2500]
+ * Interactive figures (`--presses N`, default 5): a private chat beside the fan-out gets a
+ * checkpoint message (urgency `decision`), and 300 ms after it was answered a "press" edits it;
+ * press → edit is the time from the edit being queued to the platform's answer, p50 and max,
+ * during the fan-out (`press_during_fanout_ms`) and in a quiet bridge (`interactive.quiet`).
+ *
+ * Run: npx tsx bench/fanout.ts [--mode outbox|direct|both] [--chats 10,30] [--runs 5] [--step-ms 2500] [--presses 5]
  * (FANOUT_TRACE=1 prints the calls of the chat that was final last, on stderr)
  */
 import fs from 'node:fs';
@@ -18,6 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import type { Channel, Platform } from '../src/bridges/channel.ts';
+import { prose } from '../src/bridges/render-text.ts';
 import { TelegramChannel } from '../src/bridges/telegram/index.ts';
 import type { ChatOpsDeps } from '../src/chatops/context.ts';
 import { Notifier } from '../src/chatops/notifier.ts';
@@ -43,6 +49,10 @@ const STEP_MS = Number(arg('step-ms', '2500'));
 const STEPS = 4;
 const PROGRESS_MS = 300;
 const STAGGER_MS = 250;
+const PRESSES = Number(arg('presses', '5'));
+/** How long after the checkpoint message appears the person presses. */
+const REACTION_MS = 300;
+const PRESS_CHAT = 4242;
 const LIMITS = {
   perChat: { max: 1, windowMs: 1000 },
   perGroup: { max: 20, windowMs: 60_000 },
@@ -83,12 +93,42 @@ interface Scenario {
   chats: number;
 }
 
+/** p50 and max of a list of durations (ms). */
+function summary(ms: readonly number[]) {
+  const sorted = [...ms].sort((a, b) => a - b);
+  return {
+    n: sorted.length,
+    p50: sorted[Math.floor(sorted.length / 2)] ?? null,
+    max: sorted.at(-1) ?? null,
+  };
+}
+
+/**
+ * `PRESSES` times: a checkpoint message to the private chat, a person's reaction time, then the
+ * press's edit of it; returns press → edit answered (ms) per press.
+ */
+async function pressLoop(channel: Channel): Promise<number[]> {
+  const took: number[] = [];
+  for (let i = 0; i < PRESSES; i++) {
+    const ref = await channel.send(`telegram:${PRESS_CHAT}`, {
+      text: prose(`checkpoint ${i}`),
+      urgency: 'decision',
+    });
+    await sleep(REACTION_MS);
+    const t = performance.now();
+    await channel.edit(ref, { text: prose(`checkpoint ${i}: approved`), urgency: 'decision' });
+    took.push(Math.round(performance.now() - t));
+  }
+  return took;
+}
+
 async function scenario({ mode, chats }: Scenario) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-fanout-'));
   const file = path.join(dir, 'bridge.db');
   const fake = await FakeTelegram.start({ limits: true });
   const chatIds = Array.from({ length: chats }, (_, i) => -1_000_000 - i);
   for (const id of chatIds) fake.addChat({ id, type: 'supergroup', title: `G${id}` });
+  fake.addChat({ id: PRESS_CHAT, type: 'private' });
   const chatRefs = chatIds.map((id) => `telegram:${id}`);
   const db = openBridgeDb({ file });
   await migrateToLatest(db);
@@ -175,10 +215,15 @@ async function scenario({ mode, chats }: Scenario) {
       updates.push(notifier.update(state, events, chatRefs));
     }
   };
+  const presses = chats > 0 && PRESSES > 0 ? pressLoop(channel) : Promise.resolve([]);
   await Promise.all(Array.from({ length: RUNS }, (_, r) => runOne(r)));
   await Promise.all(updates);
+  const pressMs = await presses;
   await drain();
-  const calls = fake.calls.filter((c) => MESSAGE_METHODS.has(c.method));
+  // The private press chat is not part of the fan-out's figures.
+  const calls = fake.calls.filter(
+    (c) => MESSAGE_METHODS.has(c.method) && Number(c.params.chat_id) !== PRESS_CHAT,
+  );
   const ok = calls.filter((c) => c.ok);
   const finalAt = Math.max(...ok.map((c) => c.at!));
   const closeAll = async () => {
@@ -219,6 +264,40 @@ async function scenario({ mode, chats }: Scenario) {
     time_to_final_ms: timeToFinal,
     ideal_ms: Math.round(ideal),
     ratio_to_ideal: +(timeToFinal / ideal).toFixed(3),
+    press_during_fanout_ms: summary(pressMs),
+  };
+}
+
+/** Press → edit in a quiet bridge: only the private chat, through the outbox or straight. */
+async function quietPresses(mode: string) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-press-'));
+  const file = path.join(dir, 'bridge.db');
+  const fake = await FakeTelegram.start({ limits: true });
+  fake.addChat({ id: PRESS_CHAT, type: 'private' });
+  const inner = new TelegramChannel({ token: fake.token, apiRoot: fake.apiRoot, commands: [] });
+  let channel: Channel = inner;
+  let close = async () => {};
+  if (mode === 'outbox') {
+    const o = await import('../src/bridges/outbox/index.ts');
+    const db = openBridgeDb({ file });
+    await migrateToLatest(db);
+    await db.close();
+    const store = o.OutboxStore.open(file);
+    const outbox = new o.Outbox({ store, inner, limits: o.limitsOf('telegram') });
+    outbox.start();
+    channel = new o.OutboxChannel(inner, outbox);
+    close = async () => {
+      await outbox.stop();
+      store.close();
+    };
+  }
+  const took = await pressLoop(channel);
+  await close();
+  await fake.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+  return {
+    press_to_edit_ms: summary(took),
+    rate_limited_429: fake.calls.filter((c) => c.errorCode === 429).length,
   };
 }
 
@@ -229,6 +308,7 @@ for (const mode of MODES) {
     process.stderr.write(`fanout: ${mode} × ${chats} chats…\n`);
     results[mode]![`chats_${chats}`] = await scenario({ mode, chats });
   }
+  if (PRESSES > 0) results[mode]!.quiet = await quietPresses(mode);
 }
 console.log(
   JSON.stringify(
@@ -237,7 +317,13 @@ console.log(
       steps: STEPS,
       step_ms: STEP_MS,
       progress_ms: PROGRESS_MS,
-      goals: { rate_limited_429: 0, ratio_to_ideal_max: 1.05 },
+      reaction_ms: REACTION_MS,
+      goals: {
+        rate_limited_429: 0,
+        ratio_to_ideal_max: 1.05,
+        press_quiet_p50_ms: 50,
+        press_during_fanout_p50_ms: 300,
+      },
       ...results,
     },
     null,
