@@ -20,9 +20,10 @@ for (let i = 0; i < args.length; i++) {
     options.incrementalFile = `.cache/stryker/${name}.incremental.json`;
     options.jsonReporter = { fileName: `.cache/stryker/${name}.json` };
     options.htmlReporter = { fileName: `.cache/stryker/${name}.html` };
-  }
-  else {
-    console.error(`mutate: unknown argument ${args[i]} (known: --mutate a.ts,b.ts, --name NAME, --no-incremental)`);
+  } else {
+    console.error(
+      `mutate: unknown argument ${args[i]} (known: --mutate a.ts,b.ts, --name NAME, --no-incremental)`,
+    );
     process.exit(2);
   }
 }
