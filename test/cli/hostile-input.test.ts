@@ -121,7 +121,9 @@ describe('input bounds', () => {
     for (const value of ['-1', 'abc', '1e9']) {
       const res = await cli(['serve', '--concurrency', value]);
       expect(res.code).toBe(2);
-      expect(res.err).toContain(`--concurrency must be a whole number from 0 to 64 (got '${value}')`);
+      expect(res.err).toContain(
+        `--concurrency must be a whole number from 0 to 64 (got '${value}')`,
+      );
     }
   });
 

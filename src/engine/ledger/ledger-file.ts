@@ -92,7 +92,13 @@ export function readLedger<E = unknown, F = unknown>(
 }
 
 function refusedRead<E, F>(reason: string): LedgerRead<E, F> {
-  return { entries: [], goodBytes: 0, ends: [], fileBytes: 0, refused: { reason, readable: false } };
+  return {
+    entries: [],
+    goodBytes: 0,
+    ends: [],
+    fileBytes: 0,
+    refused: { reason, readable: false },
+  };
 }
 
 /** Splits and validates ledger bytes (pure; exported for tests and tools). */
@@ -235,7 +241,8 @@ export class LedgerWriter {
     try {
       const st = fs.fstatSync(fd);
       // Append-only: a second link would carry every line into a file elsewhere.
-      if (!st.isFile()) throw new UnsafePathError(file, `refusing ${file}: it is not a regular file`);
+      if (!st.isFile())
+        throw new UnsafePathError(file, `refusing ${file}: it is not a regular file`);
       if (st.nlink > 1) {
         throw new UnsafePathError(file, `refusing ${file}: it has ${st.nlink} hard links`);
       }

@@ -15,10 +15,10 @@ import {
   UnsafePathError,
 } from '../ledger/safe-path.ts';
 import { parseDuration } from './duration.ts';
-import { oneYamlError, yamlDepthProblem } from './yaml-limits.ts';
 import { crossCheck, formatPath, zodProblems } from './problems.ts';
 import { type StepFile, type WorkflowFile, workflowFileSchema } from './schema.ts';
 import type { AgentPermissions, StepCheckpoint, Workflow, WorkflowStep } from './types.ts';
+import { oneYamlError, yamlDepthProblem } from './yaml-limits.ts';
 
 /** Alias expansions allowed in a workflow file: plenty for reuse, far too few for an alias bomb. */
 const MAX_ALIAS_COUNT = 100;
@@ -127,7 +127,8 @@ function resolvePrompts(
   const steps = (raw as { steps?: unknown } | null)?.steps;
   if (!Array.isArray(steps)) return [];
   const root = path.resolve(opts.root ?? path.dirname(opts.file));
-  const read = opts.readPrompt ?? ((p: string) => readTextInside(root, p, READ_LIMITS.workflow) ?? missing(p));
+  const read =
+    opts.readPrompt ?? ((p: string) => readTextInside(root, p, READ_LIMITS.workflow) ?? missing(p));
   return steps.map((s: unknown, i) => {
     const step = (s ?? {}) as { prompt?: unknown; promptFile?: unknown };
     if (Array.isArray(step.prompt)) {

@@ -125,7 +125,10 @@ describe('ledger file', () => {
     fs.writeFileSync(file, '');
     fs.truncateSync(file, 64 * 1024 * 1024);
     const read = readLedger(file, 1024);
-    expect(read.corrupt).toEqual({ line: 1, reason: 'line is over the 1 KB limit for a ledger line' });
+    expect(read.corrupt).toEqual({
+      line: 1,
+      reason: 'line is over the 1 KB limit for a ledger line',
+    });
     expect(read.tornTail).toBeUndefined();
   });
 });
