@@ -110,7 +110,7 @@ function parseYaml(text: string): unknown {
   const { parse } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
   // An explicit alias limit: a config never needs many, an alias bomb needs millions.
   try {
-    return parse(text, { maxAliasCount: 100 });
+    return parse(text, { maxAliasCount: 100, logLevel: 'error' });
   } catch (err) {
     if (err instanceof ReferenceError) throw err;
     // One line: the parser's message carries a multi-line excerpt of the file.

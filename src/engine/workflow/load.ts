@@ -48,7 +48,8 @@ export function parseWorkflow(yamlText: string, opts: ParseOptions): Workflow {
   }
   const deep = yamlDepthProblem(yamlText);
   if (deep !== null) throw new InvalidInputError(`${opts.file}: (root): YAML error: ${deep}`);
-  const doc = parseDocument(yamlText);
+  // logLevel 'error': a YAML warning would reach stderr unformatted; errors are reported below.
+  const doc = parseDocument(yamlText, { logLevel: 'error' });
   if (doc.errors.length > 0) {
     const line = oneYamlError(doc.errors.map((e) => e.message));
     throw new InvalidInputError(`${opts.file}: (root): YAML error: ${line}`);
