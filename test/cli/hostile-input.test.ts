@@ -5,11 +5,13 @@
 import { execFileSync } from 'node:child_process';
 import {
   linkSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
+  symlinkSync,
   truncateSync,
   writeFileSync,
 } from 'node:fs';
@@ -75,6 +77,32 @@ describe('hostile state files', () => {
     expect(again.code).toBe(0);
     expect(again.out).toContain(`run ${run.runId} is running step build`);
     expect(readFileSync(outside, 'utf8')).toBe(before);
+  });
+});
+
+describe('repair of damaged projections', () => {
+  it('a symlinked or FIFO run.json is moved aside and rebuilt; approve works at once', {
+    timeout: MANY_STEPS_TIMEOUT_MS,
+  }, async () => {
+    const run = startRun('ws-runjson');
+    const runJson = join(run.ledger, '..', 'run.json');
+    const outside = join(root, 'outside-run.json');
+    writeFileSync(outside, '{}\n');
+    rmSync(runJson);
+    symlinkSync(outside, runJson);
+    const repair = await cli(['repair', run.runId]);
+    expect(repair.code).toBe(0);
+    expect(repair.out).toContain('run.json is a symlink; rebuilt from the ledger');
+    expect(lstatSync(runJson).isFile()).toBe(true);
+    rmSync(runJson);
+    mkfifo(runJson);
+    const again = await cli(['repair', run.runId]);
+    expect(again.out).toContain('run.json is not a regular file; rebuilt from the ledger');
+    const approve = await cli(['approve', run.runId, '--detach']);
+    expect(approve.code).toBe(0);
+    expect(approve.err).toBe('');
+    expect(JSON.parse(readFileSync(runJson, 'utf8')).status).toBe('active');
+    expect(readFileSync(outside, 'utf8')).toBe('{}\n');
   });
 });
 
