@@ -65,7 +65,9 @@ export function readLedger<E = unknown, F = unknown>(
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { entries: [], goodBytes: 0, ends: [], fileBytes: 0 };
-    if (code === 'ELOOP') return refusedRead(`${file} is a symlink`);
+    if (code === 'ELOOP') {
+      return refusedRead(`refusing to follow the symlink ${file} planted in the workspace`);
+    }
     throw err;
   }
   try {

@@ -106,7 +106,10 @@ describe('ledger file', () => {
     fs.writeFileSync(path.join(dir, 'elsewhere'), '');
     fs.symlinkSync(path.join(dir, 'elsewhere'), file);
     expect(() => LedgerWriter.open(file, 0)).toThrow(/ELOOP/);
-    expect(readLedger(file).refused).toEqual({ reason: `${file} is a symlink`, readable: false });
+    expect(readLedger(file).refused).toEqual({
+      reason: `refusing to follow the symlink ${file} planted in the workspace`,
+      readable: false,
+    });
   });
 
   it('refuses a FIFO at once, and a hard-linked ledger for writing (still reading it)', () => {
