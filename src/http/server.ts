@@ -3,8 +3,10 @@
  * its own: adapters and operations code mount `{ prefix, handler }` routes, the longest matching
  * prefix answers. Bound to loopback by default; any other address is logged as a warning.
  */
+
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { hostname, networkInterfaces } from 'node:os';
 import { ConflictError, InvalidInputError } from '../errors.ts';
 import { httpStatusOf, requestUrl, sendText } from './respond.ts';
 
@@ -45,6 +47,14 @@ export const REQUEST_DEADLINE_MS = 10_000;
 /** Paths served whatever the Host header (probes from a container or a load balancer). */
 const ANY_HOST_PATHS = /^\/(healthz|readyz|livez|metrics)(\/|$)/;
 
+/** This machine's host name and interface addresses (what a LAN client may put in Host). */
+function ownAddresses(): string[] {
+  const addresses = Object.values(networkInterfaces()).flatMap((list) =>
+    (list ?? []).map((i) => i.address),
+  );
+  return [hostname(), ...addresses];
+}
+
 /** The host name of a Host header (port and IPv6 brackets removed, lower case). */
 export function hostNameOf(header: string): string {
   const h = header.trim().toLowerCase();
@@ -83,6 +93,7 @@ export class HttpServer {
   readonly #host: string;
   readonly #graceMs: number;
   readonly #hosts: ReadonlySet<string>;
+  readonly #anyHost: boolean;
   #closing: Promise<void> | undefined;
   #port = 0;
 
@@ -91,7 +102,11 @@ export class HttpServer {
     this.#host = options.host;
     this.#graceMs = options.closeGraceMs ?? 5000;
     for (const r of options.routes ?? []) this.mount(r);
-    const bound = options.host === '0.0.0.0' || options.host === '::' ? [] : [options.host];
+    // Bound to every address: this machine's own names and addresses are its hosts too.
+    const bound =
+      options.host === '0.0.0.0' || options.host === '::' ? ownAddresses() : [options.host];
+    const wildcard = options.host === '0.0.0.0' || options.host === '::';
+    this.#anyHost = wildcard && (options.allowedHosts ?? []).length === 0;
     this.#hosts = new Set([...bound, ...(options.allowedHosts ?? [])].map(hostNameOf));
     this.#server = createServer(
       {
@@ -169,6 +184,8 @@ export class HttpServer {
 
   /** True when the request's Host is one this server answers to (DNS rebinding defence). */
   #hostAllowed(req: IncomingMessage): boolean {
+    // Bound to every address with no public URL: the operator opened it to any name.
+    if (this.#anyHost) return true;
     const name = hostNameOf(req.headers.host ?? '');
     return isLoopbackHost(name) || this.#hosts.has(name);
   }
