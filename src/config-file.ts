@@ -3,8 +3,10 @@
  * the environment only). Every problem is added to `problems` with its fix; the schema in
  * config.ts validates what is returned.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { READ_LIMITS, readRegularFile, UnsafePathError } from './engine/ledger/safe-path.ts';
+import { yamlDepthProblem } from './engine/workflow/yaml-limits.ts';
 import type { ConfigProblem } from './errors.ts';
 
 /**
@@ -30,11 +32,17 @@ export function readConfigFile(
   }
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    // Never blocks (a FIFO, /dev/zero are refused) and never reads more than 1 MB.
+    const data = readRegularFile(path, { limit: READ_LIMITS.config, followLink: true });
+    text = data?.toString('utf8') ?? '';
   } catch (err) {
+    const why =
+      err instanceof UnsafePathError
+        ? err.message.replace(/^refusing \S+: /, '')
+        : ((err as NodeJS.ErrnoException).code ?? (err as Error).message);
     problems.push({
       path,
-      problem: `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      problem: `cannot be read (${why})`,
       fix: 'make it a file this user can read, or point PHASEBRIDGE_CONFIG elsewhere',
     });
     return {};
@@ -97,7 +105,15 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
  * none, and every CLI command would otherwise load it (a quarter of a megabyte of code).
  */
 function parseYaml(text: string): unknown {
+  const deep = yamlDepthProblem(text);
+  if (deep !== null) throw new Error(deep);
   const { parse } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
   // An explicit alias limit: a config never needs many, an alias bomb needs millions.
-  return parse(text, { maxAliasCount: 100 });
+  try {
+    return parse(text, { maxAliasCount: 100, logLevel: 'error' });
+  } catch (err) {
+    if (err instanceof ReferenceError) throw err;
+    // One line: the parser's message carries a multi-line excerpt of the file.
+    throw new Error((err as Error).message.split('\n')[0]!.replace(/:$/, ''), { cause: err });
+  }
 }

@@ -191,6 +191,8 @@ export async function startBridge(
     const server = await HttpServer.start({
       host: config.host,
       port: config.port,
+      // The public URL's host is served too (a reverse proxy forwards it); others get 421.
+      allowedHosts: config.publicUrl === undefined ? [] : [new URL(config.publicUrl).hostname],
       log: log.child({ component: 'http' }),
       routes: [
         ...healthRoutes(readiness),

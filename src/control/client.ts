@@ -5,7 +5,7 @@
 import net from 'node:net';
 import type { RunState } from '../engine/model.ts';
 import type { CommitResult } from '../engine/store/types.ts';
-import { PhasebridgeError } from '../errors.ts';
+import { PhasebridgeError, ResourceError } from '../errors.ts';
 import type {
   CommandInput,
   RunUpdate,
@@ -63,10 +63,19 @@ function request(socketPath: string, req: ControlRequest): Promise<ControlReply>
       const end = buffer.indexOf('\n');
       if (end >= 0) finish(null, JSON.parse(buffer.slice(0, end)) as ControlReply);
     });
-    socket.on('error', (err) => finish(err));
-    socket.on('close', () =>
-      finish(new Error('the bridge closed the connection without answering')),
-    );
+    socket.on('error', (err) => finish(connectionLost(err)));
+    socket.on('close', () => finish(connectionLost(undefined)));
+  });
+}
+
+/**
+ * A connection that broke mid-request (reset, or closed with no answer) as the one line a user
+ * can act on; a connect failure (nobody there) is returned unchanged for the fallback.
+ */
+function connectionLost(err: NodeJS.ErrnoException | undefined): Error {
+  if (err !== undefined && err.code !== 'ECONNRESET' && err.code !== 'EPIPE') return err;
+  return new ResourceError('the bridge restarted while answering: run the command again', {
+    ...(err === undefined ? {} : { cause: err }),
   });
 }
 

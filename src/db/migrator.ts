@@ -41,6 +41,7 @@ export async function migrateToLatest(
   opts: MigrateOptions = {},
 ): Promise<{ applied: string[] }> {
   const migrations = opts.migrations ?? MIGRATIONS;
+  refuseNewerSchema(db, migrations);
   // The common case (every CLI command): nothing to do, seen with one read and no write lock.
   if (upToDate(db, migrations)) return { applied: [] };
   // SQLite's DDL is transactional even though kysely's SQLite adapter does not say so.
@@ -60,6 +61,10 @@ export async function migrateToLatest(
         `bridge.db at ${db.file}: ${failed ? `migration ${failed} failed` : 'cannot migrate'}: ${message}; nothing was applied`,
         { cause: error },
       );
+    }
+    const known = Object.keys(migrations).length;
+    if (Number(db.sqlite.pragma('user_version', { simple: true })) < known) {
+      db.sqlite.pragma(`user_version = ${known}`);
     }
     db.sqlite.exec('COMMIT');
     return { applied: results.filter((r) => r.status === 'Success').map((r) => r.migrationName) };
@@ -106,6 +111,19 @@ function upToDate(db: BridgeDb, migrations: Readonly<Record<string, Migration>>)
 }
 
 /** Throws when the database holds a migration this build does not know. */
+/**
+ * Refuses a bridge.db whose `user_version` (the schema number: how many migrations made it) is
+ * above this build's: its tables may mean something this version would misread.
+ */
+function refuseNewerSchema(db: BridgeDb, migrations: Readonly<Record<string, Migration>>): void {
+  const schema = Number(db.sqlite.pragma('user_version', { simple: true }));
+  const known = Object.keys(migrations).length;
+  if (schema <= known) return;
+  throw new CorruptStateError(
+    `bridge.db at ${db.file} was written by a newer phasebridge (schema ${schema}, this one knows ${known}): upgrade, or start from a backup`,
+  );
+}
+
 function refuseNewerDatabase(db: BridgeDb, migrations: Readonly<Record<string, Migration>>): void {
   const unknown = [...appliedMigrations(db).keys()].filter((name) => !(name in migrations)).sort();
   if (unknown.length === 0) return;

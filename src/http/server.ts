@@ -3,8 +3,10 @@
  * its own: adapters and operations code mount `{ prefix, handler }` routes, the longest matching
  * prefix answers. Bound to loopback by default; any other address is logged as a warning.
  */
+
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { hostname, networkInterfaces } from 'node:os';
 import { ConflictError, InvalidInputError } from '../errors.ts';
 import { httpStatusOf, requestUrl, sendText } from './respond.ts';
 
@@ -35,6 +37,29 @@ export interface HttpServerOptions {
   readonly log: HttpLogger;
   /** How long close() lets open requests finish before cutting connections; default 5000 ms. */
   readonly closeGraceMs?: number;
+  /** Host names served besides loopback names and `host` (the public URL's); others get 421. */
+  readonly allowedHosts?: readonly string[];
+}
+
+/** Slow clients: headers must arrive, and a whole request be received, within this (ms). */
+export const REQUEST_DEADLINE_MS = 10_000;
+
+/** Paths served whatever the Host header (probes from a container or a load balancer). */
+const ANY_HOST_PATHS = /^\/(healthz|readyz|livez|metrics)(\/|$)/;
+
+/** This machine's host name and interface addresses (what a LAN client may put in Host). */
+function ownAddresses(): string[] {
+  const addresses = Object.values(networkInterfaces()).flatMap((list) =>
+    (list ?? []).map((i) => i.address),
+  );
+  return [hostname(), ...addresses];
+}
+
+/** The host name of a Host header (port and IPv6 brackets removed, lower case). */
+export function hostNameOf(header: string): string {
+  const h = header.trim().toLowerCase();
+  if (h.startsWith('[')) return h.slice(1, h.indexOf(']') === -1 ? undefined : h.indexOf(']'));
+  return h.replace(/:\d*$/, '');
 }
 
 /** True for addresses only this machine can reach. */
@@ -67,6 +92,8 @@ export class HttpServer {
   readonly #log: HttpLogger;
   readonly #host: string;
   readonly #graceMs: number;
+  readonly #hosts: ReadonlySet<string>;
+  readonly #anyHost: boolean;
   #closing: Promise<void> | undefined;
   #port = 0;
 
@@ -75,7 +102,21 @@ export class HttpServer {
     this.#host = options.host;
     this.#graceMs = options.closeGraceMs ?? 5000;
     for (const r of options.routes ?? []) this.mount(r);
-    this.#server = createServer((req, res) => void this.#dispatch(req, res));
+    // Bound to every address: this machine's own names and addresses are its hosts too.
+    const bound =
+      options.host === '0.0.0.0' || options.host === '::' ? ownAddresses() : [options.host];
+    const wildcard = options.host === '0.0.0.0' || options.host === '::';
+    this.#anyHost = wildcard && (options.allowedHosts ?? []).length === 0;
+    this.#hosts = new Set([...bound, ...(options.allowedHosts ?? [])].map(hostNameOf));
+    this.#server = createServer(
+      {
+        headersTimeout: REQUEST_DEADLINE_MS,
+        requestTimeout: REQUEST_DEADLINE_MS,
+        // Node checks the two deadlines this often (default 30 s: a slowloris lives that long).
+        connectionsCheckingInterval: 1000,
+      },
+      (req, res) => void this.#dispatch(req, res),
+    );
   }
 
   /** Listens on host:port; resolves once bound (rejects with the listen error, e.g. EADDRINUSE). */
@@ -141,8 +182,22 @@ export class HttpServer {
     clearTimeout(timer);
   }
 
+  /** True when the request's Host is one this server answers to (DNS rebinding defence). */
+  #hostAllowed(req: IncomingMessage): boolean {
+    // Bound to every address with no public URL: the operator opened it to any name.
+    if (this.#anyHost) return true;
+    const name = hostNameOf(req.headers.host ?? '');
+    return isLoopbackHost(name) || this.#hosts.has(name);
+  }
+
   async #dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = requestUrl(req).pathname;
+    if (!ANY_HOST_PATHS.test(path) && !this.#hostAllowed(req)) {
+      sendText(res, 421, 'misdirected request: this server does not answer to that Host\n', {
+        connection: 'close',
+      });
+      return;
+    }
     const route = matchRoute(this.#routes, path);
     if (!route) {
       sendText(res, 404, 'not found\n');
@@ -155,7 +210,14 @@ export class HttpServer {
       // The path only: a query string may hold a login token.
       if (status >= 500) this.#log.error({ err, path }, 'http: handler failed');
       if (!res.headersSent) {
-        sendText(res, status, status >= 500 ? 'internal error\n' : `${(err as Error).message}\n`);
+        // A refused body is not read further: the connection closes after the answer.
+        const close = status === 413 ? { connection: 'close' } : undefined;
+        sendText(
+          res,
+          status,
+          status >= 500 ? 'internal error\n' : `${(err as Error).message}\n`,
+          close,
+        );
       } else {
         res.destroy();
       }

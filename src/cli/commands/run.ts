@@ -1,6 +1,7 @@
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
+import { READ_LIMITS, readRegularFile, UnsafePathError } from '../../engine/ledger/safe-path.ts';
 import type { Layout } from '../../engine/model.ts';
 import { InvalidInputError } from '../../errors.ts';
 import { makeDirs } from '../../fs-errors.ts';
@@ -33,6 +34,9 @@ export function registerRunCommand(program: Command, ctx: CliContext): void {
     )
     .option('--detach', 'only start it; `phasebridge serve` or `phasebridge worker` runs the jobs')
     .action(async (workflow: string, opts: RunOptions) => {
+      if (opts.workspace.trim() === '') {
+        throw new InvalidInputError('--workspace needs a folder, not ""');
+      }
       const spec = specOf(opts);
       // The workflow is checked before the workspace is created: a failed run leaves nothing.
       await assertWorkflow(ctx, workflow, resolve(opts.workspace));
@@ -69,13 +73,22 @@ function specOf(opts: RunOptions): string {
     throw new InvalidInputError('give the spec with --spec or with --spec-file, not both');
   }
   if (opts.specFile !== undefined) {
+    if (opts.specFile === '') throw new InvalidInputError('--spec-file needs a path, not ""');
+    let data: Buffer | null;
     try {
-      return readFileSync(opts.specFile, 'utf8');
+      // A FIFO or /dev/zero is refused at once; the spec is bounded (1 MB).
+      data = readRegularFile(opts.specFile, { limit: READ_LIMITS.spec, followLink: true });
     } catch (err) {
-      throw new InvalidInputError(
-        `cannot read --spec-file ${opts.specFile}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-      );
+      const why =
+        err instanceof UnsafePathError
+          ? err.message
+          : ((err as NodeJS.ErrnoException).code ?? (err as Error).message);
+      throw new InvalidInputError(`cannot read --spec-file ${opts.specFile}: ${why}`);
     }
+    if (data === null) {
+      throw new InvalidInputError(`cannot read --spec-file ${opts.specFile}: it does not exist`);
+    }
+    return data.toString('utf8');
   }
   if (opts.spec === undefined || opts.spec.trim() === '') {
     throw new InvalidInputError('say what to build with --spec TEXT or --spec-file FILE');
@@ -92,6 +105,7 @@ async function assertWorkflow(ctx: CliContext, workflow: string, workspace: stri
 
 /** The workspace, created when missing (ResourceError naming the path when it cannot be). */
 function workspaceOf(dir: string): string {
+  if (dir.trim() === '') throw new InvalidInputError('--workspace needs a folder, not ""');
   const workspace = resolve(dir);
   let st: ReturnType<typeof statSync>;
   try {

@@ -1,6 +1,10 @@
 import type { Command } from 'commander';
+import { InvalidInputError } from '../../errors.ts';
 import { makeDirs } from '../../fs-errors.ts';
 import type { CliContext } from '../context.ts';
+
+/** Most agent steps one process runs at once (each is a process of its own). */
+const MAX_CONCURRENCY = 64;
 
 /** `phasebridge serve` (what `npm start` runs): the whole bridge until SIGINT or SIGTERM. */
 export function registerServeCommand(program: Command, ctx: CliContext): void {
@@ -16,6 +20,11 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
     )
     .action(async (opts: { concurrency: string }) => {
       const concurrency = Number(opts.concurrency);
+      if (!/^\d+$/.test(opts.concurrency) || concurrency > MAX_CONCURRENCY) {
+        throw new InvalidInputError(
+          `--concurrency must be a whole number from 0 to ${MAX_CONCURRENCY} (got '${opts.concurrency}')`,
+        );
+      }
       const config = await ctx.config();
       const log = await ctx.logger();
       await ctx.home();

@@ -31,9 +31,9 @@ export function registerWorkerCommand(program: Command, ctx: CliContext): void {
     )
     .action(async (opts: { concurrency: string; engines?: string; label: string[] }) => {
       const concurrency = Number(opts.concurrency);
-      if (!Number.isSafeInteger(concurrency) || concurrency < 1) {
+      if (!/^\d+$/.test(opts.concurrency) || concurrency < 1 || concurrency > 64) {
         throw new InvalidInputError(
-          `--concurrency must be a whole number >= 1 (got '${opts.concurrency}')`,
+          `--concurrency must be a whole number from 1 to 64 (got '${opts.concurrency}')`,
         );
       }
       const labels = parseLabels(opts.label);

@@ -15,6 +15,7 @@ import {
   stageFileAtomicAsync,
   writeFileAtomicAsync,
 } from '../ledger/atomic-write.ts';
+import { READ_LIMITS, readFdBounded, UnsafePathError } from '../ledger/safe-path.ts';
 import type {
   Actor,
   CheckpointState,
@@ -120,13 +121,21 @@ export function readRunJson(runDir: string): RunJsonRead {
   const file = path.join(runDir, NATIVE_FILES.runJson);
   let text: string;
   try {
-    const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+    // O_NONBLOCK: a FIFO in place of run.json must not hang the open (it is refused below).
+    const fd = fs.openSync(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
     try {
-      text = fs.readFileSync(fd, 'utf8');
+      const st = fs.fstatSync(fd);
+      if (!st.isFile()) return { kind: 'corrupt', reason: 'run.json is not a regular file' };
+      if (st.nlink > 1) {
+        return { kind: 'corrupt', reason: `run.json has ${st.nlink} hard links` };
+      }
+      text = readFdBounded(fd, READ_LIMITS.state, file).toString('utf8');
     } finally {
       fs.closeSync(fd);
     }
   } catch (err) {
+    if (err instanceof UnsafePathError) return { kind: 'corrupt', reason: err.message };
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { kind: 'missing' };
     if (code === 'ELOOP') return { kind: 'corrupt', reason: 'run.json is a symlink' };

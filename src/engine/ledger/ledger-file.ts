@@ -4,10 +4,11 @@
  * reported, truncated away before the next append); a damaged line before it is corruption.
  */
 import fs from 'node:fs';
-import { fsyncAsync, lstatNoSymlink } from './atomic-write.ts';
+import { fsyncAsync } from './atomic-write.ts';
 import { type LedgerEntry, parseLedgerLine } from './ledger-format.ts';
+import { READ_LIMITS, sizeText, UnsafePathError } from './safe-path.ts';
 
-const { O_WRONLY, O_APPEND, O_CREAT, O_NOFOLLOW, O_RDONLY } = fs.constants;
+const { O_WRONLY, O_APPEND, O_CREAT, O_NOFOLLOW, O_NONBLOCK, O_RDONLY } = fs.constants;
 
 /** A torn last line that was skipped. */
 export interface TornTail {
@@ -37,55 +38,167 @@ export interface LedgerRead<E, F> {
   fileBytes: number;
   tornTail?: TornTail;
   corrupt?: CorruptLine;
+  /**
+   * Why the file itself is refused (a FIFO, a symlink, a hard link); `readable` when its entries
+   * were still read (a hard link: a repair rewrites them into a file of its own).
+   */
+  refused?: { reason: string; readable: boolean };
 }
 
 const NEWLINE = 0x0a;
+/** Bytes read per chunk: a ledger is never read whole into one buffer. */
+const CHUNK = 256 * 1024;
 
-/** Reads and validates a ledger; a missing file reads as empty. Never modifies the file. */
-export function readLedger<E = unknown, F = unknown>(file: string): LedgerRead<E, F> {
-  const st = lstatNoSymlink(file);
-  if (st === null) return { entries: [], goodBytes: 0, ends: [], fileBytes: 0 };
-  const fd = fs.openSync(file, O_RDONLY | O_NOFOLLOW);
-  let buf: Buffer;
+/**
+ * Reads and validates a ledger; a missing file reads as empty. Never modifies the file. A ledger
+ * that is not a regular file (a FIFO, a symlink) or has more than one hard link is `refused`: a
+ * hard-linked one is still read (its entries are the run's), never appended to.
+ */
+export function readLedger<E = unknown, F = unknown>(
+  file: string,
+  lineLimit: number = READ_LIMITS.ledgerLine,
+): LedgerRead<E, F> {
+  let fd: number;
   try {
-    buf = fs.readFileSync(fd);
+    // O_NONBLOCK: a FIFO planted in place of the ledger must not hang the open.
+    fd = fs.openSync(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { entries: [], goodBytes: 0, ends: [], fileBytes: 0 };
+    if (code === 'ELOOP') {
+      return refusedRead(`refusing to follow the symlink ${file} planted in the workspace`);
+    }
+    throw err;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) return refusedRead(`${file} is not a regular file`);
+    const parser = new LedgerParser<E, F>(lineLimit);
+    const buf = Buffer.alloc(CHUNK);
+    let pos = 0;
+    while (!parser.done) {
+      const n = fs.readSync(fd, buf, 0, CHUNK, pos);
+      if (n === 0) break;
+      parser.push(buf.subarray(0, n));
+      pos += n;
+    }
+    const read = parser.end(Math.max(st.size, pos));
+    if (st.nlink > 1) {
+      const reason = `${file} has ${st.nlink} hard links (a file elsewhere shares it): it is never written through`;
+      return { ...read, refused: { reason, readable: true } };
+    }
+    return read;
   } finally {
     fs.closeSync(fd);
   }
-  return parseLedger<E, F>(buf);
+}
+
+function refusedRead<E, F>(reason: string): LedgerRead<E, F> {
+  return {
+    entries: [],
+    goodBytes: 0,
+    ends: [],
+    fileBytes: 0,
+    refused: { reason, readable: false },
+  };
 }
 
 /** Splits and validates ledger bytes (pure; exported for tests and tools). */
-export function parseLedger<E = unknown, F = unknown>(buf: Buffer): LedgerRead<E, F> {
-  const entries: LedgerEntry<E, F>[] = [];
-  const ends: number[] = [];
-  const keys = new Set<string>();
-  let start = 0;
-  let line = 0;
-  let prevSeq = -1;
-  while (start < buf.length) {
-    line++;
-    const nl = buf.indexOf(NEWLINE, start);
-    const end = nl === -1 ? buf.length : nl;
-    const isLast = nl === -1 || nl + 1 >= buf.length;
-    const text = buf.toString('utf8', start, end);
-    const checked = checkLine<E, F>(text, nl === -1, prevSeq, keys);
-    if ('reason' in checked) {
-      const result = { entries, ends, goodBytes: start, fileBytes: buf.length };
-      const { reason } = checked;
-      // Only damage a crash can cause, and only on the last line, is a torn append.
-      if (isLast && checked.crashDamage) {
-        return { ...result, tornTail: { line, bytes: buf.length - start, reason } };
-      }
-      return { ...result, corrupt: { line, reason } };
-    }
-    entries.push(checked);
-    keys.add(checked.key);
-    prevSeq = checked.seq;
-    start = end + 1;
-    ends.push(start);
+export function parseLedger<E = unknown, F = unknown>(
+  buf: Buffer,
+  lineLimit: number = READ_LIMITS.ledgerLine,
+): LedgerRead<E, F> {
+  const parser = new LedgerParser<E, F>(lineLimit);
+  parser.push(buf);
+  return parser.end(buf.length);
+}
+
+/**
+ * Validates a ledger fed chunk by chunk; stops at the first bad line. A line longer than the
+ * limit is corruption (never a torn append: dropping it silently could lose a real command).
+ */
+class LedgerParser<E, F> {
+  readonly #limit: number;
+  readonly #entries: LedgerEntry<E, F>[] = [];
+  readonly #ends: number[] = [];
+  readonly #keys = new Set<string>();
+  #parts: Buffer[] = [];
+  #partBytes = 0;
+  /** Offset of the start of the current (unfinished) line. */
+  #start = 0;
+  #line = 0;
+  #prevSeq = -1;
+  #stop: { torn?: TornTail; corrupt?: CorruptLine } | null = null;
+
+  constructor(limit: number) {
+    this.#limit = limit;
   }
-  return { entries, ends, goodBytes: buf.length, fileBytes: buf.length };
+
+  /** True once a bad line was found: later bytes do not matter. */
+  get done(): boolean {
+    return this.#stop !== null;
+  }
+
+  push(chunk: Buffer): void {
+    let from = 0;
+    while (this.#stop === null && from < chunk.length) {
+      const nl = chunk.indexOf(NEWLINE, from);
+      const piece = chunk.subarray(from, nl === -1 ? chunk.length : nl);
+      if (this.#partBytes + piece.length > this.#limit) {
+        this.#line++;
+        const reason = `line is over the ${sizeText(this.#limit)} limit for a ledger line`;
+        this.#stop = { corrupt: { line: this.#line, reason } };
+        return;
+      }
+      this.#parts.push(piece);
+      this.#partBytes += piece.length;
+      if (nl === -1) return;
+      this.#finishLine(false);
+      from = nl + 1;
+    }
+  }
+
+  #finishLine(unterminated: boolean): { reason: string; crashDamage: boolean } | null {
+    this.#line++;
+    const text = Buffer.concat(this.#parts).toString('utf8');
+    const lineBytes = this.#partBytes + (unterminated ? 0 : 1);
+    this.#parts = [];
+    this.#partBytes = 0;
+    const checked = checkLine<E, F>(text, unterminated, this.#prevSeq, this.#keys);
+    if ('reason' in checked) {
+      // Set by end() for the last line; a bad line with more after it is corruption.
+      this.#stop = { corrupt: { line: this.#line, reason: checked.reason } };
+      this.#pendingDamage = { ...checked, bytes: lineBytes };
+      return checked;
+    }
+    this.#entries.push(checked);
+    this.#keys.add(checked.key);
+    this.#prevSeq = checked.seq;
+    this.#start += lineBytes;
+    this.#ends.push(this.#start);
+    return null;
+  }
+
+  #pendingDamage: { reason: string; crashDamage: boolean; bytes: number } | null = null;
+
+  /** The result, `fileBytes` being the file's length. */
+  end(fileBytes: number): LedgerRead<E, F> {
+    if (this.#stop === null && this.#partBytes > 0) this.#finishLine(true);
+    const result = { entries: this.#entries, ends: this.#ends, goodBytes: this.#start, fileBytes };
+    const stop = this.#stop;
+    if (stop === null) return { ...result, goodBytes: fileBytes };
+    const c = stop.corrupt!;
+    const damage = this.#pendingDamage;
+    // Only damage a crash can cause, and only on the last line, is a torn append.
+    const isLast = damage !== null && this.#start + damage.bytes >= fileBytes;
+    if (damage?.crashDamage && isLast) {
+      return {
+        ...result,
+        tornTail: { line: c.line, bytes: fileBytes - this.#start, reason: c.reason },
+      };
+    }
+    return { ...result, corrupt: c };
+  }
 }
 
 function checkLine<E, F>(
@@ -126,9 +239,16 @@ export class LedgerWriter {
    * When the file is longer than `goodBytes` (a torn tail was found), it is truncated back first.
    */
   static open(file: string, goodBytes: number): LedgerWriter {
-    const fd = fs.openSync(file, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, 0o600);
+    const fd = fs.openSync(file, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0o600);
     try {
-      if (fs.fstatSync(fd).size > goodBytes) {
+      const st = fs.fstatSync(fd);
+      // Append-only: a second link would carry every line into a file elsewhere.
+      if (!st.isFile())
+        throw new UnsafePathError(file, `refusing ${file}: it is not a regular file`);
+      if (st.nlink > 1) {
+        throw new UnsafePathError(file, `refusing ${file}: it has ${st.nlink} hard links`);
+      }
+      if (st.size > goodBytes) {
         fs.ftruncateSync(fd, goodBytes);
         fs.fsyncSync(fd);
       }

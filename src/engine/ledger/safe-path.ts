@@ -206,8 +206,120 @@ export function openInside(
   return fd;
 }
 
-/** The bytes of `file` inside `root`, or null when it (or a folder on its way) does not exist. */
-export function readFileInside(root: string, file: string): Buffer | null {
+/**
+ * Size limits of the files phasebridge reads (documented in docs/hostile-input.md): a file over
+ * its limit is refused, never read whole. A ledger is read line by line, each at most a line's
+ * limit.
+ */
+export const READ_LIMITS = {
+  /** A state file in a workspace (run.json, directive.json, sessions, state.json, run.yaml…). */
+  state: 16 * 1024 * 1024,
+  /** The spec given with --spec-file. */
+  spec: 1024 * 1024,
+  /** phasebridge.config.yaml. */
+  config: 1024 * 1024,
+  /** A workflow file or a prompt file. */
+  workflow: 1024 * 1024,
+  /** One line of a ledger. */
+  ledgerLine: 1024 * 1024,
+} as const;
+
+/** `n` bytes as a short figure ("1 MB", "512 KB", "12 bytes"). */
+export function sizeText(n: number): string {
+  if (n >= 1024 * 1024 && n % (1024 * 1024) === 0) return `${n / (1024 * 1024)} MB`;
+  if (n >= 1024 * 1024) return `${(n / (1024 * 1024)).toFixed(1)} MB`;
+  if (n >= 1024) return `${Math.round(n / 1024)} KB`;
+  return `${n} bytes`;
+}
+
+/** A file refused before reading: `refusing <p>: it is N, over the L limit`. */
+export function overLimit(p: string, size: number, limit: number): UnsafePathError {
+  return new UnsafePathError(
+    p,
+    `refusing ${p}: it is ${sizeText(size)}, over the ${sizeText(limit)} limit for this kind of file`,
+  );
+}
+
+/**
+ * Reads at most `limit` bytes from an fd already checked to be a regular file; a file longer
+ * than `limit` (by fstat, or found growing) is refused as {@link overLimit}.
+ */
+export function readFdBounded(fd: number, limit: number, shown: string): Buffer {
+  const size = fs.fstatSync(fd).size;
+  if (size > limit) throw overLimit(shown, size, limit);
+  const buf = Buffer.alloc(Math.min(limit + 1, Math.max(size, 0) + 1));
+  let off = 0;
+  for (;;) {
+    const n = fs.readSync(fd, buf, off, buf.length - off, off);
+    if (n === 0) break;
+    off += n;
+    if (off === buf.length) {
+      if (off > limit) throw overLimit(shown, off, limit);
+      // It grew while being read: go on up to the limit.
+      return Buffer.concat([buf, readRest(fd, off, limit, shown)]);
+    }
+  }
+  return buf.subarray(0, off);
+}
+
+function readRest(fd: number, from: number, limit: number, shown: string): Buffer {
+  const buf = Buffer.alloc(limit + 1 - from);
+  let off = 0;
+  while (off < buf.length) {
+    const n = fs.readSync(fd, buf, off, buf.length - off, from + off);
+    if (n === 0) return buf.subarray(0, off);
+    off += n;
+  }
+  throw overLimit(shown, from + off, limit);
+}
+
+/** Options of {@link readRegularFile}. */
+export interface RegularReadOptions {
+  /** Most bytes read; a longer file is refused. */
+  limit: number;
+  /** Refuse a file with more than one hard link (a file phasebridge also writes). */
+  singleLink?: boolean;
+  /** Follow a symlink to the file (a path the user named explicitly); default false. */
+  followLink?: boolean;
+}
+
+/**
+ * Reads a file the user named (a spec, the config): opened O_NONBLOCK (a FIFO cannot hang the
+ * open), fstat'ed, refused unless a regular file within `limit`. null when it does not exist.
+ */
+export function readRegularFile(file: string, opts: RegularReadOptions): Buffer | null {
+  const abs = path.resolve(file);
+  const noFollow = opts.followLink === true ? 0 : O_NOFOLLOW;
+  let fd: number;
+  try {
+    fd = fs.openSync(abs, O_RDONLY | O_NONBLOCK | noFollow);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return null;
+    if (code === 'ELOOP') throw new UnsafePathError(abs, `refusing ${abs}: it is a symlink`);
+    throw err;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) throw new UnsafePathError(abs, `refusing ${abs}: it is not a regular file`);
+    if (opts.singleLink === true && st.nlink > 1) {
+      throw new UnsafePathError(abs, `refusing ${abs}: it has ${st.nlink} hard links`);
+    }
+    return readFdBounded(fd, opts.limit, abs);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * The bytes of `file` inside `root` (at most `limit`, default {@link READ_LIMITS}.state), or null
+ * when it (or a folder on its way) does not exist.
+ */
+export function readFileInside(
+  root: string,
+  file: string,
+  limit: number = READ_LIMITS.state,
+): Buffer | null {
   let fd: number;
   try {
     fd = openInside(root, file, O_RDONLY);
@@ -216,15 +328,19 @@ export function readFileInside(root: string, file: string): Buffer | null {
     throw err;
   }
   try {
-    return fs.readFileSync(fd);
+    return readFdBounded(fd, limit, resolveInside(root, file));
   } finally {
     fs.closeSync(fd);
   }
 }
 
-/** The UTF-8 text of `file` inside `root`, or null when it does not exist. */
-export function readTextInside(root: string, file: string): string | null {
-  return readFileInside(root, file)?.toString('utf8') ?? null;
+/** The UTF-8 text of `file` inside `root` (at most `limit` bytes), or null when it does not exist. */
+export function readTextInside(
+  root: string,
+  file: string,
+  limit: number = READ_LIMITS.state,
+): string | null {
+  return readFileInside(root, file, limit)?.toString('utf8') ?? null;
 }
 
 /** Refuses `p` when it exists and is a symlink, not a regular file, or a hard link. */

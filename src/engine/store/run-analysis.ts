@@ -87,7 +87,12 @@ export function analyzeRun(
 
   let corrupt: RunCorruption | null = null;
   const ledgerSeq = replay.state?.seq ?? 0;
-  if (read.corrupt) {
+  if (read.refused) {
+    corrupt = {
+      reason: `the ledger is refused: ${read.refused.reason}`,
+      repairable: read.refused.readable && replay.state !== null,
+    };
+  } else if (read.corrupt) {
     const c = read.corrupt;
     corrupt = {
       line: c.line,

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { NATIVE_FILES } from '../layouts/native.ts';
 import type { LayoutProjection } from '../layouts/port.ts';
-import { fsyncDir, lstatNoSymlink } from '../ledger/atomic-write.ts';
+import { fsyncDir, lstatNoSymlink, writeFileAtomic } from '../ledger/atomic-write.ts';
 import type { RunPaths } from './open-run.ts';
 import { type RunAnalysis, replayEntries } from './run-analysis.ts';
 import type { DroppedLine } from './types.ts';
@@ -50,7 +50,7 @@ export function planRepair(
   if (problems.length > 0 && refused === null) {
     if (dropped.length > 0) copies.push(backupOf(paths.ledger, stamp));
     const runJson = path.join(paths.runDir, NATIVE_FILES.runJson);
-    if (lstatNoSymlink(runJson)?.isFile()) copies.push(backupOf(runJson, stamp));
+    if (isPlainFile(runJson)) copies.push(backupOf(runJson, stamp));
   }
   const lines = a.entries.length + dropped.length;
   return { problems, refused, kept: a.entries.length, lines, dropped, copies, moved: [] };
@@ -71,6 +71,8 @@ export function carryOut(
     fs.copyFileSync(from, to, fs.constants.COPYFILE_EXCL);
     fsyncDir(path.dirname(to));
   }
+  ownLedger(paths.ledger, a.goodBytes, plan);
+  moveAsideOdd(path.join(paths.runDir, NATIVE_FILES.runJson), stamp, plan);
   for (const layout of applicable(a, layouts)) {
     for (const s of layout.salvage?.(paths.workspace, stamp) ?? []) {
       if (s.backup !== undefined) plan.moved.push(s.backup);
@@ -87,11 +89,62 @@ export function carryOut(
   };
 }
 
+/**
+ * A hard-linked ledger is given a file of its own (its good prefix, written to a temp file and
+ * renamed over it): appending or truncating would otherwise write into the other link's file.
+ */
+function ownLedger(ledger: string, goodBytes: number, plan: RepairPlan): void {
+  const st = lstatNoSymlink(ledger);
+  if (st === null || !st.isFile() || st.nlink <= 1) return;
+  const buf = Buffer.alloc(goodBytes);
+  const fd = fs.openSync(ledger, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+  try {
+    let off = 0;
+    while (off < goodBytes) {
+      const n = fs.readSync(fd, buf, off, goodBytes - off, off);
+      if (n === 0) break;
+      off += n;
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  writeFileAtomic(ledger, buf);
+  plan.moved.push(`${ledger} (it had ${st.nlink} hard links: now a file of its own)`);
+}
+
+/**
+ * A state file that is a symlink, a FIFO (anything but a regular file) or a hard link is renamed
+ * aside (the link itself, never its target), so the rebuild writes a file of its own.
+ */
+function moveAsideOdd(file: string, stamp: string, plan: RepairPlan): void {
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(file);
+  } catch {
+    return;
+  }
+  if (st.isFile() && st.nlink <= 1) return;
+  const to = `${file}.corrupt-${stamp}`;
+  fs.renameSync(file, to);
+  fsyncDir(path.dirname(file));
+  plan.moved.push(to);
+}
+
 /** The layouts written for the run (its state tells which). */
 function applicable(a: RunAnalysis, layouts: readonly LayoutProjection[]): LayoutProjection[] {
   const s = a.state;
   if (s === null) return [];
   return layouts.filter((l) => (l.appliesTo ? l.appliesTo(s) : l.name === s.layout));
+}
+
+/** True for a regular file with one link (what a backup may copy without surprise). */
+function isPlainFile(file: string): boolean {
+  try {
+    const st = fs.lstatSync(file);
+    return st.isFile() && st.nlink === 1;
+  } catch {
+    return false;
+  }
 }
 
 function backupOf(file: string, stamp: string): { from: string; to: string } {

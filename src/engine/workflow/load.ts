@@ -3,15 +3,22 @@
  * reported at once, each as `<file>: <field path>: <what is wrong>`.
  */
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
 import { InvalidInputError, NotFoundError } from '../../errors.ts';
-import { isInside, readTextInside, UnsafePathError } from '../ledger/safe-path.ts';
+import {
+  isInside,
+  READ_LIMITS,
+  readRegularFile,
+  readTextInside,
+  sizeText,
+  UnsafePathError,
+} from '../ledger/safe-path.ts';
 import { parseDuration } from './duration.ts';
 import { crossCheck, formatPath, zodProblems } from './problems.ts';
 import { type StepFile, type WorkflowFile, workflowFileSchema } from './schema.ts';
 import type { AgentPermissions, StepCheckpoint, Workflow, WorkflowStep } from './types.ts';
+import { oneYamlError, yamlDepthProblem } from './yaml-limits.ts';
 
 /** Alias expansions allowed in a workflow file: plenty for reuse, far too few for an alias bomb. */
 const MAX_ALIAS_COUNT = 100;
@@ -33,11 +40,19 @@ export interface ParseOptions {
 
 /** Parses and validates workflow YAML; throws InvalidInputError listing every problem. */
 export function parseWorkflow(yamlText: string, opts: ParseOptions): Workflow {
-  const doc = parseDocument(yamlText);
+  const bytes = Buffer.byteLength(yamlText);
+  if (bytes > READ_LIMITS.workflow) {
+    throw new InvalidInputError(
+      `${opts.file}: (root): YAML error: it is ${sizeText(bytes)}, over the ${sizeText(READ_LIMITS.workflow)} limit for a workflow`,
+    );
+  }
+  const deep = yamlDepthProblem(yamlText);
+  if (deep !== null) throw new InvalidInputError(`${opts.file}: (root): YAML error: ${deep}`);
+  // logLevel 'error': a YAML warning would reach stderr unformatted; errors are reported below.
+  const doc = parseDocument(yamlText, { logLevel: 'error' });
   if (doc.errors.length > 0) {
-    const first = (message: string) => message.split('\n')[0]!.replace(/:$/, '');
-    const lines = doc.errors.map((e) => `${opts.file}: (root): YAML error: ${first(e.message)}`);
-    throw new InvalidInputError(lines.join('\n'));
+    const line = oneYamlError(doc.errors.map((e) => e.message));
+    throw new InvalidInputError(`${opts.file}: (root): YAML error: ${line}`);
   }
   let raw: unknown;
   try {
@@ -79,7 +94,12 @@ export interface LoadOptions {
 export async function loadWorkflow(file: string, opts: LoadOptions = {}): Promise<Workflow> {
   let text: string | null;
   try {
-    text = opts.root === undefined ? await readFile(file, 'utf8') : readTextInside(opts.root, file);
+    text =
+      opts.root === undefined
+        ? (readRegularFile(file, { limit: READ_LIMITS.workflow, followLink: true })?.toString(
+            'utf8',
+          ) ?? null)
+        : readTextInside(opts.root, file, READ_LIMITS.workflow);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') text = null;
     else if (err instanceof UnsafePathError) throw new InvalidInputError(err.message);
@@ -108,7 +128,8 @@ function resolvePrompts(
   const steps = (raw as { steps?: unknown } | null)?.steps;
   if (!Array.isArray(steps)) return [];
   const root = path.resolve(opts.root ?? path.dirname(opts.file));
-  const read = opts.readPrompt ?? ((p: string) => readTextInside(root, p) ?? missing(p));
+  const read =
+    opts.readPrompt ?? ((p: string) => readTextInside(root, p, READ_LIMITS.workflow) ?? missing(p));
   return steps.map((s: unknown, i) => {
     const step = (s ?? {}) as { prompt?: unknown; promptFile?: unknown };
     if (Array.isArray(step.prompt)) {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -105,6 +106,32 @@ describe('ledger file', () => {
     fs.writeFileSync(path.join(dir, 'elsewhere'), '');
     fs.symlinkSync(path.join(dir, 'elsewhere'), file);
     expect(() => LedgerWriter.open(file, 0)).toThrow(/ELOOP/);
-    expect(() => readLedger(file)).toThrow(/symlink/);
+    expect(readLedger(file).refused).toEqual({
+      reason: `refusing to follow the symlink ${file} planted in the workspace`,
+      readable: false,
+    });
+  });
+
+  it('refuses a FIFO at once, and a hard-linked ledger for writing (still reading it)', () => {
+    execFileSync('mkfifo', [file]);
+    expect(readLedger(file).refused?.reason).toBe(`${file} is not a regular file`);
+    fs.rmSync(file);
+    fs.writeFileSync(path.join(dir, 'other'), '');
+    fs.linkSync(path.join(dir, 'other'), file);
+    expect(readLedger(file).refused).toMatchObject({ readable: true });
+    expect(readLedger(file).refused?.reason).toContain('has 2 hard links');
+    expect(() => LedgerWriter.open(file, 0)).toThrow(/has 2 hard links/);
+    expect(fs.readFileSync(path.join(dir, 'other'), 'utf8')).toBe('');
+  });
+
+  it('a line over the limit is corruption, found without reading the rest', () => {
+    fs.writeFileSync(file, '');
+    fs.truncateSync(file, 64 * 1024 * 1024);
+    const read = readLedger(file, 1024);
+    expect(read.corrupt).toEqual({
+      line: 1,
+      reason: 'line is over the 1 KB limit for a ledger line',
+    });
+    expect(read.tornTail).toBeUndefined();
   });
 });
