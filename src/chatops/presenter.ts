@@ -175,6 +175,10 @@ export class CheckpointPresenter {
       const owner = open ? {} : { owner: { kind: 'decision', id: row.id } as const };
       await channel
         .edit(row.messageRef, { ...message, urgency: 'decision', ...owner })
+        .then(async () => {
+          // Shown (also where no outbox confirms it): no later start edits it again.
+          if (!open) await repos.checkpointMessages.markShown(row.id);
+        })
         .catch(async (err: unknown) => {
           const outcome = await this.#refusals.refused(row.chatRef, err, { runId: state.id });
           // The copy cannot show the decision (not editable any more, or its thread refuses):

@@ -112,6 +112,7 @@ export class ToolApprovalPresenter {
       const shown = { kind: 'decision', id: row.id } as const;
       await channel
         .edit(row.messageRef, { ...renderClosedTool(r), owner: shown })
+        .then(() => repos.checkpointMessages.markShown(row.id))
         .catch((err: unknown) => {
           log.warn({ err, runId: r.runId, chat: row.chatRef }, 'chatops: tool approval not edited');
         });
