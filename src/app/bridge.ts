@@ -235,7 +235,12 @@ export async function startBridge(
       .catchUp()
       .catch((err: unknown) => log.error({ err }, 'bridge: catch-up failed'));
     stack.push(() => caughtUp);
-    await orchestrator.startFeed();
+    // The feed replays commits the chats have not seen yet, each waiting for its messages'
+    // delivery: in the background too, so start-up never waits on the outbox.
+    const fed = orchestrator
+      .startFeed()
+      .catch((err: unknown) => log.error({ err }, 'bridge: the run feed did not start'));
+    stack.push(() => fed);
     // From here on `phasebridge approve|run|…` hand their commands to this bridge.
     const control = await startControlServer({
       home: config.home,
