@@ -19,6 +19,7 @@ import * as m0012 from './0012_unreachable_chats.ts';
 import * as m0014 from './0014_agent_permissions.ts';
 import * as m0021 from './0021_session_offers.ts';
 import * as m0024 from './0024_flow_run_cache.ts';
+import * as m0039 from './0039_outbox_owners.ts';
 
 /** Every migration this build knows, by name. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
@@ -36,6 +37,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0014_agent_permissions': m0014,
   '0021_session_offers': m0021,
   '0024_flow_run_cache': m0024,
+  '0039_outbox_owners': m0039,
 });
 
 /** A kysely MigrationProvider over `migrations` (default: every known migration). */

@@ -157,13 +157,19 @@ export async function startBridge(
     );
     await bindConsole(repos, workspace);
     // Sends and edits to the chat platforms are rows in bridge.db before they are attempted.
-    const outboxStore = OutboxStore.open(db.file);
+    const outboxStore = OutboxStore.open(db.file, Date.now, (err) =>
+      log.warn({ err }, 'outbox: a delivered message id could not be written back'),
+    );
     stack.push(async () => outboxStore.close());
     // Set once chatops exists: a row the platform refuses goes through its refusals.
     let refusalTarget: RefusalTarget | undefined;
     const paced = withOutboxes(channels.all, outboxStore, {
       log: log.child({ component: 'outbox' }),
       onFailure: outboxRefusals(() => refusalTarget, log.child({ component: 'outbox' })),
+      // A checkpoint copy learnt its message id (maybe queued before a crash): decided since?
+      onConfirmed: (owner) => {
+        if (owner.kind === 'checkpoint') refusalTarget?.chatops.showDecisions();
+      },
     });
     // Stopped after chatops (unwinding runs backwards), so its last edits are still delivered.
     stack.push(async () => {
@@ -224,9 +230,19 @@ export async function startBridge(
         watch.latest.map((w) => ({ name: `${w.host}/${w.pid}`, detail: describeWorker(w) })),
       );
     }
-    // With the adapters up, what the chats missed while no bridge ran is replayed to them.
-    await chatops.catchUp();
-    await orchestrator.startFeed();
+    // With the adapters up, what the chats missed while no bridge ran is replayed to them, in
+    // the background: its sends wait for the platforms' limits (a busy group: a minute), and
+    // start-up (the banner, the pairing code, the control socket) must not wait for them.
+    const caughtUp = chatops
+      .catchUp()
+      .catch((err: unknown) => log.error({ err }, 'bridge: catch-up failed'));
+    stack.push(() => caughtUp);
+    // The feed replays commits the chats have not seen yet, each waiting for its messages'
+    // delivery: in the background too, so start-up never waits on the outbox.
+    const fed = orchestrator
+      .startFeed()
+      .catch((err: unknown) => log.error({ err }, 'bridge: the run feed did not start'));
+    stack.push(() => fed);
     // From here on `phasebridge approve|run|…` hand their commands to this bridge.
     const control = await startControlServer({
       home: config.home,

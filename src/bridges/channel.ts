@@ -57,7 +57,29 @@ export interface OutgoingMessage {
   readonly silent?: boolean;
   /** Queue order under rate limits (default: `notice` for a send, `status` for an edit). */
   readonly urgency?: Urgency;
+  /**
+   * The row that asked for this call, told the result in the outbox's confirming transaction
+   * (so a send delivered by the next process still reaches it). Adapters ignore it.
+   */
+  readonly owner?: MessageOwner;
+  /**
+   * What a send is about (e.g. `answer:<run>:<step>:<attempt>`): a second send with the same key
+   * to the same chat is answered with the first one's message instead of being sent again.
+   */
+  readonly key?: string;
 }
+
+/**
+ * Who waits for a call's result in bridge.db: a checkpoint copy (`checkpoint_messages`, also
+ * tool approvals) or a session offer copy (`session_offers`) takes the sent message's id; a
+ * status message (`status_messages`) is recorded; `decision` marks a checkpoint copy's message
+ * as showing its decision (an edit or a re-post).
+ */
+export type MessageOwner =
+  | { readonly kind: 'checkpoint'; readonly id: number }
+  | { readonly kind: 'offer'; readonly id: number }
+  | { readonly kind: 'status'; readonly runId: string; readonly chatRef: string }
+  | { readonly kind: 'decision'; readonly id: number };
 
 /** A file to upload (logs, long reports). */
 export interface OutgoingFile {

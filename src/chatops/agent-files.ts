@@ -64,7 +64,7 @@ function caption(stepId: string, attempt: number, rel: string): RichText {
 export async function postAgentFiles(
   deps: ChatOpsDeps,
   chat: string,
-  at: { workspace: string; stepId: string; attempt: number },
+  at: { runId: string; workspace: string; stepId: string; attempt: number },
   declared: readonly string[],
 ): Promise<void> {
   const channel = channelFor(deps, chat);
@@ -82,7 +82,11 @@ export async function postAgentFiles(
   if (refused.length > 0) {
     const head = bold(`📎 ${at.stepId}`);
     const text = `(attempt ${at.attempt}) asked to send files that were not sent:\n${refused.join('\n')}`;
-    await channel.send(chat, { text: rich(head, plain(` ${text}`)), urgency: 'notice' });
+    await channel.send(chat, {
+      text: rich(head, plain(` ${text}`)),
+      urgency: 'notice',
+      key: `files-refused:${at.runId}:${at.stepId}:${at.attempt}`,
+    });
   }
 }
 

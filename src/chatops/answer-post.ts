@@ -79,7 +79,8 @@ async function postOne(
     ? await deps.repos.statusMessages.get(runId, chat)
     : null;
   const thread = status === null ? {} : { replyTo: status };
-  const QUIET = { silent: true, urgency, ...thread };
+  // Keyed by what it is about: a restart replaying the step's completion finds it sent.
+  const QUIET = { silent: true, urgency, key: `answer:${runId}:${stepId}:${attempt}`, ...thread };
   const link =
     deps.consoleUrl === undefined ? '' : `\nDiff and log: ${runLink(deps, runId, stepId, attempt)}`;
   if (answer.length <= ANSWER_MAX_CHARS) {

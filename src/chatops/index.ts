@@ -15,6 +15,7 @@ import { postAnswers } from './answer-post.ts';
 import { CheckpointPresses } from './checkpoint-press.ts';
 import type { Timers } from './coalescer.ts';
 import { type ChatOpsDeps, channelFor, sendTo } from './context.ts';
+import { DecisionDisplay } from './decision-display.ts';
 import { DEFAULT_INPUT_LIMITS } from './input-files.ts';
 import { Notifier } from './notifier.ts';
 import type { ChatOpsOptions, RunNotice, RunUpdate } from './ports.ts';
@@ -40,6 +41,7 @@ export class ChatOps {
   readonly #tools: ToolApprovalPresenter;
   readonly #refusals: ChatRefusals;
   readonly #sessions: SessionOffers;
+  readonly #decisions: DecisionDisplay;
   /** Per run, the tail of its update chain: updates of one run are applied in order. */
   readonly #chains = new Map<string, Promise<void>>();
   #unsubscribe: (() => void)[] = [];
@@ -74,6 +76,9 @@ export class ChatOps {
       this.#deps,
       async (runId) => this.#notifier.followers(await this.#deps.orchestrator.getRun(runId)),
       options.toolApprovalIntervalMs ?? 1000,
+    );
+    this.#decisions = new DecisionDisplay(this.#deps, this.#presenter, this.#tools, (r, t, f) =>
+      this.#inOrder(r, t, f),
     );
     const toolPresses = new ToolApprovalPresses(this.#deps, this.#tools);
     const presses = new CheckpointPresses(this.#deps, toolPresses);
@@ -142,6 +147,8 @@ export class ChatOps {
    * adapters have started, so nothing is sent to a platform not yet connected.
    */
   async catchUp(): Promise<void> {
+    // Decided checkpoints whose message still shows buttons (a crash between the two).
+    this.#decisions.schedule();
     await this.#catchUpAwaitingRuns();
     await this.#watchActiveRuns();
     // Interrupted coordinator sessions and flow runs of the bound workspaces (issue 14).
@@ -169,6 +176,14 @@ export class ChatOps {
     }
   }
 
+  /**
+   * A checkpoint copy's send was confirmed (maybe queued by an earlier process, its message id
+   * written back just now): if its checkpoint was decided meanwhile, the copy is edited to show it.
+   */
+  showDecisions(): void {
+    this.#decisions.schedule();
+  }
+
   /** Unsubscribes, finishes the updates in hand and delivers pending status edits. */
   async stop(): Promise<void> {
     for (const off of this.#unsubscribe) off();
@@ -176,6 +191,7 @@ export class ChatOps {
     await this.#follower.stop();
     await this.#activity.stop();
     await this.#tools.stop();
+    await this.#decisions.idle();
     await Promise.all(this.#chains.values());
     await this.#notifier.flush();
   }

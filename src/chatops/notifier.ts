@@ -29,6 +29,8 @@ export class Notifier {
   readonly #latest = new Map<string, RunState>();
   readonly #chats = new Map<string, readonly string[]>();
   readonly #progress = new Map<string, { stepId: string; text: string }>();
+  /** Per run and chat, the status message found gone (the key of the next one names it). */
+  readonly #gone = new Map<string, string>();
 
   /**
    * `editIntervalMs`: minimum time between two edits of one status message; `refusals` acts on
@@ -103,7 +105,13 @@ export class Notifier {
         this.#refusals
           .deliver(
             chat,
-            (to) => sendTo(this.#deps, to, { ...outcomeMessage(state), urgency: 'notice' }),
+            (to) =>
+              sendTo(this.#deps, to, {
+                ...outcomeMessage(state),
+                urgency: 'notice',
+                // A restart replaying the end finds it sent (keyed by what it is about).
+                key: ended ? `end:${state.id}` : `block:${state.id}:${state.updatedAt}`,
+              }),
             { runId: state.id, chats },
           )
           .catch((err: unknown) =>
@@ -123,6 +131,9 @@ export class Notifier {
     const known = this.#chats.get(state.id) ?? [];
     this.#chats.set(state.id, [...new Set([...known, ...chats])]);
     for (const chat of chats) {
+      // A new message, not the lost one: its key names the one it replaces.
+      const lost = await this.#deps.repos.statusMessages.get(state.id, chat);
+      this.#gone.set(statusKey(state.id, chat), lost ?? `repost:${this.#deps.clock().getTime()}`);
       await this.#deps.repos.statusMessages.delete(state.id, chat);
       this.#schedule(state.id, chat);
     }
@@ -194,7 +205,15 @@ export class Notifier {
         }
         const sent = await this.#refusals.deliver(
           chat,
-          (to) => sendTo(this.#deps, to, { ...message, urgency: 'notice' }),
+          (to) =>
+            sendTo(this.#deps, to, {
+              ...message,
+              urgency: 'notice',
+              // Delivered by the next process after a crash, it is still the run's status message;
+              // a restart re-posting it finds it queued or sent (a new one only after one is gone).
+              owner: { kind: 'status', runId, chatRef: chat },
+              key: `status:${runId}:${this.#gone.get(statusKey(runId, chat)) ?? 'first'}`,
+            }),
           { runId, chats: this.#chats.get(runId) ?? [] },
         );
         if (sent !== undefined) await refs.set(runId, chat, sent);
@@ -207,12 +226,16 @@ export class Notifier {
   async #repostGone(runId: string, chat: string, ref: string): Promise<void> {
     const refs = this.#deps.repos.statusMessages;
     if ((await refs.get(runId, chat)) !== ref) return;
+    this.#gone.set(statusKey(runId, chat), ref);
     await refs.delete(runId, chat);
     if (this.#latest.has(runId)) this.#schedule(runId, chat);
   }
 
   async #forget(runId: string, chats: readonly string[]): Promise<void> {
-    for (const chat of chats) this.#edits.forget(statusKey(runId, chat));
+    for (const chat of chats) {
+      this.#edits.forget(statusKey(runId, chat));
+      this.#gone.delete(statusKey(runId, chat));
+    }
     for (const map of [this.#followers, this.#latest, this.#chats, this.#progress])
       map.delete(runId);
     await this.#deps.repos.statusMessages.deleteRun(runId);

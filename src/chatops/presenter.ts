@@ -139,6 +139,8 @@ export class CheckpointPresenter {
             sendTo(this.#deps, to, {
               ...renderOpenCheckpoint(view, row.buttonToken),
               urgency: 'decision',
+              // Whichever process delivers it, the copy learns its message id (owners.ts).
+              owner: { kind: 'checkpoint', id: row.id },
             }),
           { runId: state.id, chats: all },
         );
@@ -169,8 +171,14 @@ export class CheckpointPresenter {
       const message = open
         ? renderOpenCheckpoint(view, row.buttonToken)
         : renderClosedCheckpoint(view);
+      // A closed copy's edit marks it shown when confirmed (a restart re-edits it until then).
+      const owner = open ? {} : { owner: { kind: 'decision', id: row.id } as const };
       await channel
-        .edit(row.messageRef, { ...message, urgency: 'decision' })
+        .edit(row.messageRef, { ...message, urgency: 'decision', ...owner })
+        .then(async () => {
+          // Shown (also where no outbox confirms it): no later start edits it again.
+          if (!open) await repos.checkpointMessages.markShown(row.id);
+        })
         .catch(async (err: unknown) => {
           const outcome = await this.#refusals.refused(row.chatRef, err, { runId: state.id });
           // The copy cannot show the decision (not editable any more, or its thread refuses):
@@ -193,6 +201,23 @@ export class CheckpointPresenter {
     } else {
       await repos.checkpointMessages.markDecided(state.id, cp.id);
     }
+  }
+
+  /**
+   * Posts a closed checkpoint's message for a copy whose message id never became known (the
+   * process died before its send was queued, or the send failed): the chat is shown the decision
+   * once (keyed by the copy), and the copy is then marked shown.
+   */
+  async postClosed(state: RunState, row: CheckpointMessageRecord): Promise<void> {
+    const cp = findCheckpoint(state, row.checkpointId);
+    if (!cp || state.checkpoint?.id === cp.id) return;
+    const message = renderClosedCheckpoint(await this.#view(state, cp, false));
+    await sendTo(this.#deps, row.chatRef, {
+      ...message,
+      urgency: 'decision',
+      owner: { kind: 'decision', id: row.id },
+      key: `decision:${row.id}`,
+    });
   }
 
   /**

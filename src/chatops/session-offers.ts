@@ -88,7 +88,9 @@ export class SessionOffers {
             c.chatRef === chat &&
             c.status === 'open' &&
             c.messageRef === null &&
-            c.createdAt < this.#since
+            c.createdAt < this.#since &&
+            // Still queued in the outbox: delivered later, its ref then written to it.
+            !(await repos.sessionOffers.sendInFlight(c.id))
           ) {
             await repos.sessionOffers.removeUnsent(c.id);
             c.status = 'stale';
@@ -245,7 +247,10 @@ export class SessionOffers {
     // Stored before sending, so a press racing the send finds its token.
     const row = await offers.add(keyOf(workspace, s), chat);
     try {
-      const ref = await channel.send(chat, renderOpenOffer(s, workspace, row.buttonToken));
+      const ref = await channel.send(chat, {
+        ...renderOpenOffer(s, workspace, row.buttonToken),
+        owner: { kind: 'offer', id: row.id },
+      });
       await offers.setMessageRef(row.id, ref);
     } catch (err) {
       await offers.removeUnsent(row.id);

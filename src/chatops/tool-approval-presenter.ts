@@ -137,10 +137,10 @@ export class ToolApprovalPresenter {
           checkpointId: TOOL_PREFIX + r.id,
           chatRef: chat,
         });
-        const ref = await channel.send(
-          chat,
-          renderOpenTool(r, row.buttonToken, ruleOf(r), fourEyes),
-        );
+        const ref = await channel.send(chat, {
+          ...renderOpenTool(r, row.buttonToken, ruleOf(r), fourEyes),
+          owner: { kind: 'checkpoint', id: row.id },
+        });
         await repos.checkpointMessages.setMessageRef(row.id, ref);
       } catch (err) {
         log.error({ err, runId: r.runId, chat }, 'chatops: could not post the tool approval');
@@ -168,9 +168,13 @@ export class ToolApprovalPresenter {
     for (const row of await repos.checkpointMessages.listByCheckpoint(r.runId, id)) {
       const channel = channelFor(this.#deps, row.chatRef);
       if (row.messageRef === null || !channel) continue;
-      await channel.edit(row.messageRef, renderClosedTool(r)).catch((err: unknown) => {
-        log.warn({ err, runId: r.runId, chat: row.chatRef }, 'chatops: tool approval not edited');
-      });
+      const shown = { kind: 'decision', id: row.id } as const;
+      await channel
+        .edit(row.messageRef, { ...renderClosedTool(r), owner: shown })
+        .then(() => repos.checkpointMessages.markShown(row.id))
+        .catch((err: unknown) => {
+          log.warn({ err, runId: r.runId, chat: row.chatRef }, 'chatops: tool approval not edited');
+        });
     }
     if (r.decidedBy === 'system') await repos.checkpointMessages.markExpired(r.runId, id);
     else await repos.checkpointMessages.markDecided(r.runId, id);

@@ -139,6 +139,8 @@ export interface CheckpointMessagesTable {
   state: Defaulted<CheckpointMessageState>;
   created_at: number;
   updated_at: number;
+  /** (0039) 1 once the copy's message shows its decision (its buttons are gone). */
+  decision_shown: Defaulted<number>;
 }
 
 /** `jobs`: the embedded queue (owned by src/jobs/queue; no foreign key to runs on purpose). */
@@ -251,6 +253,10 @@ export interface OutboxTable {
   error: string | null;
   created_at: number;
   updated_at: number;
+  /** (0039) The row that asked for the call, told the result when it is confirmed (JSON). */
+  owner_json: string | null;
+  /** (0039) What a send is about: a second one with the key to the same chat is not sent. */
+  dedupe_key: string | null;
 }
 
 /** `reason_prompts` (0005): a reject or change request waiting for the reason its presser types. */

@@ -83,6 +83,7 @@ const COLUMNS: Columns = {
     state: true,
     created_at: true,
     updated_at: true,
+    decision_shown: true,
   },
   jobs: {
     id: true,
@@ -160,6 +161,8 @@ const COLUMNS: Columns = {
     error: true,
     created_at: true,
     updated_at: true,
+    owner_json: true,
+    dedupe_key: true,
   },
   unreachable_chats: { chat_ref: true, reason: true, detail: true, since: true, updated_at: true },
   session_offers: {

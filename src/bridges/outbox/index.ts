@@ -3,7 +3,7 @@
  * bridge.db before it is attempted, delivered at the pace of the platform's limits table.
  * docs/outbox.md describes the tables, the order rules and what a crash can and cannot repeat.
  */
-import type { Channel, ChannelLogger, Platform } from '../channel.ts';
+import type { Channel, ChannelLogger, MessageOwner, Platform } from '../channel.ts';
 import { limitsOf } from './limits.ts';
 import { Outbox, type OutboxFailure, type OutboxTimers } from './outbox.ts';
 import { OutboxChannel } from './outbox-channel.ts';
@@ -25,6 +25,7 @@ const PACED: ReadonlySet<Platform> = new Set(['telegram', 'slack', 'discord']);
 export interface WithOutboxesOptions {
   readonly log?: ChannelLogger;
   readonly onFailure?: (failure: OutboxFailure) => void;
+  readonly onConfirmed?: (owner: MessageOwner, ref: string | null) => void;
   readonly timers?: OutboxTimers;
 }
 

@@ -3,7 +3,7 @@
  * the failure it tells `onFailure` about.
  */
 import type { PhasebridgeError } from '../../errors.ts';
-import type { Channel, ChannelLogger, OutgoingMessage } from '../channel.ts';
+import type { Channel, ChannelLogger, MessageOwner, OutgoingMessage } from '../channel.ts';
 import type { OutboxKind, PlatformLimits } from './limits.ts';
 import type { OutboxStore } from './store.ts';
 
@@ -50,4 +50,6 @@ export interface OutboxOptions {
   readonly log?: ChannelLogger;
   /** Told of every row marked failed (the hook for "unreachable chat" handling). */
   readonly onFailure?: (failure: OutboxFailure) => void;
+  /** Told of every owned call confirmed, after its owner took the result (owners.ts). */
+  readonly onConfirmed?: (owner: MessageOwner, ref: string | null) => void;
 }

@@ -26,6 +26,7 @@ import {
   REAL_OUTBOX_TIMERS,
 } from './outbox-options.ts';
 import { type PaceItem, Pacer } from './pacer.ts';
+import type { OutboxRow, OutboxStore } from './store.ts';
 
 export { type OutboxFailure, type OutboxOptions, type OutboxTimers, REAL_OUTBOX_TIMERS };
 
@@ -194,7 +195,7 @@ export class Outbox {
     const inserts = drafts.filter((d) => d.replaces === undefined);
     const replaces = drafts.filter((d) => d.replaces !== undefined);
     const { platform } = this.#o.limits;
-    let written: { ids: number[]; replaced: (number | null)[] };
+    let written: ReturnType<OutboxStore['writeBatch']>;
     try {
       written = this.#o.store.writeBatch(
         inserts.map((d) => ({ platform, ...pick(d) })),
@@ -222,7 +223,9 @@ export class Outbox {
       });
     };
     inserts.forEach((d, i) => {
-      add(written.ids[i]!, d);
+      const found = written.found[i];
+      if (found === undefined) add(written.ids[i]!, d);
+      else this.#join(found, d);
     });
     replaces.forEach((d, i) => {
       const own = written.replaced[i];
@@ -236,6 +239,30 @@ export class Outbox {
       entry.waiters.push(...d.waiters);
     });
     this.#pump();
+  }
+
+  /**
+   * A keyed send found already queued or delivered (a restart replaying it): its callers get the
+   * first one's result, nothing is sent again.
+   */
+  #join(found: OutboxRow, d: Draft): void {
+    if (found.state === 'confirmed') {
+      for (const w of d.waiters) w.resolve(found.resultRef);
+      return;
+    }
+    const entry = this.#entries.get(found.id);
+    if (entry) {
+      entry.waiters.push(...d.waiters);
+      return;
+    }
+    // Left open by the previous process, not loaded yet (before `start`): loaded now.
+    this.#entries.set(found.id, {
+      item: item(found.id, found.lane, found.kind, found.urgency, found.notBefore),
+      target: found.target,
+      message: found.message,
+      waiters: d.waiters,
+      started: false,
+    });
   }
 
   #waitingEdit(target: string): Entry | undefined {
@@ -303,6 +330,8 @@ export class Outbox {
       store.confirmed(id, ref);
       this.#entries.delete(id);
       for (const w of entry.waiters) w.resolve(ref);
+      const owner = entry.message.owner;
+      if (owner) this.#o.onConfirmed?.(owner, ref);
     } catch (err) {
       if (err instanceof RateLimitedError && !this.#stopped) {
         // The adapter waited as long as its policy allows; keep the row and try again later.

@@ -9,8 +9,9 @@ import { BUSY_TIMEOUT_MS } from '../../db/connection.ts';
 import type { OutboxState } from '../../db/schema.ts';
 import { sqliteStorageError } from '../../fs-errors.ts';
 import { nativeBindingOption } from '../../sqlite-addon.ts';
-import type { OutgoingMessage, Urgency } from '../channel.ts';
+import type { MessageOwner, OutgoingMessage, Urgency } from '../channel.ts';
 import type { OutboxKind } from './limits.ts';
+import { applyOwner, ownerJson, parseOwner } from './owners.ts';
 
 /** One outbox row. */
 export interface OutboxRow {
@@ -27,6 +28,8 @@ export interface OutboxRow {
   readonly notBefore: number;
   readonly resultRef: string | null;
   readonly errorCode: string | null;
+  /** The row that asked for the call (told the result when it is confirmed), if any. */
+  readonly owner: MessageOwner | null;
 }
 
 /** What a new row holds. */
@@ -52,6 +55,7 @@ interface RawRow {
   not_before: number;
   result_ref: string | null;
   error_code: string | null;
+  owner_json: string | null;
 }
 
 const toRow = (r: RawRow): OutboxRow => ({
@@ -67,6 +71,7 @@ const toRow = (r: RawRow): OutboxRow => ({
   notBefore: r.not_before,
   resultRef: r.result_ref,
   errorCode: r.error_code,
+  owner: parseOwner(r.owner_json),
 });
 
 /** The outbox table of one bridge.db (migration 0008 creates it). */
@@ -74,9 +79,14 @@ export class OutboxStore {
   readonly #db: Database.Database;
   readonly #now: () => number;
   readonly #own: boolean;
+  readonly #onOwnerError: ((err: unknown) => void) | undefined;
 
   /** Opens its own connection to `file` (bridge.db, already migrated). */
-  static open(file: string, now: () => number = Date.now): OutboxStore {
+  static open(
+    file: string,
+    now: () => number = Date.now,
+    onOwnerError?: (err: unknown) => void,
+  ): OutboxStore {
     let db: Database.Database;
     try {
       db = new Database(file, nativeBindingOption());
@@ -87,7 +97,7 @@ export class OutboxStore {
     } catch (err) {
       throw sqliteStorageError(err, file) ?? err;
     }
-    return new OutboxStore(db, now, true);
+    return new OutboxStore(db, now, true, onOwnerError);
   }
 
   /** Uses a connection the caller owns (an in-memory bridge.db in tests). */
@@ -95,19 +105,26 @@ export class OutboxStore {
     return new OutboxStore(db, now, false);
   }
 
-  private constructor(db: Database.Database, now: () => number, own: boolean) {
+  private constructor(
+    db: Database.Database,
+    now: () => number,
+    own: boolean,
+    onOwnerError?: (err: unknown) => void,
+  ) {
     this.#db = db;
     this.#now = now;
     this.#own = own;
+    this.#onOwnerError = onOwnerError;
   }
 
   /** Writes a new pending row (committed when this returns) and gives its id. */
   insert(row: NewOutboxRow): number {
     const at = this.#now();
+    const key = row.kind === 'send' ? (row.message.key ?? null) : null;
     const res = this.#db
       .prepare(
-        `insert into outbox (platform, lane, kind, target, payload_json, urgency, state, created_at, updated_at)
-         values (?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
+        `insert into outbox (platform, lane, kind, target, payload_json, urgency, state, created_at, updated_at, owner_json, dedupe_key)
+         values (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)`,
       )
       .run(
         row.platform,
@@ -118,8 +135,26 @@ export class OutboxStore {
         row.urgency,
         at,
         at,
+        ownerJson(row.message.owner),
+        key,
       );
     return Number(res.lastInsertRowid);
+  }
+
+  /**
+   * The send already queued or delivered with `row`'s key to its chat (a restart replaying what
+   * it is about), or undefined. A failed one gives its key up, so the send is tried anew.
+   */
+  #keyed(row: NewOutboxRow): OutboxRow | undefined {
+    const key = row.message.key;
+    if (row.kind !== 'send' || key === undefined) return undefined;
+    const raw = this.#db
+      .prepare('select * from outbox where platform = ? and target = ? and dedupe_key = ?')
+      .get(row.platform, row.target, key) as RawRow | undefined;
+    if (raw === undefined) return undefined;
+    if (raw.state !== 'failed') return toRow(raw);
+    this.#db.prepare('update outbox set dedupe_key = null where id = ?').run(raw.id);
+    return undefined;
   }
 
   /**
@@ -132,13 +167,18 @@ export class OutboxStore {
   writeBatch(
     inserts: readonly NewOutboxRow[],
     replaces: readonly { id: number; urgency: Urgency; row: NewOutboxRow }[],
-  ): { ids: number[]; replaced: (number | null)[] } {
-    return this.#db.transaction(() => ({
-      ids: inserts.map((row) => this.insert(row)),
-      replaced: replaces.map((r) =>
-        this.replace(r.id, r.row.message, r.urgency) ? null : this.insert(r.row),
-      ),
-    }))();
+  ): { ids: number[]; replaced: (number | null)[]; found: (OutboxRow | undefined)[] } {
+    return this.#db.transaction(() => {
+      // A keyed send already queued or sent: its row, not a new one (`found` at its index).
+      const found = inserts.map((row) => this.#keyed(row));
+      return {
+        ids: inserts.map((row, i) => found[i]?.id ?? this.insert(row)),
+        replaced: replaces.map((r) =>
+          this.replace(r.id, r.row.message, r.urgency) ? null : this.insert(r.row),
+        ),
+        found,
+      };
+    })();
   }
 
   /** Replaces a pending edit's message (coalescing: the latest wins); false when it is no longer pending. */
@@ -163,10 +203,29 @@ export class OutboxStore {
   /**
    * The platform answered; `ref` is the sent message's ref (for a send). Committed, so a crash
    * of the process never repeats it; not fsynced (an fsync per answer would stall delivery), so
-   * a power cut may lose the last moment's marks and those messages are sent again.
+   * a power cut may lose the last moment's marks and those messages are sent again. The row's
+   * owner is told the result in the same transaction (owners.ts).
    */
   confirmed(id: number, ref: string | null): void {
-    this.#setUnsynced(id, `state = 'confirmed', result_ref = ?`, ref);
+    this.#db.pragma('synchronous = NORMAL');
+    try {
+      this.#db.transaction(() => {
+        this.#set(id, `state = 'confirmed', result_ref = ?`, ref);
+        const raw = this.#db.prepare('select owner_json from outbox where id = ?').get(id) as
+          | { owner_json: string | null }
+          | undefined;
+        const owner = parseOwner(raw?.owner_json ?? null);
+        if (owner === null) return;
+        try {
+          // A savepoint: an owner that cannot take the result never undoes the confirmation.
+          this.#db.transaction(() => applyOwner(this.#db, owner, ref, this.#now()))();
+        } catch (err) {
+          this.#onOwnerError?.(err);
+        }
+      })();
+    } finally {
+      this.#db.pragma('synchronous = FULL');
+    }
   }
 
   /** Back to pending, not before `notBefore` (a rate limit longer than the adapter waits). */
@@ -205,6 +264,14 @@ export class OutboxStore {
          where platform = ? and state in ('attempted', 'confirmed', 'failed') and updated_at >= ?`,
       )
       .all(platform, since) as { lane: string; kind: OutboxKind; state: OutboxState; at: number }[];
+  }
+
+  /** Whether a call owned by `owner` still waits or is in flight (its result will reach it). */
+  openFor(owner: MessageOwner): boolean {
+    const row = this.#db
+      .prepare(`select 1 from outbox where owner_json = ? and state in ('pending', 'attempted')`)
+      .get(ownerJson(owner));
+    return row !== undefined;
   }
 
   /** One row by id. */

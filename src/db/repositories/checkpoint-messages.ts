@@ -1,6 +1,6 @@
 /** Chat messages that show a checkpoint, each with the opaque token its buttons carry. */
 import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { NotFoundError } from '../../errors.ts';
 import type { CheckpointMessageState, Database, Row } from '../schema.ts';
 import { withConstraintErrors } from '../sqlite-errors.ts';
@@ -144,6 +144,36 @@ export class CheckpointMessagesRepo {
       .orderBy('id')
       .execute();
     return rows.map(toRecord);
+  }
+
+  /**
+   * Closed copies whose message may still show live buttons (`decision_shown` 0: the decision's
+   * edit never confirmed), oldest first, each with whether a call for it still waits in the
+   * outbox (its confirmation will tell it: nothing to do yet).
+   */
+  async unshownDecisions(): Promise<(CheckpointMessageRecord & { inFlight: boolean })[]> {
+    const rows = await this.#db
+      .selectFrom('checkpoint_messages as m')
+      .selectAll('m')
+      .select(
+        sql<number>`exists (select 1 from outbox o where o.state in ('pending', 'attempted')
+          and json_extract(o.owner_json, '$.id') = m.id
+          and json_extract(o.owner_json, '$.kind') in ('checkpoint', 'decision'))`.as('in_flight'),
+      )
+      .where('m.state', '<>', 'open')
+      .where('m.decision_shown', '=', 0)
+      .orderBy('m.id')
+      .execute();
+    return rows.map((r) => ({ ...toRecord(r), inFlight: r.in_flight === 1 }));
+  }
+
+  /** The copy's message shows its decision (or it never will: superseded, not deliverable). */
+  async markShown(id: number): Promise<void> {
+    await this.#db
+      .updateTable('checkpoint_messages')
+      .set({ decision_shown: 1, updated_at: this.#now() })
+      .where('id', '=', id)
+      .execute();
   }
 
   /** Marks every open copy of a checkpoint's message expired; returns how many changed. */

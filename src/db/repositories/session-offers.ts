@@ -4,7 +4,7 @@
  * per chat, or per `sessions` command) has its own button token. `decide` closes every open
  * copy of the key at once and says whether this call did it, so a choice is applied once.
  */
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database, Row } from '../schema.ts';
 import { newButtonToken } from './checkpoint-messages.ts';
 import type { Clock, RepoOptions } from './support.ts';
@@ -67,6 +67,18 @@ export class SessionOffersRepo {
       .set({ message_ref: messageRef, updated_at: this.#now() })
       .where('id', '=', id)
       .execute();
+  }
+
+  /** Whether the copy's send still waits in the outbox (the confirmation will record its ref). */
+  async sendInFlight(id: number): Promise<boolean> {
+    const row = await this.#db
+      .selectFrom('outbox')
+      .select('id')
+      .where('state', 'in', ['pending', 'attempted'])
+      .where(sql<boolean>`json_extract(owner_json, '$.kind') = 'offer'`)
+      .where(sql<boolean>`json_extract(owner_json, '$.id') = ${id}`)
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   /** Removes a copy that was never sent (its chat refused it). */

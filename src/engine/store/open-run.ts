@@ -23,6 +23,7 @@ import { fsyncDirAsync, type StagedWrite } from '../ledger/atomic-write.ts';
 import { LedgerWriter } from '../ledger/ledger-file.ts';
 import { formatLedgerLine } from '../ledger/ledger-format.ts';
 import { RunLock } from '../ledger/run-lock.ts';
+import { sweepOwnTemps } from '../ledger/temp-sweep.ts';
 import type { RunState } from '../model.ts';
 import {
   analyzeRun,
@@ -95,6 +96,8 @@ export class OpenRun {
     opts: OpenRunOptions = {},
   ): Promise<OpenRun> {
     const lock = RunLock.acquire(path.join(paths.runDir, NATIVE_FILES.lock), paths.runId);
+    // Under the lock no one else writes here: temp files of interrupted writes are leftovers.
+    sweepOwnTemps(paths.runDir);
     const run = new OpenRun(paths, layouts, lock);
     try {
       const snapshots = new Map<number, RunState>();

@@ -1,0 +1,60 @@
+/**
+ * Removes what interrupted atomic writes left in a folder (issue 39): temp files of our own
+ * naming (`.<name>.<pid>.<8 hex>.tmp`, see atomic-write.ts) whose writer is gone. Entries are
+ * lstat'ed, never followed, never read; anything else (a link, a folder, a file named otherwise,
+ * a temp file of a live process other than a long-dead one's reused pid) is left alone.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** Our temp file names: the target's name, the writer's pid, 4 random bytes in hex. */
+const OWN_TEMP = /^\.(.+)\.(\d{1,10})\.([0-9a-f]{8})\.tmp$/;
+
+/** A temp file this old is a leftover even if its pid is alive again (reused by another process). */
+const STALE_MS = 60 * 60 * 1000;
+
+/** True when a process with this pid exists (EPERM: it exists but is not ours). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes `dir`'s leftover temp files of our naming and returns their names; a folder that
+ * cannot be listed gives none. Call with the folder's writers excluded (the run's lock held).
+ */
+export function sweepOwnTemps(dir: string, now: number = Date.now()): string[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const m = OWN_TEMP.exec(name);
+    if (!m) continue;
+    const pid = Number(m[2]);
+    if (pid === process.pid) continue; // maybe being written right now
+    const file = path.join(dir, name);
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(file);
+    } catch {
+      continue;
+    }
+    if (!st.isFile()) continue;
+    if (alive(pid) && now - st.mtimeMs < STALE_MS) continue;
+    try {
+      fs.unlinkSync(file);
+      removed.push(name);
+    } catch {
+      // gone meanwhile, or not ours to remove: left
+    }
+  }
+  return removed;
+}

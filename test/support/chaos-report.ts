@@ -1,0 +1,189 @@
+/**
+ * What a chaos run left, as a person and an auditor would count it: runs lost or started twice,
+ * decisions applied twice, runs stuck, torn ledger lines (from the ledgers and bridge.db); decided
+ * checkpoints whose message still has live buttons, decisions no message shows, the same message
+ * sent twice to a chat (from the fake Telegram's chats and calls); leftover temp files; boot times.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { FakeTelegram, StoredMessage } from '../fakes/telegram.ts';
+
+/** What the report is computed from. */
+export interface ChaosWorld {
+  readonly fake: FakeTelegram;
+  readonly chats: readonly { chatId: number; ws: string }[];
+  /** The specs of every `/run` sent, each unique. */
+  readonly specs: readonly string[];
+  readonly bridgeDb: string;
+  readonly kills: number;
+  /** Spawn → banner of every serve started (ms). */
+  readonly boots: readonly number[];
+  readonly settled: boolean;
+}
+
+/** The figures (issue 39's table). */
+export interface ChaosReport {
+  kills: number;
+  runs: number;
+  checkpointsDecided: number;
+  settled: boolean;
+  lost: number;
+  doubled: number;
+  stuck: number;
+  tornLines: number;
+  liveButtonsOnDecided: number;
+  decisionsNotShown: number;
+  duplicateSends: number;
+  duplicatesPerKill: number;
+  /** The repeated texts (first line), for a look at what was repeated. */
+  duplicateSamples: string[];
+  leftoverTempFiles: number;
+  bootMs: { p50: number; max: number };
+  /** Rows of checkpoint_messages left without a message id. */
+  copiesWithoutRef: number;
+}
+
+const CHECKPOINT = /Checkpoint (\S+) — run (\S+)/;
+const CLOSING = new Set(['checkpointResolved', 'checkpointExpired', 'checkpointWithdrawn']);
+
+interface RunFolder {
+  id: string;
+  status: string;
+  closed: Map<string, number>;
+  torn: number;
+  temps: number;
+}
+
+function readRun(dir: string, id: string): RunFolder {
+  const run: RunFolder = { id, status: 'unknown', closed: new Map(), torn: 0, temps: 0 };
+  const folder = path.join(dir, id);
+  for (const name of fs.readdirSync(folder)) if (name.endsWith('.tmp')) run.temps++;
+  const text = fs.readFileSync(path.join(folder, 'ledger.jsonl'), 'utf8');
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    let entry: { events?: { type: string; checkpointId?: string }[] };
+    try {
+      entry = JSON.parse(line);
+    } catch {
+      run.torn++;
+      continue;
+    }
+    for (const e of entry.events ?? []) {
+      if (CLOSING.has(e.type) && e.checkpointId) {
+        run.closed.set(e.checkpointId, (run.closed.get(e.checkpointId) ?? 0) + 1);
+      }
+    }
+  }
+  try {
+    run.status = (
+      JSON.parse(fs.readFileSync(path.join(folder, 'run.json'), 'utf8')) as { status: string }
+    ).status;
+  } catch {
+    // unreadable run.json: status unknown, counted stuck
+  }
+  return run;
+}
+
+const percentile = (xs: readonly number[], p: number): number => {
+  if (xs.length === 0) return 0;
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+};
+
+const live = (m: StoredMessage): boolean =>
+  ((m.replyMarkup?.inline_keyboard ?? []) as unknown[][]).flat().length > 0;
+
+/** Counts what the chaos left. */
+export function chaosReport(w: ChaosWorld): ChaosReport {
+  const runs: RunFolder[] = [];
+  const runChat = new Map<string, number>();
+  for (const c of w.chats) {
+    const dir = path.join(c.ws, '.phasebridge', 'runs');
+    if (!fs.existsSync(dir)) continue;
+    for (const id of fs.readdirSync(dir)) {
+      runs.push(readRun(dir, id));
+      runChat.set(id, c.chatId);
+    }
+  }
+  const db = new Database(w.bridgeDb, { readonly: true });
+  let specOf: Map<string, string>;
+  let copiesWithoutRef: number;
+  try {
+    const rows = db.prepare('select id, spec from runs').all() as { id: string; spec: string }[];
+    specOf = new Map(rows.map((r) => [r.id, (r.spec ?? '').trim()]));
+    copiesWithoutRef = (
+      db
+        .prepare(`select count(*) as n from checkpoint_messages where message_ref is null`)
+        .get() as { n: number }
+    ).n;
+  } finally {
+    db.close();
+  }
+  const runsOfSpec = new Map<string, number>();
+  for (const r of runs) {
+    const spec = specOf.get(r.id) ?? '';
+    runsOfSpec.set(spec, (runsOfSpec.get(spec) ?? 0) + 1);
+  }
+  const lost = w.specs.filter((s) => !runsOfSpec.has(s)).length;
+  let doubled = w.specs.filter((s) => (runsOfSpec.get(s) ?? 0) > 1).length;
+  for (const r of runs) for (const n of r.closed.values()) if (n > 1) doubled++;
+
+  let liveButtonsOnDecided = 0;
+  let decisionsNotShown = 0;
+  let checkpointsDecided = 0;
+  const closedOf = new Map(runs.map((r) => [r.id, r.closed]));
+  for (const c of w.chats) {
+    const messages = w.fake.botMessages(c.chatId);
+    const shown = new Set<string>();
+    for (const m of messages) {
+      const hit = CHECKPOINT.exec(m.text ?? '');
+      if (!hit) continue;
+      const [, cp, runId] = hit as unknown as [string, string, string];
+      const closed = closedOf.get(runId)?.has(cp) === true;
+      if (closed && live(m)) liveButtonsOnDecided++;
+      if (closed && !live(m)) shown.add(`${runId}\n${cp}`);
+    }
+    for (const r of runs) {
+      if (runChat.get(r.id) !== c.chatId) continue;
+      for (const cp of r.closed.keys()) {
+        checkpointsDecided++;
+        if (!shown.has(`${r.id}\n${cp}`)) decisionsNotShown++;
+      }
+    }
+  }
+
+  // The same text sent twice to the same chat (every sendMessage the fake answered).
+  const sends = new Map<string, number>();
+  for (const call of w.fake.okCalls('sendMessage')) {
+    const key = `${String(call.params.chat_id)}\n${String(call.params.text)}`;
+    sends.set(key, (sends.get(key) ?? 0) + 1);
+  }
+  let duplicateSends = 0;
+  const duplicateSamples: string[] = [];
+  for (const [key, n] of sends) {
+    if (n < 2) continue;
+    duplicateSends += n - 1;
+    if (duplicateSamples.length < 10) {
+      duplicateSamples.push(`${n}× ${key.split('\n')[1]?.slice(0, 80)}`);
+    }
+  }
+  return {
+    kills: w.kills,
+    runs: runs.length,
+    checkpointsDecided,
+    settled: w.settled,
+    lost,
+    doubled,
+    stuck: runs.filter((r) => !['completed', 'failed', 'cancelled'].includes(r.status)).length,
+    tornLines: runs.reduce((n, r) => n + r.torn, 0),
+    liveButtonsOnDecided,
+    decisionsNotShown,
+    duplicateSends,
+    duplicatesPerKill: w.kills === 0 ? 0 : duplicateSends / w.kills,
+    duplicateSamples,
+    leftoverTempFiles: runs.reduce((n, r) => n + r.temps, 0),
+    bootMs: { p50: percentile(w.boots, 0.5), max: Math.max(0, ...w.boots) },
+    copiesWithoutRef,
+  };
+}

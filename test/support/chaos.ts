@@ -1,0 +1,260 @@
+/**
+ * The chaos run of issue 39, shared by `bench/chaos.ts` and its small version in the suite:
+ * `phasebridge serve` (the dist bundle) against the fake Telegram, demo runs started from chat
+ * and their checkpoints pressed (some twice) while serve is SIGKILLed `kills` times at seeded
+ * random moments (each restart also redelivers the updates the dead process had not confirmed);
+ * then a settle phase with one serve until every run ended and the outbox is empty. What a
+ * person would see is counted from the fake's chats, the ledgers and bridge.db (chaos-report.ts).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { migrateToLatest, openBridgeDb } from '../../src/db/connection.ts';
+import { createRepositories } from '../../src/db/repositories/index.ts';
+import { FakeTelegram, type FakeUser, type StoredMessage } from '../fakes/telegram.ts';
+import type { FakeChat } from '../fakes/telegram-wire.ts';
+import { type ChaosReport, type ChaosWorld, chaosReport } from './chaos-report.ts';
+
+export type { ChaosReport } from './chaos-report.ts';
+
+const BIN = path.resolve(import.meta.dirname, '../../bin/phasebridge.js');
+const BANNER = 'phasebridge is running';
+
+/** What one chaos run does. */
+export interface ChaosOptions {
+  readonly kills: number;
+  readonly seed: number;
+  /** Chats, each bound to a workspace of its own, each with `runsPerChat` runs in flight. */
+  readonly chats: number;
+  readonly runsPerChat: number;
+  /** Telegram supergroups (20 messages a minute each) instead of private chats. */
+  readonly groups?: boolean;
+  /** serve lives this long after its banner before the kill (uniform in the range, ms). */
+  readonly upMs: readonly [number, number];
+  /** The settle phase gives up after this long (ms). */
+  readonly settleMs: number;
+  /** Demo agent time per step (ms). */
+  readonly agentMs?: number;
+  readonly log?: (line: string) => void;
+}
+
+/** A seeded generator in [0, 1) (mulberry32): the same seed, the same kill moments. */
+export function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `check` every 25 ms until it holds or `ms` passed; true when it held. */
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (check()) return true;
+    await sleep(25);
+  }
+  return check();
+}
+
+const hasApprove = (m: StoredMessage): boolean =>
+  ((m.replyMarkup?.inline_keyboard ?? []) as { text: string }[][])
+    .flat()
+    .some((b) => b.text === 'Approve');
+
+/** Runs the chaos and reports (the temp folder is removed unless PB_KEEP is set). */
+export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
+  const log = o.log ?? (() => {});
+  const rand = seeded(o.seed);
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-chaos-'));
+  const home = path.join(root, 'home');
+  fs.mkdirSync(home);
+  const fake = await FakeTelegram.start();
+  const chats: { chat: FakeChat; user: FakeUser; ws: string }[] = [];
+  const db = openBridgeDb({ file: path.join(home, 'bridge.db') });
+  await migrateToLatest(db);
+  const repos = createRepositories(db);
+  for (let i = 0; i < o.chats; i++) {
+    const user: FakeUser = { id: 7001 + i, first_name: `U${i}`, username: `u${i}` };
+    const chat: FakeChat = o.groups
+      ? { id: -1001 - i, type: 'supergroup', title: `G${i}` }
+      : { id: user.id, type: 'private' };
+    const ws = path.join(root, `ws${i}`);
+    fs.mkdirSync(ws);
+    fake.addChat(chat);
+    const binding = await repos.bindings.bind({ chatRef: `telegram:${chat.id}`, workspace: ws });
+    await repos.allowlist.allow({ bindingId: binding.id }, 'telegram', String(user.id), 'approver');
+    chats.push({ chat, user, ws });
+  }
+  await db.close();
+
+  const boots: number[] = [];
+  let child: ChildProcess | undefined;
+  const serve = async (): Promise<void> => {
+    const started = Date.now();
+    const c = spawn(process.execPath, [BIN, 'serve', '--concurrency', '4'], {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH ?? '',
+        PHASEBRIDGE_HOME: home,
+        PHASEBRIDGE_PORT: '0',
+        LOG_LEVEL: 'silent',
+        TELEGRAM_BOT_TOKEN: fake.token,
+        TELEGRAM_API_ROOT: fake.apiRoot,
+        DEMO_AGENT_BEHAVIOUR: `sleep=${o.agentMs ?? 100}`,
+      },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    child = c;
+    let out = '';
+    const up = await new Promise<boolean>((resolve) => {
+      const deadline = setTimeout(() => resolve(false), 120_000);
+      c.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes(BANNER)) {
+          clearTimeout(deadline);
+          resolve(true);
+        }
+      });
+      c.once('exit', () => {
+        clearTimeout(deadline);
+        resolve(out.includes(BANNER));
+      });
+    });
+    if (!up) throw new Error(`serve did not come up (exit ${c.exitCode}): ${out.slice(-500)}`);
+    boots.push(Date.now() - started);
+    c.stdout!.resume();
+  };
+  const exited = (c: ChildProcess) =>
+    c.exitCode !== null || c.signalCode !== null
+      ? Promise.resolve()
+      : new Promise<void>((r) => c.once('exit', () => r()));
+
+  // The people: start runs while fewer than runsPerChat are open; press what shows Approve.
+  let specs = 0;
+  const sent: { spec: string; chat: number }[] = [];
+  const pressed = new Map<string, number>();
+  let starting = true;
+  let people = true;
+  const openRuns = (ws: string): number => {
+    const dir = path.join(ws, '.phasebridge', 'runs');
+    if (!fs.existsSync(dir)) return 0;
+    let open = 0;
+    for (const id of fs.readdirSync(dir)) {
+      try {
+        const s = JSON.parse(fs.readFileSync(path.join(dir, id, 'run.json'), 'utf8')) as {
+          status: string;
+        };
+        if (!['completed', 'failed', 'cancelled'].includes(s.status)) open++;
+      } catch {
+        open++; // being written: counted open
+      }
+    }
+    return open;
+  };
+  const startedIn = (c: (typeof chats)[number]) => {
+    const dir = path.join(c.ws, '.phasebridge', 'runs');
+    return fs.existsSync(dir) ? fs.readdirSync(dir).length : 0;
+  };
+  const act = async (): Promise<void> => {
+    while (people) {
+      for (const c of chats) {
+        const waiting = sent.filter((s) => s.chat === c.chat.id).length - startedIn(c);
+        if (starting && openRuns(c.ws) + Math.max(0, waiting) < o.runsPerChat) {
+          const spec = `chaos-${++specs}`;
+          sent.push({ spec, chat: c.chat.id });
+          fake.userSends({ chat: c.chat, from: c.user, text: `/run demo ${spec}` });
+        }
+        for (const m of fake.botMessages(c.chat.id)) {
+          if (!hasApprove(m)) continue;
+          const key = `${c.chat.id}/${m.message_id}`;
+          const last = pressed.get(key);
+          // Pressed again only if nothing came of it (the press died with a killed serve).
+          if (last !== undefined && Date.now() - last < 3000) continue;
+          pressed.set(key, Date.now());
+          const press = {
+            chatId: c.chat.id,
+            messageId: m.message_id,
+            from: c.user,
+            label: 'Approve',
+          };
+          try {
+            fake.userPresses(press);
+            if (rand() < 0.3) fake.userPresses(press); // a double press
+          } catch {
+            // the buttons went meanwhile
+          }
+        }
+      }
+      await sleep(50);
+    }
+  };
+  const acting = act();
+
+  const killedAt: number[] = [];
+  try {
+    for (let k = 0; k < o.kills; k++) {
+      await serve();
+      const [lo, hi] = o.upMs;
+      await sleep(lo + rand() * (hi - lo));
+      const c = child!;
+      c.kill('SIGKILL');
+      killedAt.push(Date.now());
+      await exited(c);
+      if ((k + 1) % 10 === 0) log(`chaos: ${k + 1} kills`);
+    }
+    // Settle: one serve until every run ended and nothing waits in the outbox, or the deadline.
+    starting = false;
+    await serve();
+    const bridgeDb = path.join(home, 'bridge.db');
+    const quiet = () => {
+      if (chats.some((c) => openRuns(c.ws) > 0)) return false;
+      if (sent.length > chats.reduce((n, c) => n + startedIn(c), 0)) return false;
+      const ro = new Database(bridgeDb, { readonly: true });
+      try {
+        const open = ro
+          .prepare(`select count(*) as n from outbox where state in ('pending', 'attempted')`)
+          .get() as { n: number };
+        return open.n === 0;
+      } finally {
+        ro.close();
+      }
+    };
+    const settled = await until(quiet, o.settleMs);
+    // Quiet for a moment: the last confirmation's follow-up edits (decisions shown) go out.
+    if (settled) await until(() => false, 1500);
+    log(`chaos: settled=${settled}`);
+    people = false;
+    await acting;
+    const c = child!;
+    c.kill('SIGTERM');
+    await exited(c);
+    const world: ChaosWorld = {
+      fake,
+      chats: chats.map((x) => ({ chatId: x.chat.id, ws: x.ws })),
+      specs: sent.map((s) => s.spec),
+      bridgeDb,
+      kills: o.kills,
+      boots,
+      settled,
+    };
+    return chaosReport(world);
+  } finally {
+    people = false;
+    await acting.catch(() => undefined);
+    if (child && child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited(child);
+    }
+    await fake.close();
+    if (process.env.PB_KEEP) log(`chaos: kept ${root}`);
+    else fs.rmSync(root, { recursive: true, force: true });
+  }
+}
