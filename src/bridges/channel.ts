@@ -144,6 +144,13 @@ export interface Command {
   readonly replyToText?: string;
   /** Files attached to the command's message (photos, documents), oldest first. */
   readonly files?: readonly InboundFile[];
+  /** Sent in a private chat with the bot (a Telegram private chat, a Slack or Discord DM). */
+  readonly direct?: boolean;
+  /**
+   * Unmistakably for this bot (`/cmd@ourbot`, our Slack slash command or mention, a Discord
+   * application command), not a command another bot in a group might own.
+   */
+  readonly addressed?: boolean;
   /** Derived from the platform's own unique id of this event; a redelivery carries the same key. */
   readonly idempotencyKey: string;
 }
@@ -177,8 +184,20 @@ export interface Reply {
   readonly idempotencyKey: string;
 }
 
+/**
+ * Plain text written to the bot in a private chat (no command, no reply to one of our messages).
+ * Adapters emit it for private chats only; plain text in groups is others' conversation.
+ */
+export interface DirectText {
+  readonly kind: 'text';
+  readonly text: string;
+  readonly chatRef: ChatRef;
+  readonly user: ChatUser;
+  readonly idempotencyKey: string;
+}
+
 /** Everything an adapter emits inbound. */
-export type InboundEvent = Command | ButtonPress | Reply;
+export type InboundEvent = Command | ButtonPress | Reply | DirectText;
 
 /** Receives inbound events; a rejection is logged by the adapter and the event is not redelivered. */
 export type InboundHandler = (event: InboundEvent) => Promise<void>;

@@ -101,13 +101,7 @@ export function renderOpenCheckpoint(view: CheckpointView, token: string): Outgo
     plain(` — run ${view.runId}`),
   ];
   text.push(plain(`\n${clip(cp.reason, MAX_REASON)}`), ...agentSays(view));
-  if (view.changedFiles !== undefined) {
-    const base = view.changedFiles.base.slice(0, 7);
-    text.push(
-      plain(`\n\nChanged by ${cp.stepId} (vs ${base}):\n`),
-      code(changedFilesLines(view.changedFiles).join('\n')),
-    );
-  }
+  if (view.changedFiles !== undefined) text.push(...changedSays(cp.stepId, view.changedFiles));
   if (view.outputTail)
     text.push(plain(`\n\nLast output of ${cp.stepId}:\n`), code(view.outputTail));
   if (cp.expiredAt !== undefined) {
@@ -124,6 +118,21 @@ export function renderOpenCheckpoint(view: CheckpointView, token: string): Outgo
     fields.push({ label: 'Request changes', value: changesWords(view.changes) });
   }
   return { text: rich(...text), fields, buttons: checkpointButtons(token, cp.answers) };
+}
+
+/** The changed-files list (none when only a note was saved), then why the diff is missing. */
+function changedSays(stepId: string, changed: StepChanges): RichSegment[] {
+  const out: RichSegment[] = [];
+  if (changed.base !== '') {
+    out.push(
+      plain(`\n\nChanged by ${stepId} (vs ${changed.base.slice(0, 7)}):\n`),
+      code(changedFilesLines(changed).join('\n')),
+    );
+  }
+  if (typeof changed.note === 'string') {
+    out.push(plain(`${out.length > 0 ? '\n' : '\n\n'}${clip(changed.note, MAX_REASON)}`));
+  }
+  return out;
 }
 
 /** "1 of 3 used; the step runs again with your reason", or the limit reached. */

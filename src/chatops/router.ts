@@ -2,10 +2,18 @@
  * Routes inbound events: a duplicate delivery is dropped; a command is parsed, authorized, handled
  * and audited, and its answer posted in the chat; presses and replies go to the checkpoint side.
  * In an unbound chat only `whoami`, `help` and `pair` work; any other known verb gets one short
- * answer saying how to pair (and is audited); unknown words stay silent there, as other bots'
- * commands would. User mistakes (typos, bad arguments, refused input) are logged at info, one line.
+ * answer saying how to pair (and is audited). An unknown command there is answered ("did you
+ * mean", how to pair) in a private chat or when addressed to us, and plain text in a private chat
+ * gets what the bot is; both at most once a minute per chat (unbound-hints.ts). In groups an
+ * unaddressed unknown command and plain text stay silent, as other bots' commands would. User mistakes (typos, bad arguments, refused input) are logged at info, one line.
  */
-import type { ButtonPress, Command, InboundEvent, OutgoingMessage } from '../bridges/channel.ts';
+import type {
+  ButtonPress,
+  Command,
+  DirectText,
+  InboundEvent,
+  OutgoingMessage,
+} from '../bridges/channel.ts';
 import type { Platform } from '../bridges/refs.ts';
 import { ROLES } from '../db/repositories/index.ts';
 import { describeError, PhasebridgeError } from '../errors.ts';
@@ -27,21 +35,14 @@ import { sessionsCommand } from './handlers/sessions.ts';
 import { type CommandContext, type HandlerResult, text } from './handlers/types.ts';
 import { pairCommand } from './pairing.ts';
 import { SessionOffers } from './session-offers.ts';
+import { introText, pairingHint, UnboundHints, unknownInUnboundText } from './unbound-hints.ts';
 
 /** Verbs with effects outside the engine's ledger: deduplicated through the audit table too. */
 const AUDIT_DEDUPED = new Set(['bind', 'allow', 'deny', 'pair', 'unbind']);
 
-/** How pairing is typed on each platform (Slack: the app's slash command, `/pb` by default). */
-const PAIR_HOW: Readonly<Record<Platform, string>> = {
-  telegram: '/pair CODE',
-  discord: '/pair CODE',
-  slack: '/pb pair CODE',
-  web: 'pair CODE',
-};
-
 /** The one answer to a command in a chat nobody bound. */
 export function unboundText(platform: Platform): string {
-  return `This chat is not bound. An admin can pair it: send ${PAIR_HOW[platform]} (the code \`phasebridge serve\` prints).`;
+  return `This chat is not bound. ${pairingHint(platform)}`;
 }
 
 /** Errors that are the user's mistake, not the bridge's: logged at info without a stack. */
@@ -55,6 +56,7 @@ export class Router {
   readonly #retryChat: (chat: string) => Promise<void>;
   readonly #recent = new RecentKeys();
   readonly #sessions: SessionOffers | undefined;
+  readonly #hints = new UnboundHints();
 
   /**
    * `follow` makes a chat follow a run (the notifier's); `retryChat` tries a chat marked
@@ -84,6 +86,7 @@ export class Router {
     try {
       if (event.kind === 'command') await this.#command(event);
       else if (event.kind === 'button') await this.#press(event);
+      else if (event.kind === 'text') await this.#directText(event);
       else if (!(await this.#presses.reply(event))) await handleGuidanceReply(this.#deps, event);
     } catch (err) {
       this.#deps.log.error(
@@ -91,6 +94,22 @@ export class Router {
         'chatops: event failed',
       );
     }
+  }
+
+  /** Plain text in a private chat: an unbound one hears what the bot is; a bound one nothing. */
+  async #directText(event: DirectText): Promise<void> {
+    const access = await resolveAccess(this.#deps, event.chatRef, undefined, event.user);
+    if (access.binding !== null) return;
+    await this.#hint(event, introText(event.user.platform));
+  }
+
+  /** A hint to an unbound chat, unless that chat had one within the last minute. */
+  async #hint(event: Command | DirectText, words: string): Promise<void> {
+    if (!this.#hints.allow(event.chatRef)) {
+      this.#deps.log.debug({ chat: event.chatRef }, 'chatops: unbound hint held back');
+      return;
+    }
+    await this.#reply(event, words);
   }
 
   async #press(event: ButtonPress): Promise<void> {
@@ -116,7 +135,13 @@ export class Router {
     const bound = access.binding !== null;
     if (verb === undefined) {
       await audit(deps, { ...base, action, outcome: 'refused', detail: 'unknown command' });
-      if (!bound || parsed.ok) return;
+      if (!bound) {
+        if (event.direct || event.addressed) {
+          await this.#hint(event, unknownInUnboundText(event.name, event.user.platform));
+        }
+        return;
+      }
+      if (parsed.ok) return;
       deps.log.info({ command: event.name, chat: event.chatRef }, 'chatops: unknown command');
       await this.#reply(event, failureText(parsed.failure));
       return;
@@ -180,7 +205,7 @@ export class Router {
     if (reply !== undefined) await this.#reply(event, reply);
   }
 
-  async #reply(event: Command, reply: string | OutgoingMessage): Promise<void> {
+  async #reply(event: Command | DirectText, reply: string | OutgoingMessage): Promise<void> {
     const channel = channelFor(this.#deps, event.chatRef);
     await channel?.send(event.chatRef, typeof reply === 'string' ? text(reply) : reply);
   }

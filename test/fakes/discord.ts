@@ -29,6 +29,7 @@ export { INTERACTION_TOKEN_TTL_MS } from './discord-rest.ts';
 
 /** Gateway intent bits and the application flags that allow Message Content. */
 const GUILD_MESSAGES = 1 << 9;
+const DIRECT_MESSAGES = 1 << 12;
 const MESSAGE_CONTENT = 1 << 15;
 const MESSAGE_CONTENT_FLAGS = (1 << 18) | (1 << 19);
 
@@ -295,12 +296,14 @@ export class FakeDiscord {
   /** Dispatches MESSAGE_CREATE for a stored message (again: a replay), as the intents allow. */
   redeliver(message: StoredMessage): void {
     const intents = this.gateway.intents;
-    if ((intents & GUILD_MESSAGES) === 0) return;
+    // A DM's MESSAGE_CREATE needs DirectMessages, a guild's GuildMessages.
+    const dm = message.guildId === undefined;
+    if ((intents & (dm ? DIRECT_MESSAGES : GUILD_MESSAGES)) === 0) return;
     const wire = wireMessage(message, this.state.applicationId) as unknown as JsonObject;
     const d = {
       ...wire,
-      // Without Message Content, Discord blanks the text and the attachments alike.
-      ...((intents & MESSAGE_CONTENT) === 0 && { content: '', attachments: [] }),
+      // Without Message Content, Discord blanks the text and the attachments alike (not in DMs).
+      ...(!dm && (intents & MESSAGE_CONTENT) === 0 && { content: '', attachments: [] }),
       ...(message.guildId !== undefined && { member: { roles: [], joined_at: wire.timestamp } }),
     };
     this.gateway.dispatch('MESSAGE_CREATE', d as unknown as Json);

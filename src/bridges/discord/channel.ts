@@ -1,5 +1,5 @@
 /**
- * The Discord Channel (discord.js): a gateway connection with the Guilds and GuildMessages intents
+ * The Discord Channel (discord.js): a gateway connection with the Guilds, GuildMessages and DirectMessages intents
  * (Message Content too when the application has it enabled: replies as guidance), slash commands
  * per chat verb, embeds with buttons, a modal for reasons, DMs for private words. discord.js
  * reconnects and resumes the gateway, and waits out rate limits (429) on its own per route;

@@ -10,6 +10,7 @@ import type {
   ButtonPress,
   ChatUser,
   Command,
+  DirectText,
   InboundFile,
   Interaction,
   Reply,
@@ -115,6 +116,9 @@ export function toCommand(
     rawText,
     ...base(f, place),
     ...(files.length > 0 && { files }),
+    // An application command is always ours; without a guild it came from a DM.
+    addressed: true,
+    ...(f.guildId === null && { direct: true }),
   };
 }
 
@@ -235,6 +239,20 @@ export function messageFactsOf(
     fromBot: m.author.bot === true || m.webhook_id !== undefined,
     referenceId: m.message_reference?.message_id ?? null,
     files: m.attachments.map((a) => toInboundFile({ name: a.filename, size: a.size, url: a.url })),
+  };
+}
+
+/** A person's message in a DM with the bot as DirectText; guild messages and bots yield undefined. */
+export function toDirectText(m: MessageFacts, botId: string | undefined): DirectText | undefined {
+  if (m.fromBot || m.author.id === botId || m.guildId !== null) return undefined;
+  const text = m.content.trim();
+  if (text === '' || (m.type !== 0 && m.type !== 19)) return undefined;
+  return {
+    kind: 'text',
+    text,
+    chatRef: formatChatRef({ guild: DM_GUILD, channel: m.channelId }),
+    user: toChatUser(m.author),
+    idempotencyKey: `discord:message:${m.id}`,
   };
 }
 

@@ -34,6 +34,8 @@ export const DISCORD_SCOPES = ['bot', 'applications.commands'] as const;
 export const DISCORD_INTENTS = [
   { name: 'Guilds', bit: 1 << 0 },
   { name: 'GuildMessages', bit: 1 << 9 },
+  // A person's DM to the bot (an unbound DM is answered with how to pair).
+  { name: 'DirectMessages', bit: 1 << 12 },
 ] as const;
 
 /**

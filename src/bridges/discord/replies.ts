@@ -5,11 +5,11 @@
  * ephemeral for plain messages), pinging them alone in the chat when their DMs are closed.
  */
 import { type Client, IntentsBitField, Routes } from 'discord.js';
-import type { ChannelLogger, ChatUser, Reply } from '../channel.ts';
+import type { ChannelLogger, ChatUser, DirectText, Reply } from '../channel.ts';
 import type { SerialQueues } from '../delivery.ts';
 import { rich } from '../render-text.ts';
 import { discordCall as call } from './errors.ts';
-import { messageFactsOf, toGuidanceReply } from './inbound.ts';
+import { messageFactsOf, toDirectText, toGuidanceReply } from './inbound.ts';
 import { MAX_CONTENT, NO_MENTIONS, renderDescriptions } from './outbound.ts';
 import {
   DISCORD_INTENTS,
@@ -63,10 +63,20 @@ async function threadParent(client: Client, channelId: string): Promise<string |
   return channel?.isThread() ? channel.parentId : null;
 }
 
-/** A MESSAGE_CREATE's `d` as a guidance Reply (see toGuidanceReply), or undefined. */
-export async function guidanceOfMessage(client: Client, d: unknown): Promise<Reply | undefined> {
+/**
+ * A MESSAGE_CREATE's `d` as a guidance Reply (see toGuidanceReply), a DM's as DirectText, or
+ * undefined.
+ */
+export async function guidanceOfMessage(
+  client: Client,
+  d: unknown,
+): Promise<Reply | DirectText | undefined> {
   const channelId = (d as { channel_id?: unknown } | undefined)?.channel_id;
   if (typeof channelId !== 'string') return undefined;
+  if ((d as { guild_id?: unknown }).guild_id === undefined) {
+    const facts = messageFactsOf(d, null);
+    return facts && toDirectText(facts, client.user?.id);
+  }
   const facts = messageFactsOf(d, await threadParent(client, channelId));
   return facts && toGuidanceReply(facts, client.user?.id);
 }

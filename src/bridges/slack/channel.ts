@@ -28,6 +28,7 @@ import {
   type BlockActionsPayload,
   type BotContext,
   fromBlockAction,
+  fromDirectMessage,
   fromMention,
   fromPromptAnswer,
   fromSlashCommand,
@@ -165,10 +166,12 @@ export class SlackChannel implements Channel {
       if (event) await this.#deliver(event);
     });
     // Thread replies under our run messages (guidance, or a reason asked there); needs
-    // message.channels / message.groups.
+    // message.channels / message.groups. A direct message to the app (message.im) is DirectText.
     app.event('message', async ({ body }) => {
       const payload = body as unknown as MessagePayload;
       const bot = this.#bot;
+      const direct = bot && fromDirectMessage(payload, bot);
+      if (direct) return this.#deliver(direct);
       const reply = bot && fromThreadReply(payload, bot);
       // A reply without our mention may still answer a reason asked in that thread.
       const event =

@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { ButtonPress, ChatUser, Command, Interaction, Reply } from '../channel.ts';
+import type { ButtonPress, ChatUser, Command, DirectText, Interaction, Reply } from '../channel.ts';
 import { decodeHandle, encodeHandle } from '../interaction-handle.ts';
 import { filesOf, type SlackFileObject } from './files.ts';
 import {
@@ -130,6 +130,9 @@ function commandWords(text: string): { name: string; args: string[] } {
   return { name: (verb ?? 'help').toLowerCase(), args };
 }
 
+/** Slack's conversation ids: a direct message (IM) channel starts with D. */
+const isDirect = (channel: string): boolean => channel.startsWith('D');
+
 /** `/pb run demo add login` → Command `run` [demo, add, login]; other slash commands → undefined. */
 export function fromSlashCommand(p: SlashCommandPayload, bot: BotContext): Command | undefined {
   if (p.command.toLowerCase() !== bot.command.toLowerCase()) return undefined;
@@ -140,6 +143,8 @@ export function fromSlashCommand(p: SlashCommandPayload, bot: BotContext): Comma
     rawText: text,
     chatRef: formatChatRef({ team: bot.team, channel: p.channel_id }),
     user: chatUser(p.user_id, p.user_name),
+    addressed: true,
+    ...(isDirect(p.channel_id) && { direct: true }),
     idempotencyKey: triggerKey(p.trigger_id),
   };
 }
@@ -215,12 +220,16 @@ export function fromMention(p: MentionPayload, bot: BotContext): Command | undef
     ...(chat.thread !== undefined && { threadRef: chat.thread }),
     user: chatUser(e.user),
     ...(files.length > 0 && { files }),
+    addressed: true,
+    ...(isDirect(e.channel) && { direct: true }),
     idempotencyKey: p.event_id ? `slack:event:${p.event_id}` : `slack:msg:${e.channel}:${e.ts}`,
   };
 }
 
-/** The fields of a `message` event (message.channels / message.groups) that are read. */
-export type MessagePayload = MentionPayload;
+/** The fields of a `message` event (message.channels / .groups / .im) that are read. */
+export type MessagePayload = MentionPayload & {
+  readonly event: { readonly channel_type?: string };
+};
 
 /** Subtypes of a person's own new message; edits, deletions, joins and bot posts have others. */
 const PERSON_SUBTYPES = new Set([undefined, 'thread_broadcast', 'file_share']);
@@ -250,6 +259,26 @@ export function fromThreadReply(p: MessagePayload, bot: BotContext): Reply | und
     threadRef: e.thread_ts,
     user: chatUser(e.user),
     ...(files.length > 0 && { files }),
+    idempotencyKey: `slack:msg:${e.channel}:${e.ts}`,
+  };
+}
+
+/**
+ * A person's top-level message in a direct message with the app (message.im) as DirectText;
+ * thread replies, bots (ourselves included), edits and channel messages yield undefined.
+ */
+export function fromDirectMessage(p: MessagePayload, bot: BotContext): DirectText | undefined {
+  const e = p.event;
+  if (!e.user || e.bot_id || !PERSON_SUBTYPES.has(e.subtype) || e.text === undefined) return;
+  if (e.user === bot.botUserId || (e.thread_ts !== undefined && e.thread_ts !== e.ts)) return;
+  if (e.channel_type !== 'im' && !isDirect(e.channel)) return;
+  const text = normalizeSlackText(e.text).trim();
+  if (text === '') return;
+  return {
+    kind: 'text',
+    text,
+    chatRef: formatChatRef({ team: bot.team, channel: e.channel }),
+    user: chatUser(e.user),
     idempotencyKey: `slack:msg:${e.channel}:${e.ts}`,
   };
 }

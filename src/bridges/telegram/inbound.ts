@@ -77,6 +77,8 @@ const startsWithCommand = (entities: readonly MessageEntity[] | undefined): bool
 export interface ParsedCommand {
   readonly name: string;
   readonly args: string[];
+  /** Written as `/verb@ourbot`: for us, not for another bot of the group. */
+  readonly addressed?: boolean;
 }
 
 /**
@@ -97,7 +99,7 @@ export function parseCommand(
   const args = text.slice(entity.length).trim().split(/\s+/).filter(Boolean);
   // A t.me/<bot>?start=<code> deep link arrives as `/start <code>`: that is pairing in one tap.
   if (verb.toLowerCase() === 'start' && args.length === 1) return { name: 'pair', args };
-  return { name: verb.toLowerCase(), args };
+  return { name: verb.toLowerCase(), args, ...(mention !== undefined && { addressed: true }) };
 }
 
 /**
@@ -129,6 +131,7 @@ function fromMessage(message: Message, bot: BotIdentity): InboundEvent | undefin
   };
   const replyTo = realReplyTo(message);
   const command = parseCommand(text, entities, bot.username);
+  const direct = message.chat.type === 'private';
   if (command) {
     return {
       kind: 'command',
@@ -136,10 +139,16 @@ function fromMessage(message: Message, bot: BotIdentity): InboundEvent | undefin
       rawText: text,
       ...base,
       ...(replyTo?.text !== undefined && { replyToText: replyTo.text }),
+      ...(direct && { direct: true }),
     };
   }
   if (startsWithCommand(entities)) return undefined; // addressed to another bot
-  if (replyTo?.from?.id !== bot.id) return undefined; // chatter, not for us
+  if (replyTo?.from?.id !== bot.id) {
+    // Chatter in a group is not for us; in a private chat everything is.
+    if (!direct) return undefined;
+    const { chatRef, user, idempotencyKey } = base;
+    return { kind: 'text', text, chatRef, user, idempotencyKey };
+  }
   return {
     kind: 'reply',
     text,

@@ -20,10 +20,9 @@ import { InvalidInputError } from '../../errors.ts';
 import { markStage } from '../../trace.ts';
 import type { GitWorkFolders } from '../git/worker-git.ts';
 import type { Processor, ProgressReporter, QueuedJob } from '../queue/port.ts';
-import { gitHead, recordChanges } from '../runner/git-changes.ts';
-import { diffFileOf, snapshotTree, writeStepDiff } from '../runner/git-diff.ts';
 import { assertSupported, effectivePermissions } from '../runner/permissions.ts';
 import { runAgent } from '../runner/run-agent.ts';
+import { finishStepRecord, startStepRecord } from '../runner/step-record.ts';
 import type { AgentDefinition, AgentInvocation, AgentOutcome } from '../runner/types.ts';
 import { runChain } from './chain-runner.ts';
 import { chainWithFeedback, runWithFeedback, withFeedback } from './feedback-run.ts';
@@ -261,9 +260,8 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
     let completed: number[] | undefined;
     // In a git workspace the bridge reads, what the step changed is saved beside its log (the
     // console's diff); a remote work folder's diff would not reach the bridge.
-    const before = p.kind === 'step' && !where.remote ? await snapshotTree(where.dir) : null;
     // And the changed-files list of the checkpoint message (git mode: the push reports it).
-    const base = before !== null ? await gitHead(where.dir) : null;
+    const record = p.kind === 'step' && !where.remote ? await startStepRecord(where.dir) : null;
     try {
       const run = await runIn(
         job,
@@ -283,9 +281,10 @@ export function createStepProcessor(opts: StepProcessorOptions): StepProcessor {
     } finally {
       shipper?.stop();
     }
-    if (base !== null)
-      await recordChanges(where.dir, placement.logFile, p.stepId, job.attempt, base);
-    if (before !== null) await writeStepDiff(where.dir, before, diffFileOf(placement.logFile));
+    if (record !== null) {
+      const at = { workspace: where.dir, logFile: placement.logFile, stepId: p.stepId };
+      await finishStepRecord(record, { ...at, attempt: job.attempt });
+    }
     const result: StepJobResult = {
       ok: outcome.ok,
       exitCode: outcome.exitCode,

@@ -25,7 +25,7 @@ describe('DiscordChannel connection', () => {
     h = await startHarness({}, { heartbeatIntervalMs: 1000 });
     const identify = h.fake.gateway.received.find((p) => p.op === 2);
     // Message Content because the application has it enabled (the harness's fake does).
-    expect(identify?.d).toMatchObject({ intents: (1 << 0) | (1 << 9) | (1 << 15) });
+    expect(identify?.d).toMatchObject({ intents: (1 << 0) | (1 << 9) | (1 << 12) | (1 << 15) });
     expect(h.fake.okCalls('GET', /^\/gateway\/bot$/)).toHaveLength(1);
 
     const put = h.fake.okCalls(

@@ -105,7 +105,7 @@ describe('DiscordChannel and people’s messages', () => {
 
   it('without the Message Content intent: identifies without it, says so, and sees no replies', async () => {
     h = await startHarness({}, { messageContent: false });
-    expect(h.fake.gateway.intents).toBe((1 << 0) | (1 << 9));
+    expect(h.fake.gateway.intents).toBe((1 << 0) | (1 << 9) | (1 << 12));
     expect(h.log.lines).toContainEqual(
       expect.objectContaining({
         level: 'warn',

@@ -31,7 +31,7 @@ describe('step diffs', () => {
     const head = git(ws, 'rev-parse', 'HEAD');
     const indexBefore = git(ws, 'diff', '--cached', '--name-status');
 
-    const before = await snapshotTree(ws);
+    const before = (await snapshotTree(ws)).tree;
     expect(before).toMatch(/^[0-9a-f]{40}$/);
     // The step: edits a file, adds one, and writes its run bookkeeping.
     fs.writeFileSync(path.join(ws, 'app.txt'), 'one\ntwo\n');
@@ -40,7 +40,8 @@ describe('step diffs', () => {
     fs.writeFileSync(path.join(ws, '.phasebridge', 'runs', 'x.json'), '{}');
     const file = diffFileOf(path.join(ws, '.phasebridge', 'runs', 'r', 'logs', 'build-1.log'));
     expect(file).toMatch(/build-1\.diff$/);
-    expect(await writeStepDiff(ws, before!, file)).toBe(true);
+    const after = (await snapshotTree(ws)).tree;
+    expect(await writeStepDiff(ws, before!, after!, file)).toBeUndefined();
 
     const diff = fs.readFileSync(file, 'utf8');
     expect(diff).toContain('+two');
@@ -55,14 +56,15 @@ describe('step diffs', () => {
 
   it('a step that changed nothing has an empty diff', async () => {
     git(ws, 'init', '-q');
-    const before = await snapshotTree(ws);
+    const before = (await snapshotTree(ws)).tree;
     const file = path.join(ws, 'out.diff');
-    expect(await writeStepDiff(ws, before!, file)).toBe(true);
+    const after = (await snapshotTree(ws)).tree;
+    expect(await writeStepDiff(ws, before!, after!, file)).toBeUndefined();
     expect(fs.readFileSync(file, 'utf8')).toBe('');
   });
 
   it('a folder that is not a git work tree has no snapshot (and no error)', async () => {
-    expect(await snapshotTree(ws)).toBeNull();
-    expect(await snapshotTree(path.join(ws, 'missing'))).toBeNull();
+    expect(await snapshotTree(ws)).toEqual({ tree: null });
+    expect(await snapshotTree(path.join(ws, 'missing'))).toEqual({ tree: null });
   });
 });
