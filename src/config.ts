@@ -426,7 +426,8 @@ function crossChecks(c: z.infer<typeof configSchema>, source: SourceOf): ConfigP
       fix: `${FIXES['slack.signingSecret']}, or set SLACK_APP_TOKEN for Socket Mode`,
     });
   }
-  if ((c.slack.appToken || c.slack.signingSecret) && !c.slack.botToken) {
+  // The signing secret alone is allowed: serve answers Slack's URL check before the app is installed.
+  if (c.slack.appToken && !c.slack.botToken) {
     out.push({
       path: 'SLACK_BOT_TOKEN',
       problem: 'Slack settings are present but there is no bot token',
