@@ -83,7 +83,14 @@ const log = createLogger({ level: 'silent' });
 const web = new WebChannel({ logger: log, runs: source });
 const server = await HttpServer.start({ host: '127.0.0.1', port: 0, log, routes: [web.route] });
 await web.start(async () => {});
-const loginRes = await fetch(await web.loginUrl(server.url), { redirect: 'manual' });
+const loginRes = await fetch(new URL('login', server.url), {
+  method: 'POST',
+  redirect: 'manual',
+  // The link's GET only shows a confirm page; its form posts the token.
+  body: new URLSearchParams({
+    token: new URL(await web.loginUrl(server.url)).searchParams.get('token')!,
+  }),
+});
 const cookie = (loginRes.headers.get('set-cookie') ?? '').split(';')[0]!;
 
 const CASES: Record<string, string> = {

@@ -61,7 +61,14 @@ await channel.start(async (e) => {
   retained = process.memoryUsage().arrayBuffers - baseline;
   for (const f of (e as Command).files ?? []) await channel.downloadFile(f, CAP).catch(() => {});
 });
-const res = await fetch(await channel.loginUrl(server.url), { redirect: 'manual' });
+const res = await fetch(new URL('login', server.url), {
+  method: 'POST',
+  redirect: 'manual',
+  // The link's GET only shows a confirm page; its form posts the token.
+  body: new URLSearchParams({
+    token: new URL(await channel.loginUrl(server.url)).searchParams.get('token')!,
+  }),
+});
 const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]!;
 const page = await (await fetch(`${server.url}/`, { headers: { cookie } })).text();
 const csrf = /name="csrf-token" content="([^"]+)"/.exec(page)![1]!;

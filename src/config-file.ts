@@ -64,7 +64,7 @@ export function readConfigFile(
     problems.push({
       path,
       problem: 'must be a mapping of settings',
-      fix: 'see the configuration table in README.md',
+      fix: 'see docs/configuration.md',
     });
     return {};
   }

@@ -201,18 +201,24 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const problems: ConfigProblem[] = [];
+  const filePath = resolve(
+    cwd,
+    options.file ?? env.PHASEBRIDGE_CONFIG ?? 'phasebridge.config.yaml',
+  );
   const fromFile = readConfigFile(
-    resolve(cwd, options.file ?? env.PHASEBRIDGE_CONFIG ?? 'phasebridge.config.yaml'),
+    filePath,
     (options.file ?? env.PHASEBRIDGE_CONFIG) !== undefined,
     SECRET_PATHS,
     problems,
   );
-  const raw = mergeRaw(fromFile, fromEnv(env));
+  const envLayer = fromEnv(env);
+  const source = sourceOf(envLayer, fromFile, filePath);
+  const raw = mergeRaw(fromFile, envLayer);
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
-    for (const issue of parsed.error.issues) problems.push(problemOf(issue));
+    for (const issue of parsed.error.issues) problems.push(problemOf(issue, source));
   } else {
-    problems.push(...crossChecks(parsed.data));
+    problems.push(...crossChecks(parsed.data, source));
   }
   if (problems.length > 0) throw new ConfigError(problems);
   const data = parsed.data!;
@@ -324,18 +330,77 @@ function mergeRaw(file: Record<string, unknown>, env: Record<string, unknown>) {
   return out;
 }
 
-function crossChecks(c: z.infer<typeof configSchema>): ConfigProblem[] {
-  const out: ConfigProblem[] = [];
+/**
+ * Where a config path's value came from, for messages: its env name when env set it, else
+ * `<file>: <key>` when the YAML file did, else (a default) the env name that would set it.
+ */
+type SourceOf = (key: string) => string;
+
+function sourceOf(
+  envLayer: Record<string, unknown>,
+  fileLayer: Record<string, unknown>,
+  filePath: string,
+): SourceOf {
+  const has = (layer: Record<string, unknown>, key: string): boolean => {
+    let at: unknown = layer;
+    for (const part of key.split('.')) {
+      if (!isPlainObject(at) || at[part] === undefined) return false;
+      at = at[part];
+    }
+    return true;
+  };
+  return (key) => {
+    if (key === '') return filePath; // unknown top-level settings can only come from the file
+    const env = ENV_OF[key];
+    if (env && has(envLayer, key)) return env;
+    if (key !== '' && has(fileLayer, key)) return `${filePath}: ${key}`;
+    return env ?? key;
+  };
+}
+
+/** The fix for `key`, phrased for the file when the value came from it. */
+function fixOf(key: string, source: string, fallback = 'see docs/configuration.md'): string {
+  const fix = FIXES[key] ?? fallback;
+  const env = ENV_OF[key];
+  if (!env || source === env) return fix;
+  return fix.replace(`set ${env} to`, `set ${key} in the config file to`).replace(env, key);
+}
+
+/** True for a host name or address that only this machine reaches. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127\./.test(h);
+}
+
+/** A public URL must be https (Slack and Telegram refuse anything else), loopback excepted. */
+function plainHttpProblem(value: string | undefined, key: string, source: SourceOf) {
+  if (!value) return [];
+  const u = new URL(value);
+  if (u.protocol !== 'http:' || isLoopbackHost(u.hostname)) return [];
+  return [
+    {
+      path: source(key),
+      problem: `${value} is plain http: Slack and Telegram only call https URLs, and console sessions would travel unencrypted`,
+      fix: `use the https URL of your TLS proxy (https://${u.host}${u.pathname}); plain http is accepted only for localhost`,
+    },
+  ];
+}
+
+function crossChecks(c: z.infer<typeof configSchema>, source: SourceOf): ConfigProblem[] {
+  const out: ConfigProblem[] = [
+    ...plainHttpProblem(c.publicUrl, 'publicUrl', source),
+    ...plainHttpProblem(c.telegram.webhookUrl, 'telegram.webhookUrl', source),
+  ];
   if (c.metricsOpen && !/^(127\.|localhost$|::1$|\[::1\]$)/.test(c.host)) {
     out.push({
-      path: 'PHASEBRIDGE_METRICS_OPEN',
+      path: source('metricsOpen'),
       problem: `an open /metrics is only allowed on a loopback address, not ${c.host}`,
       fix: 'unset it and give the scraper PHASEBRIDGE_METRICS_TOKEN, or listen on 127.0.0.1',
     });
   }
   if (c.workspaceMode === 'git' && !c.redisUrl) {
     out.push({
-      path: 'PHASEBRIDGE_WORKSPACE_MODE',
+      path: source('workspaceMode'),
       problem: 'git workspace mode is for workers on other machines, which need the BullMQ queue',
       fix: 'set REDIS_URL too, or set PHASEBRIDGE_WORKSPACE_MODE=shared',
     });
@@ -361,7 +426,8 @@ function crossChecks(c: z.infer<typeof configSchema>): ConfigProblem[] {
       fix: `${FIXES['slack.signingSecret']}, or set SLACK_APP_TOKEN for Socket Mode`,
     });
   }
-  if ((c.slack.appToken || c.slack.signingSecret) && !c.slack.botToken) {
+  // The signing secret alone is allowed: serve answers Slack's URL check before the app is installed.
+  if (c.slack.appToken && !c.slack.botToken) {
     out.push({
       path: 'SLACK_BOT_TOKEN',
       problem: 'Slack settings are present but there is no bot token',
@@ -371,16 +437,16 @@ function crossChecks(c: z.infer<typeof configSchema>): ConfigProblem[] {
   return out;
 }
 
-function problemOf(issue: $ZodIssue): ConfigProblem {
+function problemOf(issue: $ZodIssue, source: SourceOf): ConfigProblem {
   const key = issue.path.join('.');
-  const env = ENV_OF[key];
   const unknown = issue.code === 'unrecognized_keys';
+  const path = source(key);
   return {
-    path: env ?? (key || '(root)'),
+    path,
     problem: unknown ? `unknown setting(s) ${issue.keys.join(', ')}` : issue.message,
     fix: unknown
-      ? 'remove them; see the configuration table in README.md'
-      : (FIXES[key] ?? 'see README.md'),
+      ? 'remove them; the settings are listed in docs/configuration.md'
+      : fixOf(key, path),
   };
 }
 

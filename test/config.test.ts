@@ -174,4 +174,53 @@ describe('loadConfig', () => {
     const config = loadConfig({ env: { REDIS_URL: url }, cwd: tmp() });
     expect(secretsOf(config).sort()).toEqual([url, 's3cr%40tPass', 's3cr@tPass'].sort());
   });
+
+  it('blames a bad value in the config file on the file and key, not on the env name', () => {
+    const cwd = tmp();
+    const file = join(cwd, 'phasebridge.config.yaml');
+    writeFileSync(file, 'port: 99999\nlogLevel: loud\n');
+    const problems = problemsOf(() => loadConfig({ env: {}, cwd }));
+    expect(problems).toHaveLength(2);
+    expect(problems[0]).toMatch(
+      new RegExp(`^${file}: port \\| .* \\| set port in the config file to`),
+    );
+    expect(problems.join('\n')).toContain(`${file}: logLevel |`);
+    expect(problems.join('\n')).not.toContain('PHASEBRIDGE_PORT');
+    // The same value from env is blamed on env.
+    const fromEnv = problemsOf(() =>
+      loadConfig({ env: { PHASEBRIDGE_PORT: '99999' }, cwd: tmp() }),
+    );
+    expect(fromEnv[0]).toMatch(/^PHASEBRIDGE_PORT \| .* \| set PHASEBRIDGE_PORT to/);
+  });
+
+  it('refuses a plain http public URL or webhook, localhost excepted', () => {
+    const cwd = tmp();
+    const problems = problemsOf(() =>
+      loadConfig({
+        env: {
+          PHASEBRIDGE_PUBLIC_URL: 'http://pb.example.com/',
+          TELEGRAM_BOT_TOKEN: '123456:abcdefgh',
+          TELEGRAM_WEBHOOK_URL: 'http://pb.example.com/telegram',
+          TELEGRAM_WEBHOOK_SECRET: 'secret-123456',
+        },
+        cwd,
+      }),
+    );
+    expect(problems).toHaveLength(2);
+    expect(problems[0]).toMatch(
+      /^PHASEBRIDGE_PUBLIC_URL \| http:\/\/pb.example.com\/ is plain http/,
+    );
+    expect(problems[0]).toContain('https://pb.example.com/');
+    expect(problems[1]).toMatch(/^TELEGRAM_WEBHOOK_URL \| .* is plain http/);
+    for (const local of [
+      'http://127.0.0.1:7717/',
+      'http://localhost:7717/',
+      'http://[::1]:7717/',
+    ]) {
+      expect(loadConfig({ env: { PHASEBRIDGE_PUBLIC_URL: local }, cwd }).publicUrl).toBe(local);
+    }
+    expect(
+      loadConfig({ env: { PHASEBRIDGE_PUBLIC_URL: 'https://pb.example.com/' }, cwd }).publicUrl,
+    ).toBe('https://pb.example.com/');
+  });
 });

@@ -112,26 +112,41 @@ export class AdapterSupervisor {
       return;
     }
     e.state = 'running';
-    this.#opts.log.info(
-      { platform: e.platform, ...(e.failures > 0 && { failedAttempts: e.failures }) },
-      'adapter started',
-    );
+    if (e.failures > 0) {
+      this.#opts.log.info(
+        { platform: e.platform, failedAttempts: e.failures },
+        `${title(e.platform)} is up again (started after ${e.failures} failed attempt(s))`,
+      );
+    } else {
+      this.#opts.log.info({ platform: e.platform }, 'adapter started');
+    }
     e.failures = 0;
     e.lastError = undefined;
   }
 
+  /**
+   * One warn line per state change (the first failure, or a different error), without the stack:
+   * a platform down for an hour must not fill the log. Every attempt, with its stack, at debug.
+   */
   #failed(e: Entry, err: unknown): void {
     e.failures++;
     const text = err instanceof Error ? err.message : String(err);
+    const previous = e.lastError;
     e.lastError = this.#redact(text.split('\n')[0]!).slice(0, MAX_DETAIL);
     if (this.#stopping) return;
     const delay = retryDelay(e.failures, this.#opts.retry);
     e.state = 'waiting';
     e.retryAt = Date.now() + delay;
-    this.#opts.log.warn(
-      { platform: e.platform, err, failedAttempts: e.failures, retryInMs: delay },
-      'adapter could not start: retrying; the console and the other adapters keep serving',
-    );
+    const fields = { platform: e.platform, failedAttempts: e.failures, retryInMs: delay };
+    this.#opts.log.debug({ ...fields, err }, 'adapter start attempt failed');
+    if (previous !== e.lastError) {
+      const state = NETWORK.test(e.lastError) ? 'unreachable' : 'could not start';
+      const reason = e.lastError.replace(new RegExp(`^${e.platform}: `), '');
+      this.#opts.log.warn(
+        { ...fields, error: e.lastError },
+        `${title(e.platform)} ${state}, retrying in ${Math.max(1, Math.round(delay / 1000))} s (${reason}); the console and the other adapters keep serving`,
+      );
+    }
     e.timer = setTimeout(() => {
       e.timer = undefined;
       void this.#attempt(e);
@@ -173,6 +188,15 @@ export class AdapterSupervisor {
       detail: `${e.platform} could not start (${e.failures} attempt(s), ${next}): ${e.lastError}`,
     };
   }
+}
+
+/** Errors that mean the platform was not reached (as opposed to refusing us). */
+const NETWORK =
+  /network|ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|fetch failed|socket|timed? ?out/i;
+
+/** `telegram` → `Telegram`, for lines a person reads. */
+function title(platform: string): string {
+  return platform.charAt(0).toUpperCase() + platform.slice(1);
 }
 
 /** The web console says whether it runs; the other adapters count as running once started. */

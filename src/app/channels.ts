@@ -102,6 +102,17 @@ export async function buildChannels(
     all.set('slack', slack);
     if (slack.mode === 'http')
       routes.push({ prefix: '/slack/', handler: (q, s) => slack.handleRequest(q, s) });
+  } else if (sl.signingSecret && !sl.appToken) {
+    // The order that works: Slack checks the request URL before the app (and its token) is installed.
+    const { slackUrlVerificationHandler } = await import('../bridges/slack/url-verification.ts');
+    const handler = slackUrlVerificationHandler({
+      signingSecret: sl.signingSecret,
+      log: log.child({ component: 'slack' }),
+    });
+    routes.push({ prefix: '/slack/', handler });
+    log.info(
+      'slack: only SLACK_SIGNING_SECRET is set: answering the request URL check under /slack/',
+    );
   }
 
   const dc = config.discord;

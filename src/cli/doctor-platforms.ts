@@ -4,9 +4,12 @@
  */
 import {
   DISCORD_INTENTS,
+  DISCORD_PERMISSIONS,
+  discordInviteUrl,
   MESSAGE_CONTENT_FIX,
   MESSAGE_CONTENT_INTENT,
   messageContentEnabled,
+  missingDiscordPermissions,
   PRIVILEGED_INTENT_FLAGS,
 } from '../bridges/discord/permissions.ts';
 import { missingSlackScopes } from '../bridges/slack/scopes.ts';
@@ -193,11 +196,56 @@ export function checkDiscord(d: Config['discord']): Promise<CheckResult[]> {
       content ? `, ${MESSAGE_CONTENT_INTENT.name} (privileged, enabled)` : ''
     }${extra.length > 0 ? `; ${extra.join(', ')} enabled but unused` : ''}`;
     const app_ = `application ${String(app.body.name ?? '?')} (${id}), ${intents}`;
-    if (content) return [{ name: 'discord', ok: true, detail: app_ }];
+    const permissions = await discordPermissionsCheck(root, d.botToken!, id);
+    if (content) return [{ name: 'discord', ok: true, detail: app_ }, permissions];
     // Everything but guidance replies works without it: a warning with the fix, not a failure.
     const off = `the Message Content intent is off, so replies to run messages are not seen as guidance (${MESSAGE_CONTENT_FIX})`;
-    return [{ name: 'discord', ok: true, detail: `${app_}; ${off}` }];
+    return [{ name: 'discord', ok: true, detail: `${app_}; ${off}` }, permissions];
   });
+}
+
+/**
+ * The bot's permissions in each server it is in (`GET /users/@me/guilds`, server-wide: channel
+ * overwrites are not read), each missing one named with what it disables.
+ */
+async function discordPermissionsCheck(
+  root: string,
+  token: string,
+  applicationId: string,
+): Promise<CheckResult> {
+  const name = 'discord permissions';
+  const guilds = await probe(`${root}/users/@me/guilds`, {
+    headers: { authorization: `Bot ${token}` },
+  });
+  const body: unknown = guilds.body;
+  if (guilds.status !== 200 || !Array.isArray(body)) {
+    return unexpected(name, '/users/@me/guilds', guilds);
+  }
+  const invite = discordInviteUrl(applicationId);
+  const list = body as { id?: unknown; name?: unknown; permissions?: unknown }[];
+  if (list.length === 0) {
+    return { name, ok: true, detail: `the bot is in no server yet; invite it with ${invite}` };
+  }
+  const problems: string[] = [];
+  for (const g of list) {
+    const missing = missingDiscordPermissions(BigInt(String(g.permissions ?? '0')));
+    for (const p of missing) {
+      problems.push(`server ${String(g.name ?? g.id)} lacks ${p.name}: ${p.without}`);
+    }
+  }
+  if (problems.length === 0) {
+    return {
+      name,
+      ok: true,
+      detail: `all ${DISCORD_PERMISSIONS.length} needed in ${list.length} server(s)`,
+    };
+  }
+  return {
+    name,
+    ok: false,
+    detail: problems.join('; '),
+    fix: `grant them to the bot's role (Server Settings → Roles), or invite it again with ${invite}`,
+  };
 }
 
 function refusal(a: ProbeAnswer): string {

@@ -55,6 +55,8 @@ export interface ReadinessReport {
 /** The named probes `/readyz` runs; adapters add theirs as they are started. */
 export class Readiness {
   readonly #probes = new Map<string, ProbeCheck>();
+  /** Probes failing now, with how: a repeat is not logged at warn again. */
+  readonly #failing = new Map<string, string>();
   readonly #timeoutMs: number;
   readonly #log: HttpLogger;
 
@@ -92,8 +94,10 @@ export class Readiness {
       const outcome = await Promise.race([Promise.resolve().then(check), timeout]);
       if (outcome === 'timeout') return this.#failed(name, 'timeout');
       if (isNotReady(outcome)) return this.#failed(name, 'not ready', outcome.detail);
+      if (outcome === false) return this.#failed(name, 'not ready');
+      this.#failing.delete(name);
       if (isReadyWithNote(outcome)) return { name, ok: true, detail: outcome.detail };
-      return outcome === false ? this.#failed(name, 'not ready') : { name, ok: true };
+      return { name, ok: true };
     } catch (err) {
       this.#log.warn({ err, probe: name }, 'readiness probe failed');
       return { name, ok: false, error: err instanceof PhasebridgeError ? err.code : 'error' };
@@ -102,8 +106,16 @@ export class Readiness {
     }
   }
 
+  /**
+   * Logs a failing probe at warn when it starts failing (or fails differently), at debug while it
+   * keeps failing the same way: every /readyz poll must not repeat the line.
+   */
   #failed(name: string, error: string, detail?: string): ProbeResult {
-    this.#log.warn({ probe: name, error, detail }, 'readiness probe failed');
+    const again = this.#failing.get(name) === error;
+    this.#failing.set(name, error);
+    const fields = { probe: name, error, detail };
+    if (!again) this.#log.warn(fields, 'readiness probe failed');
+    else this.#log.debug?.(fields, 'readiness probe failed');
     return { name, ok: false, error, ...(detail !== undefined ? { detail } : {}) };
   }
 }

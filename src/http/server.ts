@@ -23,6 +23,8 @@ export interface Route {
 
 /** What the server logs; a pino logger fits. */
 export interface HttpLogger {
+  /** Optional: repeats of a known state go here when the logger has it. */
+  debug?(obj: object, msg?: string): void;
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;

@@ -14,6 +14,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import { FakeDiscord } from '../fakes/discord.ts';
 import { FakeTelegram } from '../fakes/telegram.ts';
+import { signIn } from '../support/console-login.ts';
 import { slow } from '../support/slowdown.ts';
 
 const TELEGRAM_TOKEN = '123456:TEST-token_abc';
@@ -70,7 +71,7 @@ async function start(env: Record<string, string>): Promise<RunningBridge> {
 
 /** Logs in with the one-time link; returns the Set-Cookie header. */
 async function login(bridge: RunningBridge): Promise<string> {
-  const res = await fetch(bridge.loginUrl, { redirect: 'manual' });
+  const res = await signIn(bridge.loginUrl);
   expect(res.status).toBe(303);
   return res.headers.get('set-cookie') ?? '';
 }

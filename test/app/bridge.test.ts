@@ -10,6 +10,7 @@ import { type RunningBridge, startBridge } from '../../src/app/bridge.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import { FakeTelegram } from '../fakes/telegram.ts';
+import { signIn } from '../support/console-login.ts';
 import { slow } from '../support/slowdown.ts';
 
 const TEAM = { id: -2001, type: 'supergroup' as const, title: 'Team' };
@@ -68,7 +69,7 @@ async function startWithTelegram(): Promise<{ bridge: RunningBridge; fake: FakeT
 
 /** Logs in with the one-time link and returns the session cookie. */
 async function login(bridge: RunningBridge): Promise<string> {
-  const res = await fetch(bridge.loginUrl, { redirect: 'manual' });
+  const res = await signIn(bridge.loginUrl);
   expect(res.status).toBe(303);
   return (res.headers.get('set-cookie') ?? '').split(';')[0]!;
 }

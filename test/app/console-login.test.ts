@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type RunningBridge, startBridge } from '../../src/app/bridge.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
+import { signIn } from '../support/console-login.ts';
 import { slow } from '../support/slowdown.ts';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/phasebridge.js');
@@ -75,7 +76,7 @@ function login(port: number): Promise<{ code: number | null; out: string }> {
 
 /** Opens a login link as a browser does; the session cookie, or undefined when refused. */
 async function open(link: string): Promise<string | undefined> {
-  const res = await fetch(link, { redirect: 'manual' });
+  const res = await signIn(link);
   if (res.status !== 303) return undefined;
   return (res.headers.get('set-cookie') ?? '').split(';')[0];
 }

@@ -88,6 +88,21 @@ describe('phasebridge doctor', () => {
     expect(lineOf(r.out, 'discord')).toContain('Privileged Gateway Intents → Message Content on');
   });
 
+  it('names a Discord permission the invite did not grant and what it disables', async () => {
+    const { discord, env } = await fakes();
+    const r0 = await doctor(env);
+    expect(lineOf(r0.out, 'discord permissions')).toMatch(
+      /^ok +discord permissions: all 6 needed in 1 server\(s\)/,
+    );
+    // The invite of an earlier release: no Create Public Threads.
+    discord.state.guildPermissions &= ~(1n << 35n);
+    const r = await doctor(env);
+    expect(r.code).toBe(1);
+    expect(lineOf(r.out, 'discord permissions')).toMatch(
+      /^failed +discord permissions: server Phasebridge Test lacks CreatePublicThreads: replies open no thread and go in the channel instead\n +fix: grant them to the bot's role .*https:\/\/discord\.com\/oauth2\/authorize\?client_id=\d+&scope=bot%20applications\.commands&permissions=309237697536/,
+    );
+  }, 60_000);
+
   it('names a refused token with the fix for each platform', async () => {
     const { env } = await fakes();
     const r = await doctor({

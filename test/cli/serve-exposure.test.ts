@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeDiscord } from '../fakes/discord.ts';
+import { signIn } from '../support/console-login.ts';
 import { slow } from '../support/slowdown.ts';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/phasebridge.js');
@@ -92,7 +93,7 @@ describe('phasebridge serve behind a public https URL', () => {
 
     // The link is the public one; the same path opens a Secure session on the real server.
     expect(link).toMatch(/^https:\/\/pb\.example\.test\/console\/\?token=[\w-]+$/);
-    const res = await fetch(`${base}/${link.slice(PUBLIC_URL.length)}`, { redirect: 'manual' });
+    const res = await signIn(`${base}/${link.slice(PUBLIC_URL.length)}`);
     expect(res.status).toBe(303);
     expect(res.headers.get('set-cookie')).toMatch(/HttpOnly; SameSite=Strict; Secure$/);
 

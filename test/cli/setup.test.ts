@@ -76,7 +76,7 @@ describe('phasebridge setup slack', () => {
     });
     // The same manifest is printed, after the steps.
     expect(printedManifest(r.out)).toEqual(manifest);
-    expect(r.out).toContain(`HTTP mode: Slack sends commands, events and button presses to ${url}`);
+    expect(r.out).toContain(`Slack sends commands, events and button presses to ${url}`);
     expect(r.out).toMatch(/ok +slack: team Fake, bot user phasebridge, scopes complete/);
   });
 
@@ -90,10 +90,46 @@ describe('phasebridge setup slack', () => {
     expect(r.out).toContain('Next: set SLACK_BOT_TOKEN');
   });
 
-  it('refuses HTTP mode without a public URL, naming both ways out', async () => {
-    const r = await setup(['slack']).result;
+  it('writes a Socket Mode manifest with --out alone, naming the flag for HTTP mode', async () => {
+    const { dir, result } = setup(['slack', '--out', 'm.yaml']);
+    const r = await result;
+    expect(r.code).toBe(0);
+    const manifest = parse(fs.readFileSync(path.join(dir, 'm.yaml'), 'utf8'));
+    expect(manifest.settings.socket_mode_enabled).toBe(true);
+    expect(r.out.split('\n')[0]).toBe(
+      'No public URL (--public-url or PHASEBRIDGE_PUBLIC_URL): Socket Mode. For HTTP mode pass --public-url https://<bridge>.',
+    );
+    expect(r.out).toContain('Wrote the Socket Mode manifest to m.yaml.');
+  });
+
+  it('prints the HTTP-mode steps in the order that works: secret, serve, verify, install', async () => {
+    const r = await setup(['slack', '--public-url', 'https://pb.example.test/']).result;
+    expect(r.code).toBe(0);
+    const at = (text: string) => {
+      const i = r.out.indexOf(text);
+      expect(i, text).toBeGreaterThan(-1);
+      return i;
+    };
+    const order = [
+      at('Create New App → From a manifest'),
+      at('export SLACK_SIGNING_SECRET'),
+      at("answers Slack's URL check before any token exists"),
+      at('Event Subscriptions → Retry'),
+      at('export SLACK_BOT_TOKEN'),
+      at('pair CODE'),
+    ];
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+  });
+
+  it('refuses a plain http public URL, localhost excepted', async () => {
+    const r = await setup(['slack', '--public-url', 'http://pb.example.test/']).result;
     expect(r.code).toBe(2);
-    expect(r.err).toMatch(/PHASEBRIDGE_PUBLIC_URL or pass --public-url; or pass --socket/);
+    expect(withoutBuildNote(r.err).trim()).toBe(
+      'setup slack: --public-url http://pb.example.test/ must be https (Slack and Telegram only call https URLs; http only for localhost)',
+    );
+    const local = await setup(['slack', '--public-url', 'http://localhost:7717/']).result;
+    expect(local.code).toBe(0);
+    expect(local.out).toContain('http://localhost:7717/slack/events');
   });
 });
 
@@ -110,7 +146,7 @@ describe('phasebridge setup discord', () => {
     expect(Object.fromEntries(invite.searchParams)).toEqual({
       client_id: discord.state.applicationId,
       scope: 'bot applications.commands',
-      permissions: '274877959168',
+      permissions: '309237697536',
     });
     expect(r.out).toContain('Intents: Guilds, GuildMessages (not privileged)');
     expect(r.out).toContain('Privileged Gateway Intents turn Message Content on');
@@ -121,7 +157,7 @@ describe('phasebridge setup discord', () => {
     for (const p of DISCORD_PERMISSIONS) {
       expect(p.bit, p.name).toBe(PermissionFlagsBits[p.name as keyof typeof PermissionFlagsBits]);
     }
-    expect(discordPermissionInteger()).toBe('274877959168');
+    expect(discordPermissionInteger()).toBe('309237697536');
   });
 });
 

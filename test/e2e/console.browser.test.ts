@@ -77,7 +77,12 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
   });
 
   it('starts the demo from the console; the chat links the run id to its live page', async () => {
+    // The link opens a confirm page (a chat's link preview cannot use it up); the button signs in.
     await page.goto(e2e.bridge.loginUrl);
+    await Promise.all([
+      page.waitForURL((u) => u.search === ''),
+      page.getByRole('button', { name: 'Sign in' }).click(),
+    ]);
     expect(new URL(page.url()).search).toBe('');
     await visible(page.locator('#conn', { hasText: 'live' }));
     const box = page.getByRole('textbox', { name: 'Command' });
@@ -425,8 +430,13 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
 
     const stranger = await browser.newContext();
     try {
-      const res = await (await stranger.newPage()).goto(loginUrl);
-      expect(res?.status()).toBe(401);
+      const p = await stranger.newPage();
+      expect((await p.goto(loginUrl))?.status()).toBe(200);
+      const [res] = await Promise.all([
+        p.waitForResponse((r) => new URL(r.url()).pathname === '/login'),
+        p.getByRole('button', { name: 'Sign in' }).click(),
+      ]);
+      expect(res.status()).toBe(401);
     } finally {
       await stranger.close();
     }

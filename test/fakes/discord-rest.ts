@@ -72,6 +72,20 @@ const ROUTES: { method: string; pattern: RegExp; auth: boolean; handler: Handler
     handler: (c) =>
       ok({ id: c.state.applicationId, name: 'phasebridge', flags: c.state.applicationFlags }),
   },
+  {
+    method: 'GET',
+    pattern: /^\/users\/@me\/guilds$/,
+    auth: true,
+    handler: (c) =>
+      ok([
+        {
+          id: c.state.guildId,
+          name: 'Phasebridge Test',
+          owner: false,
+          permissions: c.state.guildPermissions.toString(),
+        },
+      ]),
+  },
   { method: 'POST', pattern: /^\/users\/@me\/channels$/, auth: true, handler: openDm },
   { method: 'PUT', pattern: /^\/applications\/(\d+)\/commands$/, auth: true, handler: putCommands },
   {
@@ -215,6 +229,9 @@ function startThread(ctx: RestContext, req: RestRequest, [channelId, id]: string
     throw new ApiError(404, 10008, 'Unknown Message');
   if (parent.kind !== 'text')
     throw new ApiError(400, 50024, 'Cannot execute action on this channel type');
+  if ((ctx.state.guildPermissions & (1n << 35n)) === 0n) {
+    throw new ApiError(403, 50013, 'Missing Permissions');
+  }
   if (ctx.state.channels.has(id!)) {
     throw new ApiError(400, 160004, 'A thread has already been created for this message');
   }

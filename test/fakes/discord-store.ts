@@ -68,6 +68,13 @@ export class FakeDiscordState {
   readonly messages = new Map<string, StoredMessage>();
   /** Channels the bot showed "typing…" in (Trigger Typing Indicator), in order. */
   readonly typing: string[] = [];
+  /**
+   * The bot's permissions in the guild (what its invite granted; `GET /users/@me/guilds`):
+   * View Channel, Send Messages, Embed Links, Attach Files, Create Public Threads, Send Messages
+   * in Threads, Read Message History. A test removes bits as a server admin would.
+   */
+  guildPermissions: bigint =
+    (1n << 10n) | (1n << 11n) | (1n << 14n) | (1n << 15n) | (1n << 16n) | (1n << 35n) | (1n << 38n);
   /** The bot's permission overwrites per channel, and archived threads. */
   readonly access = new FakeDiscordAccess();
   /** The fake's clock (ms): `FakeDiscord.advanceClock` moves it to age interactions. */

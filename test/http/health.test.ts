@@ -72,6 +72,23 @@ describe('health', () => {
     ]);
   });
 
+  it('logs a probe that keeps failing the same way once at warn, the repeats at debug', async () => {
+    const log = memoryLog();
+    const readiness = new Readiness(log, 1000);
+    let up = false;
+    readiness.add('telegram', async () => up || { ready: false, detail: 'telegram is starting' });
+    const base = await serve(readiness);
+    for (let i = 0; i < 3; i++) expect((await fetch(`${base}/readyz`)).status).toBe(503);
+    const failed = (level: string) =>
+      log.lines.filter((l) => l.level === level && l.msg === 'readiness probe failed').length;
+    expect([failed('warn'), failed('debug')]).toEqual([1, 2]);
+    up = true;
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+    up = false;
+    expect((await fetch(`${base}/readyz`)).status).toBe(503);
+    expect(failed('warn')).toBe(2);
+  });
+
   it('probe names are unique and can be removed', async () => {
     const readiness = new Readiness(memoryLog());
     readiness.add('slack', async () => false);

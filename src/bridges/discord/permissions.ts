@@ -9,20 +9,58 @@ export interface DiscordPermission {
   readonly name: string;
   readonly bit: bigint;
   readonly why: string;
+  /** What stops working without it, for `doctor`. */
+  readonly without: string;
 }
 
 /** Every permission the adapter uses: it posts, edits and deletes only its own messages. */
 export const DISCORD_PERMISSIONS: readonly DiscordPermission[] = [
-  { name: 'ViewChannel', bit: 1n << 10n, why: 'see the channels it is bound to' },
-  { name: 'SendMessages', bit: 1n << 11n, why: 'post run status and checkpoints' },
-  { name: 'EmbedLinks', bit: 1n << 14n, why: 'messages are embeds (with buttons)' },
-  { name: 'AttachFiles', bit: 1n << 15n, why: 'upload logs and reports' },
+  {
+    name: 'ViewChannel',
+    bit: 1n << 10n,
+    why: 'see the channels it is bound to',
+    without: 'the bot sees no channel: nothing works',
+  },
+  {
+    name: 'SendMessages',
+    bit: 1n << 11n,
+    why: 'post run status and checkpoints',
+    without: 'no status message or checkpoint is posted',
+  },
+  {
+    name: 'EmbedLinks',
+    bit: 1n << 14n,
+    why: 'messages are embeds (with buttons)',
+    without: 'status and checkpoint messages are refused (they are embeds)',
+  },
+  {
+    name: 'AttachFiles',
+    bit: 1n << 15n,
+    why: 'upload logs and reports',
+    without: 'logs and files an agent sends are not uploaded',
+  },
+  {
+    name: 'CreatePublicThreads',
+    bit: 1n << 35n,
+    why: 'answer a run message in a thread opened on it',
+    without: 'replies open no thread and go in the channel instead',
+  },
   {
     name: 'SendMessagesInThreads',
     bit: 1n << 38n,
     why: 'post in a thread bound as its own chat',
+    without: 'nothing is posted in threads (thread replies and thread-bound chats)',
   },
 ];
+
+/** Discord's Administrator bit: it grants every permission. */
+const ADMINISTRATOR = 1n << 3n;
+
+/** The permissions of DISCORD_PERMISSIONS that `granted` (a permission integer) lacks. */
+export function missingDiscordPermissions(granted: bigint): DiscordPermission[] {
+  if ((granted & ADMINISTRATOR) !== 0n) return [];
+  return DISCORD_PERMISSIONS.filter((p) => (granted & p.bit) === 0n);
+}
 
 /** The invite's OAuth2 scopes: the bot user, and its slash commands. */
 export const DISCORD_SCOPES = ['bot', 'applications.commands'] as const;

@@ -18,6 +18,7 @@ import {
   originAllowed,
   readForm,
   requireSession,
+  showLoginConfirm,
 } from './guard.ts';
 import type { FileShelf, HeldMessage, MessageHistory } from './history.ts';
 import {
@@ -103,7 +104,11 @@ export async function handleConsoleRequest(
   const url = requestUrl(req);
   const token = url.searchParams.get('token');
   if (req.method === 'GET' && url.pathname === '/' && token !== null) {
-    await handleLogin(ctx, req, res, token);
+    await showLoginConfirm(ctx, req, res, token);
+    return;
+  }
+  if (req.method === 'POST' && url.pathname === '/login') {
+    await handleLogin(ctx, req, res);
     return;
   }
   const session = await requireSession(ctx, req, res);

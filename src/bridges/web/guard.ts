@@ -5,7 +5,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidInputError } from '../../errors.ts';
 import { BASE_HEADERS, readBody, sendJson } from '../../http/respond.ts';
-import { sendNotice } from './pages/layout.ts';
+import { escapeHtml } from './outbound.ts';
+import { newNonce, sendNotice, sendPage } from './pages/layout.ts';
 import { type Session, type SessionStore, sessionCookie } from './session.ts';
 
 /** What the guard needs from the console. */
@@ -42,16 +43,42 @@ export function sendUnauthorized(req: IncomingMessage, res: ServerResponse): voi
 }
 
 /**
- * Handles `GET /?token=…`: a valid token opens a session (cookie) and redirects to `/`; an
- * invalid one is a 401, unless the browser already has a session (then the token is ignored).
+ * Handles `GET /?token=…`: a page with a Sign in button that posts the token, so a chat's link
+ * preview (a GET) cannot use the link up. A browser that has a session already goes to `/`.
  */
-export async function handleLogin(
+export async function showLoginConfirm(
   g: GuardOptions,
   req: IncomingMessage,
   res: ServerResponse,
   token: string,
 ): Promise<void> {
-  if (await g.sessions.consumeLoginToken(token)) {
+  if (await g.sessions.fromCookieHeader(req.headers.cookie)) {
+    res.writeHead(303, { ...BASE_HEADERS, location: '/' }).end();
+    return;
+  }
+  const body = `<h1>Sign in to the phasebridge console</h1>
+<p>This one-time link opens a session in this browser. It is used up when you press the button.</p>
+<form method="post" action="login"><input type="hidden" name="token" value="${escapeHtml(token)}">
+<button type="submit" id="sign-in" class="btn btn-primary">Sign in</button></form>`;
+  sendPage(res, 200, { title: 'Sign in', nonce: newNonce(), body, nav: 'none' });
+}
+
+/**
+ * Handles `POST /login` (the confirm page's form, or a script: form field `token`): a valid
+ * token opens a session (cookie) and redirects to `/`; an invalid one is a 401, unless the
+ * browser already has a session (then the token is ignored).
+ */
+export async function handleLogin(
+  g: GuardOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  if (!originAllowed(req, g.allowedOrigins)) {
+    sendJson(res, 403, { error: 'Cross-origin request refused.' });
+    return;
+  }
+  const token = (await readForm(req).catch(() => ({}) as Record<string, string>)).token ?? '';
+  if (token !== '' && (await g.sessions.consumeLoginToken(token))) {
     const { cookieValue } = await g.sessions.createSession();
     res.writeHead(303, {
       ...BASE_HEADERS,

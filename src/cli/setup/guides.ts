@@ -38,33 +38,51 @@ export function telegramGuide(o: { webhookUrl?: string | undefined }): string[] 
   ];
 }
 
-/** Slack: create the app from the manifest, install it, copy the tokens. */
+/**
+ * Slack, in the order that works. HTTP mode: Slack checks the request URL as soon as the app
+ * exists, before it is installed, so `serve` runs first with only the signing secret (it answers
+ * that check) and the bot token comes after the install.
+ */
 export function slackGuide(o: {
   publicUrl?: string | undefined;
   command: string;
   manifestFile?: string | undefined;
 }): string[] {
   const from = o.manifestFile ? `the manifest in ${o.manifestFile}` : 'the manifest below';
-  const mode = o.publicUrl
-    ? [
-        `3. HTTP mode: Slack sends commands, events and button presses to ${slackRequestUrl(o.publicUrl)}`,
-        '   (the bridge answers under /slack/). Basic Information → Signing Secret:',
-        '   export SLACK_SIGNING_SECRET=<secret>. Your https proxy must forward /slack/ to the bridge.',
-      ]
-    : [
-        '3. Socket Mode: nothing to open to the internet. Basic Information → App-Level Tokens →',
-        '   Generate, scope connections:write: export SLACK_APP_TOKEN=<xapp-…>.',
-      ];
-  return [
-    'Slack',
-    `1. https://api.slack.com/apps → Create New App → From a manifest → paste ${from}.`,
+  const scopes = [
     '   Bot scopes, and why:',
     ...SLACK_SCOPES.map((s) => `     ${s.scope}: ${s.why}`),
-    '2. Install to Workspace, then OAuth & Permissions → Bot User OAuth Token:',
-    '   export SLACK_BOT_TOKEN=<xoxb-…>.',
-    ...mode,
-    `4. Run \`phasebridge serve\`; in a channel, /invite the bot, then: ${o.command} pair CODE`,
-    '   (the code `serve` prints). `phasebridge doctor` checks the token and its scopes.',
+  ];
+  const pair = (n: number) => [
+    `${n}. In a channel, /invite the bot, then: ${o.command} pair CODE (the code \`serve\` prints).`,
+    '   `phasebridge doctor` checks the token and its scopes.',
+  ];
+  if (o.publicUrl) {
+    const url = slackRequestUrl(o.publicUrl);
+    return [
+      'Slack (HTTP mode)',
+      `1. https://api.slack.com/apps → Create New App → From a manifest → paste ${from}.`,
+      `   Slack sends commands, events and button presses to ${url}; it may say the URL is not`,
+      '   verified yet: expected, step 3 fixes it.',
+      ...scopes,
+      '2. Basic Information → App Credentials → Signing Secret: export SLACK_SIGNING_SECRET=<secret>.',
+      '3. Start `phasebridge serve` with only that secret set (your https proxy forwarding /slack/',
+      "   to PHASEBRIDGE_PORT): it answers Slack's URL check before any token exists. Then in the",
+      '   app: Event Subscriptions → Retry (shows Verified) → Save; Interactivity & Shortcuts → Save.',
+      '4. Install to Workspace, then OAuth & Permissions → Bot User OAuth Token:',
+      '   export SLACK_BOT_TOKEN=<xoxb-…>, and restart `phasebridge serve`.',
+      ...pair(5),
+    ];
+  }
+  return [
+    'Slack (Socket Mode: nothing to open to the internet)',
+    `1. https://api.slack.com/apps → Create New App → From a manifest → paste ${from}.`,
+    ...scopes,
+    '2. Basic Information → App-Level Tokens → Generate, scope connections:write:',
+    '   export SLACK_APP_TOKEN=<xapp-…>.',
+    '3. Install to Workspace, then OAuth & Permissions → Bot User OAuth Token:',
+    '   export SLACK_BOT_TOKEN=<xoxb-…>. Run `phasebridge serve`.',
+    ...pair(4),
   ];
 }
 

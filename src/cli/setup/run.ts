@@ -4,7 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { Config } from '../../config.ts';
+import { type Config, isLoopbackHost } from '../../config.ts';
 import type { CheckResult } from '../doctor-checks.ts';
 import { API_ROOTS, checkDiscord, checkSlack, checkTelegram } from '../doctor-platforms.ts';
 import { probe } from '../platform-probe.ts';
@@ -31,6 +31,11 @@ export async function runSetup(
   config: Config,
 ): Promise<number> {
   if (platform === 'telegram') {
+    const refused = flags.webhookUrl ? plainHttp(flags.webhookUrl) : undefined;
+    if (refused) {
+      console.error(`setup telegram: --webhook-url ${refused}`);
+      return 2;
+    }
     print(telegramGuide({ webhookUrl: flags.webhookUrl ?? config.telegram.webhookUrl }));
     return check(flags, config.telegram.botToken, 'TELEGRAM_BOT_TOKEN', (botToken) =>
       checkTelegram({ ...config.telegram, botToken }),
@@ -45,19 +50,29 @@ export async function runSetup(
 }
 
 async function setupSlack(flags: SetupFlags, config: Config): Promise<number> {
-  const socket = flags.socket === true || (!flags.publicUrl && config.slack.appToken !== undefined);
-  const publicUrl = socket ? undefined : (flags.publicUrl ?? config.publicUrl);
-  if (!socket && !publicUrl) {
-    console.error(
-      'setup slack: HTTP mode needs the public https URL of the bridge: set PHASEBRIDGE_PUBLIC_URL or pass --public-url; or pass --socket for Socket Mode',
-    );
+  const explicitSocket =
+    flags.socket === true || (!flags.publicUrl && config.slack.appToken !== undefined);
+  const publicUrl = explicitSocket ? undefined : (flags.publicUrl ?? config.publicUrl);
+  const refused = publicUrl ? plainHttp(publicUrl) : undefined;
+  if (refused) {
+    console.error(`setup slack: --public-url ${refused}`);
     return 2;
+  }
+  const socket = publicUrl === undefined;
+  if (socket && !explicitSocket) {
+    // No URL given: Socket Mode needs none, so that is the manifest a newcomer can use at once.
+    console.log(
+      'No public URL (--public-url or PHASEBRIDGE_PUBLIC_URL): Socket Mode. For HTTP mode pass --public-url https://<bridge>.\n',
+    );
   }
   const command = flags.command ?? config.slack.command;
   const manifest = slackManifest({ name: flags.name, command, ...(publicUrl && { publicUrl }) });
   const { stringify } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
   const yaml = stringify(manifest);
-  if (flags.out) writeFileSync(flags.out, yaml);
+  if (flags.out) {
+    writeFileSync(flags.out, yaml);
+    console.log(`Wrote the ${socket ? 'Socket Mode' : 'HTTP mode'} manifest to ${flags.out}.\n`);
+  }
   print(slackGuide({ publicUrl, command, manifestFile: flags.out }));
   console.log(
     `\n# Slack app manifest (${socket ? 'Socket Mode' : 'HTTP mode'})\n${yaml}# end of manifest`,
@@ -76,6 +91,18 @@ async function discordApplicationId(config: Config): Promise<string | undefined>
     headers: { authorization: `Bot ${d.botToken}` },
   }).catch(() => undefined); // the check below reports why
   return app?.status === 200 ? String(app.body.id) : undefined;
+}
+
+/** Why `url` cannot be a public URL (not a URL, or plain http off loopback); undefined when fine. */
+function plainHttp(url: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return `${url} is not an absolute https URL`;
+  }
+  if (u.protocol === 'https:' || (u.protocol === 'http:' && isLoopbackHost(u.hostname))) return;
+  return `${url} must be https (Slack and Telegram only call https URLs; http only for localhost)`;
 }
 
 function print(lines: string[]): void {

@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ButtonPress, Command, Reply } from '../../../src/bridges/channel.ts';
 import { bold, rich } from '../../../src/bridges/render-text.ts';
+import { signIn } from '../../support/console-login.ts';
 import {
   type Browser,
   EventStream,
@@ -28,7 +29,7 @@ async function events(b: Browser, query = '', headers: Record<string, string> = 
 describe('login and sessions', () => {
   it('the login link sets an HttpOnly SameSite=Strict cookie and redirects to the console', async () => {
     c = await startConsole();
-    const res = await fetch(await c.channel.loginUrl(c.base), { redirect: 'manual' });
+    const res = await signIn(await c.channel.loginUrl(c.base));
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('/');
     const cookie = res.headers.get('set-cookie') ?? '';
@@ -44,11 +45,42 @@ describe('login and sessions', () => {
   it('a login token works once', async () => {
     c = await startConsole();
     const url = await c.channel.loginUrl(c.base);
-    expect((await fetch(url, { redirect: 'manual' })).status).toBe(303);
-    const again = await fetch(url, { redirect: 'manual' });
+    expect((await signIn(url)).status).toBe(303);
+    const again = await signIn(url);
     expect(again.status).toBe(401);
     expect(again.headers.get('set-cookie')).toBeNull();
-    expect((await fetch(`${c.base}/?token=made-up`, { redirect: 'manual' })).status).toBe(401);
+    expect((await signIn(`${c.base}/?token=made-up`)).status).toBe(401);
+  });
+
+  it('a GET of the link (a chat link preview) shows a Sign in page and uses nothing up', async () => {
+    c = await startConsole();
+    const url = await c.channel.loginUrl(c.base);
+    for (let i = 0; i < 3; i++) {
+      const preview = await fetch(url, { redirect: 'manual' });
+      expect(preview.status).toBe(200);
+      expect(preview.headers.get('set-cookie')).toBeNull();
+      const html = await preview.text();
+      expect(html).toContain('<form method="post" action="login">');
+      expect(html).toContain('id="sign-in"');
+    }
+    // The link still works, once, from the page's POST.
+    const token = new URL(url).searchParams.get('token')!;
+    const post = (body: URLSearchParams) =>
+      fetch(`${c!.base}/login`, { method: 'POST', redirect: 'manual', body });
+    const ok = await post(new URLSearchParams({ token }));
+    expect(ok.status).toBe(303);
+    expect(ok.headers.get('set-cookie')).toMatch(/^pb_session=/);
+    expect((await post(new URLSearchParams({ token }))).status).toBe(401);
+    // A cross-site POST is refused before the token is looked at.
+    const url2 = await c.channel.loginUrl(c.base);
+    const cross = await fetch(`${c.base}/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { origin: 'https://evil.example' },
+      body: new URLSearchParams({ token: new URL(url2).searchParams.get('token')! }),
+    });
+    expect(cross.status).toBe(403);
+    expect((await signIn(url2)).status).toBe(303);
   });
 
   it('every console request without the session is refused with 401', async () => {

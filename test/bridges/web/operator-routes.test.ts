@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type E2eBridge, startE2eBridge } from '../../e2e/bridge.ts';
+import { signIn } from '../../support/console-login.ts';
 import { slow } from '../../support/slowdown.ts';
 
 let e2e: E2eBridge;
@@ -51,7 +52,7 @@ async function waitFor<T>(read: () => Promise<T>, ok: (v: T) => boolean): Promis
 
 beforeAll(async () => {
   e2e = await startE2eBridge();
-  const login = await fetch(e2e.bridge.loginUrl, { redirect: 'manual' });
+  const login = await signIn(e2e.bridge.loginUrl);
   cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
   const page = await (await get('/admin/access')).text();
   csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;

@@ -5,6 +5,7 @@
 import type { InboundEvent, InboundHandler } from '../../../src/bridges/channel.ts';
 import { WebChannel, type WebChannelOptions } from '../../../src/bridges/web/index.ts';
 import { HttpServer, type Route } from '../../../src/http/server.ts';
+import { signIn } from '../../support/console-login.ts';
 
 /** A log that keeps what it is told (the server warns on non-loopback binds). */
 export function memoryLog() {
@@ -68,7 +69,7 @@ export interface Browser {
 
 /** Logs in with a fresh login token, like a browser opening the printed link. */
 export async function login(c: TestConsole): Promise<Browser> {
-  const res = await fetch(await c.channel.loginUrl(c.base), { redirect: 'manual' });
+  const res = await signIn(await c.channel.loginUrl(c.base));
   const setCookie = res.headers.get('set-cookie') ?? '';
   const cookie = setCookie.split(';')[0]!;
   const page = await (await fetch(`${c.base}/`, { headers: { cookie } })).text();

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import type { RunningBridge } from '../../../src/app/bridge.ts';
+import { signIn } from '../../support/console-login.ts';
 import type {
   AttachedFile,
   Persona,
@@ -79,7 +80,7 @@ export class WebDriver implements PlatformDriver {
     this.#stream?.close();
     this.#base = bridge.url;
     if (this.#cookie === '') {
-      const res = await fetch(bridge.loginUrl, { redirect: 'manual' });
+      const res = await signIn(bridge.loginUrl);
       this.#cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]!;
     }
     const res = await fetch(`${this.#base}/`, { headers: this.#headers() });
