@@ -54,7 +54,7 @@ export function slackUrlVerificationHandler(
       // a form (command, button press): not a challenge
     }
     if (body?.type === 'url_verification' && typeof body.challenge === 'string') {
-      o.log.info('slack: request URL verified; install the app and set SLACK_BOT_TOKEN next');
+      o.log.info({}, 'slack: request URL verified; install the app and set SLACK_BOT_TOKEN next');
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ challenge: body.challenge }));
       return;
