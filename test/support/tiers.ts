@@ -23,6 +23,10 @@ export const SLOW_GLOBS = [
 
 /** Slow files in otherwise fast folders, and why. */
 export const SLOW_FILES = [
+  // mkfifo, a dead pid from a finished node, git: child processes.
+  'test/engine/ledger/ledger-file.test.ts',
+  'test/engine/ledger/temp-sweep.test.ts',
+  'test/jobs/runner/step-record.test.ts',
   // A run through the bridge: demo agent and git child processes.
   'test/bridges/outbox/outbox.test.ts',
   'test/bridges/platform-markup.test.ts',

@@ -117,7 +117,12 @@ describe('events from interaction facts', () => {
       threadRef: '3',
       user: { platform: 'discord', id: '77', display: 'Alice A.' },
       idempotencyKey: 'discord:interaction:900',
+      addressed: true,
     });
+    // The same command in a DM is also direct (the unbound-chat hint answers every DM).
+    const dm = toCommand(facts({ guildId: null }), 'status', [], spec);
+    expect(dm).toMatchObject({ addressed: true, direct: true });
+    expect(event).not.toHaveProperty('direct');
   });
 
   it('gives a press an opaque handle and a reply the ref of its prompt', () => {
