@@ -83,7 +83,7 @@ describe('phasebridge doctor', () => {
       /^ok +slack: team Fake, bot user phasebridge, scopes complete/,
     );
     expect(lineOf(r.out, 'discord')).toContain(
-      `application phasebridge (${discord.state.applicationId}), intents Guilds, GuildMessages; the Message Content intent is off, so replies to run messages are not seen as guidance`,
+      `application phasebridge (${discord.state.applicationId}), intents Guilds, GuildMessages, DirectMessages; the Message Content intent is off, so replies to run messages are not seen as guidance (Developer Portal → your application → Bot → Privileged Gateway Intents → Message Content on, then restart phasebridge serve)`,
     );
     expect(lineOf(r.out, 'discord')).toContain('Privileged Gateway Intents → Message Content on');
   });

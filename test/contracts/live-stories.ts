@@ -25,7 +25,7 @@ const LIVE = `steps:
       when: after
 `;
 
-const CONSOLE_URL = 'http://console.example.test:8080';
+const CONSOLE_URL = 'https://console.example.test:8080';
 
 /** Registers the live stories for one platform. */
 export function liveStories(subject: ContractSubject): void {
