@@ -114,6 +114,14 @@ export const FIGURES: readonly FigureSpec[] = [
       ),
   },
   {
+    id: 'ledger-tail.ratio',
+    bench: 'ledger-tail',
+    label: "feed's read of one commit, 5,000-line run vs 40-line run",
+    unit: '×',
+    goal: { kind: 'max', limit: 2 },
+    read: (j) => at(j, 'resumed_ratio_long_to_short'),
+  },
+  {
     id: 'long-run.ratio',
     bench: 'long-run',
     label: 'commits of a long run vs a short one',

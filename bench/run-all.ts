@@ -29,6 +29,7 @@ const BENCHES = [
   'console-runs',
   'console-upload',
   'tool-approval',
+  'ledger-tail',
 ] as const;
 const here = dirname(fileURLToPath(import.meta.url));
 const RESULTS = join(here, 'results.json');

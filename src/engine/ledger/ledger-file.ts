@@ -43,7 +43,36 @@ export interface LedgerRead<E, F> {
    * were still read (a hard link: a repair rewrites them into a file of its own).
    */
   refused?: { reason: string; readable: boolean };
+  /** Bytes read from the file by this call (a resumed read reads only what was appended). */
+  readBytes?: number;
+  /** True when this read went on from a {@link LedgerResume}: `entries` are the new ones only. */
+  resumed?: boolean;
+  /** Where the next read can go on from; set only when every line read was good. */
+  resume?: LedgerResume;
 }
+
+/**
+ * Where a clean read of a ledger ended, so the next read of the same file goes on from there
+ * instead of reading its whole history again. Only valid for the same file (device and inode)
+ * at least as long as `offset`: a repair renames a new file in, a truncation shortens it.
+ */
+export interface LedgerResume {
+  dev: number;
+  ino: number;
+  /** Byte offset after the last good line. */
+  offset: number;
+  /** Lines read so far. */
+  line: number;
+  /** The last good line's seq. */
+  prevSeq: number;
+  /** Idempotency keys seen so far (a duplicate later is corruption). */
+  keys: Set<string>;
+  /** The last bytes before `offset`: a file rewritten in place no longer has them there. */
+  guard: Buffer;
+}
+
+/** Bytes before the resume offset compared on a resumed read. */
+const GUARD_BYTES = 64;
 
 const NEWLINE = 0x0a;
 /** Bytes read per chunk: a ledger is never read whole into one buffer. */
@@ -57,6 +86,7 @@ const CHUNK = 256 * 1024;
 export function readLedger<E = unknown, F = unknown>(
   file: string,
   lineLimit: number = READ_LIMITS.ledgerLine,
+  from?: LedgerResume,
 ): LedgerRead<E, F> {
   let fd: number;
   try {
@@ -73,24 +103,41 @@ export function readLedger<E = unknown, F = unknown>(
   try {
     const st = fs.fstatSync(fd);
     if (!st.isFile()) return refusedRead(`${file} is not a regular file`);
-    const parser = new LedgerParser<E, F>(lineLimit);
-    const buf = Buffer.alloc(CHUNK);
-    let pos = 0;
+    const resumed =
+      from !== undefined &&
+      from.dev === st.dev &&
+      from.ino === st.ino &&
+      st.size >= from.offset &&
+      sameBytes(fd, from.offset - from.guard.length, from.guard);
+    const parser = new LedgerParser<E, F>(lineLimit, resumed ? from : undefined);
+    const buf = Buffer.alloc(Math.min(CHUNK, Math.max(1, st.size - (resumed ? from.offset : 0))));
+    const start = resumed ? from.offset : 0;
+    let pos = start;
     while (!parser.done) {
-      const n = fs.readSync(fd, buf, 0, CHUNK, pos);
+      const n = fs.readSync(fd, buf, 0, buf.length, pos);
       if (n === 0) break;
       parser.push(buf.subarray(0, n));
       pos += n;
     }
-    const read = parser.end(Math.max(st.size, pos));
+    const read = { ...parser.end(Math.max(st.size, pos)), readBytes: pos - start, resumed };
     if (st.nlink > 1) {
       const reason = `${file} has ${st.nlink} hard links (a file elsewhere shares it): it is never written through`;
       return { ...read, refused: { reason, readable: true } };
     }
-    return read;
+    if (read.tornTail || read.corrupt) return read;
+    const resume = parser.resume(st.dev, st.ino);
+    const guard = Buffer.alloc(Math.min(GUARD_BYTES, resume.offset));
+    fs.readSync(fd, guard, 0, guard.length, resume.offset - guard.length);
+    return { ...read, resume: { ...resume, guard } };
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** True when the file holds `expected` at `at`. */
+function sameBytes(fd: number, at: number, expected: Buffer): boolean {
+  const got = Buffer.alloc(expected.length);
+  return fs.readSync(fd, got, 0, got.length, at) === got.length && got.equals(expected);
 }
 
 function refusedRead<E, F>(reason: string): LedgerRead<E, F> {
@@ -121,7 +168,7 @@ class LedgerParser<E, F> {
   readonly #limit: number;
   readonly #entries: LedgerEntry<E, F>[] = [];
   readonly #ends: number[] = [];
-  readonly #keys = new Set<string>();
+  #keys = new Set<string>();
   #parts: Buffer[] = [];
   #partBytes = 0;
   /** Offset of the start of the current (unfinished) line. */
@@ -130,8 +177,26 @@ class LedgerParser<E, F> {
   #prevSeq = -1;
   #stop: { torn?: TornTail; corrupt?: CorruptLine } | null = null;
 
-  constructor(limit: number) {
+  constructor(limit: number, from?: LedgerResume) {
     this.#limit = limit;
+    if (from) {
+      this.#start = from.offset;
+      this.#line = from.line;
+      this.#prevSeq = from.prevSeq;
+      this.#keys = from.keys;
+    }
+  }
+
+  /** Where a later read of the same file goes on from (after a clean end), less its guard. */
+  resume(dev: number, ino: number): Omit<LedgerResume, 'guard'> {
+    return {
+      dev,
+      ino,
+      offset: this.#start,
+      line: this.#line,
+      prevSeq: this.#prevSeq,
+      keys: this.#keys,
+    };
   }
 
   /** True once a bad line was found: later bytes do not matter. */
@@ -150,7 +215,8 @@ class LedgerParser<E, F> {
         this.#stop = { corrupt: { line: this.#line, reason } };
         return;
       }
-      this.#parts.push(piece);
+      // A line's unfinished start is copied: the caller reads the next chunk into the same buffer.
+      this.#parts.push(nl === -1 ? Buffer.from(piece) : piece);
       this.#partBytes += piece.length;
       if (nl === -1) return;
       this.#finishLine(false);

@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { Effect, RunEvent } from '../events.ts';
 import { evolve } from '../evolve.ts';
 import { formatRunJson, RUN_JSON_FORMAT, readRunJson } from '../layouts/native.ts';
-import { readLedger } from '../ledger/ledger-file.ts';
+import { type LedgerResume, readLedger } from '../ledger/ledger-file.ts';
 import type { LedgerEntry } from '../ledger/ledger-format.ts';
 import type { RunState } from '../model.ts';
 
@@ -46,6 +46,8 @@ export interface RunAnalysis {
   projection: ProjectionNeed;
   /** The seq run.json is at (null when missing or unreadable). */
   projectedSeq: number | null;
+  /** Where a later read of the ledger can go on from (only when the whole ledger was good). */
+  resume?: LedgerResume;
 }
 
 /**
@@ -77,7 +79,10 @@ export function analyzeRun(
     replay.goodCount === read.entries.length
       ? read.goodBytes
       : (read.ends[replay.goodCount - 1] ?? 0);
-  const base = {
+  const base: Pick<
+    RunAnalysis,
+    'entries' | 'goodBytes' | 'fileBytes' | 'tornTail' | 'projectedSeq' | 'resume'
+  > = {
     entries,
     goodBytes,
     fileBytes: read.fileBytes,
@@ -106,6 +111,9 @@ export function analyzeRun(
       reason: `run.json is at seq ${projectedSeq} but the ledger ends at seq ${ledgerSeq}: ledger lines are missing`,
       repairable: replay.state !== null,
     };
+  }
+  if (!corrupt && read.resume && replay.goodCount === read.entries.length) {
+    base.resume = read.resume;
   }
   if (corrupt) {
     // The ledger's good prefix is what a repair keeps: shown blocked, never a projection's view.
@@ -182,8 +190,10 @@ export function replayEntries(
   projectedSeq = -1,
   owner?: LedgerOwner,
   onState?: (count: number, state: RunState) => void,
+  from: RunState | null = null,
 ): ReplayResult {
-  let state: RunState | null = null;
+  // `from`: the state the entries go on from (a resumed read); the owner was checked on line 1.
+  let state: RunState | null = from;
   let atProjected: ReplayResult['atProjected'];
   const fail = (i: number, why: string): ReplayResult => {
     const failure = { line: i + 1, reason: `ledger line ${i + 1} ${why}` };

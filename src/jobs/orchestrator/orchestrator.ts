@@ -36,7 +36,7 @@ import {
 } from './job-results.ts';
 import { JobSignals } from './job-signals.ts';
 import { landJobOutcome } from './land-outcome.ts';
-import { readRunLedger } from './ledger-read.ts';
+import { LedgerTails } from './ledger-read.ts';
 import { reconcile } from './reconcile.ts';
 import { RemoteLogs } from './remote-log.ts';
 import { resumeInterrupted } from './resume-interrupted.ts';
@@ -123,10 +123,11 @@ export class Orchestrator {
     });
     this.#timers = new ExpiryTimers(() => this.#clock().getTime());
     const changes = new RunFeedRepo(opts.db, () => this.#clock().getTime());
+    const tails = new LedgerTails();
     this.#feed = opts.feed
       ? new RunFeed({
           repo: changes,
-          read: async (runId) => readRunLedger(await this.#driver.storeOf(runId), runId),
+          read: async (runId, since) => tails.read(await this.#driver.storeOf(runId), runId, since),
           deliver: (u) => this.#deliver(u),
           log: opts.log,
           ...(opts.feed.pollMs === undefined ? {} : { pollMs: opts.feed.pollMs }),

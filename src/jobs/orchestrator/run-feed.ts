@@ -26,8 +26,11 @@ export interface LedgerRead {
 /** What the feed needs. */
 export interface RunFeedDeps {
   repo: RunFeedRepo;
-  /** Reads a run's ledger without locking it. */
-  read(runId: string): Promise<LedgerRead>;
+  /**
+   * Reads a run's ledger without locking it; the entries must be complete above seq `since`
+   * (all of them when it is undefined).
+   */
+  read(runId: string, since?: number): Promise<LedgerRead>;
   /** Hands an update to the listeners; resolves once they have acted on it. */
   deliver(update: RunUpdate): Promise<void>;
   log: Log;
@@ -94,7 +97,7 @@ export class RunFeed {
     return this.#inOrder(runId, async () => {
       const base = this.#cursorOf(runId);
       if (base !== undefined) return this.#fromLedger(runId, base);
-      const read = await this.#deps.read(runId);
+      const read = await this.#deps.read(runId, firstSeq === undefined ? undefined : firstSeq - 1);
       const first = read.entries.find((e) => firstSeq !== undefined && e.seq >= firstSeq);
       const start = first ? first.seq - first.events.length : read.state.seq;
       await this.#sendFrom(read, start);
@@ -119,7 +122,7 @@ export class RunFeed {
   }
 
   async #fromLedger(runId: string, base: number): Promise<void> {
-    await this.#sendFrom(await this.#deps.read(runId), base);
+    await this.#sendFrom(await this.#deps.read(runId, base), base);
   }
 
   async #sendFrom(read: LedgerRead, base: number): Promise<void> {

@@ -46,6 +46,20 @@ describe('ledger file', () => {
     expect(fs.readFileSync(file, 'utf8').split('\n')).toHaveLength(4);
   });
 
+  it('reads a ledger larger than one read chunk, lines crossing the chunk boundaries', async () => {
+    // ~600 KB: lines of odd lengths fall across the 256 KB chunks the reader uses.
+    const entries = Array.from({ length: 1500 }, (_, i) => ({
+      ...entry(i + 1, `k${i}`),
+      events: [{ type: 'stepStarted', pad: 'x'.repeat(200 + (i % 97)) }],
+    }));
+    await writeAll(entries);
+    const read = readLedger(file);
+    expect(read.corrupt).toBeUndefined();
+    expect(read.entries).toHaveLength(1500);
+    expect(read.entries.at(-1)).toEqual(entries.at(-1));
+    expect(read.goodBytes).toBe(fs.statSync(file).size);
+  });
+
   it('reads a missing ledger as empty', () => {
     expect(readLedger(file)).toMatchObject({ entries: [], goodBytes: 0 });
   });
