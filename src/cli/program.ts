@@ -8,6 +8,7 @@ import { registerChatVerbCommands } from './commands/chat-verbs.ts';
 import { registerControlCommands } from './commands/control.ts';
 import { registerDoctorCommand } from './commands/doctor.ts';
 import { registerFollowCommand } from './commands/follow.ts';
+import { registerInitCommand } from './commands/init.ts';
 import { registerLoginCommand } from './commands/login.ts';
 import { registerLogsCommand } from './commands/logs.ts';
 import { registerMigrateCommand } from './commands/migrate.ts';
@@ -34,6 +35,7 @@ export function buildProgram(ctx: CliContext): Command {
   conciseErrors(program);
   registerServeCommand(program, ctx);
   registerSetupCommand(program, ctx);
+  registerInitCommand(program, ctx);
   registerLoginCommand(program, ctx);
   registerMigrateCommand(program, ctx);
   registerDoctorCommand(program, ctx);

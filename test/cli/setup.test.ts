@@ -148,7 +148,7 @@ describe('phasebridge setup discord', () => {
       scope: 'bot applications.commands',
       permissions: '309237697536',
     });
-    expect(r.out).toContain('Intents: Guilds, GuildMessages (not privileged)');
+    expect(r.out).toContain('Intents: Guilds, GuildMessages, DirectMessages (not privileged)');
     expect(r.out).toContain('Privileged Gateway Intents turn Message Content on');
     expect(r.out).toMatch(/ok +discord: application phasebridge/);
   });
