@@ -59,7 +59,7 @@ describe('docs', () => {
     expect(broken).toEqual([]);
   });
 
-  it('name only CLI commands (and subcommands) that exist', () => {
+  it('name only CLI commands, subcommands and options that exist', () => {
     const unknown = namedCommands(DOCS)
       .filter((c) => !c.exists)
       .map((c) => `${c.file}: ${c.command}`);
@@ -105,7 +105,10 @@ describe('docs', () => {
 
 const PROGRAM = buildProgram(new CliContext());
 
-/** Every `phasebridge <command> [subcommand]` the files name (each alternative of `a\|b`). */
+/**
+ * Every `phasebridge <command> [subcommand]` the files name (each alternative of `a\|b`), and
+ * each `--option` written after it, checked against what that command accepts.
+ */
 function namedCommands(files: readonly string[]) {
   const find = (parent: Command, name: string) =>
     parent.commands.find((c) => c.name() === name || c.aliases().includes(name));
@@ -113,14 +116,30 @@ function namedCommands(files: readonly string[]) {
   const named: { file: string; command: string; exists: boolean }[] = [];
   for (const [file, line] of commandLines(files)) {
     const m = /^(?:npx\s+)?phasebridge\s+([a-z][\w|\\-]*)(?:\s+([a-z][\w|\\-]*))?/.exec(line);
-    for (const name of m ? alternatives(m[1]!) : []) {
+    if (!m) continue;
+    const resolved: Command[] = [];
+    for (const name of alternatives(m[1]!)) {
       const command = find(PROGRAM, name);
       named.push({ file, command: `phasebridge ${name}`, exists: command !== undefined });
-      if (command === undefined || command.commands.length === 0 || m?.[2] === undefined) continue;
-      for (const sub of alternatives(m[2])) {
-        const exists = find(command, sub) !== undefined;
-        named.push({ file, command: `phasebridge ${name} ${sub}`, exists });
+      if (command === undefined) continue;
+      if (command.commands.length === 0 || m[2] === undefined) {
+        resolved.push(command);
+        continue;
       }
+      for (const sub of alternatives(m[2])) {
+        const subcommand = find(command, sub);
+        named.push({ file, command: `phasebridge ${name} ${sub}`, exists: !!subcommand });
+        if (subcommand) resolved.push(subcommand);
+      }
+    }
+    // Options up to a bare `--`, after which an agent's own argv follows.
+    const flags = line.split(/\s--(?:\s|$)/)[0]!.match(/(?<=[\s[(])--[a-z][\w-]*/g) ?? [];
+    for (const flag of resolved.length > 0 ? flags : []) {
+      const accepts = (c: Command) =>
+        flag === '--help' ||
+        c.options.some((o) => o.long === flag || o.long === `--no-${flag.slice(2)}`);
+      const exists = resolved.some(accepts);
+      named.push({ file, command: `phasebridge ${m[1]} ${flag}`, exists });
     }
   }
   return named;
