@@ -37,7 +37,9 @@ function commandPath(command: Command): string {
 /** `Usage: phasebridge run [options] <workflow> (…--help…)`, computed only on an error. */
 function usageHint(command: Command): string {
   const path = commandPath(command);
-  return command.parent === null
-    ? `Usage: ${path} <command> [options] (\`${path} --help\` lists the commands)`
-    : `Usage: ${path} ${command.usage()} (\`${path} --help\` for the options)`;
+  if (command.parent === null) {
+    return `Usage: ${path} <command> [options] (\`${path} --help\` lists the commands)`;
+  }
+  const more = command.commands.length > 0 ? 'lists its commands' : 'for the options';
+  return `Usage: ${path} ${command.usage()} (\`${path} --help\` ${more})`;
 }

@@ -26,6 +26,13 @@ describe('concise usage errors', () => {
     );
   });
 
+  it('points a command with subcommands to the list of them', () => {
+    expect(errorOf(['agents', 'ad', 'x']).trim().split('\n')).toEqual([
+      "error: did you mean phasebridge agents add? (unknown command 'ad')",
+      'Usage: phasebridge agents [options] [command] (`phasebridge agents --help` lists its commands)',
+    ]);
+  });
+
   it('puts the usage of the command that failed in one line', () => {
     expect(errorOf(['agents', 'add']).trim().split('\n')).toEqual([
       "error: missing required argument 'name'",
