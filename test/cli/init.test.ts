@@ -131,6 +131,25 @@ describe('phasebridge init', () => {
     );
   });
 
+  it('still prints the steps when the environment does not fit the answers, then says what to fix', async () => {
+    const { home, dir } = tmp();
+    const args = ['init', '--platforms', 'telegram', '--webhook-url', 'https://pb.example.test/tg'];
+    // A webhook needs its secret: the steps say so, and so does the check.
+    const r = await runCliAsync(args, home, dir, { TELEGRAM_BOT_TOKEN: '123456:token-for-init' });
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('Updates by webhook: Telegram POSTs to https://pb.example.test/tg');
+    expect(r.out).toMatch(
+      /^failed {2}config: TELEGRAM_WEBHOOK_SECRET: webhook mode needs a secret/m,
+    );
+    expect(r.out.trimEnd().split('\n').at(-1)).toBe(
+      'Fix the above, then run `phasebridge doctor`.',
+    );
+    expect(parse(fs.readFileSync(path.join(dir, 'phasebridge.config.yaml'), 'utf8'))).toEqual({
+      workspace: dir,
+      telegram: { webhookUrl: 'https://pb.example.test/tg' },
+    });
+  });
+
   it('with no platform, ends with what to type in the console', async () => {
     const { home, dir } = tmp();
     const r = await runCliAsync(['setup', '--platforms', 'none'], home, dir);

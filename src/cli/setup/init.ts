@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import type { Config } from '../../config.ts';
+import { ConfigError, type ConfigProblem } from '../../errors.ts';
 import type { CliContext } from '../context.ts';
 import { discordGuide, slackGuide, telegramGuide } from './guides.ts';
 import { discordApplicationId, plainHttp } from './run.ts';
@@ -67,14 +68,32 @@ export async function runInit(flags: InitFlags, ctx: CliContext): Promise<number
   writeFileSync(file, configYaml(answers));
   console.log(`Wrote ${file} (no secrets: those stay in the environment).\n`);
   ctx.useConfigFile(file);
-  const config = await ctx.config();
+  const config = await configOrProblems(ctx);
   for (const platform of answers.platforms) {
-    console.log(`${(await guide(platform, answers, flags, config)).join('\n')}\n`);
+    const ok = Array.isArray(config) ? undefined : config;
+    console.log(`${(await guide(platform, answers, flags, ok)).join('\n')}\n`);
+  }
+  if (Array.isArray(config)) {
+    // A problem of the environment with these settings (e.g. a webhook without its secret).
+    for (const p of config)
+      console.log(`failed  config: ${p.path}: ${p.problem}\n        fix: ${p.fix}`);
+    console.log('\nFix the above, then run `phasebridge doctor`.');
+    return 1;
   }
   const codes = await migrateAndPair(answers, ctx);
   const checksOk = await doctor(config, ctx);
   console.log(`\n${nextSteps(answers, config, codes).join('\n')}`);
   return checksOk ? 0 : 1;
+}
+
+/** The config read with the file just written, or what is wrong with it (as doctor lists it). */
+async function configOrProblems(ctx: CliContext): Promise<Config | ConfigProblem[]> {
+  try {
+    return await ctx.config();
+  } catch (err) {
+    if (err instanceof ConfigError) return [...err.problems];
+    throw err;
+  }
 }
 
 /** The answers: each flag, else asked (on a terminal or with --interactive), else its default. */
@@ -164,16 +183,17 @@ async function guide(
   platform: Platform,
   a: Answers,
   flags: InitFlags,
-  config: Config,
+  config: Config | undefined,
 ): Promise<string[]> {
   if (platform === 'telegram') return telegramGuide({ webhookUrl: a.webhookUrl });
   if (platform === 'discord') {
-    return discordGuide({
-      applicationId: flags.applicationId ?? (await discordApplicationId(config)),
-    });
+    const applicationId =
+      flags.applicationId ??
+      (config ? await discordApplicationId(config) : process.env.DISCORD_APPLICATION_ID);
+    return discordGuide({ applicationId });
   }
   const manifestFile = resolve(flags.slackManifest ?? 'slack-manifest.yaml');
-  const command = config.slack.command;
+  const command = config?.slack.command ?? process.env.SLACK_COMMAND ?? '/pb';
   const manifest = slackManifest({
     name: 'phasebridge',
     command,
