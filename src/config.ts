@@ -183,6 +183,9 @@ const ENV_OF: Record<string, string> = {
   'discord.apiUrl': 'DISCORD_API_URL',
 };
 
+/** Every env name the config reads (the docs may name no other PHASEBRIDGE_* setting). */
+export const CONFIG_ENV_NAMES: readonly string[] = [...Object.values(ENV_OF), 'PHASEBRIDGE_CONFIG'];
+
 /** Config paths that are secrets (refused in the YAML file), with their env names. */
 const SECRET_PATHS: ReadonlyMap<string, string> = new Map(
   Object.entries(ENV_OF).filter(([, env]) => (SECRET_ENV_NAMES as readonly string[]).includes(env)),

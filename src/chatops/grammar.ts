@@ -5,6 +5,7 @@
 import { ROLES } from '../db/repositories/allowlist.ts';
 import type { Role } from '../db/schema.ts';
 import { RUN_ID_PATTERN } from '../engine/model.ts';
+import { closest } from './suggest.ts';
 import { restOf, type Token, tokenize } from './tokenize.ts';
 import { VOCABULARY } from './vocabulary.ts';
 
@@ -129,6 +130,8 @@ export type ParsedCommand =
 export interface ParseFailure {
   readonly verb?: Verb;
   readonly problem: string;
+  /** For an unknown command: the verb it most likely meant. */
+  readonly suggestion?: Verb;
 }
 
 /** Parse outcome. */
@@ -140,6 +143,18 @@ export type ParseResult =
 export function verbOf(name: string): Verb | undefined {
   const n = name.toLowerCase();
   return (VERBS as readonly string[]).includes(n) ? (n as Verb) : ALIASES[n];
+}
+
+/**
+ * The verb a mistyped or shortened command most likely meant: the first verb it starts (2 letters
+ * or more), else the nearest verb or alias (`lop` means `changes`), else none.
+ */
+export function likelyVerb(name: string): Verb | undefined {
+  const n = name.toLowerCase();
+  const prefixed = n.length >= 2 ? VERBS.find((v) => v.startsWith(n)) : undefined;
+  if (prefixed !== undefined) return prefixed;
+  const word = closest(n, [...VERBS, ...Object.keys(ALIASES)]);
+  return word === undefined ? undefined : verbOf(word);
 }
 
 /** True when `text` has the shape of a run id. */
@@ -158,7 +173,11 @@ export function argumentText(name: string, rawText: string, args: readonly strin
 /** Parses a verb and its argument text. */
 export function parseCommand(name: string, text: string): ParseResult {
   const verb = verbOf(name);
-  if (verb === undefined) return fail(undefined, `unknown command "${name}"`);
+  if (verb === undefined) {
+    const suggestion = likelyVerb(name);
+    const problem = `unknown command "${name}"`;
+    return { ok: false, failure: suggestion ? { problem, suggestion } : { problem } };
+  }
   const tokens = tokenize(text);
   const words = tokens.map((t) => t.value);
   const count = (min: number, max: number) => words.length >= min && words.length <= max;
@@ -297,8 +316,19 @@ export function helpText(): string {
 
 /** What to answer a failed parse: the problem and that command's usage (or the list). */
 export function failureText(failure: ParseFailure): string {
-  if (failure.verb === undefined) return `${capitalise(failure.problem)}.\n${helpText()}`;
+  if (failure.verb === undefined) return unknownCommandText(failure.problem, failure.suggestion);
   return `${capitalise(failure.problem)}.\n${usageOf(failure.verb)}`;
+}
+
+/**
+ * An unknown command's answer: the likely command first, with its usage; otherwise one line
+ * pointing to `help` (the full list is long on a phone).
+ */
+export function unknownCommandText(problem: string, suggestion?: Verb): string {
+  if (suggestion !== undefined) {
+    return `Did you mean ${suggestion}? (${problem})\n${usageOf(suggestion)}`;
+  }
+  return `${capitalise(problem)}. Send help for the list of commands.`;
 }
 
 const capitalise = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);

@@ -5,7 +5,7 @@
  * UNBOUND_HINT_INTERVAL_MS, so nobody can make the bot answer every message of an unbound chat.
  */
 import type { Platform } from '../bridges/refs.ts';
-import { VERBS } from './grammar.ts';
+import { likelyVerb } from './grammar.ts';
 
 /** One hint per unbound chat per this long (60 s); the rest of the chat's messages stay unanswered. */
 export const UNBOUND_HINT_INTERVAL_MS = 60_000;
@@ -23,41 +23,9 @@ export function pairingHint(platform: Platform): string {
   return `An admin can pair it: send ${commandHow(platform, 'pair CODE')} (the code \`phasebridge serve\` prints).`;
 }
 
-/** Edit distance of two short words (verbs are at most a dozen letters). */
-function distance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min(
-        prev[j]! + 1,
-        row[j - 1]! + 1,
-        prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    }
-    prev = row;
-  }
-  return prev[b.length]!;
-}
-
-/** The verb nearest to `name` (a typo or a prefix of it), or undefined when none is close. */
-export function suggestVerb(name: string): string | undefined {
-  const n = name.toLowerCase();
-  if (n.length >= 2) {
-    const prefixed = VERBS.find((v) => v.startsWith(n));
-    if (prefixed !== undefined) return prefixed;
-  }
-  let best: { verb: string; d: number } | undefined;
-  for (const verb of VERBS) {
-    const d = distance(n, verb);
-    if (d <= 2 && (best === undefined || d < best.d)) best = { verb, d };
-  }
-  return best?.verb;
-}
-
 /** The answer to an unknown command in an unbound chat. */
 export function unknownInUnboundText(name: string, platform: Platform): string {
-  const near = suggestVerb(name);
+  const near = likelyVerb(name);
   const mean = near === undefined ? '' : ` Did you mean ${commandHow(platform, near)}?`;
   return [
     `Unknown command "${name.slice(0, 40)}".${mean}`,

@@ -14,12 +14,19 @@ export class CliContext {
   #log?: Log;
   #db?: BridgeDb;
   #homeReady = false;
+  #configFile?: string;
+
+  /** Reads the config from `file` instead of the default (before the config is first used). */
+  useConfigFile(file: string): void {
+    if (this.#config) throw new Error('useConfigFile: the config is loaded already');
+    this.#configFile = file;
+  }
 
   /** The validated config (throws ConfigError listing every problem). */
   async config(): Promise<Config> {
     if (!this.#config) {
       const { loadConfig } = await import('../config.ts');
-      this.#config = loadConfig();
+      this.#config = loadConfig(this.#configFile === undefined ? {} : { file: this.#configFile });
     }
     return this.#config;
   }

@@ -8,6 +8,7 @@ import { registerChatVerbCommands } from './commands/chat-verbs.ts';
 import { registerControlCommands } from './commands/control.ts';
 import { registerDoctorCommand } from './commands/doctor.ts';
 import { registerFollowCommand } from './commands/follow.ts';
+import { registerInitCommand } from './commands/init.ts';
 import { registerLoginCommand } from './commands/login.ts';
 import { registerLogsCommand } from './commands/logs.ts';
 import { registerMigrateCommand } from './commands/migrate.ts';
@@ -21,6 +22,7 @@ import { registerSetupCommand } from './commands/setup.ts';
 import { registerRunsCommand, registerStatusCommand } from './commands/status.ts';
 import { registerWorkerCommand } from './commands/worker.ts';
 import type { CliContext } from './context.ts';
+import { conciseErrors } from './usage-errors.ts';
 
 /** Builds the `phasebridge` command tree; every subcommand has --help. */
 export function buildProgram(ctx: CliContext): Command {
@@ -29,10 +31,11 @@ export function buildProgram(ctx: CliContext): Command {
       'Drive coding-agent workflows from chat: runs, checkpoints and phase notifications.',
     )
     .version('0.1.0')
-    .exitOverride()
-    .showHelpAfterError();
+    .exitOverride();
+  conciseErrors(program);
   registerServeCommand(program, ctx);
   registerSetupCommand(program, ctx);
+  registerInitCommand(program, ctx);
   registerLoginCommand(program, ctx);
   registerMigrateCommand(program, ctx);
   registerDoctorCommand(program, ctx);
@@ -56,6 +59,7 @@ export function buildProgram(ctx: CliContext): Command {
   // Sorted here, not with sortSubcommands: its localeCompare starts ICU collation (~10 ms).
   (program.commands as Command[]).sort((a, b) => (a.name() < b.name() ? -1 : 1));
   // Subcommands inherit exitOverride so bad arguments surface as exit 2 in main().
-  for (const sub of program.commands) sub.exitOverride().showHelpAfterError();
+  const all = (c: Command): Command[] => [c, ...(c.commands as Command[]).flatMap(all)];
+  for (const sub of all(program).slice(1)) conciseErrors(sub.exitOverride());
   return program;
 }

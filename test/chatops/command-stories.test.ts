@@ -83,8 +83,15 @@ describe('commands', () => {
     expect(await ask(ALICE, '/cancel')).toBe(
       'Bad arguments.\nUsage: cancel <run> [reason] — cancel a run',
     );
-    expect(await ask(ALICE, '/frobnicate now')).toMatch(
-      /^Unknown command "frobnicate"\.\nCommands \(each role[^\n]*\n\nAnyone:\nwhoami — /,
+    expect(await ask(ALICE, '/frobnicate now')).toBe(
+      'Unknown command "frobnicate". Send help for the list of commands.',
+    );
+    // A typo gets the likely command first, with its usage in one line.
+    expect(await ask(ALICE, '/staus')).toBe(
+      'Did you mean status? (unknown command "staus")\nUsage: status [run] — a run\'s progress (default: this chat\'s active runs)',
+    );
+    expect(await ask(ALICE, '/help aprove')).toMatch(
+      /^Did you mean approve\? \(unknown command "aprove"\)\nUsage: approve /,
     );
     expect(await ask(BOB, '/reject')).toMatch(
       /^A reject needs a reason\.\nUsage: reject \[run\] <reason>/,

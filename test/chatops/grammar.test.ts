@@ -5,7 +5,9 @@ import {
   helpText,
   parseCommand,
   USAGE,
+  usageOf,
   VERBS,
+  type Verb,
 } from '../../src/chatops/grammar.ts';
 import { restOf, tokenize } from '../../src/chatops/tokenize.ts';
 
@@ -180,10 +182,33 @@ describe('parseCommand', () => {
       );
   });
 
-  it('answers an unknown verb with the command list, and maps aliases', () => {
+  it('answers an unknown verb in one line, a typo with the likely verb first; maps aliases', () => {
     const r = parseCommand('frobnicate', '');
     expect(r).toMatchObject({ ok: false, failure: { problem: 'unknown command "frobnicate"' } });
-    if (!r.ok) expect(failureText(r.failure)).toContain(helpText());
+    if (!r.ok)
+      expect(failureText(r.failure)).toBe(
+        'Unknown command "frobnicate". Send help for the list of commands.',
+      );
+    for (const [typo, verb] of [
+      ['staus', 'status'],
+      ['aprove', 'approve'],
+      ['rnu', 'run'],
+      ['lop', 'changes'],
+    ]) {
+      const t = parseCommand(typo!, '');
+      expect(t.ok ? undefined : t.failure.suggestion, typo).toBe(verb);
+      if (!t.ok)
+        expect(failureText(t.failure).split('\n')).toEqual([
+          `Did you mean ${verb}? (unknown command "${typo}")`,
+          usageOf(verb as Verb),
+        ]);
+    }
+    expect(parseCommand('xyzzy', '')).toMatchObject({
+      ok: false,
+      failure: { problem: 'unknown command "xyzzy"' },
+    });
+    const far = parseCommand('xyzzy', '');
+    expect(far.ok ? 'parsed' : far.failure.suggestion).toBeUndefined();
     expect(parseCommand('start', '')).toEqual({ ok: true, command: { verb: 'help' } });
     expect(parseCommand('HELP', '/run')).toEqual({
       ok: true,

@@ -49,6 +49,25 @@ describe('phasebridge CLI', () => {
     expect(res.err).toContain('Usage: phasebridge allow');
   });
 
+  it('answers a typo with "did you mean" first and the usage in one line, exit 2', () => {
+    const top = cli(['staus']);
+    expect(top.code).toBe(2);
+    expect(withoutBuild(top.err).trim().split('\n')).toEqual([
+      "error: did you mean phasebridge status? (unknown command 'staus')",
+      'Usage: phasebridge <command> [options] (`phasebridge --help` lists the commands)',
+    ]);
+    const sub = cli(['agents', 'ad', 'planner']);
+    expect(withoutBuild(sub.err).trim().split('\n')[0]).toBe(
+      "error: did you mean phasebridge agents add? (unknown command 'ad')",
+    );
+    const option = cli(['status', '--jsn']);
+    expect(option.code).toBe(2);
+    expect(withoutBuild(option.err).trim().split('\n')).toEqual([
+      "error: did you mean --json? (unknown option '--jsn')",
+      'Usage: phasebridge status [options] [run] (`phasebridge status --help` for the options)',
+    ]);
+  });
+
   it('answers a domain error with one line and exit 1', () => {
     const res = cli(['allow', 'telegram:1', '--role', 'approver', '--chat', 'telegram:-42']);
     expect(res.code).toBe(1);
@@ -133,3 +152,8 @@ describe('phasebridge CLI', () => {
     expect(res.stderr).toContain('LOG_LEVEL');
   });
 });
+
+/** stderr without the bin's one-line note when it rebuilt dist/ first. */
+function withoutBuild(err: string): string {
+  return err.replace(/^phasebridge: building dist\/.*\n/m, '');
+}

@@ -1,7 +1,7 @@
 /** `whoami` and `help`: answered in every chat, bound or not. */
 import { REQUIRED_ROLE } from '../authorize.ts';
 import type { ParsedCommand } from '../grammar.ts';
-import { helpText, usageOf, verbOf } from '../grammar.ts';
+import { helpText, likelyVerb, unknownCommandText, usageOf, verbOf } from '../grammar.ts';
 import type { CommandContext, HandlerResult } from './types.ts';
 
 /** `whoami`: the sender's immutable id, this chat, and their role here. */
@@ -25,7 +25,9 @@ export async function helpCommand(
   if (cmd.topic === undefined) return { outcome: 'allowed', reply: helpText() };
   const verb = verbOf(cmd.topic);
   if (verb === undefined) {
-    return { outcome: 'allowed', reply: `Unknown command "${cmd.topic}".\n${helpText()}` };
+    const suggestion = likelyVerb(cmd.topic);
+    const reply = unknownCommandText(`unknown command "${cmd.topic}"`, suggestion);
+    return { outcome: 'allowed', reply };
   }
   const role = REQUIRED_ROLE[verb];
   const needs = role === null ? 'Anyone may use it.' : `Needs the ${role} role.`;

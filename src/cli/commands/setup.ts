@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../context.ts';
+import type { InitFlags } from '../setup/init.ts';
 import type { SetupFlags } from '../setup/run.ts';
 
 const PLATFORMS = ['telegram', 'slack', 'discord'] as const;
@@ -7,12 +8,16 @@ const PLATFORMS = ['telegram', 'slack', 'discord'] as const;
 /**
  * `phasebridge setup telegram|slack|discord`: the steps to connect a bot, the Slack manifest and
  * the Discord invite URL, and, when the token is already in the environment, a check of it
- * against the platform (doctor's checks). Tokens are read from the environment only.
+ * against the platform (doctor's checks). Tokens are read from the environment only. Without a
+ * platform it is `phasebridge init`: asks which ones, and goes through each.
  */
 export function registerSetupCommand(program: Command, ctx: CliContext): void {
   program
     .command('setup')
-    .argument('<platform>', PLATFORMS.join(', '))
+    .argument(
+      '[platform]',
+      `${PLATFORMS.join(', ')} (without one: the guided \`phasebridge init\`)`,
+    )
     .description(
       'guide to connect a bot: steps, Slack app manifest, Discord invite URL; checks the token when set',
     )
@@ -24,7 +29,17 @@ export function registerSetupCommand(program: Command, ctx: CliContext): void {
     .option('--out <file>', 'slack: also write the manifest (YAML) to this file')
     .option('--application-id <id>', 'discord: application id when no token is set yet')
     .option('--interactive', 'ask for the token on stdin (default when stdin is a terminal)')
-    .action(async (platform: string, opts: SetupFlags) => {
+    .option('--platforms <list>', 'no platform (= init): telegram, slack, discord or none')
+    .option('--workspace <dir>', 'no platform (= init): folder the runs work in')
+    .option('--config <file>', 'no platform (= init): the config file to write')
+    .option('--force', 'no platform (= init): write the config again when it exists')
+    .action(async (platform: string | undefined, opts: SetupFlags & InitFlags) => {
+      if (platform === undefined) {
+        const { runInit } = await import('../setup/init.ts');
+        const { out, name: _name, command: _command, ...same } = opts;
+        process.exitCode = await runInit({ ...same, ...(out && { slackManifest: out }) }, ctx);
+        return;
+      }
       if (!(PLATFORMS as readonly string[]).includes(platform)) {
         console.error(`unknown platform "${platform}": use ${PLATFORMS.join(', ')}`);
         process.exitCode = 2;

@@ -83,7 +83,7 @@ async function setupSlack(flags: SetupFlags, config: Config): Promise<number> {
 }
 
 /** The application id: DISCORD_APPLICATION_ID, else asked of the API with the token. */
-async function discordApplicationId(config: Config): Promise<string | undefined> {
+export async function discordApplicationId(config: Config): Promise<string | undefined> {
   const d = config.discord;
   if (d.applicationId || !d.botToken) return d.applicationId;
   const root = `${(d.apiUrl ?? API_ROOTS.discord).replace(/\/$/, '')}/v10`;
@@ -94,7 +94,7 @@ async function discordApplicationId(config: Config): Promise<string | undefined>
 }
 
 /** Why `url` cannot be a public URL (not a URL, or plain http off loopback); undefined when fine. */
-function plainHttp(url: string): string | undefined {
+export function plainHttp(url: string): string | undefined {
   let u: URL;
   try {
     u = new URL(url);

@@ -207,7 +207,7 @@ export function openInside(
 }
 
 /**
- * Size limits of the files phasebridge reads (documented in docs/hostile-input.md): a file over
+ * Size limits of the files phasebridge reads (documented in docs/refusals.md#hostile-files-and-input-bounds): a file over
  * its limit is refused, never read whole. A ledger is read line by line, each at most a line's
  * limit.
  */

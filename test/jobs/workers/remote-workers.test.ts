@@ -123,7 +123,7 @@ if (availability.ok || inCi()) {
       expect([...(order as number[])].sort((x, y) => x - y)).toEqual(order);
     });
 
-    // Seen timing out now and then in whole-suite runs (never alone); under investigation, see the README.
+    // Seen timing out now and then in whole-suite runs (never alone); under investigation, see docs/development.md.
     it('shared mode: a worker with an empty home runs the step in the mounted workspace path', {
       timeout: TIMEOUT,
       retry: 1,
