@@ -72,6 +72,25 @@ describe('console edges', () => {
     expect(reply.toLowerCase()).toContain('connection: close');
   });
 
+  it('answers 413 to a chunked body once it passes the limit, without a length to go by', async () => {
+    const s = await start();
+    const chunk = 'x'.repeat(600);
+    const body = `${(600).toString(16)}\r\n${chunk}\r\n`.repeat(3); // 1800 bytes > 1024
+    const reply = await raw(
+      s.port,
+      `POST /form HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n${body}0\r\n\r\n`,
+    );
+    expect(reply).toMatch(/^HTTP\/1.1 413 /);
+    expect(reply.toLowerCase()).toContain('connection: close');
+    // Within the limit the same framing is read whole.
+    const small = await raw(
+      s.port,
+      `POST /form HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${(600).toString(16)}\r\n${chunk}\r\n0\r\n\r\n`,
+    );
+    expect(small).toMatch(/^HTTP\/1.1 200 /);
+    expect(small).toContain('got 600');
+  });
+
   it('closes a connection whose headers trickle in (slowloris)', { timeout: 60_000 }, async () => {
     const s = await start();
     const reply = await new Promise<string>((resolve) => {
