@@ -27,34 +27,25 @@ export const GATE_LABELS: Readonly<Record<GateName, string>> = Object.freeze({
   checkPassed: 'check',
 });
 
-/** Refuses a codexclaw-layout workflow that is not a PABCD cycle (step ids name phases). */
-export function checkPhaseWorkflow(c: StartCommand): void {
-  if (c.layout !== 'codexclaw') return;
+/** Why a codexclaw-layout workflow is not a PABCD cycle (step ids name phases), or null. */
+export function phaseWorkflowProblem(c: StartCommand): string | null {
   const wf = c.workflow;
   let previous: Phase = 'IDLE';
   for (const step of wf.steps) {
     const phase = phaseOfStep(step.id);
     if (phase === null) {
-      refuse(
-        `workflow ${wf.id}: step ${step.id} is not a PABCD phase (the codexclaw layout needs steps I, P, A, B, C, D or interview, plan, audit, build, check, done)`,
-        'INVALID_INPUT',
-      );
+      return `workflow ${wf.id}: step ${step.id} is not a PABCD phase (the codexclaw layout needs steps I, P, A, B, C, D or interview, plan, audit, build, check, done)`;
     }
     if (!isLegalMove(storedPhase(previous), phase)) {
-      refuse(
-        `workflow ${wf.id}: step ${step.id} cannot follow ${previous} (illegal transition ${previous}->${phase})`,
-        'INVALID_INPUT',
-      );
+      return `workflow ${wf.id}: step ${step.id} cannot follow ${previous} (illegal transition ${previous}->${phase})`;
     }
     const back = step.loop ? phaseOfStep(step.loop.backTo) : null;
     if (back !== null && !isLegalMove(phase, back)) {
-      refuse(
-        `workflow ${wf.id}: step ${step.id} loops to ${step.loop?.backTo} (illegal transition ${phase}->${back})`,
-        'INVALID_INPUT',
-      );
+      return `workflow ${wf.id}: step ${step.id} loops to ${step.loop?.backTo} (illegal transition ${phase}->${back})`;
     }
     previous = phase;
   }
+  return null;
 }
 
 /** The step the run enters after `step`, passing over excluded ones. */
