@@ -9,7 +9,12 @@ import { codemachineModule } from './codemachine/module.ts';
 import { codexclawModule } from './codexclaw/module.ts';
 import { coordinatorModule } from './coordinator/module.ts';
 import { flowModule } from './flow/module.ts';
-import type { ClosableProjection, LayoutModule, ProjectionDeps } from './module.ts';
+import type {
+  ClosableProjection,
+  LayoutModule,
+  ProjectionDeps,
+  ProjectionFactory,
+} from './module.ts';
 import { nativeModule } from './native-module.ts';
 
 /** The built-in modules, in the order their projections are written (native's run.json last). */
@@ -60,8 +65,13 @@ export function registerLayout(module: LayoutModule): () => void {
   };
 }
 
-/** The projections of every layout that has one (all but native), ready for a RunStore. */
-export async function loadLayoutProjections(deps: ProjectionDeps): Promise<ClosableProjection[]> {
+/** The projection factories of every layout that has one (all but native), in table order. */
+export async function loadProjectionFactories(): Promise<ProjectionFactory[]> {
   const factories = await Promise.all(layoutModules().map((m) => m.projection?.()));
-  return factories.flatMap((make) => (make === undefined ? [] : [make(deps)]));
+  return factories.filter((make) => make !== undefined);
+}
+
+/** The projections of every layout that has one, made for `deps`, ready for a RunStore. */
+export async function loadLayoutProjections(deps: ProjectionDeps): Promise<ClosableProjection[]> {
+  return (await loadProjectionFactories()).map((make) => make(deps));
 }

@@ -23,6 +23,9 @@ export interface ProjectionDeps {
 /** A projection that holds handles (a registry database) and must be closed with its store. */
 export type ClosableProjection = LayoutProjection & { close?(): void };
 
+/** Makes a layout's projection for one process (its agents, its hand-edit listener). */
+export type ProjectionFactory = (deps: ProjectionDeps) => ClosableProjection;
+
 /**
  * Rules the engine folds into decide() and evolve() for runs of this layout. Pure: they read
  * states and return data; the engine refuses or records. Default: no rule.
@@ -106,7 +109,7 @@ export interface LayoutModule<Name extends string = string> {
    * Loads the factory of the layout's projection (the files it writes from a run's state, and
    * their salvage); absent for the native layout, whose run.json the store always writes.
    */
-  projection?(): Promise<(deps: ProjectionDeps) => ClosableProjection>;
+  projection?(): Promise<ProjectionFactory>;
   /** Rules folded into decide() and evolve(). */
   rules?: LayoutRules;
   /** Preconditions and defaults of a start. */
