@@ -4,7 +4,7 @@
  * every problem is listed together.
  */
 import { z } from 'zod';
-import { layoutNames } from '../layouts/index.ts';
+import { layoutSchema } from '../layouts/index.ts';
 import { DURATION_HINT, parseDuration } from './duration.ts';
 import { POSTURES } from './types.ts';
 
@@ -96,7 +96,7 @@ export const workflowFileSchema = z.strictObject({
   name: z.string().optional(),
   description: z.string().optional(),
   version: z.union([z.string(), z.number()]).optional(),
-  layout: z.lazy(() => z.enum(layoutNames())).optional(),
+  layout: layoutSchema.optional(),
   tracks: names.optional(),
   conditions: names.optional(),
   /** Agents a `trigger` directive may start (CodeMachine's agents/agent-config.json). */
