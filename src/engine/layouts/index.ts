@@ -4,7 +4,6 @@
  * calls derive from it. A format outside the source tree (a test's, a team's own) is added with
  * {@link registerLayout}. Built on first use, so modules importing the engine back are safe.
  */
-import { z } from 'zod';
 import { ConflictError } from '../../errors.ts';
 import { codemachineModule } from './codemachine/module.ts';
 import { codexclawModule } from './codexclaw/module.ts';
@@ -76,14 +75,3 @@ export async function loadProjectionFactories(): Promise<ProjectionFactory[]> {
 export async function loadLayoutProjections(deps: ProjectionDeps): Promise<ClosableProjection[]> {
   return (await loadProjectionFactories()).map((make) => make(deps));
 }
-
-/**
- * A layout name in a workflow file or a job payload: any layout of the table at parse time (a
- * registered one too), worded as zod words an enum's refusal.
- */
-export const layoutSchema = z.custom<Layout>((value) => isLayoutName(value), {
-  error: () =>
-    `Invalid option: expected one of ${layoutNames()
-      .map((n) => JSON.stringify(n))
-      .join('|')}`,
-});

@@ -4,7 +4,7 @@
  * every problem is listed together.
  */
 import { z } from 'zod';
-import { layoutSchema } from '../layouts/index.ts';
+import { layoutSchema } from '../layouts/schema.ts';
 import { DURATION_HINT, parseDuration } from './duration.ts';
 import { POSTURES } from './types.ts';
 

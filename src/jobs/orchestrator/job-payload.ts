@@ -13,7 +13,7 @@
 import { z } from 'zod';
 import type { Directive } from '../../engine/directive.ts';
 import { directiveSchema } from '../../engine/directive.ts';
-import { layoutSchema } from '../../engine/layouts/index.ts';
+import { layoutSchema } from '../../engine/layouts/schema.ts';
 import type { Telemetry } from '../../engine/model.ts';
 import { POSTURES } from '../../engine/workflow/types.ts';
 import { InvalidInputError } from '../../errors.ts';

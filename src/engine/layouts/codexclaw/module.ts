@@ -3,8 +3,9 @@
  * for PABCD runs. Its rules: the workflow must be a phase cycle, and the run starts in phase IDLE
  * (the gates and moves then follow from `state.pabcd`, see src/engine/pabcd/).
  */
-import { phaseWorkflowProblem } from '../../pabcd/decide-phase.ts';
+
 import { initialPabcd } from '../../pabcd/phases.ts';
+import { phaseWorkflowProblem } from '../../pabcd/workflow-check.ts';
 import type { LayoutModule } from '../module.ts';
 
 /** The codexclaw layout module. */
