@@ -30,8 +30,9 @@ export const NATIVE_DIRECTIVE_FILE = 'directive.json';
 export function runFiles(workspace: string, layout: Layout, runId: string): RunFiles {
   const runDir = nativeRunDir(workspace, runId);
   const own = layoutModule(layout)?.steps?.agentFiles?.(workspace, runId);
-  if (own !== undefined)
+  if (own !== undefined) {
     return { runDir, specFile: own.specFile, directiveFile: own.directiveFile };
+  }
   return {
     runDir,
     specFile: path.join(runDir, NATIVE_SPEC_FILE),

@@ -1,7 +1,7 @@
 /**
  * One RunStore per workspace (a store writes the runs of one workspace), all sharing the
- * orchestrator's layout projections (one per layout of the table, made once). Also turns the run lock's conflict into the
- * message users see: "run X is being driven by pid N".
+ * orchestrator's layout projections (one per layout of the table, made once). Also turns the run
+ * lock's conflict into the message users see: "run X is being driven by pid N".
  */
 import path from 'node:path';
 import type { ClosableProjection, ProjectionFactory } from '../../engine/layouts/module.ts';

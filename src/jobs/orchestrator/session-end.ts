@@ -14,8 +14,8 @@ import { errorMessage } from '../queue/outcome.ts';
 export type SessionEndCount = Record<string, number>;
 
 /**
- * Marks the session end of every unfinished flow and coordinator run in the runs index, at
- * `now`; never throws (a stop must not fail on it).
+ * Marks the session end of every unfinished run in the runs index whose layout has one (flow,
+ * coordinator), at `now`; never throws (a stop must not fail on it).
  */
 export async function endSessions(
   runs: RunsRepo,
