@@ -9,13 +9,12 @@ import type { StartCommand } from '../commands.ts';
 import type { RunStartedEvent } from '../events.ts';
 import type { RunState, StepState } from '../model.ts';
 import type { Workflow } from '../workflow/types.ts';
-import type { AgentInfoLookup } from './codemachine/agent-config.ts';
 import type { LayoutProjection } from './port.ts';
 
 /** What a projection factory gets from the process that writes runs. */
 export interface ProjectionDeps {
-  /** The named agents' engines and models (shown in files that list agents). */
-  agentInfo: AgentInfoLookup;
+  /** The named agents' display names, engines and models (shown in files that list agents). */
+  agentInfo: (id: string) => { name?: string; engine?: string; model?: string } | undefined;
   /** A hand edit turning into a command was seen during a commit: the caller applies it soon. */
   onHandEdit?: (runId: string) => void;
 }
