@@ -4,6 +4,7 @@
  */
 import type { MessageField, OutgoingMessage, RichSegment } from '../bridges/channel.ts';
 import { bold, plain, rich } from '../bridges/render-text.ts';
+import { layoutModule } from '../engine/layouts/index.ts';
 import {
   addTelemetry,
   type RunState,
@@ -11,7 +12,6 @@ import {
   type Telemetry,
   ZERO_TELEMETRY,
 } from '../engine/model.ts';
-import { coordinatorOutcomeLines } from './coordinator-words.ts';
 import { phaseStrip } from './phase-strip.ts';
 import { actorName, durationWords, telemetryWords } from './words.ts';
 
@@ -123,7 +123,7 @@ export function outcomeMessage(state: RunState): OutgoingMessage {
     cancelled: '🛑',
     blocked: '⚠️',
   };
-  const more = coordinatorOutcomeLines(state);
+  const more = layoutModule(state.layout)?.words?.outcomeLines?.(state) ?? [];
   return {
     text: rich(
       plain(`${icon[state.status] ?? 'ℹ️'} `),

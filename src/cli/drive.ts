@@ -5,6 +5,7 @@
  * command goes to it over the control socket and the bridge drives the run (its chats see every
  * change); alone, the CLI drives it with an in-process worker.
  */
+import { layoutModule } from '../engine/layouts/index.ts';
 import type { RunState } from '../engine/model.ts';
 import type { CommitResult } from '../engine/store/types.ts';
 import type {
@@ -57,7 +58,8 @@ export async function driveRun(
 ): Promise<void> {
   // Read before anything opens: opening the orchestrator applies a pending template.json edit.
   const before = opts.runId === undefined ? null : (await readRun(ctx, opts.runId)).state;
-  if (opts.showBlocked && before?.status === 'blocked' && before.layout === 'flow') {
+  const shown = before !== null && layoutModule(before.layout)?.words?.blockedReasonOnResume;
+  if (opts.showBlocked && before?.status === 'blocked' && shown === true) {
     console.log(`run ${before.id} was blocked: ${before.blocked?.reason ?? 'no reason recorded'}`);
   }
   const { RemoteRuns } = await import('../control/client.ts');

@@ -6,7 +6,7 @@ import { checkpointAnswers, policyFor } from './checkpoint-policy.ts';
 import type { DecideContext } from './decide-context.ts';
 import type { Directive } from './directive.ts';
 import type { QueueMode } from './events.ts';
-import { STEP_PHASES } from './layouts/coordinator/format.ts';
+import { layoutModule } from './layouts/index.ts';
 import type { CheckpointKind, CheckpointState, StepState } from './model.ts';
 import { holdAtGate } from './pabcd/decide-phase.ts';
 import type { GateName } from './pabcd/phases.ts';
@@ -75,12 +75,10 @@ export function queueStep(
   });
 }
 
-/** The words of an `after` checkpoint: a coordinator's plan asks to confirm the plan (seed 004). */
+/** The words of an `after` checkpoint: the layout's (a coordinator's plan), else the engine's. */
 function afterReason(ctx: DecideContext, step: StepState): string {
-  if (ctx.state.layout === 'coordinator' && STEP_PHASES[step.id] === 'PLANNING') {
-    return `confirm plan: step ${step.id} finished; approve to start executing the tasks`;
-  }
-  return `step ${step.id} finished: approve to continue`;
+  const ask = layoutModule(ctx.state.layout)?.rules?.afterCheckpointAsk?.(ctx.state, step);
+  return ask ?? `step ${step.id} finished: approve to continue`;
 }
 
 /** The step is done and says `continue`: its `after` gate opens, or the next step is entered. */

@@ -30,10 +30,9 @@ import {
   decideTriggerFinished,
 } from './decide-steps.ts';
 import type { Decision } from './events.ts';
-import { coordinatorLawViolation, coordinatorWorkflowProblem } from './layouts/coordinator/laws.ts';
-import { flowLawViolation } from './layouts/flow/laws.ts';
+import { layoutModule } from './layouts/index.ts';
 import { isTerminal, type RunState } from './model.ts';
-import { checkPhaseWorkflow, trackPhase } from './pabcd/decide-phase.ts';
+import { trackPhase } from './pabcd/decide-phase.ts';
 import {
   decideTaskFailed,
   decideTaskFinished,
@@ -60,15 +59,8 @@ function run(state: RunState | null, command: Command): DecideContext {
   }
   if (command.type === 'start') {
     if (state !== null) refuse(`run ${state.id} already exists`);
-    checkPhaseWorkflow(command);
-    if (command.layout === 'coordinator') {
-      const problem = coordinatorWorkflowProblem(
-        command.workflow,
-        command.selectedTrack,
-        command.selectedConditions ?? [],
-      );
-      if (problem !== null) refuse(`coordinator layout: ${problem}`, 'INVALID_INPUT');
-    }
+    const problem = layoutModule(command.layout)?.rules?.startProblem?.(command) ?? null;
+    if (problem !== null) refuse(problem, 'INVALID_INPUT');
     const started = decideStart(command);
     trackPhase(started, command);
     return started;
@@ -81,14 +73,8 @@ function run(state: RunState | null, command: Command): DecideContext {
   const ctx = new DecideContext(state, command);
   dispatch(ctx, command);
   trackPhase(ctx, command);
-  if (state.layout === 'flow') {
-    const broken = flowLawViolation(state, ctx.state);
-    if (broken !== null) refuse(`refused by flow's iron laws: ${broken}`);
-  }
-  if (state.layout === 'coordinator') {
-    const broken = coordinatorLawViolation(state, ctx.state);
-    if (broken !== null) refuse(`refused by the coordinator's state machine: ${broken}`);
-  }
+  const broken = layoutModule(state.layout)?.rules?.lawViolation?.(state, ctx.state) ?? null;
+  if (broken !== null) refuse(broken);
   return ctx;
 }
 

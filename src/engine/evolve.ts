@@ -5,6 +5,7 @@
  */
 import { CorruptStateError } from '../errors.ts';
 import type { QueueMode, RunEvent } from './events.ts';
+import { layoutModule } from './layouts/index.ts';
 import {
   addTelemetry,
   type CheckpointState,
@@ -14,7 +15,7 @@ import {
   stepIndex,
   ZERO_TELEMETRY,
 } from './model.ts';
-import { foldMove, foldStopBlock, initialPabcd, type PabcdState } from './pabcd/phases.ts';
+import { foldMove, foldStopBlock, type PabcdState } from './pabcd/phases.ts';
 import { applyTaskEvent, tasksAfterInterrupt, tasksForRetry } from './tasks/evolve-tasks.ts';
 
 /** Folds `event` into `state` (null before `runStarted`); throws CorruptStateError on nonsense. */
@@ -74,8 +75,9 @@ function startState(e: Extract<RunEvent, { type: 'runStarted' }>): RunState {
   };
   if (e.selectedTrack !== undefined) state.selectedTrack = e.selectedTrack;
   if (e.inputs !== undefined) state.inputs = structuredClone(e.inputs);
-  // codexclaw-layout runs follow the PABCD phases (src/engine/pabcd/).
-  if (e.layout === 'codexclaw') state.pabcd = initialPabcd(e.at);
+  // A layout's own fields (codexclaw's PABCD phase, src/engine/pabcd/), after the engine's.
+  const own = layoutModule(e.layout)?.rules?.initialFields?.(e);
+  if (own !== undefined) Object.assign(state, own);
   return state;
 }
 

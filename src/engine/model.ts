@@ -4,9 +4,12 @@
  */
 import type { Directive } from './directive.ts';
 import type { GateName, PabcdState } from './pabcd/phases.ts';
+import type { Actor, Telemetry } from './run-basics.ts';
 import type { TaskState } from './tasks/types.ts';
 import type { Layout, Workflow } from './workflow/types.ts';
 
+export type { Actor, Telemetry } from './run-basics.ts';
+export { addTelemetry, SYSTEM_ACTOR, ZERO_TELEMETRY } from './run-basics.ts';
 export type { Layout, Workflow, WorkflowStep } from './workflow/types.ts';
 
 /** Run status; `completed`, `failed` and `cancelled` are terminal and never change. */
@@ -14,31 +17,6 @@ export type RunStatus = 'active' | 'awaiting' | 'blocked' | 'completed' | 'faile
 
 /** Step status; `pending` = not started in its current visit, `queued` = a job is enqueued. */
 export type StepStatus = 'pending' | 'queued' | 'running' | 'completed' | 'failed' | 'skipped';
-
-/** Who did something; `id` is an immutable platform id ('telegram:42', 'cli:alice', 'system'). */
-export interface Actor {
-  id: string;
-  name?: string;
-}
-
-/** The actor the engine itself uses (expiry timers, crash recovery). */
-export const SYSTEM_ACTOR: Actor = Object.freeze({ id: 'system' });
-
-/** Token usage and cost of agent work, summed over a step's attempts. */
-export interface Telemetry {
-  tokensIn: number;
-  tokensOut: number;
-  cachedTokens: number;
-  costUsd: number;
-}
-
-/** A zero telemetry record. */
-export const ZERO_TELEMETRY: Telemetry = Object.freeze({
-  tokensIn: 0,
-  tokensOut: 0,
-  cachedTokens: 0,
-  costUsd: 0,
-});
 
 /** One step of a run. */
 export interface StepState {
@@ -248,16 +226,6 @@ export function stepIndex(state: RunState, stepId: string): number {
   if (steps[cursor]?.id === stepId) return cursor;
   if (steps[cursor + 1]?.id === stepId) return cursor + 1;
   return steps.findIndex((s) => s.id === stepId);
-}
-
-/** Adds two telemetry records. */
-export function addTelemetry(a: Telemetry, b: Telemetry): Telemetry {
-  return {
-    tokensIn: a.tokensIn + b.tokensIn,
-    tokensOut: a.tokensOut + b.tokensOut,
-    cachedTokens: a.cachedTokens + b.cachedTokens,
-    costUsd: a.costUsd + b.costUsd,
-  };
 }
 
 /** Job id of a step attempt; a duplicate enqueue of the same id is a no-op in every queue. */

@@ -1,4 +1,5 @@
 /** `cancel`, `resume`, `skip`, `retry` and `revert`: steering a run through the engine. */
+import { layoutModule } from '../../engine/layouts/index.ts';
 import type { ParsedCommand } from '../grammar.ts';
 import type { CommandInput } from '../ports.ts';
 import { type CommandContext, type HandlerResult, visibleRun, warningLines } from './types.ts';
@@ -40,14 +41,15 @@ export async function controlCommand(ctx: CommandContext, cmd: Control): Promise
 }
 
 /**
- * For resume and retry of a blocked flow-layout run: its blocked reason, said before the run goes on (flow's
- * iron law: a blocked run is never resumed without its reason being shown).
+ * For resume and retry of a blocked run whose layout asks for it (flow's iron law: a blocked run
+ * is never resumed without its reason being shown): its blocked reason, said before it goes on.
  */
 async function blockedNote(ctx: CommandContext, cmd: Control): Promise<string> {
   if (cmd.verb !== 'resume' && cmd.verb !== 'retry') return '';
   const state = await ctx.deps.orchestrator.getRun(cmd.runId);
   // Other layouts announce the block when it happens; flow's law asks for it at the resume too.
-  if (state.status !== 'blocked' || state.layout !== 'flow') return '';
+  if (state.status !== 'blocked') return '';
+  if (layoutModule(state.layout)?.words?.blockedReasonOnResume !== true) return '';
   return `\nIt was blocked: ${state.blocked?.reason ?? 'no reason recorded'}`;
 }
 

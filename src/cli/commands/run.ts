@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
+import { layoutNames } from '../../engine/layouts/index.ts';
 import { READ_LIMITS, readRegularFile, UnsafePathError } from '../../engine/ledger/safe-path.ts';
 import type { Layout } from '../../engine/model.ts';
 import { InvalidInputError } from '../../errors.ts';
@@ -26,7 +27,7 @@ export function registerRunCommand(program: Command, ctx: CliContext): void {
       new Option(
         '--layout <layout>',
         'on-disk format of the run state (default: the workflow’s)',
-      ).choices(['native', 'codemachine', 'codexclaw', 'flow', 'coordinator']),
+      ).choices(layoutNames()),
     )
     .option(
       '--no-resume',

@@ -6,6 +6,7 @@
 // Not the layout's index: it loads registry.db's SQLite code, which `status` does not need.
 import { type HandEdit, skipTargets } from '../../engine/layouts/codemachine/hand-edits.ts';
 import { checkHandEdit } from '../../engine/layouts/codemachine/template-file.ts';
+import { layoutModule } from '../../engine/layouts/index.ts';
 import { isTerminal, type RunState } from '../../engine/model.ts';
 
 const NEXT = 'at the next command to the run';
@@ -45,11 +46,12 @@ export function describeHandEdit(state: RunState, edit: HandEdit): string[] {
 }
 
 /**
- * The pending hand edit of a codemachine-layout run, described; empty for other layouts,
- * finished runs and an unchanged file. Never writes: applying it is for a command to the run.
+ * The pending hand edit of a run whose layout watches a hand-edited file (codemachine's
+ * template.json), described; empty for other layouts, finished runs and an unchanged file.
+ * Never writes: applying it is for a command to the run.
  */
 export function pendingEditLines(state: RunState): string[] {
-  if (state.layout !== 'codemachine' || isTerminal(state.status)) return [];
+  if (layoutModule(state.layout)?.handEdits === undefined || isTerminal(state.status)) return [];
   try {
     return describeHandEdit(state, checkHandEdit(state));
   } catch (err) {

@@ -4,7 +4,7 @@
  * of the current step's phase is checked against the legal moves and recorded as `phaseMoved`.
  * Pure, like the rest of decide.
  */
-import type { Command, StartCommand } from '../commands.ts';
+import type { Command } from '../commands.ts';
 import { type DecideContext, refuse } from '../decide-context.ts';
 import { defOf, openCheckpoint } from '../decide-flow.ts';
 import { isTerminal, type RunState, type StepState } from '../model.ts';
@@ -26,36 +26,6 @@ export const GATE_LABELS: Readonly<Record<GateName, string>> = Object.freeze({
   auditPassed: 'audit',
   checkPassed: 'check',
 });
-
-/** Refuses a codexclaw-layout workflow that is not a PABCD cycle (step ids name phases). */
-export function checkPhaseWorkflow(c: StartCommand): void {
-  if (c.layout !== 'codexclaw') return;
-  const wf = c.workflow;
-  let previous: Phase = 'IDLE';
-  for (const step of wf.steps) {
-    const phase = phaseOfStep(step.id);
-    if (phase === null) {
-      refuse(
-        `workflow ${wf.id}: step ${step.id} is not a PABCD phase (the codexclaw layout needs steps I, P, A, B, C, D or interview, plan, audit, build, check, done)`,
-        'INVALID_INPUT',
-      );
-    }
-    if (!isLegalMove(storedPhase(previous), phase)) {
-      refuse(
-        `workflow ${wf.id}: step ${step.id} cannot follow ${previous} (illegal transition ${previous}->${phase})`,
-        'INVALID_INPUT',
-      );
-    }
-    const back = step.loop ? phaseOfStep(step.loop.backTo) : null;
-    if (back !== null && !isLegalMove(phase, back)) {
-      refuse(
-        `workflow ${wf.id}: step ${step.id} loops to ${step.loop?.backTo} (illegal transition ${phase}->${back})`,
-        'INVALID_INPUT',
-      );
-    }
-    previous = phase;
-  }
-}
 
 /** The step the run enters after `step`, passing over excluded ones. */
 function nextStep(state: RunState, step: StepState): StepState | undefined {

@@ -6,7 +6,7 @@
  * phase in codexclaw's files (finishing writes one row C→IDLE, reason `done`), a reset goes to
  * IDLE from anywhere, entering I clears the flags, and a Stop continuation is bounded.
  */
-import type { Actor } from '../model.ts';
+import type { Actor } from '../run-basics.ts';
 
 /** A codexclaw phase; IDLE is the rest state a cycle returns to. */
 export type Phase = 'IDLE' | 'I' | 'P' | 'A' | 'B' | 'C' | 'D';

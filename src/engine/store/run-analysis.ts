@@ -6,6 +6,7 @@
 import path from 'node:path';
 import type { Effect, RunEvent } from '../events.ts';
 import { evolve } from '../evolve.ts';
+import { isLayoutName } from '../layouts/index.ts';
 import { formatRunJson, RUN_JSON_FORMAT, readRunJson } from '../layouts/native.ts';
 import { type LedgerResume, readLedger } from '../ledger/ledger-file.ts';
 import type { LedgerEntry } from '../ledger/ledger-format.ts';
@@ -249,22 +250,14 @@ function oddStart(s: RunState): string | null {
       return `has a workflow step ${d.id} without an agent or a prompt`;
     }
   }
-  if (!KNOWN_LAYOUTS.has(s.layout)) return `has layout ${String(s.layout)}`;
+  // Any layout of the table (codexclaw runs were refused on read before it was one).
+  if (!isLayoutName(s.layout)) return `has layout ${String(s.layout)}`;
   if (typeof s.startedBy !== 'object' || s.startedBy === null) return 'has no startedBy';
   if (typeof s.spec !== 'string' || !Array.isArray(s.selectedConditions)) {
     return 'has no spec or selected conditions';
   }
   return oddHead(s);
 }
-
-/** Every layout a start line may name (codexclaw runs were refused on read before this). */
-const KNOWN_LAYOUTS = new Set<unknown>([
-  'native',
-  'codemachine',
-  'codexclaw',
-  'flow',
-  'coordinator',
-] satisfies RunState['layout'][]);
 
 const STATUSES = new Set(['active', 'awaiting', 'blocked', 'completed', 'failed', 'cancelled']);
 

@@ -4,7 +4,7 @@
  * Plain JSON data only (the run state holds it).
  */
 import { z } from 'zod';
-import { type Telemetry, ZERO_TELEMETRY } from '../model.ts';
+import { type Telemetry, ZERO_TELEMETRY } from '../run-basics.ts';
 
 /** Task ids travel in job ids (`run:step+task+<id>:attempt`) and file names. */
 export const TASK_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;

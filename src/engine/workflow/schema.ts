@@ -4,6 +4,7 @@
  * every problem is listed together.
  */
 import { z } from 'zod';
+import { layoutSchema } from '../layouts/schema.ts';
 import { DURATION_HINT, parseDuration } from './duration.ts';
 import { POSTURES } from './types.ts';
 
@@ -95,7 +96,7 @@ export const workflowFileSchema = z.strictObject({
   name: z.string().optional(),
   description: z.string().optional(),
   version: z.union([z.string(), z.number()]).optional(),
-  layout: z.enum(['native', 'codemachine', 'codexclaw', 'flow', 'coordinator']).optional(),
+  layout: layoutSchema.optional(),
   tracks: names.optional(),
   conditions: names.optional(),
   /** Agents a `trigger` directive may start (CodeMachine's agents/agent-config.json). */

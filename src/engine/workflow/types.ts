@@ -2,6 +2,7 @@
  * The resolved shape of a workflow: what the engine runs. The YAML file schema (durations as
  * text, promptFile) lives in schema.ts; load.ts turns one into the other.
  */
+import type { Layout } from '../layouts/index.ts';
 import type { StepTasks } from '../tasks/types.ts';
 
 /** Permission postures of an agent step, safest first (docs/permissions.md). */
@@ -26,8 +27,8 @@ export interface AgentPermissions {
 /** What a completed coordinator session's `.coordinator/` becomes (seed 004's cleanup options). */
 export type CoordinatorOnComplete = 'archive' | 'remove';
 
-/** Where a run's state is written on disk (the native ledger is always written too). */
-export type Layout = 'native' | 'codemachine' | 'codexclaw' | 'flow' | 'coordinator';
+/** Where a run's state is written on disk: one of the layouts of `../layouts/index.ts`. */
+export type { Layout };
 
 /** What happens when a checkpoint is not answered in time. */
 export type ExpiryAction = 'reject' | 'approve' | 'keep';

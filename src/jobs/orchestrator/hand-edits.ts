@@ -10,6 +10,7 @@ import {
   FILE_EDIT_ACTOR,
   skipTargets,
 } from '../../engine/layouts/codemachine/index.ts';
+import { layoutModule } from '../../engine/layouts/index.ts';
 import { currentStep, isTerminal, type RunState } from '../../engine/model.ts';
 import type { Log } from '../../log.ts';
 import type { CommandInput } from './job-results.ts';
@@ -27,7 +28,9 @@ export async function applyHandEdit(
   log: Log,
 ): Promise<HandEditResult> {
   const state = await driver.peek(runId);
-  if (state.layout !== 'codemachine' || isTerminal(state.status)) return { kind: 'none' };
+  if (layoutModule(state.layout)?.handEdits === undefined || isTerminal(state.status)) {
+    return { kind: 'none' };
+  }
   const edit = checkHandEdit(state);
   if (edit.kind === 'unreadable') {
     log.warn(

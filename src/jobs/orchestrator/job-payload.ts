@@ -13,6 +13,7 @@
 import { z } from 'zod';
 import type { Directive } from '../../engine/directive.ts';
 import { directiveSchema } from '../../engine/directive.ts';
+import { layoutSchema } from '../../engine/layouts/schema.ts';
 import type { Telemetry } from '../../engine/model.ts';
 import { POSTURES } from '../../engine/workflow/types.ts';
 import { InvalidInputError } from '../../errors.ts';
@@ -44,8 +45,6 @@ export function parseQueueStepId(queueStepId: string): {
     ? { stepId: queueStepId.slice(0, -TRIGGER_SUFFIX.length), kind: 'trigger' }
     : { stepId: queueStepId, kind: 'step' };
 }
-
-const layoutSchema = z.enum(['native', 'codemachine', 'codexclaw', 'flow', 'coordinator']);
 
 /** One reviewer's words for the attempt (see FeedbackEntry in the engine's model). */
 export const feedbackItemSchema = z.object({

@@ -13,6 +13,8 @@ import path from 'node:path';
 import type { RunIndexRecord, RunIndexStatus } from '../../db/index.ts';
 import { createRepositories, type Repositories } from '../../db/repositories/index.ts';
 import { RunFeedRepo } from '../../db/repositories/run-feed.ts';
+import { layoutModule, loadProjectionFactories } from '../../engine/layouts/index.ts';
+import type { ProjectionFactory } from '../../engine/layouts/module.ts';
 import { findStep, type RunState, SYSTEM_ACTOR } from '../../engine/model.ts';
 import type { CommitResult } from '../../engine/store/types.ts';
 import { InvalidInputError, NotFoundError } from '../../errors.ts';
@@ -103,7 +105,7 @@ export class Orchestrator {
   #unsubscribe: (() => void)[] = [];
   #closing: Promise<void> | null = null;
 
-  private constructor(opts: OrchestratorOptions) {
+  private constructor(opts: OrchestratorOptions, projections: readonly ProjectionFactory[]) {
     this.#log = opts.log;
     this.#listeners = new RunListeners(opts.log);
     this.#queue = opts.queue;
@@ -119,6 +121,7 @@ export class Orchestrator {
     this.#stores = new RunStores({
       agentInfo: (n) => this.#agents.info(n),
       clock: this.#clock,
+      projections,
       onHandEdit: (runId) => this.#supervisor?.nudge(runId),
     });
     this.#timers = new ExpiryTimers(() => this.#clock().getTime());
@@ -173,7 +176,7 @@ export class Orchestrator {
 
   /** Creates an orchestrator: subscribes to job outcomes, reconciles runs, starts the worker. */
   static async create(opts: OrchestratorOptions): Promise<Orchestrator> {
-    const o = new Orchestrator(opts);
+    const o = new Orchestrator(opts, await loadProjectionFactories());
     o.#unsubscribe = [
       opts.queue.onOutcome((id, job, outcome) => o.#onOutcome(id, job, outcome)),
       opts.queue.onProgress((id, job, data) => o.#onReport(id, job, data)),
@@ -190,7 +193,7 @@ export class Orchestrator {
       });
       const unfinished = await o.#repos.runs.list({ status: ['active', 'awaiting', 'blocked'] });
       for (const run of unfinished) {
-        if (run.layout !== 'codemachine') continue;
+        if (layoutModule(run.layout)?.handEdits === undefined) continue;
         await applyHandEdit(o.#driver, run.id, opts.log).catch((err: unknown) =>
           opts.log.warn({ runId: run.id, err: errorMessage(err) }, 'template.json not checked'),
         );

@@ -11,6 +11,7 @@
  */
 import { agentLogPath } from '../../engine/layouts/codemachine/paths.ts';
 import { RegistryDb } from '../../engine/layouts/codemachine/registry-db.ts';
+import { layoutModule } from '../../engine/layouts/index.ts';
 import { type RunState, stepJobId, triggerJobId } from '../../engine/model.ts';
 import type { JobSpec } from '../queue/port.ts';
 import type { EnqueueEffect } from './effects.ts';
@@ -39,7 +40,8 @@ export function registerRemoteRun(
   prompt: string,
   now: Date = new Date(),
 ): number | undefined {
-  if (state.layout !== 'codemachine' || effect.type === 'enqueueTask') return undefined;
+  if (layoutModule(state.layout)?.steps?.agentRegistry !== true) return undefined;
+  if (effect.type === 'enqueueTask') return undefined;
   const kind = effect.type === 'enqueueTrigger' ? 'trigger' : 'step';
   const db = RegistryDb.open(state.workspace);
   try {
@@ -64,7 +66,8 @@ export function registerRemoteRun(
 /** The registry row id the bridge gave a job (payload `monitoringId`), for codemachine jobs. */
 export function remoteRowOf(job: Pick<JobSpec, 'payload'>): number | undefined {
   const { layout, monitoringId } = job.payload;
-  if (layout !== 'codemachine' || typeof monitoringId !== 'number') return undefined;
+  if (typeof monitoringId !== 'number') return undefined;
+  if (layoutModule(String(layout))?.steps?.agentRegistry !== true) return undefined;
   return monitoringId;
 }
 

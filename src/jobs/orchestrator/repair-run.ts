@@ -4,10 +4,7 @@
  */
 import path from 'node:path';
 import type { AgentsRepo } from '../../db/repositories/agents.ts';
-import { CodemachineLayout } from '../../engine/layouts/codemachine/index.ts';
-import { codexclawLayout } from '../../engine/layouts/codexclaw/index.ts';
-import { coordinatorLayout } from '../../engine/layouts/coordinator/index.ts';
-import { flowLayout } from '../../engine/layouts/flow/index.ts';
+import { loadLayoutProjections } from '../../engine/layouts/index.ts';
 import { RunStore } from '../../engine/store/run-store.ts';
 import type { RepairReport } from '../../engine/store/types.ts';
 import { AgentResolver } from './agent-resolver.ts';
@@ -28,10 +25,10 @@ export interface RepairRunInput {
 export async function repairRun(input: RepairRunInput): Promise<RepairReport> {
   const resolver = new AgentResolver(input.agents);
   await resolver.knownNames();
-  const layout = new CodemachineLayout({ agentInfo: (name) => resolver.info(name) });
+  const layouts = await loadLayoutProjections({ agentInfo: (name) => resolver.info(name) });
   const store = new RunStore({
     workspace: input.workspace,
-    layouts: [layout, codexclawLayout, flowLayout, coordinatorLayout],
+    layouts,
     ...(input.clock && { clock: input.clock }),
   });
   try {
@@ -40,7 +37,7 @@ export async function repairRun(input: RepairRunInput): Promise<RepairReport> {
     throw describeLockConflict(err, input.runId);
   } finally {
     await store.close();
-    layout.close();
+    for (const layout of layouts) layout.close?.();
   }
 }
 

@@ -5,7 +5,7 @@
  * `agent-*.log` receives the same output as an extra log (see step-processor.ts).
  */
 import path from 'node:path';
-import { codemachinePaths } from '../../engine/layouts/codemachine/paths.ts';
+import { layoutModule } from '../../engine/layouts/index.ts';
 import { NATIVE_FILES, nativeRunDir } from '../../engine/layouts/native.ts';
 import { writeFileAtomicAsync } from '../../engine/ledger/atomic-write.ts';
 import { readTextInside, STATE_FILE_MODE } from '../../engine/ledger/safe-path.ts';
@@ -29,9 +29,9 @@ export const NATIVE_DIRECTIVE_FILE = 'directive.json';
 /** The spec and directive files of run `runId` (the id must be a validated run id). */
 export function runFiles(workspace: string, layout: Layout, runId: string): RunFiles {
   const runDir = nativeRunDir(workspace, runId);
-  if (layout === 'codemachine') {
-    const cm = codemachinePaths(workspace);
-    return { runDir, specFile: cm.spec, directiveFile: cm.directive };
+  const own = layoutModule(layout)?.steps?.agentFiles?.(workspace, runId);
+  if (own !== undefined) {
+    return { runDir, specFile: own.specFile, directiveFile: own.directiveFile };
   }
   return {
     runDir,
@@ -73,7 +73,7 @@ export async function ensureSpecFile(
   runId: string,
   spec: string,
 ): Promise<void> {
-  if (layout === 'codemachine') return;
+  if (layoutModule(layout)?.steps?.agentFiles?.(workspace, runId).specWrittenByLayout) return;
   const { specFile } = runFiles(workspace, layout, runId);
   // Checked from the workspace down: the run folder itself may have been swapped for a link.
   if (readTextInside(workspace, specFile) === spec) return;

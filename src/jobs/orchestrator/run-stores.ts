@@ -1,18 +1,10 @@
 /**
  * One RunStore per workspace (a store writes the runs of one workspace), all sharing the
- * orchestrator's codemachine layout projection. Also turns the run lock's conflict into the
- * message users see: "run X is being driven by pid N".
+ * orchestrator's layout projections (one per layout of the table, made once). Also turns the run
+ * lock's conflict into the message users see: "run X is being driven by pid N".
  */
 import path from 'node:path';
-import {
-  CodemachineLayout,
-  type HandEdit,
-  skipTargets,
-} from '../../engine/layouts/codemachine/index.ts';
-import { codexclawLayout } from '../../engine/layouts/codexclaw/index.ts';
-import { coordinatorLayout } from '../../engine/layouts/coordinator/index.ts';
-import { flowLayout } from '../../engine/layouts/flow/index.ts';
-import type { RunState } from '../../engine/model.ts';
+import type { ClosableProjection, ProjectionFactory } from '../../engine/layouts/module.ts';
 import { RunStore } from '../../engine/store/run-store.ts';
 import { ConflictError } from '../../errors.ts';
 import type { AgentInfo } from './agent-resolver.ts';
@@ -20,28 +12,22 @@ import type { AgentInfo } from './agent-resolver.ts';
 /** The stores of every workspace the orchestrator touched. */
 export class RunStores {
   readonly #stores = new Map<string, RunStore>();
-  readonly #layout: CodemachineLayout;
+  readonly #layouts: ClosableProjection[];
   readonly #clock: () => Date;
 
   constructor(opts: {
     agentInfo: (name: string) => AgentInfo | undefined;
     clock: () => Date;
-    /** A hand edit of template.json was found during a commit: the caller applies it soon. */
+    /** The layouts' projection factories (`loadProjectionFactories()` of the layouts table). */
+    projections: readonly ProjectionFactory[];
+    /** A hand edit of a layout's file was found during a commit: the caller applies it soon. */
     onHandEdit?: (runId: string) => void;
   }) {
-    const notify = opts.onHandEdit;
-    this.#layout = new CodemachineLayout({
+    const deps = {
       agentInfo: opts.agentInfo,
-      // Keep an actionable edit on disk until its command is committed, so a commit racing the
-      // supervisor (a step finishing) does not overwrite it.
-      ...(notify && {
-        onHandEdit: (edit: HandEdit, state: RunState) => {
-          const keep = actionable(edit, state);
-          if (keep) notify(state.id);
-          return keep;
-        },
-      }),
-    });
+      ...(opts.onHandEdit && { onHandEdit: opts.onHandEdit }),
+    };
+    this.#layouts = opts.projections.map((make) => make(deps));
     this.#clock = opts.clock;
   }
 
@@ -52,7 +38,7 @@ export class RunStores {
     if (store === undefined) {
       store = new RunStore({
         workspace: ws,
-        layouts: [this.#layout, codexclawLayout, flowLayout, coordinatorLayout],
+        layouts: this.#layouts,
         clock: this.#clock,
       });
       this.#stores.set(ws, store);
@@ -60,11 +46,11 @@ export class RunStores {
     return store;
   }
 
-  /** Closes every store (releasing every run lock) and the layout's registry handles. */
+  /** Closes every store (releasing every run lock) and the layouts' handles (registry.db). */
   async close(): Promise<void> {
     await Promise.all([...this.#stores.values()].map((s) => s.close()));
     this.#stores.clear();
-    this.#layout.close();
+    for (const layout of this.#layouts) layout.close?.();
   }
 }
 
@@ -83,12 +69,4 @@ export function describeLockConflict(err: unknown, runId: string): unknown {
   if (m === null) return err;
   const who = m[2] === undefined ? '' : ' (this process)';
   return new ConflictError(`run ${runId} is being driven by pid ${m[1]}${who}`, { cause: err });
-}
-
-/** True when a hand edit turns into a command (revert, reset, skip of the current/a later step). */
-function actionable(edit: HandEdit, state: RunState): boolean {
-  if (edit.kind === 'revert' || edit.kind === 'reset') return true;
-  if (edit.kind !== 'skip') return false;
-  const targets = skipTargets(state, edit.indexes);
-  return targets.current !== undefined || targets.ahead.length > 0;
 }

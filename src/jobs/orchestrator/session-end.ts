@@ -1,25 +1,21 @@
 /**
  * What the bridge does for its unfinished runs when it stops (serve on SIGTERM/SIGINT), after
- * its last commit: flow runs that are active (phasebridge active or awaiting) get flow's
- * `session_end` line, coordinator sessions get state.json's `updated_at`. Nothing in the ledger
- * changes: on the next start the runs go on as they were.
+ * its last commit: each layout with a session end hook marks it in its files (flow runs that are
+ * active get flow's `session_end` line, coordinator sessions get state.json's `updated_at`).
+ * Nothing in the ledger changes: on the next start the runs go on as they were.
  */
 import type { RunsRepo } from '../../db/repositories/runs.ts';
-import { recordCoordinatorSessionEnd } from '../../engine/layouts/coordinator/index.ts';
-import { recordFlowSessionEnd } from '../../engine/layouts/flow/session-end.ts';
+import { layoutModules } from '../../engine/layouts/index.ts';
 import type { RunState } from '../../engine/model.ts';
 import type { Log } from '../../log.ts';
 import { errorMessage } from '../queue/outcome.ts';
 
-/** How many sessions were marked ended. */
-export interface SessionEndCount {
-  flow: number;
-  coordinator: number;
-}
+/** How many sessions were marked ended, per layout with a session end (flow, coordinator). */
+export type SessionEndCount = Record<string, number>;
 
 /**
- * Marks the session end of every unfinished flow and coordinator run in the runs index, at
- * `now`; never throws (a stop must not fail on it).
+ * Marks the session end of every unfinished run in the runs index whose layout has one (flow,
+ * coordinator), at `now`; never throws (a stop must not fail on it).
  */
 export async function endSessions(
   runs: RunsRepo,
@@ -27,7 +23,11 @@ export async function endSessions(
   log: Log,
   now: Date = new Date(),
 ): Promise<SessionEndCount> {
-  const count: SessionEndCount = { flow: 0, coordinator: 0 };
+  const ending = layoutModules().flatMap((m) =>
+    m.sessionEnd ? [[m.name, m.sessionEnd] as const] : [],
+  );
+  const hooks = new Map(ending);
+  const count: SessionEndCount = Object.fromEntries(ending.map(([name]) => [name, 0]));
   const at = now.toISOString();
   let open: Awaited<ReturnType<RunsRepo['list']>>;
   try {
@@ -37,20 +37,18 @@ export async function endSessions(
     return count;
   }
   for (const r of open) {
-    if (r.layout !== 'flow' && r.layout !== 'coordinator') continue;
+    const hook = hooks.get(r.layout);
+    if (hook === undefined) continue;
     try {
       const state = await source.getRun(r.id);
-      // flow's SessionEnd marks active runs only; a blocked one already says why it stopped.
-      const active = state.status === 'active' || state.status === 'awaiting';
-      if (active && recordFlowSessionEnd(state, at, 'phasebridge stopped')) count.flow++;
-      if (recordCoordinatorSessionEnd(state, at)) count.coordinator++;
+      if (await hook.record(state, at)) count[r.layout] = (count[r.layout] ?? 0) + 1;
     } catch (err) {
       log.warn({ runId: r.id, err: errorMessage(err) }, 'session end not recorded');
     }
   }
-  if (count.flow > 0) log.info(`flow: ${count.flow} active FlowRun(s) persisted`);
-  if (count.coordinator > 0) {
-    log.info(`coordinator: ${count.coordinator} session(s) persisted`);
+  for (const [name, hook] of ending) {
+    const n = count[name] ?? 0;
+    if (n > 0) log.info(hook.logLine(n));
   }
   return count;
 }

@@ -8,10 +8,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { RunsRepo } from '../../db/repositories/runs.ts';
 import type { Rejection } from '../../engine/events.ts';
-import { readSessionHead } from '../../engine/layouts/coordinator/index.ts';
+import { layoutModule } from '../../engine/layouts/index.ts';
 import { NATIVE_FILES } from '../../engine/layouts/native.ts';
 import { readLedger } from '../../engine/ledger/ledger-file.ts';
-import type { RunState } from '../../engine/model.ts';
+import type { Layout, RunState } from '../../engine/model.ts';
 import { newRunId } from '../../engine/store/run-id.ts';
 import type { RunStore } from '../../engine/store/run-store.ts';
 import {
@@ -82,16 +82,12 @@ export async function startNewRun(input: StartRunInput, deps: StartRunDeps): Pro
     await deps.agents.knownNames(),
   );
   const layout = input.layout ?? found.layout ?? 'native';
-  // The bridge's default is written into the run's workflow, so a restart with another
-  // setting does not change what a running session does at its end.
+  const start = layoutModule(layout)?.start;
+  // The layout may write the bridge's defaults into the run's workflow (see its module).
   const workflow =
-    layout === 'coordinator' &&
-    found.coordinator === undefined &&
-    deps.coordinatorOnComplete !== undefined
-      ? { ...found, coordinator: { onComplete: deps.coordinatorOnComplete } }
-      : found;
-  if (layout === 'codemachine') await assertNoOtherCodemachineRun(deps.runs, workspace);
-  if (layout === 'coordinator') assertNoInterruptedSession(workspace);
+    start?.workflow?.(found, { coordinatorOnComplete: deps.coordinatorOnComplete }) ?? found;
+  if (start?.onePerWorkspace === true) await assertNoOtherRun(deps.runs, workspace, layout);
+  await start?.assertReady?.(workspace);
   const runId = await freshRunId(
     deps.runs,
     store,
@@ -104,8 +100,8 @@ export async function startNewRun(input: StartRunInput, deps: StartRunDeps): Pro
       ? saveRunInputs(workspace, runId, input.inputs)
       : undefined;
   deps.driver.remember(runId, { workspace, layout });
-  // A coordinator session without a chosen track is supervised (its first track), as in chat.
-  const track = input.track ?? (layout === 'coordinator' ? workflow.tracks?.[0] : undefined);
+  // A start without a chosen track follows the layout's default (a coordinator's first track).
+  const track = input.track ?? start?.defaultTrack?.(workflow);
   const r = await deps.driver.commit(
     runId,
     input.key ?? `start:${runId}`,
@@ -135,13 +131,13 @@ export async function startNewRun(input: StartRunInput, deps: StartRunDeps): Pro
   return r.state;
 }
 
-/** `.codemachine/` holds one template.json: one unfinished codemachine run per workspace. */
-async function assertNoOtherCodemachineRun(runs: RunsRepo, workspace: string): Promise<void> {
+/** A layout with one state file per workspace (codemachine's template.json): one unfinished run. */
+async function assertNoOtherRun(runs: RunsRepo, workspace: string, layout: Layout): Promise<void> {
   const open = await runs.list({ workspace, status: ['active', 'awaiting', 'blocked'] });
-  const other = open.find((r) => r.layout === 'codemachine');
+  const other = open.find((r) => r.layout === layout);
   if (other) {
     throw new ConflictError(
-      `workspace ${workspace} already has an unfinished codemachine run ${other.id}; cancel it first or use the native layout`,
+      `workspace ${workspace} already has an unfinished ${layout} run ${other.id}; cancel it first or use the native layout`,
     );
   }
 }
@@ -179,13 +175,4 @@ async function runStartedWithKey(
     if (first === key) return (await store.peek(row.id)).state;
   }
   return null;
-}
-
-/** A coordinator session that is not IDLE must be resumed, restarted or aborted first (seed 004). */
-function assertNoInterruptedSession(workspace: string): void {
-  const head = readSessionHead(workspace);
-  if (head === null || head.state === 'IDLE') return;
-  throw new ConflictError(
-    `${workspace} holds an interrupted coordinator session (${String(head.session_id)}, state ${String(head.state)}): run \`phasebridge sessions\` to resume, restart or abort it`,
-  );
 }

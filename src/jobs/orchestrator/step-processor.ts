@@ -15,6 +15,7 @@
 import fs from 'node:fs';
 import { agentLogPath } from '../../engine/layouts/codemachine/paths.ts';
 import { RegistryDb } from '../../engine/layouts/codemachine/registry-db.ts';
+import { layoutModule } from '../../engine/layouts/index.ts';
 import { stepJobId, triggerJobId } from '../../engine/model.ts';
 import { InvalidInputError } from '../../errors.ts';
 import { markStage } from '../../trace.ts';
@@ -150,7 +151,7 @@ function place(
     return { logFile, extraLogFiles: [] };
   }
   const logFile = stepLogPath(where.dir, job.runId, p.stepId, job.attempt, p.kind);
-  if (p.layout !== 'codemachine') return { logFile, extraLogFiles: [] };
+  if (layoutModule(p.layout)?.steps?.agentRegistry !== true) return { logFile, extraLogFiles: [] };
   // The registry.db is the bridge's file: in git mode the bridge registered the row when it queued
   // the job (and writes the agent log from the shipped chunks); the worker only reports its id.
   if (where.remote) {
@@ -346,7 +347,7 @@ async function runIn(
     directiveFile: files.directiveFile,
     logFile: placement.logFile,
     extraLogFiles: placement.extraLogFiles,
-    logPrompt: p.layout === 'codemachine',
+    logPrompt: layoutModule(p.layout)?.steps?.logsPrompt === true,
     timeoutMs: p.timeoutMs ?? agent.timeoutMs ?? 0,
     signal,
     ...(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),

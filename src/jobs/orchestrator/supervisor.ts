@@ -11,7 +11,8 @@
  */
 import fs from 'node:fs';
 import type { RunsRepo } from '../../db/repositories/runs.ts';
-import { codemachinePaths } from '../../engine/layouts/codemachine/paths.ts';
+import { layoutModule } from '../../engine/layouts/index.ts';
+import type { HandEditHooks } from '../../engine/layouts/module.ts';
 import type { Log } from '../../log.ts';
 import { errorMessage } from '../queue/outcome.ts';
 import type { JobQueue } from '../queue/port.ts';
@@ -92,15 +93,16 @@ export class RunSupervisor {
     }
     for (const run of runs) {
       if (this.#closed) return;
-      if (run.layout === 'codemachine') await this.#checkTemplate(run.id, run.workspace);
+      const edits = layoutModule(run.layout)?.handEdits;
+      if (edits !== undefined) await this.#checkTemplate(run.id, run.workspace, edits);
       if (leaseDue && run.status === 'active') await this.#checkJob(run.id);
     }
   }
 
-  async #checkTemplate(runId: string, workspace: string): Promise<void> {
+  async #checkTemplate(runId: string, workspace: string, edits: HandEditHooks): Promise<void> {
     let signature: string;
     try {
-      signature = fileSignature(codemachinePaths(workspace).template);
+      signature = fileSignature(edits.watchedFile(workspace));
     } catch (err) {
       return this.#tell(runId, `template.json cannot be checked: ${errorMessage(err)}`);
     }

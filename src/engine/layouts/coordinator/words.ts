@@ -3,12 +3,11 @@
  * verification figures, the tasks and the workers that ran them, and what became of
  * `.coordinator/` (archived or removed, per `coordinator.onComplete`). Pure.
  */
-import { coordinatorState } from '../engine/layouts/coordinator/format.ts';
-import type { RunState } from '../engine/model.ts';
+import type { RunState } from '../../model.ts';
+import { coordinatorState } from './format.ts';
 
-/** The lines added under a coordinator run's outcome; empty for other runs. */
+/** The lines added under a coordinator run's outcome. */
 export function coordinatorOutcomeLines(state: RunState): string[] {
-  if (state.layout !== 'coordinator') return [];
   const doc = coordinatorState(state);
   const lines: string[] = [];
   if (doc.summary !== null) lines.push(`Summary: ${doc.summary}`);
