@@ -21,7 +21,7 @@ import {
   renderClosedCheckpoint,
   renderOpenCheckpoint,
 } from './checkpoint-message.ts';
-import { type ChatOpsDeps, channelFor, runLink, sendTo } from './context.ts';
+import { type ChatOpsDeps, channelFor, runLink, sendTo, urgencyIn } from './context.ts';
 import { readLogTail } from './log-tail.ts';
 import type { ChatRefusals, RefusalOutcome } from './refusals.ts';
 import { declaredPermissions } from './step-permissions.ts';
@@ -128,6 +128,8 @@ export class CheckpointPresenter {
     // Every chat at once: each waits only for its own chat's limits (the outbox paces per chat).
     const post = async (chat: string) => {
       try {
+        // In the chat of `/run`, the person who started the run waits for it.
+        const urgency = await urgencyIn(this.#deps, state.id, chat, 'decision');
         // Stored before sending, so a press racing the send finds its token.
         const row = await repos.checkpointMessages.add({
           runId: state.id,
@@ -140,7 +142,7 @@ export class CheckpointPresenter {
           (to) =>
             sendTo(this.#deps, to, {
               ...renderOpenCheckpoint(view, row.buttonToken),
-              urgency: 'decision',
+              urgency,
               // Whichever process delivers it, the copy learns its message id (owners.ts).
               owner: { kind: 'checkpoint', id: row.id },
             }),
