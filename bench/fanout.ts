@@ -23,7 +23,8 @@
  * two interactions of a loop.
  *
  * Run: npx tsx bench/fanout.ts [--mode outbox|direct|both] [--chats 10,30] [--runs 5] [--step-ms 2500] [--presses 5] [--agent-ms 100] [--think-ms 4000] [--no-interactive]
- * (FANOUT_TRACE=1 prints the calls of the chat that was final last, on stderr)
+ * (FANOUT_TRACE=1 prints the calls of the chat that was final last, FANOUT_TRACE=press those of
+ * the press chat, on stderr)
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -295,7 +296,15 @@ async function scenario({ mode, chats }: Scenario) {
     fs.rmSync(dir, { recursive: true, force: true });
   };
   await closeAll();
-  if (process.env.FANOUT_TRACE) {
+  if (process.env.FANOUT_TRACE === 'press') {
+    // The press chat's calls, each with the bot's calls in the second before it.
+    for (const c of fake.calls.filter((x) => Number(x.params.chat_id) === PRESS_CHAT)) {
+      const botWide = fake.calls.filter((x) => x.at! > c.at! - 1000 && x.at! <= c.at!).length;
+      process.stderr.write(
+        `${c.at! - t0} ${c.method} ${c.ok ? 'ok' : c.errorCode} bot-calls-1s=${botWide} ${String(c.params.text)}\n`,
+      );
+    }
+  } else if (process.env.FANOUT_TRACE) {
     const lastChat = Number(ok.find((c) => c.at === finalAt)!.params.chat_id);
     const first = calls.filter((c) => Number(c.params.chat_id) === lastChat);
     for (const c of first)

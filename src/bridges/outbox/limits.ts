@@ -39,6 +39,11 @@ export interface RateLimit {
   /** Slots status edits may not take (kept for urgent calls). */
   readonly reserve: number;
   /**
+   * Slots only interactive calls may take (at most `reserve`): a fan-out filling the scope at
+   * once (30 chats' status messages) does not make a person's press wait for the next window.
+   */
+  readonly held?: number;
+  /**
    * Calls over `max` the platform tolerates in a short burst. The scope is then also a token
    * bucket of `max + burst` calls refilled at `max` per `windowMs`, which every call needs a
    * token of; only an interactive call may go without the `max`-per-window spacing, so the
@@ -64,7 +69,14 @@ export interface PlatformLimits {
 export const TELEGRAM_LIMITS: PlatformLimits = {
   platform: 'telegram',
   limits: [
-    { scope: 'bot', max: 30, windowMs: 1000, reserve: 5, source: 'FAQ: 30 messages/s overall' },
+    {
+      scope: 'bot',
+      max: 30,
+      windowMs: 1000,
+      reserve: 5,
+      held: 2,
+      source: 'FAQ: 30 messages/s overall',
+    },
     {
       scope: 'chat',
       max: 1,

@@ -177,8 +177,11 @@ export class Pacer {
     const extra = use.limit.burst ?? 0;
     const token = extra > 0 ? tokenAt(b, max + extra, max / windowMs, now) : now;
     if (burst && extra > 0) return token;
-    // Status edits leave `reserve` slots to urgent calls (never fewer than one slot).
-    const cap = urgency === 'status' ? Math.max(1, max - reserve) : max;
+    // Status edits leave `reserve` slots to urgent calls, the others `held` slots to
+    // interactive ones (never fewer than one slot).
+    const kept =
+      urgency === 'status' ? reserve : urgency === 'interactive' ? 0 : (use.limit.held ?? 0);
+    const cap = Math.max(1, max - kept);
     return Math.max(token, this.#windowFree(b, cap, windowMs, now));
   }
 
