@@ -110,6 +110,24 @@ describe('interactive calls on a simulated clock (Telegram’s table)', () => {
     ]);
   });
 
+  it('a fan-out filling the bot’s 30 a second at once leaves two slots: a press beside it goes at once', async () => {
+    for (const [urgency, expected] of [
+      ['interactive', 5],
+      ['decision', 1020],
+    ] as const) {
+      const { clock, outbox, startOf } = await simOutbox();
+      for (let i = 0; i < 40; i++)
+        void outbox.enqueue('send', `telegram:-100${i}`, say(`g${i}`, 'notice'));
+      await clock.runUntil(5);
+      void outbox.enqueue('send', PRIVATE, say('press answer', urgency));
+      await clock.runAll();
+      // 28 of the fan-out's sends started at 0 and were answered at 20: the next at 1020.
+      expect(startOf('g27'), urgency).toBe(0);
+      expect(startOf('g28'), urgency).toBe(1020);
+      expect(startOf('press answer'), urgency).toBe(expected);
+    }
+  });
+
   it('after a 429 the chat’s interactive calls keep its pace for a minute, then burst again', async () => {
     const { clock, outbox, platform, startOf } = await simOutbox();
     const cp = outbox.enqueue('send', PRIVATE, say('checkpoint', 'decision'));
