@@ -11,6 +11,7 @@ import type {
   MessageRef,
   OutgoingMessage,
   Platform,
+  Urgency,
 } from '../bridges/channel.ts';
 import type { BindingRecord, Repositories } from '../db/repositories/index.ts';
 import type { AuditOutcome, Role } from '../db/schema.ts';
@@ -88,6 +89,20 @@ export function sendTo(
   const channel = channelFor(deps, chatRef);
   if (!channel) return Promise.reject(new NotFoundError(`no channel serves ${chatRef}`));
   return channel.send(chatRef, message);
+}
+
+/**
+ * `urgency`, or `interactive` in the chat the run was started from (`/run` there): the person
+ * who started it waits for its first status message and its checkpoints (docs/outbox.md).
+ */
+export async function urgencyIn(
+  deps: ChatOpsDeps,
+  runId: string,
+  chatRef: ChatRef,
+  urgency: Urgency,
+): Promise<Urgency> {
+  const run = await deps.repos.runs.get(runId);
+  return run?.originChat === chatRef ? 'interactive' : urgency;
 }
 
 /** A bound chat as a chat ref messages can be sent to (the thread appended when bound to one). */

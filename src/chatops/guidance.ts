@@ -44,7 +44,9 @@ export async function handleGuidanceReply(deps: ChatOpsDeps, ev: Reply): Promise
   if (runId === null || ev.text.trim() === '') return false;
   const access = await resolveAccess(deps, ev.chatRef, ev.threadRef, ev.user);
   const channel = channelFor(deps, ev.chatRef);
-  const say = (text: string) => channel?.send(ev.chatRef, { text: prose(text) });
+  // The answer to what the person just sent: they wait for it.
+  const say = (text: string) =>
+    channel?.send(ev.chatRef, { text: prose(text), urgency: 'interactive' });
   const base = {
     actor: access.actor,
     action: 'reply:guidance',

@@ -205,9 +205,11 @@ export class Router {
     if (reply !== undefined) await this.#reply(event, reply);
   }
 
+  /** The answer to what the person just typed: they wait for it (`interactive`, unless set). */
   async #reply(event: Command | DirectText, reply: string | OutgoingMessage): Promise<void> {
     const channel = channelFor(this.#deps, event.chatRef);
-    await channel?.send(event.chatRef, typeof reply === 'string' ? text(reply) : reply);
+    const message = typeof reply === 'string' ? text(reply) : reply;
+    await channel?.send(event.chatRef, { urgency: 'interactive', ...message });
   }
 }
 

@@ -244,7 +244,8 @@ export interface OutboxTable {
   kind: 'send' | 'edit';
   target: string;
   payload_json: string;
-  urgency: 'decision' | 'notice' | 'status';
+  /** (0040 adds `interactive`) */
+  urgency: 'interactive' | 'decision' | 'notice' | 'status';
   state: OutboxState;
   attempts: Defaulted<number>;
   not_before: Defaulted<number>;
