@@ -53,6 +53,7 @@ export const CLI_ONLY: Readonly<Record<string, string>> = {
   migrate: "upgrades bridge.db's schema",
   doctor: 'checks the host, config and platform tokens',
   setup: 'connects a platform bot',
+  init: "writes the first config and prints each platform's steps (setup with no platform)",
   logs: "a step's agent log is a file on the bridge's host",
   follow: 'chat follows a workspace with bind --follow',
   'approval-server': "Claude Code starts it from a step's MCP config (permissions: ask)",
