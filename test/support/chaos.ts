@@ -15,7 +15,7 @@ import { migrateToLatest, openBridgeDb } from '../../src/db/connection.ts';
 import { createRepositories } from '../../src/db/repositories/index.ts';
 import { FakeTelegram, type FakeUser, type StoredMessage } from '../fakes/telegram.ts';
 import type { FakeChat } from '../fakes/telegram-wire.ts';
-import { type ChaosReport, type ChaosWorld, chaosReport } from './chaos-report.ts';
+import { type ChaosReport, type ChaosWorld, chaosReport, neverStarted } from './chaos-report.ts';
 
 export type { ChaosReport } from './chaos-report.ts';
 
@@ -148,6 +148,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     if (!fs.existsSync(dir)) return 0;
     let open = 0;
     for (const id of fs.readdirSync(dir)) {
+      if (neverStarted(path.join(dir, id))) continue;
       try {
         const s = JSON.parse(fs.readFileSync(path.join(dir, id, 'run.json'), 'utf8')) as {
           status: string;
@@ -161,7 +162,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   };
   const startedIn = (c: (typeof chats)[number]) => {
     const dir = path.join(c.ws, '.phasebridge', 'runs');
-    return fs.existsSync(dir) ? fs.readdirSync(dir).length : 0;
+    if (!fs.existsSync(dir)) return 0;
+    return fs.readdirSync(dir).filter((id) => !neverStarted(path.join(dir, id))).length;
   };
   const act = async (): Promise<void> => {
     while (people) {
@@ -248,6 +250,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       for (const c of chats) {
         const dir = path.join(c.ws, '.phasebridge', 'runs');
         for (const id of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+          if (neverStarted(path.join(dir, id))) continue;
           try {
             const r = JSON.parse(fs.readFileSync(path.join(dir, id, 'run.json'), 'utf8')) as {
               status: string;
