@@ -49,8 +49,19 @@ export function describeDemoRun(layout: 'native' | 'codemachine'): void {
       expect(planLog.out).toContain('demo-agent: prompt');
       expect(planLog.out).toContain('demo-agent: spec: add login');
 
-      const first = cli('approve', runId!, '--reason', 'plan looks good');
+      const first = cli(
+        'approve',
+        runId!,
+        '--reason',
+        'plan looks good',
+        '--comment',
+        'keep the diff small',
+      );
       expect(first.code).toBe(0);
+      // The approval's comment reaches the next step's agent (issue 29).
+      expect(cli('logs', runId!, 'build').out).toMatch(
+        /demo-agent: feedback from .+ \(approval, .+\): plan looks good\n.*keep the diff small/,
+      );
       expect(first.out).toContain('checkpoint plan:1: approve by cli:');
       expect(first.out).toContain('build: running (attempt 1)');
       expect(first.out).toContain('awaiting approval of review');

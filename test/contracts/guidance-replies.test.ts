@@ -51,7 +51,9 @@ describe('Slack thread replies as guidance', () => {
     const acked = (ts: string) => inThread(ts).some((t) => plainMrkdwn(t).startsWith('Noted'));
     await until(() => acked(cp.id), 'the acknowledgement in the thread');
     await d.fake.deliver(first.request, 1);
-    expect(inThread(cp.id).map(plainMrkdwn)).toEqual(['Noted for plan, attempt 2.']);
+    expect(inThread(cp.id).map(plainMrkdwn)).toEqual([
+      'Noted: goes to build with the approval, or to plan, attempt 2 if changes are requested.',
+    ]);
 
     // Alice (an operator) under the status message: the same, in that thread.
     const statusTs = idOf(await world.bridge.repos.statusMessages.get(runId, d.chatRef));
@@ -163,7 +165,9 @@ describe('Discord replies and thread messages as guidance', () => {
     await until(() => pinged() !== undefined, 'the ping in the chat');
     expect(pinged()?.body?.allowed_mentions).toEqual({ users: [d.userId('carol')] });
     expect(d.latestMessages().some((m) => /only an operator/.test(m.text))).toBe(false);
-    expect(notes(fake.state.text.id)).toEqual(['Noted for plan, attempt 2.']);
+    expect(notes(fake.state.text.id)).toEqual([
+      'Noted: goes to build with the approval, or to plan, attempt 2 if changes are requested.',
+    ]);
 
     await d.sendCommand('bob', `changes ${runId} add a test for it`);
     await world.message(d, /Checkpoint plan:2/);

@@ -101,6 +101,8 @@ export function eventLine(event: RunEvent, state: RunState): string | null {
       const f = event.entry;
       return `${f.stepId}: ${FEEDBACK_WORDS[f.kind]} by ${who(f.by)} for attempt ${f.forAttempt}: ${f.text}`;
     }
+    case 'feedbackForwarded':
+      return `${event.entries.length} note(s) moved on to ${event.stepId}, attempt ${event.forAttempt}`;
     case 'tasksPlanned':
       return `${event.stepId}: ${event.tasks.length} task(s) planned`;
     case 'taskQueued':
