@@ -1,5 +1,5 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -62,7 +62,7 @@ export function describeDemoRun(layout: 'native' | 'codemachine'): void {
       expect(cli('logs', runId!, 'build').out).toMatch(
         /demo-agent: feedback from .+ \(approval, .+\): plan looks good\n.*keep the diff small/,
       );
-      expect(first.out).toContain('checkpoint plan:1: approve by cli:');
+      expect(first.out).toContain(`checkpoint plan:1: approve by ${userInfo().username}`);
       expect(first.out).toContain('build: running (attempt 1)');
       expect(first.out).toContain('awaiting approval of review');
 

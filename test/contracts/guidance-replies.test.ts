@@ -105,8 +105,10 @@ describe('Slack thread replies as guidance', () => {
     expect(log).toMatch(/\(guidance, .+\): keep the session cookie/);
     expect(log).not.toMatch(/md5|bot says hi|edited|thanks/);
     const status = await runCliAsync(['status', runId], world.home, world.dir);
+    // Slack message events carry no name: bob, never seen named yet, is his Slack id; alice, named
+    // by her earlier command, is @alice (issue 29).
     expect(status.out).toMatch(
-      /feedback from reviewers \(oldest first\)\n {2}plan attempt 2: guidance by slack:U0BOB\b.*: hash passwords with \*bcrypt\*\n {2}plan attempt 2: guidance by slack:U0ALICE\b.*: keep the session cookie\n/,
+      /feedback from reviewers \(oldest first\)\n {2}plan attempt 2: guidance by U0BOB, .*: hash passwords with \*bcrypt\*\n {2}plan attempt 2: guidance by @alice, .*: keep the session cookie\n/,
     );
   });
 });
@@ -181,7 +183,7 @@ describe('Discord replies and thread messages as guidance', () => {
     expect(log).toMatch(/demo-agent: feedback from Bob \(guidance, .+\): hash passwords/);
     expect(log).not.toMatch(/md5|sha1|lunch|thanks|beep/);
     const status = await runCliAsync(['status', runId], world.home, world.dir);
-    expect(status.out).toContain(`plan attempt 2: guidance by ${bob} (Bob), `);
+    expect(status.out).toContain('plan attempt 2: guidance by Bob, ');
   });
 
   it('without the Message Content intent the bridge starts, and replies are not taken', async () => {

@@ -1,6 +1,8 @@
 /** One line of plain progress text per run event (pure); null for events nobody needs to see. */
+
 import type { RunEvent } from '../../engine/events.ts';
 import type { Actor, RunState } from '../../engine/model.ts';
+import { personName } from '../../engine/person-name.ts';
 import { elapsedBetween, formatCost, formatElapsed, formatTokens } from './format.ts';
 
 /**
@@ -136,5 +138,5 @@ const FEEDBACK_WORDS = {
 } as const;
 
 function who(actor: Actor): string {
-  return actor.name ?? actor.id;
+  return personName(actor);
 }

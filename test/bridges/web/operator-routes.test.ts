@@ -211,9 +211,14 @@ describe('audit export and log follow', () => {
       outcome: 'refused',
       detail: '@SUM(1)',
     });
+    await e2e.bridge.repos.people.remember({ id: 'telegram:1', name: 'Alice' });
     const csv = await (await get('/admin/audit.csv?action=probe')).text();
     const [header, row] = csv.split('\r\n');
-    expect(header).toBe('id,at,actor,action,target,chatRef,outcome,detail');
+    expect(header).toBe('id,at,actor,action,target,chatRef,outcome,detail,actorName');
+    // The id stays; the person is also named as chat names them (issue 29).
+    expect(row).toMatch(/^"\d+","[^"]+","telegram:1",.*,"Alice"$/);
+    const page = await (await get('/admin/audit?action=probe')).text();
+    expect(page).toContain('<span title="telegram:1">Alice</span>');
     expect(row).toContain(`"'=HYPERLINK(""http://x"")"`);
     expect(row).toContain(`"'@SUM(1)"`);
     expect((await get('/admin/audit?since=yesterday')).status).toBe(400);
