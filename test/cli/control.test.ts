@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -71,6 +71,22 @@ describe('moving a run by hand: retry, skip, changes, revert, cancel', () => {
     expect(loop.out).toContain('report: looping back to setup (loop 1): redo it');
     expect(loop.out).toMatch(/setup: running \(attempt 2\)/);
     expect(loop.out).toMatch(/fetch: failed \(attempt 3\)/);
+
+    // The prompt is on record (issue 29): the step's prompt and the reason, 0600 beside the log.
+    const prompt = cli('logs', runId!, 'setup', '--prompt', '--attempt', '2');
+    expect(prompt.code).toBe(0);
+    expect(prompt.out).toMatch(
+      /^Prepare the workspace\.[\s\S]*## Feedback from reviewers\n\n- \S+ \(requested changes, .+\): redo it\n$/,
+    );
+    expect(cli('logs', runId!, 'setup', '--prompt', '--attempt', '1').out).not.toContain('redo');
+    const file = join(ws, '.phasebridge', 'runs', runId!, 'logs', 'prompt-setup-2.md');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const every = cli('logs', runId!, '--prompt');
+    expect(every.out).toContain('==> setup (attempt 2) prompt <==');
+    expect(every.out).toContain('==> fetch (attempt 3) prompt <==');
+    expect(cli('logs', runId!, '--prompt', '--follow').err).toContain(
+      '--prompt and --follow do not go together',
+    );
 
     const revert = cli('revert', runId!, 'setup');
     expect(revert.code).toBe(1);
