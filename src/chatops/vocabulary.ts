@@ -58,4 +58,6 @@ export const CLI_ONLY: Readonly<Record<string, string>> = {
   'approval-server': "Claude Code starts it from a step's MCP config (permissions: ask)",
   prune: "drops old rows of bridge.db on the bridge's host (serve also does it)",
   archive: "packs finished runs' folders on the bridge's host",
+  audit:
+    "reads bridge.db's audit rows and a run's ledger on the bridge's host (the console exports them)",
 };

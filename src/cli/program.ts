@@ -4,6 +4,7 @@ import { registerAgentsCommand } from './commands/agents.ts';
 import { registerAnswerCommands } from './commands/answer.ts';
 import { registerApprovalServerCommand } from './commands/approval-server.ts';
 import { registerArchiveCommand } from './commands/archive.ts';
+import { registerAuditCommand } from './commands/audit.ts';
 import { registerChatVerbCommands } from './commands/chat-verbs.ts';
 import { registerControlCommands } from './commands/control.ts';
 import { registerDoctorCommand } from './commands/doctor.ts';
@@ -53,6 +54,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerPruneCommand(program, ctx);
   registerArchiveCommand(program, ctx);
   registerSessionsCommand(program, ctx);
+  registerAuditCommand(program, ctx);
   // Sorted here, not with sortSubcommands: its localeCompare starts ICU collation (~10 ms).
   (program.commands as Command[]).sort((a, b) => (a.name() < b.name() ? -1 : 1));
   // Subcommands inherit exitOverride so bad arguments surface as exit 2 in main().

@@ -113,5 +113,23 @@ describe('moving a run by hand: retry, skip, changes, revert, cancel', () => {
       /feedback from reviewers \(oldest first\)\n {2}setup attempt 2: changes requested by (?!cli:)\S+, .+ at report:1: redo it/,
     );
     expect(status.out).toMatch(/fetch\s+demo\s+failed\s+4/);
+
+    // The audit export carries every word with its author and where it went (issue 29).
+    const words = JSON.parse(cli('audit', runId!, '--json').out);
+    expect(words.words).toEqual([
+      expect.objectContaining({
+        kind: 'changes',
+        text: 'redo it',
+        by: { id: `cli:${me}` },
+        checkpointId: 'report:1',
+        to: { stepId: 'setup', attempt: 2 },
+        delivered: true,
+      }),
+      expect.objectContaining({ kind: 'outcome', text: `cancelled by ${me}: enough` }),
+    ]);
+    const audit = cli('audit', runId!);
+    expect(audit.out).toContain(
+      `${me}: changes requested at report:1 → given to setup, attempt 2: redo it`,
+    );
   });
 });

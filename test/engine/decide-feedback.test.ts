@@ -1,6 +1,7 @@
 /** Issue 12: Request changes at a before gate, opt-out per checkpoint, guidance as ledger facts. */
 import { describe, expect, it } from 'vitest';
 import { feedbackFor } from '../../src/engine/model.ts';
+import { runWords } from '../../src/engine/run-words.ts';
 import { BOB, CAROL, Harness, wf } from './harness.ts';
 
 const GATED_BUILD = wf(`
@@ -127,5 +128,32 @@ describe('notes always reach an attempt (issue 29)', () => {
     h.finish();
     expect(h.current).toBe('ship');
     expect(feedbackFor(h.run, 'ship', 1).map((f) => f.text)).toEqual(['mind the cache']);
+  });
+});
+
+describe('runWords (issue 29)', () => {
+  it('lists every word with its author and where it went, a forwarded note with its first home', () => {
+    const h = new Harness();
+    h.start(PLAN_BUILD);
+    h.finish();
+    h.ok({ type: 'giveGuidance', actor: CAROL, text: 'use bcrypt' });
+    h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB, reason: 'ship it small' });
+    expect(runWords(h.run)).toEqual([
+      expect.objectContaining({
+        kind: 'guidance',
+        by: CAROL,
+        text: 'use bcrypt',
+        checkpointId: 'plan:1',
+        to: { stepId: 'build', attempt: 1 },
+        forwardedFrom: { stepId: 'plan', attempt: 2 },
+        delivered: true,
+      }),
+      expect.objectContaining({
+        kind: 'approval',
+        by: BOB,
+        text: 'ship it small',
+        to: { stepId: 'build', attempt: 1 },
+      }),
+    ]);
   });
 });

@@ -40,7 +40,8 @@ export function registerLogsCommand(program: Command, ctx: CliContext): void {
         step: (s, n) => stepLogPath(record.workspace, record.id, s.id, n),
         trigger: (s, n) => stepLogPath(record.workspace, record.id, s.id, n, 'trigger'),
       };
-      if (opts.prompt && opts.follow) throw new InvalidInputError('--prompt and --follow do not go together');
+      if (opts.prompt && opts.follow)
+        throw new InvalidInputError('--prompt and --follow do not go together');
       if (opts.prompt) printPrompts(state, stepId, attempt, files);
       else if (opts.follow) await follow(state, stepId, files);
       else printLogs(state, stepId, attempt, files);
