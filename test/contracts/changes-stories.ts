@@ -129,7 +129,7 @@ export function changesStories(subject: ContractSubject): void {
       expect(log).not.toContain('md5');
     });
 
-    it('takes a guidance reply at a checkpoint to the next step’s agent with the approval, and says so', async (ctx) => {
+    it('takes a guidance reply at a checkpoint to the next step’s agent with the approval, across a restart, and says so', async (ctx) => {
       if (d.replyTo === undefined) return ctx.skip();
       await d.sendCommand('alice', 'run demo add login');
       const plan = await w.message(d, /Checkpoint plan:1/);
@@ -145,8 +145,16 @@ export function changesStories(subject: ContractSubject): void {
         (m) => m.text.includes('will go with the decision'),
         'the note on the checkpoint',
       );
-      const author = d.singleUser ? '' : d.displayName('bob');
+      // A Slack thread reply carries the user id only: bob, not seen named before, is his id
+      // there (docs/feedback.md, "How people are named").
+      const author = d.singleUser
+        ? ''
+        : d.platform === 'slack'
+          ? d.userId('bob')
+          : d.displayName('bob');
       expect(counted.text).toContain(`Notes: 1 note from ${author}`);
+      // The note is a ledger fact: a restart between the reply and the decision keeps it.
+      await w.restart();
       await d.press('bob', counted, 'Approve');
       await w.message(d, /Checkpoint review:1/);
       const build = fs.readFileSync(await w.bridge.orchestrator.logPath(runId, 'build'), 'utf8');

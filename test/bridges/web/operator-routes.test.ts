@@ -237,4 +237,17 @@ describe('audit export and log follow', () => {
     };
     expect(tail.text).toBe('');
   });
+
+  it("shows the prompt an attempt's agent was given, linked from the run page (issue 29)", async () => {
+    // Earlier tests may have sent plan back: its latest attempt is linked.
+    const n = (await e2e.bridge.orchestrator.getRun(runId)).steps[0]!.attempt;
+    const runPage = await (await get(`/runs/${runId}`)).text();
+    expect(runPage).toContain(`href="/runs/${runId}/prompts/plan?attempt=${n}">prompt</a>`);
+    const res = await get(`/runs/${runId}/prompts/plan?attempt=1`);
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    const pre = /<pre id="prompt"[^>]*>([\s\S]*?)<\/pre>/.exec(html)?.[1];
+    expect(pre).toContain('Plan the change described in the specification');
+    expect((await get(`/runs/${runId}/prompts/plan?attempt=9`)).status).toBe(404);
+  });
 });

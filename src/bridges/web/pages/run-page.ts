@@ -17,6 +17,7 @@ import {
   formatDuration,
   formatTime,
   logHref,
+  promptHref,
   relativeTime,
   runIsLive,
   statusBadge,
@@ -153,6 +154,7 @@ function stepRow(run: RunView, s: StepView, i: number, input: RunPageInput): str
       : '';
   const links: string[] = [];
   if (s.attempt > 0) links.push(`<a href="${logHref(run.id, s.id, s.attempt)}">log</a>`);
+  if (s.attempt > 0) links.push(`<a href="${promptHref(run.id, s.id, s.attempt)}">prompt</a>`);
   if (input.diffs.has(`${s.id}-${s.attempt}`)) {
     links.push(`<a href="${diffHref(run.id, s.id, s.attempt)}">diff</a>`);
   }
