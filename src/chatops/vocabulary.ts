@@ -18,6 +18,7 @@ export const VOCABULARY: Readonly<Record<Verb, VocabularyEntry>> = {
   run: { role: 'operator', cli: 'run' },
   status: { role: 'viewer', cli: 'status' },
   phase: { role: 'viewer', cli: 'phase' },
+  prompt: { role: 'viewer', cli: 'prompt' },
   runs: { role: 'viewer', cli: 'runs' },
   sessions: { role: 'viewer', cli: 'sessions' },
   approve: { role: 'approver', cli: 'approve' },

@@ -10,7 +10,7 @@ import { registerControlCommands } from './commands/control.ts';
 import { registerDoctorCommand } from './commands/doctor.ts';
 import { registerFollowCommand } from './commands/follow.ts';
 import { registerLoginCommand } from './commands/login.ts';
-import { registerLogsCommand } from './commands/logs.ts';
+import { registerLogsCommand, registerPromptCommand } from './commands/logs.ts';
 import { registerMigrateCommand } from './commands/migrate.ts';
 import { registerPhaseCommand } from './commands/phase.ts';
 import { registerPruneCommand } from './commands/prune.ts';
@@ -47,6 +47,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerControlCommands(program, ctx);
   registerApprovalServerCommand(program, ctx);
   registerLogsCommand(program, ctx);
+  registerPromptCommand(program, ctx);
   registerWorkerCommand(program, ctx);
   registerRepairCommand(program, ctx);
   registerPhaseCommand(program, ctx);

@@ -48,6 +48,26 @@ export function registerLogsCommand(program: Command, ctx: CliContext): void {
     });
 }
 
+/** `phasebridge prompt RUN [STEP]`: chat's `prompt` verb, the same as `logs --prompt`. */
+export function registerPromptCommand(program: Command, ctx: CliContext): void {
+  program
+    .command('prompt')
+    .description('print the full prompt each attempt was given (the same as `logs --prompt`)')
+    .argument('<run>', 'the run id')
+    .argument('[step]', 'only this step (its latest attempt unless --attempt)')
+    .option('--attempt <n>', 'this attempt of the step instead of the latest')
+    .action(async (runId: string, stepId: string | undefined, opts: LogsOptions) => {
+      const attempt = attemptOf(opts.attempt, stepId);
+      const { record, state } = await readRun(ctx, runId);
+      printPrompts(state, stepId, attempt, {
+        workspace: record.workspace,
+        runDir: nativeRunDir(record.workspace, record.id),
+        step: (s, n) => stepLogPath(record.workspace, record.id, s.id, n),
+        trigger: (s, n) => stepLogPath(record.workspace, record.id, s.id, n, 'trigger'),
+      });
+    });
+}
+
 interface LogsOptions {
   attempt?: string;
   prompt?: boolean;
