@@ -2,8 +2,8 @@
  * Replies as guidance: a reply to a run's status or checkpoint message (Telegram reply, console
  * reply, Slack thread reply, Discord reply or thread message) by an operator or above is recorded
  * in the run's ledger as a note for the next agent attempt and acknowledged where the reply was,
- * saying which attempt reads it ("Noted: goes to build with the approval, or to plan, attempt 2
- * if changes are requested."). A viewer, or anyone without a role here, is
+ * saying which attempt reads it ("Noted: goes to build with the approval; it goes to plan,
+ * attempt 2 if changes are requested."). A viewer, or anyone without a role here, is
  * refused (privately where the channel can whisper) and nothing is recorded. Replies to other
  * messages are chatter and ignored.
  */
@@ -93,17 +93,17 @@ export async function handleGuidanceReply(deps: ChatOpsDeps, ev: Reply): Promise
 const at = (t: NoteTarget) => (t.attempt > 1 ? `${t.stepId}, attempt ${t.attempt}` : t.stepId);
 
 /**
- * Where a note goes, in words: "goes to build with the approval, or to plan, attempt 2 if changes
- * are requested"; off a checkpoint "kept for the next attempt: …".
+ * Where a note goes, in words: "goes to build with the approval; it goes to plan, attempt 2 if
+ * changes are requested"; off a checkpoint "kept for the next attempt: …".
  */
 export function noteWhereWords(d: NoteDestinations): string {
   if (d.atCheckpoint) {
     const approval = d.withApproval && `goes to ${at(d.withApproval)} with the approval`;
-    const changes = d.ifChanges && `to ${at(d.ifChanges)} if changes are requested`;
-    if (approval && changes) return `${approval}, or ${changes}`;
+    const changes = d.ifChanges && `goes to ${at(d.ifChanges)} if changes are requested`;
+    if (approval && changes) return `${approval}; it ${changes}`;
     if (approval) return approval;
     if (!changes) return 'kept with the run; approving ends it, so no agent will read it';
-    return `goes ${changes}; approving ends the run, and then no agent reads it`;
+    return `${changes}; approving ends the run, and then no agent reads it`;
   }
   if (d.again === undefined) return 'kept with the run; no step is left to read it';
   const next = d.next ? `, else to ${at(d.next)}` : '';

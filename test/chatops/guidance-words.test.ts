@@ -27,7 +27,7 @@ describe('where a note goes, in words', () => {
     h.start(FLOW);
     h.finish();
     expect(noteWhereWords(noteDestinations(h.run))).toBe(
-      'goes to build with the approval, or to plan, attempt 2 if changes are requested',
+      'goes to build with the approval; it goes to plan, attempt 2 if changes are requested',
     );
   });
 

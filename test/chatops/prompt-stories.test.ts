@@ -26,7 +26,7 @@ describe('a note at a checkpoint, then Approve', () => {
     const runId = runIdOf(plan.text);
     w.say(ALICE, 'hash passwords with bcrypt', TEAM, plan.message_id);
     await w.message(
-      /^Noted: goes to build with the approval, or to plan, attempt 2 if changes are requested\.$/,
+      /^Noted: goes to build with the approval; it goes to plan, attempt 2 if changes are requested\.$/,
     );
     await until(
       () =>

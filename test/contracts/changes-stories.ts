@@ -100,7 +100,7 @@ export function changesStories(subject: ContractSubject): void {
       await d.replyTo('bob', plan, 'hash passwords with bcrypt');
       await w.message(
         d,
-        /^Noted: goes to build with the approval, or to plan, attempt 2 if changes are requested\.$/,
+        /^Noted: goes to build with the approval; it goes to plan, attempt 2 if changes are requested\.$/,
       );
       if (!d.singleUser) {
         await w.setRole(d, 'carol', 'viewer');
@@ -137,7 +137,7 @@ export function changesStories(subject: ContractSubject): void {
       await d.replyTo('bob', plan, 'hash passwords with bcrypt');
       await w.message(
         d,
-        /^Noted: goes to build with the approval, or to plan, attempt 2 if changes are requested\.$/,
+        /^Noted: goes to build with the approval; it goes to plan, attempt 2 if changes are requested\.$/,
       );
       const counted = await w.settles(
         d,

@@ -95,7 +95,7 @@ export function filesStories(subject: ContractSubject): void {
       await d.replyToWithFile('bob', plan, 'match this mockup', { name: 'mockup.png', data: png });
       await w.message(
         d,
-        /^Noted: goes to build with the approval, or to plan, attempt 2 if changes are requested\.$/,
+        /^Noted: goes to build with the approval; it goes to plan, attempt 2 if changes are requested\.$/,
       );
       const saved = `.phasebridge/runs/${runId}/inputs/mockup.png`;
       expect(fs.readFileSync(path.join(w.workspace, saved)).equals(png)).toBe(true);

@@ -52,7 +52,7 @@ describe('Slack thread replies as guidance', () => {
     await until(() => acked(cp.id), 'the acknowledgement in the thread');
     await d.fake.deliver(first.request, 1);
     expect(inThread(cp.id).map(plainMrkdwn)).toEqual([
-      'Noted: goes to build with the approval, or to plan, attempt 2 if changes are requested.',
+      'Noted: goes to build with the approval; it goes to plan, attempt 2 if changes are requested.',
     ]);
 
     // Alice (an operator) under the status message: the same, in that thread.
@@ -168,7 +168,7 @@ describe('Discord replies and thread messages as guidance', () => {
     expect(pinged()?.body?.allowed_mentions).toEqual({ users: [d.userId('carol')] });
     expect(d.latestMessages().some((m) => /only an operator/.test(m.text))).toBe(false);
     expect(notes(fake.state.text.id)).toEqual([
-      'Noted: goes to build with the approval, or to plan, attempt 2 if changes are requested.',
+      'Noted: goes to build with the approval; it goes to plan, attempt 2 if changes are requested.',
     ]);
 
     await d.sendCommand('bob', `changes ${runId} add a test for it`);

@@ -339,7 +339,7 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
     await form.getByRole('button', { name: 'Send reply' }).click();
     const noted = await visible(
       message(
-        /^Noted: goes to build with the approval, or to plan, attempt 2 if changes are requested\.$/,
+        /^Noted: goes to build with the approval; it goes to plan, attempt 2 if changes are requested\.$/,
       ),
     );
     expect(await form.count()).toBe(0);

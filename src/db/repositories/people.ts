@@ -20,6 +20,13 @@ export class PeopleRepo {
   async remember(person: { id: string; name?: string }): Promise<void> {
     const name = person.name?.trim();
     if (!name || name === person.id) return;
+    // Read first: every chat event remembers its sender, and a read takes no write lock.
+    const known = await this.#db
+      .selectFrom('people')
+      .select('name')
+      .where('actor_id', '=', person.id)
+      .executeTakeFirst();
+    if (known?.name === name) return;
     await this.#db
       .insertInto('people')
       .values({ actor_id: person.id, name, updated_at: this.#now() })
