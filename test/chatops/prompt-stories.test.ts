@@ -19,7 +19,7 @@ afterEach(async () => {
 
 const runIdOf = (text: string | undefined) => /run (\S+)/.exec(text ?? '')![1]!;
 
-describe('a note at a checkpoint, then Approve', () => {
+describe('notes and the prompt on record', () => {
   it('goes to the next step’s agent, and `prompt` shows what that agent was told', async () => {
     w.say(ALICE, '/run demo add a login page');
     const plan = await w.message(/Checkpoint plan:1/);
@@ -49,5 +49,29 @@ describe('a note at a checkpoint, then Approve', () => {
     expect(planPrompt.text).not.toContain('bcrypt');
     w.say(ALICE, `/prompt ${runId} nosuch`);
     await w.message(/has no step nosuch/);
+  });
+
+  it('sends a long prompt as a file', async () => {
+    w.say(ALICE, '/run demo add a login page');
+    const plan = await w.message(/Checkpoint plan:1/);
+    const runId = runIdOf(plan.text);
+    const long = `use these rules: ${'keep every function short and named. '.repeat(90)}`;
+    w.say(ALICE, long, TEAM, plan.message_id);
+    await w.message(/^Noted: /);
+    w.say(BOB, `/changes ${runId} follow the rules`);
+    await w.message(/Checkpoint plan:2/);
+    w.say(ALICE, `/prompt ${runId} plan`);
+    const file = await until(
+      () => w.fake.botMessages(TEAM.id).some((m) => m.document !== undefined),
+      'the prompt as a file',
+    ).then(() => w.fake.botMessages(TEAM.id).find((m) => m.document !== undefined)!);
+    expect(file.document!.fileName).toBe('prompt-plan-2.md');
+    const sent = Buffer.from(file.document!.data).toString('utf8');
+    expect(sent).toMatch(/^Plan the change described in the specification/);
+    expect(sent).toContain('keep every function short and named.');
+    expect(sent).toMatch(/\(requested changes, .+\): follow the rules\n$/);
+    expect(file.caption).toMatch(
+      /^Prompt of plan, attempt 2 — run \S+ \(\d+ characters\): attached\.$/,
+    );
   });
 });
