@@ -249,5 +249,8 @@ describe('audit export and log follow', () => {
     const pre = /<pre id="prompt"[^>]*>([\s\S]*?)<\/pre>/.exec(html)?.[1];
     expect(pre).toContain('Plan the change described in the specification');
     expect((await get(`/runs/${runId}/prompts/plan?attempt=9`)).status).toBe(404);
+    // The runs list names who started it (the index keeps the id for its filter).
+    const list = await (await get('/runs')).text();
+    expect(list).toContain('data-label="Started by">admin (web console)</td>');
   });
 });
