@@ -30,6 +30,7 @@ import type { Log } from '../log.ts';
 import { AdapterSupervisor } from './adapter-supervisor.ts';
 import { buildChannels } from './channels.ts';
 import { consoleAdmin } from './console-admin.ts';
+import { namedRunsIndex } from './named-runs-index.ts';
 import { outboxRefusals, type RefusalTarget } from './outbox-refusals.ts';
 import { type PruneSchedule, schedulePrune } from './retention.ts';
 import { describeWorker, WorkerWatch } from './worker-watch.ts';
@@ -148,7 +149,7 @@ export async function startBridge(
     const channels = await buildChannels(
       config,
       log,
-      orchestratorRunsSource(orchestrator, repos.runs),
+      orchestratorRunsSource(orchestrator, namedRunsIndex(repos.runs, repos.people)),
       (p) => (outcome) => {
         metrics.platformCall(p, outcome);
         // A 429 the adapter waits out itself: the outbox's lanes in flight stop bursting a while.

@@ -64,6 +64,26 @@ export function actorOf(user: ChatUser): Actor {
   return { id: `${user.platform}:${user.id}`, name: user.display || user.id };
 }
 
+/**
+ * The actor of a chat user, named: a platform event that carries no name (a Slack message event
+ * has the user id only) takes the name the person was last seen under; a named one is remembered
+ * for the decisions stored by id (tool approvals, audit rows).
+ */
+async function namedActor(deps: ChatOpsDeps, user: ChatUser): Promise<Actor> {
+  const actor = actorOf(user);
+  try {
+    if (user.display && user.display !== user.id) {
+      await deps.repos.people.remember(actor);
+      return actor;
+    }
+    const known = await deps.repos.people.person(actor.id);
+    return known.name === undefined ? actor : { ...actor, name: known.name };
+  } catch (err) {
+    deps.log.warn({ err }, 'chatops: the people directory is not available');
+    return actor;
+  }
+}
+
 /** The platform a chat ref belongs to (its first part). */
 export function platformOf(chatRef: ChatRef): string {
   return chatRef.slice(0, chatRef.indexOf(':'));
@@ -119,7 +139,7 @@ export async function resolveAccess(
 ): Promise<Access> {
   const binding = await deps.repos.bindings.find(parentChatRef(chatRef, threadRef), threadRef);
   const role = await deps.repos.allowlist.roleOf(user.platform, user.id, binding?.id ?? null);
-  return { actor: actorOf(user), binding, role };
+  return { actor: await namedActor(deps, user), binding, role };
 }
 
 /** One audit entry of a chat action; `key` is the event's idempotency key (kept for dedupe). */

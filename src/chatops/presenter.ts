@@ -12,6 +12,7 @@ import type { CheckpointMessageRecord } from '../db/repositories/index.ts';
 import { changesMax } from '../engine/checkpoint-policy.ts';
 import type { RunEvent } from '../engine/events.ts';
 import { type CheckpointState, type RunState, SYSTEM_ACTOR } from '../engine/model.ts';
+import { pendingNotes } from '../engine/note-destination.ts';
 import { PhasebridgeError } from '../errors.ts';
 import { describePermissions } from '../jobs/runner/permissions.ts';
 import { readChangedFiles } from './changed-files.ts';
@@ -90,6 +91,8 @@ export class CheckpointPresenter {
       } else if (e.type === 'checkpointOpened') {
         changed.add(e.checkpoint.id);
       } else if (CHANGES.has(e.type) && 'checkpointId' in e) changed.add(e.checkpointId);
+      // A note kept for the decision: the open message counts it.
+      else if (e.type === 'feedbackRecorded' && state.checkpoint) changed.add(state.checkpoint.id);
     }
     for (const id of changed) await this.refresh(state, id, pressed ? 'interactive' : 'decision');
   }
@@ -286,6 +289,8 @@ export class CheckpointPresenter {
     if (def !== undefined && cp.answers.includes('loop')) {
       view.changes = { used: state.loopCounters[cp.stepId] ?? 0, max: changesMax(def) };
     }
+    const notes = state.checkpoint?.id === cp.id ? pendingNotes(state) : [];
+    if (notes.length > 0) view.notes = notes.map((f) => f.by);
     // A `before` gate's step has not run (attempt 0): it has no log yet.
     if (!step || step.attempt === 0) return view;
     view.logs = runLink(this.#deps, state.id, step.id, step.attempt);

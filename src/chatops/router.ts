@@ -29,6 +29,7 @@ import { accessCommand, bindingsCommand, unbindCommand } from './handlers/bindin
 import { controlCommand } from './handlers/control.ts';
 import { helpCommand, whoamiCommand } from './handlers/info.ts';
 import { phaseCommand } from './handlers/phase.ts';
+import { promptCommand } from './handlers/prompt.ts';
 import { repairCommand } from './handlers/repair.ts';
 import { runCommand, runsCommand, statusCommand, workflowsCommand } from './handlers/runs.ts';
 import { sessionsCommand } from './handlers/sessions.ts';
@@ -221,6 +222,8 @@ function dispatch(ctx: CommandContext, cmd: ParsedCommand): Promise<HandlerResul
       return statusCommand(ctx, cmd);
     case 'phase':
       return phaseCommand(ctx, cmd);
+    case 'prompt':
+      return promptCommand(ctx, cmd);
     case 'runs':
       return runsCommand(ctx);
     case 'workflows':

@@ -18,6 +18,7 @@ export const VOCABULARY: Readonly<Record<Verb, VocabularyEntry>> = {
   run: { role: 'operator', cli: 'run' },
   status: { role: 'viewer', cli: 'status' },
   phase: { role: 'viewer', cli: 'phase' },
+  prompt: { role: 'viewer', cli: 'prompt' },
   runs: { role: 'viewer', cli: 'runs' },
   sessions: { role: 'viewer', cli: 'sessions' },
   approve: { role: 'approver', cli: 'approve' },
@@ -59,4 +60,6 @@ export const CLI_ONLY: Readonly<Record<string, string>> = {
   'approval-server': "Claude Code starts it from a step's MCP config (permissions: ask)",
   prune: "drops old rows of bridge.db on the bridge's host (serve also does it)",
   archive: "packs finished runs' folders on the bridge's host",
+  audit:
+    "reads bridge.db's audit rows and a run's ledger on the bridge's host (the console exports them)",
 };

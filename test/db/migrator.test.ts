@@ -33,6 +33,7 @@ const TABLES = [
   'jobs',
   'outbox',
   'pairing_codes',
+  'people',
   'reason_prompts',
   'run_changes',
   'run_feed',
