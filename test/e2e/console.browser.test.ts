@@ -265,7 +265,7 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
       .readFileSync((await download.path())!, 'utf8')
       .trim()
       .split('\r\n');
-    expect(csv[0]).toBe('id,at,actor,action,target,chatRef,outcome,detail');
+    expect(csv[0]).toBe('id,at,actor,action,target,chatRef,outcome,detail,actorName');
     expect(csv).toHaveLength(2);
     expect(csv[1]).toContain(`"web:admin","command:changes","${runId}","web:console","allowed"`);
 
