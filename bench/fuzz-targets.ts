@@ -7,10 +7,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
+import { fromMention, fromSlashCommand, fromThreadReply } from '../src/bridges/slack/inbound.ts';
+import { toInbound } from '../src/bridges/telegram/inbound.ts';
 import { readConfigFile } from '../src/config-file.ts';
 import { readTemplateAt } from '../src/engine/layouts/codemachine/template-file.ts';
 import { coordinatorPaths } from '../src/engine/layouts/coordinator/format.ts';
 import { readSessionHead } from '../src/engine/layouts/coordinator/index.ts';
+import { readEventsJsonl } from '../src/engine/layouts/flow/events-file.ts';
 import { readRunJson } from '../src/engine/layouts/native.ts';
 import { parseLedger, readLedger } from '../src/engine/ledger/ledger-file.ts';
 import { parseLedgerLine } from '../src/engine/ledger/ledger-format.ts';
@@ -30,6 +33,70 @@ const LEDGER_LINE =
   '{"v":1,"seq":1,"key":"k1","at":"2026-01-01T00:00:00.000Z","command":"start","actor":{"id":"a"},"events":[],"effects":[]}';
 const WORKFLOW = 'id: w\nsteps:\n  - id: a\n    agent: demo\n    prompt: do it\n';
 const RUN_JSON = '{"id":"r","seq":1,"status":"awaiting","steps":[{"id":"plan"}]}';
+const TELEGRAM_UPDATE = JSON.stringify({
+  update_id: 1,
+  message: {
+    message_id: 7,
+    date: 1,
+    chat: { id: -100, type: 'supergroup', title: 'Ops' },
+    from: { id: 5, is_bot: false, first_name: 'A', username: 'a' },
+    text: '/approve@pb_bot run-1 ok',
+    entities: [{ type: 'bot_command', offset: 0, length: 14 }],
+    reply_to_message: {
+      message_id: 3,
+      date: 1,
+      chat: { id: -100, type: 'supergroup' },
+      from: { id: 9, is_bot: true, first_name: 'PB' },
+    },
+  },
+});
+const SLACK_EVENT = JSON.stringify({
+  command: '/pb',
+  text: 'approve run-1 ok',
+  channel_id: 'C1',
+  user_id: 'U1',
+  trigger_id: 't',
+  team_id: 'T1',
+  event: { user: 'U1', text: '<@UBOT> run demo x', channel: 'C1', ts: '1.1', thread_ts: '1.0' },
+});
+
+/** The paths of every value in `v` (objects and arrays walked). */
+function pathsOf(v: unknown, at: (string | number)[] = []): (string | number)[][] {
+  if (typeof v !== 'object' || v === null) return [at];
+  const keys = Array.isArray(v) ? v.map((_, i) => i) : Object.keys(v);
+  return [at, ...keys.flatMap((k) => pathsOf((v as Record<string, unknown>)[k], [...at, k]))];
+}
+
+/** A JSON sample with values at random paths replaced by random JSON or removed, as text. */
+function aroundJson(sample: string): fc.Arbitrary<string> {
+  const base = JSON.parse(sample) as unknown;
+  const paths = pathsOf(base).filter((p) => p.length > 0);
+  const edit = fc.tuple(fc.constantFrom(...paths), fc.option(fc.jsonValue({ maxDepth: 2 })));
+  const structural = fc.array(edit, { minLength: 1, maxLength: 4 }).map((edits) => {
+    const copy = structuredClone(base) as Record<string | number, unknown>;
+    for (const [p, value] of edits) {
+      let node: Record<string | number, unknown> | undefined = copy;
+      for (const k of p.slice(0, -1)) {
+        const next: unknown = node?.[k];
+        node = typeof next === 'object' && next !== null ? (next as typeof node) : undefined;
+      }
+      if (node === undefined) continue;
+      if (value === null) delete node[p.at(-1)!];
+      else node[p.at(-1)!] = value;
+    }
+    return JSON.stringify(copy);
+  });
+  return fc.oneof({ arbitrary: structural, weight: 4 }, { arbitrary: around(sample), weight: 1 });
+}
+
+/** Parses JSON text, or gives undefined (the SDKs hand us parsed JSON, never raw text). */
+function json(t: string): unknown {
+  try {
+    return JSON.parse(t);
+  } catch {
+    return undefined;
+  }
+}
 
 /** Random text, or a known-good sample mutated (cut, spliced, duplicated, nested). */
 function around(sample: string): fc.Arbitrary<string> {
@@ -135,6 +202,36 @@ export function fuzzTargets(scratch: string): FuzzTarget[] {
       input: around('port: 7717\nworkspace: /tmp/x\n'),
       run: (t) => {
         answer(() => readConfigFile(file('config.yaml', t), true, new Map(), []));
+      },
+    },
+    {
+      name: 'flow events.jsonl',
+      input: around('{"type":"run.started","at":"2026-01-01T00:00:00Z"}\n{"type":"x"}\n'),
+      run: (t) => {
+        readEventsJsonl(t);
+      },
+    },
+    {
+      name: 'Telegram update',
+      input: aroundJson(TELEGRAM_UPDATE),
+      run: (t) => {
+        const u = json(t);
+        if (u === null || typeof u !== 'object') return;
+        answer(() => toInbound(u as never, { id: 9, username: 'pb_bot' }));
+      },
+    },
+    {
+      name: 'Slack payloads',
+      input: aroundJson(SLACK_EVENT),
+      run: (t) => {
+        const p = json(t);
+        if (p === null || typeof p !== 'object') return;
+        const bot = { team: 'T1', botUserId: 'UBOT', command: '/pb' };
+        answer(() => fromSlashCommand(p as never, bot));
+        if ('event' in p && typeof p.event === 'object' && p.event !== null) {
+          answer(() => fromMention(p as never, bot));
+          answer(() => fromThreadReply(p as never, bot));
+        }
       },
     },
     {

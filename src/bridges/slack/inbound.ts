@@ -130,11 +130,26 @@ function commandWords(text: string): { name: string; args: string[] } {
   return { name: (verb ?? 'help').toLowerCase(), args };
 }
 
+/** True when every one of `keys` of `o` is a string (a payload of another shape is not ours). */
+function allStrings(o: unknown, keys: readonly string[]): boolean {
+  if (typeof o !== 'object' || o === null) return false;
+  const r = o as Record<string, unknown>;
+  return keys.every((k) => typeof r[k] === 'string');
+}
+
+/** A person's message event with the fields read as strings (thread_ts too, when present). */
+function isEvent(e: unknown): e is MentionPayload['event'] & { user: string; text: string } {
+  if (!allStrings(e, ['user', 'text', 'channel', 'ts'])) return false;
+  const t = (e as { thread_ts?: unknown }).thread_ts;
+  return t === undefined || typeof t === 'string';
+}
+
 /** Slack's conversation ids: a direct message (IM) channel starts with D. */
 const isDirect = (channel: string): boolean => channel.startsWith('D');
 
 /** `/pb run demo add login` → Command `run` [demo, add, login]; other slash commands → undefined. */
 export function fromSlashCommand(p: SlashCommandPayload, bot: BotContext): Command | undefined {
+  if (!allStrings(p, ['command', 'text', 'channel_id', 'user_id', 'trigger_id'])) return undefined;
   if (p.command.toLowerCase() !== bot.command.toLowerCase()) return undefined;
   const text = normalizeSlackText(p.text).trim();
   return {
@@ -205,7 +220,7 @@ export async function fromPromptAnswer(
  */
 export function fromMention(p: MentionPayload, bot: BotContext): Command | undefined {
   const e = p.event;
-  if (!e.user || e.bot_id || e.subtype || e.text === undefined) return undefined;
+  if (!isEvent(e) || e.bot_id || e.subtype) return undefined;
   const text = mentionText(e.text, bot);
   const chat: SlackChat =
     e.thread_ts === undefined
@@ -242,7 +257,7 @@ const PERSON_SUBTYPES = new Set([undefined, 'thread_broadcast', 'file_share']);
  */
 export function fromThreadReply(p: MessagePayload, bot: BotContext): Reply | undefined {
   const e = p.event;
-  if (!e.user || e.bot_id || !PERSON_SUBTYPES.has(e.subtype) || e.text === undefined) return;
+  if (!isEvent(e) || e.bot_id || !PERSON_SUBTYPES.has(e.subtype)) return;
   if (e.user === bot.botUserId || e.thread_ts === undefined || e.thread_ts === e.ts) return;
   const id = bot.botUserId.replace(/[^A-Za-z0-9]/g, '');
   if (new RegExp(`<@${id}(?:\\|[^>]*)?>`).test(e.text)) return;

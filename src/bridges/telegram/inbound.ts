@@ -187,10 +187,41 @@ function fromCallback(query: CallbackQuery): InboundEvent | undefined {
  * not used because Telegram restarts it at a random value after a week without updates.
  */
 export function toInbound(update: Update, bot: BotIdentity): InboundEvent | undefined {
+  // A webhook body is only as well-formed as its sender: the fields read are checked first.
+  if (!updateShape.safeParse(update).success) return undefined;
   if (update.message) return fromMessage(update.message, bot);
   if (update.callback_query) return fromCallback(update.callback_query);
   return undefined;
 }
+
+const wireUser = z.looseObject({ id: z.number(), is_bot: z.boolean().optional() });
+const wireChat = z.looseObject({ id: z.number(), type: z.string() });
+const wireEntity = z.looseObject({ type: z.string(), offset: z.number(), length: z.number() });
+const wireMessage = z.looseObject({
+  message_id: z.number(),
+  chat: wireChat,
+  from: wireUser.optional(),
+  text: z.string().optional(),
+  caption: z.string().optional(),
+  entities: z.array(wireEntity).optional(),
+  caption_entities: z.array(wireEntity).optional(),
+  message_thread_id: z.number().optional(),
+  reply_to_message: z
+    .looseObject({ message_id: z.number(), from: wireUser.optional(), text: z.string().optional() })
+    .optional(),
+});
+/** The fields of an update this file reads, with their types (everything else passes). */
+const updateShape = z.looseObject({
+  message: wireMessage.optional(),
+  callback_query: z
+    .looseObject({
+      id: z.string(),
+      from: wireUser,
+      data: z.string().optional(),
+      message: z.looseObject({ message_id: z.number(), chat: wireChat }).optional(),
+    })
+    .optional(),
+});
 
 /** Update types the adapter asks Telegram for. */
 export const ALLOWED_UPDATES = ['message', 'callback_query'] as const;
