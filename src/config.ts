@@ -72,6 +72,8 @@ export const configSchema = z.strictObject({
   metricsToken: z.optional(secret),
   /** `loopback`: /metrics answers without auth (only allowed when the bridge listens on loopback). */
   metricsOpen: z.optional(z.enum(['loopback'])),
+  /** `x-forwarded-proto`: believe a TLS proxy's `X-Forwarded-Proto` header (the console off loopback). */
+  trustProxy: z.optional(z.enum(['x-forwarded-proto'])),
   /** How long finished work is kept in bridge.db before `prune` (and serve, periodically) drops it. */
   retention: z.strictObject({
     /** Finished jobs of the embedded queue (of finished runs). */
@@ -119,6 +121,7 @@ const FIXES: Record<string, string> = {
   metricsToken:
     'set PHASEBRIDGE_METRICS_TOKEN to a long random string, e.g. `openssl rand -hex 24`',
   metricsOpen: 'set PHASEBRIDGE_METRICS_OPEN=loopback or unset it',
+  trustProxy: 'set PHASEBRIDGE_TRUST_PROXY=x-forwarded-proto or unset it',
   'retention.jobs': 'set PHASEBRIDGE_RETAIN_JOBS to a duration such as 30d (the default)',
   'retention.audit': 'set PHASEBRIDGE_RETAIN_AUDIT to a duration such as 365d (the default)',
   publicUrl:
@@ -167,6 +170,7 @@ const ENV_OF: Record<string, string> = {
   'inputs.maxFiles': 'PHASEBRIDGE_MAX_INPUT_FILES',
   metricsToken: 'PHASEBRIDGE_METRICS_TOKEN',
   metricsOpen: 'PHASEBRIDGE_METRICS_OPEN',
+  trustProxy: 'PHASEBRIDGE_TRUST_PROXY',
   'retention.jobs': 'PHASEBRIDGE_RETAIN_JOBS',
   'retention.audit': 'PHASEBRIDGE_RETAIN_AUDIT',
   'telegram.botToken': 'TELEGRAM_BOT_TOKEN',
@@ -278,6 +282,7 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     },
     metricsToken: v('PHASEBRIDGE_METRICS_TOKEN'),
     metricsOpen: v('PHASEBRIDGE_METRICS_OPEN'),
+    trustProxy: v('PHASEBRIDGE_TRUST_PROXY'),
     retention: { jobs: v('PHASEBRIDGE_RETAIN_JOBS'), audit: v('PHASEBRIDGE_RETAIN_AUDIT') },
     telegram: {
       botToken: v('TELEGRAM_BOT_TOKEN'),

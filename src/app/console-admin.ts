@@ -50,6 +50,14 @@ export function consoleAdmin(repos: Repositories): AdminSource {
           return unbindChat(repos, actor, edit.chat);
       }
     },
+    async isAdmin(person) {
+      const binding =
+        person.chatRef === null
+          ? null
+          : await repos.bindings.find(person.chatRef, person.threadRef ?? null);
+      if (person.chatRef !== null && binding === null) return false;
+      return (await repos.allowlist.roleOf(person.platform, person.id, binding?.id)) === 'admin';
+    },
     async audit(q) {
       return repos.audit.listRecent({
         limit: q.limit,

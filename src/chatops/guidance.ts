@@ -10,7 +10,7 @@ import type { Reply } from '../bridges/channel.ts';
 import { prose } from '../bridges/render-text.ts';
 import type { Role } from '../db/schema.ts';
 import { hasRole } from './authorize.ts';
-import { audit, type ChatOpsDeps, channelFor, resolveAccess } from './context.ts';
+import { accessOfEvent, audit, type ChatOpsDeps, channelFor } from './context.ts';
 import { fetchInputs } from './input-fetch.ts';
 
 /** The role a guidance reply needs. */
@@ -42,7 +42,7 @@ export async function handleGuidanceReply(deps: ChatOpsDeps, ev: Reply): Promise
     (await repos.statusMessages.runOfMessage(ev.replyToMessageRef)) ??
     (await repos.checkpointMessages.runOfMessage(ev.replyToMessageRef));
   if (runId === null || ev.text.trim() === '') return false;
-  const access = await resolveAccess(deps, ev.chatRef, ev.threadRef, ev.user);
+  const access = await accessOfEvent(deps, ev);
   const channel = channelFor(deps, ev.chatRef);
   const say = (text: string) => channel?.send(ev.chatRef, { text: prose(text) });
   const base = {

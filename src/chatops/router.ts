@@ -19,13 +19,21 @@ import { ROLES } from '../db/repositories/index.ts';
 import { describeError, PhasebridgeError } from '../errors.ts';
 import { decideAccess, refusalText } from './authorize.ts';
 import type { CheckpointPresses } from './checkpoint-press.ts';
-import { alreadyAudited, audit, type ChatOpsDeps, channelFor, resolveAccess } from './context.ts';
+import {
+  accessOfEvent,
+  alreadyAudited,
+  audit,
+  type ChatOpsDeps,
+  channelFor,
+  resolveAccess,
+} from './context.ts';
 import { RecentKeys } from './dedupe.ts';
 import { argumentText, failureText, type ParsedCommand, parseCommand } from './grammar.ts';
 import { handleGuidanceReply } from './guidance.ts';
 import { agentsCommand, allowCommand, bindCommand, denyCommand } from './handlers/admin.ts';
 import { answerCommand } from './handlers/answer.ts';
 import { accessCommand, bindingsCommand, unbindCommand } from './handlers/bindings.ts';
+import { consoleCommand } from './handlers/console.ts';
 import { controlCommand } from './handlers/control.ts';
 import { helpCommand, whoamiCommand } from './handlers/info.ts';
 import { phaseCommand } from './handlers/phase.ts';
@@ -127,7 +135,7 @@ export class Router {
 
   async #command(event: Command): Promise<void> {
     const deps = this.#deps;
-    const access = await resolveAccess(deps, event.chatRef, event.threadRef, event.user);
+    const access = await accessOfEvent(deps, event);
     const parsed = parseCommand(event.name, argumentText(event.name, event.rawText, event.args));
     const verb = parsed.ok ? parsed.command.verb : parsed.failure.verb;
     const base = { actor: access.actor, chatRef: event.chatRef, key: event.idempotencyKey };
@@ -257,5 +265,7 @@ function dispatch(ctx: CommandContext, cmd: ParsedCommand): Promise<HandlerResul
       return helpCommand(ctx, cmd);
     case 'sessions':
       return sessionsCommand(ctx);
+    case 'console':
+      return consoleCommand(ctx);
   }
 }

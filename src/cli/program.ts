@@ -10,6 +10,7 @@ import { registerDoctorCommand } from './commands/doctor.ts';
 import { registerFollowCommand } from './commands/follow.ts';
 import { registerInitCommand } from './commands/init.ts';
 import { registerLoginCommand } from './commands/login.ts';
+import { registerLoginsCommand } from './commands/logins.ts';
 import { registerLogsCommand } from './commands/logs.ts';
 import { registerMigrateCommand } from './commands/migrate.ts';
 import { registerPhaseCommand } from './commands/phase.ts';
@@ -37,6 +38,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerSetupCommand(program, ctx);
   registerInitCommand(program, ctx);
   registerLoginCommand(program, ctx);
+  registerLoginsCommand(program, ctx);
   registerMigrateCommand(program, ctx);
   registerDoctorCommand(program, ctx);
   registerAccessCommands(program, ctx);

@@ -73,4 +73,14 @@ export interface AdminSource {
   /** Applies an edit as `actor`; returns the sentence to show. INVALID_INPUT/NOT_FOUND refuse it. */
   edit(actor: string, edit: AccessEdit): Promise<string>;
   audit(q: AuditQuery): Promise<readonly AuditRow[]>;
+  /**
+   * True when a person signed in through chat is an admin in the chat they signed in through
+   * (or globally when `chatRef` is null); only admins see and change these pages.
+   */
+  isAdmin(person: {
+    platform: string;
+    id: string;
+    chatRef: string | null;
+    threadRef?: string;
+  }): Promise<boolean>;
 }

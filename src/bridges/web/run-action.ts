@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import type { ConsoleContext, PostOutcome } from './console-routes.ts';
-import { eventKey, MAX_INPUT_LENGTH, toCommand } from './inbound.ts';
+import { type ConsoleActor, eventKey, MAX_INPUT_LENGTH, toCommand } from './inbound.ts';
 
 /** POST /api/run-action */
 export const runActionBody = z.object({
@@ -42,6 +42,7 @@ export function htmlText(html: string): string {
 export async function handleRunAction(
   ctx: ConsoleContext,
   body: z.infer<typeof runActionBody>,
+  who?: ConsoleActor,
 ): Promise<PostOutcome> {
   const reason = (body.reason ?? '').replace(/\s+/g, ' ');
   if (body.action !== 'approve' && reason === '') {
@@ -52,7 +53,7 @@ export async function handleRunAction(
   ctx.echo(`› ${text}`);
   // Messages the chat adds while the command is handled are its answers (edits are not).
   const before = Math.max(0, ...ctx.history.all().map((m) => m.n));
-  const command = toCommand(text, eventKey('cmd', body.key));
+  const command = toCommand(text, eventKey('cmd', body.key), [], who);
   if (command) await ctx.emit(command);
   const replies = ctx.history
     .all()

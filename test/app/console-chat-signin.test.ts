@@ -1,0 +1,212 @@
+/**
+ * Signing in to the console through chat, end to end: the real assembled bridge, the real
+ * Telegram adapter against the fake Bot API, real HTTP and the real CLI. `/console` in a bound
+ * group sends the presser a one-time link in their private chat (never in the group); the link
+ * signs them in (GET shows the Sign in page, the POST opens the session); from the run page an
+ * approver approves the checkpoint and the decision and audit name them, a viewer is refused;
+ * `phasebridge logins` lists the sessions and `logins revoke <id>` signs one out at once.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type RunningBridge, startBridge } from '../../src/app/bridge.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/log.ts';
+import { FakeTelegram } from '../fakes/telegram.ts';
+import { signIn } from '../support/console-login.ts';
+import { slow } from '../support/slowdown.ts';
+
+const BIN = path.resolve(import.meta.dirname, '../../bin/phasebridge.js');
+const TEAM = { id: -3001, type: 'supergroup' as const, title: 'Team' };
+const ALICE = { id: 701, first_name: 'Alice', username: 'alice' };
+const BOB = { id: 702, first_name: 'Bob', username: 'bob' };
+const CAROL = { id: 703, first_name: 'Carol', username: 'carol' };
+/** The console's public address as chat links carry it; the test opens them on the real port. */
+const PUBLIC = 'http://localhost:7799';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>) {
+  const deadline = Date.now() + slow(30_000);
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+interface World {
+  bridge: RunningBridge;
+  fake: FakeTelegram;
+  home: string;
+  dir: string;
+}
+
+async function start(publicUrl: string | null = PUBLIC): Promise<World> {
+  process.env.DEMO_AGENT_BEHAVIOUR = 'sleep=20';
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-console-chat-'));
+  const home = path.join(dir, 'home');
+  const fake = await FakeTelegram.start();
+  fake.addChat(TEAM);
+  fake.addChat({ id: ALICE.id, type: 'private' });
+  fake.addChat({ id: BOB.id, type: 'private' });
+  const config = loadConfig({
+    env: {
+      PHASEBRIDGE_HOME: home,
+      PHASEBRIDGE_PORT: '0',
+      TELEGRAM_BOT_TOKEN: fake.token,
+      TELEGRAM_API_ROOT: fake.apiRoot,
+      ...(publicUrl !== null && { PHASEBRIDGE_PUBLIC_URL: publicUrl }),
+    },
+    cwd: dir,
+  });
+  const bridge = await startBridge(config, createLogger({ level: 'silent' }), {
+    editIntervalMs: 10,
+  });
+  cleanups.push(async () => {
+    await bridge.stop();
+    await fake.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  const binding = await bridge.repos.bindings.bind({
+    chatRef: `telegram:${TEAM.id}`,
+    workspace: bridge.workspace,
+  });
+  const scope = { bindingId: binding.id };
+  await bridge.repos.allowlist.allow(scope, 'telegram', String(ALICE.id), 'approver');
+  await bridge.repos.allowlist.allow(scope, 'telegram', String(BOB.id), 'viewer');
+  return { bridge, fake, home, dir };
+}
+
+/** `/console` in the group by `who`; the link that arrived in their private chat. */
+async function consoleLink(w: World, who: typeof ALICE): Promise<string> {
+  const before = w.fake.botMessages(who.id).length;
+  w.fake.userSends({ chat: TEAM, from: who, text: '/console' });
+  const dm = await until('the private sign-in link', () => w.fake.botMessages(who.id)[before]);
+  const link = /(http:\/\/\S+\?token=[A-Za-z0-9_%-]+)/.exec(dm.text ?? '')?.[1];
+  expect(link, dm.text).toBeDefined();
+  expect(link!.startsWith(`${PUBLIC}/?token=`)).toBe(true);
+  return link!.replace(PUBLIC, w.bridge.url);
+}
+
+async function cookieOf(link: string): Promise<string> {
+  const res = await signIn(link);
+  expect(res.status).toBe(303);
+  return (res.headers.get('set-cookie') ?? '').split(';')[0]!;
+}
+
+/** Presses a run page button as its script does: the page's CSRF token, JSON back. */
+async function runAction(w: World, cookie: string, run: string, action: string) {
+  const page = await fetch(`${w.bridge.url}/runs/${run}`, { headers: { cookie } });
+  expect(page.status).toBe(200);
+  const csrf = /name="csrf-token" content="([^"]+)"/.exec(await page.text())?.[1] ?? '';
+  const res = await fetch(`${w.bridge.url}/api/run-action`, {
+    method: 'POST',
+    headers: {
+      cookie,
+      'content-type': 'application/json',
+      accept: 'application/json',
+      'x-csrf-token': csrf,
+    },
+    body: JSON.stringify({ run, action }),
+  });
+  return { status: res.status, body: (await res.json()) as { replies?: string[] } };
+}
+
+function cli(home: string, cwd: string, ...args: string[]) {
+  const res = spawnSync(process.execPath, [BIN, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH, PHASEBRIDGE_HOME: home, LOG_LEVEL: 'silent' },
+    encoding: 'utf8',
+    timeout: slow(60_000),
+  });
+  return { code: res.status, out: res.stdout, err: res.stderr };
+}
+
+describe('signing in to the console through chat', () => {
+  it('sends the link privately, signs the person in as themselves, and revokes at once', async () => {
+    const w = await start();
+    w.fake.userSends({ chat: TEAM, from: ALICE, text: '/run demo add a login page' });
+    await until('the plan checkpoint', () =>
+      w.fake
+        .botMessages(TEAM.id)
+        .find((m) => JSON.stringify(m.replyMarkup ?? {}).includes('Approve')),
+    );
+    const run = (await w.bridge.orchestrator.listRuns())[0]!.id;
+
+    // A viewer signs in and is refused approving; the checkpoint stays open.
+    const bobLink = await consoleLink(w, BOB);
+    expect(w.fake.botMessages(TEAM.id).some((m) => (m.text ?? '').includes('?token='))).toBe(false);
+    const bobPage = await fetch(bobLink, { redirect: 'manual' });
+    expect(await bobPage.text()).toContain('Sign in');
+    const bob = await cookieOf(bobLink);
+    const refused = await runAction(w, bob, run, 'approve');
+    expect(refused.body.replies?.join('\n')).toContain('You are not allowed to use approve here.');
+    expect((await w.bridge.orchestrator.getRun(run)).checkpoint?.stepId).toBe('plan');
+    // Access and Audit are for admins.
+    expect((await fetch(`${w.bridge.url}/admin/audit`, { headers: { cookie: bob } })).status).toBe(
+      403,
+    );
+
+    // An approver signs in and approves as themselves.
+    const alice = await cookieOf(await consoleLink(w, ALICE));
+    const approved = await runAction(w, alice, run, 'approve');
+    expect(approved.status).toBe(200);
+    expect(approved.body.replies?.join('\n')).toMatch(/Checkpoint \S+ of run \S+: /);
+    const state = await until('the plan decided', async () => {
+      const s = await w.bridge.orchestrator.getRun(run);
+      const plan = s.checkpoints.find((c) => c.stepId === 'plan');
+      return plan?.decision ? plan : undefined;
+    });
+    expect(state.decision?.by.map((a) => a.id)).toEqual([`telegram:${ALICE.id}`]);
+    const audit = await w.bridge.repos.audit.listRecent({ action: 'command:approve', limit: 10 });
+    expect(audit.map((e) => [e.actor, e.outcome]).sort()).toEqual([
+      [`telegram:${ALICE.id}`, 'allowed'],
+      [`telegram:${BOB.id}`, 'refused'],
+    ]);
+
+    // The CLI lists both sessions and revokes Bob's: his next request is refused at once.
+    const listed = cli(w.home, w.dir, 'logins');
+    expect(listed.code).toBe(0);
+    expect(listed.out).toContain(`telegram:${ALICE.id} (@alice) via telegram:${TEAM.id}`);
+    const bobLine = listed.out.split('\n').find((l) => l.includes(`telegram:${BOB.id}`)) ?? '';
+    const bobId = /^• (\S+) —/.exec(bobLine)?.[1];
+    expect(bobId).toBeDefined();
+    const revoked = cli(w.home, w.dir, 'logins', 'revoke', bobId!);
+    expect(revoked.code).toBe(0);
+    expect(revoked.out).toContain(`Console session ${bobId} is revoked`);
+    expect((await fetch(`${w.bridge.url}/runs`, { headers: { cookie: bob } })).status).toBe(401);
+    expect((await fetch(`${w.bridge.url}/runs`, { headers: { cookie: alice } })).status).toBe(200);
+    const again = cli(w.home, w.dir, 'logins', 'revoke', bobId!);
+    expect(again.code).toBe(1);
+    expect(again.err).toContain(`no console session ${bobId}`);
+  });
+
+  it('says so in the chat, without a link, when no private message can be sent', async () => {
+    const w = await start();
+    await w.bridge.repos.allowlist.allow('global', 'telegram', String(CAROL.id), 'viewer');
+    // Carol never opened a private chat with the bot: Telegram refuses the message.
+    w.fake.userSends({ chat: TEAM, from: CAROL, text: '/console' });
+    const answer = await until('the answer in the group', () =>
+      w.fake.botMessages(TEAM.id).find((m) => (m.text ?? '').includes('private message')),
+    );
+    expect(answer.text).toContain('no sign-in link was sent');
+    expect(answer.text).not.toContain('token=');
+  });
+
+  it('answers how to set PHASEBRIDGE_PUBLIC_URL when the console has no address', async () => {
+    const w = await start(null);
+    w.fake.userSends({ chat: TEAM, from: ALICE, text: '/console' });
+    const answer = await until('the answer in the group', () =>
+      w.fake.botMessages(TEAM.id).find((m) => (m.text ?? '').includes('PHASEBRIDGE_PUBLIC_URL')),
+    );
+    expect(answer.text).toContain('no public address');
+    expect(w.fake.botMessages(ALICE.id)).toEqual([]);
+  });
+});
