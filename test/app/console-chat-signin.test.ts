@@ -48,8 +48,8 @@ interface World {
   dir: string;
 }
 
-async function start(publicUrl: string | null = PUBLIC): Promise<World> {
-  process.env.DEMO_AGENT_BEHAVIOUR = 'sleep=20';
+async function start(publicUrl: string | null = PUBLIC, behaviour = 'sleep=20'): Promise<World> {
+  process.env.DEMO_AGENT_BEHAVIOUR = behaviour;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-console-chat-'));
   const home = path.join(dir, 'home');
   const fake = await FakeTelegram.start();
@@ -102,7 +102,7 @@ async function cookieOf(link: string): Promise<string> {
 }
 
 /** Presses a run page button as its script does: the page's CSRF token, JSON back. */
-async function runAction(w: World, cookie: string, run: string, action: string) {
+async function runAction(w: World, cookie: string, run: string, action: string, reason?: string) {
   const page = await fetch(`${w.bridge.url}/runs/${run}`, { headers: { cookie } });
   expect(page.status).toBe(200);
   const csrf = /name="csrf-token" content="([^"]+)"/.exec(await page.text())?.[1] ?? '';
@@ -114,7 +114,7 @@ async function runAction(w: World, cookie: string, run: string, action: string) 
       accept: 'application/json',
       'x-csrf-token': csrf,
     },
-    body: JSON.stringify({ run, action }),
+    body: JSON.stringify({ run, action, ...(reason !== undefined && { reason }) }),
   });
   return { status: res.status, body: (await res.json()) as { replies?: string[] } };
 }
@@ -208,5 +208,62 @@ describe('signing in to the console through chat', () => {
     );
     expect(answer.text).toContain('no public address');
     expect(w.fake.botMessages(ALICE.id)).toEqual([]);
+  });
+
+  it('retries the failed step and cancels the run from the run page, as the person, seen in chat', async () => {
+    const w = await start(PUBLIC, 'sleep=20 exit=1');
+    w.fake.userSends({ chat: TEAM, from: ALICE, text: '/run demo add a login page' });
+    const run = await until('the run', async () => (await w.bridge.orchestrator.listRuns())[0]?.id);
+    await until('the failed step', async () =>
+      (await w.bridge.orchestrator.getRun(run)).status === 'blocked' ? true : undefined,
+    );
+    const bob = await cookieOf(await consoleLink(w, BOB));
+    const alice = await cookieOf(await consoleLink(w, ALICE));
+    const page = await (
+      await fetch(`${w.bridge.url}/runs/${run}`, { headers: { cookie: alice } })
+    ).text();
+    expect(page).toContain('Retry failed step');
+    expect(page).toContain('Cancel run');
+
+    // A viewer may do neither; the run stays as it was.
+    const refusedRetry = await runAction(w, bob, run, 'retry');
+    expect(refusedRetry.body.replies?.join('\n')).toContain(
+      'You are not allowed to use retry here.',
+    );
+    const refusedCancel = await runAction(w, bob, run, 'cancel', 'stop it');
+    expect(refusedCancel.body.replies?.join('\n')).toContain(
+      'You are not allowed to use cancel here.',
+    );
+    expect((await w.bridge.orchestrator.getRun(run)).status).toBe('blocked');
+
+    // The agent works again: Alice's retry runs the step, and the group gets its checkpoint.
+    process.env.DEMO_AGENT_BEHAVIOUR = 'sleep=20';
+    const retried = await runAction(w, alice, run, 'retry');
+    expect(retried.status).toBe(200);
+    await until('the plan checkpoint in the group', () =>
+      w.fake
+        .botMessages(TEAM.id)
+        .find((m) => JSON.stringify(m.replyMarkup ?? {}).includes('Approve')),
+    );
+
+    const saysCancelled = () =>
+      w.fake.botMessages(TEAM.id).find((m) => /cancelled/i.test(m.text ?? ''));
+    expect(saysCancelled()).toBeUndefined();
+    const cancelled = await runAction(w, alice, run, 'cancel', 'not needed any more');
+    expect(cancelled.status).toBe(200);
+    expect((await w.bridge.orchestrator.getRun(run)).status).toBe('cancelled');
+    await until('the cancellation in the group', saysCancelled);
+    const after = await (
+      await fetch(`${w.bridge.url}/runs/${run}`, { headers: { cookie: alice } })
+    ).text();
+    expect(after).not.toContain('Cancel run');
+    const audit = await w.bridge.repos.audit.listRecent({
+      actor: `telegram:${ALICE.id}`,
+      limit: 20,
+    });
+    const actions = audit.filter((e) => e.outcome === 'allowed').map((e) => e.action);
+    expect(actions).toEqual(expect.arrayContaining(['command:retry', 'command:cancel']));
+    const state = await w.bridge.orchestrator.getRun(run);
+    expect(state.outcome?.by?.id).toBe(`telegram:${ALICE.id}`);
   });
 });
