@@ -36,6 +36,8 @@ const duration = () =>
       message: `is not a duration: ${DURATION_HINT}`,
     }),
   );
+/** A count of finished jobs to keep: a whole number from 0 to a million. */
+const keepCount = () => z.pipe(z.coerce.number(), z.int().check(z.gte(0), z.lte(1_000_000)));
 
 /** The whole configuration of phasebridge; every value has one home here. */
 export const configSchema = z.strictObject({
@@ -80,6 +82,10 @@ export const configSchema = z.strictObject({
     jobs: duration(),
     /** Audit rows; exported as JSON Lines under `<home>/audit/` before they are deleted. */
     audit: duration(),
+    /** BullMQ: the newest completed jobs Redis keeps (besides the `jobs` age); default 1000. */
+    keepCompleted: z.optional(keepCount()),
+    /** BullMQ: the newest failed jobs Redis keeps (besides the `jobs` age); default 5000. */
+    keepFailed: z.optional(keepCount()),
   }),
   telegram: z.strictObject({
     botToken: z.optional(secret),
@@ -124,6 +130,10 @@ const FIXES: Record<string, string> = {
   trustProxy: 'set PHASEBRIDGE_TRUST_PROXY=x-forwarded-proto or unset it',
   'retention.jobs': 'set PHASEBRIDGE_RETAIN_JOBS to a duration such as 30d (the default)',
   'retention.audit': 'set PHASEBRIDGE_RETAIN_AUDIT to a duration such as 365d (the default)',
+  'retention.keepCompleted':
+    'set PHASEBRIDGE_BULLMQ_KEEP_COMPLETED to a whole number from 0 to 1000000 (default 1000)',
+  'retention.keepFailed':
+    'set PHASEBRIDGE_BULLMQ_KEEP_FAILED to a whole number from 0 to 1000000 (default 5000)',
   publicUrl:
     'set PHASEBRIDGE_PUBLIC_URL to the https URL browsers open the console at, e.g. https://pb.example.com',
   redisUrl: 'set REDIS_URL to redis://host:6379, or unset it to use the embedded queue',
@@ -173,6 +183,8 @@ const ENV_OF: Record<string, string> = {
   trustProxy: 'PHASEBRIDGE_TRUST_PROXY',
   'retention.jobs': 'PHASEBRIDGE_RETAIN_JOBS',
   'retention.audit': 'PHASEBRIDGE_RETAIN_AUDIT',
+  'retention.keepCompleted': 'PHASEBRIDGE_BULLMQ_KEEP_COMPLETED',
+  'retention.keepFailed': 'PHASEBRIDGE_BULLMQ_KEEP_FAILED',
   'telegram.botToken': 'TELEGRAM_BOT_TOKEN',
   'telegram.apiRoot': 'TELEGRAM_API_ROOT',
   'telegram.webhookUrl': 'TELEGRAM_WEBHOOK_URL',
@@ -283,7 +295,12 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     metricsToken: v('PHASEBRIDGE_METRICS_TOKEN'),
     metricsOpen: v('PHASEBRIDGE_METRICS_OPEN'),
     trustProxy: v('PHASEBRIDGE_TRUST_PROXY'),
-    retention: { jobs: v('PHASEBRIDGE_RETAIN_JOBS'), audit: v('PHASEBRIDGE_RETAIN_AUDIT') },
+    retention: {
+      jobs: v('PHASEBRIDGE_RETAIN_JOBS'),
+      audit: v('PHASEBRIDGE_RETAIN_AUDIT'),
+      keepCompleted: v('PHASEBRIDGE_BULLMQ_KEEP_COMPLETED'),
+      keepFailed: v('PHASEBRIDGE_BULLMQ_KEEP_FAILED'),
+    },
     telegram: {
       botToken: v('TELEGRAM_BOT_TOKEN'),
       apiRoot: v('TELEGRAM_API_ROOT'),
