@@ -1,7 +1,7 @@
 /**
  * Routes inbound events: a duplicate delivery is dropped; a command is parsed, authorized, handled
  * and audited, and its answer posted in the chat; presses and replies go to the checkpoint side.
- * In an unbound chat only `whoami`, `help` and `pair` work; any other known verb gets one short
+ * In an unbound chat only `whoami`, `help`, `pair` and `console` work; any other known verb gets one short
  * answer saying how to pair (and is audited). An unknown command there is answered ("did you
  * mean", how to pair) in a private chat or when addressed to us, and plain text in a private chat
  * gets what the bot is; both at most once a minute per chat (unbound-hints.ts). In groups an
