@@ -178,10 +178,23 @@ describe('signing in to the console through chat', () => {
     const bobLine = listed.out.split('\n').find((l) => l.includes(`telegram:${BOB.id}`)) ?? '';
     const bobId = /^• (\S+) —/.exec(bobLine)?.[1];
     expect(bobId).toBeDefined();
+    // Bob's console page is open: its event stream carries the chat until his session ends.
+    const stream = await fetch(`${w.bridge.url}/events`, { headers: { cookie: bob } });
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.getReader();
+    const streamEnded = (async () => {
+      for (;;) if ((await reader.read()).done) return true;
+    })();
     const revoked = cli(w.home, w.dir, 'logins', 'revoke', bobId!);
     expect(revoked.code).toBe(0);
     expect(revoked.out).toContain(`Console session ${bobId} is revoked`);
     expect((await fetch(`${w.bridge.url}/runs`, { headers: { cookie: bob } })).status).toBe(401);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), slow(15_000));
+    });
+    expect(await Promise.race([streamEnded, deadline])).toBe(true);
+    clearTimeout(timer);
     expect((await fetch(`${w.bridge.url}/runs`, { headers: { cookie: alice } })).status).toBe(200);
     const again = cli(w.home, w.dir, 'logins', 'revoke', bobId!);
     expect(again.code).toBe(1);

@@ -175,7 +175,10 @@ function openEvents(
   const prompts = ctx.prompts
     .ofSession(session.id)
     .map((p): SseEvent => ({ event: 'prompt', data: { ref: p.ref, text: p.text } }));
-  ctx.hub.open(req, res, { sessionId: session.id, tab }, [...replay, ...prompts]);
+  // The chat's messages go to this stream only while its session lasts (a revoke ends it).
+  const cookie = req.headers.cookie;
+  const stillValid = () => ctx.sessions.isLive(cookie);
+  ctx.hub.open(req, res, { sessionId: session.id, tab }, [...replay, ...prompts], stillValid);
 }
 
 function sendHeldFile(ctx: ConsoleContext, res: ServerResponse, pathname: string): void {

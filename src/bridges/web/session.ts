@@ -211,6 +211,17 @@ export class SessionStore {
     };
   }
 
+  /** True while the session a Cookie header names exists and has not ended (its use is not recorded). */
+  async isLive(header: string | undefined): Promise<boolean> {
+    const value = parseCookies(header).get(SESSION_COOKIE);
+    if (value === undefined) return false;
+    const stored = await this.#store.findSession(secretDigest(value));
+    if (!stored) return false;
+    const now = this.#now();
+    const ended = stored.expiresAt != null && now >= stored.expiresAt;
+    return !ended && now - stored.lastSeenAt <= this.#idle;
+  }
+
   /** True when `candidate` is the session's CSRF token. */
   checkCsrf(session: Session, candidate: string | undefined): boolean {
     return candidate !== undefined && candidate !== '' && safeEqual(session.csrfToken, candidate);

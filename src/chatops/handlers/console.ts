@@ -11,6 +11,7 @@ import {
   consoleLoginUrl,
   issueLoginToken,
 } from '../../bridges/web/session.ts';
+import { describeError } from '../../errors.ts';
 import { channelFor } from '../context.ts';
 import type { CommandContext, HandlerResult } from './types.ts';
 
@@ -61,7 +62,16 @@ export async function consoleCommand(ctx: CommandContext): Promise<HandlerResult
   const minutes = CHAT_LOGIN_TOKEN_TTL_MS / 60_000;
   const words = `Your sign-in link for the phasebridge console, as ${person.display} with ${where} (one use, valid ${minutes} minutes; do not share it): ${consoleLoginUrl(deps.consoleUrl, token)}`;
   const channel = channelFor(deps, event.chatRef);
-  const sent = channel ? await sendPrivately(channel, event.chatRef, user, words) : false;
+  const sent = channel
+    ? await sendPrivately(channel, event.chatRef, user, words).catch((err: unknown) => {
+        // The error names the chat and the refusal, never the link.
+        deps.log.info(
+          { err: describeError(err).chatReply, chat: event.chatRef },
+          'chatops: no private message for console',
+        );
+        return false;
+      })
+    : false;
   if (!sent) {
     // The token stays unused and expires; it never reaches a chat others read.
     const how = OPEN_PRIVATE[user.platform] ?? 'open a private chat with the bot';
@@ -84,22 +94,18 @@ function sentText(user: ChatUser): string {
   return `${user.display || user.id}: I sent you a console sign-in link ${where}.`;
 }
 
-/** Slack: an ephemeral message; elsewhere the private chat. False when neither could be sent. */
+/** Slack: an ephemeral message; elsewhere the private chat. False where there is no such path; rejects when it failed. */
 async function sendPrivately(
   channel: Channel,
   chatRef: string,
   user: ChatUser,
   words: string,
 ): Promise<boolean> {
-  try {
-    if (user.platform === 'slack' && channel.whisper) {
-      await channel.whisper(chatRef, user, words);
-      return true;
-    }
-    if (!channel.directMessage) return false;
-    await channel.directMessage(user, words);
+  if (user.platform === 'slack' && channel.whisper) {
+    await channel.whisper(chatRef, user, words);
     return true;
-  } catch {
-    return false;
   }
+  if (!channel.directMessage) return false;
+  await channel.directMessage(user, words);
+  return true;
 }
