@@ -4,7 +4,9 @@
  * group sends the presser a one-time link in their private chat (never in the group); the link
  * signs them in (GET shows the Sign in page, the POST opens the session); from the run page an
  * approver approves the checkpoint and the decision and audit name them, a viewer is refused;
- * `phasebridge logins` lists the sessions and `logins revoke <id>` signs one out at once.
+ * `phasebridge logins` lists the sessions and `logins revoke <id>` signs one out at once (its
+ * open stream too). Four-eyes counts a console person as themselves; the run page's Retry and
+ * Cancel act as the person and show in the group that follows the run.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -278,5 +280,46 @@ describe('signing in to the console through chat', () => {
     expect(actions).toEqual(expect.arrayContaining(['command:retry', 'command:cancel']));
     const state = await w.bridge.orchestrator.getRun(run);
     expect(state.outcome?.by?.id).toBe(`telegram:${ALICE.id}`);
+  });
+
+  it('four-eyes counts the console person as themselves, in the console and in chat', async () => {
+    const w = await start();
+    const dave = { id: 704, first_name: 'Dave', username: 'dave' };
+    w.fake.addChat({ id: dave.id, type: 'private' });
+    const team = await w.bridge.repos.bindings.find(`telegram:${TEAM.id}`, null);
+    await w.bridge.repos.allowlist.allow(
+      { bindingId: team!.id },
+      'telegram',
+      String(dave.id),
+      'approver',
+    );
+    fs.mkdirSync(path.join(w.bridge.workspace, 'workflows'), { recursive: true });
+    fs.writeFileSync(
+      path.join(w.bridge.workspace, 'workflows', 'gated.workflow.yaml'),
+      'id: gated\nname: Gated\nsteps:\n  - id: build\n    agent: demo\n    prompt: build it\n    checkpoint:\n      when: after\n      approvals: 2\n      fourEyes: true\n',
+    );
+    w.fake.userSends({ chat: TEAM, from: ALICE, text: '/run gated ship the thing' });
+    const cp = await until('the gated checkpoint', () =>
+      w.fake.botMessages(TEAM.id).find((m) => /Checkpoint build:1/.test(m.text ?? '')),
+    );
+    const run = (await w.bridge.orchestrator.listRuns())[0]!.id;
+
+    // Alice started the run: from the console she is still the starter.
+    const alice = await cookieOf(await consoleLink(w, ALICE));
+    const own = await runAction(w, alice, run, 'approve');
+    expect(own.body.replies?.join('\n')).toMatch(/@alice started this run/);
+    // Dave's console vote and his button in the group are one person's: the second is refused.
+    const daveCookie = await cookieOf(await consoleLink(w, dave));
+    const first = await runAction(w, daveCookie, run, 'approve');
+    expect(first.body.replies?.join('\n')).toContain('1 of 2');
+    w.fake.userPresses({ chatId: TEAM.id, messageId: cp.message_id, from: dave, label: 'Approve' });
+    await until('the second vote refused', async () => {
+      const audit = await w.bridge.repos.audit.listRecent({ actor: `telegram:${dave.id}` });
+      return audit.some((e) => e.outcome !== 'allowed' && /already voted/.test(e.detail ?? ''))
+        ? true
+        : undefined;
+    });
+    const votes = (await w.bridge.orchestrator.getRun(run)).checkpoint!.votes;
+    expect(votes.map((v) => v.actor.id)).toEqual([`telegram:${dave.id}`]);
   });
 });
