@@ -58,6 +58,11 @@ export function consoleAdmin(repos: Repositories): AdminSource {
       if (person.chatRef !== null && binding === null) return false;
       return (await repos.allowlist.roleOf(person.platform, person.id, binding?.id)) === 'admin';
     },
+    async workspaceOf(person) {
+      if (person.chatRef === null) return null;
+      const binding = await repos.bindings.find(person.chatRef, person.threadRef ?? null);
+      return binding?.workspace ?? '';
+    },
     async audit(q) {
       return repos.audit.listRecent({
         limit: q.limit,

@@ -322,4 +322,45 @@ describe('signing in to the console through chat', () => {
     const votes = (await w.bridge.orchestrator.getRun(run)).checkpoint!.votes;
     expect(votes.map((v) => v.actor.id)).toEqual([`telegram:${dave.id}`]);
   });
+
+  it("shows a person only the runs of their chat's workspace; the local admin sees all", async () => {
+    const w = await start();
+    const OTHER = { id: -3002, type: 'supergroup' as const, title: 'Other team' };
+    const erin = { id: 705, first_name: 'Erin', username: 'erin' };
+    w.fake.addChat(OTHER);
+    const otherWs = path.join(w.dir, 'other-ws');
+    fs.mkdirSync(otherWs);
+    const other = await w.bridge.repos.bindings.bind({
+      chatRef: `telegram:${OTHER.id}`,
+      workspace: otherWs,
+    });
+    await w.bridge.repos.allowlist.allow(
+      { bindingId: other.id },
+      'telegram',
+      String(erin.id),
+      'operator',
+    );
+    w.fake.userSends({ chat: OTHER, from: erin, text: '/run demo their secret plan' });
+    w.fake.userSends({ chat: TEAM, from: ALICE, text: '/run demo our login page' });
+    const runs = await until('both runs', async () => {
+      const all = await w.bridge.orchestrator.listRuns();
+      return all.length === 2 ? all : undefined;
+    });
+    const theirs = runs.find((r) => r.workspace === otherWs)!.id;
+    const ours = runs.find((r) => r.workspace !== otherWs)!.id;
+
+    const alice = await cookieOf(await consoleLink(w, ALICE));
+    const get = (cookie: string, p: string) =>
+      fetch(`${w.bridge.url}${p}`, { headers: { cookie, accept: 'text/html' } });
+    expect((await get(alice, `/runs/${theirs}`)).status).toBe(404);
+    expect((await get(alice, `/runs/${theirs}/logs/plan?attempt=1`)).status).toBe(404);
+    expect((await get(alice, `/runs/${ours}`)).status).toBe(200);
+    const list = await (await get(alice, '/runs')).text();
+    expect(list).toContain(ours);
+    expect(list).not.toContain(theirs);
+    expect(list).not.toContain(otherWs);
+
+    const admin = await cookieOf(w.bridge.loginUrl);
+    expect((await get(admin, `/runs/${theirs}`)).status).toBe(200);
+  });
 });

@@ -125,7 +125,13 @@ export async function handleConsoleRequest(
   }
   if (read && url.pathname.startsWith('/files/')) return sendHeldFile(ctx, res, url.pathname);
   if (read && (url.pathname === '/runs' || url.pathname.startsWith('/runs/'))) {
-    const runsCtx = { runs: ctx.runs, events: ctx.runEvents, csrf: session.csrfToken };
+    const workspace = await runsScope(ctx, session);
+    const runsCtx = {
+      runs: ctx.runs,
+      events: ctx.runEvents,
+      csrf: session.csrfToken,
+      ...(workspace !== null && { workspace }),
+    };
     return handleRunsPage(runsCtx, req, res, url);
   }
   if (url.pathname.startsWith('/admin/') || url.pathname === '/api/access') {
@@ -141,6 +147,13 @@ export async function handleConsoleRequest(
     return handlePost(ctx, session, req, res, url.pathname);
   }
   sendNotice(res, 404, 'Not found', 'There is no such page in the console.');
+}
+
+/** The workspace a session's runs pages show (null: every run); a person sees their chat's. */
+async function runsScope(ctx: ConsoleContext, session: Session): Promise<string | null> {
+  if (session.person === null) return null;
+  // Without bridge.db there is no person at all; deny by default all the same.
+  return ctx.admin ? ctx.admin.workspaceOf(session.person) : '';
 }
 
 /** The local admin always; a person signed in through chat only with the admin role there. */
