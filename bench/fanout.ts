@@ -11,18 +11,26 @@
  * release times, scheduled greedily under the same limits (bench/fanout-ideal.ts).
  *
  * Interactive figures (`--presses N`, default 5): a private chat beside the fan-out gets a
- * checkpoint message (urgency `decision`), and 300 ms after it was answered a "press" edits it;
- * press → edit is the time from the edit being queued to the platform's answer, p50 and max,
- * during the fan-out (`press_during_fanout_ms`) and in a quiet bridge (`interactive.quiet`).
+ * checkpoint message (urgency `decision`), and 300 ms after it was answered a "press" edits it
+ * (urgency `interactive`, as chatops marks it); press → edit is the time from the edit being
+ * queued to the platform's answer, p50 and max, during the fan-out (`press_during_fanout_ms`)
+ * and in a quiet bridge (`quiet.press_to_edit_ms`). And `/run` → checkpoint in another private
+ * chat, modelled on the calls chatops makes there (the press story's outbox rows): the status
+ * message, its "running" edit, then after the agent's `--agent-ms` the answer, the checkpoint
+ * message and the status edit; the figure is /run → checkpoint answered minus the agent's time
+ * (`run_to_checkpoint_ms`). `--no-interactive` sends those calls with the urgencies chatops used
+ * before issue 31 (`decision`/`notice`): the pacing as it was. `--think-ms`: the pause between
+ * two interactions of a loop.
  *
- * Run: npx tsx bench/fanout.ts [--mode outbox|direct|both] [--chats 10,30] [--runs 5] [--step-ms 2500] [--presses 5]
- * (FANOUT_TRACE=1 prints the calls of the chat that was final last, on stderr)
+ * Run: npx tsx bench/fanout.ts [--mode outbox|direct|both] [--chats 10,30] [--runs 5] [--step-ms 2500] [--presses 5] [--agent-ms 100] [--think-ms 4000] [--no-interactive]
+ * (FANOUT_TRACE=1 prints the calls of the chat that was final last, FANOUT_TRACE=press those of
+ * the press chat, on stderr)
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import type { Channel, Platform } from '../src/bridges/channel.ts';
+import type { Channel, Platform, Urgency } from '../src/bridges/channel.ts';
 import { prose } from '../src/bridges/render-text.ts';
 import { TelegramChannel } from '../src/bridges/telegram/index.ts';
 import type { ChatOpsDeps } from '../src/chatops/context.ts';
@@ -53,8 +61,24 @@ const PRESSES = Number(arg('presses', '5'));
 /** How long after the checkpoint message appears the person presses. */
 const REACTION_MS = 300;
 const PRESS_CHAT = 4242;
+/** The private chat where `/run` is typed (the run → checkpoint figure). */
+const RUN_CHAT = 4343;
+const AGENT_MS = Number(arg('agent-ms', '100'));
+/**
+ * Between one interaction's end and the next one (the agent's next step, the person reading):
+ * a chat's sustained rate stays about 1 call a second, so back-to-back interactions (0) drain
+ * its burst and then wait for it.
+ */
+const THINK_MS = Number(arg('think-ms', '4000'));
+/** The urgencies of before issue 31 (no `interactive`): the pacing as it was. */
+const BEFORE = process.argv.includes('--no-interactive');
+const waited = (then: Urgency): Urgency => (BEFORE ? then : 'interactive');
+/**
+ * The fake's limits: Telegram's, its per-chat burst as the outbox's table assumes it. The ideal
+ * ignores the burst: the fan-out's messages are not interactive, none of them may use it.
+ */
 const LIMITS = {
-  perChat: { max: 1, windowMs: 1000 },
+  perChat: { max: 1, windowMs: 1000, burst: 2 },
   perGroup: { max: 20, windowMs: 60_000 },
   overall: { max: 30, windowMs: 1000 },
 };
@@ -116,8 +140,39 @@ async function pressLoop(channel: Channel): Promise<number[]> {
     });
     await sleep(REACTION_MS);
     const t = performance.now();
-    await channel.edit(ref, { text: prose(`checkpoint ${i}: approved`), urgency: 'decision' });
+    await channel.edit(ref, {
+      text: prose(`checkpoint ${i}: approved`),
+      urgency: waited('decision'),
+    });
     took.push(Math.round(performance.now() - t));
+    if (i < PRESSES - 1) await sleep(THINK_MS);
+  }
+  return took;
+}
+
+/**
+ * `PRESSES` times: `/run` in a private chat, as chatops answers it there (the status message,
+ * its edit when the step starts; after the agent's time the answer, the checkpoint and the
+ * status edit); returns /run → checkpoint answered, minus the agent's time (ms), per run.
+ */
+async function runLoop(channel: Channel): Promise<number[]> {
+  const chat = `telegram:${RUN_CHAT}`;
+  const took: number[] = [];
+  for (let i = 0; i < PRESSES; i++) {
+    const t = performance.now();
+    const status = await channel.send(chat, { text: prose(`run ${i}`), urgency: waited('notice') });
+    void channel.edit(status, { text: prose(`run ${i}: plan running`), urgency: 'status' });
+    await sleep(AGENT_MS);
+    const answer = channel.send(chat, { text: prose(`💬 plan ${i}`), urgency: waited('decision') });
+    const checkpoint = channel.send(chat, {
+      text: prose(`checkpoint plan:1 of run ${i}`),
+      urgency: waited('decision'),
+    });
+    const edit = channel.edit(status, { text: prose(`run ${i}: awaiting`), urgency: 'notice' });
+    await checkpoint;
+    took.push(Math.round(performance.now() - t - AGENT_MS));
+    await Promise.all([answer, edit]);
+    if (i < PRESSES - 1) await sleep(THINK_MS);
   }
   return took;
 }
@@ -125,10 +180,11 @@ async function pressLoop(channel: Channel): Promise<number[]> {
 async function scenario({ mode, chats }: Scenario) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-fanout-'));
   const file = path.join(dir, 'bridge.db');
-  const fake = await FakeTelegram.start({ limits: true });
+  const fake = await FakeTelegram.start({ limits: LIMITS });
   const chatIds = Array.from({ length: chats }, (_, i) => -1_000_000 - i);
   for (const id of chatIds) fake.addChat({ id, type: 'supergroup', title: `G${id}` });
   fake.addChat({ id: PRESS_CHAT, type: 'private' });
+  fake.addChat({ id: RUN_CHAT, type: 'private' });
   const chatRefs = chatIds.map((id) => `telegram:${id}`);
   const db = openBridgeDb({ file });
   await migrateToLatest(db);
@@ -216,14 +272,20 @@ async function scenario({ mode, chats }: Scenario) {
     }
   };
   const presses = chats > 0 && PRESSES > 0 ? pressLoop(channel) : Promise.resolve([]);
+  const runPresses = chats > 0 && PRESSES > 0 ? runLoop(channel) : Promise.resolve([]);
   await Promise.all(Array.from({ length: RUNS }, (_, r) => runOne(r)));
   await Promise.all(updates);
   const pressMs = await presses;
+  const runMs = await runPresses;
   await drain();
-  // The private press chat is not part of the fan-out's figures.
+  // The private chats of the interactive figures are not part of the fan-out's figures.
   const calls = fake.calls.filter(
-    (c) => MESSAGE_METHODS.has(c.method) && Number(c.params.chat_id) !== PRESS_CHAT,
+    (c) =>
+      MESSAGE_METHODS.has(c.method) && ![PRESS_CHAT, RUN_CHAT].includes(Number(c.params.chat_id)),
   );
+  const interactive429 = fake.calls.filter(
+    (c) => c.errorCode === 429 && [PRESS_CHAT, RUN_CHAT].includes(Number(c.params.chat_id)),
+  ).length;
   const ok = calls.filter((c) => c.ok);
   const finalAt = Math.max(...ok.map((c) => c.at!));
   const closeAll = async () => {
@@ -234,7 +296,15 @@ async function scenario({ mode, chats }: Scenario) {
     fs.rmSync(dir, { recursive: true, force: true });
   };
   await closeAll();
-  if (process.env.FANOUT_TRACE) {
+  if (process.env.FANOUT_TRACE === 'press') {
+    // The press chat's calls, each with the bot's calls in the second before it.
+    for (const c of fake.calls.filter((x) => Number(x.params.chat_id) === PRESS_CHAT)) {
+      const botWide = fake.calls.filter((x) => x.at! > c.at! - 1000 && x.at! <= c.at!).length;
+      process.stderr.write(
+        `${c.at! - t0} ${c.method} ${c.ok ? 'ok' : c.errorCode} bot-calls-1s=${botWide} ${String(c.params.text)}\n`,
+      );
+    }
+  } else if (process.env.FANOUT_TRACE) {
     const lastChat = Number(ok.find((c) => c.at === finalAt)!.params.chat_id);
     const first = calls.filter((c) => Number(c.params.chat_id) === lastChat);
     for (const c of first)
@@ -265,6 +335,8 @@ async function scenario({ mode, chats }: Scenario) {
     ideal_ms: Math.round(ideal),
     ratio_to_ideal: +(timeToFinal / ideal).toFixed(3),
     press_during_fanout_ms: summary(pressMs),
+    run_to_checkpoint_during_fanout_ms: summary(runMs),
+    interactive_chats_429: interactive429,
   };
 }
 
@@ -272,8 +344,9 @@ async function scenario({ mode, chats }: Scenario) {
 async function quietPresses(mode: string) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-press-'));
   const file = path.join(dir, 'bridge.db');
-  const fake = await FakeTelegram.start({ limits: true });
+  const fake = await FakeTelegram.start({ limits: LIMITS });
   fake.addChat({ id: PRESS_CHAT, type: 'private' });
+  fake.addChat({ id: RUN_CHAT, type: 'private' });
   const inner = new TelegramChannel({ token: fake.token, apiRoot: fake.apiRoot, commands: [] });
   let channel: Channel = inner;
   let close = async () => {};
@@ -291,12 +364,13 @@ async function quietPresses(mode: string) {
       store.close();
     };
   }
-  const took = await pressLoop(channel);
+  const [took, runs] = await Promise.all([pressLoop(channel), runLoop(channel)]);
   await close();
   await fake.close();
   fs.rmSync(dir, { recursive: true, force: true });
   return {
     press_to_edit_ms: summary(took),
+    run_to_checkpoint_ms: summary(runs),
     rate_limited_429: fake.calls.filter((c) => c.errorCode === 429).length,
   };
 }
@@ -318,11 +392,16 @@ console.log(
       step_ms: STEP_MS,
       progress_ms: PROGRESS_MS,
       reaction_ms: REACTION_MS,
+      agent_ms: AGENT_MS,
+      think_ms: THINK_MS,
+      urgencies: BEFORE ? 'before issue 31 (no interactive)' : 'interactive',
+      fake_per_chat: LIMITS.perChat,
       goals: {
         rate_limited_429: 0,
         ratio_to_ideal_max: 1.05,
         press_quiet_p50_ms: 50,
         press_during_fanout_p50_ms: 300,
+        run_to_checkpoint_p50_ms: 500,
       },
       ...results,
     },

@@ -68,6 +68,49 @@ const p50 = (id: string, label: string, field: string, limit: number | null): Fi
   read: (j) => at(j, field, 'p50_ms'),
 });
 
+/** bench/fanout.ts through the outbox: the 30-chat fan-out and the interactive figures (issue 31). */
+function fanoutFigures(): FigureSpec[] {
+  const fig = (
+    id: string,
+    label: string,
+    unit: FigureSpec['unit'],
+    goal: Goal | null,
+    keys: string[],
+  ) => ({
+    id: `fanout.${id}`,
+    bench: 'fanout',
+    label,
+    unit,
+    goal,
+    read: (j: unknown) => at(j, 'outbox', ...keys),
+  });
+  const max = (limit: number): Goal => ({ kind: 'max', limit });
+  return [
+    fig('429', 'fan-out to 30 Telegram groups: 429s', '', max(0), ['chats_30', 'rate_limited_429']),
+    fig('ratio', 'fan-out to 30 Telegram groups: time to final vs ideal', '×', max(1.05), [
+      'chats_30',
+      'ratio_to_ideal',
+    ]),
+    fig('press_quiet', 'Telegram press → edit, quiet chat, p50', 'ms', max(50), [
+      'quiet',
+      'press_to_edit_ms',
+      'p50',
+    ]),
+    fig('press_fanout', 'Telegram press → edit beside the fan-out, p50', 'ms', max(300), [
+      'chats_30',
+      'press_during_fanout_ms',
+      'p50',
+    ]),
+    fig(
+      'run_quiet',
+      'Telegram /run → checkpoint (modelled, minus the agent), p50',
+      'ms',
+      max(500),
+      ['quiet', 'run_to_checkpoint_ms', 'p50'],
+    ),
+  ];
+}
+
 /** Every figure, in the order the doc lists them. */
 export const FIGURES: readonly FigureSpec[] = [
   ...['native', 'codemachine', 'codexclaw', 'flow', 'coordinator'].map(layoutRatio),
@@ -113,6 +156,7 @@ export const FIGURES: readonly FigureSpec[] = [
         'efficiency',
       ),
   },
+  ...fanoutFigures(),
   {
     id: 'ledger-tail.ratio',
     bench: 'ledger-tail',

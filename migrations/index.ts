@@ -20,6 +20,8 @@ import * as m0014 from './0014_agent_permissions.ts';
 import * as m0021 from './0021_session_offers.ts';
 import * as m0024 from './0024_flow_run_cache.ts';
 import * as m0039 from './0039_outbox_owners.ts';
+import * as m0040 from './0040_interactive_urgency.ts';
+import * as m0041 from './0041_people.ts';
 import * as m0042 from './0042_console_persons.ts';
 
 /** Every migration this build knows, by name. */
@@ -39,6 +41,8 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0021_session_offers': m0021,
   '0024_flow_run_cache': m0024,
   '0039_outbox_owners': m0039,
+  '0040_interactive_urgency': m0040,
+  '0041_people': m0041,
   '0042_console_persons': m0042,
 });
 

@@ -5,7 +5,7 @@
 
 import { join } from 'node:path';
 import type { Platform } from '../bridges/channel.ts';
-import { OutboxStore, withOutboxes } from '../bridges/outbox/index.ts';
+import { type Outbox, OutboxStore, withOutboxes } from '../bridges/outbox/index.ts';
 import { CONSOLE_CHAT_REF, orchestratorRunsSource, WEB_ADMIN } from '../bridges/web/index.ts';
 import { ChatOps, createPairingCode } from '../chatops/index.ts';
 import { type Config, SECRET_ENV_NAMES, secretsOf } from '../config.ts';
@@ -30,6 +30,7 @@ import type { Log } from '../log.ts';
 import { AdapterSupervisor } from './adapter-supervisor.ts';
 import { buildChannels } from './channels.ts';
 import { consoleAdmin } from './console-admin.ts';
+import { namedRunsIndex } from './named-runs-index.ts';
 import { outboxRefusals, type RefusalTarget } from './outbox-refusals.ts';
 import { bullmqRetention, type PruneSchedule, schedulePrune } from './retention.ts';
 import { describeWorker, WorkerWatch } from './worker-watch.ts';
@@ -144,12 +145,18 @@ export async function startBridge(
         : {}),
     });
     const offDecisions = orchestrator.onUpdate((u) => recordDecisions(metrics, u));
+    let outboxes: readonly Outbox[] = []; // set below, once the channels are wrapped
     stack.push(async () => offDecisions());
     const channels = await buildChannels(
       config,
       log,
-      orchestratorRunsSource(orchestrator, repos.runs),
-      (p) => (outcome) => metrics.platformCall(p, outcome),
+      orchestratorRunsSource(orchestrator, namedRunsIndex(repos.runs, repos.people)),
+      (p) => (outcome) => {
+        metrics.platformCall(p, outcome);
+        // A 429 the adapter waits out itself: the outbox's lanes in flight stop bursting a while.
+        if (outcome === 'rate_limited')
+          for (const o of outboxes) if (o.platform === p) o.rateLimitSeen();
+      },
       {
         consoleAuth: repos.consoleAuth,
         state: (p) => repos.channelState.scope(p),
@@ -172,6 +179,7 @@ export async function startBridge(
         if (owner.kind === 'checkpoint') refusalTarget?.chatops.showDecisions();
       },
     });
+    outboxes = paced.outboxes;
     // Stopped after chatops (unwinding runs backwards), so its last edits are still delivered.
     stack.push(async () => {
       await Promise.all(paced.outboxes.map((o) => o.stop()));

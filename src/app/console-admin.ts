@@ -3,11 +3,13 @@
  * them, edits through the CLI's own access code (same checks, same audit entries), and the
  * audit log with the page's filters.
  */
+
 import type { AccessEdit, AdminSource } from '../bridges/web/admin-source.ts';
 import { allowUser, bindChat, denyUser, unbindChat } from '../chatops/access-edits.ts';
 import { ROLES } from '../db/repositories/allowlist.ts';
 import type { Repositories } from '../db/repositories/index.ts';
 import type { AuditOutcome, Role } from '../db/schema.ts';
+import { personName } from '../engine/person-name.ts';
 import { InvalidInputError } from '../errors.ts';
 
 const chatOf = (b: { chatRef: string; thread: string | null }) =>
@@ -64,7 +66,7 @@ export function consoleAdmin(repos: Repositories): AdminSource {
       return binding?.workspace ?? '';
     },
     async audit(q) {
-      return repos.audit.listRecent({
+      const rows = await repos.audit.listRecent({
         limit: q.limit,
         ...(q.actor !== undefined && { actor: q.actor }),
         ...(q.action !== undefined && { action: q.action }),
@@ -73,6 +75,12 @@ export function consoleAdmin(repos: Repositories): AdminSource {
         ...(q.since !== undefined && { since: q.since }),
         ...(q.until !== undefined && { until: q.until }),
       });
+      // Rows keep the id; the page names the person the way chat does.
+      const people = await repos.people.lookup(rows.map((r) => r.actor));
+      return rows.map((r) => ({
+        ...r,
+        actorName: personName(people.get(r.actor) ?? { id: r.actor }),
+      }));
     },
   };
 }

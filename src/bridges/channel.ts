@@ -35,10 +35,12 @@ export interface MessageButton {
 }
 
 /**
- * How soon a message must go out when a platform's rate limits make calls wait: a checkpoint or
- * a decision first, then a notice (a run's end, a reply), then a status edit.
+ * How soon a message must go out when a platform's rate limits make calls wait: first what a
+ * person just asked for and waits to see (`interactive`: the edit of a pressed checkpoint, the
+ * reply to a command; it may use a chat's short burst), then a checkpoint or a decision, then a
+ * notice (a run's end), then a status edit.
  */
-export type Urgency = 'decision' | 'notice' | 'status';
+export type Urgency = 'interactive' | 'decision' | 'notice' | 'status';
 
 /** A platform-neutral outgoing message; each adapter renders it in its own markup. */
 export interface OutgoingMessage {

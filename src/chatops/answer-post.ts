@@ -12,7 +12,7 @@ import { bold, plain, rich } from '../bridges/render-text.ts';
 import type { RunEvent } from '../engine/events.ts';
 import type { RunState } from '../engine/model.ts';
 import { postAgentFiles } from './agent-files.ts';
-import { type ChatOpsDeps, channelFor, runLink } from './context.ts';
+import { type ChatOpsDeps, channelFor, runLink, urgencyIn } from './context.ts';
 import { finalAnswer } from './final-answer.ts';
 
 /**
@@ -50,7 +50,10 @@ export async function postAnswers(
       const answer = await finalAnswer(state.workspace, logPath, e.directive.reason);
       const at = { runId: state.id, stepId: e.stepId, attempt: e.attempt };
       for (const chat of chats) {
-        if (answer !== undefined) await postOne(deps, chat, at, answer, urgency);
+        // Before a checkpoint, in the chat of `/run`: the person waits for it (and the checkpoint).
+        const own =
+          urgency === 'decision' ? await urgencyIn(deps, state.id, chat, urgency) : urgency;
+        if (answer !== undefined) await postOne(deps, chat, at, answer, own);
         // The files the agent declared come with its answer, before the checkpoint.
         const files = e.directive.files ?? [];
         if (files.length > 0) {

@@ -35,6 +35,8 @@ export interface CheckpointView {
   changedFiles?: StepChanges;
   /** Request changes used and allowed for the step (its loop max), when the checkpoint offers it. */
   changes?: { used: number; max: number };
+  /** Authors of the notes waiting for this decision, one per note (open messages only). */
+  notes?: readonly Actor[];
 }
 
 const SUFFIX: Readonly<Record<CheckpointAnswer, string>> = { approve: 'a', reject: 'r', loop: 'l' };
@@ -117,6 +119,9 @@ export function renderOpenCheckpoint(view: CheckpointView, token: string): Outgo
   if (view.changes !== undefined && cp.answers.includes('loop')) {
     fields.push({ label: 'Request changes', value: changesWords(view.changes) });
   }
+  if (view.notes !== undefined && view.notes.length > 0) {
+    fields.push({ label: 'Notes', value: pendingNotesWords(view.notes) });
+  }
   return { text: rich(...text), fields, buttons: checkpointButtons(token, cp.answers) };
 }
 
@@ -133,6 +138,13 @@ function changedSays(stepId: string, changed: StepChanges): RichSegment[] {
     out.push(plain(`${out.length > 0 ? '\n' : '\n\n'}${clip(changed.note, MAX_REASON)}`));
   }
   return out;
+}
+
+/** "1 note from @carol will go with the decision", "3 notes from @carol and @bob will …". */
+export function pendingNotesWords(authors: readonly Actor[]): string {
+  const people = [...new Map(authors.map((a) => [a.id, a])).values()];
+  const n = authors.length;
+  return `${n} ${n === 1 ? 'note' : 'notes'} from ${namesWords(people)} will go with the decision`;
 }
 
 /** "1 of 3 used; the step runs again with your reason", or the limit reached. */

@@ -151,7 +151,10 @@ export class CheckpointPresses {
         outcome: 'refused',
         detail: `role ${access.role ?? 'none'}`,
       });
-      await channel?.send(ev.chatRef, { text: prose(refusalText('answer')) });
+      await channel?.send(ev.chatRef, {
+        text: prose(refusalText('answer')),
+        urgency: 'interactive',
+      });
       return true;
     }
     const result = await this.#vote(
@@ -210,5 +213,6 @@ async function sendText(
   chatRef: string,
   text: string,
 ): Promise<void> {
-  await channel?.send(chatRef, { text: prose(text) });
+  // The answer to the reason the person just typed: they wait for it.
+  await channel?.send(chatRef, { text: prose(text), urgency: 'interactive' });
 }

@@ -12,6 +12,7 @@ import type {
   MessageRef,
   OutgoingMessage,
   Platform,
+  Urgency,
 } from '../bridges/channel.ts';
 import type { BindingRecord, Repositories } from '../db/repositories/index.ts';
 import type { AuditOutcome, Role } from '../db/schema.ts';
@@ -64,6 +65,26 @@ export function actorOf(user: ChatUser): Actor {
   return { id: `${user.platform}:${user.id}`, name: user.display || user.id };
 }
 
+/**
+ * The actor of a chat user, named: a platform event that carries no name (a Slack message event
+ * has the user id only) takes the name the person was last seen under; a named one is remembered
+ * for the decisions stored by id (tool approvals, audit rows).
+ */
+async function namedActor(deps: ChatOpsDeps, user: ChatUser): Promise<Actor> {
+  const actor = actorOf(user);
+  try {
+    if (user.display && user.display !== user.id) {
+      await deps.repos.people.remember(actor);
+      return actor;
+    }
+    const known = await deps.repos.people.person(actor.id);
+    return known.name === undefined ? actor : { ...actor, name: known.name };
+  } catch (err) {
+    deps.log.warn({ err }, 'chatops: the people directory is not available');
+    return actor;
+  }
+}
+
 /** The platform a chat ref belongs to (its first part). */
 export function platformOf(chatRef: ChatRef): string {
   return chatRef.slice(0, chatRef.indexOf(':'));
@@ -91,6 +112,20 @@ export function sendTo(
   return channel.send(chatRef, message);
 }
 
+/**
+ * `urgency`, or `interactive` in the chat the run was started from (`/run` there): the person
+ * who started it waits for its first status message and its checkpoints (docs/outbox.md).
+ */
+export async function urgencyIn(
+  deps: ChatOpsDeps,
+  runId: string,
+  chatRef: ChatRef,
+  urgency: Urgency,
+): Promise<Urgency> {
+  const run = await deps.repos.runs.get(runId);
+  return run?.originChat === chatRef ? 'interactive' : urgency;
+}
+
 /** A bound chat as a chat ref messages can be sent to (the thread appended when bound to one). */
 export function bindingChatRef(b: BindingRecord): ChatRef {
   return b.thread === null ? b.chatRef : `${b.chatRef}:${b.thread}`;
@@ -105,7 +140,7 @@ export async function resolveAccess(
 ): Promise<Access> {
   const binding = await deps.repos.bindings.find(parentChatRef(chatRef, threadRef), threadRef);
   const role = await deps.repos.allowlist.roleOf(user.platform, user.id, binding?.id ?? null);
-  return { actor: actorOf(user), binding, role };
+  return { actor: await namedActor(deps, user), binding, role };
 }
 
 /**

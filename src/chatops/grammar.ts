@@ -14,6 +14,7 @@ export const VERBS = [
   'run',
   'status',
   'phase',
+  'prompt',
   'runs',
   'sessions',
   'approve',
@@ -52,6 +53,10 @@ export const USAGE: Readonly<Record<Verb, { usage: string; about: string }>> = {
   phase: {
     usage: 'phase <run>',
     about: "a PABCD run's phase history: who moved it, when and why",
+  },
+  prompt: {
+    usage: 'prompt <run> [step]',
+    about: "the full prompt a step's latest attempt was given (default: the latest step that ran)",
   },
   runs: { usage: 'runs', about: "this chat's recent runs" },
   sessions: {
@@ -121,6 +126,7 @@ export type ParsedCommand =
   | { verb: 'cancel' | 'skip'; runId: string; reason?: string }
   | { verb: 'resume' | 'retry'; runId: string }
   | { verb: 'phase'; runId: string }
+  | { verb: 'prompt'; runId: string; stepId?: string }
   | { verb: 'revert'; runId: string; stepId: string }
   | { verb: 'repair'; runId: string; dryRun: boolean }
   | { verb: 'bind'; workspace: string; workflow?: string; follow?: true }
@@ -216,6 +222,13 @@ export function parseCommand(name: string, text: string): ParseResult {
     case 'phase':
       if (!count(1, 1) || !isRunId(words[0]!)) return bad(verb);
       return ok({ verb, runId: words[0]! });
+    case 'prompt':
+      if (!count(1, 2) || !isRunId(words[0]!)) return bad(verb);
+      return ok(
+        words[1] === undefined
+          ? { verb, runId: words[0]! }
+          : { verb, runId: words[0]!, stepId: words[1] },
+      );
     case 'revert':
       if (!count(2, 2) || !isRunId(words[0]!)) return bad(verb);
       return ok({ verb, runId: words[0]!, stepId: words[1]! });

@@ -1,14 +1,20 @@
 /**
  * Replies as guidance: a reply to a run's status or checkpoint message (Telegram reply, console
  * reply, Slack thread reply, Discord reply or thread message) by an operator or above is recorded
- * in the run's ledger as guidance for its current step's next attempt and acknowledged ("Noted
- * for build, attempt 2.") where the reply was. A viewer, or anyone without a role here, is
+ * in the run's ledger as a note for the next agent attempt and acknowledged where the reply was,
+ * saying which attempt reads it ("Noted: goes to build with the approval; it goes to plan,
+ * attempt 2 if changes are requested."). A viewer, or anyone without a role here, is
  * refused (privately where the channel can whisper) and nothing is recorded. Replies to other
  * messages are chatter and ignored.
  */
 import type { Reply } from '../bridges/channel.ts';
 import { prose } from '../bridges/render-text.ts';
 import type { Role } from '../db/schema.ts';
+import {
+  type NoteDestinations,
+  type NoteTarget,
+  noteDestinations,
+} from '../engine/note-destination.ts';
 import { hasRole } from './authorize.ts';
 import { accessOfEvent, audit, type ChatOpsDeps, channelFor } from './context.ts';
 import { fetchInputs } from './input-fetch.ts';
@@ -44,7 +50,9 @@ export async function handleGuidanceReply(deps: ChatOpsDeps, ev: Reply): Promise
   if (runId === null || ev.text.trim() === '') return false;
   const access = await accessOfEvent(deps, ev);
   const channel = channelFor(deps, ev.chatRef);
-  const say = (text: string) => channel?.send(ev.chatRef, { text: prose(text) });
+  // The answer to what the person just sent: they wait for it.
+  const say = (text: string) =>
+    channel?.send(ev.chatRef, { text: prose(text), urgency: 'interactive' });
   const base = {
     actor: access.actor,
     action: 'reply:guidance',
@@ -78,9 +86,28 @@ export async function handleGuidanceReply(deps: ChatOpsDeps, ev: Reply): Promise
     await say(`Could not note your guidance: ${result.rejection.message}`);
     return true;
   }
-  const entry = result.state.feedback?.at(-1);
-  const where = entry ? `${entry.stepId}, attempt ${entry.forAttempt}` : runId;
-  await audit(deps, { ...base, outcome: 'allowed', detail: `guidance for ${where}` });
-  await say(`Noted for ${where}.`);
+  const where = noteWhereWords(noteDestinations(result.state));
+  await audit(deps, { ...base, outcome: 'allowed', detail: `guidance: ${where}` });
+  await say(`Noted: ${where}.`);
   return true;
+}
+
+const at = (t: NoteTarget) => (t.attempt > 1 ? `${t.stepId}, attempt ${t.attempt}` : t.stepId);
+
+/**
+ * Where a note goes, in words: "goes to build with the approval; it goes to plan, attempt 2 if
+ * changes are requested"; off a checkpoint "kept for the next attempt: …".
+ */
+export function noteWhereWords(d: NoteDestinations): string {
+  if (d.atCheckpoint) {
+    const approval = d.withApproval && `goes to ${at(d.withApproval)} with the approval`;
+    const changes = d.ifChanges && `goes to ${at(d.ifChanges)} if changes are requested`;
+    if (approval && changes) return `${approval}; it ${changes}`;
+    if (approval) return approval;
+    if (!changes) return 'kept with the run; approving ends it, so no agent will read it';
+    return `${changes}; approving ends the run, and then no agent reads it`;
+  }
+  if (d.again === undefined) return 'kept with the run; no step is left to read it';
+  const next = d.next ? `, else to ${at(d.next)}` : '';
+  return `kept for the next attempt: ${at(d.again)} if it runs again${next} (the attempt running now does not see it)`;
 }

@@ -14,7 +14,7 @@ import type { RunEvent } from '../engine/events.ts';
 import { isTerminal, type RunState } from '../engine/model.ts';
 import { PhasebridgeError } from '../errors.ts';
 import { Coalescer, REAL_TIMERS, type Timers } from './coalescer.ts';
-import { bindingChatRef, type ChatOpsDeps, channelFor, sendTo } from './context.ts';
+import { bindingChatRef, type ChatOpsDeps, channelFor, sendTo, urgencyIn } from './context.ts';
 import { ChatRefusals } from './refusals.ts';
 import { outcomeMessage, renderStatus } from './status-message.ts';
 import { fullAccessSteps } from './step-permissions.ts';
@@ -203,12 +203,14 @@ export class Notifier {
           }
           if (await edited) return;
         }
+        // In the chat of `/run`, the status message is the answer the person waits for.
+        const urgency = await urgencyIn(this.#deps, runId, chat, 'notice');
         const sent = await this.#refusals.deliver(
           chat,
           (to) =>
             sendTo(this.#deps, to, {
               ...message,
-              urgency: 'notice',
+              urgency,
               // Delivered by the next process after a crash, it is still the run's status message;
               // a restart re-posting it finds it queued or sent (a new one only after one is gone).
               owner: { kind: 'status', runId, chatRef: chat },

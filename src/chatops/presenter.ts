@@ -11,7 +11,8 @@ import type { OutgoingMessage } from '../bridges/channel.ts';
 import type { CheckpointMessageRecord } from '../db/repositories/index.ts';
 import { changesMax } from '../engine/checkpoint-policy.ts';
 import type { RunEvent } from '../engine/events.ts';
-import type { CheckpointState, RunState } from '../engine/model.ts';
+import { type CheckpointState, type RunState, SYSTEM_ACTOR } from '../engine/model.ts';
+import { pendingNotes } from '../engine/note-destination.ts';
 import { PhasebridgeError } from '../errors.ts';
 import { describePermissions } from '../jobs/runner/permissions.ts';
 import { readChangedFiles } from './changed-files.ts';
@@ -21,7 +22,7 @@ import {
   renderClosedCheckpoint,
   renderOpenCheckpoint,
 } from './checkpoint-message.ts';
-import { type ChatOpsDeps, channelFor, runLink, sendTo } from './context.ts';
+import { type ChatOpsDeps, channelFor, runLink, sendTo, urgencyIn } from './context.ts';
 import { readLogTail } from './log-tail.ts';
 import type { ChatRefusals, RefusalOutcome } from './refusals.ts';
 import { declaredPermissions } from './step-permissions.ts';
@@ -81,6 +82,8 @@ export class CheckpointPresenter {
     chats: readonly string[],
   ): Promise<void> {
     const changed = new Set<string>();
+    // A person's vote or decision: they are looking at the message they pressed.
+    const pressed = events.some(byPerson);
     for (const e of events) {
       // Catching up on several commits, a checkpoint may have opened and closed meanwhile.
       if (e.type === 'checkpointOpened' && state.checkpoint?.id === e.checkpoint.id) {
@@ -88,8 +91,10 @@ export class CheckpointPresenter {
       } else if (e.type === 'checkpointOpened') {
         changed.add(e.checkpoint.id);
       } else if (CHANGES.has(e.type) && 'checkpointId' in e) changed.add(e.checkpointId);
+      // A note kept for the decision: the open message counts it.
+      else if (e.type === 'feedbackRecorded' && state.checkpoint) changed.add(state.checkpoint.id);
     }
-    for (const id of changed) await this.refresh(state, id);
+    for (const id of changed) await this.refresh(state, id, pressed ? 'interactive' : 'decision');
   }
 
   /** Sends the open checkpoint's message to every chat that does not have a copy yet. */
@@ -126,6 +131,8 @@ export class CheckpointPresenter {
     // Every chat at once: each waits only for its own chat's limits (the outbox paces per chat).
     const post = async (chat: string) => {
       try {
+        // In the chat of `/run`, the person who started the run waits for it.
+        const urgency = await urgencyIn(this.#deps, state.id, chat, 'decision');
         // Stored before sending, so a press racing the send finds its token.
         const row = await repos.checkpointMessages.add({
           runId: state.id,
@@ -138,7 +145,7 @@ export class CheckpointPresenter {
           (to) =>
             sendTo(this.#deps, to, {
               ...renderOpenCheckpoint(view, row.buttonToken),
-              urgency: 'decision',
+              urgency,
               // Whichever process delivers it, the copy learns its message id (owners.ts).
               owner: { kind: 'checkpoint', id: row.id },
             }),
@@ -156,8 +163,15 @@ export class CheckpointPresenter {
     await Promise.all(targets.map(post));
   }
 
-  /** Edits every current copy of a checkpoint's message to its state; closes the rows when it closed. */
-  async refresh(state: RunState, checkpointId: string): Promise<void> {
+  /**
+   * Edits every current copy of a checkpoint's message to its state; closes the rows when it
+   * closed. `urgency`: `interactive` when a person's press or reply caused it (they wait for it).
+   */
+  async refresh(
+    state: RunState,
+    checkpointId: string,
+    urgency: 'interactive' | 'decision' = 'decision',
+  ): Promise<void> {
     const { repos, log } = this.#deps;
     const cp = findCheckpoint(state, checkpointId);
     if (!cp) return;
@@ -174,7 +188,7 @@ export class CheckpointPresenter {
       // A closed copy's edit marks it shown when confirmed (a restart re-edits it until then).
       const owner = open ? {} : { owner: { kind: 'decision', id: row.id } as const };
       await channel
-        .edit(row.messageRef, { ...message, urgency: 'decision', ...owner })
+        .edit(row.messageRef, { ...message, urgency, ...owner })
         .then(async () => {
           // Shown (also where no outbox confirms it): no later start edits it again.
           if (!open) await repos.checkpointMessages.markShown(row.id);
@@ -275,6 +289,8 @@ export class CheckpointPresenter {
     if (def !== undefined && cp.answers.includes('loop')) {
       view.changes = { used: state.loopCounters[cp.stepId] ?? 0, max: changesMax(def) };
     }
+    const notes = state.checkpoint?.id === cp.id ? pendingNotes(state) : [];
+    if (notes.length > 0) view.notes = notes.map((f) => f.by);
     // A `before` gate's step has not run (attempt 0): it has no log yet.
     if (!step || step.attempt === 0) return view;
     view.logs = runLink(this.#deps, state.id, step.id, step.attempt);
@@ -292,6 +308,13 @@ export class CheckpointPresenter {
     if (changed !== undefined) view.changedFiles = changed;
     return view;
   }
+}
+
+/** A vote or decision of a person (not the engine's expiry or withdrawal). */
+function byPerson(e: RunEvent): boolean {
+  if (e.type === 'checkpointVoted') return e.vote.actor.id !== SYSTEM_ACTOR.id;
+  if (e.type === 'checkpointResolved') return e.decision.by.some((a) => a.id !== SYSTEM_ACTOR.id);
+  return false;
 }
 
 /** A message the platform will not edit any more (deleted, or past its edit window). */

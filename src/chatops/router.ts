@@ -37,6 +37,7 @@ import { consoleCommand } from './handlers/console.ts';
 import { controlCommand } from './handlers/control.ts';
 import { helpCommand, whoamiCommand } from './handlers/info.ts';
 import { phaseCommand } from './handlers/phase.ts';
+import { promptCommand } from './handlers/prompt.ts';
 import { repairCommand } from './handlers/repair.ts';
 import { runCommand, runsCommand, statusCommand, workflowsCommand } from './handlers/runs.ts';
 import { sessionsCommand } from './handlers/sessions.ts';
@@ -213,9 +214,11 @@ export class Router {
     if (reply !== undefined) await this.#reply(event, reply);
   }
 
+  /** The answer to what the person just typed: they wait for it (`interactive`, unless set). */
   async #reply(event: Command | DirectText, reply: string | OutgoingMessage): Promise<void> {
     const channel = channelFor(this.#deps, event.chatRef);
-    await channel?.send(event.chatRef, typeof reply === 'string' ? text(reply) : reply);
+    const message = typeof reply === 'string' ? text(reply) : reply;
+    await channel?.send(event.chatRef, { urgency: 'interactive', ...message });
   }
 }
 
@@ -227,6 +230,8 @@ function dispatch(ctx: CommandContext, cmd: ParsedCommand): Promise<HandlerResul
       return statusCommand(ctx, cmd);
     case 'phase':
       return phaseCommand(ctx, cmd);
+    case 'prompt':
+      return promptCommand(ctx, cmd);
     case 'runs':
       return runsCommand(ctx);
     case 'workflows':

@@ -4,9 +4,11 @@
  * chose what, or that the offer went out of date). Button ids are the copy's token from
  * session_offers plus `.c` (resume: continue), `.f` (restart: fresh) or `.x` (abort).
  */
+
 import type { MessageButton, OutgoingMessage } from '../bridges/channel.ts';
 import { bold, plain, rich } from '../bridges/render-text.ts';
 import type { SessionOfferRecord } from '../db/repositories/session-offers.ts';
+import { type Person, personName } from '../engine/person-name.ts';
 import type { SessionAction } from '../jobs/orchestrator/session-actions.ts';
 import type { InterruptedSession } from '../jobs/orchestrator/sessions.ts';
 import { timeWords } from './words.ts';
@@ -70,11 +72,15 @@ export function renderOpenOffer(
 }
 
 /** A closed copy: who chose what and when, or why the offer no longer holds. */
-export function renderClosedOffer(r: SessionOfferRecord, outcome?: string): OutgoingMessage {
+export function renderClosedOffer(
+  r: SessionOfferRecord,
+  outcome?: string,
+  decider: Person = { id: r.decidedBy ?? '' },
+): OutgoingMessage {
   const at = r.decidedAt === null ? '' : ` at ${timeWords(new Date(r.decidedAt).toISOString())}`;
   const what =
     r.status === 'decided'
-      ? `${CHOSEN[r.decision ?? ''] ?? r.decision} by ${r.decidedBy}${at}`
+      ? `${CHOSEN[r.decision ?? ''] ?? r.decision} by ${personName(decider)}${at}`
       : 'This offer is out of date: send `sessions` for the current state';
   return {
     text: rich(

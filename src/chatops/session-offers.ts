@@ -14,11 +14,13 @@
  *    edited to show who chose what;
  *  - a session resumed by this bridge is not offered again while it runs.
  */
+
 import { resolve } from 'node:path';
 import type { ButtonPress, ChatRef } from '../bridges/channel.ts';
 import { prose } from '../bridges/render-text.ts';
 import type { SessionKey, SessionOfferRecord } from '../db/repositories/session-offers.ts';
 import type { RunState } from '../engine/model.ts';
+import { type Person, personName } from '../engine/person-name.ts';
 import { describeError } from '../errors.ts';
 import {
   abortSession,
@@ -114,7 +116,8 @@ export class SessionOffers {
     for (const s of sessions) {
       const last = await this.#beingResumed(ws, s);
       if (last) {
-        lines.push(`${s.kind} session ${s.session}: being resumed (chosen by ${last.decidedBy})`);
+        const by = personName(await this.#deps.repos.people.person(last.decidedBy ?? ''));
+        lines.push(`${s.kind} session ${s.session}: being resumed (chosen by ${by})`);
         continue;
       }
       await this.#post(ws, s, chat);
@@ -151,7 +154,7 @@ export class SessionOffers {
     }
     if (row.status !== 'open') {
       await note('failed', `offer already ${row.status}`, target);
-      return say(closedWords(row));
+      return say(closedWords(row, await this.#decider(row)));
     }
     const s = (await this.#read(row.workspace)).find(
       (x) => x.kind === row.kind && x.session === row.session,
@@ -167,7 +170,7 @@ export class SessionOffers {
     if (!(await offers.decide(row, parsed.action, by))) {
       const now = await offers.findByToken(parsed.token);
       await note('failed', 'offer already decided', target);
-      return say(now ? closedWords(now) : INVALID_BUTTON);
+      return say(now ? closedWords(now, await this.#decider(now)) : INVALID_BUTTON);
     }
     // Restart and abort may wait on the run (a cancelled step's job): the presser hears at once,
     // and the outcome shows on every copy. Resume answers with where the run stands.
@@ -271,13 +274,18 @@ export class SessionOffers {
     }
   }
 
+  /** Who decided the offer, named as they go by. */
+  #decider(r: SessionOfferRecord): Promise<Person> {
+    return this.#deps.repos.people.person(r.decidedBy ?? '');
+  }
+
   /** Edits every copy of the offer (all chats) to its outcome. */
   async #closeCopies(key: SessionKey, outcome: string): Promise<void> {
     for (const copy of await this.#deps.repos.sessionOffers.copies(key)) {
       const channel = channelFor(this.#deps, copy.chatRef);
       if (copy.messageRef === null || !channel) continue;
       await channel
-        .edit(copy.messageRef, renderClosedOffer(copy, outcome))
+        .edit(copy.messageRef, renderClosedOffer(copy, outcome, await this.#decider(copy)))
         .catch((err: unknown) => {
           this.#deps.log.warn({ err, chat: copy.chatRef }, 'chatops: session offer not edited');
         });
@@ -285,9 +293,9 @@ export class SessionOffers {
   }
 }
 
-function closedWords(r: SessionOfferRecord): string {
+function closedWords(r: SessionOfferRecord, decider: Person): string {
   return r.status === 'decided'
-    ? `Already chosen: ${r.decision} by ${r.decidedBy}.`
+    ? `Already chosen: ${r.decision} by ${personName(decider)}.`
     : 'This offer is out of date: send `sessions` for the current state.';
 }
 

@@ -89,6 +89,9 @@ export function stepLine(
 ): string {
   if (step.excluded) return `${STEP_MARKS.skipped} ${step.id} (not in this run)`;
   const parts = [`${STEP_MARKS[step.status]} ${step.id}`];
+  // A mark alone is lost on previews, screen readers and grep: each carries a word (issue 29).
+  const word = stepWord(state, step);
+  if (word !== undefined) parts.push(word);
   const started = step.startedAt === undefined ? Number.NaN : Date.parse(step.startedAt);
   const finished = step.finishedAt === undefined ? Number.NaN : Date.parse(step.finishedAt);
   if (step.status === 'running' && !Number.isNaN(started)) {
@@ -108,6 +111,30 @@ export function stepLine(
     parts.push('⚠ full access');
   if (state.checkpoint?.stepId === step.id) parts.push('✋ waiting for approval');
   return parts.join(' · ');
+}
+
+/**
+ * The word beside a step's mark where the line has none of its own: "approved" when its last
+ * checkpoint was approved, "done", "failed", "skipped", "not started". Running and queued steps
+ * say so already.
+ */
+export function stepWord(state: RunState, step: StepState): string | undefined {
+  switch (step.status) {
+    case 'completed': {
+      const last = state.checkpoints.filter((c) => c.stepId === step.id).at(-1);
+      return last?.decision?.answer === 'approve' && state.checkpoint?.stepId !== step.id
+        ? 'approved'
+        : 'done';
+    }
+    case 'failed':
+      return 'failed';
+    case 'skipped':
+      return 'skipped';
+    case 'pending':
+      return 'not started';
+    default:
+      return undefined;
+  }
 }
 
 /** Tokens and cost of every step so far. */

@@ -3,9 +3,11 @@
  * buttons Allow once / Allow for this run / Deny) or closed (who decided what, or the expiry).
  * Button ids are the message's token from checkpoint_messages plus `.o`, `.u` or `.d`.
  */
+
 import type { MessageButton, OutgoingMessage } from '../bridges/channel.ts';
 import { bold, code, plain, rich } from '../bridges/render-text.ts';
 import type { ToolApprovalRecord } from '../db/repositories/tool-approvals.ts';
+import { type Person, personName } from '../engine/person-name.ts';
 import { timeWords } from './words.ts';
 
 /** Prefix of a tool approval's id where checkpoint ids go (checkpoint_messages, reason_prompts). */
@@ -61,15 +63,19 @@ export function renderOpenTool(
 }
 
 /** The closed message: allowed (once or for the run), denied with the reason, or expired. */
-export function renderClosedTool(r: ToolApprovalRecord): OutgoingMessage {
+export function renderClosedTool(
+  r: ToolApprovalRecord,
+  decider: Person = { id: r.decidedBy ?? '' },
+): OutgoingMessage {
+  const by = personName(decider);
   const at = r.decidedAt === null ? '' : ` at ${timeWords(new Date(r.decidedAt).toISOString())}`;
   let outcome: string;
   if (r.status === 'allowed') {
-    outcome = `✅ Allowed ${r.scope === 'run' ? `for this run (${r.rule})` : 'once'} by ${r.decidedBy}${at}`;
+    outcome = `✅ Allowed ${r.scope === 'run' ? `for this run (${r.rule})` : 'once'} by ${by}${at}`;
   } else if (r.decidedBy === 'system') {
     outcome = `⌛ Expired${at}: nobody answered, so it was denied`;
   } else {
-    outcome = `❌ Denied by ${r.decidedBy}${at}: ${r.reason}`;
+    outcome = `❌ Denied by ${by}${at}: ${r.reason}`;
   }
   return {
     text: rich(

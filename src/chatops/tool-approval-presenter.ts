@@ -165,12 +165,15 @@ export class ToolApprovalPresenter {
     // The agent is waiting for the answer, which is in bridge.db already; the edits may queue.
     this.#wake(r.id);
     const id = TOOL_PREFIX + r.id;
+    // Decided by a person's press: they are looking at that message (an expiry is not waited on).
+    const urgency = r.decidedBy === 'system' ? 'decision' : 'interactive';
+    const decider = await repos.people.person(r.decidedBy ?? '');
     for (const row of await repos.checkpointMessages.listByCheckpoint(r.runId, id)) {
       const channel = channelFor(this.#deps, row.chatRef);
       if (row.messageRef === null || !channel) continue;
       const shown = { kind: 'decision', id: row.id } as const;
       await channel
-        .edit(row.messageRef, { ...renderClosedTool(r), owner: shown })
+        .edit(row.messageRef, { ...renderClosedTool(r, decider), owner: shown, urgency })
         .then(() => repos.checkpointMessages.markShown(row.id))
         .catch((err: unknown) => {
           log.warn({ err, runId: r.runId, chat: row.chatRef }, 'chatops: tool approval not edited');

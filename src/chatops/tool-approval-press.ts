@@ -123,13 +123,17 @@ export class ToolApprovalPresses {
         outcome: 'refused',
         detail: `role ${access.role ?? 'none'}`,
       });
-      await channel?.send(ev.chatRef, { text: prose(refusalText('answer')) });
+      await channel?.send(ev.chatRef, {
+        text: prose(refusalText('answer')),
+        urgency: 'interactive',
+      });
       return;
     }
     const reason = ev.text.trim();
     if (reason === '') {
       await channel?.send(ev.chatRef, {
         text: prose('A reason is required to deny; press Deny again.'),
+        urgency: 'interactive',
       });
       return;
     }
@@ -146,6 +150,7 @@ export class ToolApprovalPresses {
     if (!decided) {
       await channel?.send(ev.chatRef, {
         text: prose('Could not deny: the request was already decided.'),
+        urgency: 'interactive',
       });
       return;
     }

@@ -18,6 +18,7 @@ export const VOCABULARY: Readonly<Record<Verb, VocabularyEntry>> = {
   run: { role: 'operator', cli: 'run' },
   status: { role: 'viewer', cli: 'status' },
   phase: { role: 'viewer', cli: 'phase' },
+  prompt: { role: 'viewer', cli: 'prompt' },
   runs: { role: 'viewer', cli: 'runs' },
   sessions: { role: 'viewer', cli: 'sessions' },
   approve: { role: 'approver', cli: 'approve' },
@@ -56,10 +57,12 @@ export const CLI_ONLY: Readonly<Record<string, string>> = {
   migrate: "upgrades bridge.db's schema",
   doctor: 'checks the host, config and platform tokens',
   setup: 'connects a platform bot',
-  init: "the guided first setup, on the bridge's host",
+  init: "writes the first config and prints each platform's steps (setup with no platform)",
   logs: "a step's agent log is a file on the bridge's host",
   follow: 'chat follows a workspace with bind --follow',
   'approval-server': "Claude Code starts it from a step's MCP config (permissions: ask)",
   prune: "drops old rows of bridge.db on the bridge's host (serve also does it)",
   archive: "packs finished runs' folders on the bridge's host",
+  audit:
+    "reads bridge.db's audit rows and a run's ledger on the bridge's host (the console exports them)",
 };

@@ -1,5 +1,7 @@
 /** Small pure formatters for chat text: durations, token counts, cost, policies, people, times. */
+
 import type { Actor, CheckpointPolicy, Telemetry } from '../engine/model.ts';
+import { peopleNames, personName } from '../engine/person-name.ts';
 
 /** A duration for humans: "300 ms", "45 s", "3 min 20 s", "2 h", "1 h 30 min", "3 d". */
 export function durationWords(ms: number): string {
@@ -51,16 +53,14 @@ export function policyWords(p: CheckpointPolicy): string {
   return `${approvals}${who}${expiry}`;
 }
 
-/** How a person is named in chat: their display name, else their id. */
+/** How a person is named in chat (see personName: one rule everywhere). */
 export function actorName(a: Actor): string {
-  return a.name ?? a.id;
+  return personName(a);
 }
 
 /** Several people: "Alice", "Alice and Bob", "Alice, Bob and Carol". */
 export function namesWords(actors: readonly Actor[]): string {
-  const names = actors.map(actorName);
-  if (names.length <= 1) return names[0] ?? 'nobody';
-  return `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+  return peopleNames(actors);
 }
 
 /** An ISO time as "2026-11-29 14:30 UTC" (chats span time zones; UTC is unambiguous). */

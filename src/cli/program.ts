@@ -4,6 +4,7 @@ import { registerAgentsCommand } from './commands/agents.ts';
 import { registerAnswerCommands } from './commands/answer.ts';
 import { registerApprovalServerCommand } from './commands/approval-server.ts';
 import { registerArchiveCommand } from './commands/archive.ts';
+import { registerAuditCommand } from './commands/audit.ts';
 import { registerChatVerbCommands } from './commands/chat-verbs.ts';
 import { registerControlCommands } from './commands/control.ts';
 import { registerDoctorCommand } from './commands/doctor.ts';
@@ -11,7 +12,7 @@ import { registerFollowCommand } from './commands/follow.ts';
 import { registerInitCommand } from './commands/init.ts';
 import { registerLoginCommand } from './commands/login.ts';
 import { registerLoginsCommand } from './commands/logins.ts';
-import { registerLogsCommand } from './commands/logs.ts';
+import { registerLogsCommand, registerPromptCommand } from './commands/logs.ts';
 import { registerMigrateCommand } from './commands/migrate.ts';
 import { registerPhaseCommand } from './commands/phase.ts';
 import { registerPruneCommand } from './commands/prune.ts';
@@ -51,6 +52,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerControlCommands(program, ctx);
   registerApprovalServerCommand(program, ctx);
   registerLogsCommand(program, ctx);
+  registerPromptCommand(program, ctx);
   registerWorkerCommand(program, ctx);
   registerRepairCommand(program, ctx);
   registerPhaseCommand(program, ctx);
@@ -58,6 +60,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerPruneCommand(program, ctx);
   registerArchiveCommand(program, ctx);
   registerSessionsCommand(program, ctx);
+  registerAuditCommand(program, ctx);
   // Sorted here, not with sortSubcommands: its localeCompare starts ICU collation (~10 ms).
   (program.commands as Command[]).sort((a, b) => (a.name() < b.name() ? -1 : 1));
   // Subcommands inherit exitOverride so bad arguments surface as exit 2 in main().

@@ -244,7 +244,8 @@ export interface OutboxTable {
   kind: 'send' | 'edit';
   target: string;
   payload_json: string;
-  urgency: 'decision' | 'notice' | 'status';
+  /** (0040 adds `interactive`) */
+  urgency: 'interactive' | 'decision' | 'notice' | 'status';
   state: OutboxState;
   attempts: Defaulted<number>;
   not_before: Defaulted<number>;
@@ -360,6 +361,14 @@ export interface Database {
   unreachable_chats: UnreachableChatsTable;
   session_offers: SessionOffersTable;
   flow_run_cache: FlowRunCacheTable;
+  people: PeopleTable;
+}
+
+/** `people` (0041): the name a person was last seen under, by actor id (issue 29). */
+export interface PeopleTable {
+  actor_id: string;
+  name: string;
+  updated_at: number;
 }
 
 /** `flow_run_cache` (0024): a flow run.yaml's stamp and status when last read (issue 14). */

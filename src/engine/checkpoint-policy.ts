@@ -2,6 +2,7 @@
  * Checkpoint rules, pure: which answers a checkpoint offers, its policy, and how one vote
  * changes it (distinct approvers, four-eyes, one vote per person, a single reject decides).
  */
+
 import type { Rejection } from './events.ts';
 import type {
   Actor,
@@ -11,6 +12,7 @@ import type {
   CheckpointState,
 } from './model.ts';
 import { DEFAULT_CHANGES_MAX } from './model.ts';
+import { personName } from './person-name.ts';
 import type { StepCheckpoint, WorkflowStep } from './workflow/types.ts';
 
 /** Policy of a checkpoint without configuration: one approval, no four-eyes, never expires. */
@@ -78,7 +80,7 @@ export function evaluateVote(
   actor: Actor,
   answer: CheckpointAnswer,
 ): VoteOutcome {
-  const name = actor.name ?? actor.id;
+  const name = personName(actor);
   if (!cp.answers.includes(answer)) {
     return illegal(
       `"${answer}" is not an answer to checkpoint ${cp.id} (allowed: ${cp.answers.join(', ')})`,
@@ -112,7 +114,7 @@ const PAST: Record<string, string> = {
 /** Why a closed checkpoint cannot be answered: "checkpoint X already approved by A, B". */
 export function closedMessage(cp: CheckpointState): string {
   if (cp.decision) {
-    const by = cp.decision.by.map((a) => a.name ?? a.id).join(', ');
+    const by = cp.decision.by.map(personName).join(', ');
     return `checkpoint ${cp.id} already ${PAST[cp.decision.answer]}${by ? ` by ${by}` : ''}`;
   }
   return `checkpoint ${cp.id} was withdrawn: ${cp.withdrawn?.reason ?? 'closed'}`;

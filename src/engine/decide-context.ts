@@ -2,10 +2,12 @@
  * The working context of one decide() call: events are folded as they are emitted so later rules
  * see the state they produce. Pure: evolve() copies, nothing outside is touched.
  */
+
 import type { Command } from './commands.ts';
 import type { Effect, Rejection, RunEvent } from './events.ts';
 import { evolve } from './evolve.ts';
 import type { Actor, RunState } from './model.ts';
+import { personName } from './person-name.ts';
 
 /** An event before the context stamps its time. */
 export type EventDraft = RunEvent extends infer E
@@ -56,7 +58,7 @@ export class DecideContext {
   }
 }
 
-/** How an actor is named in messages: display name when known, else the immutable id. */
+/** How an actor is named in messages (see personName). */
 export function who(actor: Actor): string {
-  return actor.name ?? actor.id;
+  return personName(actor);
 }

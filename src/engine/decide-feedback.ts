@@ -6,8 +6,8 @@
  */
 import type { GiveGuidanceCommand } from './commands.ts';
 import { type DecideContext, refuse } from './decide-context.ts';
-import { defOf } from './decide-flow.ts';
 import type { Actor, CheckpointState, FeedbackEntry, StepState } from './model.ts';
+import { approvalTargetOf, changesTargetOf, isUndelivered } from './note-destination.ts';
 
 /** Longest guidance text kept (a chat message may be longer; the agent gets the start). */
 export const MAX_FEEDBACK_CHARS = 4000;
@@ -46,18 +46,14 @@ export function recordChanges(
   record(ctx, entryFor(target, 'changes', by, ctx.at, reason, cp.id));
 }
 
-/** The step an approval's reasons are for: the gated step, or the next one that will run. */
-function nextStepOf(ctx: DecideContext, cp: CheckpointState): StepState | undefined {
-  const steps = ctx.state.steps;
-  const at = steps.findIndex((s) => s.id === cp.stepId);
-  if (cp.when === 'before') return steps[at];
-  return steps.slice(at + 1).find((s) => !s.excluded && s.status !== 'skipped');
-}
-
-/** Every approving vote's reason, for the step the approval lets run. */
+/**
+ * Every approving vote's reason, for the step the approval lets run; the notes given at the
+ * checkpoint go there too.
+ */
 export function recordApprovalReasons(ctx: DecideContext, cp: CheckpointState): void {
-  const step = nextStepOf(ctx, cp);
+  const step = approvalTargetOf(ctx.state, cp);
   if (step === undefined) return;
+  forwardNotes(ctx, step, (f) => f.checkpointId === cp.id);
   for (const v of cp.votes) {
     if (v.answer === 'approve' && v.reason?.trim()) {
       record(ctx, entryFor(step, 'approval', v.actor, v.at, v.reason, cp.id));
@@ -65,12 +61,50 @@ export function recordApprovalReasons(ctx: DecideContext, cp: CheckpointState): 
   }
 }
 
-/** Guidance for the run's current step: its next attempt receives it. */
+/**
+ * Moves the notes no attempt read yet that `pick` chooses to `to`'s next attempt: the run went
+ * past the step they were kept for. Request changes and approval reasons are never moved.
+ */
+export function forwardNotes(
+  ctx: DecideContext,
+  to: StepState,
+  pick: (f: FeedbackEntry) => boolean,
+): void {
+  const forAttempt = to.attempt + 1;
+  const entries = (ctx.state.feedback ?? []).flatMap((f, i) =>
+    f.kind === 'guidance' &&
+    isUndelivered(ctx.state, f) &&
+    pick(f) &&
+    !(f.stepId === to.id && f.forAttempt === forAttempt)
+      ? [i]
+      : [],
+  );
+  if (entries.length > 0)
+    ctx.emit({ type: 'feedbackForwarded', entries, stepId: to.id, forAttempt });
+}
+
+/**
+ * Guidance, kept for the next attempt that runs: at an open checkpoint it waits for the decision
+ * (kept for the step Request changes would run again, moved with an approval to the step that
+ * runs next); otherwise it is for the current step's next attempt, and moves on with the run
+ * when that step is not run again.
+ */
 export function decideGiveGuidance(ctx: DecideContext, c: GiveGuidanceCommand): void {
   if (!c.text.trim()) refuse('guidance needs some text', 'INVALID_INPUT');
-  const step = ctx.state.steps[ctx.state.cursor];
-  if (step === undefined || defOf(ctx, step.index) === undefined) {
-    refuse(`run ${ctx.state.id} has no step to guide`, 'NOT_FOUND');
+  const { state } = ctx;
+  const step = state.steps[state.cursor];
+  if (step === undefined || state.workflow.steps[step.index] === undefined) {
+    refuse(`run ${state.id} has no step to guide`, 'NOT_FOUND');
   }
-  record(ctx, entryFor(step, 'guidance', c.actor, c.at, c.text));
+  const cp = state.checkpoint;
+  if (!cp) {
+    record(ctx, entryFor(step, 'guidance', c.actor, c.at, c.text));
+    return;
+  }
+  const gated = state.steps.find((s) => s.id === cp.stepId) ?? step;
+  const kept =
+    (cp.answers.includes('loop') ? changesTargetOf(state, gated, cp.when) : undefined) ??
+    approvalTargetOf(state, cp) ??
+    gated;
+  record(ctx, entryFor(kept, 'guidance', c.actor, c.at, c.text, cp.id));
 }

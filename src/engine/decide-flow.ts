@@ -4,10 +4,12 @@
  */
 import { checkpointAnswers, policyFor } from './checkpoint-policy.ts';
 import type { DecideContext } from './decide-context.ts';
+import { forwardNotes } from './decide-feedback.ts';
 import type { Directive } from './directive.ts';
 import type { QueueMode } from './events.ts';
 import { layoutModule } from './layouts/index.ts';
-import type { CheckpointKind, CheckpointState, StepState } from './model.ts';
+import { type CheckpointKind, type CheckpointState, type StepState, stepIndex } from './model.ts';
+import { changesTargetOf } from './note-destination.ts';
 import { holdAtGate } from './pabcd/decide-phase.ts';
 import type { GateName } from './pabcd/phases.ts';
 import { cancelTasks, queueTasksStep } from './tasks/decide-tasks.ts';
@@ -37,6 +39,8 @@ export function enterStep(ctx: DecideContext, index: number): void {
     ctx.emit({ type: 'runCompleted', reason: 'all steps completed' });
     return;
   }
+  // Notes kept for an earlier step that is not run again go to this one (never dropped).
+  forwardNotes(ctx, step, (f) => stepIndex(ctx.state, f.stepId) < step.index);
   startStep(ctx, step, 'visit');
 }
 
@@ -189,13 +193,7 @@ export function changesTarget(
   step: StepState,
   kind: CheckpointKind,
 ): StepState | undefined {
-  const loop = defOf(ctx, step.index).loop;
-  if (loop) return ctx.state.steps.find((s) => s.id === loop.backTo);
-  if (kind !== 'before') return step;
-  return ctx.state.steps
-    .slice(0, step.index)
-    .reverse()
-    .find((s) => !s.excluded);
+  return changesTargetOf(ctx.state, step, kind);
 }
 
 /** Opens a checkpoint on the step; schedules its expiry when the policy has one. */

@@ -317,8 +317,21 @@ export interface FeedbackRecordedEvent extends EventBase {
   entry: FeedbackEntry;
 }
 
+/**
+ * Notes no attempt read yet, moved to the attempt that runs instead: the run went past their step
+ * (an approval, a step that was not run again), so they would otherwise never be read.
+ */
+export interface FeedbackForwardedEvent extends EventBase {
+  type: 'feedbackForwarded';
+  /** Positions of the moved entries in the run's feedback list. */
+  entries: number[];
+  stepId: string;
+  forAttempt: number;
+}
+
 export type RunEvent =
   | FeedbackRecordedEvent
+  | FeedbackForwardedEvent
   | RunStartedEvent
   | StepQueuedEvent
   | StepStartedEvent

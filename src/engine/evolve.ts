@@ -9,6 +9,7 @@ import { layoutModule } from './layouts/index.ts';
 import {
   addTelemetry,
   type CheckpointState,
+  type FeedbackEntry,
   type RunState,
   type StepState,
   stepApplies,
@@ -296,6 +297,8 @@ function apply(state: RunState, e: Exclude<RunEvent, { type: 'runStarted' }>): R
       return { ...state, pabcd: foldStopBlock(pabcdOf(state), e.at) };
     case 'feedbackRecorded':
       return { ...state, feedback: [...(state.feedback ?? []), e.entry] };
+    case 'feedbackForwarded':
+      return { ...state, feedback: forwarded(state.feedback ?? [], e) };
     case 'tasksPlanned':
     case 'taskQueued':
     case 'taskStarted':
@@ -332,4 +335,16 @@ function ended(
 ): RunState {
   const outcome = by ? { reason, by } : { reason };
   return { ...without(state, 'blocked'), status, outcome };
+}
+
+/** The feedback list with the forwarded entries pointing at their new attempt (first home kept). */
+function forwarded(
+  list: readonly FeedbackEntry[],
+  e: { entries: number[]; stepId: string; forAttempt: number },
+): FeedbackEntry[] {
+  return list.map((f, i) => {
+    if (!e.entries.includes(i)) return f;
+    const from = f.forwardedFrom ?? { stepId: f.stepId, forAttempt: f.forAttempt };
+    return { ...f, stepId: e.stepId, forAttempt: e.forAttempt, forwardedFrom: from };
+  });
 }

@@ -87,8 +87,10 @@ export interface FeedbackEntry {
   by: Actor;
   at: string;
   text: string;
-  /** The checkpoint the words answered, for request-changes and approval reasons. */
+  /** The checkpoint the words answered (request changes, approval) or were given at (guidance). */
   checkpointId?: string;
+  /** Where a note was first meant to go, when the run went past it and it was forwarded. */
+  forwardedFrom?: { stepId: string; forAttempt: number };
 }
 
 /** Why a checkpoint was opened. `pause` is reserved for layouts that model a pause as a gate. */

@@ -108,8 +108,9 @@ describe('Slack refusals met by the bridge', () => {
       threadTs: plan.id,
     });
     expect(delivery.status).toBe(200);
-    // A mention carries Bob's user id only (Slack sends no name with an event).
-    await w.message(slack, /❌ Run \S+ Failed: rejected by U0BOB: needs tests first/);
+    // A mention carries Bob's user id only (Slack sends no name with an event): he is named as
+    // he was last seen, by his press on Reject (issue 29, bridge.db's people).
+    await w.message(slack, /❌ Run \S+ Failed: rejected by @bob: needs tests first/);
     const closed = await w.settles(slack, plan, (m) => m.buttons.length === 0, 'the decision');
     expect(closed.text).toContain('Reason given: needs tests first');
     const state = await w.bridge.orchestrator.getRun(runId);

@@ -169,4 +169,42 @@ steps:
     const review = await w.message(/Checkpoint review:1/);
     expect(buttonsOf(review)).toEqual(['Approve', 'Request changes', 'Reject']);
   });
+
+  it('through the outbox: in the chat of /run, its status, answer, checkpoint and the press’s edit are interactive; no 429', async () => {
+    await w.cleanup();
+    w = await World.create({ outbox: true });
+    const { plan, runId } = await planCheckpoint();
+    expect(await w.answerTo(w.press(BOB, plan, 'Approve'))).toBe(
+      'Approved — 1 of 1 approval; the run moves on',
+    );
+    await until(
+      () => /Approved by @bob/.test(w.fake.message(TEAM.id, plan.message_id)!.text!),
+      'the copy to show the decision',
+    );
+    const rows = w.b.db.sqlite
+      .prepare('select kind, target, urgency, payload_json from outbox where lane = ? order by id')
+      .all(TEAM_REF) as { kind: string; target: string; urgency: string; payload_json: string }[];
+    const what = (r: (typeof rows)[number]) => {
+      const json = r.payload_json;
+      if (r.kind === 'edit' && r.target.endsWith(`/${plan.message_id}`)) return 'press edit';
+      if (json.includes('Checkpoint plan:1')) return 'checkpoint';
+      if (json.includes('💬 plan')) return 'answer';
+      return `status ${r.kind}`;
+    };
+    // In the chat of /run, the person waits for the status message, the answer and the
+    // checkpoint; then for the edit of the message they pressed. Status edits keep their place.
+    const labelled = rows.map((r) => [what(r), r.urgency]);
+    expect(labelled[0]).toEqual(['status send', 'interactive']);
+    expect(labelled.filter(([w]) => !w!.startsWith('status'))).toEqual([
+      ['answer', 'interactive'],
+      ['checkpoint', 'interactive'],
+      ['press edit', 'interactive'],
+    ]);
+    expect(labelled.filter(([w]) => w === 'status edit').map(([, u]) => u)).not.toContain(
+      'interactive',
+    );
+    expect(rows.find((r) => what(r) === 'press edit')!.payload_json).toContain('Approved by @bob');
+    expect(w.fake.calls.filter((c) => c.errorCode === 429)).toEqual([]);
+    await w.runState(runId, (s) => s.cursor > 0, 'the run to move on');
+  });
 });

@@ -125,7 +125,7 @@ describe('interrupted sessions in chat', () => {
     const first = w.press(ALICE, offer, 'Abort');
     const second = w.press(BOB, offer, 'Restart');
     expect(await w.answerTo(first)).toBe('Aborting session coord-2026-01-20-abc123…');
-    expect(await w.answerTo(second)).toBe('Already chosen: abort by telegram:501.');
+    expect(await w.answerTo(second)).toBe('Already chosen: abort by @alice.');
     await until(
       () =>
         (w.messages(OFFER).at(-1)?.text ?? '').includes(
@@ -138,7 +138,7 @@ describe('interrupted sessions in chat', () => {
     // Both chats' copies show who chose what, without buttons.
     for (const chat of [TEAM, STRANGERS]) {
       await until(
-        () => (w.messages(OFFER, chat).at(-1)?.text ?? '').includes('Aborted by telegram:501'),
+        () => (w.messages(OFFER, chat).at(-1)?.text ?? '').includes('Aborted by @alice'),
         'the copy edited',
       );
       expect(labels(w.messages(OFFER, chat).at(-1)!)).toEqual([]);
@@ -244,8 +244,7 @@ steps:
     );
     for (const m of offers()) {
       await until(
-        () =>
-          (w.fake.message(TEAM.id, m.message_id)?.text ?? '').includes('Resumed by telegram:501'),
+        () => (w.fake.message(TEAM.id, m.message_id)?.text ?? '').includes('Resumed by @alice'),
         'every copy edited',
       );
     }

@@ -18,9 +18,10 @@ describe('renderStatus', () => {
     const text = body(renderStatus(h.run, now, 'step 2/3'));
     expect(text).toContain(`Run ${RUN_ID} · Demo`);
     expect(text).toContain('Running step 2 of 3 (build)');
-    expect(text).toContain('✅ plan · 1 s');
+    // Every mark carries a word (issue 29).
+    expect(text).toContain('✅ plan · approved · 1 s');
     expect(text).toMatch(/⏳ build · running 1 min( \d+ s)? · step 2\/3/);
-    expect(text).toContain('▫️ review');
+    expect(text).toContain('▫️ review · not started');
     expect(text).toContain('Started by: Alice');
     expect(text).toContain('Spent: 10 in / 5 out · $0.50');
     expect(renderStatus(h.run, now).buttons).toBeUndefined();
@@ -33,7 +34,9 @@ describe('renderStatus', () => {
     expect(body(renderStatus(h.run, BASE_TIME))).toContain(
       'Waiting for an answer at checkpoint plan:1',
     );
-    expect(body(renderStatus(h.run, BASE_TIME))).toContain('✋ waiting for approval');
+    expect(body(renderStatus(h.run, BASE_TIME))).toContain(
+      '✅ plan · done · 1 s · ✋ waiting for approval',
+    );
     h.ok({ type: 'answerCheckpoint', answer: 'reject', reason: 'wrong plan', actor: ALICE });
     const text = body(renderStatus(h.run, BASE_TIME));
     expect(text).toContain('Failed: rejected by Alice: wrong plan');
@@ -48,7 +51,7 @@ describe('renderStatus', () => {
     h.ok({ type: 'stepStarted', stepId: 'plan', attempt: 1 });
     h.fail('agent binary not found');
     const text = body(renderStatus(h.run, BASE_TIME));
-    expect(text).toContain('❌ plan');
+    expect(text).toContain('❌ plan · failed · 1 s · agent binary not found');
     expect(text).toContain('agent binary not found');
     expect(text).toContain('Blocked, needs a human');
   });

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { type Logger, pino } from 'pino';
 import type { Channel, Platform } from '../../src/bridges/channel.ts';
+import { limitsOf, Outbox, OutboxChannel, OutboxStore } from '../../src/bridges/outbox/index.ts';
 import { TelegramChannel } from '../../src/bridges/telegram/index.ts';
 import { ChatOps } from '../../src/chatops/index.ts';
 import { type BridgeDb, migrateToLatest, openBridgeDb } from '../../src/db/connection.ts';
@@ -44,6 +45,8 @@ export interface Bridge {
   orchestrator: Orchestrator;
   channel: TelegramChannel;
   chatops: ChatOps;
+  /** The outbox (with `outbox: true`). */
+  outbox?: { outbox: Outbox; store: OutboxStore };
 }
 
 /** Options of World.create. */
@@ -61,6 +64,11 @@ export interface WorldOptions {
   orchestrator?: Partial<OrchestratorOptions>;
   /** How often ChatOps looks at bridge.db for tool approvals (default: its own). */
   toolApprovalIntervalMs?: number;
+  /**
+   * Sends and edits through an outbox on bridge.db, paced by Telegram's table, as `serve` does;
+   * the fake then enforces Telegram's limits (a call over them is answered 429).
+   */
+  outbox?: boolean;
 }
 
 /** Files and the fake Telegram shared by every bridge of a test. */
@@ -84,7 +92,8 @@ export class World {
   /** A new world with the team chat bound to the workspace and roles given. */
   static async create(options: WorldOptions = {}): Promise<World> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-chatops-'));
-    const world = new World(dir, await FakeTelegram.start(), options);
+    const fake = await FakeTelegram.start(options.outbox ? { limits: true } : {});
+    const world = new World(dir, fake, options);
     world.fake.addChat(TEAM);
     world.fake.addChat(STRANGERS);
     const b = await world.start();
@@ -119,7 +128,14 @@ export class World {
       commands: [{ command: 'run', description: 'Start a run' }],
       logger: log,
     });
-    const served = this.#options.forgetMessages ? forgetful(channel) : channel;
+    let served: Channel = this.#options.forgetMessages ? forgetful(channel) : channel;
+    let paced: Bridge['outbox'];
+    if (this.#options.outbox) {
+      const store = OutboxStore.open(db.file);
+      const outbox = new Outbox({ store, inner: served, limits: limitsOf('telegram') });
+      served = new OutboxChannel(served, outbox);
+      paced = { outbox, store };
+    }
     const channels = new Map<Platform, Channel>([['telegram', served]]);
     const chatops = new ChatOps({
       orchestrator,
@@ -134,7 +150,15 @@ export class World {
     });
     await chatops.start();
     await served.start(chatops.handle);
-    this.bridge = { db, repos, queue, orchestrator, channel, chatops };
+    this.bridge = {
+      db,
+      repos,
+      queue,
+      orchestrator,
+      channel,
+      chatops,
+      ...(paced && { outbox: paced }),
+    };
     return this.bridge;
   }
 
@@ -145,6 +169,10 @@ export class World {
     this.bridge = undefined;
     await b.channel.stop();
     await b.chatops.stop();
+    if (b.outbox) {
+      await b.outbox.outbox.stop();
+      b.outbox.store.close();
+    }
     await b.orchestrator.close();
     await b.queue.close();
     await b.db.close();

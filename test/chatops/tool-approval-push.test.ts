@@ -79,7 +79,7 @@ describe('tool approvals without polling bridge.db', () => {
     expect(message.text).toContain('Bash: npm test -- --run');
     expect(await w.answerTo(w.press(BOB, message, 'Allow once'))).toBe('Allowed once.');
     expect(await decision).toEqual({ allow: true });
-    await w.message(/✅ Allowed once by telegram:502/);
+    await w.message(/✅ Allowed once by @bob/);
   });
 
   it('Deny with a reason reaches the waiting agent', async () => {

@@ -58,7 +58,7 @@ describe('tool approvals in chat', () => {
 
     expect(await w.answerTo(w.press(BOB, message, 'Allow once'))).toBe('Allowed once.');
     expect(await decision).toEqual({ allow: true });
-    await w.message(/✅ Allowed once by telegram:502/);
+    await w.message(/✅ Allowed once by @bob/);
     expect(buttonsOf(w.fake.message(TEAM.id, message.message_id))).toEqual([]);
   });
 
@@ -75,7 +75,7 @@ describe('tool approvals in chat', () => {
       text: 'not before the review',
     });
     expect(await decision).toEqual({ allow: false, message: 'not before the review' });
-    await w.message(/❌ Denied by telegram:502 at .*: not before the review/);
+    await w.message(/❌ Denied by @bob at .*: not before the review/);
   });
 
   it('an unanswered request is denied at its expiry and the message says so', async () => {

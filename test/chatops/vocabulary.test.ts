@@ -16,6 +16,7 @@ const SAMPLES: Readonly<Record<Verb, string>> = {
   run: 'demo add a login page',
   status: RUN,
   phase: RUN,
+  prompt: `${RUN} plan`,
   runs: '',
   sessions: '',
   approve: `${RUN} looks good`,

@@ -1,5 +1,5 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MANY_STEPS_TIMEOUT_MS, runCli } from './support.ts';
@@ -65,14 +65,32 @@ describe('moving a run by hand: retry, skip, changes, revert, cancel', () => {
     // `loop` is the old name of `changes`.
     const loop = cli('loop', runId!, '--reason', 'redo it');
     expect(loop.code).toBe(1);
-    expect(loop.out).toMatch(/setup: changes requested by cli:\S+ for attempt 2: redo it/);
+    // The CLI's person is the OS user, named without the `cli:` id prefix (issue 29).
+    const me = userInfo().username;
+    expect(loop.out).toContain(`setup: changes requested by ${me} for attempt 2: redo it`);
     expect(loop.out).toContain('report: looping back to setup (loop 1): redo it');
     expect(loop.out).toMatch(/setup: running \(attempt 2\)/);
     expect(loop.out).toMatch(/fetch: failed \(attempt 3\)/);
 
+    // The prompt is on record (issue 29): the step's prompt and the reason, 0600 beside the log.
+    const prompt = cli('logs', runId!, 'setup', '--prompt', '--attempt', '2');
+    expect(prompt.code).toBe(0);
+    expect(prompt.out).toMatch(
+      /^Prepare the workspace\.[\s\S]*## Feedback from reviewers\n\n- \S+ \(requested changes, .+\): redo it\n$/,
+    );
+    expect(cli('logs', runId!, 'setup', '--prompt', '--attempt', '1').out).not.toContain('redo');
+    const file = join(ws, '.phasebridge', 'runs', runId!, 'logs', 'prompt-setup-2.md');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const every = cli('logs', runId!, '--prompt');
+    expect(every.out).toContain('==> setup (attempt 2) prompt <==');
+    expect(every.out).toContain('==> fetch (attempt 3) prompt <==');
+    expect(cli('logs', runId!, '--prompt', '--follow').err).toContain(
+      '--prompt and --follow do not go together',
+    );
+
     const revert = cli('revert', runId!, 'setup');
     expect(revert.code).toBe(1);
-    expect(revert.out).toContain('reverted to setup by cli:');
+    expect(revert.out).toContain(`reverted to setup by ${me}`);
     expect(revert.out).toMatch(/setup: running \(attempt 3\)/);
     expect(revert.out).toMatch(/fetch: failed \(attempt 4\)/);
 
@@ -86,14 +104,32 @@ describe('moving a run by hand: retry, skip, changes, revert, cancel', () => {
 
     const cancel = cli('cancel', runId!, '--reason', 'enough');
     expect(cancel.code).toBe(0);
-    expect(cancel.out).toMatch(new RegExp(`run ${runId} cancelled: cancelled by cli:\\S+: enough`));
+    expect(cancel.out).toContain(`run ${runId} cancelled: cancelled by ${me}: enough`);
 
     const status = cli('status', runId!);
-    expect(status.out).toMatch(/status {4}cancelled: cancelled by cli:\S+: enough/);
+    expect(status.out).toContain(`status    cancelled: cancelled by ${me}: enough`);
     // Every reviewer's reason, with its author, for the attempt it went to.
     expect(status.out).toMatch(
-      /feedback from reviewers \(oldest first\)\n {2}setup attempt 2: changes requested by cli:\S+, .+ at report:1: redo it/,
+      /feedback from reviewers \(oldest first\)\n {2}setup attempt 2: changes requested by (?!cli:)\S+, .+ at report:1: redo it/,
     );
     expect(status.out).toMatch(/fetch\s+demo\s+failed\s+4/);
+
+    // The audit export carries every word with its author and where it went (issue 29).
+    const words = JSON.parse(cli('audit', runId!, '--json').out);
+    expect(words.words).toEqual([
+      expect.objectContaining({
+        kind: 'changes',
+        text: 'redo it',
+        by: { id: `cli:${me}` },
+        checkpointId: 'report:1',
+        to: { stepId: 'setup', attempt: 2 },
+        delivered: true,
+      }),
+      expect.objectContaining({ kind: 'outcome', text: `cancelled by ${me}: enough` }),
+    ]);
+    const audit = cli('audit', runId!);
+    expect(audit.out).toContain(
+      `${me}: changes requested at report:1 → given to setup, attempt 2: redo it`,
+    );
   });
 });

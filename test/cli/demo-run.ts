@@ -1,5 +1,5 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -49,9 +49,20 @@ export function describeDemoRun(layout: 'native' | 'codemachine'): void {
       expect(planLog.out).toContain('demo-agent: prompt');
       expect(planLog.out).toContain('demo-agent: spec: add login');
 
-      const first = cli('approve', runId!, '--reason', 'plan looks good');
+      const first = cli(
+        'approve',
+        runId!,
+        '--reason',
+        'plan looks good',
+        '--comment',
+        'keep the diff small',
+      );
       expect(first.code).toBe(0);
-      expect(first.out).toContain('checkpoint plan:1: approve by cli:');
+      // The approval's comment reaches the next step's agent (issue 29).
+      expect(cli('logs', runId!, 'build').out).toMatch(
+        /demo-agent: feedback from .+ \(approval, .+\): plan looks good\n.*keep the diff small/,
+      );
+      expect(first.out).toContain(`checkpoint plan:1: approve by ${userInfo().username}`);
       expect(first.out).toContain('build: running (attempt 1)');
       expect(first.out).toContain('awaiting approval of review');
 

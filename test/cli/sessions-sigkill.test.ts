@@ -337,8 +337,7 @@ describe('a coordinator session SIGKILLed in each state, resumed from chat', () 
     // The offer says who chose what.
     await when(
       h.ws,
-      () =>
-        h.messages(/Interrupted coordinator session/)[0]!.text?.includes('Resumed by telegram:502'),
+      () => h.messages(/Interrupted coordinator session/)[0]!.text?.includes('Resumed by @bob'),
       'the offer edited',
     );
   });

@@ -98,7 +98,10 @@ export function changesStories(subject: ContractSubject): void {
       const plan = await w.message(d, /Checkpoint plan:1/);
       const runId = runIdOf(plan);
       await d.replyTo('bob', plan, 'hash passwords with bcrypt');
-      await w.message(d, /^Noted for plan, attempt 2\.$/);
+      await w.message(
+        d,
+        /^Noted: goes to build with the approval; it goes to plan, attempt 2 if changes are requested\.$/,
+      );
       if (!d.singleUser) {
         await w.setRole(d, 'carol', 'viewer');
         await d.replyTo('carol', plan, 'use md5');
@@ -124,6 +127,42 @@ export function changesStories(subject: ContractSubject): void {
         /\(guidance, .+\): hash passwords with bcrypt\n.*\(changes, .+\): add a test/,
       );
       expect(log).not.toContain('md5');
+    });
+
+    it('takes a guidance reply at a checkpoint to the next step’s agent with the approval, across a restart, and says so', async (ctx) => {
+      if (d.replyTo === undefined) return ctx.skip();
+      await d.sendCommand('alice', 'run demo add login');
+      const plan = await w.message(d, /Checkpoint plan:1/);
+      const runId = runIdOf(plan);
+      await d.replyTo('bob', plan, 'hash passwords with bcrypt');
+      await w.message(
+        d,
+        /^Noted: goes to build with the approval; it goes to plan, attempt 2 if changes are requested\.$/,
+      );
+      const counted = await w.settles(
+        d,
+        plan,
+        (m) => m.text.includes('will go with the decision'),
+        'the note on the checkpoint',
+      );
+      // A Slack thread reply carries the user id only: bob, not seen named before, is his id
+      // there (docs/feedback.md, "How people are named").
+      const author = d.singleUser
+        ? ''
+        : d.platform === 'slack'
+          ? d.userId('bob')
+          : d.displayName('bob');
+      expect(counted.text).toContain(`Notes: 1 note from ${author}`);
+      // The note is a ledger fact: a restart between the reply and the decision keeps it.
+      await w.restart();
+      await d.press('bob', counted, 'Approve');
+      await w.message(d, /Checkpoint review:1/);
+      const build = fs.readFileSync(await w.bridge.orchestrator.logPath(runId, 'build'), 'utf8');
+      expect(build).toMatch(
+        /demo-agent: feedback from .+ \(guidance, .+\): hash passwords with bcrypt/,
+      );
+      const planLog = fs.readFileSync(await w.bridge.orchestrator.logPath(runId, 'plan'), 'utf8');
+      expect(planLog).not.toContain('bcrypt');
     });
 
     it('lists the files the step changed in a git workspace, at most 10, then and N more', async () => {

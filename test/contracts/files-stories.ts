@@ -93,7 +93,10 @@ export function filesStories(subject: ContractSubject): void {
       await w.message(d, /Your guidance was not passed on: mockup\.png is refused/);
       const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);
       await d.replyToWithFile('bob', plan, 'match this mockup', { name: 'mockup.png', data: png });
-      await w.message(d, /^Noted for plan, attempt 2\.$/);
+      await w.message(
+        d,
+        /^Noted: goes to build with the approval; it goes to plan, attempt 2 if changes are requested\.$/,
+      );
       const saved = `.phasebridge/runs/${runId}/inputs/mockup.png`;
       expect(fs.readFileSync(path.join(w.workspace, saved)).equals(png)).toBe(true);
       await d.sendCommand('bob', `changes ${runId} and add tests`);

@@ -51,7 +51,9 @@ describe('Slack thread replies as guidance', () => {
     const acked = (ts: string) => inThread(ts).some((t) => plainMrkdwn(t).startsWith('Noted'));
     await until(() => acked(cp.id), 'the acknowledgement in the thread');
     await d.fake.deliver(first.request, 1);
-    expect(inThread(cp.id).map(plainMrkdwn)).toEqual(['Noted for plan, attempt 2.']);
+    expect(inThread(cp.id).map(plainMrkdwn)).toEqual([
+      'Noted: goes to build with the approval; it goes to plan, attempt 2 if changes are requested.',
+    ]);
 
     // Alice (an operator) under the status message: the same, in that thread.
     const statusTs = idOf(await world.bridge.repos.statusMessages.get(runId, d.chatRef));
@@ -103,8 +105,10 @@ describe('Slack thread replies as guidance', () => {
     expect(log).toMatch(/\(guidance, .+\): keep the session cookie/);
     expect(log).not.toMatch(/md5|bot says hi|edited|thanks/);
     const status = await runCliAsync(['status', runId], world.home, world.dir);
+    // Slack message events carry no name: bob, never seen named yet, is his Slack id; alice, named
+    // by her earlier command, is @alice (issue 29).
     expect(status.out).toMatch(
-      /feedback from reviewers \(oldest first\)\n {2}plan attempt 2: guidance by slack:U0BOB\b.*: hash passwords with \*bcrypt\*\n {2}plan attempt 2: guidance by slack:U0ALICE\b.*: keep the session cookie\n/,
+      /feedback from reviewers \(oldest first\)\n {2}plan attempt 2: guidance by U0BOB, .*: hash passwords with \*bcrypt\*\n {2}plan attempt 2: guidance by @alice, .*: keep the session cookie\n/,
     );
   });
 });
@@ -163,7 +167,9 @@ describe('Discord replies and thread messages as guidance', () => {
     await until(() => pinged() !== undefined, 'the ping in the chat');
     expect(pinged()?.body?.allowed_mentions).toEqual({ users: [d.userId('carol')] });
     expect(d.latestMessages().some((m) => /only an operator/.test(m.text))).toBe(false);
-    expect(notes(fake.state.text.id)).toEqual(['Noted for plan, attempt 2.']);
+    expect(notes(fake.state.text.id)).toEqual([
+      'Noted: goes to build with the approval; it goes to plan, attempt 2 if changes are requested.',
+    ]);
 
     await d.sendCommand('bob', `changes ${runId} add a test for it`);
     await world.message(d, /Checkpoint plan:2/);
@@ -177,7 +183,7 @@ describe('Discord replies and thread messages as guidance', () => {
     expect(log).toMatch(/demo-agent: feedback from Bob \(guidance, .+\): hash passwords/);
     expect(log).not.toMatch(/md5|sha1|lunch|thanks|beep/);
     const status = await runCliAsync(['status', runId], world.home, world.dir);
-    expect(status.out).toContain(`plan attempt 2: guidance by ${bob} (Bob), `);
+    expect(status.out).toContain('plan attempt 2: guidance by Bob, ');
   });
 
   it('without the Message Content intent the bridge starts, and replies are not taken', async () => {

@@ -94,7 +94,8 @@ for (const [name, start] of PLATFORMS) {
           (m) => m.buttons.length === 0,
           'the buttons to go',
         );
-        expect(closed.text).toMatch(/✅ Allowed once by /);
+        // Named as every other decision names the person, never by id (issue 29).
+        expect(closed.text).toContain(`✅ Allowed once by ${d.displayName(approver(d))} at `);
       } finally {
         await w.cleanup();
       }
@@ -113,7 +114,7 @@ for (const [name, start] of PLATFORMS) {
           (m) => m.buttons.length === 0,
           'the buttons to go',
         );
-        expect(closed.text).toMatch(/❌ Denied by .*: not before the review/);
+        expect(closed.text).toContain(`❌ Denied by ${d.displayName(approver(d))} at `);
       } finally {
         await w.cleanup();
       }

@@ -33,6 +33,7 @@ const TABLES = [
   'jobs',
   'outbox',
   'pairing_codes',
+  'people',
   'reason_prompts',
   'run_changes',
   'run_feed',
@@ -113,6 +114,42 @@ describe('migrateToLatest', () => {
     expect(indexes).toEqual(
       expect.arrayContaining(['runs_workspace_idx', 'runs_finished_idx', 'jobs_finished_idx']),
     );
+  });
+
+  it('applies 0040_interactive_urgency to a bridge.db with outbox rows: rows, ids and indexes kept', async () => {
+    const db = fresh();
+    const before = Object.fromEntries(
+      Object.entries(MIGRATIONS).filter(([name]) => name < '0040_interactive_urgency'),
+    );
+    await migrateToLatest(db, { migrations: before });
+    const insert = (urgency: string, key: string | null) =>
+      db.sqlite
+        .prepare(
+          `insert into outbox (platform, lane, kind, target, payload_json, urgency, state, created_at, updated_at, dedupe_key)
+           values ('telegram', 'telegram:5', 'send', 'telegram:5', '{}', ?, 'pending', 1, 1, ?)`,
+        )
+        .run(urgency, key);
+    insert('decision', 'answer:r:s:1');
+    insert('status', null);
+    // Not allowed before 0040.
+    expect(() => insert('interactive', null)).toThrow(/CHECK constraint/);
+    await migrateToLatest(db);
+    expect(
+      db.sqlite.prepare('select id, urgency, dedupe_key from outbox order by id').all(),
+    ).toEqual([
+      { id: 1, urgency: 'decision', dedupe_key: 'answer:r:s:1' },
+      { id: 2, urgency: 'status', dedupe_key: null },
+    ]);
+    // Allowed now; ids go on after the kept ones; the keyed-send index still refuses a twin.
+    expect(Number(insert('interactive', null).lastInsertRowid)).toBe(3);
+    expect(() => insert('notice', 'answer:r:s:1')).toThrow(/UNIQUE constraint/);
+    expect(() => insert('urgent', null)).toThrow(/CHECK constraint/);
+    const indexes = (
+      db.sqlite
+        .prepare("select name from sqlite_master where type = 'index' and tbl_name = 'outbox'")
+        .all() as { name: string }[]
+    ).map((r) => r.name);
+    expect(indexes).toEqual(expect.arrayContaining(['outbox_open', 'outbox_dedupe']));
   });
 
   it('reports status without touching a fresh database', async () => {

@@ -195,6 +195,7 @@ const COLUMNS: Columns = {
     entries_json: true,
     updated_at: true,
   },
+  people: { actor_id: true, name: true, updated_at: true },
 };
 
 describe('schema.ts', () => {

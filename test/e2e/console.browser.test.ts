@@ -337,7 +337,11 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
       .getByLabel('Attach files to the reply')
       .setInputFiles({ name: 'mockup.png', mimeType: 'image/png', buffer: png });
     await form.getByRole('button', { name: 'Send reply' }).click();
-    const noted = await visible(message(/^Noted for plan, attempt 2\.$/));
+    const noted = await visible(
+      message(
+        /^Noted: goes to build with the approval; it goes to plan, attempt 2 if changes are requested\.$/,
+      ),
+    );
     expect(await form.count()).toBe(0);
     // Only a run's status and checkpoint messages offer Reply (a reply elsewhere is chatter).
     expect(await noted.getByRole('button', { name: 'Reply' }).count()).toBe(0);

@@ -77,7 +77,7 @@ describe('checkpoint policy', () => {
 
   it('names who decided a closed checkpoint', () => {
     const decided = cp({ decision: { answer: 'reject', by: [{ id: 'cli:zed' }], at: 'x' } });
-    expect(closedMessage(decided)).toBe('checkpoint review:1 already rejected by cli:zed');
+    expect(closedMessage(decided)).toBe('checkpoint review:1 already rejected by zed');
     expect(closedMessage(cp({ withdrawn: { at: 'x', reason: 'run reset by Bob' } }))).toBe(
       'checkpoint review:1 was withdrawn: run reset by Bob',
     );

@@ -1,6 +1,7 @@
 /** Issue 12: Request changes at a before gate, opt-out per checkpoint, guidance as ledger facts. */
 import { describe, expect, it } from 'vitest';
 import { feedbackFor } from '../../src/engine/model.ts';
+import { runWords } from '../../src/engine/run-words.ts';
 import { BOB, CAROL, Harness, wf } from './harness.ts';
 
 const GATED_BUILD = wf(`
@@ -70,5 +71,89 @@ describe('feedback', () => {
     // Not for the attempt that already runs; for the next one.
     expect(feedbackFor(h.run, 'plan', 1)).toEqual([]);
     expect(feedbackFor(h.run, 'plan', 2)).toHaveLength(1);
+  });
+});
+
+const PLAN_BUILD = wf(`
+id: plan-build
+steps:
+  - id: plan
+    agent: planner
+    prompt: plan it
+    checkpoint: { when: after }
+  - id: build
+    agent: coder
+    prompt: build it
+  - id: ship
+    agent: shipper
+    prompt: ship it
+`);
+
+describe('notes always reach an attempt (issue 29)', () => {
+  it('guidance at an after checkpoint waits for plan, attempt 2 and goes to build with the approval', () => {
+    const h = new Harness();
+    h.start(PLAN_BUILD);
+    h.finish();
+    h.ok({ type: 'giveGuidance', actor: CAROL, text: 'use bcrypt' });
+    expect(h.run.feedback).toMatchObject([
+      { stepId: 'plan', forAttempt: 2, kind: 'guidance', checkpointId: 'plan:1' },
+    ]);
+    const { types } = h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB });
+    expect(types).toContain('feedbackForwarded');
+    expect(h.current).toBe('build');
+    expect(feedbackFor(h.run, 'build', 1)).toMatchObject([
+      { kind: 'guidance', by: CAROL, text: 'use bcrypt', forwardedFrom: { stepId: 'plan' } },
+    ]);
+    expect(feedbackFor(h.run, 'plan', 2)).toEqual([]);
+  });
+
+  it('guidance at a checkpoint goes to the re-run when changes are requested', () => {
+    const h = new Harness();
+    h.start(PLAN_BUILD);
+    h.finish();
+    h.ok({ type: 'giveGuidance', actor: CAROL, text: 'use bcrypt' });
+    const { types } = h.ok({ type: 'requestChanges', actor: BOB, reason: 'add tests' });
+    expect(types).not.toContain('feedbackForwarded');
+    expect(h.current).toBe('plan');
+    expect(feedbackFor(h.run, 'plan', 2).map((f) => f.text)).toEqual(['use bcrypt', 'add tests']);
+  });
+
+  it('guidance while a step runs moves on with the run when the step is not run again', () => {
+    const h = new Harness();
+    h.start(PLAN_BUILD);
+    h.finish();
+    h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB });
+    h.ok({ type: 'giveGuidance', actor: CAROL, text: 'mind the cache' });
+    expect(h.run.feedback?.at(-1)).toMatchObject({ stepId: 'build', forAttempt: 2 });
+    h.finish();
+    expect(h.current).toBe('ship');
+    expect(feedbackFor(h.run, 'ship', 1).map((f) => f.text)).toEqual(['mind the cache']);
+  });
+});
+
+describe('runWords (issue 29)', () => {
+  it('lists every word with its author and where it went, a forwarded note with its first home', () => {
+    const h = new Harness();
+    h.start(PLAN_BUILD);
+    h.finish();
+    h.ok({ type: 'giveGuidance', actor: CAROL, text: 'use bcrypt' });
+    h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB, reason: 'ship it small' });
+    expect(runWords(h.run)).toEqual([
+      expect.objectContaining({
+        kind: 'guidance',
+        by: CAROL,
+        text: 'use bcrypt',
+        checkpointId: 'plan:1',
+        to: { stepId: 'build', attempt: 1 },
+        forwardedFrom: { stepId: 'plan', attempt: 2 },
+        delivered: true,
+      }),
+      expect.objectContaining({
+        kind: 'approval',
+        by: BOB,
+        text: 'ship it small',
+        to: { stepId: 'build', attempt: 1 },
+      }),
+    ]);
   });
 });

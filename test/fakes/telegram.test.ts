@@ -4,6 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeTelegram } from './telegram.ts';
+import { LimitEnforcer } from './telegram-limits.ts';
 
 let fake: FakeTelegram;
 
@@ -126,6 +127,23 @@ describe('FakeTelegram', () => {
     } finally {
       await limited.close();
     }
+  });
+
+  it('with the FAQ limits, a chat takes a short burst of three, then one a second (a token bucket)', () => {
+    let now = 10_000;
+    const limits = new LimitEnforcer(true, () => now);
+    const send = () => limits.admit('sendMessage', { chat_id: 6 });
+    expect([send(), send(), send()]).toEqual([undefined, undefined, undefined]);
+    expect(send()).toMatchObject({ code: 429, parameters: { retry_after: 1 } });
+    now += 999;
+    expect(send()).toMatchObject({ code: 429 });
+    now += 1; // one token back after a second
+    expect(send()).toBeUndefined();
+    expect(send()).toMatchObject({ code: 429 });
+    // Quiet for three seconds: the whole burst is back.
+    now += 3000;
+    expect([send(), send(), send()]).toEqual([undefined, undefined, undefined]);
+    expect(send()).toMatchObject({ code: 429 });
   });
 
   it('a second poller on the token ends the held poll with 409', async () => {

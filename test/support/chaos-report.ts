@@ -42,6 +42,8 @@ export interface ChaosReport {
   bootMs: { p50: number; max: number };
   /** Rows of checkpoint_messages left without a message id. */
   copiesWithoutRef: number;
+  /** Run folders a kill left before their first ledger line (their /run started again). */
+  emptyRunFolders: number;
 }
 
 const CHECKPOINT = /Checkpoint (\S+) — run (\S+)/;
@@ -53,6 +55,18 @@ interface RunFolder {
   closed: Map<string, number>;
   torn: number;
   temps: number;
+}
+
+/**
+ * A run folder a kill left before its first ledger line (the folder is made, then the line is
+ * appended): no run to count. The redelivered /run starts the run under a new id.
+ */
+export function neverStarted(folder: string): boolean {
+  try {
+    return fs.statSync(path.join(folder, 'ledger.jsonl')).size === 0;
+  } catch {
+    return true;
+  }
 }
 
 function readRun(dir: string, id: string): RunFolder {
@@ -97,11 +111,16 @@ const live = (m: StoredMessage): boolean =>
 /** Counts what the chaos left. */
 export function chaosReport(w: ChaosWorld): ChaosReport {
   const runs: RunFolder[] = [];
+  let emptyRunFolders = 0;
   const runChat = new Map<string, number>();
   for (const c of w.chats) {
     const dir = path.join(c.ws, '.phasebridge', 'runs');
     if (!fs.existsSync(dir)) continue;
     for (const id of fs.readdirSync(dir)) {
+      if (neverStarted(path.join(dir, id))) {
+        emptyRunFolders++;
+        continue;
+      }
       runs.push(readRun(dir, id));
       runChat.set(id, c.chatId);
     }
@@ -185,5 +204,6 @@ export function chaosReport(w: ChaosWorld): ChaosReport {
     leftoverTempFiles: runs.reduce((n, r) => n + r.temps, 0),
     bootMs: { p50: percentile(w.boots, 0.5), max: Math.max(0, ...w.boots) },
     copiesWithoutRef,
+    emptyRunFolders,
   };
 }

@@ -15,7 +15,7 @@ import { migrateToLatest, openBridgeDb } from '../../src/db/connection.ts';
 import { createRepositories } from '../../src/db/repositories/index.ts';
 import { FakeTelegram, type FakeUser, type StoredMessage } from '../fakes/telegram.ts';
 import type { FakeChat } from '../fakes/telegram-wire.ts';
-import { type ChaosReport, type ChaosWorld, chaosReport } from './chaos-report.ts';
+import { type ChaosReport, type ChaosWorld, chaosReport, neverStarted } from './chaos-report.ts';
 
 export type { ChaosReport } from './chaos-report.ts';
 
@@ -148,6 +148,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     if (!fs.existsSync(dir)) return 0;
     let open = 0;
     for (const id of fs.readdirSync(dir)) {
+      if (neverStarted(path.join(dir, id))) continue;
       try {
         const s = JSON.parse(fs.readFileSync(path.join(dir, id, 'run.json'), 'utf8')) as {
           status: string;
@@ -161,7 +162,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   };
   const startedIn = (c: (typeof chats)[number]) => {
     const dir = path.join(c.ws, '.phasebridge', 'runs');
-    return fs.existsSync(dir) ? fs.readdirSync(dir).length : 0;
+    if (!fs.existsSync(dir)) return 0;
+    return fs.readdirSync(dir).filter((id) => !neverStarted(path.join(dir, id))).length;
   };
   const act = async (): Promise<void> => {
     while (people) {
@@ -231,6 +233,38 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     // Quiet for a moment: the last confirmation's follow-up edits (decisions shown) go out.
     if (settled) await until(() => false, 1500);
     log(`chaos: settled=${settled}`);
+    if (!settled) {
+      // Say what kept it from settling: a run still open, a /run never started, the outbox.
+      const open = chats.map((c) => openRuns(c.ws)).reduce((a, b) => a + b, 0);
+      const unstarted = sent.length - chats.reduce((n, c) => n + startedIn(c), 0);
+      const ro = new Database(bridgeDb, { readonly: true });
+      const rows = ro
+        .prepare(
+          `select state, urgency, count(*) as n from outbox where state in ('pending', 'attempted') group by 1, 2`,
+        )
+        .all();
+      ro.close();
+      log(
+        `chaos: not settled: ${open} runs open, ${unstarted} /run not started, outbox ${JSON.stringify(rows)}`,
+      );
+      for (const c of chats) {
+        const dir = path.join(c.ws, '.phasebridge', 'runs');
+        for (const id of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+          if (neverStarted(path.join(dir, id))) continue;
+          try {
+            const r = JSON.parse(fs.readFileSync(path.join(dir, id, 'run.json'), 'utf8')) as {
+              status: string;
+              blocked?: unknown;
+            };
+            if (!['completed', 'failed', 'cancelled'].includes(r.status)) {
+              log(`chaos: open ${id}: ${r.status} ${JSON.stringify(r.blocked ?? null)}`);
+            }
+          } catch (err) {
+            log(`chaos: open ${id}: run.json unreadable (${(err as Error).message})`);
+          }
+        }
+      }
+    }
     people = false;
     await acting;
     const c = child!;

@@ -68,6 +68,12 @@ export function chatopsCommands(workflows: readonly string[] = []): SlashCommand
     ),
     cmd('status', "A run's progress (default: this chat's active runs)", RUN),
     cmd('phase', "A PABCD run's phase history: who moved it and why", runNeeded),
+    cmd(
+      'prompt',
+      "The full prompt a step's latest attempt was given",
+      runNeeded,
+      opt('step', 'Step id (default: the latest step that ran)', 'word'),
+    ),
     cmd('runs', "This chat's recent runs"),
     cmd('sessions', 'Interrupted sessions here, with Resume / Restart / Abort'),
     cmd('approve', 'Approve the open checkpoint', RUN, reason),

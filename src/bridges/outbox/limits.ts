@@ -3,18 +3,24 @@
  * (docs/outbox.md shows the same tables). A limit is "at most `max` calls in any `windowMs`" over
  * one scope: the whole bot, one chat, one group chat, or one Slack workspace for a method.
  * `reserve` slots of a limit are kept for urgent calls: a status edit may not take them, so a
- * checkpoint, a decision or a run's final state is never queued behind progress edits.
+ * checkpoint, a decision or a run's final state is never queued behind progress edits. A
+ * `burst` lets the call a person waits for (`interactive`) go at once where the platform allows
+ * short bursts over its rate (docs/outbox.md, "Interactive latency").
  */
 import type { Urgency } from '../channel.ts';
 import { parseChatRef } from '../refs.ts';
 
 export type { Urgency } from '../channel.ts';
 
-/** Rank of an urgency: lower goes first (a checkpoint/decision, then a notice, then a status edit). */
+/**
+ * Rank of an urgency: lower goes first (what a person waits for, a checkpoint/decision, a
+ * notice, then a status edit).
+ */
 export const URGENCY_RANK: Readonly<Record<Urgency, number>> = {
-  decision: 0,
-  notice: 1,
-  status: 2,
+  interactive: 0,
+  decision: 1,
+  notice: 2,
+  status: 3,
 };
 
 /** The kinds of outgoing calls the outbox holds. */
@@ -32,6 +38,18 @@ export interface RateLimit {
   readonly windowMs: number;
   /** Slots status edits may not take (kept for urgent calls). */
   readonly reserve: number;
+  /**
+   * Slots only interactive calls may take (at most `reserve`): a fan-out filling the scope at
+   * once (30 chats' status messages) does not make a person's press wait for the next window.
+   */
+  readonly held?: number;
+  /**
+   * Calls over `max` the platform tolerates in a short burst. The scope is then also a token
+   * bucket of `max + burst` calls refilled at `max` per `windowMs`, which every call needs a
+   * token of; only an interactive call may go without the `max`-per-window spacing, so the
+   * sustained rate stays `max` per window and other calls are paced as without a burst.
+   */
+  readonly burst?: number;
   /** Where the figure comes from. */
   readonly source: string;
 }
@@ -45,13 +63,28 @@ export interface PlatformLimits {
 /**
  * Telegram Bot API FAQ ("My bot is hitting limits"): about 1 message per second in one chat, at
  * most 20 messages per minute in one group, about 30 messages per second overall. Edits count as
- * messages here: Telegram answers 429 to fast edits just the same.
+ * messages here: Telegram answers 429 to fast edits just the same. The FAQ also says "we may
+ * allow short bursts that go over this limit": 2 calls over the 1/s, for interactive calls only.
  */
 export const TELEGRAM_LIMITS: PlatformLimits = {
   platform: 'telegram',
   limits: [
-    { scope: 'bot', max: 30, windowMs: 1000, reserve: 5, source: 'FAQ: 30 messages/s overall' },
-    { scope: 'chat', max: 1, windowMs: 1000, reserve: 0, source: 'FAQ: 1 message/s per chat' },
+    {
+      scope: 'bot',
+      max: 30,
+      windowMs: 1000,
+      reserve: 5,
+      held: 2,
+      source: 'FAQ: 30 messages/s overall',
+    },
+    {
+      scope: 'chat',
+      max: 1,
+      windowMs: 1000,
+      reserve: 0,
+      burst: 2,
+      source: 'FAQ: 1 message/s per chat, short bursts allowed',
+    },
     {
       scope: 'group',
       max: 20,
@@ -63,8 +96,9 @@ export const TELEGRAM_LIMITS: PlatformLimits = {
 };
 
 /**
- * Slack Web API: chat.postMessage "1 message per second per channel, short bursts allowed"
- * (special tier); chat.update and chat.delete are Tier 3 (50+ per minute per workspace).
+ * Slack Web API: chat.postMessage "1 message per second per channel, short bursts >1 allowed"
+ * (special tier: 2 over it, for interactive calls only); chat.update and chat.delete are Tier 3
+ * (50+ per minute per workspace, "sporadic bursts are welcome").
  */
 export const SLACK_LIMITS: PlatformLimits = {
   platform: 'slack',
@@ -75,7 +109,8 @@ export const SLACK_LIMITS: PlatformLimits = {
       max: 1,
       windowMs: 1000,
       reserve: 0,
-      source: 'chat.postMessage: 1/s per channel',
+      burst: 2,
+      source: 'chat.postMessage: 1/s per channel, short bursts allowed',
     },
     {
       scope: 'workspace',

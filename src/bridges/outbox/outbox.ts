@@ -122,6 +122,20 @@ export class Outbox {
     await Promise.allSettled([...this.#running]);
   }
 
+  /** The platform whose calls this outbox delivers. */
+  get platform(): string {
+    return this.#o.limits.platform;
+  }
+
+  /**
+   * The adapter saw a 429 that it waited out itself (its API-call observer): the lanes with a
+   * call in flight (one of them got it) lose their burst for a while (`BURST_COOLDOWN_MS`).
+   */
+  rateLimitSeen(): void {
+    const now = this.#timers.now();
+    for (const lane of this.#pacer.busyLanes) this.#pacer.rateLimited(lane, now);
+  }
+
   /** Calls waiting or in flight. */
   get size(): number {
     return this.#entries.size + this.#drafts.filter((d) => d.replaces === undefined).length;
@@ -334,8 +348,10 @@ export class Outbox {
       if (owner) this.#o.onConfirmed?.(owner, ref);
     } catch (err) {
       if (err instanceof RateLimitedError && !this.#stopped) {
-        // The adapter waited as long as its policy allows; keep the row and try again later.
+        // The adapter waited as long as its policy allows; keep the row and try again later,
+        // and the lane goes without its burst for a while (the platform wants it slower).
         const notBefore = this.#timers.now() + err.retryAfterMs;
+        this.#pacer.rateLimited(entry.item.lane, this.#timers.now());
         store.retryAt(id, notBefore);
         entry.started = false;
         entry.item = { ...entry.item, notBefore };

@@ -9,6 +9,10 @@
  * call counts in its limits' windows from its start until `windowMs` after it finished (a call
  * reaches the platform at the latest when its answer comes back), so the platform never sees
  * more than a limit's `max` in any window.
+ *
+ * Where a limit has a `burst`, an interactive call (a person waits for it) needs only a token of
+ * the scope's bucket (`max + burst`, refilled at `max` per window), not the window's spacing; a
+ * 429 in a lane (`rateLimited`) takes its burst away for `BURST_COOLDOWN_MS`.
  */
 import {
   type BucketUse,
@@ -37,6 +41,12 @@ export type PaceDecision =
   | { readonly wakeAt: number }
   | { readonly idle: true };
 
+/** How long a lane that got a 429 goes without its burst (its interactive calls paced as others). */
+export const BURST_COOLDOWN_MS = 60_000;
+
+/** Tolerance of the token arithmetic (ms-based floats). */
+const EPSILON = 1e-9;
+
 interface Bucket {
   /** Finish times of calls still inside the longest window, oldest first. */
   finished: number[];
@@ -48,12 +58,36 @@ export class Pacer {
   readonly #table: PlatformLimits;
   readonly #buckets = new Map<string, Bucket>();
   readonly #busyLanes = new Set<string>();
+  /** Lanes without their burst until then (a 429 came back from them). */
+  readonly #noBurstUntil = new Map<string, number>();
   readonly #longestWindow: number;
 
   /** Applies one platform's limits table. */
   constructor(table: PlatformLimits) {
     this.#table = table;
-    this.#longestWindow = Math.max(0, ...table.limits.map((l) => l.windowMs));
+    // A bucket is full again after (max + burst) / max windows: older calls no longer matter.
+    this.#longestWindow = Math.max(
+      0,
+      ...table.limits.map((l) => (l.windowMs * (l.max + (l.burst ?? 0))) / l.max),
+    );
+  }
+
+  /**
+   * The platform answered a call of `lane` with a rate limit at `now` (however long it asked to
+   * wait): the lane's interactive calls lose their burst for a while, so they are paced as the
+   * others until the platform has had a quiet minute.
+   */
+  rateLimited(lane: string, now: number): void {
+    this.#noBurstUntil.set(lane, now + BURST_COOLDOWN_MS);
+  }
+
+  /** Whether `lane`'s interactive calls may use a burst at `now`. */
+  bursting(lane: string, now: number): boolean {
+    const until = this.#noBurstUntil.get(lane);
+    if (until === undefined) return true;
+    if (until > now) return false;
+    this.#noBurstUntil.delete(lane);
+    return true;
   }
 
   /** Lanes with a call in flight. */
@@ -88,8 +122,9 @@ export class Pacer {
   /** The earliest time `item` may start, by its limits and back-off (Infinity: after a running call ends). */
   earliest(item: PaceItem, now: number): number {
     let at = Math.max(now, item.notBefore);
+    const burst = item.urgency === 'interactive' && this.bursting(item.lane, now);
     for (const use of bucketsFor(this.#table, item.lane, item.kind)) {
-      at = Math.max(at, this.#free(use, item.urgency, now));
+      at = Math.max(at, this.#free(use, item.urgency, burst, now));
     }
     return at;
   }
@@ -134,13 +169,24 @@ export class Pacer {
     return b;
   }
 
-  /** When a call of `urgency` may next take a slot of this bucket. */
-  #free(use: BucketUse, urgency: Urgency, now: number): number {
+  /** When a call of `urgency` (`burst`: allowed to burst) may next take a slot of this bucket. */
+  #free(use: BucketUse, urgency: Urgency, burst: boolean, now: number): number {
     const { max, windowMs, reserve } = use.limit;
-    // Status edits leave `reserve` slots to urgent calls (never fewer than one slot).
-    const cap = urgency === 'status' ? Math.max(1, max - reserve) : max;
     const b = this.#buckets.get(use.key);
     if (!b) return now;
+    const extra = use.limit.burst ?? 0;
+    const token = extra > 0 ? tokenAt(b, max + extra, max / windowMs, now) : now;
+    if (burst && extra > 0) return token;
+    // Status edits leave `reserve` slots to urgent calls, the others `held` slots to
+    // interactive ones (never fewer than one slot).
+    const kept =
+      urgency === 'status' ? reserve : urgency === 'interactive' ? 0 : (use.limit.held ?? 0);
+    const cap = Math.max(1, max - kept);
+    return Math.max(token, this.#windowFree(b, cap, windowMs, now));
+  }
+
+  /** When a slot of `cap` per `windowMs` is free in `b`. */
+  #windowFree(b: Bucket, cap: number, windowMs: number, now: number): number {
     if (b.running >= cap) return Number.POSITIVE_INFINITY;
     const inWindow = b.finished.filter((t) => t > now - windowMs);
     const excess = b.running + inWindow.length - cap;
@@ -148,6 +194,24 @@ export class Pacer {
     // Once the `excess + 1` oldest calls in the window have left it, a slot is free.
     return inWindow[excess]! + windowMs;
   }
+}
+
+/**
+ * When the token bucket over `b`'s calls (`capacity` tokens, refilled at `rate` per ms, full
+ * before its first call; a running call holds a token) has a token, from `now` on.
+ */
+function tokenAt(b: Bucket, capacity: number, rate: number, now: number): number {
+  if (b.running >= capacity) return Number.POSITIVE_INFINITY;
+  let level = capacity;
+  let last = Number.NEGATIVE_INFINITY;
+  for (const t of b.finished) {
+    level = Math.min(capacity, level + (t - last) * rate) - 1;
+    last = t;
+  }
+  if (Number.isFinite(last)) level = Math.min(capacity, level + (now - last) * rate);
+  level -= b.running;
+  if (level >= 1 - EPSILON) return now;
+  return now + Math.ceil((1 - level) / rate);
 }
 
 /** Most urgent first, then queue order. */

@@ -58,6 +58,8 @@ export interface AuditRow {
   readonly id: number;
   readonly at: number;
   readonly actor: string;
+  /** The actor as people know them (see personName); `actor` stays the id. */
+  readonly actorName?: string;
   readonly action: string;
   readonly target: string | null;
   readonly chatRef: string | null;

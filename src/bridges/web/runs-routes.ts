@@ -2,18 +2,20 @@
  * GET handlers of the runs pages: `/runs` (filters, search, pages), `/runs/events` and
  * `/runs/<id>/events` (live updates), `/runs/<id>` (the run page; `?part=sections` its sections
  * as JSON for the live page), `/runs/<id>/logs/<step>[?attempt=N]` (the log, `&from=B` for what
- * was appended after byte B) and `/runs/<id>/diffs/<step>?attempt=N` (what the step changed).
+ * was appended after byte B), `/runs/<id>/diffs/<step>?attempt=N` (what the step changed) and
+ * `/runs/<id>/prompts/<step>?attempt=N` (the prompt its agent was given).
  */
 import fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { finalAnswer } from '../../chatops/final-answer.ts';
+import { promptFileBeside } from '../../engine/prompt-file.ts';
 import { hasCode, NotFoundError } from '../../errors.ts';
 import { sendJson } from '../../http/respond.ts';
 import { newNonce, sendNotice, sendPage } from './pages/layout.ts';
 import { runBody, runSections, type StepAnswer } from './pages/run-page.ts';
 import { RUN_PAGE_SCRIPT, RUNS_LIST_SCRIPT } from './pages/run-scripts.ts';
-import { diffBody, logBody } from './pages/runs.ts';
+import { diffBody, logBody, promptBody } from './pages/runs.ts';
 import {
   listParams,
   listQuery,
@@ -96,7 +98,7 @@ export async function handleRunsPage(
     } else if (parts.length === 2 && parts[1] === 'events') {
       const run = await visibleRun(ctx, runs, parts[0]!);
       ctx.events.open(req, res, run.id);
-    } else if (parts.length === 3 && (parts[1] === 'logs' || parts[1] === 'diffs')) {
+    } else if (parts.length === 3 && ['logs', 'diffs', 'prompts'].includes(parts[1]!)) {
       const run = await visibleRun(ctx, runs, parts[0]!);
       const step = run.steps.find((s) => s.id === parts[2]);
       const param = url.searchParams.get('attempt');
@@ -105,6 +107,14 @@ export async function handleRunsPage(
         sendNotice(res, 404, 'Not found', 'There is no such step or attempt in this run.');
       } else if (parts[1] === 'logs') {
         await showLog(runs, res, run, step.id, attempt!, url.searchParams.get('from'));
+      } else if (parts[1] === 'prompts') {
+        const log = await runs.logPath(run.id, step.id, attempt!);
+        const text = await readTail(
+          run.workspace,
+          promptFileBeside(log, step.id, attempt!),
+          DIFF_BYTES,
+        );
+        page(res, `${run.id} · ${step.id} prompt`, promptBody(run, step, attempt!, text));
       } else {
         const file = await runs.diffPath(run.id, step.id, attempt!);
         const diff = await readTail(run.workspace, file, DIFF_BYTES);

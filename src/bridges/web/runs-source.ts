@@ -16,6 +16,8 @@ export interface RunListItem {
   readonly workspace: string;
   readonly status: string;
   readonly startedBy: string | null;
+  /** The starter as people know them (see personName); `startedBy` stays the id. */
+  readonly startedByName?: string;
   readonly createdAt: number;
   readonly updatedAt: number;
   readonly finishedAt: number | null;

@@ -10,10 +10,13 @@ export function registerAnswerCommands(program: Command, ctx: CliContext): void 
     .command('approve')
     .description("approve the run's open checkpoint and drive the run on until it needs a human")
     .argument('<run>', 'the run id')
-    .option('--reason <text>', 'why (kept with the decision)')
+    .option('--reason <text>', "why (kept with the decision; the next step's agent reads it)")
+    .option('--comment <text>', "a note for the next step's agent, kept with the decision")
     .option('--checkpoint <id>', 'only if this is still the open checkpoint (e.g. plan:1)')
     .option('--detach', 'only record the answer; `serve` or `worker` runs the next steps')
-    .action(async (runId: string, opts: AnswerOptions) => answer(ctx, runId, 'approve', opts));
+    .action(async (runId: string, opts: AnswerOptions) =>
+      answer(ctx, runId, 'approve', { ...opts, reason: withComment(opts) }),
+    );
 
   program
     .command('reject')
@@ -39,8 +42,15 @@ export function registerAnswerCommands(program: Command, ctx: CliContext): void 
 
 interface AnswerOptions {
   reason?: string;
+  comment?: string;
   checkpoint?: string;
   detach?: boolean;
+}
+
+/** An approval's words: the reason and the comment (both reach the next step's agent). */
+function withComment(opts: AnswerOptions): string | undefined {
+  const words = [opts.reason, opts.comment].filter((t) => t !== undefined && t.trim() !== '');
+  return words.length === 0 ? opts.reason : words.join('\n');
 }
 
 async function answer(

@@ -7,13 +7,14 @@ import { openInside } from '../../engine/ledger/safe-path.ts';
 import type { RunState, StepState } from '../../engine/model.ts';
 import { InvalidInputError, NotFoundError } from '../../errors.ts';
 import { stepLogPath } from '../../jobs/orchestrator/run-files.ts';
+import { promptFilePath } from '../../jobs/runner/agent-argv.ts';
 import type { CliContext } from '../context.ts';
 import { readRun } from '../read-run.ts';
 
 /** How often `--follow` looks for new output and for the run moving on. */
 const FOLLOW_POLL_MS = 200;
 
-/** `phasebridge logs RUN [STEP] [--follow]`: what the agents printed. */
+/** `phasebridge logs RUN [STEP] [--follow | --prompt]`: what the agents printed, or were told. */
 export function registerLogsCommand(program: Command, ctx: CliContext): void {
   program
     .command('logs')
@@ -25,6 +26,10 @@ export function registerLogsCommand(program: Command, ctx: CliContext): void {
       '-f, --follow',
       'keep printing new output until the run awaits a human, is blocked or ends',
     )
+    .option(
+      '--prompt',
+      'print the full prompt each attempt was given (step prompt, reasons, notes, files) instead',
+    )
     .action(async (runId: string, stepId: string | undefined, opts: LogsOptions) => {
       const attempt = attemptOf(opts.attempt, stepId);
       const { record, state } = await readRun(ctx, runId);
@@ -35,13 +40,37 @@ export function registerLogsCommand(program: Command, ctx: CliContext): void {
         step: (s, n) => stepLogPath(record.workspace, record.id, s.id, n),
         trigger: (s, n) => stepLogPath(record.workspace, record.id, s.id, n, 'trigger'),
       };
-      if (opts.follow) await follow(state, stepId, files);
+      if (opts.prompt && opts.follow)
+        throw new InvalidInputError('--prompt and --follow do not go together');
+      if (opts.prompt) printPrompts(state, stepId, attempt, files);
+      else if (opts.follow) await follow(state, stepId, files);
       else printLogs(state, stepId, attempt, files);
+    });
+}
+
+/** `phasebridge prompt RUN [STEP]`: chat's `prompt` verb, the same as `logs --prompt`. */
+export function registerPromptCommand(program: Command, ctx: CliContext): void {
+  program
+    .command('prompt')
+    .description('print the full prompt each attempt was given (the same as `logs --prompt`)')
+    .argument('<run>', 'the run id')
+    .argument('[step]', 'only this step (its latest attempt unless --attempt)')
+    .option('--attempt <n>', 'this attempt of the step instead of the latest')
+    .action(async (runId: string, stepId: string | undefined, opts: LogsOptions) => {
+      const attempt = attemptOf(opts.attempt, stepId);
+      const { record, state } = await readRun(ctx, runId);
+      printPrompts(state, stepId, attempt, {
+        workspace: record.workspace,
+        runDir: nativeRunDir(record.workspace, record.id),
+        step: (s, n) => stepLogPath(record.workspace, record.id, s.id, n),
+        trigger: (s, n) => stepLogPath(record.workspace, record.id, s.id, n, 'trigger'),
+      });
     });
 }
 
 interface LogsOptions {
   attempt?: string;
+  prompt?: boolean;
   follow?: boolean;
 }
 
@@ -101,6 +130,50 @@ function printLogs(
         files,
         files.trigger(step, triggers),
       );
+    }
+  }
+}
+
+/** The prompt file of an attempt, beside its log (see promptFilePath). */
+function promptOf(files: LogFiles, step: StepState, n: number): string {
+  return promptFilePath({ logFile: files.step(step, n), stepId: step.id, attempt: n });
+}
+
+/**
+ * `--prompt`: the exact prompt of one attempt (the latest unless --attempt) with STEP; else of
+ * every attempt of every step that ran, oldest first, each under a heading.
+ */
+function printPrompts(
+  state: RunState,
+  stepId: string | undefined,
+  attempt: number | undefined,
+  files: LogFiles,
+): void {
+  const one = (step: StepState, n: number): string => {
+    const text = readLog(files.workspace, promptOf(files, step, n));
+    return text === ''
+      ? `(no prompt on record for ${step.id} attempt ${n}: it ran before prompts were kept)\n`
+      : text.endsWith('\n')
+        ? text
+        : `${text}\n`;
+  };
+  if (stepId !== undefined) {
+    const step = stepOf(state, stepId);
+    const n = attempt ?? step.attempt;
+    if (step.attempt === 0)
+      throw new NotFoundError(`step ${step.id} of run ${state.id} has not run yet`);
+    if (n > step.attempt) {
+      throw new NotFoundError(`step ${step.id} has ${step.attempt} attempt(s), not ${n}`);
+    }
+    process.stdout.write(one(step, n));
+    return;
+  }
+  const ran = state.steps.filter((s) => s.attempt > 0);
+  if (ran.length === 0) console.log(`no step of run ${state.id} has run yet`);
+  for (const step of ran) {
+    for (let n = 1; n <= step.attempt; n++) {
+      console.log(`==> ${step.id} (attempt ${n}) prompt <==`);
+      process.stdout.write(one(step, n));
     }
   }
 }

@@ -1,6 +1,8 @@
 /** One line of plain progress text per run event (pure); null for events nobody needs to see. */
+
 import type { RunEvent } from '../../engine/events.ts';
 import type { Actor, RunState } from '../../engine/model.ts';
+import { personName } from '../../engine/person-name.ts';
 import { elapsedBetween, formatCost, formatElapsed, formatTokens } from './format.ts';
 
 /**
@@ -101,6 +103,8 @@ export function eventLine(event: RunEvent, state: RunState): string | null {
       const f = event.entry;
       return `${f.stepId}: ${FEEDBACK_WORDS[f.kind]} by ${who(f.by)} for attempt ${f.forAttempt}: ${f.text}`;
     }
+    case 'feedbackForwarded':
+      return `${event.entries.length} note(s) moved on to ${event.stepId}, attempt ${event.forAttempt}`;
     case 'tasksPlanned':
       return `${event.stepId}: ${event.tasks.length} task(s) planned`;
     case 'taskQueued':
@@ -134,5 +138,5 @@ const FEEDBACK_WORDS = {
 } as const;
 
 function who(actor: Actor): string {
-  return actor.name ?? actor.id;
+  return personName(actor);
 }

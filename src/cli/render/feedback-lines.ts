@@ -1,5 +1,7 @@
 /** The reviewers' feedback of a run for `status <run>`: who, when, for which attempt, what. */
+
 import type { FeedbackEntry, RunState } from '../../engine/model.ts';
+import { personName } from '../../engine/person-name.ts';
 import { formatInstant } from './format.ts';
 
 const KIND: Readonly<Record<FeedbackEntry['kind'], string>> = {
@@ -15,7 +17,7 @@ export function renderFeedback(state: RunState): string[] {
   return [
     'feedback from reviewers (oldest first)',
     ...entries.map((f) => {
-      const who = f.by.name !== undefined ? `${f.by.id} (${f.by.name})` : f.by.id;
+      const who = personName(f.by);
       const at = f.checkpointId !== undefined ? ` at ${f.checkpointId}` : '';
       return `  ${f.stepId} attempt ${f.forAttempt}: ${KIND[f.kind]} by ${who}, ${formatInstant(f.at)}${at}: ${f.text}`;
     }),

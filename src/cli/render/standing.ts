@@ -2,7 +2,9 @@
  * Where a run stands after the CLI drove it, the next command to type, and the exit code
  * (0: awaiting or completed; 1: failed, blocked or cancelled unless cancelling was the point).
  */
+
 import type { CheckpointState, RunState } from '../../engine/model.ts';
+import { personName } from '../../engine/person-name.ts';
 import { formatCost, formatTokens } from './format.ts';
 import { checkpointWhen } from './step-list.ts';
 
@@ -33,7 +35,8 @@ export function describeStanding(state: RunState, opts: StandingOptions = {}): S
       lines.push(`  phasebridge approve ${id} [--reason TEXT]`);
       lines.push(`  phasebridge reject ${id} --reason TEXT`);
       if (cp.answers.includes('loop')) lines.push(`  phasebridge changes ${id} --reason TEXT`);
-      if (cp.policy.fourEyes) lines.push(`  (four-eyes: ${state.startedBy.id} cannot approve)`);
+      if (cp.policy.fourEyes)
+        lines.push(`  (four-eyes: ${personName(state.startedBy)} cannot approve)`);
       return { lines, exitCode: 0 };
     }
     case 'completed':

@@ -2,7 +2,9 @@
  * One run, as text (pure): its header, the step table of `status RUN` (status, times, tokens,
  * cost), the open checkpoint with its policy, and the compact step list of the live view.
  */
+
 import type { CheckpointState, RunState, StepState } from '../../engine/model.ts';
+import { personName } from '../../engine/person-name.ts';
 import {
   alignColumns,
   elapsedBetween,
@@ -26,7 +28,7 @@ export function renderRunHeader(state: RunState): string[] {
     `  status    ${statusText(state)}`,
     `  layout    ${state.layout}`,
     `  workspace ${state.workspace}`,
-    `  started   ${formatInstant(state.createdAt)} by ${state.startedBy.id}`,
+    `  started   ${formatInstant(state.createdAt)} by ${personName(state.startedBy)}`,
     `  updated   ${formatInstant(state.updatedAt)}`,
   ];
 }
@@ -64,7 +66,7 @@ export function renderStepTable(state: RunState, now: Date): string[] {
 export function renderCheckpoint(cp: CheckpointState, state: RunState): string[] {
   const p = cp.policy;
   const policy = [`${p.approvals} approval${p.approvals === 1 ? '' : 's'} needed`];
-  if (p.fourEyes) policy.push(`four-eyes (${state.startedBy.id} cannot approve)`);
+  if (p.fourEyes) policy.push(`four-eyes (${personName(state.startedBy)} cannot approve)`);
   if (cp.expiresAt !== undefined) {
     policy.push(`expires ${formatInstant(cp.expiresAt)}, then ${p.onExpiry}`);
   } else {
@@ -81,7 +83,7 @@ export function renderCheckpoint(cp: CheckpointState, state: RunState): string[]
     lines.push(`  expired   ${formatInstant(cp.expiredAt)} (kept open)`);
   for (const v of cp.votes) {
     const why = v.reason ? `: ${v.reason}` : '';
-    lines.push(`  vote      ${v.answer} by ${v.actor.id} at ${formatInstant(v.at)}${why}`);
+    lines.push(`  vote      ${v.answer} by ${personName(v.actor)} at ${formatInstant(v.at)}${why}`);
   }
   return lines;
 }

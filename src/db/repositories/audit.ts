@@ -39,6 +39,8 @@ export interface AuditFilter {
   /** Only entries before this time (ms). */
   until?: number;
   chatRef?: string;
+  /** Only entries about this target (a run id, a chat ref …). */
+  target?: string;
 }
 
 /** Appends to and reads `audit`. */
@@ -78,6 +80,7 @@ export class AuditRepo {
     if (filter.since !== undefined) query = query.where('at', '>=', filter.since);
     if (filter.until !== undefined) query = query.where('at', '<', filter.until);
     if (filter.chatRef !== undefined) query = query.where('chat_ref', '=', filter.chatRef);
+    if (filter.target !== undefined) query = query.where('target', '=', filter.target);
     const rows = await query
       .orderBy('at', 'desc')
       .orderBy('id', 'desc')

@@ -11,6 +11,7 @@ import { ConsoleAuthRepo } from './console-auth.ts';
 import { FlowRunCacheRepo } from './flow-run-cache.ts';
 import { FollowedWorkspacesRepo } from './followed-workspaces.ts';
 import { PairingRepo } from './pairing.ts';
+import { PeopleRepo } from './people.ts';
 import { ReasonPromptsRepo } from './reason-prompts.ts';
 import { RunsRepo } from './runs.ts';
 import { SessionOffersRepo } from './session-offers.ts';
@@ -45,6 +46,7 @@ export { ConsoleAuthRepo, type ConsoleSessionRecord } from './console-auth.ts';
 export { FlowRunCacheRepo } from './flow-run-cache.ts';
 export { type FollowedWorkspace, FollowedWorkspacesRepo } from './followed-workspaces.ts';
 export { type ConsumeResult, hashPairingCode, PairingRepo } from './pairing.ts';
+export { PeopleRepo } from './people.ts';
 export { type ReasonPromptRecord, ReasonPromptsRepo } from './reason-prompts.ts';
 export {
   type RunIndexInput,
@@ -83,6 +85,8 @@ export interface Repositories {
   /** Workspaces where `permissions: full` is allowed. */
   fullAccess: FullAccessRepo;
   pairing: PairingRepo;
+  /** The names people were last seen under (decisions stored by id name them). */
+  people: PeopleRepo;
   reasonPrompts: ReasonPromptsRepo;
   runs: RunsRepo;
   statusMessages: StatusMessagesRepo;
@@ -110,6 +114,7 @@ export function createRepositories(db: BridgeDb, opts: RepoOptions = {}): Reposi
     followed: new FollowedWorkspacesRepo(k, opts),
     fullAccess: new FullAccessRepo(k, opts),
     pairing: new PairingRepo(k, opts),
+    people: new PeopleRepo(k, opts),
     reasonPrompts: new ReasonPromptsRepo(k, opts),
     runs: new RunsRepo(k, opts),
     statusMessages: new StatusMessagesRepo(k, opts),

@@ -21,6 +21,8 @@ export interface RunIndexRecord {
   status: RunIndexStatus;
   /** The starter's immutable actor id, e.g. 'telegram:42'. */
   startedBy: string | null;
+  /** The starter as people know them (set by the console's list, see namedRunsIndex). */
+  startedByName?: string;
   /** The chat ref the run was started from. */
   originChat: string | null;
   createdAt: number;

@@ -4,8 +4,10 @@
  * arms a timer. The mapping is pure (`jobOfEffect`, given what `prepare` resolved: the agent and
  * the workspace reference); `EffectRunner` does the I/O.
  */
+
 import type { Effect, RunEvent } from '../../engine/events.ts';
 import { feedbackFor, type RunState, taskQueueStepId } from '../../engine/model.ts';
+import { personName } from '../../engine/person-name.ts';
 import type { Log } from '../../log.ts';
 import { markStage } from '../../trace.ts';
 import { errorMessage } from '../queue/outcome.ts';
@@ -51,7 +53,7 @@ function addFeedback(
   if (entries.length === 0) return;
   payload.feedback = entries.map((f) => ({
     kind: f.kind,
-    by: f.by.name ?? f.by.id,
+    by: personName(f.by),
     byId: f.by.id,
     at: f.at,
     text: f.text,

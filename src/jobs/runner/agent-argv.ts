@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { promptFileBeside } from '../../engine/prompt-file.ts';
 import { InvalidInputError } from '../../errors.ts';
 import { permissionArgs } from './permissions.ts';
 import type { AgentCommand, AgentDefinition, AgentInvocation } from './types.ts';
@@ -16,9 +17,7 @@ const PROMPT_FILE = '{promptFile}';
 
 /** Path of the prompt file for an attempt: `<logdir>/prompt-<step>-<attempt>.md`. */
 export function promptFilePath(ctx: Pick<ArgvContext, 'logFile' | 'stepId' | 'attempt'>): string {
-  // Step ids come from workflow files; keep them from escaping the log folder.
-  const step = ctx.stepId.replace(/[^A-Za-z0-9._-]/g, '_');
-  return path.join(path.dirname(ctx.logFile), `prompt-${step}-${ctx.attempt}.md`);
+  return promptFileBeside(ctx.logFile, ctx.stepId, ctx.attempt);
 }
 
 function modelArgs(agent: AgentDefinition): string[] {

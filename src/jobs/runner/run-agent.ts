@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { Directive } from '../../engine/directive.ts';
 import { writeFileAtomic } from '../../engine/ledger/atomic-write.ts';
 import { markStage } from '../../trace.ts';
-import { buildArgv, mcpConfigPath } from './agent-argv.ts';
+import { buildArgv, mcpConfigPath, promptFilePath } from './agent-argv.ts';
 import { readDirectiveFile, resetDirectiveFile } from './directive-file.ts';
 import { buildAgentEnv } from './env.ts';
 import { missingBinaryFix } from './failure/known-causes.ts';
@@ -166,6 +166,26 @@ function prepare(inv: AgentInvocation, cmd: AgentCommand): string | null {
 }
 
 /**
+ * Keeps the prompt of an agent that reads it on stdin on record, at the path a `file` agent's
+ * prompt has (issue 29: `logs --prompt` shows it), 0600. Returns why it could not, for the log:
+ * the record is for humans, the attempt runs without it.
+ */
+function recordPrompt(inv: AgentInvocation): string | null {
+  const file = promptFilePath(inv);
+  try {
+    writeFileAtomic(file, inv.prompt, {
+      root: confinedRoot(inv.workspace, file),
+      mkdirs: true,
+      mode: 0o600,
+      durable: false,
+    });
+    return null;
+  } catch (err) {
+    return `the prompt could not be kept in ${file}: ${errorText(err)}`;
+  }
+}
+
+/**
  * Runs one agent attempt to completion and reports what happened. Never throws for agent
  * failures (missing binary, exit code, timeout, cancel, invalid directive): they come back as
  * `ok: false` with a `failure` reason. Resolves only once the agent's process group is gone.
@@ -224,6 +244,8 @@ export async function runAgent(
       `[phasebridge] ${new Date().toISOString()} start agent=${agent.name} run=${inv.runId} ` +
         `step=${inv.stepId} attempt=${inv.attempt} cwd=${inv.workspace} argv=${JSON.stringify([cmd.file, ...cmd.args])}`,
     );
+    const unrecorded = cmd.promptFile === null ? recordPrompt(inv) : null;
+    if (unrecorded !== null) log.writeLine(`[phasebridge] ${unrecorded}`);
     if (inv.logPrompt) {
       log.writeLine('[phasebridge] prompt:');
       log.writeLine(inv.prompt);

@@ -2,9 +2,10 @@
  * The outbox scheduler property-tested on a simulated clock: random sends and edits to group and
  * private chats at random times, with random platform latencies, through the real Outbox, its
  * SQLite rows and the Telegram (and Slack) limits tables. Whatever the traffic: no limit is
- * exceeded in any window, the latest edit of a message is the one that stays, a chat's messages
- * arrive in order, a more urgent call is never passed by a less urgent one of its chat, and every
- * send is delivered exactly once.
+ * exceeded in any window (a limit with a burst: only an interactive call goes over its window,
+ * and never past its token bucket), the latest edit of a message is the one that stays, a chat's
+ * messages arrive in order, a more urgent call is never passed by a less urgent one of its chat,
+ * and every send is delivered exactly once.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -13,6 +14,7 @@ import {
   bucketsFor,
   laneOf,
   type PlatformLimits,
+  type RateLimit,
   SLACK_LIMITS,
   TELEGRAM_LIMITS,
   URGENCY_RANK,
@@ -34,7 +36,9 @@ interface Op {
   pick: number;
 }
 
-const opArb = (chats: number): fc.Arbitrary<Op> =>
+const URGENCIES: readonly Urgency[] = ['interactive', 'decision', 'notice', 'status', 'status'];
+
+const opArb = (chats: number, urgencies: readonly Urgency[] = URGENCIES): fc.Arbitrary<Op> =>
   fc.record({
     gap: fc.oneof(
       fc.constant(0),
@@ -45,7 +49,7 @@ const opArb = (chats: number): fc.Arbitrary<Op> =>
     // Chat 0 gets half the traffic, so its queue is long enough for urgency to matter.
     chat: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: chats - 1 })),
     kind: fc.constantFrom<'send' | 'edit'>('send', 'edit', 'edit'),
-    urgency: fc.constantFrom<Urgency>('decision', 'notice', 'status', 'status'),
+    urgency: fc.constantFrom<Urgency>(...urgencies),
     pick: fc.nat(),
   });
 
@@ -133,21 +137,46 @@ async function play(
   return { calls, enqueued, lastEdit, settled, sends };
 }
 
-/** No bucket of the table saw more than `max` calls start in any window of `windowMs`. */
-function expectWithinLimits(table: PlatformLimits, calls: readonly SimCall[]): void {
-  const byBucket = new Map<string, { times: number[]; max: number; windowMs: number }>();
+/**
+ * No bucket of the table saw more than `max` calls start in any window of `windowMs` before a
+ * call that is not interactive; where the limit has a burst, interactive calls may start inside
+ * such a window, but every call finds a token in the bucket of `max + burst` refilled at `max`
+ * per window.
+ */
+function expectWithinLimits(table: PlatformLimits, o: Outcome): void {
+  const { calls } = o;
+  // An edit call carries the edits of its message coalesced into it: interactive if one was.
+  const groups = editGroups(o);
+  const interactive = (c: SimCall) =>
+    (groups.get(c) ?? [o.enqueued.get(c.text)!]).some((e) => e.urgency === 'interactive');
+  const byBucket = new Map<string, { calls: SimCall[]; limit: RateLimit }>();
   for (const call of calls) {
     for (const use of bucketsFor(table, laneOf(call.target), call.kind)) {
-      const b = byBucket.get(use.key) ?? { times: [], ...use.limit };
-      b.times.push(call.startedAt);
+      const b = byBucket.get(use.key) ?? { calls: [], limit: use.limit };
+      b.calls.push(call);
       byBucket.set(use.key, b);
     }
   }
-  for (const [key, b] of byBucket) {
-    const times = [...b.times].sort((x, y) => x - y);
-    for (let i = 0; i < times.length; i++) {
-      const inWindow = times.filter((t) => t >= times[i]! && t < times[i]! + b.windowMs).length;
-      expect(inWindow, `bucket ${key} at ${times[i]}`).toBeLessThanOrEqual(b.max);
+  for (const [key, { calls: inBucket, limit }] of byBucket) {
+    const sorted = [...inBucket].sort((x, y) => x.startedAt - y.startedAt);
+    const burst = limit.burst ?? 0;
+    for (const c of sorted) {
+      if (burst > 0 && interactive(c)) continue;
+      const inWindow = sorted.filter(
+        (o) => o.startedAt > c.startedAt - limit.windowMs && o.startedAt <= c.startedAt,
+      ).length;
+      expect(inWindow, `bucket ${key} at ${c.startedAt}`).toBeLessThanOrEqual(limit.max);
+    }
+    if (burst === 0) continue;
+    const capacity = limit.max + burst;
+    const rate = limit.max / limit.windowMs;
+    let level = capacity;
+    let last = Number.NEGATIVE_INFINITY;
+    for (const c of sorted) {
+      level = Math.min(capacity, level + (c.startedAt - last) * rate);
+      expect(level, `token of bucket ${key} at ${c.startedAt}`).toBeGreaterThanOrEqual(1 - 1e-9);
+      level -= 1;
+      last = c.startedAt;
     }
   }
 }
@@ -234,7 +263,7 @@ describe('the outbox scheduler on a simulated clock', () => {
         fc.array(fc.integer({ min: 1, max: 400 }), { minLength: 1, maxLength: 8 }),
         async (ops, latency) => {
           const o = await play(TELEGRAM_LIMITS, TELEGRAM_CHATS, ops, latency);
-          expectWithinLimits(TELEGRAM_LIMITS, o.calls);
+          expectWithinLimits(TELEGRAM_LIMITS, o);
           expectOrderAndPriority(o);
           const sent = o.calls.filter((c) => c.kind === 'send').map((c) => c.text);
           expect(new Set(sent).size).toBe(sent.length);
@@ -246,6 +275,25 @@ describe('the outbox scheduler on a simulated clock', () => {
     );
   });
 
+  it('Telegram, mostly interactive calls: a burst never goes past the chat’s token bucket', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(opArb(TELEGRAM_CHATS.length, ['interactive', 'interactive', 'status']), {
+          minLength: 1,
+          maxLength: 40,
+        }),
+        fc.array(fc.integer({ min: 1, max: 200 }), { minLength: 1, maxLength: 4 }),
+        async (ops, latency) => {
+          const o = await play(TELEGRAM_LIMITS, TELEGRAM_CHATS, ops, latency);
+          expectWithinLimits(TELEGRAM_LIMITS, o);
+          expectOrderAndPriority(o);
+          expect(o.settled).toBe(o.enqueued.size);
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
   it('Slack: chat.postMessage per channel and chat.update per workspace stay within their limits', async () => {
     await fc.assert(
       fc.asyncProperty(
@@ -253,7 +301,7 @@ describe('the outbox scheduler on a simulated clock', () => {
         fc.array(fc.integer({ min: 1, max: 300 }), { minLength: 1, maxLength: 8 }),
         async (ops, latency) => {
           const o = await play(SLACK_LIMITS, SLACK_CHATS, ops, latency);
-          expectWithinLimits(SLACK_LIMITS, o.calls);
+          expectWithinLimits(SLACK_LIMITS, o);
           expect(o.settled).toBe(o.enqueued.size);
         },
       ),

@@ -211,9 +211,14 @@ describe('audit export and log follow', () => {
       outcome: 'refused',
       detail: '@SUM(1)',
     });
+    await e2e.bridge.repos.people.remember({ id: 'telegram:1', name: 'Alice' });
     const csv = await (await get('/admin/audit.csv?action=probe')).text();
     const [header, row] = csv.split('\r\n');
-    expect(header).toBe('id,at,actor,action,target,chatRef,outcome,detail');
+    expect(header).toBe('id,at,actor,action,target,chatRef,outcome,detail,actorName');
+    // The id stays; the person is also named as chat names them (issue 29).
+    expect(row).toMatch(/^"\d+","[^"]+","telegram:1",.*,"Alice"$/);
+    const page = await (await get('/admin/audit?action=probe')).text();
+    expect(page).toContain('<span title="telegram:1">Alice</span>');
     expect(row).toContain(`"'=HYPERLINK(""http://x"")"`);
     expect(row).toContain(`"'@SUM(1)"`);
     expect((await get('/admin/audit?since=yesterday')).status).toBe(400);
@@ -231,5 +236,21 @@ describe('audit export and log follow', () => {
       text: string;
     };
     expect(tail.text).toBe('');
+  });
+
+  it("shows the prompt an attempt's agent was given, linked from the run page (issue 29)", async () => {
+    // Earlier tests may have sent plan back: its latest attempt is linked.
+    const n = (await e2e.bridge.orchestrator.getRun(runId)).steps[0]!.attempt;
+    const runPage = await (await get(`/runs/${runId}`)).text();
+    expect(runPage).toContain(`href="/runs/${runId}/prompts/plan?attempt=${n}">prompt</a>`);
+    const res = await get(`/runs/${runId}/prompts/plan?attempt=1`);
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    const pre = /<pre id="prompt"[^>]*>([\s\S]*?)<\/pre>/.exec(html)?.[1];
+    expect(pre).toContain('Plan the change described in the specification');
+    expect((await get(`/runs/${runId}/prompts/plan?attempt=9`)).status).toBe(404);
+    // The runs list names who started it (the index keeps the id for its filter).
+    const list = await (await get('/runs')).text();
+    expect(list).toContain('data-label="Started by">admin (web console)</td>');
   });
 });

@@ -39,6 +39,6 @@ describe('describeStanding', () => {
     expect(describeStanding(cancelled).exitCode).toBe(1);
     const wanted = describeStanding(cancelled, { cancelWanted: true });
     expect(wanted.exitCode).toBe(0);
-    expect(wanted.lines[0]).toBe(`run ${RUN_ID} cancelled: cancelled by cli:alice: enough`);
+    expect(wanted.lines[0]).toBe(`run ${RUN_ID} cancelled: cancelled by alice: enough`);
   });
 });

@@ -110,7 +110,7 @@ ${text('chat', 'Chat', q.chat)}${date('since', 'From (UTC)', q.since)}${date('un
       : `<p id="audit-count">${rows.length === q.limit ? `The newest ${q.limit} entries` : `${rows.length} entries`}, newest first</p><table class="list" id="audit"><thead><tr><th>When</th><th>Actor</th><th>Action</th><th>Target</th><th>Chat</th><th>Outcome</th><th>Detail</th></tr></thead><tbody>${rows
           .map(
             (r) =>
-              `<tr>${cell('When', relativeTime(r.at, now), 'nowrap')}${cell('Actor', e(r.actor))}${cell('Action', e(r.action))}${cell('Target', e(r.target ?? ''))}${cell('Chat', e(r.chatRef ?? ''))}${cell('Outcome', statusBadge(r.outcome === 'allowed' ? 'approved' : 'rejected', r.outcome))}${cell('Detail', e(r.detail ?? ''))}</tr>`,
+              `<tr>${cell('When', relativeTime(r.at, now), 'nowrap')}${cell('Actor', `<span title="${e(r.actor)}">${e(r.actorName ?? r.actor)}</span>`)}${cell('Action', e(r.action))}${cell('Target', e(r.target ?? ''))}${cell('Chat', e(r.chatRef ?? ''))}${cell('Outcome', statusBadge(r.outcome === 'allowed' ? 'approved' : 'rejected', r.outcome))}${cell('Detail', e(r.detail ?? ''))}</tr>`,
           )
           .join('')}</tbody></table>`;
   return `<h1>Audit log</h1>${form}${exports}${table}`;
@@ -125,6 +125,8 @@ const CSV_COLUMNS = [
   'chatRef',
   'outcome',
   'detail',
+  // Last, so readers of the older columns are not moved (issue 29).
+  'actorName',
 ] as const;
 
 /** One CSV field: quoted, quotes doubled, and a leading = + - @ defused for spreadsheets. */
@@ -139,7 +141,9 @@ export function auditCsv(rows: readonly AuditRow[]): string {
   const lines = [CSV_COLUMNS.join(',')];
   for (const r of rows) {
     lines.push(
-      CSV_COLUMNS.map((c) => csvField(c === 'at' ? new Date(r.at).toISOString() : r[c])).join(','),
+      CSV_COLUMNS.map((c) =>
+        csvField(c === 'at' ? new Date(r.at).toISOString() : (r[c] ?? null)),
+      ).join(','),
     );
   }
   return `${lines.join('\r\n')}\r\n`;

@@ -2,6 +2,7 @@
  * The run page's decisions (who answered each checkpoint, when and why, or why it was withdrawn)
  * and the feedback and guidance people gave in their votes (pure rendering).
  */
+import { personName } from '../../../engine/person-name.ts';
 import { escapeHtml as e } from '../outbound.ts';
 import type { CheckpointView, RunView } from '../runs-source.ts';
 import { relativeTime, statusBadge } from './runs.ts';
@@ -24,7 +25,7 @@ const badgeClass = (answer: string) =>
 function decisionItem(cp: CheckpointView, now: number): string | undefined {
   if (cp.decision) {
     const d = cp.decision;
-    const by = d.by.map((a) => e(a.name ?? a.id)).join(', ') || 'the bridge';
+    const by = d.by.map((a) => e(personName(a))).join(', ') || 'the bridge';
     const why = d.reason ? ` — “${e(d.reason)}”` : '';
     return `<li>${statusBadge(badgeClass(d.answer), answerWords(d.answer))} checkpoint ${e(cp.id)} by ${by} ${relativeTime(d.at, now)}${why}</li>`;
   }
@@ -43,7 +44,7 @@ export function historySection(run: RunView, now: number): string {
       .filter((v) => v.reason)
       .map(
         (v) =>
-          `<li><b>${e(v.answer === 'loop' ? 'Feedback' : v.answer === 'reject' ? 'Rejection' : 'Guidance')}</b> on ${e(cp.id)} by ${e(v.actor.name ?? v.actor.id)} ${relativeTime(v.at, now)}: <q>${e(v.reason ?? '')}</q></li>`,
+          `<li><b>${e(v.answer === 'loop' ? 'Feedback' : v.answer === 'reject' ? 'Rejection' : 'Guidance')}</b> on ${e(cp.id)} by ${e(personName(v.actor))} ${relativeTime(v.at, now)}: <q>${e(v.reason ?? '')}</q></li>`,
       ),
   );
   const list = (items: string[], none: string, id: string) =>

@@ -4,7 +4,9 @@
  * Reject form, the steps (marks, times, tokens, cost, log and diff links) and their final answers, the decisions and the
  * feedback given, and the ledger. Every value from a run is escaped.
  */
+
 import { PHASE_NAMES, WORK_PHASES } from '../../../engine/pabcd/phases.ts';
+import { personName } from '../../../engine/person-name.ts';
 import { escapeHtml as e } from '../outbound.ts';
 import type { CheckpointView, RunView, StepView, TelemetryView } from '../runs-source.ts';
 import { type LedgerRow, ledgerRows } from './ledger-rows.ts';
@@ -16,6 +18,7 @@ import {
   formatDuration,
   formatTime,
   logHref,
+  promptHref,
   relativeTime,
   runIsLive,
   statusBadge,
@@ -109,7 +112,7 @@ function summary(run: RunView, now: number): string {
     ? `${run.workflow.id} (${run.workflow.name})`
     : run.workflow.id;
   return `${notes}<dl class="fields"><dt>Status</dt><dd>${statusBadge(run.status)}</dd><dt>Workflow</dt><dd>${e(workflow)}</dd>
-<dt>Started by</dt><dd>${e(run.startedBy.name ?? run.startedBy.id)}</dd><dt>Created</dt><dd>${relativeTime(run.createdAt, now)}</dd>
+<dt>Started by</dt><dd>${e(personName(run.startedBy))}</dd><dt>Created</dt><dd>${relativeTime(run.createdAt, now)}</dd>
 <dt>Updated</dt><dd>${relativeTime(run.updatedAt, now)}</dd><dt>Workspace</dt><dd><code>${e(run.workspace)}</code> (${e(run.layout)})</dd></dl>
 <details><summary>Specification</summary><pre>${e(run.spec)}</pre></details>${phaseStrip(run)}`;
 }
@@ -121,7 +124,7 @@ function checkpointInfo(run: RunView, cp: CheckpointView | null, now: number): s
   }
   const votes = cp.votes.map(
     (v) =>
-      `<li>${e(answerWords(v.answer))} by ${e(v.actor.name ?? v.actor.id)} ${relativeTime(v.at, now)}${v.reason ? `: “${e(v.reason)}”` : ''}</li>`,
+      `<li>${e(answerWords(v.answer))} by ${e(personName(v.actor))} ${relativeTime(v.at, now)}${v.reason ? `: “${e(v.reason)}”` : ''}</li>`,
   );
   const needs = `${cp.policy.approvals} approval${cp.policy.approvals === 1 ? '' : 's'} needed${cp.policy.fourEyes ? ', four-eyes (not the run starter)' : ''}`;
   const expires = cp.expiresAt ? ` · expires ${relativeTime(cp.expiresAt, now)}` : '';
@@ -155,6 +158,7 @@ function stepRow(run: RunView, s: StepView, i: number, input: RunPageInput): str
       : '';
   const links: string[] = [];
   if (s.attempt > 0) links.push(`<a href="${logHref(run.id, s.id, s.attempt)}">log</a>`);
+  if (s.attempt > 0) links.push(`<a href="${promptHref(run.id, s.id, s.attempt)}">prompt</a>`);
   if (input.diffs.has(`${s.id}-${s.attempt}`)) {
     links.push(`<a href="${diffHref(run.id, s.id, s.attempt)}">diff</a>`);
   }

@@ -90,7 +90,7 @@ ${select('workspace', 'Workspace', f.workspaces, p.workspace)}${select('by', 'St
 function row(r: RunListItem, now: number): string {
   const cell = (label: string, html: string, cls = '') =>
     `<td data-label="${label}"${cls ? ` class="${cls}"` : ''}>${html}</td>`;
-  return `<tr>${cell('Run', `<a href="${runHref(r.id)}">${e(r.id)}</a>`, 'nowrap')}${cell('Workflow', e(r.workflowId))}${cell('Status', statusBadge(r.status))}${cell('Started by', e(r.startedBy ?? ''))}${cell('Created', relativeTime(r.createdAt, now), 'nowrap')}${cell('Updated', relativeTime(r.updatedAt, now), 'nowrap')}${cell('Workspace', `<span title="${e(r.workspace)}">${e(r.workspace)}</span>`, 'clip')}</tr>`;
+  return `<tr>${cell('Run', `<a href="${runHref(r.id)}">${e(r.id)}</a>`, 'nowrap')}${cell('Workflow', e(r.workflowId))}${cell('Status', statusBadge(r.status))}${cell('Started by', e(r.startedByName ?? r.startedBy ?? ''))}${cell('Created', relativeTime(r.createdAt, now), 'nowrap')}${cell('Updated', relativeTime(r.updatedAt, now), 'nowrap')}${cell('Workspace', `<span title="${e(r.workspace)}">${e(r.workspace)}</span>`, 'clip')}</tr>`;
 }
 
 /** The list's results (count, table, pager): what the live list replaces when runs change. */

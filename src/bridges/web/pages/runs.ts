@@ -67,6 +67,25 @@ export const runHref = (id: string): string => `/runs/${encodeURIComponent(id)}`
 export const logHref = (runId: string, stepId: string, attempt?: number): string =>
   `${runHref(runId)}/logs/${encodeURIComponent(stepId)}${attempt === undefined ? '' : `?attempt=${attempt}`}`;
 
+/** A step attempt's prompt page (what its agent was given). */
+export const promptHref = (runId: string, stepId: string, attempt: number): string =>
+  `${runHref(runId)}/prompts/${encodeURIComponent(stepId)}?attempt=${attempt}`;
+
+/** Body of a step attempt's prompt page: exactly the text its agent was given. */
+export function promptBody(
+  run: RunView,
+  step: StepView,
+  attempt: number,
+  prompt: { text: string; truncated: boolean; missing: boolean },
+): string {
+  const head = `<p><a href="${runHref(run.id)}">← Run ${e(run.id)}</a></p><h1>Prompt of ${e(step.id)} <span class="muted">(attempt ${attempt}, ${e(step.agent)})</span></h1>`;
+  if (prompt.missing) {
+    return `${head}<p class="muted" id="prompt-empty">No prompt on record for this attempt (it ran before prompts were kept, or has not started).</p>`;
+  }
+  const cut = prompt.truncated ? '<p class="muted">Showing the end of the prompt.</p>' : '';
+  return `${head}${cut}<pre id="prompt" tabindex="0" aria-label="Prompt">${e(prompt.text)}</pre>`;
+}
+
 /** A step attempt's diff page. */
 export const diffHref = (runId: string, stepId: string, attempt: number): string =>
   `${runHref(runId)}/diffs/${encodeURIComponent(stepId)}?attempt=${attempt}`;

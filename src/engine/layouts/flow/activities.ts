@@ -4,8 +4,10 @@
  * FlowActivity each becomes (seed 003, activity.schema.json). An activity's id carries the seq of
  * the event that produced it, so a projection repeated after a crash finds it already written.
  */
+
 import type { RunEvent } from '../../events.ts';
 import type { RunState } from '../../model.ts';
+import { personName } from '../../person-name.ts';
 
 /** Maps an id to the flow id pattern `^[a-z0-9][a-z0-9_-]*$` (lowercase, other characters → '-'). */
 export function flowId(text: string): string {
@@ -107,7 +109,7 @@ export function activityOf(
       const cp = before?.checkpoint;
       const stepId = cp?.stepId ?? event.checkpointId.split(':')[0]!;
       const answer = event.decision.answer;
-      const by = event.decision.by.map((a) => a.name ?? a.id).join(', ');
+      const by = event.decision.by.map(personName).join(', ');
       return {
         id: `${flowId(stepId)}-gate-${tag}`,
         phase: flowId(stepId),
@@ -147,7 +149,7 @@ export function activityOf(
         name: event.type === 'reverted' ? `revert to ${to}` : 'reset',
         status: 'skipped',
         completedAt: event.at,
-        summary: `${event.type === 'reverted' ? `reverted to ${to}` : 'run reset'} by ${event.by.name ?? event.by.id}`,
+        summary: `${event.type === 'reverted' ? `reverted to ${to}` : 'run reset'} by ${personName(event.by)}`,
       };
     }
     case 'runCompleted':
