@@ -22,6 +22,7 @@ import * as m0024 from './0024_flow_run_cache.ts';
 import * as m0039 from './0039_outbox_owners.ts';
 import * as m0040 from './0040_interactive_urgency.ts';
 import * as m0041 from './0041_people.ts';
+import * as m0042 from './0042_console_persons.ts';
 
 /** Every migration this build knows, by name. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
@@ -42,6 +43,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0039_outbox_owners': m0039,
   '0040_interactive_urgency': m0040,
   '0041_people': m0041,
+  '0042_console_persons': m0042,
 });
 
 /** A kysely MigrationProvider over `migrations` (default: every known migration). */

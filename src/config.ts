@@ -36,6 +36,8 @@ const duration = () =>
       message: `is not a duration: ${DURATION_HINT}`,
     }),
   );
+/** A count of finished jobs to keep: a whole number from 0 to a million. */
+const keepCount = () => z.pipe(z.coerce.number(), z.int().check(z.gte(0), z.lte(1_000_000)));
 
 /** The whole configuration of phasebridge; every value has one home here. */
 export const configSchema = z.strictObject({
@@ -72,12 +74,18 @@ export const configSchema = z.strictObject({
   metricsToken: z.optional(secret),
   /** `loopback`: /metrics answers without auth (only allowed when the bridge listens on loopback). */
   metricsOpen: z.optional(z.enum(['loopback'])),
+  /** `x-forwarded-proto`: believe a TLS proxy's `X-Forwarded-Proto` header (the console off loopback). */
+  trustProxy: z.optional(z.enum(['x-forwarded-proto'])),
   /** How long finished work is kept in bridge.db before `prune` (and serve, periodically) drops it. */
   retention: z.strictObject({
     /** Finished jobs of the embedded queue (of finished runs). */
     jobs: duration(),
     /** Audit rows; exported as JSON Lines under `<home>/audit/` before they are deleted. */
     audit: duration(),
+    /** BullMQ: the newest completed jobs Redis keeps (besides the `jobs` age); default 1000. */
+    keepCompleted: z.optional(keepCount()),
+    /** BullMQ: the newest failed jobs Redis keeps (besides the `jobs` age); default 5000. */
+    keepFailed: z.optional(keepCount()),
   }),
   telegram: z.strictObject({
     botToken: z.optional(secret),
@@ -119,8 +127,13 @@ const FIXES: Record<string, string> = {
   metricsToken:
     'set PHASEBRIDGE_METRICS_TOKEN to a long random string, e.g. `openssl rand -hex 24`',
   metricsOpen: 'set PHASEBRIDGE_METRICS_OPEN=loopback or unset it',
+  trustProxy: 'set PHASEBRIDGE_TRUST_PROXY=x-forwarded-proto or unset it',
   'retention.jobs': 'set PHASEBRIDGE_RETAIN_JOBS to a duration such as 30d (the default)',
   'retention.audit': 'set PHASEBRIDGE_RETAIN_AUDIT to a duration such as 365d (the default)',
+  'retention.keepCompleted':
+    'set PHASEBRIDGE_BULLMQ_KEEP_COMPLETED to a whole number from 0 to 1000000 (default 1000)',
+  'retention.keepFailed':
+    'set PHASEBRIDGE_BULLMQ_KEEP_FAILED to a whole number from 0 to 1000000 (default 5000)',
   publicUrl:
     'set PHASEBRIDGE_PUBLIC_URL to the https URL browsers open the console at, e.g. https://pb.example.com',
   redisUrl: 'set REDIS_URL to redis://host:6379, or unset it to use the embedded queue',
@@ -167,8 +180,11 @@ const ENV_OF: Record<string, string> = {
   'inputs.maxFiles': 'PHASEBRIDGE_MAX_INPUT_FILES',
   metricsToken: 'PHASEBRIDGE_METRICS_TOKEN',
   metricsOpen: 'PHASEBRIDGE_METRICS_OPEN',
+  trustProxy: 'PHASEBRIDGE_TRUST_PROXY',
   'retention.jobs': 'PHASEBRIDGE_RETAIN_JOBS',
   'retention.audit': 'PHASEBRIDGE_RETAIN_AUDIT',
+  'retention.keepCompleted': 'PHASEBRIDGE_BULLMQ_KEEP_COMPLETED',
+  'retention.keepFailed': 'PHASEBRIDGE_BULLMQ_KEEP_FAILED',
   'telegram.botToken': 'TELEGRAM_BOT_TOKEN',
   'telegram.apiRoot': 'TELEGRAM_API_ROOT',
   'telegram.webhookUrl': 'TELEGRAM_WEBHOOK_URL',
@@ -278,7 +294,13 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     },
     metricsToken: v('PHASEBRIDGE_METRICS_TOKEN'),
     metricsOpen: v('PHASEBRIDGE_METRICS_OPEN'),
-    retention: { jobs: v('PHASEBRIDGE_RETAIN_JOBS'), audit: v('PHASEBRIDGE_RETAIN_AUDIT') },
+    trustProxy: v('PHASEBRIDGE_TRUST_PROXY'),
+    retention: {
+      jobs: v('PHASEBRIDGE_RETAIN_JOBS'),
+      audit: v('PHASEBRIDGE_RETAIN_AUDIT'),
+      keepCompleted: v('PHASEBRIDGE_BULLMQ_KEEP_COMPLETED'),
+      keepFailed: v('PHASEBRIDGE_BULLMQ_KEEP_FAILED'),
+    },
     telegram: {
       botToken: v('TELEGRAM_BOT_TOKEN'),
       apiRoot: v('TELEGRAM_API_ROOT'),

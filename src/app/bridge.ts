@@ -32,7 +32,7 @@ import { buildChannels } from './channels.ts';
 import { consoleAdmin } from './console-admin.ts';
 import { namedRunsIndex } from './named-runs-index.ts';
 import { outboxRefusals, type RefusalTarget } from './outbox-refusals.ts';
-import { type PruneSchedule, schedulePrune } from './retention.ts';
+import { bullmqRetention, type PruneSchedule, schedulePrune } from './retention.ts';
 import { describeWorker, WorkerWatch } from './worker-watch.ts';
 
 /** Options of startBridge beyond the config. */
@@ -103,6 +103,7 @@ export async function startBridge(
         db,
         redisUrl: config.redisUrl,
         jobLeaseMs: config.jobLeaseMs,
+        retention: bullmqRetention(config),
         onError: (err) => log.error({ err }, 'queue error'),
       }),
     );

@@ -52,6 +52,19 @@ export function consoleAdmin(repos: Repositories): AdminSource {
           return unbindChat(repos, actor, edit.chat);
       }
     },
+    async isAdmin(person) {
+      const binding =
+        person.chatRef === null
+          ? null
+          : await repos.bindings.find(person.chatRef, person.threadRef ?? null);
+      if (person.chatRef !== null && binding === null) return false;
+      return (await repos.allowlist.roleOf(person.platform, person.id, binding?.id)) === 'admin';
+    },
+    async workspaceOf(person) {
+      if (person.chatRef === null) return null;
+      const binding = await repos.bindings.find(person.chatRef, person.threadRef ?? null);
+      return binding?.workspace ?? '';
+    },
     async audit(q) {
       const rows = await repos.audit.listRecent({
         limit: q.limit,

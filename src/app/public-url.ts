@@ -11,14 +11,25 @@ export interface ConsoleExposure {
   readonly secureCookies: boolean;
   /** The public URL's origin, accepted in the Origin header besides the request's own host. */
   readonly allowedOrigins: readonly string[];
+  /**
+   * Off loopback without an https PHASEBRIDGE_PUBLIC_URL: a request is served only when a
+   * trusted proxy says it came over https (`x-forwarded-proto`); undefined = no such check.
+   */
+  readonly httpsOnly?: { readonly trustForwardedProto: boolean };
 }
 
 /** Cookie and origin settings of the console for this config. */
-export function consoleExposure(config: Pick<Config, 'host' | 'publicUrl'>): ConsoleExposure {
+export function consoleExposure(
+  config: Pick<Config, 'host' | 'publicUrl'> & Partial<Pick<Config, 'trustProxy'>>,
+): ConsoleExposure {
   const pub = config.publicUrl === undefined ? undefined : new URL(config.publicUrl);
+  const offLoopback = !isLoopbackHost(config.host);
   // Beyond loopback the cookie may cross a network: only ever send it over TLS.
-  const secureCookies = !isLoopbackHost(config.host) || pub?.protocol === 'https:';
-  return { secureCookies, allowedOrigins: pub ? [pub.origin] : [] };
+  const secureCookies = offLoopback || pub?.protocol === 'https:';
+  const exposure = { secureCookies, allowedOrigins: pub ? [pub.origin] : [] };
+  // An https public URL is the operator's TLS proxy; without one, each request must prove it.
+  if (!offLoopback || pub?.protocol === 'https:') return exposure;
+  return { ...exposure, httpsOnly: { trustForwardedProto: config.trustProxy !== undefined } };
 }
 
 /**

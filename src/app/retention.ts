@@ -8,6 +8,7 @@ import type { Config } from '../config.ts';
 import type { BridgeDb } from '../db/connection.ts';
 import { type PruneReport, pruneBridgeDb, type RetentionPolicy } from '../db/retention.ts';
 import { parseDuration } from '../engine/workflow/duration.ts';
+import { type BullmqRetention, DEFAULT_BULLMQ_RETENTION } from '../jobs/queue/bullmq-retention.ts';
 import type { Log } from '../log.ts';
 
 /** Time between two prunes of a running bridge. */
@@ -18,6 +19,15 @@ export function retentionPolicy(config: Config): RetentionPolicy {
   return {
     jobsMs: parseDuration(config.retention.jobs) ?? 30 * 86_400_000,
     auditMs: parseDuration(config.retention.audit) ?? 365 * 86_400_000,
+  };
+}
+
+/** What BullMQ keeps of finished jobs in Redis: the jobs retention's age and the count caps. */
+export function bullmqRetention(config: Config): BullmqRetention {
+  return {
+    ageMs: retentionPolicy(config).jobsMs,
+    completed: config.retention.keepCompleted ?? DEFAULT_BULLMQ_RETENTION.completed,
+    failed: config.retention.keepFailed ?? DEFAULT_BULLMQ_RETENTION.failed,
   };
 }
 

@@ -155,6 +155,17 @@ export interface Command {
   readonly addressed?: boolean;
   /** Derived from the platform's own unique id of this event; a redelivery carries the same key. */
   readonly idempotencyKey: string;
+  /**
+   * The chat whose binding and roles decide what the user may do, when it is not the chat the
+   * event came from (a console session signed in through that chat); answers still go to chatRef.
+   */
+  readonly accessChat?: AccessChat;
+}
+
+/** A chat (and thread) whose binding and roles apply to an event from elsewhere (the console). */
+export interface AccessChat {
+  readonly chatRef: ChatRef;
+  readonly threadRef?: string;
 }
 
 /** A user pressed one of our buttons. */
@@ -170,6 +181,11 @@ export interface ButtonPress {
   /** Pass to `answer()` / `askForReason()`, before the handler returns. */
   readonly interaction: Interaction;
   readonly idempotencyKey: string;
+  /**
+   * The chat whose binding and roles decide what the user may do, when it is not the chat the
+   * event came from (a console session signed in through that chat); answers still go to chatRef.
+   */
+  readonly accessChat?: AccessChat;
 }
 
 /** A user answered one of our messages (for example the prompt of `askForReason`). */
@@ -184,6 +200,11 @@ export interface Reply {
   /** Files attached to the reply (photos, documents), oldest first. */
   readonly files?: readonly InboundFile[];
   readonly idempotencyKey: string;
+  /**
+   * The chat whose binding and roles decide what the user may do, when it is not the chat the
+   * event came from (a console session signed in through that chat); answers still go to chatRef.
+   */
+  readonly accessChat?: AccessChat;
 }
 
 /**
@@ -282,6 +303,12 @@ export interface Channel {
    * message that is not a button press: callers then answer in the chat.
    */
   whisper?(chatRef: ChatRef, user: ChatUser, text: string): Promise<void>;
+  /**
+   * A message in the person's private chat with the bot (Telegram's private chat, a Discord DM),
+   * sent at once (never queued); rejects when it cannot be delivered, and never falls back to a
+   * chat others read (what it carries may be a credential).
+   */
+  directMessage?(user: ChatUser, text: string): Promise<void>;
   /**
    * Shows "typing…" in a chat for a few seconds (Telegram about 5 s, Discord about 10 s), where
    * `capabilities.typing`; call again to keep it showing. Best effort, never queued.

@@ -19,11 +19,11 @@ import { ANSWER_ROLE, hasRole, refusalText } from './authorize.ts';
 import { parseButtonId, voteResultWords } from './checkpoint-message.ts';
 import {
   type Access,
+  accessOfEvent,
   audit,
   type ChatOpsDeps,
   channelFor,
   pressContext,
-  resolveAccess,
 } from './context.ts';
 import { findCheckpoint, isCurrentCopy } from './presenter.ts';
 import { TOOL_PREFIX } from './tool-approval-message.ts';
@@ -135,7 +135,7 @@ export class CheckpointPresses {
       await this.#tools.reply(pending, ev);
       return true;
     }
-    const access = await resolveAccess(this.#deps, ev.chatRef, ev.threadRef, ev.user);
+    const access = await accessOfEvent(this.#deps, ev);
     const channel = channelFor(this.#deps, ev.chatRef);
     const base = {
       actor: access.actor,

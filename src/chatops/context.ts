@@ -4,6 +4,7 @@
  * in a chat, audit entries).
  */
 import type {
+  AccessChat,
   ButtonPress,
   Channel,
   ChatRef,
@@ -142,6 +143,20 @@ export async function resolveAccess(
   return { actor: await namedActor(deps, user), binding, role };
 }
 
+/**
+ * The access of an event's user: in the chat it came from, or in the chat a console session
+ * signed in through (`accessChat`), whose binding and roles then apply.
+ */
+export function accessOfEvent(
+  deps: ChatOpsDeps,
+  ev: { chatRef: ChatRef; threadRef?: string; user: ChatUser; accessChat?: AccessChat },
+): Promise<Access> {
+  if (ev.accessChat !== undefined) {
+    return resolveAccess(deps, ev.accessChat.chatRef, ev.accessChat.threadRef, ev.user);
+  }
+  return resolveAccess(deps, ev.chatRef, ev.threadRef, ev.user);
+}
+
 /** One audit entry of a chat action; `key` is the event's idempotency key (kept for dedupe). */
 export interface ChatAudit {
   actor: Actor;
@@ -207,7 +222,7 @@ export async function pressContext(
 ): Promise<PressContext | undefined> {
   const channel = deps.channels.get(ev.interaction.platform);
   if (!channel) return undefined;
-  const access = await resolveAccess(deps, ev.chatRef, ev.threadRef, ev.user);
+  const access = await accessOfEvent(deps, ev);
   return {
     channel,
     access,

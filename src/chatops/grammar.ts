@@ -35,6 +35,7 @@ export const VERBS = [
   'unbind',
   'access',
   'whoami',
+  'console',
   'pair',
   'help',
 ] as const;
@@ -101,6 +102,10 @@ export const USAGE: Readonly<Record<Verb, { usage: string; about: string }>> = {
   },
   access: { usage: 'access', about: 'who has which role here (and globally)' },
   whoami: { usage: 'whoami', about: 'your id and role here' },
+  console: {
+    usage: 'console',
+    about: 'a one-time link, sent to you privately, that signs you in to the web console as you',
+  },
   pair: {
     usage: 'pair <code>',
     about: 'bind this chat with a code printed by `phasebridge serve`',
@@ -130,7 +135,17 @@ export type ParsedCommand =
   | { verb: 'unbind'; chat: string }
   | { verb: 'pair'; code: string }
   | { verb: 'help'; topic?: string }
-  | { verb: 'runs' | 'sessions' | 'agents' | 'workflows' | 'whoami' | 'bindings' | 'access' };
+  | {
+      verb:
+        | 'runs'
+        | 'sessions'
+        | 'agents'
+        | 'workflows'
+        | 'whoami'
+        | 'bindings'
+        | 'access'
+        | 'console';
+    };
 
 /** Why a command could not be parsed; `verb` is set when the verb was known (bad arguments). */
 export interface ParseFailure {

@@ -16,7 +16,7 @@ import {
   noteDestinations,
 } from '../engine/note-destination.ts';
 import { hasRole } from './authorize.ts';
-import { audit, type ChatOpsDeps, channelFor, resolveAccess } from './context.ts';
+import { accessOfEvent, audit, type ChatOpsDeps, channelFor } from './context.ts';
 import { fetchInputs } from './input-fetch.ts';
 
 /** The role a guidance reply needs. */
@@ -48,7 +48,7 @@ export async function handleGuidanceReply(deps: ChatOpsDeps, ev: Reply): Promise
     (await repos.statusMessages.runOfMessage(ev.replyToMessageRef)) ??
     (await repos.checkpointMessages.runOfMessage(ev.replyToMessageRef));
   if (runId === null || ev.text.trim() === '') return false;
-  const access = await resolveAccess(deps, ev.chatRef, ev.threadRef, ev.user);
+  const access = await accessOfEvent(deps, ev);
   const channel = channelFor(deps, ev.chatRef);
   // The answer to what the person just sent: they wait for it.
   const say = (text: string) =>

@@ -1,7 +1,7 @@
 /**
  * Routes inbound events: a duplicate delivery is dropped; a command is parsed, authorized, handled
  * and audited, and its answer posted in the chat; presses and replies go to the checkpoint side.
- * In an unbound chat only `whoami`, `help` and `pair` work; any other known verb gets one short
+ * In an unbound chat only `whoami`, `help`, `pair` and `console` work; any other known verb gets one short
  * answer saying how to pair (and is audited). An unknown command there is answered ("did you
  * mean", how to pair) in a private chat or when addressed to us, and plain text in a private chat
  * gets what the bot is; both at most once a minute per chat (unbound-hints.ts). In groups an
@@ -19,13 +19,21 @@ import { ROLES } from '../db/repositories/index.ts';
 import { describeError, PhasebridgeError } from '../errors.ts';
 import { decideAccess, refusalText } from './authorize.ts';
 import type { CheckpointPresses } from './checkpoint-press.ts';
-import { alreadyAudited, audit, type ChatOpsDeps, channelFor, resolveAccess } from './context.ts';
+import {
+  accessOfEvent,
+  alreadyAudited,
+  audit,
+  type ChatOpsDeps,
+  channelFor,
+  resolveAccess,
+} from './context.ts';
 import { RecentKeys } from './dedupe.ts';
 import { argumentText, failureText, type ParsedCommand, parseCommand } from './grammar.ts';
 import { handleGuidanceReply } from './guidance.ts';
 import { agentsCommand, allowCommand, bindCommand, denyCommand } from './handlers/admin.ts';
 import { answerCommand } from './handlers/answer.ts';
 import { accessCommand, bindingsCommand, unbindCommand } from './handlers/bindings.ts';
+import { consoleCommand } from './handlers/console.ts';
 import { controlCommand } from './handlers/control.ts';
 import { helpCommand, whoamiCommand } from './handlers/info.ts';
 import { phaseCommand } from './handlers/phase.ts';
@@ -128,7 +136,7 @@ export class Router {
 
   async #command(event: Command): Promise<void> {
     const deps = this.#deps;
-    const access = await resolveAccess(deps, event.chatRef, event.threadRef, event.user);
+    const access = await accessOfEvent(deps, event);
     const parsed = parseCommand(event.name, argumentText(event.name, event.rawText, event.args));
     const verb = parsed.ok ? parsed.command.verb : parsed.failure.verb;
     const base = { actor: access.actor, chatRef: event.chatRef, key: event.idempotencyKey };
@@ -262,5 +270,7 @@ function dispatch(ctx: CommandContext, cmd: ParsedCommand): Promise<HandlerResul
       return helpCommand(ctx, cmd);
     case 'sessions':
       return sessionsCommand(ctx);
+    case 'console':
+      return consoleCommand(ctx);
   }
 }

@@ -11,7 +11,7 @@ import { prose } from '../bridges/render-text.ts';
 import type { ReasonPromptRecord } from '../db/repositories/reason-prompts.ts';
 import type { ToolApprovalRecord } from '../db/repositories/tool-approvals.ts';
 import { ANSWER_ROLE, hasRole, refusalText } from './authorize.ts';
-import { audit, type ChatOpsDeps, channelFor, pressContext, resolveAccess } from './context.ts';
+import { accessOfEvent, audit, type ChatOpsDeps, channelFor, pressContext } from './context.ts';
 import { declaredPermissions } from './step-permissions.ts';
 import { parseToolButton, TOOL_PREFIX } from './tool-approval-message.ts';
 import { ruleOf, type ToolApprovalPresenter } from './tool-approval-presenter.ts';
@@ -106,7 +106,7 @@ export class ToolApprovalPresses {
 
   /** The Reply to a Deny prompt (taken from reason_prompts by the checkpoint side). */
   async reply(pending: ReasonPromptRecord, ev: Reply): Promise<void> {
-    const access = await resolveAccess(this.#deps, ev.chatRef, ev.threadRef, ev.user);
+    const access = await accessOfEvent(this.#deps, ev);
     const channel = channelFor(this.#deps, ev.chatRef);
     const id = pending.checkpointId.slice(TOOL_PREFIX.length);
     const base = {

@@ -39,6 +39,8 @@ export const VOCABULARY: Readonly<Record<Verb, VocabularyEntry>> = {
   unbind: { role: 'admin', cli: 'unbind' },
   access: { role: 'admin', cli: 'access' },
   whoami: { role: null, cli: 'whoami' },
+  // Anyone may ask; the handler sends a link only to a person with a role here (or globally).
+  console: { role: null, cli: 'console' },
   pair: { role: null, cli: 'pair' },
   help: { role: null, cli: 'help' },
 };
@@ -51,6 +53,7 @@ export const CLI_ONLY: Readonly<Record<string, string>> = {
   serve: 'runs the bridge itself',
   worker: 'runs jobs in another process',
   login: 'opens the web console from a shell',
+  logins: "lists and revokes console sessions on the bridge's host",
   migrate: "upgrades bridge.db's schema",
   doctor: 'checks the host, config and platform tokens',
   setup: 'connects a platform bot',

@@ -34,6 +34,7 @@ export async function openOrchestrator(
   const { Orchestrator } = await import('../jobs/orchestrator/orchestrator.ts');
   const { createJobQueue, queueConfigFor } = await import('../jobs/queue/create-queue.ts');
   const { SECRET_ENV_NAMES } = await import('../config.ts');
+  const { bullmqRetention } = await import('../app/retention.ts');
   const config = await ctx.config();
   const db = await ctx.db();
   const log = await quietLog(ctx);
@@ -42,6 +43,7 @@ export async function openOrchestrator(
       db,
       redisUrl: config.redisUrl,
       jobLeaseMs: config.jobLeaseMs,
+      retention: bullmqRetention(config),
       onError: (err, context) => log.warn({ err }, `job queue: ${context}`),
     }),
   );

@@ -11,6 +11,7 @@ import { registerDoctorCommand } from './commands/doctor.ts';
 import { registerFollowCommand } from './commands/follow.ts';
 import { registerInitCommand } from './commands/init.ts';
 import { registerLoginCommand } from './commands/login.ts';
+import { registerLoginsCommand } from './commands/logins.ts';
 import { registerLogsCommand, registerPromptCommand } from './commands/logs.ts';
 import { registerMigrateCommand } from './commands/migrate.ts';
 import { registerPhaseCommand } from './commands/phase.ts';
@@ -38,6 +39,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerSetupCommand(program, ctx);
   registerInitCommand(program, ctx);
   registerLoginCommand(program, ctx);
+  registerLoginsCommand(program, ctx);
   registerMigrateCommand(program, ctx);
   registerDoctorCommand(program, ctx);
   registerAccessCommands(program, ctx);

@@ -278,6 +278,8 @@ export interface ConsoleLoginTokensTable {
   token_hash: string;
   expires_at: number;
   created_at: number;
+  /** (0042) The chat person the token signs in, as JSON; NULL = the local admin. */
+  person_json: string | null;
 }
 
 /** `console_sessions` (0005): logged-in console browsers, by the SHA-256 digest of the cookie. */
@@ -287,6 +289,10 @@ export interface ConsoleSessionsTable {
   session_id: string;
   created_at: number;
   last_seen_at: number;
+  /** (0042) The chat person signed in, as JSON; NULL = the local admin. */
+  person_json: string | null;
+  /** (0042) When a person's session ends (ms); NULL = only when idle. */
+  expires_at: number | null;
 }
 
 /** `channel_state` (0005): a small key/value store per platform; NULL expires_at = kept. */

@@ -22,9 +22,10 @@ describe('authorize', () => {
       expect(REQUIRED_ROLE[v]).toBe('admin');
   });
 
-  it('serves only whoami, help and pair in an unbound chat, whatever the role', () => {
+  it('serves only whoami, console, help and pair in an unbound chat, whatever the role', () => {
     const open = VERBS.filter((v) => decideAccess(v, false, 'admin').allowed);
-    expect(open.sort()).toEqual(['help', 'pair', 'whoami']);
+    // `console` checks the person's role itself (a private chat is unbound): handlers/console.ts.
+    expect(open.sort()).toEqual(['console', 'help', 'pair', 'whoami']);
     expect(decideAccess('status', false, 'admin')).toEqual({ allowed: false, why: 'unbound' });
   });
 

@@ -141,8 +141,15 @@ const COLUMNS: Columns = {
     asked_at: true,
     expires_at: true,
   },
-  console_login_tokens: { token_hash: true, expires_at: true, created_at: true },
-  console_sessions: { cookie_hash: true, session_id: true, created_at: true, last_seen_at: true },
+  console_login_tokens: { token_hash: true, expires_at: true, created_at: true, person_json: true },
+  console_sessions: {
+    cookie_hash: true,
+    session_id: true,
+    created_at: true,
+    last_seen_at: true,
+    person_json: true,
+    expires_at: true,
+  },
   channel_state: { platform: true, key: true, value: true, expires_at: true, updated_at: true },
   followed_workspaces: { workspace: true, ledger_offset: true, created_at: true, updated_at: true },
   outbox: {

@@ -72,7 +72,7 @@ import {
   reasonRef,
   targetOf,
 } from './refs.ts';
-import { chooseIntents, guidanceOfMessage, whisper } from './replies.ts';
+import { chooseIntents, directMessage, guidanceOfMessage, whisper } from './replies.ts';
 import { ReplyThreads } from './threads.ts';
 
 type State = 'idle' | 'starting' | 'running' | 'stopped';
@@ -348,6 +348,11 @@ export class DiscordChannel implements Channel {
       user,
       text,
     );
+  }
+
+  /** A DM to `user`; rejects when Discord will not deliver it (never posts in a chat instead). */
+  async directMessage(user: ChatUser, text: string): Promise<void> {
+    await directMessage({ client: this.#client, queues: this.#queues, log: this.#log }, user, text);
   }
 
   /** Opens a modal asking the presser for the reason; its submission arrives as a Reply. */

@@ -122,21 +122,19 @@ export function chatopsCommands(workflows: readonly string[] = []): SlashCommand
     ),
     cmd('access', 'Who has which role here (and globally)'),
     cmd('whoami', 'Your id and role here'),
+    cmd('console', 'A sign-in link to the web console, sent to you privately'),
     cmd(
       'pair',
       'Bind this chat with a code printed by `phasebridge serve`',
       opt('code', 'Pairing code', 'word', true),
     ),
   ];
-  const names = verbs.map((v) => v.name);
+  const names = [...verbs.map((v) => v.name), 'help'];
+  // Discord offers at most 25 choices; past that the command is typed (help suggests on a typo).
+  const topics = names.length <= 25 ? names : undefined;
   return [
     ...verbs,
-    cmd(
-      'help',
-      'The commands, or one command',
-      // Discord takes at most 25 choices: every verb but `help` itself (`/help` alone lists all).
-      opt('command', 'Command', 'word', false, names),
-    ),
+    cmd('help', 'The commands, or one command', opt('command', 'Command', 'word', false, topics)),
   ];
 }
 

@@ -88,6 +88,26 @@ export interface WhisperContext {
   readonly log: ChannelLogger;
 }
 
+/** A DM to `user`; rejects when it cannot be sent (DMs closed, no shared server): no fallback. */
+export async function directMessage(
+  ctx: WhisperContext,
+  user: ChatUser,
+  text: string,
+): Promise<void> {
+  const { client, queues } = ctx;
+  const content = renderDescriptions(rich(text), 1, MAX_CONTENT - 30)[0] ?? '';
+  const dm = (await call(() =>
+    client.rest.post(Routes.userChannels(), { body: { recipient_id: user.id } }),
+  )) as { id: string };
+  await queues.run(dm.id, () =>
+    call(() =>
+      client.rest.post(Routes.channelMessages(dm.id), {
+        body: { content, allowed_mentions: NO_MENTIONS },
+      }),
+    ),
+  );
+}
+
 /** A DM to `user`; when their DMs are closed, a short message in the chat pinging them alone. */
 export async function whisper(
   ctx: WhisperContext,
@@ -102,10 +122,7 @@ export async function whisper(
       call(() => client.rest.post(Routes.channelMessages(channelId), { body })),
     );
   try {
-    const dm = (await call(() =>
-      client.rest.post(Routes.userChannels(), { body: { recipient_id: user.id } }),
-    )) as { id: string };
-    await post(dm.id, { content, allowed_mentions: NO_MENTIONS });
+    await directMessage(ctx, user, text);
   } catch (err) {
     ctx.log.info({ err }, 'discord: no DM to the user, telling them in the chat');
     const channelId = channelIdOf(targetOf(chatRef, undefined));

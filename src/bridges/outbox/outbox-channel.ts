@@ -26,11 +26,15 @@ export class OutboxChannel implements Channel {
   /** The adapter's private word to one person, straight through (absent when it has none). */
   readonly whisper?: (chatRef: ChatRef, user: ChatUser, text: string) => Promise<void>;
 
+  /** The adapter's private chat message to one person, straight through (never stored). */
+  readonly directMessage?: (user: ChatUser, text: string) => Promise<void>;
+
   /** `outbox` must deliver through `inner`. */
   constructor(inner: Channel, outbox: Outbox) {
     this.#inner = inner;
     this.#outbox = outbox;
     if (inner.whisper) this.whisper = inner.whisper.bind(inner);
+    if (inner.directMessage) this.directMessage = inner.directMessage.bind(inner);
   }
 
   /** Edits may be queued without waiting: the outbox coalesces them. */

@@ -12,6 +12,7 @@ import type {
   Channel,
   ChannelCapabilities,
   ChannelLogger,
+  ChatUser,
   InboundFile,
   InboundHandler,
   Interaction,
@@ -253,6 +254,11 @@ export class TelegramChannel implements Channel {
   }
 
   /** Sends the message, split into several when longer than 4096 characters. */
+  /** A message in the user's private chat with the bot (its id is the user's); rejects when blocked or never started. */
+  async directMessage(user: ChatUser, text: string): Promise<void> {
+    await this.send(`telegram:${user.id}`, { text: rich(text) });
+  }
+
   async send(chatRef: string, message: OutgoingMessage): Promise<string> {
     const { chat, replyToId } = sendTarget(chatRef, message.thread, message.replyTo);
     const parts = renderMessage(message);

@@ -146,7 +146,10 @@ export async function postAccessEdit(
     // An empty "Where" is the global scope, as the CLI without --chat.
     const edit = { ...body, ...(body.chat === '' && { chat: undefined }) } as AccessEdit;
     if (edit.op === 'bind' && edit.workflow === '') delete (edit as { workflow?: string }).workflow;
-    flash.set(session.id, true, await admin.edit(CONSOLE_ACTOR, edit));
+    const actor = session.person
+      ? `${session.person.platform}:${session.person.id}`
+      : CONSOLE_ACTOR;
+    flash.set(session.id, true, await admin.edit(actor, edit));
   } catch (err) {
     if (!hasCode(err, 'INVALID_INPUT') && !hasCode(err, 'NOT_FOUND')) throw err;
     flash.set(session.id, false, describeError(err).chatReply);

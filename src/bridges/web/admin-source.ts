@@ -75,4 +75,22 @@ export interface AdminSource {
   /** Applies an edit as `actor`; returns the sentence to show. INVALID_INPUT/NOT_FOUND refuse it. */
   edit(actor: string, edit: AccessEdit): Promise<string>;
   audit(q: AuditQuery): Promise<readonly AuditRow[]>;
+  /**
+   * True when a person signed in through chat is an admin in the chat they signed in through
+   * (or globally when `chatRef` is null); only admins see and change these pages.
+   */
+  isAdmin(person: PersonRef): Promise<boolean>;
+  /**
+   * The workspace whose runs a person signed in through chat may see on the runs pages: their
+   * chat's (none, '', once it is unbound); null from a private chat (a global role: every run).
+   */
+  workspaceOf(person: PersonRef): Promise<string | null>;
+}
+
+/** A person signed in through chat, and the chat they signed in through (null: a private chat). */
+export interface PersonRef {
+  readonly platform: string;
+  readonly id: string;
+  readonly chatRef: string | null;
+  readonly threadRef?: string;
 }

@@ -77,6 +77,8 @@ export interface WebChannelOptions {
   readonly allowedOrigins?: readonly string[];
   /** Mark the session cookie Secure (when the console is reached through https). */
   readonly secureCookies?: boolean;
+  /** Serve only requests a trusted proxy says came over https (off loopback; see guard.ts). */
+  readonly httpsOnly?: { readonly trustForwardedProto: boolean };
   /** Keep-alive comment interval of the event streams; default 25 s. */
   readonly heartbeatMs?: number;
   /** Caps of files posted with a command or reply (config `inputs`); default 10 MiB, 5. */
@@ -139,6 +141,7 @@ export class WebChannel implements Channel {
       sessions: this.#sessions,
       allowedOrigins: options.allowedOrigins ?? [],
       secureCookies: options.secureCookies ?? false,
+      httpsOnly: options.httpsOnly,
       history: this.#history,
       files: this.#files,
       uploads: this.#uploads,

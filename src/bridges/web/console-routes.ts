@@ -17,11 +17,13 @@ import {
   handleLogin,
   originAllowed,
   readForm,
+  requireHttps,
   requireSession,
   showLoginConfirm,
 } from './guard.ts';
 import type { FileShelf, HeldMessage, MessageHistory } from './history.ts';
 import {
+  actorOfSession,
   commandBody,
   eventKey,
   parseBody,
@@ -101,6 +103,7 @@ export async function handleConsoleRequest(
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
+  if (!requireHttps(ctx, req, res)) return;
   const url = requestUrl(req);
   const token = url.searchParams.get('token');
   if (req.method === 'GET' && url.pathname === '/' && token !== null) {
@@ -122,8 +125,20 @@ export async function handleConsoleRequest(
   }
   if (read && url.pathname.startsWith('/files/')) return sendHeldFile(ctx, res, url.pathname);
   if (read && (url.pathname === '/runs' || url.pathname.startsWith('/runs/'))) {
-    const runsCtx = { runs: ctx.runs, events: ctx.runEvents, csrf: session.csrfToken };
+    const workspace = await runsScope(ctx, session);
+    const runsCtx = {
+      runs: ctx.runs,
+      events: ctx.runEvents,
+      csrf: session.csrfToken,
+      ...(workspace !== null && { workspace }),
+    };
     return handleRunsPage(runsCtx, req, res, url);
+  }
+  if (url.pathname.startsWith('/admin/') || url.pathname === '/api/access') {
+    if (!(await adminAllowed(ctx, session))) {
+      sendNotice(res, 403, 'Admins only', 'The Access and Audit pages need the admin role.');
+      return;
+    }
   }
   if (read && url.pathname.startsWith('/admin/')) {
     return handleAdminPage(ctx.admin, ctx.flash, session, res, url);
@@ -132,6 +147,19 @@ export async function handleConsoleRequest(
     return handlePost(ctx, session, req, res, url.pathname);
   }
   sendNotice(res, 404, 'Not found', 'There is no such page in the console.');
+}
+
+/** The workspace a session's runs pages show (null: every run); a person sees their chat's. */
+async function runsScope(ctx: ConsoleContext, session: Session): Promise<string | null> {
+  if (session.person === null) return null;
+  // Without bridge.db there is no person at all; deny by default all the same.
+  return ctx.admin ? ctx.admin.workspaceOf(session.person) : '';
+}
+
+/** The local admin always; a person signed in through chat only with the admin role there. */
+async function adminAllowed(ctx: ConsoleContext, session: Session): Promise<boolean> {
+  if (session.person === null) return true;
+  return (await ctx.admin?.isAdmin(session.person)) ?? false;
 }
 
 function showConsole(ctx: ConsoleContext, session: Session, res: ServerResponse): void {
@@ -160,7 +188,10 @@ function openEvents(
   const prompts = ctx.prompts
     .ofSession(session.id)
     .map((p): SseEvent => ({ event: 'prompt', data: { ref: p.ref, text: p.text } }));
-  ctx.hub.open(req, res, { sessionId: session.id, tab }, [...replay, ...prompts]);
+  // The chat's messages go to this stream only while its session lasts (a revoke ends it).
+  const cookie = req.headers.cookie;
+  const stillValid = () => ctx.sessions.isLive(cookie);
+  ctx.hub.open(req, res, { sessionId: session.id, tab }, [...replay, ...prompts], stillValid);
 }
 
 function sendHeldFile(ctx: ConsoleContext, res: ServerResponse, pathname: string): void {
@@ -277,11 +308,12 @@ async function dispatchPost(
   form: Record<string, string>,
   files: readonly InboundFile[],
 ): Promise<PostOutcome> {
+  const who = actorOfSession(session.person);
   switch (pathname) {
     case '/api/command': {
       const body = parseBody(commandBody, form);
       ctx.echo(`› ${echoOf(body.text, files)}`);
-      const command = toCommand(body.text, eventKey('cmd', body.key), files);
+      const command = toCommand(body.text, eventKey('cmd', body.key), files, who);
       if (command) await ctx.emit(command);
       return { status: 200 };
     }
@@ -291,8 +323,8 @@ async function dispatchPost(
       if (!held?.buttons.has(body.token)) {
         return { status: 409, error: 'This button is no longer active.' };
       }
-      const who = { s: session.id, t: body.tab, m: body.ref };
-      await ctx.emit(toButtonPress(body.token, body.ref, who, eventKey('press', body.key)));
+      const press = { s: session.id, t: body.tab, m: body.ref };
+      await ctx.emit(toButtonPress(body.token, body.ref, press, eventKey('press', body.key), who));
       return { status: 200 };
     }
     case '/api/reply': {
@@ -301,19 +333,19 @@ async function dispatchPost(
       if (!prompt && ctx.history.get(body.ref)) {
         // A reply to a run's message (its status or checkpoint): guidance for the run.
         ctx.echo(`› reply: ${echoOf(body.text, files)}`);
-        await ctx.emit(toReply(body.text, body.ref, eventKey('reply', body.key), files));
+        await ctx.emit(toReply(body.text, body.ref, eventKey('reply', body.key), files, who));
         return { status: 200 };
       }
       if (!prompt) return { status: 404, error: 'This question is no longer open.' };
       if (files.length > 0) return { status: 400, error: noFilesHere().message };
       ctx.echo(`› reason: ${body.text}`);
-      await ctx.emit(toReply(body.text, prompt.ref, eventKey('reply', body.key)));
+      await ctx.emit(toReply(body.text, prompt.ref, eventKey('reply', body.key), [], who));
       ctx.prompts.remove(prompt.ref);
       ctx.hub.sendTo(session.id, undefined, { event: 'prompt-done', data: { ref: prompt.ref } });
       return { status: 200 };
     }
     case '/api/run-action':
-      return handleRunAction(ctx, parseBody(runActionBody, form));
+      return handleRunAction(ctx, parseBody(runActionBody, form), who);
     default:
       return { status: 404, error: 'No such action.' };
   }

@@ -16,6 +16,26 @@ export interface GuardOptions {
   readonly allowedOrigins: readonly string[];
   /** Mark the cookie Secure (when served through https). */
   readonly secureCookies: boolean;
+  /** Serve only requests a trusted proxy says came over https (the console off loopback). */
+  readonly httpsOnly?: { readonly trustForwardedProto: boolean } | undefined;
+}
+
+/**
+ * True when the request may be served: always unless `httpsOnly`; then only with a trusted
+ * `X-Forwarded-Proto: https` (a TLS proxy in front). Else answers 403 saying how to fix it.
+ */
+export function requireHttps(g: GuardOptions, req: IncomingMessage, res: ServerResponse): boolean {
+  if (g.httpsOnly === undefined) return true;
+  const proto = req.headers['x-forwarded-proto'];
+  const first = (Array.isArray(proto) ? proto[0] : proto)?.split(',')[0]?.trim().toLowerCase();
+  if (g.httpsOnly.trustForwardedProto && first === 'https') return true;
+  sendNotice(
+    res,
+    403,
+    'The console needs https',
+    'This console listens beyond loopback, so it is served over https only: put a TLS proxy in front and set PHASEBRIDGE_PUBLIC_URL to its https address, or set PHASEBRIDGE_TRUST_PROXY=x-forwarded-proto when the proxy sends X-Forwarded-Proto.',
+  );
+  return false;
 }
 
 /** Largest form/JSON body the console accepts. */
@@ -78,8 +98,9 @@ export async function handleLogin(
     return;
   }
   const token = (await readForm(req).catch(() => ({}) as Record<string, string>)).token ?? '';
-  if (token !== '' && (await g.sessions.consumeLoginToken(token))) {
-    const { cookieValue } = await g.sessions.createSession();
+  const grant = token === '' ? null : await g.sessions.claimLoginToken(token);
+  if (grant !== null) {
+    const { cookieValue } = await g.sessions.createSession(grant.person);
     res.writeHead(303, {
       ...BASE_HEADERS,
       location: '/',

@@ -1,12 +1,13 @@
 /**
  * Inbound side of the web console (pure): what the page posts becomes a neutral Command,
  * ButtonPress or Reply from the local admin, and the interaction handle of a press is packed and
- * unpacked here.
+ * unpacked here. A session signed in through chat posts as that person (`actorOfSession`).
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { InvalidInputError } from '../../errors.ts';
 import type {
+  AccessChat,
   ButtonPress,
   ChatUser,
   Command,
@@ -17,6 +18,7 @@ import type {
 } from '../channel.ts';
 import { decodeHandle, encodeHandle } from '../interaction-handle.ts';
 import { CONSOLE_CHAT_REF } from './outbound.ts';
+import type { ConsolePerson } from './session.ts';
 
 /** The console's only user: the local admin, user ref `web:admin`. */
 export const WEB_ADMIN: ChatUser = Object.freeze({
@@ -24,6 +26,30 @@ export const WEB_ADMIN: ChatUser = Object.freeze({
   id: 'admin',
   display: 'admin (web console)',
 });
+
+/** Who posted: the chat user, and the chat whose roles apply when it is not the console's. */
+export interface ConsoleActor {
+  readonly user: ChatUser;
+  readonly accessChat?: AccessChat;
+}
+
+/** The local admin as a poster. */
+const ADMIN_ACTOR: ConsoleActor = Object.freeze({ user: WEB_ADMIN });
+
+/**
+ * The poster of a session: the local admin, or the chat person it signed in, acting with their
+ * roles in the chat they signed in through (the console chat's, i.e. global ones, from a DM).
+ */
+export function actorOfSession(person: ConsolePerson | null): ConsoleActor {
+  if (person === null) return ADMIN_ACTOR;
+  const user = { platform: person.platform, id: person.id, display: person.display } as ChatUser;
+  if (person.chatRef === null) return { user };
+  const accessChat = {
+    chatRef: person.chatRef,
+    ...(person.threadRef !== undefined && { threadRef: person.threadRef }),
+  };
+  return { user, accessChat };
+}
 
 /** Longest command or reason text accepted. */
 export const MAX_INPUT_LENGTH = 4000;
@@ -75,6 +101,7 @@ export function toCommand(
   typed: string,
   idempotencyKey: string,
   files: readonly InboundFile[] = [],
+  who: ConsoleActor = ADMIN_ACTOR,
 ): Command | undefined {
   const parsed = parseTypedCommand(typed);
   if (!parsed) return undefined;
@@ -83,7 +110,7 @@ export function toCommand(
     ...parsed,
     rawText: typed.trim(),
     chatRef: CONSOLE_CHAT_REF,
-    user: WEB_ADMIN,
+    ...who,
     ...(files.length > 0 && { files }),
     idempotencyKey,
   };
@@ -121,13 +148,14 @@ export function toButtonPress(
   messageRef: MessageRef,
   interaction: InteractionData,
   idempotencyKey: string,
+  who: ConsoleActor = ADMIN_ACTOR,
 ): ButtonPress {
   return {
     kind: 'button',
     token,
     chatRef: CONSOLE_CHAT_REF,
     messageRef,
-    user: WEB_ADMIN,
+    ...who,
     interaction: encodeInteraction(interaction),
     idempotencyKey,
   };
@@ -139,13 +167,14 @@ export function toReply(
   promptRef: MessageRef,
   idempotencyKey: string,
   files: readonly InboundFile[] = [],
+  who: ConsoleActor = ADMIN_ACTOR,
 ): Reply {
   return {
     kind: 'reply',
     text: answer,
     replyToMessageRef: promptRef,
     chatRef: CONSOLE_CHAT_REF,
-    user: WEB_ADMIN,
+    ...who,
     ...(files.length > 0 && { files }),
     idempotencyKey,
   };

@@ -1,18 +1,19 @@
 /**
- * POST `/api/run-action`: the run page's Approve / Request changes / Reject. The button becomes
- * the chat command a person would type (`approve <run> [reason]`, `changes <run> <reason>`,
- * `reject <run> <reason>`) and goes through the same chat command path (grammar, authorization,
+ * POST `/api/run-action`: the run page's Approve / Request changes / Reject, Retry failed step
+ * and Cancel run. The button becomes the chat command a person would type (`approve <run>
+ * [reason]`, `changes <run> <reason>`, `reject <run> <reason>`, `retry <run>`, `cancel <run>
+ * [reason]`) and goes through the same chat command path (grammar, authorization,
  * engine, audit) as the console's command box, never a second one; `changes` is the chat alias
  * of `loop`. The chat shows it as typed, and the page gets the chat's answers back.
  */
 import { z } from 'zod';
 import type { ConsoleContext, PostOutcome } from './console-routes.ts';
-import { eventKey, MAX_INPUT_LENGTH, toCommand } from './inbound.ts';
+import { type ConsoleActor, eventKey, MAX_INPUT_LENGTH, toCommand } from './inbound.ts';
 
 /** POST /api/run-action */
 export const runActionBody = z.object({
   run: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/),
-  action: z.enum(['approve', 'changes', 'reject']),
+  action: z.enum(['approve', 'changes', 'reject', 'retry', 'cancel']),
   reason: z
     .string()
     .trim()
@@ -42,9 +43,10 @@ export function htmlText(html: string): string {
 export async function handleRunAction(
   ctx: ConsoleContext,
   body: z.infer<typeof runActionBody>,
+  who?: ConsoleActor,
 ): Promise<PostOutcome> {
-  const reason = (body.reason ?? '').replace(/\s+/g, ' ');
-  if (body.action !== 'approve' && reason === '') {
+  const reason = body.action === 'retry' ? '' : (body.reason ?? '').replace(/\s+/g, ' ');
+  if ((body.action === 'changes' || body.action === 'reject') && reason === '') {
     const what = body.action === 'reject' ? 'why you reject' : 'what should change';
     return { status: 400, error: `Say ${what} in the reason box.` };
   }
@@ -52,7 +54,7 @@ export async function handleRunAction(
   ctx.echo(`› ${text}`);
   // Messages the chat adds while the command is handled are its answers (edits are not).
   const before = Math.max(0, ...ctx.history.all().map((m) => m.n));
-  const command = toCommand(text, eventKey('cmd', body.key));
+  const command = toCommand(text, eventKey('cmd', body.key), [], who);
   if (command) await ctx.emit(command);
   const replies = ctx.history
     .all()

@@ -7,9 +7,10 @@
  */
 import fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import path from 'node:path';
 import { finalAnswer } from '../../chatops/final-answer.ts';
 import { promptFileBeside } from '../../engine/prompt-file.ts';
-import { hasCode } from '../../errors.ts';
+import { hasCode, NotFoundError } from '../../errors.ts';
 import { sendJson } from '../../http/respond.ts';
 import { newNonce, sendNotice, sendPage } from './pages/layout.ts';
 import { runBody, runSections, type StepAnswer } from './pages/run-page.ts';
@@ -37,6 +38,24 @@ export interface RunsRouteContext {
   readonly runs: RunsSource | undefined;
   readonly events: RunEvents;
   readonly csrf: string;
+  /**
+   * Set for a person signed in through chat: only runs of this workspace (their chat's) are
+   * shown; any other is "not found", as in their chat. Unset: every run (the local admin).
+   */
+  readonly workspace?: string | undefined;
+}
+
+/** A run the context may see; NOT_FOUND otherwise (a person sees their chat's workspace only). */
+async function visibleRun(
+  ctx: RunsRouteContext,
+  runs: RunsSource,
+  runId: string,
+): Promise<RunView> {
+  const run = await runs.getRun(assertSafeId('run', runId));
+  if (ctx.workspace !== undefined && path.resolve(run.workspace) !== path.resolve(ctx.workspace)) {
+    throw new NotFoundError(`no run ${runId} here`);
+  }
+  return run;
 }
 
 function page(
@@ -71,16 +90,16 @@ export async function handleRunsPage(
   try {
     const parts = url.pathname.split('/').slice(2).map(decodePathPart);
     if (parts.length === 0 || (parts.length === 1 && parts[0] === '')) {
-      await showList(runs, res, url);
+      await showList(ctx, runs, res, url);
     } else if (parts.length === 1 && parts[0] === 'events') {
       ctx.events.open(req, res, ALL_RUNS);
     } else if (parts.length === 1) {
       await showRun(ctx, runs, res, parts[0]!, url.searchParams.get('part') === 'sections');
     } else if (parts.length === 2 && parts[1] === 'events') {
-      const run = await runs.getRun(assertSafeId('run', parts[0]!));
+      const run = await visibleRun(ctx, runs, parts[0]!);
       ctx.events.open(req, res, run.id);
     } else if (parts.length === 3 && ['logs', 'diffs', 'prompts'].includes(parts[1]!)) {
-      const run = await runs.getRun(assertSafeId('run', parts[0]!));
+      const run = await visibleRun(ctx, runs, parts[0]!);
       const step = run.steps.find((s) => s.id === parts[2]);
       const param = url.searchParams.get('attempt');
       const attempt = param === null ? step?.attempt : Number(param);
@@ -115,8 +134,14 @@ export async function handleRunsPage(
   }
 }
 
-async function showList(runs: RunsSource, res: ServerResponse, url: URL): Promise<void> {
-  const params = listParams(url);
+async function showList(
+  ctx: RunsRouteContext,
+  runs: RunsSource,
+  res: ServerResponse,
+  url: URL,
+): Promise<void> {
+  const scope = ctx.workspace;
+  const params = { ...listParams(url), ...(scope !== undefined && { workspace: scope }) };
   if (runs.index) {
     if (url.searchParams.get('part') === 'results') {
       sendJson(res, 200, {
@@ -124,15 +149,19 @@ async function showList(runs: RunsSource, res: ServerResponse, url: URL): Promis
       });
       return;
     }
-    const [found, facets] = await Promise.all([
+    const [found, all] = await Promise.all([
       runs.index.search(listQuery(params)),
       runs.index.facets(),
     ]);
+    // A person's filter offers only their workspace: the others' paths are not theirs to see.
+    const facets = scope === undefined ? all : { ...all, workspaces: [scope] };
     page(res, 'Runs', runsListBody(found, params, facets), RUNS_LIST_SCRIPT);
     return;
   }
   // Without the index (tests of the pages alone): the newest runs, unfiltered.
-  const items = await runs.listRuns({ limit: RUNS_PAGE_SIZE });
+  const items = (await runs.listRuns({ limit: RUNS_PAGE_SIZE })).filter(
+    (r) => scope === undefined || path.resolve(r.workspace) === path.resolve(scope),
+  );
   if (url.searchParams.get('part') === 'results') {
     sendJson(res, 200, { html: runsListResults({ items, total: items.length }, { page: 1 }) });
     return;
@@ -153,7 +182,7 @@ async function showRun(
   runId: string,
   asJson: boolean,
 ): Promise<void> {
-  const run = await runs.getRun(assertSafeId('run', runId));
+  const run = await visibleRun(ctx, runs, runId);
   const ledgerFile = await runs.ledgerPath(run.id);
   const ledger = await readTailLines(
     run.workspace,

@@ -146,7 +146,8 @@ export interface RunView {
   readonly checkpoint: CheckpointView | null;
   /** Resolved or withdrawn checkpoints, oldest first. */
   readonly checkpoints?: readonly CheckpointView[];
-  readonly blocked?: { readonly reason: string };
+  /** Why the run waits; `kind` 'paused' is a pause (resume), others a failure (retry). */
+  readonly blocked?: { readonly reason: string; readonly kind?: string };
   readonly outcome?: { readonly reason: string; readonly by?: ActorView };
   readonly pabcd?: PabcdView;
 }

@@ -13,12 +13,33 @@ export const SESSION_COOKIE = 'pb_session';
 /** How long an unused login token stays valid by default: 24 h. */
 export const LOGIN_TOKEN_TTL_MS = 24 * 3600_000;
 
+/** How long a session signed in through chat lasts, however much it is used: 12 h. */
+export const PERSON_SESSION_TTL_MS = 12 * 3600_000;
+
+/** How long a sign-in link sent in chat stays valid: 15 min. */
+export const CHAT_LOGIN_TOKEN_TTL_MS = 15 * 60_000;
+
+/**
+ * A chat person signed in to the console (through the `console` chat command): who, and the chat
+ * whose binding and roles decide what they may do (null: the console chat, global roles only).
+ */
+export interface ConsolePerson {
+  readonly platform: string;
+  readonly id: string;
+  readonly display: string;
+  readonly chatRef: string | null;
+  /** The thread of `chatRef` when the chat is bound per thread. */
+  readonly threadRef?: string;
+}
+
 /** A logged-in browser. `id` is public (routing, logs); the cookie value is the secret. */
 export interface Session {
   readonly id: string;
   readonly csrfToken: string;
   readonly createdAt: number;
   lastSeenAt: number;
+  /** The chat person signed in; null = the local admin `web:admin`. */
+  readonly person: ConsolePerson | null;
 }
 
 /** A stored session; the cookie value itself is never stored. */
@@ -26,6 +47,15 @@ export interface StoredSession {
   readonly sessionId: string;
   readonly createdAt: number;
   readonly lastSeenAt: number;
+  /** The chat person signed in; null or absent = the local admin. */
+  readonly person?: ConsolePerson | null;
+  /** When the session ends whatever its use (ms); null or absent = only when idle. */
+  readonly expiresAt?: number | null;
+}
+
+/** What a used-up login token grants: a session of this person (null: the local admin). */
+export interface LoginGrant {
+  readonly person: ConsolePerson | null;
 }
 
 /**
@@ -33,10 +63,12 @@ export interface StoredSession {
  * `ConsoleAuthRepo` fits, so `phasebridge login` in another process can add tokens.
  */
 export interface ConsoleAuthStore {
-  /** Stores a login token's digest, usable until `expiresAt` (ms). */
-  addLoginToken(tokenHash: string, expiresAt: number): Promise<void>;
+  /** Stores a login token's digest, usable until `expiresAt` (ms), signing in `person` (default the local admin). */
+  addLoginToken(tokenHash: string, expiresAt: number, person?: ConsolePerson | null): Promise<void>;
   /** Uses a login token up: true exactly once, and only before it expires. */
   consumeLoginToken(tokenHash: string, now: number): Promise<boolean>;
+  /** Uses a login token up like `consumeLoginToken`, answering whom it signs in (null: not valid). */
+  claimLoginToken(tokenHash: string, now: number): Promise<LoginGrant | null>;
   /** Stores a new session under the digest of its cookie. */
   addSession(cookieHash: string, session: StoredSession): Promise<void>;
   /** The session whose cookie has this digest, or null. */
@@ -55,6 +87,8 @@ export interface SessionStoreOptions {
   readonly loginTokenTtlMs?: number;
   /** A session unused this long is dropped; default 12 h. */
   readonly sessionIdleMs?: number;
+  /** A session signed in through chat ends this long after sign-in; default 12 h. */
+  readonly personSessionTtlMs?: number;
   readonly now?: () => number;
 }
 
@@ -84,9 +118,10 @@ export async function issueLoginToken(
   store: Pick<ConsoleAuthStore, 'addLoginToken'>,
   ttlMs: number = LOGIN_TOKEN_TTL_MS,
   now: number = Date.now(),
+  person: ConsolePerson | null = null,
 ): Promise<string> {
   const token = randomToken();
-  await store.addLoginToken(secretDigest(token), now + ttlMs);
+  await store.addLoginToken(secretDigest(token), now + ttlMs, person);
   return token;
 }
 
@@ -100,6 +135,7 @@ export class SessionStore {
   readonly #store: ConsoleAuthStore;
   readonly #tokenTtl: number;
   readonly #idle: number;
+  readonly #personTtl: number;
   readonly #now: () => number;
 
   constructor(
@@ -109,6 +145,7 @@ export class SessionStore {
     this.#store = store;
     this.#tokenTtl = options.loginTokenTtlMs ?? LOGIN_TOKEN_TTL_MS;
     this.#idle = options.sessionIdleMs ?? 12 * 3600_000;
+    this.#personTtl = options.personSessionTtlMs ?? PERSON_SESSION_TTL_MS;
     this.#now = options.now ?? Date.now;
   }
 
@@ -123,15 +160,30 @@ export class SessionStore {
     return this.#store.consumeLoginToken(secretDigest(candidate), this.#now());
   }
 
-  /** Opens a session; returns it with the cookie value that names it. */
-  async createSession(): Promise<{ session: Session; cookieValue: string }> {
+  /** Whom a valid token signs in (the token is used up by this call); null when not valid. */
+  claimLoginToken(candidate: string): Promise<LoginGrant | null> {
+    return this.#store.claimLoginToken(secretDigest(candidate), this.#now());
+  }
+
+  /**
+   * Opens a session (of `person`, default the local admin); returns it with the cookie value
+   * that names it. A person's session ends `personSessionTtlMs` after it opens.
+   */
+  async createSession(
+    person: ConsolePerson | null = null,
+  ): Promise<{ session: Session; cookieValue: string }> {
     const cookieValue = randomToken();
     const now = this.#now();
     await this.#store.prune(now, now - this.#idle);
-    const stored = { sessionId: randomBytes(9).toString('base64url'), createdAt: now };
+    const stored = {
+      sessionId: randomBytes(9).toString('base64url'),
+      createdAt: now,
+      person,
+      expiresAt: person === null ? null : now + this.#personTtl,
+    };
     await this.#store.addSession(secretDigest(cookieValue), { ...stored, lastSeenAt: now });
     const session = { id: stored.sessionId, csrfToken: csrfOf(cookieValue), createdAt: now };
-    return { session: { ...session, lastSeenAt: now }, cookieValue };
+    return { session: { ...session, lastSeenAt: now, person }, cookieValue };
   }
 
   /** The live session named by a Cookie header, refreshing its idle timer; else undefined. */
@@ -142,7 +194,8 @@ export class SessionStore {
     const stored = await this.#store.findSession(key);
     if (!stored) return undefined;
     const now = this.#now();
-    if (now - stored.lastSeenAt > this.#idle) {
+    const expired = stored.expiresAt != null && now >= stored.expiresAt;
+    if (expired || now - stored.lastSeenAt > this.#idle) {
       await this.#store.deleteSession(key);
       return undefined;
     }
@@ -154,7 +207,19 @@ export class SessionStore {
       csrfToken: csrfOf(value),
       createdAt: stored.createdAt,
       lastSeenAt: now,
+      person: stored.person ?? null,
     };
+  }
+
+  /** True while the session a Cookie header names exists and has not ended (its use is not recorded). */
+  async isLive(header: string | undefined): Promise<boolean> {
+    const value = parseCookies(header).get(SESSION_COOKIE);
+    if (value === undefined) return false;
+    const stored = await this.#store.findSession(secretDigest(value));
+    if (!stored) return false;
+    const now = this.#now();
+    const ended = stored.expiresAt != null && now >= stored.expiresAt;
+    return !ended && now - stored.lastSeenAt <= this.#idle;
   }
 
   /** True when `candidate` is the session's CSRF token. */
@@ -165,17 +230,25 @@ export class SessionStore {
 
 /** Tokens and sessions in memory: a console used without bridge.db forgets them on restart. */
 export class MemoryConsoleAuth implements ConsoleAuthStore {
-  readonly #tokens = new Map<string, number>();
+  readonly #tokens = new Map<string, { expiresAt: number; person: ConsolePerson | null }>();
   readonly #sessions = new Map<string, StoredSession>();
 
-  async addLoginToken(tokenHash: string, expiresAt: number): Promise<void> {
-    this.#tokens.set(tokenHash, expiresAt);
+  async addLoginToken(
+    tokenHash: string,
+    expiresAt: number,
+    person: ConsolePerson | null = null,
+  ): Promise<void> {
+    this.#tokens.set(tokenHash, { expiresAt, person });
   }
 
   async consumeLoginToken(tokenHash: string, now: number): Promise<boolean> {
-    const expiresAt = this.#tokens.get(tokenHash);
+    return (await this.claimLoginToken(tokenHash, now)) !== null;
+  }
+
+  async claimLoginToken(tokenHash: string, now: number): Promise<LoginGrant | null> {
+    const token = this.#tokens.get(tokenHash);
     this.#tokens.delete(tokenHash);
-    return expiresAt !== undefined && expiresAt > now;
+    return token !== undefined && token.expiresAt > now ? { person: token.person } : null;
   }
 
   async addSession(cookieHash: string, session: StoredSession): Promise<void> {
@@ -196,8 +269,11 @@ export class MemoryConsoleAuth implements ConsoleAuthStore {
   }
 
   async prune(now: number, idleBefore: number): Promise<void> {
-    for (const [k, at] of this.#tokens) if (at <= now) this.#tokens.delete(k);
-    for (const [k, s] of this.#sessions) if (s.lastSeenAt < idleBefore) this.#sessions.delete(k);
+    for (const [k, t] of this.#tokens) if (t.expiresAt <= now) this.#tokens.delete(k);
+    for (const [k, s] of this.#sessions) {
+      const ended = s.expiresAt != null && s.expiresAt <= now;
+      if (ended || s.lastSeenAt < idleBefore) this.#sessions.delete(k);
+    }
   }
 }
 

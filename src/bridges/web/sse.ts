@@ -18,7 +18,12 @@ interface Client {
   readonly res: ServerResponse;
   readonly sessionId: string;
   readonly tab: string | undefined;
+  /** False once the stream's session is gone (revoked, expired): the stream is then ended. */
+  readonly stillValid?: (() => Promise<boolean>) | undefined;
 }
+
+/** How often streams whose session may end are checked (a revoke ends them within this). */
+const VALIDITY_CHECK_MS = 2_000;
 
 /** A client that stops reading is cut off past this much unsent data; it reconnects and resumes. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
@@ -34,6 +39,7 @@ export class SseHub {
   readonly #clients = new Set<Client>();
   readonly #heartbeatMs: number;
   #heartbeat: NodeJS.Timeout | undefined;
+  #validity: NodeJS.Timeout | undefined;
 
   /** While streams are open, a comment goes out every `heartbeatMs` so idle streams stay open. */
   constructor(heartbeatMs = 25_000) {
@@ -45,12 +51,16 @@ export class SseHub {
     return this.#clients.size;
   }
 
-  /** Starts a stream and writes `initial` (the replay) first. */
+  /**
+   * Starts a stream and writes `initial` (the replay) first. With `stillValid`, the stream is
+   * checked every 2 s and ended once its session is gone (revoked in another process too).
+   */
   open(
     req: IncomingMessage,
     res: ServerResponse,
     who: { sessionId: string; tab: string | undefined },
     initial: readonly SseEvent[],
+    stillValid?: () => Promise<boolean>,
   ): void {
     res.writeHead(200, {
       ...BASE_HEADERS,
@@ -58,12 +68,16 @@ export class SseHub {
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
     });
-    const client: Client = { res, ...who };
+    const client: Client = { res, ...who, stillValid };
     this.#clients.add(client);
     req.once('close', () => this.#remove(client));
     if (this.#heartbeat === undefined) {
       this.#heartbeat = setInterval(() => this.#writeAll(': ping\n\n'), this.#heartbeatMs);
       this.#heartbeat.unref();
+    }
+    if (stillValid !== undefined && this.#validity === undefined) {
+      this.#validity = setInterval(() => void this.#endInvalid(), VALIDITY_CHECK_MS);
+      this.#validity.unref();
     }
     res.write(`retry: 2000\n\n${initial.map(formatSseEvent).join('')}`);
   }
@@ -94,11 +108,26 @@ export class SseHub {
     }
   }
 
+  /** Ends the streams whose session is gone; a failed check keeps the stream (next time). */
+  async #endInvalid(): Promise<void> {
+    for (const c of this.#clients) {
+      if (c.stillValid === undefined) continue;
+      const valid = await c.stillValid().catch(() => true);
+      if (valid || !this.#clients.has(c)) continue;
+      this.#remove(c);
+      c.res.end();
+    }
+  }
+
   #remove(c: Client): void {
     this.#clients.delete(c);
     if (this.#clients.size === 0 && this.#heartbeat !== undefined) {
       clearInterval(this.#heartbeat);
       this.#heartbeat = undefined;
+    }
+    if (![...this.#clients].some((x) => x.stillValid) && this.#validity !== undefined) {
+      clearInterval(this.#validity);
+      this.#validity = undefined;
     }
   }
 

@@ -15,6 +15,7 @@ import {
   stateOf,
 } from './bullmq-codec.ts';
 import { assertRedisReachable, QueueKeys, RunLocks } from './bullmq-redis.ts';
+import { type BullmqRetention, DEFAULT_BULLMQ_RETENTION, keepJobsOf } from './bullmq-retention.ts';
 import { type BullmqTiming, type BullmqWorkerDeps, startBullmqWorker } from './bullmq-worker.ts';
 import { listWorkers, WORKER_HEARTBEAT_MS, WorkerKeys } from './bullmq-workers.ts';
 import { type ErrorReporter, OutcomeListeners, warnOnError } from './outcome.ts';
@@ -57,6 +58,8 @@ export interface BullmqQueueOptions {
   onError?: ErrorReporter;
   /** Worker registry heartbeat (default 5 s; a worker is listed until 3 heartbeats are missed). */
   workerHeartbeatMs?: number;
+  /** How long and how many finished jobs Redis keeps (default `DEFAULT_BULLMQ_RETENTION`). */
+  retention?: Partial<BullmqRetention>;
 }
 
 /** How long a cancelled job's marker is kept (refuses its start and its re-enqueue). */
@@ -91,6 +94,7 @@ export async function createBullmqQueue(opts: BullmqQueueOptions): Promise<JobQu
     workerKeys: new WorkerKeys(`${prefix}:${queueName}`),
     heartbeatMs: opts.workerHeartbeatMs ?? WORKER_HEARTBEAT_MS,
   };
+  const keep = keepJobsOf({ ...DEFAULT_BULLMQ_RETENTION, ...opts.retention });
   // The Queue keeps ioredis' bounded retries: an enqueue during an outage fails instead of hanging.
   const queue = new Queue<BullJobData, Record<string, unknown>, 'step'>(queueName, {
     connection: { url: opts.url },
@@ -101,7 +105,7 @@ export async function createBullmqQueue(opts: BullmqQueueOptions): Promise<JobQu
     await queue.waitUntilReady();
     // Outcomes are those of jobs finishing from now on: remember where the event stream is.
     const last = await commands.xrevrange(queue.keys.events, '+', '-', 'COUNT', 1);
-    return new BullmqJobQueue(deps, queue, last[0]?.[0] ?? '0-0');
+    return new BullmqJobQueue(deps, queue, last[0]?.[0] ?? '0-0', keep);
   } catch (err) {
     await queue.close().catch(() => {});
     commands.disconnect();
@@ -123,6 +127,7 @@ class BullmqJobQueue implements JobQueue {
     private readonly deps: BullmqWorkerDeps,
     private readonly queue: Queue<BullJobData, Record<string, unknown>, 'step'>,
     private readonly startEventId: string,
+    private readonly keep: ReturnType<typeof keepJobsOf>,
   ) {
     this.listeners = new OutcomeListeners(deps.onError);
     this.signals = new SignalListeners(deps.onError);
@@ -156,7 +161,7 @@ class BullmqJobQueue implements JobQueue {
     };
     const nonce = randomUUID();
     // BullMQ ignores an add whose jobId exists; the stored nonce tells whether ours won.
-    await this.queue.add('step', { spec, nonce }, { jobId: id, delay, attempts: 1 });
+    await this.queue.add('step', { spec, nonce }, { jobId: id, delay, attempts: 1, ...this.keep });
     const stored = await this.queue.getJob(id);
     return { id, created: stored?.data.nonce === nonce };
   }

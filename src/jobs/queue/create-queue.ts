@@ -4,6 +4,7 @@
  */
 import type { BridgeDb } from '../../db/connection.ts';
 import type { BullmqQueueOptions } from './bullmq-driver.ts';
+import type { BullmqRetention } from './bullmq-retention.ts';
 import type { ErrorReporter } from './outcome.ts';
 import type { JobQueue } from './port.ts';
 import { createSqliteQueue, type SqliteQueueOptions } from './sqlite-driver.ts';
@@ -31,11 +32,20 @@ export function queueConfigFor(opts: {
   redisUrl?: string | undefined;
   /** BullMQ: a vanished worker's job is taken again within this (lock and stalled check at half). */
   jobLeaseMs?: number;
+  /** BullMQ: how long finished jobs stay in Redis (PHASEBRIDGE_RETAIN_JOBS), with count caps. */
+  retention?: Partial<BullmqRetention>;
   onError?: ErrorReporter;
 }): QueueConfig {
   const base = opts.onError === undefined ? {} : { onError: opts.onError };
+  const retention = opts.retention === undefined ? {} : { retention: opts.retention };
   return opts.redisUrl !== undefined && opts.redisUrl !== ''
-    ? { driver: 'bullmq', url: opts.redisUrl, ...base, ...bullmqLease(opts.jobLeaseMs) }
+    ? {
+        driver: 'bullmq',
+        url: opts.redisUrl,
+        ...base,
+        ...bullmqLease(opts.jobLeaseMs),
+        ...retention,
+      }
     : { driver: 'sqlite', db: opts.db, ...base };
 }
 

@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { originAllowed } from '../../../src/bridges/web/guard.ts';
 import {
+  issueLoginToken,
   parseCookies,
   SessionStore,
   secretDigest,
@@ -34,6 +35,52 @@ describe('sessions', () => {
     expect(await store.consumeLoginToken(`${b}x`)).toBe(false);
     now += 60_001;
     expect(await store.consumeLoginToken(b)).toBe(false);
+  });
+
+  it('a chat sign-in token opens a session of that person, which ends at its expiry', async () => {
+    let now = 0;
+    const store = new SessionStore(t.repos.consoleAuth, {
+      sessionIdleMs: 10_000,
+      personSessionTtlMs: 5_000,
+      now: () => now,
+    });
+    const alice = {
+      platform: 'telegram',
+      id: '42',
+      display: '@alice',
+      chatRef: 'telegram:-100',
+    };
+    const token = await issueLoginToken(t.repos.consoleAuth, 60_000, now, alice);
+    const grant = await store.claimLoginToken(token);
+    expect(grant).toEqual({ person: alice });
+    expect(await store.claimLoginToken(token)).toBeNull();
+    const { cookieValue } = await store.createSession(grant!.person);
+    const header = `pb_session=${cookieValue}`;
+    now = 4_000; // used all along: the person's session still ends at 5 s
+    expect((await store.fromCookieHeader(header))?.person).toEqual(alice);
+    now = 5_000;
+    expect(await store.fromCookieHeader(header)).toBeUndefined();
+    // The local admin's link signs in no person and never hits that expiry.
+    const admin = await store.claimLoginToken(await store.createLoginToken());
+    expect(admin).toEqual({ person: null });
+  });
+
+  it('lists sessions with their person and revokes one by its public id', async () => {
+    const store = new SessionStore(t.repos.consoleAuth);
+    const bob = { platform: 'slack', id: 'U1', display: 'bob', chatRef: null };
+    const a = await store.createSession();
+    const b = await store.createSession(bob);
+    const listed = await t.repos.consoleAuth.listSessions();
+    expect(listed.map((s) => [s.sessionId, s.person ?? null]).sort()).toEqual(
+      [
+        [a.session.id, null],
+        [b.session.id, bob],
+      ].sort(),
+    );
+    expect(await t.repos.consoleAuth.revokeSession(b.session.id)).toBe(true);
+    expect(await t.repos.consoleAuth.revokeSession(b.session.id)).toBe(false);
+    expect(await store.fromCookieHeader(`pb_session=${b.cookieValue}`)).toBeUndefined();
+    expect((await store.fromCookieHeader(`pb_session=${a.cookieValue}`))?.id).toBe(a.session.id);
   });
 
   it('a session is found by its cookie, refreshed on use, and dropped when idle', async () => {

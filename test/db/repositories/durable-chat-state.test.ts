@@ -102,6 +102,8 @@ describe('ConsoleAuthRepo', () => {
       sessionId: 's1',
       createdAt: 1_000,
       lastSeenAt: 8_000,
+      person: null,
+      expiresAt: null,
     });
     await auth.prune(9_000, 5_000);
     expect(await auth.findSession('cookie-2')).toBeNull();

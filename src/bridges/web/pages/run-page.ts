@@ -10,6 +10,7 @@ import { personName } from '../../../engine/person-name.ts';
 import { escapeHtml as e } from '../outbound.ts';
 import type { CheckpointView, RunView, StepView, TelemetryView } from '../runs-source.ts';
 import { type LedgerRow, ledgerRows } from './ledger-rows.ts';
+import { controlsForm, controlsKey } from './run-controls.ts';
 import { answerWords, historySection } from './run-history.ts';
 import {
   diffHref,
@@ -71,6 +72,9 @@ export interface RunSections {
   /** The answer form, replaced only when `checkpointKey` changes (a half-typed reason stays). */
   readonly answer: string;
   readonly checkpointKey: string;
+  /** Retry / Cancel, replaced only when `controlsKey` changes. */
+  readonly controls: string;
+  readonly controlsKey: string;
   readonly steps: string;
   readonly history: string;
   readonly ledger: string;
@@ -204,6 +208,8 @@ export function runSections(run: RunView, input: RunPageInput, csrf: string): Ru
     checkpoint: checkpointInfo(run, run.checkpoint, input.now),
     answer: answerForm(run, run.checkpoint, csrf),
     checkpointKey: run.checkpoint?.id ?? '',
+    controls: controlsForm(run, csrf),
+    controlsKey: controlsKey(run),
     steps: stepsTable(run, input) + answersList(run, input),
     history: historySection(run, input.now),
     ledger: ledgerTable(ledgerRows(input.ledger.lines), input.ledger.truncated),
@@ -215,6 +221,7 @@ export function runBody(run: RunView, s: RunSections): string {
   return `<p><a href="/runs">← Runs</a></p><h1 id="run-id" data-run="${e(run.id)}" data-live="${runIsLive(run) ? 1 : 0}">${e(run.id)}</h1>
 <section id="summary" aria-label="Summary">${s.summary}</section>
 <h2>Checkpoint</h2><section id="checkpoint" class="card${s.checkpointKey ? ' open' : ''}" data-key="${e(s.checkpointKey)}"><div id="cp-info">${s.checkpoint}</div><div id="cp-answer">${s.answer}</div></section>
+<section id="controls" data-key="${e(s.controlsKey)}" aria-label="Run controls">${s.controls}</section>
 <p id="answer-result" role="status" aria-live="polite"></p>
 <h2>Steps</h2><section id="steps">${s.steps}</section>
 <section id="history">${s.history}</section>

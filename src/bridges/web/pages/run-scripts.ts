@@ -1,7 +1,8 @@
 /**
  * The runs pages' scripts (plain ES2020, no user text inside; they read the DOM and JSON). The
  * run page follows `/runs/<id>/events` and swaps its sections when the run changes (the answer
- * form only when another checkpoint opens, so a half-typed reason survives), and posts answers
+ * form only when another checkpoint opens, the Retry / Cancel form only when what it offers
+ * changes, so a half-typed reason survives), and posts answers and controls
  * to `/api/run-action`; a running step's log page appends what the step writes; the runs list
  * refreshes its results (`?part=results`, JSON) when any run changes. Without JavaScript every page still works: the
  * answer form is a plain form post and the pages show the state when loaded.
@@ -43,12 +44,18 @@ export const RUN_PAGE_SCRIPT = `(() => {
         document.getElementById('cp-answer').innerHTML = s.answer;
         cp.dataset.key = s.checkpointKey;
         cp.classList.toggle('open', s.checkpointKey !== '');
-        bind();
+        bindForm('answer');
+      }
+      const ctl = document.getElementById('controls');
+      if (ctl.dataset.key !== s.controlsKey) {
+        ctl.innerHTML = s.controls;
+        ctl.dataset.key = s.controlsKey;
+        bindForm('control');
       }
       head.dataset.status = s.status;
     };
-    const bind = () => {
-      const f = document.getElementById('answer');
+    const bindForm = (id) => {
+      const f = document.getElementById(id);
       if (!f) return;
       f.addEventListener('submit', async (e) => {
         e.preventDefault();
@@ -73,7 +80,8 @@ export const RUN_PAGE_SCRIPT = `(() => {
         refresh();
       });
     };
-    bind();
+    bindForm('answer');
+    bindForm('control');
     follow(base + '/events', refresh);
   }
   if (logEl && logEl.dataset.live === '1') {
