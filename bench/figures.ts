@@ -158,6 +158,14 @@ export const FIGURES: readonly FigureSpec[] = [
   },
   ...fanoutFigures(),
   {
+    id: 'hostile-probes.slowest',
+    bench: 'hostile-probes',
+    label: 'slowest CLI answer to a hostile probe (FIFO/sparse ledger, /dev/zero, deep YAML …)',
+    unit: 'ms',
+    goal: { kind: 'max', limit: 1000 },
+    read: (j) => at(j, 'slowest', 'max_ms'),
+  },
+  {
     id: 'ledger-tail.ratio',
     bench: 'ledger-tail',
     label: "feed's read of one commit, 5,000-line run vs 40-line run",

@@ -80,9 +80,11 @@ function aroundJson(sample: string): fc.Arbitrary<string> {
         const next: unknown = node?.[k];
         node = typeof next === 'object' && next !== null ? (next as typeof node) : undefined;
       }
-      if (node === undefined) continue;
-      if (value === null) delete node[p.at(-1)!];
-      else node[p.at(-1)!] = value;
+      const key = p.at(-1)!;
+      // An earlier edit may have turned an object into an array (or back): skip such a path.
+      if (node === undefined || Array.isArray(node) !== (typeof key === 'number')) continue;
+      if (value === null) delete node[key];
+      else node[key] = value;
     }
     return JSON.stringify(copy);
   });

@@ -30,6 +30,7 @@ const BENCHES = [
   'console-upload',
   'tool-approval',
   'ledger-tail',
+  'hostile-probes',
 ] as const;
 const here = dirname(fileURLToPath(import.meta.url));
 const RESULTS = join(here, 'results.json');
