@@ -127,9 +127,12 @@ describe('an adapter whose platform is unreachable at start', () => {
     expect(chatsLine(await later.text())).toContain('telegram (up)');
   });
 
-  it('serves the console with Secure cookies when bound beyond loopback', async () => {
+  it('bound beyond loopback without https, the console refuses plain http and says how', async () => {
+    // Secure cookies behind https are checked in test/bridges/web/https-only.test.ts.
     const bridge = await start({ PHASEBRIDGE_HOST: '0.0.0.0' });
-    expect(await login(bridge)).toMatch(/;\s*Secure/i);
+    const res = await fetch(bridge.url, { headers: { accept: 'text/html' } });
+    expect(res.status).toBe(403);
+    expect(await res.text()).toMatch(/https/);
   });
 });
 
