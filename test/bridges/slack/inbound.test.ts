@@ -47,9 +47,12 @@ describe('fromSlashCommand', () => {
       rawText: 'Run  demo add login',
       chatRef: 'slack:T01:C1',
       user: { platform: 'slack', id: 'U1', display: '@alice' },
+      addressed: true,
       idempotencyKey: triggerKey('123.456.abc'),
     });
     expect(triggerKey('123.456.abc')).not.toContain('abc');
+    // In the app's direct message (a D channel) it is marked direct.
+    expect(fromSlashCommand({ ...payload, channel_id: 'D1' }, BOT)).toMatchObject({ direct: true });
   });
 
   it('asks for help when empty and ignores other commands', () => {
@@ -81,6 +84,7 @@ describe('fromMention', () => {
       chatRef: 'slack:T01:C1:1700000000.000100',
       threadRef: '1700000000.000100',
       user: { platform: 'slack', id: 'U1', display: 'U1' },
+      addressed: true,
       idempotencyKey: 'slack:event:Ev1',
     });
   });

@@ -59,6 +59,7 @@ describe('parseCommand', () => {
     expect(parseCommand('/run@X_Bot go', entity(10), 'x_bot')).toEqual({
       name: 'run',
       args: ['go'],
+      addressed: true,
     });
     expect(parseCommand('/run@other_bot go', entity(14), 'x_bot')).toBeUndefined();
   });
@@ -89,7 +90,9 @@ describe('toInbound', () => {
       chatRef: 'telegram:501',
       user: { platform: 'telegram', id: '501', display: 'Alice Liddell' },
       idempotencyKey: 'telegram:msg:501:10',
+      direct: true,
     });
+    expect(toInbound(text('/status', {}, group), BOT)).not.toHaveProperty('direct');
   });
 
   it('carries the replied-to text on a command', () => {
@@ -103,9 +106,17 @@ describe('toInbound', () => {
       text: 'flaky test',
       replyToMessageRef: 'telegram:501/3',
     });
-    const toHuman = { ...botMessage(3), from: alice };
-    expect(toInbound(text('hi', { reply_to_message: toHuman }), BOT)).toBeUndefined();
-    expect(toInbound(text('just chatting'), BOT)).toBeUndefined();
+    const toHuman = { ...botMessage(3, group), from: alice };
+    expect(toInbound(text('hi', { reply_to_message: toHuman }, group), BOT)).toBeUndefined();
+    expect(toInbound(text('just chatting', {}, group), BOT)).toBeUndefined();
+    // In a private chat everything is for the bot: plain text is DirectText.
+    expect(toInbound(text('just chatting'), BOT)).toEqual({
+      kind: 'text',
+      text: 'just chatting',
+      chatRef: 'telegram:501',
+      user: { platform: 'telegram', id: '501', display: 'Alice Liddell' },
+      idempotencyKey: 'telegram:msg:501:10',
+    });
     expect(
       toInbound(text('/x@other_bot', { reply_to_message: botMessage(3) }), BOT),
     ).toBeUndefined();
