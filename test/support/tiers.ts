@@ -63,4 +63,5 @@ export const SLOW_FILES = [
   'test/jobs/runner/disk-full.test.ts',
   'test/jobs/runner/git-diff.test.ts',
   'test/jobs/runner/run-agent.test.ts',
+  'test/jobs/runner/step-record.test.ts',
 ];

@@ -5,6 +5,7 @@ import {
   decodeInteraction,
   encodeInteraction,
   fromBlockAction,
+  fromDirectMessage,
   fromMention,
   fromSlashCommand,
   fromThreadReply,
@@ -247,6 +248,43 @@ describe('fromThreadReply', () => {
     ];
     for (const extra of ignored) {
       expect([extra, fromThreadReply(message(extra), BOT)]).toEqual([extra, undefined]);
+    }
+  });
+});
+
+describe('fromDirectMessage', () => {
+  const im = (event: Record<string, unknown>) => ({
+    event: {
+      ts: '1700000000.000400',
+      channel: 'D1',
+      channel_type: 'im',
+      user: 'U1',
+      text: 'hello',
+      ...event,
+    },
+    event_id: 'Ev4',
+  });
+
+  it("is DirectText for a person's top-level message in the app's DM, keyed by the message", () => {
+    expect(fromDirectMessage(im({}), BOT)).toEqual({
+      kind: 'text',
+      text: 'hello',
+      chatRef: 'slack:T01:D1',
+      user: { platform: 'slack', id: 'U1', display: 'U1' },
+      idempotencyKey: 'slack:msg:D1:1700000000.000400',
+    });
+  });
+
+  it('ignores channel messages, thread replies, bots (ourselves too), edits and empty text', () => {
+    for (const extra of [
+      { channel: 'C1', channel_type: 'channel' },
+      { thread_ts: '1700000000.000100' },
+      { bot_id: 'B1' },
+      { user: 'UBOT' },
+      { subtype: 'message_changed' },
+      { text: '   ' },
+    ]) {
+      expect([extra, fromDirectMessage(im(extra), BOT)]).toEqual([extra, undefined]);
     }
   });
 });
