@@ -63,5 +63,4 @@ export const SLOW_FILES = [
   'test/jobs/runner/disk-full.test.ts',
   'test/jobs/runner/git-diff.test.ts',
   'test/jobs/runner/run-agent.test.ts',
-  'test/jobs/runner/step-record.test.ts',
 ];
