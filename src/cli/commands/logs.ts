@@ -102,6 +102,22 @@ function stepOf(state: RunState, stepId: string): StepState {
   return step;
 }
 
+/** STEP's attempt `attempt` (the latest when undefined); refused when it has not run. */
+function ranAttempt(
+  state: RunState,
+  stepId: string,
+  attempt: number | undefined,
+): { step: StepState; n: number } {
+  const step = stepOf(state, stepId);
+  const n = attempt ?? step.attempt;
+  if (step.attempt === 0)
+    throw new NotFoundError(`step ${step.id} of run ${state.id} has not run yet`);
+  if (n > step.attempt) {
+    throw new NotFoundError(`step ${step.id} has ${step.attempt} attempt(s), not ${n}`);
+  }
+  return { step, n };
+}
+
 function printLogs(
   state: RunState,
   stepId: string | undefined,
@@ -109,13 +125,7 @@ function printLogs(
   files: LogFiles,
 ): void {
   if (stepId !== undefined) {
-    const step = stepOf(state, stepId);
-    const n = attempt ?? step.attempt;
-    if (step.attempt === 0)
-      throw new NotFoundError(`step ${step.id} of run ${state.id} has not run yet`);
-    if (n > step.attempt) {
-      throw new NotFoundError(`step ${step.id} has ${step.attempt} attempt(s), not ${n}`);
-    }
+    const { step, n } = ranAttempt(state, stepId, attempt);
     process.stdout.write(readLog(files.workspace, files.step(step, n)));
     return;
   }
@@ -158,13 +168,7 @@ function printPrompts(
         : `${text}\n`;
   };
   if (stepId !== undefined) {
-    const step = stepOf(state, stepId);
-    const n = attempt ?? step.attempt;
-    if (step.attempt === 0)
-      throw new NotFoundError(`step ${step.id} of run ${state.id} has not run yet`);
-    if (n > step.attempt) {
-      throw new NotFoundError(`step ${step.id} has ${step.attempt} attempt(s), not ${n}`);
-    }
+    const { step, n } = ranAttempt(state, stepId, attempt);
     process.stdout.write(one(step, n));
     return;
   }
