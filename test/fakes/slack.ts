@@ -303,6 +303,20 @@ export class FakeSlack {
     return this.deliver({ kind: 'events_api', payload: envelope });
   }
 
+  /**
+   * A person writes `text` to the app in a direct message (a top-level `message` event from
+   * message.im; `channel` is the IM's id, starting with D).
+   */
+  sendDirectMessage(o: { user: FakeUser; channel: string; text: string }): Promise<Delivery> {
+    const envelope = mentionEnvelope(this.workspace, {
+      ...o,
+      ts: this.api.ts(),
+      eventId: `Ev0${this.api.next()}`,
+    });
+    envelope.event = { ...envelope.event, type: 'message', channel_type: 'im' };
+    return this.deliver({ kind: 'events_api', payload: envelope });
+  }
+
   /** A user presses the button labelled `label` on a bot message. */
   pressButton(o: {
     user: FakeUser;
