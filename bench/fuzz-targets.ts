@@ -7,7 +7,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
-import { fromMention, fromSlashCommand, fromThreadReply } from '../src/bridges/slack/inbound.ts';
+import {
+  fromDirectMessage,
+  fromMention,
+  fromSlashCommand,
+  fromThreadReply,
+} from '../src/bridges/slack/inbound.ts';
 import { toInbound } from '../src/bridges/telegram/inbound.ts';
 import { readConfigFile } from '../src/config-file.ts';
 import { readTemplateAt } from '../src/engine/layouts/codemachine/template-file.ts';
@@ -233,6 +238,7 @@ export function fuzzTargets(scratch: string): FuzzTarget[] {
         if ('event' in p && typeof p.event === 'object' && p.event !== null) {
           answer(() => fromMention(p as never, bot));
           answer(() => fromThreadReply(p as never, bot));
+          answer(() => fromDirectMessage(p as never, bot));
         }
       },
     },

@@ -143,23 +143,29 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const pressed = new Map<string, number>();
   let starting = true;
   let people = true;
-  const openRuns = (ws: string): number => {
+  /** The runs of `ws` not ended, each with what its run.json says (or why it is unreadable). */
+  const openRunsOf = (ws: string): { id: string; why: string }[] => {
     const dir = path.join(ws, '.phasebridge', 'runs');
-    if (!fs.existsSync(dir)) return 0;
-    let open = 0;
+    if (!fs.existsSync(dir)) return [];
+    const open: { id: string; why: string }[] = [];
     for (const id of fs.readdirSync(dir)) {
       if (neverStarted(path.join(dir, id))) continue;
       try {
         const s = JSON.parse(fs.readFileSync(path.join(dir, id, 'run.json'), 'utf8')) as {
           status: string;
+          blocked?: unknown;
         };
-        if (!['completed', 'failed', 'cancelled'].includes(s.status)) open++;
-      } catch {
-        open++; // being written: counted open
+        if (!['completed', 'failed', 'cancelled'].includes(s.status)) {
+          open.push({ id, why: `${s.status} ${JSON.stringify(s.blocked ?? null)}` });
+        }
+      } catch (err) {
+        // Being written: counted open.
+        open.push({ id, why: `run.json unreadable (${(err as Error).message})` });
       }
     }
     return open;
   };
+  const openRuns = (ws: string): number => openRunsOf(ws).length;
   const startedIn = (c: (typeof chats)[number]) => {
     const dir = path.join(c.ws, '.phasebridge', 'runs');
     if (!fs.existsSync(dir)) return 0;
@@ -248,21 +254,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
         `chaos: not settled: ${open} runs open, ${unstarted} /run not started, outbox ${JSON.stringify(rows)}`,
       );
       for (const c of chats) {
-        const dir = path.join(c.ws, '.phasebridge', 'runs');
-        for (const id of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
-          if (neverStarted(path.join(dir, id))) continue;
-          try {
-            const r = JSON.parse(fs.readFileSync(path.join(dir, id, 'run.json'), 'utf8')) as {
-              status: string;
-              blocked?: unknown;
-            };
-            if (!['completed', 'failed', 'cancelled'].includes(r.status)) {
-              log(`chaos: open ${id}: ${r.status} ${JSON.stringify(r.blocked ?? null)}`);
-            }
-          } catch (err) {
-            log(`chaos: open ${id}: run.json unreadable (${(err as Error).message})`);
-          }
-        }
+        for (const r of openRunsOf(c.ws)) log(`chaos: open ${r.id}: ${r.why}`);
       }
     }
     people = false;

@@ -138,7 +138,7 @@ function allStrings(o: unknown, keys: readonly string[]): boolean {
 }
 
 /** A person's message event with the fields read as strings (thread_ts too, when present). */
-function isEvent(e: unknown): e is MentionPayload['event'] & { user: string; text: string } {
+function isEvent<E extends MentionPayload['event']>(e: E): e is E & { user: string; text: string } {
   if (!allStrings(e, ['user', 'text', 'channel', 'ts'])) return false;
   const t = (e as { thread_ts?: unknown }).thread_ts;
   return t === undefined || typeof t === 'string';
@@ -284,7 +284,7 @@ export function fromThreadReply(p: MessagePayload, bot: BotContext): Reply | und
  */
 export function fromDirectMessage(p: MessagePayload, bot: BotContext): DirectText | undefined {
   const e = p.event;
-  if (!e.user || e.bot_id || !PERSON_SUBTYPES.has(e.subtype) || e.text === undefined) return;
+  if (!isEvent(e) || e.bot_id || !PERSON_SUBTYPES.has(e.subtype)) return;
   if (e.user === bot.botUserId || (e.thread_ts !== undefined && e.thread_ts !== e.ts)) return;
   if (e.channel_type !== 'im' && !isDirect(e.channel)) return;
   const text = normalizeSlackText(e.text).trim();

@@ -39,7 +39,7 @@ async function commitMore(from: number, count: number): Promise<void> {
 }
 
 describe('ledger reads for the change feed', () => {
-  it('reads only what was appended since the last read, with the same state as a whole replay', async () => {
+  it('after commits by another writer, gives the state and new entries a whole replay gives', async () => {
     await driveRun(store, ws, 120);
     const long = replayLedger(ws)!;
     const tails = new LedgerTails();
