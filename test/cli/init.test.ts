@@ -157,6 +157,37 @@ describe('phasebridge init', () => {
     expect(r.out.trimEnd().split('\n').slice(-2)).toEqual(['', '   run demo add a login page']);
   });
 
+  it("keeps setup's --command and --name: manifest, config and the pairing line all use them", async () => {
+    const { home, dir } = tmp();
+    const r = await runCliAsync(
+      ['setup', '--platforms', 'slack', '--socket', '--command', '/agent', '--name', 'teambot'],
+      home,
+      dir,
+    );
+    expect(r.code).toBe(0);
+    const manifest = parse(fs.readFileSync(path.join(dir, 'slack-manifest.yaml'), 'utf8'));
+    expect(manifest.display_information.name).toBe('teambot');
+    expect(manifest.features.bot_user.display_name).toBe('teambot');
+    expect(manifest.features.slash_commands[0].command).toBe('/agent');
+    // The config keeps the command, so the bridge answers the command the manifest registered.
+    const config = parse(fs.readFileSync(path.join(dir, 'phasebridge.config.yaml'), 'utf8'));
+    expect(config).toEqual({ workspace: dir, slack: { command: '/agent' } });
+    expect(r.out).toMatch(
+      /^ {3}Slack \(in the channel, after \/invite of the bot\): \/agent pair \S+$/m,
+    );
+
+    const bad = await runCliAsync(
+      ['init', '--platforms', 'slack', '--socket', '--slack-command', 'agent', '--force'],
+      home,
+      dir,
+    );
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain('--slack-command "agent" must be a slash command such as /pb');
+    expect(parse(fs.readFileSync(path.join(dir, 'phasebridge.config.yaml'), 'utf8'))).toEqual(
+      config,
+    );
+  });
+
   it('refuses a bad answer (exit 2) and an existing config (exit 1), changing nothing', async () => {
     const { home, dir } = tmp();
     const bad = await runCliAsync(['init', '--platforms', 'matrix'], home, dir);

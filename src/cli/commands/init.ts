@@ -26,6 +26,11 @@ export function registerInitCommand(program: Command, ctx: CliContext): void {
     .option('--application-id <id>', 'discord: application id when no token is set yet')
     .option('--slack-manifest <file>', 'slack: where the app manifest goes', 'slack-manifest.yaml')
     .option(
+      '--slack-command <slash>',
+      'slack: the slash command to register and answer (default SLACK_COMMAND, /pb)',
+    )
+    .option('--slack-name <name>', 'slack: app and bot name in the manifest (default phasebridge)')
+    .option(
       '--config <file>',
       'the config file to write (default PHASEBRIDGE_CONFIG, else phasebridge.config.yaml)',
     )

@@ -36,8 +36,17 @@ export function registerSetupCommand(program: Command, ctx: CliContext): void {
     .action(async (platform: string | undefined, opts: SetupFlags & InitFlags) => {
       if (platform === undefined) {
         const { runInit } = await import('../setup/init.ts');
-        const { out, name: _name, command: _command, ...same } = opts;
-        process.exitCode = await runInit({ ...same, ...(out && { slackManifest: out }) }, ctx);
+        // setup's Slack flags keep their meaning under init's names.
+        const { out, name, command, ...same } = opts;
+        process.exitCode = await runInit(
+          {
+            ...same,
+            ...(out && { slackManifest: out }),
+            ...(command !== undefined && { slackCommand: command }),
+            ...(name !== 'phasebridge' && { slackName: name }),
+          },
+          ctx,
+        );
         return;
       }
       if (!(PLATFORMS as readonly string[]).includes(platform)) {

@@ -31,6 +31,10 @@ export interface InitFlags {
   applicationId?: string;
   /** Where the Slack manifest goes (default slack-manifest.yaml). */
   slackManifest?: string;
+  /** Slack: the slash command to register (default SLACK_COMMAND, else /pb); kept in the config. */
+  slackCommand?: string;
+  /** Slack: the app and bot name in the manifest (default phasebridge). */
+  slackName?: string;
   /** The config file to write (default PHASEBRIDGE_CONFIG, else phasebridge.config.yaml). */
   config?: string;
   force?: boolean;
@@ -44,6 +48,8 @@ interface Answers {
   workspace: string;
   publicUrl?: string;
   webhookUrl?: string;
+  /** Slack's slash command when one was given: written to the config so serve answers it. */
+  slackCommand?: string;
 }
 
 /** A usage mistake in a flag or an answer: exit 2 with this line. */
@@ -118,6 +124,9 @@ async function gather(flags: InitFlags): Promise<Answers> {
         (await ask("Slack: the bridge's public https URL for HTTP mode (Enter: Socket Mode): "));
       if (url) answers.publicUrl = checkedUrl(url, '--public-url');
     }
+    if (platforms.includes('slack') && flags.slackCommand !== undefined) {
+      answers.slackCommand = checkedSlash(flags.slackCommand);
+    }
     if (platforms.includes('telegram')) {
       const url =
         flags.webhookUrl ?? (await ask('Telegram: webhook https URL (Enter: long polling): '));
@@ -143,6 +152,14 @@ function parsePlatforms(text: string): Platform[] {
   return PLATFORMS.filter((p) => names.includes(p));
 }
 
+/** The config's own rule for a slash command, said as a usage mistake. */
+function checkedSlash(command: string): string {
+  if (/^\/[a-z0-9_-]{1,31}$/.test(command)) return command;
+  throw new InitUsageError(
+    `--slack-command "${command}" must be a slash command such as /pb (lowercase, at most 32 characters)`,
+  );
+}
+
 function checkedUrl(url: string, flag: string): string {
   const refused = plainHttp(url);
   if (refused) throw new InitUsageError(`${flag} ${refused}`);
@@ -155,6 +172,7 @@ function configYaml(a: Answers): string {
   const settings: Record<string, unknown> = { workspace: a.workspace };
   if (a.publicUrl) settings.publicUrl = a.publicUrl;
   if (a.webhookUrl) settings.telegram = { webhookUrl: a.webhookUrl };
+  if (a.slackCommand) settings.slack = { command: a.slackCommand };
   const secrets = a.platforms.flatMap((p) => secretNames(p, a)).join(', ');
   return [
     '# Written by `phasebridge init`. Every setting: docs/configuration.md.',
@@ -193,9 +211,10 @@ async function guide(
     return discordGuide({ applicationId });
   }
   const manifestFile = resolve(flags.slackManifest ?? 'slack-manifest.yaml');
-  const command = config?.slack.command ?? process.env.SLACK_COMMAND ?? '/pb';
+  const command =
+    a.slackCommand ?? config?.slack.command ?? process.env.SLACK_COMMAND ?? '/pb';
   const manifest = slackManifest({
-    name: 'phasebridge',
+    name: flags.slackName ?? 'phasebridge',
     command,
     ...(a.publicUrl && { publicUrl: a.publicUrl }),
   });
