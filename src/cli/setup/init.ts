@@ -211,8 +211,7 @@ async function guide(
     return discordGuide({ applicationId });
   }
   const manifestFile = resolve(flags.slackManifest ?? 'slack-manifest.yaml');
-  const command =
-    a.slackCommand ?? config?.slack.command ?? process.env.SLACK_COMMAND ?? '/pb';
+  const command = a.slackCommand ?? config?.slack.command ?? process.env.SLACK_COMMAND ?? '/pb';
   const manifest = slackManifest({
     name: flags.slackName ?? 'phasebridge',
     command,
