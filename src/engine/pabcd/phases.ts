@@ -118,10 +118,9 @@ export function initialPabcd(at: string): PabcdState {
 
 /** Folds one move: flags flip on the gated edge, clear on entering I and on closing to IDLE. */
 export function foldMove(s: PabcdState, move: PhaseMove): PabcdState {
-  let flags = { ...s.flags };
-  const gate = gateOf(move.from, move.to === 'IDLE' && move.reason === 'done' ? 'D' : move.to);
-  if (gate !== null) flags[gate] = true;
-  if (move.to === 'I' || move.to === 'IDLE') flags = { ...CLEAR };
+  // A done row (C→IDLE) passes the check gate and closes the cycle: its flags clear either way.
+  const flags =
+    move.to === 'I' || move.to === 'IDLE' ? { ...CLEAR } : withGate(s.flags, move.from, move.to);
   // A done row is C→IDLE in codexclaw's ledger; we stay in D while the done step runs.
   const phase: Phase = move.reason === 'done' ? 'D' : move.to;
   return {
@@ -133,6 +132,12 @@ export function foldMove(s: PabcdState, move: PhaseMove): PabcdState {
     stopBlockCount: 0,
     moves: [...s.moves, move],
   };
+}
+
+/** The flags after the move `from → to`: its gate, if it has one, is passed. */
+function withGate(flags: PhaseFlags, from: Phase, to: Phase): PhaseFlags {
+  const gate = gateOf(from, to);
+  return gate === null ? { ...flags } : { ...flags, [gate]: true };
 }
 
 /** Counts one Stop block (a gate that did not pass) in the current phase. */
