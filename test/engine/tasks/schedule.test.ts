@@ -40,6 +40,9 @@ describe('a task list that cannot run says why', () => {
     // root depends on x; x → y → z → x is the cycle, root is not part of it.
     const list = [spec('root', ['x']), spec('x', ['y']), spec('y', ['z']), spec('z', ['x'])];
     expect(taskGraphProblem(list)).toBe('tasks depend on each other in a cycle: x → y → z → x');
+    // A sound branch walked before the cycle is not part of the path.
+    const branch = [spec('root', ['x']), spec('x', ['p', 'y']), spec('p'), spec('y', ['x'])];
+    expect(taskGraphProblem(branch)).toBe('tasks depend on each other in a cycle: x → y → x');
   });
 
   it('a diamond (two paths to one task) is sound, whatever the list order', () => {
@@ -68,6 +71,8 @@ describe('which tasks start now', () => {
     const tasks = [task('a', 'running'), task('b', 'queued'), task('c', 'pending')];
     expect(readyTasks(tasks, 2)).toEqual([]);
     expect(readyTasks(tasks, 1)).toEqual([]);
+    // Over-full (maxWorkers lowered while tasks run): still none, however many are pending.
+    expect(readyTasks([...tasks, task('d', 'pending'), task('e', 'pending')], 1)).toEqual([]);
     expect(ids(readyTasks(tasks, 3))).toEqual(['c']);
   });
 
