@@ -16,6 +16,8 @@ export { mapSqliteError } from './sqlite-errors.ts';
  * out of async kysely transactions.
  */
 export interface BridgeDb {
+  /** Which dialect this is (src/db/dialects): the embedded default. */
+  readonly dialect: 'sqlite';
   /** Typed query builder over the tables of `schema.ts`. */
   readonly kysely: Kysely<Schema>;
   /** The raw better-sqlite3 handle, for synchronous hot paths (e.g. the job queue). */
@@ -61,6 +63,7 @@ export function openBridgeDb(opts: { file: string }): BridgeDb {
   const kysely = new Kysely<Schema>({ dialect: new SqliteDialect({ database: sqlite }) });
   let closed = false;
   return {
+    dialect: 'sqlite',
     kysely,
     sqlite,
     file,

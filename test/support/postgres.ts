@@ -8,14 +8,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import {
-  chownSync,
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-} from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,8 +22,13 @@ export const NO_POSTGRES_LINE = 'postgres not found: apt-get install postgresql'
 export interface PostgresHandle {
   /** URL of the maintenance database `postgres` (superuser `phasebridge`, trust auth). */
   readonly url: string;
-  /** Creates an empty database and returns its URL (one per test keeps tests apart). */
-  createDatabase(): Promise<string>;
+  /** The temp folder holding the data directory and the socket (removed by `stop`). */
+  readonly dir: string;
+  /**
+   * Creates a database (empty, or a copy of `template`) and returns its URL: one per test keeps
+   * tests apart.
+   */
+  createDatabase(template?: string): Promise<string>;
   /** Stops the server by pid (fast shutdown, SIGKILL after a deadline) and removes the folder. */
   stop(): Promise<void>;
 }
@@ -141,12 +139,14 @@ export async function startPostgres(): Promise<PostgresHandle> {
   );
   return {
     url,
-    async createDatabase() {
+    dir,
+    async createDatabase(template?: string) {
       const name = `pb_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
       const client = new pg.Client({ connectionString: url });
       await client.connect();
       try {
-        await client.query(`create database ${name}`);
+        const from = template === undefined ? '' : ` template ${client.escapeIdentifier(template)}`;
+        await client.query(`create database ${name}${from}`);
       } finally {
         await client.end();
       }
