@@ -4,10 +4,10 @@
  * the embedded default never loads it.
  */
 import { Kysely, PostgresDialect } from 'kysely';
+import { redactedDatabaseUrl } from '../../../database-url.ts';
 import { ResourceError } from '../../../errors.ts';
 import type { Database as Schema } from '../../schema.ts';
 import { postgresDialect } from './dialect.ts';
-import { redactedDatabaseUrl } from './url.ts';
 
 /** OID of int8 (bigint): our integer columns and count(*). */
 const INT8_OID = 20;

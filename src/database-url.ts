@@ -1,4 +1,7 @@
-/** DATABASE_URL's shape: which URLs select Postgres, and how one is shown without its password. */
+/**
+ * DATABASE_URL's shape: which URLs select Postgres for bridge.db, and how one is shown without its
+ * password. No imports: both the config (validation) and src/db (messages) use it.
+ */
 
 /** True when `url` names a Postgres server (postgres:// or postgresql://). */
 export function isPostgresUrl(url: string): boolean {
