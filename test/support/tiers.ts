@@ -13,6 +13,7 @@ export const SLOW_GLOBS = [
   'test/contracts/**/*.test.ts',
   // Repositories on both dialects: a private postgres (initdb + postgres) per file.
   'test/db/contract/**/*.test.ts',
+  'test/db/repositories/**/*.test.ts',
   'test/e2e/**/*.test.ts',
   'test/real-cli/**/*.test.ts',
   'test/scripts/**/*.test.ts',

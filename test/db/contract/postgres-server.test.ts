@@ -38,7 +38,7 @@ describe.skipIf(bin === undefined)('private postgres server', () => {
       const after = new pg.Client({ connectionString: server.url, connectionTimeoutMillis: 1000 });
       await expect(after.connect()).rejects.toThrow();
       expect(port).not.toBe('');
-    expect(existsSync(server.dir)).toBe(false);
+      expect(existsSync(server.dir)).toBe(false);
     },
     slow(60_000),
   );
