@@ -1,8 +1,12 @@
 /** One set of migrations on both dialects: every table exists, and a fresh database migrates once. */
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../../../migrations/index.ts';
+import { openPostgresDb } from '../../../src/db/dialects/postgres/connection.ts';
 import { migrateToLatest, migrationStatus } from '../../../src/db/migrator.ts';
-import { DIALECT_NAMES, useContractDb } from './dialects.ts';
+import { hasCode } from '../../../src/errors.ts';
+import { type PostgresHandle, startPostgres } from '../../support/postgres.ts';
+import { slow } from '../../support/slowdown.ts';
+import { DIALECT_NAMES, POSTGRES_AVAILABLE, useContractDb } from './dialects.ts';
 
 describe.each(DIALECT_NAMES)('migrations on %s', (dialect) => {
   const t = useContractDb(dialect);
@@ -14,6 +18,24 @@ describe.each(DIALECT_NAMES)('migrations on %s', (dialect) => {
     expect(status.map((s) => s.name)).toEqual(Object.keys(MIGRATIONS).sort());
     expect(status.every((s) => s.appliedAt !== undefined)).toBe(true);
     expect(await migrateToLatest(db)).toEqual({ applied: [] });
+  });
+
+  it('refuses a database a newer phasebridge migrated, applying nothing', async () => {
+    const { db } = t();
+    await db.kysely
+      .insertInto('kysely_migration' as never)
+      .values({ name: '9999_from_the_future', timestamp: new Date().toISOString() } as never)
+      .execute();
+    const error = await migrateToLatest(db, {
+      migrations: { ...MIGRATIONS, '0043_next': { up: async () => {} } },
+    }).catch((err: unknown) => err);
+    expect(hasCode(error, 'CORRUPT_STATE')).toBe(true);
+    expect((error as Error).message).toMatch(
+      /was written by a newer phasebridge \(migration 9999_from_the_future unknown to this version\)/,
+    );
+    const status = await migrationStatus(db);
+    expect(status.filter((s) => s.unknown).map((s) => s.name)).toEqual(['9999_from_the_future']);
+    expect(status.some((s) => s.name === '0043_next')).toBe(false);
   });
 
   it('stores ms times beyond 32 bits and numbers ids in order', async () => {
@@ -86,5 +108,45 @@ describe.each(DIALECT_NAMES)('migrations on %s', (dialect) => {
     ).rejects.toThrow(/check/i);
     const urgencies = await db.kysely.selectFrom('outbox').select('urgency').execute();
     expect(urgencies).toEqual([{ urgency: 'interactive' }]);
+  });
+});
+
+describe.skipIf(!POSTGRES_AVAILABLE)('migrations on postgres, two processes at once', () => {
+  let server: PostgresHandle;
+  beforeAll(async () => {
+    server = await startPostgres();
+  }, slow(60_000));
+  afterAll(() => server?.stop(), slow(30_000));
+
+  it(
+    'applies each migration once when two connections migrate an empty database together',
+    async () => {
+      const url = await server.createDatabase();
+      const [a, b] = await Promise.all([openPostgresDb({ url }), openPostgresDb({ url })]);
+      try {
+        const [first, second] = await Promise.all([migrateToLatest(a), migrateToLatest(b)]);
+        const applied = [...first.applied, ...second.applied].sort();
+        expect(applied).toEqual(Object.keys(MIGRATIONS).sort());
+        const rows = await a.kysely
+          .selectFrom('kysely_migration' as never)
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow();
+        expect(rows.n).toBe(Object.keys(MIGRATIONS).length);
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+      }
+    },
+    slow(60_000),
+  );
+
+  it('names an unreachable server without the password', async () => {
+    const error = await openPostgresDb({
+      url: 'postgres://bridge:pw-77aa@127.0.0.1:1/bridge',
+    }).catch((err: unknown) => err);
+    expect(hasCode(error, 'RESOURCE')).toBe(true);
+    expect((error as Error).message).toMatch(
+      /^cannot reach Postgres at postgres:\/\/bridge:\*\*\*@127\.0\.0\.1:1\/bridge \(.*\): check DATABASE_URL/,
+    );
+    expect((error as Error).message).not.toContain('pw-77aa');
   });
 });
