@@ -7,8 +7,8 @@
 import type Database from 'better-sqlite3';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { CorruptStateError, InvalidInputError } from '../errors.ts';
-import type { BridgeDb } from './connection.ts';
 import type { PostgresDb } from './dialects/postgres/connection.ts';
+import type { BridgeDb } from './dialects/sqlite/connection.ts';
 import { migrateToLatest } from './migrator.ts';
 import type { Database as Schema } from './schema.ts';
 

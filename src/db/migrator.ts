@@ -7,8 +7,8 @@
 import { type Migration, Migrator, sql } from 'kysely';
 import { MIGRATIONS, migrationProvider } from '../../migrations/index.ts';
 import { CorruptStateError } from '../errors.ts';
-import type { BridgeDb } from './connection.ts';
 import type { PostgresDb } from './dialects/postgres/connection.ts';
+import type { BridgeDb } from './dialects/sqlite/connection.ts';
 
 /** bridge.db on either dialect. */
 export type AnyBridgeDb = BridgeDb | PostgresDb;

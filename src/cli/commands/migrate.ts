@@ -20,36 +20,22 @@ export function registerMigrateCommand(program: Command, ctx: CliContext): void 
     )
     .action(async (opts: { to?: string }) => {
       if (opts.to !== undefined) return copyTo(ctx, opts.to);
-      const { databaseUrl } = await ctx.config();
-      if (databaseUrl !== undefined) return migratePostgres(databaseUrl);
-      const file = await ctx.dbFile();
+      const config = await ctx.config();
       // Loaded here, not at the top: Kysely and SQLite are not needed for `--help`.
-      const { migrateToLatest, openBridgeDb } = await import('../../db/connection.ts');
-      const db = openBridgeDb({ file });
+      const [{ openConfiguredDb }, { migrateToLatest }] = await Promise.all([
+        import('../../db/open.ts'),
+        import('../../db/migrator.ts'),
+      ]);
+      const db = await openConfiguredDb(config);
+      const where = db.dialect === 'postgres' ? db.where : db.file;
       try {
         const { applied } = await migrateToLatest(db);
-        if (applied.length === 0) console.log(`bridge.db is up to date (${file})`);
+        if (applied.length === 0) console.log(`bridge.db is up to date (${where})`);
         for (const name of applied) console.log(`applied ${name}`);
       } finally {
         await db.close();
       }
     });
-}
-
-/** Migrates the Postgres bridge.db of DATABASE_URL. */
-async function migratePostgres(url: string): Promise<void> {
-  const [{ openPostgresDb }, { migrateToLatest }] = await Promise.all([
-    import('../../db/dialects/postgres/connection.ts'),
-    import('../../db/migrator.ts'),
-  ]);
-  const db = await openPostgresDb({ url, maxConnections: 1 });
-  try {
-    const { applied } = await migrateToLatest(db);
-    if (applied.length === 0) console.log(`bridge.db is up to date (${db.where})`);
-    for (const name of applied) console.log(`applied ${name}`);
-  } finally {
-    await db.close();
-  }
 }
 
 /** `--to postgres`: the copy, with one line per table and a closing count. */
