@@ -1,4 +1,5 @@
 /** One set of migrations on both dialects: every table exists, and a fresh database migrates once. */
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../../../migrations/index.ts';
 import { openPostgresDb } from '../../../src/db/dialects/postgres/connection.ts';
@@ -134,6 +135,42 @@ describe.skipIf(!POSTGRES_AVAILABLE)('migrations on postgres, two processes at o
         expect(rows.n).toBe(Object.keys(MIGRATIONS).length);
       } finally {
         await Promise.all([a.close(), b.close()]);
+      }
+    },
+    slow(60_000),
+  );
+
+  it(
+    'leaves no 32-bit integer or single-precision column: ms times and ids fit everywhere',
+    async () => {
+      const db = await openPostgresDb({ url: await server.createDatabase() });
+      try {
+        await migrateToLatest(db);
+        const narrow = await sql<{
+          column: string;
+          type: string;
+        }>`select table_name || '.' || column_name as column, data_type as type
+          from information_schema.columns where table_schema = 'public'
+          and table_name not like 'kysely_%' and data_type in ('integer', 'smallint', 'real')`.execute(
+          db.kysely,
+        );
+        expect(narrow.rows).toEqual([]);
+        const identities = await sql<{
+          column: string;
+        }>`select table_name || '.' || column_name as column
+          from information_schema.columns where table_schema = 'public' and is_identity = 'YES'
+          order by 1`.execute(db.kysely);
+        expect(identities.rows.map((r) => r.column)).toEqual(
+          expect.arrayContaining([
+            'agents.id',
+            'allowlist.id',
+            'audit.id',
+            'bindings.id',
+            'outbox.id',
+          ]),
+        );
+      } finally {
+        await db.close();
       }
     },
     slow(60_000),
