@@ -1,9 +1,10 @@
 /**
  * Opens bridge.db on Postgres: a node-postgres pool behind kysely's PostgresDialect, with the
- * schema translation plugin. `pg` is imported only here, when DATABASE_URL selects Postgres, so
- * the embedded default never loads it.
+ * schema translation plugin. `pg` is imported only here, and this module only through `import()`
+ * when DATABASE_URL selects Postgres (open.ts, `migrate`), so the embedded default never loads it.
  */
 import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
 import { redactedDatabaseUrl } from '../../../database-url.ts';
 import { ResourceError } from '../../../errors.ts';
 import type { Database as Schema } from '../../schema.ts';
@@ -32,7 +33,6 @@ export async function openPostgresDb(opts: {
   maxConnections?: number;
 }): Promise<PostgresDb> {
   const where = redactedDatabaseUrl(opts.url);
-  const { default: pg } = await import('pg');
   const pool = new pg.Pool({
     connectionString: opts.url,
     max: opts.maxConnections ?? 10,
