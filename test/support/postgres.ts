@@ -100,7 +100,13 @@ export async function startPostgres(): Promise<PostgresHandle> {
     '--no-locale',
     '--no-sync',
   ]);
-  execFileSync(initCmd, initArgs, { stdio: 'ignore', cwd: dir });
+  try {
+    execFileSync(initCmd, initArgs, { stdio: ['ignore', 'ignore', 'pipe'], cwd: dir });
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    const stderr = String((err as { stderr?: unknown }).stderr ?? '').trim();
+    throw new Error(`initdb failed${stderr === '' ? '' : `: ${stderr}`}`, { cause: err });
+  }
   const port = await freePort();
   // fsync off: a test database need not survive a power cut, and the machine is shared.
   const [cmd, args] = asUser(user, join(bin, 'postgres'), [
@@ -119,9 +125,17 @@ export async function startPostgres(): Promise<PostgresHandle> {
     '-c',
     'full_page_writes=off',
   ]);
-  const child = spawn(cmd, args, { stdio: 'ignore', cwd: dir, detached: false });
+  const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'], cwd: dir });
   const pid = child.pid;
-  if (pid === undefined) throw new Error(`could not start ${cmd}`);
+  if (pid === undefined) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`could not start ${cmd}`);
+  }
+  // The server's log, last few kB: why it stopped, when it does.
+  let log = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    log = (log + chunk.toString()).slice(-4000);
+  });
   let exited = false;
   child.once('exit', () => {
     exited = true;
@@ -129,14 +143,21 @@ export async function startPostgres(): Promise<PostgresHandle> {
   const killOnExit = () => kill(pid, 'SIGKILL');
   process.once('exit', killOnExit);
   const url = `postgres://phasebridge@127.0.0.1:${port}/postgres`;
-  await waitFor(
-    async () => {
-      if (exited) throw new Error(`postgres on port ${port} exited while starting`);
-      return canQuery(url);
-    },
-    15_000,
-    `postgres on port ${port} did not accept a connection`,
-  );
+  try {
+    await waitFor(
+      async () => {
+        if (exited) throw new Error(`postgres on port ${port} exited while starting:\n${log}`);
+        return canQuery(url);
+      },
+      15_000,
+      `postgres on port ${port} did not accept a connection:\n${log}`,
+    );
+  } catch (err) {
+    process.off('exit', killOnExit);
+    killOnExit();
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   return {
     url,
     dir,
