@@ -4,6 +4,7 @@
  * stored. Times are INTEGER ms since the epoch (*_at); JSON is TEXT (*_json).
  */
 import { type Kysely, sql } from 'kysely';
+import { dialectOf } from '../src/db/dialects/index.ts';
 
 const strict = sql`strict`;
 
@@ -55,13 +56,16 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
 
   // scope is computed from binding_id so it can never disagree with it, and is never NULL.
+  // Postgres wants an immutable expression: binding_id cast to text (SQLite: as written).
+  const asText = dialectOf(db).asText;
+  const binding = sql.raw('binding_id');
   await db.schema
     .createTable('allowlist')
     .addColumn('id', 'integer', (c) => c.primaryKey())
     .addColumn('binding_id', 'integer', (c) => c.references('bindings.id').onDelete('cascade'))
     .addColumn('scope', 'text', (c) =>
       c.generatedAlwaysAs(
-        sql`case when binding_id is null then 'global' else 'binding:' || binding_id end`,
+        sql`case when binding_id is null then 'global' else 'binding:' || ${asText(binding)} end`,
       ),
     )
     .addColumn('platform', 'text', (c) => c.notNull())

@@ -2,9 +2,11 @@
  * 0040_interactive_urgency (issue 31): outbox.urgency takes `interactive`, the call a person is
  * waiting for (the edit of a pressed checkpoint, the reply to a command), which may use a chat's
  * short burst. SQLite cannot change a CHECK in place, so the table is rebuilt with its rows, ids
- * (and autoincrement sequence) and indexes; the migrator runs it in one transaction.
+ * (and autoincrement sequence) and indexes; the migrator runs it in one transaction. Postgres
+ * changes the CHECK in place.
  */
 import { type Kysely, sql } from 'kysely';
+import { type DialectName, dialectOf } from '../src/db/dialects/index.ts';
 
 /** The columns of `outbox` as of 0039, in order. */
 const COLUMNS = `id, platform, lane, kind, target, payload_json, urgency, state, attempts, not_before,
@@ -45,13 +47,26 @@ async function rebuild(db: Kysely<unknown>, urgencies: readonly string[]): Promi
   );
 }
 
+/** Postgres changes the CHECK in place (the constraint Postgres named for the column's CHECK). */
+async function recheck(db: Kysely<unknown>, urgencies: readonly string[]): Promise<void> {
+  const allowed = sql.raw(urgencies.map((u) => `'${u}'`).join(', '));
+  await sql`alter table outbox drop constraint outbox_urgency_check,
+    add constraint outbox_urgency_check check (urgency in (${allowed}))`.execute(db);
+}
+
+/** How each dialect changes the allowed urgencies. */
+const CHANGE: Readonly<Record<DialectName, typeof rebuild>> = {
+  sqlite: rebuild,
+  postgres: recheck,
+};
+
 /** Allows `interactive` in outbox.urgency. */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await rebuild(db, ['interactive', 'decision', 'notice', 'status']);
+  await CHANGE[dialectOf(db).name](db, ['interactive', 'decision', 'notice', 'status']);
 }
 
 /** Back to the three urgencies: an interactive row becomes a decision (the nearest below it). */
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`update outbox set urgency = 'decision' where urgency = 'interactive'`.execute(db);
-  await rebuild(db, ['decision', 'notice', 'status']);
+  await CHANGE[dialectOf(db).name](db, ['decision', 'notice', 'status']);
 }

@@ -49,10 +49,11 @@ const KEEP_EXTERNAL = new Set([
  * Libraries bundled apart (see above), so that the bundle every command reads stays small
  * (~0.9 MB instead of ~6.6 MB; the code cache's fixed part follows the bundle's size): the chat
  * SDKs (`serve`/`worker` with that chat configured), classic zod and yaml (the engine: `run`,
- * `serve`, ...; config.ts uses zod/mini, in the main bundle), prom-client (`serve`). Matched by
- * exact import specifier: a subpath import of one of them is bundled into the main bundle.
+ * `serve`, ...; config.ts uses zod/mini, in the main bundle), prom-client (`serve`), pg (only with
+ * DATABASE_URL, ~120 kB). Matched by exact import specifier: a subpath import of one of them is
+ * bundled into the main bundle.
  */
-const VENDOR = ['discord.js', '@slack/bolt', 'grammy', 'yaml', 'prom-client', 'zod'];
+const VENDOR = ['discord.js', '@slack/bolt', 'grammy', 'yaml', 'prom-client', 'zod', 'pg'];
 
 /** Folders and files whose change makes the bundle stale (relative to the package root). */
 const INPUT_DIRS = ['src', 'migrations'];

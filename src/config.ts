@@ -4,6 +4,7 @@ import * as z from 'zod/mini';
 import type { $ZodIssue } from 'zod/v4/core';
 import en from 'zod/v4/locales/en.js';
 import { readConfigFile } from './config-file.ts';
+import { databaseUrlProblem } from './database-url.ts';
 import { DURATION_HINT, parseDuration } from './engine/workflow/duration.ts';
 import { ConfigError, type ConfigProblem } from './errors.ts';
 
@@ -16,6 +17,7 @@ export const SECRET_ENV_NAMES = [
   'SLACK_APP_TOKEN',
   'DISCORD_BOT_TOKEN',
   'REDIS_URL',
+  'DATABASE_URL',
   'PHASEBRIDGE_METRICS_TOKEN',
 ] as const;
 
@@ -51,6 +53,16 @@ export const configSchema = z.strictObject({
     z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }),
   ),
   redisUrl: z.optional(matching(/^rediss?:\/\//, 'must start with redis:// or rediss://')),
+  /** bridge.db on Postgres (postgres://…); unset: the embedded SQLite file in `home`. */
+  databaseUrl: z.optional(
+    z.string().check(
+      z.superRefine((value, ctx) => {
+        const problem = databaseUrlProblem(value);
+        // The message never repeats the value: it may hold a password.
+        if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem, input: '' });
+      }),
+    ),
+  ),
   /** How workers reach run workspaces: the same path (`shared`) or a git clone of `origin` (`git`). */
   workspaceMode: z.enum(['shared', 'git']),
   /** What a completed coordinator session's `.coordinator/` becomes when its workflow does not say. */
@@ -137,6 +149,8 @@ const FIXES: Record<string, string> = {
   publicUrl:
     'set PHASEBRIDGE_PUBLIC_URL to the https URL browsers open the console at, e.g. https://pb.example.com',
   redisUrl: 'set REDIS_URL to redis://host:6379, or unset it to use the embedded queue',
+  databaseUrl:
+    'set DATABASE_URL to postgres://user:password@host:5432/dbname, or unset it to keep bridge.db in SQLite',
   workspaceMode: 'set PHASEBRIDGE_WORKSPACE_MODE to shared (default) or git',
   coordinatorOnComplete: 'set PHASEBRIDGE_COORDINATOR_ON_COMPLETE to archive (default) or remove',
   jobLeaseMs:
@@ -171,6 +185,7 @@ const ENV_OF: Record<string, string> = {
   port: 'PHASEBRIDGE_PORT',
   publicUrl: 'PHASEBRIDGE_PUBLIC_URL',
   redisUrl: 'REDIS_URL',
+  databaseUrl: 'DATABASE_URL',
   workspaceMode: 'PHASEBRIDGE_WORKSPACE_MODE',
   coordinatorOnComplete: 'PHASEBRIDGE_COORDINATOR_ON_COMPLETE',
   jobLeaseMs: 'PHASEBRIDGE_JOB_LEASE_MS',
@@ -256,11 +271,13 @@ export function secretsOf(config: Config): string[] {
     config.slack.appToken,
     config.discord.botToken,
     config.redisUrl,
+    config.databaseUrl,
     config.metricsToken,
   ];
   const secrets = values.filter((v): v is string => typeof v === 'string' && v.length > 0);
   // A logged URL is often re-serialised (host lower-cased, etc.): mask the password on its own too.
   if (config.redisUrl) secrets.push(...urlPasswords(config.redisUrl));
+  if (config.databaseUrl) secrets.push(...urlPasswords(config.databaseUrl));
   return secrets;
 }
 
@@ -283,6 +300,7 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     port: v('PHASEBRIDGE_PORT'),
     publicUrl: v('PHASEBRIDGE_PUBLIC_URL'),
     redisUrl: v('REDIS_URL'),
+    databaseUrl: v('DATABASE_URL'),
     workspaceMode: v('PHASEBRIDGE_WORKSPACE_MODE'),
     coordinatorOnComplete: v('PHASEBRIDGE_COORDINATOR_ON_COMPLETE'),
     jobLeaseMs: v('PHASEBRIDGE_JOB_LEASE_MS'),

@@ -175,6 +175,27 @@ describe('loadConfig', () => {
     expect(secretsOf(config).sort()).toEqual([url, 's3cr%40tPass', 's3cr@tPass'].sort());
   });
 
+  it('takes a postgres DATABASE_URL and masks its password on its own', () => {
+    const url = 'postgres://bridge:pg%23Secret@db.example:5432/phasebridge';
+    const config = loadConfig({ env: { DATABASE_URL: url }, cwd: tmp() });
+    expect(config.databaseUrl).toBe(url);
+    expect(secretsOf(config).sort()).toEqual([url, 'pg%23Secret', 'pg#Secret'].sort());
+    expect(loadConfig({ env: {}, cwd: tmp() }).databaseUrl).toBeUndefined();
+  });
+
+  it('refuses a DATABASE_URL that is not postgres:// or names no database, never echoing it', () => {
+    for (const [url, problem] of [
+      ['mysql://root:hunter22@db/x', 'must start with postgres:// or postgresql://'],
+      ['postgres://root:hunter22@db.example:5432', 'names no database'],
+    ] as const) {
+      const problems = problemsOf(() => loadConfig({ env: { DATABASE_URL: url }, cwd: tmp() }));
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toContain(`DATABASE_URL | ${problem}`);
+      expect(problems[0]).toContain('set DATABASE_URL to postgres://');
+      expect(problems[0]).not.toContain('hunter22');
+    }
+  });
+
   it('blames a bad value in the config file on the file and key, not on the env name', () => {
     const cwd = tmp();
     const file = join(cwd, 'phasebridge.config.yaml');

@@ -14,6 +14,7 @@ import { controlSocketPath } from '../control/protocol.ts';
 import { startControlServer } from '../control/server.ts';
 import { startBackgroundCheckpoints } from '../db/checkpointer.ts';
 import { type BridgeDb, migrateToLatest, openBridgeDb } from '../db/connection.ts';
+import { refuseDatabaseUrl } from '../db/postgres-support.ts';
 import {
   createRepositories,
   type Repositories,
@@ -88,6 +89,8 @@ export async function startBridge(
         `a bridge already runs on ${config.home} (pid ${other.pid}, since ${other.startedAt}); stop it first, or give this one another PHASEBRIDGE_HOME`,
       );
     }
+    // Never half on Postgres: refused before anything is opened.
+    refuseDatabaseUrl(config.databaseUrl, 'serve');
     const db = openBridgeDb({ file: join(config.home, 'bridge.db') });
     stack.push(() => db.close());
     const { applied } = await migrateToLatest(db);

@@ -79,6 +79,9 @@ export class CliContext {
   /** bridge.db, migrated to the latest schema on first use. */
   async db(): Promise<BridgeDb> {
     if (!this.#db) {
+      // Before the home is made: a refused command changes nothing.
+      const { refuseDatabaseUrl } = await import('../db/postgres-support.ts');
+      refuseDatabaseUrl((await this.config()).databaseUrl, 'this command');
       await this.home();
       const file = await this.dbFile();
       const { migrateToLatest, openBridgeDb } = await import('../db/connection.ts');

@@ -1,12 +1,17 @@
 /**
  * Brings bridge.db to the latest schema with kysely's Migrator, all pending migrations in ONE
- * write transaction (BEGIN IMMEDIATE): a failure leaves the database as it was, and two processes
- * starting together (serve + worker) take turns instead of both creating the same tables.
+ * write transaction (SQLite: BEGIN IMMEDIATE; Postgres: kysely's transaction and advisory lock):
+ * a failure leaves the database as it was, and two processes starting together (serve + worker)
+ * take turns instead of both creating the same tables.
  */
-import { type Migration, Migrator } from 'kysely';
+import { type Migration, Migrator, sql } from 'kysely';
 import { MIGRATIONS, migrationProvider } from '../../migrations/index.ts';
 import { CorruptStateError } from '../errors.ts';
-import type { BridgeDb } from './connection.ts';
+import type { PostgresDb } from './dialects/postgres/connection.ts';
+import type { BridgeDb } from './dialects/sqlite/connection.ts';
+
+/** bridge.db on either dialect. */
+export type AnyBridgeDb = BridgeDb | PostgresDb;
 
 /** kysely's bookkeeping table: one row (name, ISO timestamp) per applied migration. */
 const MIGRATION_TABLE = 'kysely_migration';
@@ -37,40 +42,70 @@ export interface MigrationState {
  * Call it before anything else uses `db`: statements issued meanwhile join its transaction.
  */
 export async function migrateToLatest(
-  db: BridgeDb,
+  db: AnyBridgeDb,
   opts: MigrateOptions = {},
 ): Promise<{ applied: string[] }> {
   const migrations = opts.migrations ?? MIGRATIONS;
+  if (db.dialect === 'postgres') return migratePostgres(db, migrations);
   refuseNewerSchema(db, migrations);
   // The common case (every CLI command): nothing to do, seen with one read and no write lock.
-  if (upToDate(db, migrations)) return { applied: [] };
+  if (upToDate(appliedMigrations(db), migrations)) return { applied: [] };
   // SQLite's DDL is transactional even though kysely's SQLite adapter does not say so.
   db.sqlite.exec('BEGIN IMMEDIATE');
   try {
-    refuseNewerDatabase(db, migrations);
-    const migrator = new Migrator({
-      db: db.kysely,
-      provider: migrationProvider(migrations),
-      nameComparator: byName,
-    });
-    const { error, results = [] } = await migrator.migrateToLatest();
-    if (error !== undefined) {
-      const failed = results.find((r) => r.status === 'Error')?.migrationName;
-      const message = error instanceof Error ? error.message : String(error);
-      throw new CorruptStateError(
-        `bridge.db at ${db.file}: ${failed ? `migration ${failed} failed` : 'cannot migrate'}: ${message}; nothing was applied`,
-        { cause: error },
-      );
-    }
+    refuseNewerDatabase(appliedMigrations(db), migrations, describe(db));
+    const applied = await runMigrator(db, migrations);
     const known = Object.keys(migrations).length;
     if (Number(db.sqlite.pragma('user_version', { simple: true })) < known) {
       db.sqlite.pragma(`user_version = ${known}`);
     }
     db.sqlite.exec('COMMIT');
-    return { applied: results.filter((r) => r.status === 'Success').map((r) => r.migrationName) };
+    return { applied };
   } finally {
     if (db.sqlite.inTransaction) db.sqlite.exec('ROLLBACK');
   }
+}
+
+/**
+ * Postgres: kysely's Migrator takes an advisory lock and runs every pending migration in one
+ * transaction itself (Postgres's DDL is transactional). There is no user_version: a database from
+ * a newer phasebridge is known by a migration name this build lacks.
+ */
+async function migratePostgres(
+  db: PostgresDb,
+  migrations: Readonly<Record<string, Migration>>,
+): Promise<{ applied: string[] }> {
+  const applied = await appliedPostgresMigrations(db);
+  if (upToDate(applied, migrations)) return { applied: [] };
+  refuseNewerDatabase(applied, migrations, describe(db));
+  return { applied: await runMigrator(db, migrations) };
+}
+
+/** Runs kysely's Migrator; a failure is a CorruptStateError naming the migration. */
+async function runMigrator(
+  db: AnyBridgeDb,
+  migrations: Readonly<Record<string, Migration>>,
+): Promise<string[]> {
+  const migrator = new Migrator({
+    db: db.kysely,
+    provider: migrationProvider(migrations),
+    nameComparator: byName,
+  });
+  const { error, results = [] } = await migrator.migrateToLatest();
+  if (error !== undefined) {
+    const failed = results.find((r) => r.status === 'Error')?.migrationName;
+    const message = error instanceof Error ? error.message : String(error);
+    throw new CorruptStateError(
+      `${describe(db)}: ${failed ? `migration ${failed} failed` : 'cannot migrate'}: ${message}; nothing was applied`,
+      { cause: error },
+    );
+  }
+  return results.filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Where this bridge.db lives, for messages (a Postgres URL without its password). */
+function describe(db: AnyBridgeDb): string {
+  return db.dialect === 'postgres' ? `bridge.db on ${db.where}` : `bridge.db at ${db.file}`;
 }
 
 /**
@@ -79,11 +114,12 @@ export async function migrateToLatest(
  * Reads only: a fresh database is left untouched.
  */
 export async function migrationStatus(
-  db: BridgeDb,
+  db: AnyBridgeDb,
   opts: MigrateOptions = {},
 ): Promise<MigrationState[]> {
   const known = Object.keys(opts.migrations ?? MIGRATIONS).sort();
-  const applied = appliedMigrations(db);
+  const applied =
+    db.dialect === 'postgres' ? await appliedPostgresMigrations(db) : appliedMigrations(db);
   const states: MigrationState[] = known.map((name) => {
     const appliedAt = applied.get(name);
     return appliedAt === undefined ? { name } : { name, appliedAt };
@@ -100,9 +136,12 @@ export async function migrationStatus(
  * and loading and running it (~10 ms for a CLI command) can be skipped. Anything else (pending,
  * unknown or out of order) goes through the Migrator and its errors as before.
  */
-function upToDate(db: BridgeDb, migrations: Readonly<Record<string, Migration>>): boolean {
+function upToDate(
+  appliedNow: ReadonlyMap<string, string>,
+  migrations: Readonly<Record<string, Migration>>,
+): boolean {
   const known = Object.keys(migrations).sort();
-  const applied = [...appliedMigrations(db)];
+  const applied = [...appliedNow];
   if (known.length === 0 || applied.length !== known.length) return false;
   applied.sort(([a, at], [b, bt]) =>
     at === bt ? byName(a, b) : new Date(at).getTime() - new Date(bt).getTime(),
@@ -110,7 +149,6 @@ function upToDate(db: BridgeDb, migrations: Readonly<Record<string, Migration>>)
   return applied.every(([name], i) => name === known[i]);
 }
 
-/** Throws when the database holds a migration this build does not know. */
 /**
  * Refuses a bridge.db whose `user_version` (the schema number: how many migrations made it) is
  * above this build's: its tables may mean something this version would misread.
@@ -124,11 +162,16 @@ function refuseNewerSchema(db: BridgeDb, migrations: Readonly<Record<string, Mig
   );
 }
 
-function refuseNewerDatabase(db: BridgeDb, migrations: Readonly<Record<string, Migration>>): void {
-  const unknown = [...appliedMigrations(db).keys()].filter((name) => !(name in migrations)).sort();
+/** Throws when the database holds a migration this build does not know. */
+function refuseNewerDatabase(
+  applied: ReadonlyMap<string, string>,
+  migrations: Readonly<Record<string, Migration>>,
+  where: string,
+): void {
+  const unknown = [...applied.keys()].filter((name) => !(name in migrations)).sort();
   if (unknown.length === 0) return;
   throw new CorruptStateError(
-    `bridge.db at ${db.file} was written by a newer phasebridge (migration ${unknown.join(', ')} ` +
+    `${where} was written by a newer phasebridge (migration ${unknown.join(', ')} ` +
       'unknown to this version); upgrade phasebridge or point PHASEBRIDGE_HOME elsewhere',
   );
 }
@@ -143,5 +186,22 @@ function appliedMigrations(db: BridgeDb): Map<string, string> {
     name: string;
     timestamp: string;
   }[];
+  return new Map(rows.map((r) => [r.name, r.timestamp]));
+}
+
+/** Applied migration names → ISO timestamps on Postgres (empty when never migrated). */
+async function appliedPostgresMigrations(db: PostgresDb): Promise<Map<string, string>> {
+  const exists = await sql<{
+    found: string | null;
+  }>`select to_regclass(${MIGRATION_TABLE}) as found`
+    .execute(db.kysely)
+    .then((r) => r.rows[0]?.found);
+  if (exists == null) return new Map();
+  const rows = await sql<{
+    name: string;
+    timestamp: string;
+  }>`select name, timestamp from ${sql.table(MIGRATION_TABLE)}`
+    .execute(db.kysely)
+    .then((r) => r.rows);
   return new Map(rows.map((r) => [r.name, r.timestamp]));
 }

@@ -11,6 +11,9 @@ export const SLOW_GLOBS = [
   // Direct children only: test/cli/render/ holds pure renderers (fast).
   'test/cli/*.test.ts',
   'test/contracts/**/*.test.ts',
+  // Repositories on both dialects: a private postgres (initdb + postgres) per file.
+  'test/db/contract/**/*.test.ts',
+  'test/db/repositories/**/*.test.ts',
   'test/e2e/**/*.test.ts',
   'test/real-cli/**/*.test.ts',
   'test/scripts/**/*.test.ts',

@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import { NotFoundError } from '../../errors.ts';
+import { dialectOf } from '../dialects/index.ts';
 import type { CheckpointMessageState, Database, Row } from '../schema.ts';
 import { withConstraintErrors } from '../sqlite-errors.ts';
 import { type Clock, isMessageOrPart, quoted, type RepoOptions } from './support.ts';
@@ -92,7 +93,7 @@ export class CheckpointMessagesRepo {
     const row = await this.#db
       .selectFrom('checkpoint_messages')
       .select('run_id')
-      .where(isMessageOrPart('message_ref', messageRef))
+      .where(isMessageOrPart(dialectOf(this.#db), 'message_ref', messageRef))
       .executeTakeFirst();
     return row?.run_id ?? null;
   }
@@ -152,19 +153,27 @@ export class CheckpointMessagesRepo {
    * outbox (its confirmation will tell it: nothing to do yet).
    */
   async unshownDecisions(): Promise<(CheckpointMessageRecord & { inFlight: boolean })[]> {
+    const { jsonText, asText } = dialectOf(this.#db);
+    const owner = sql.ref('o.owner_json');
     const rows = await this.#db
       .selectFrom('checkpoint_messages as m')
       .selectAll('m')
       .select(
-        sql<number>`exists (select 1 from outbox o where o.state in ('pending', 'attempted')
-          and json_extract(o.owner_json, '$.id') = m.id
-          and json_extract(o.owner_json, '$.kind') in ('checkpoint', 'decision'))`.as('in_flight'),
+        sql<
+          number | boolean
+        >`exists (select 1 from outbox o where o.state in ('pending', 'attempted')
+          and ${jsonText(owner, 'id')} = ${asText(sql.ref('m.id'))}
+          and ${jsonText(owner, 'kind')} in ('checkpoint', 'decision'))`.as('in_flight'),
       )
       .where('m.state', '<>', 'open')
       .where('m.decision_shown', '=', 0)
       .orderBy('m.id')
       .execute();
-    return rows.map((r) => ({ ...toRecord(r), inFlight: r.in_flight === 1 }));
+    // SQLite answers 0/1, Postgres a boolean.
+    return rows.map((r) => ({
+      ...toRecord(r),
+      inFlight: r.in_flight === 1 || r.in_flight === true,
+    }));
   }
 
   /** The copy's message shows its decision (or it never will: superseded, not deliverable). */

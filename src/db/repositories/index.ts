@@ -1,5 +1,6 @@
 /** All repositories over one bridge.db, built together so they share a clock. */
-import type { BridgeDb } from '../connection.ts';
+import type { Kysely } from 'kysely';
+import type { Database } from '../schema.ts';
 import { AgentsRepo, FullAccessRepo } from './agents.ts';
 import { AllowlistRepo } from './allowlist.ts';
 import { AuditRepo } from './audit.ts';
@@ -100,7 +101,10 @@ export interface Repositories {
 }
 
 /** Builds every repository over `db` (jobs are the queue driver's, not here). */
-export function createRepositories(db: BridgeDb, opts: RepoOptions = {}): Repositories {
+export function createRepositories(
+  db: { readonly kysely: Kysely<Database> },
+  opts: RepoOptions = {},
+): Repositories {
   const k = db.kysely;
   return {
     agents: new AgentsRepo(k, opts),

@@ -1,6 +1,7 @@
 /** The index of runs, for listing and lookup; each run's ledger stays the source of truth. */
 import { type Kysely, sql } from 'kysely';
 import { NotFoundError } from '../../errors.ts';
+import { dialectOf } from '../dialects/index.ts';
 import type { Database, Row, RunIndexStatus } from '../schema.ts';
 import { withConstraintErrors } from '../sqlite-errors.ts';
 import { type Clock, quoted, type RepoOptions } from './support.ts';
@@ -225,10 +226,12 @@ export class RunsRepo {
     if (q.text !== undefined && q.text !== '') {
       // LIKE with the wildcards of the search text escaped: "50%" finds "50%", not "50…".
       const pattern = `%${q.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      // SQLite's LIKE ignores ASCII case; Postgres needs ILIKE for the same search.
+      const like = dialectOf(this.#db).likeIgnoringCase;
       query = query.where((eb) =>
         eb.or([
-          eb('id', 'like', sql<string>`${pattern} escape '\\'`),
-          eb('spec', 'like', sql<string>`${pattern} escape '\\'`),
+          eb('id', like, sql<string>`${pattern} escape '\\'`),
+          eb('spec', like, sql<string>`${pattern} escape '\\'`),
         ]),
       );
     }

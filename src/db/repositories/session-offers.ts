@@ -5,6 +5,7 @@
  * copy of the key at once and says whether this call did it, so a choice is applied once.
  */
 import { type Kysely, sql } from 'kysely';
+import { dialectOf } from '../dialects/index.ts';
 import type { Database, Row } from '../schema.ts';
 import { newButtonToken } from './checkpoint-messages.ts';
 import type { Clock, RepoOptions } from './support.ts';
@@ -71,12 +72,14 @@ export class SessionOffersRepo {
 
   /** Whether the copy's send still waits in the outbox (the confirmation will record its ref). */
   async sendInFlight(id: number): Promise<boolean> {
+    const { jsonText, asText } = dialectOf(this.#db);
+    const owner = sql.ref('owner_json');
     const row = await this.#db
       .selectFrom('outbox')
       .select('id')
       .where('state', 'in', ['pending', 'attempted'])
-      .where(sql<boolean>`json_extract(owner_json, '$.kind') = 'offer'`)
-      .where(sql<boolean>`json_extract(owner_json, '$.id') = ${id}`)
+      .where(sql<boolean>`${jsonText(owner, 'kind')} = 'offer'`)
+      .where(sql<boolean>`${jsonText(owner, 'id')} = ${asText(sql`${id}`)}`)
       .executeTakeFirst();
     return row !== undefined;
   }

@@ -1,5 +1,6 @@
 /** Per run and chat, the status message the notifier edits in place (also after a restart). */
 import type { Kysely } from 'kysely';
+import { dialectOf } from '../dialects/index.ts';
 import type { Database } from '../schema.ts';
 import { type Clock, isMessageOrPart, type RepoOptions } from './support.ts';
 
@@ -49,7 +50,7 @@ export class StatusMessagesRepo {
     const row = await this.#db
       .selectFrom('status_messages')
       .select('run_id')
-      .where(isMessageOrPart('message_ref', messageRef))
+      .where(isMessageOrPart(dialectOf(this.#db), 'message_ref', messageRef))
       .executeTakeFirst();
     return row?.run_id ?? null;
   }

@@ -1,6 +1,7 @@
 /** Small helpers shared by the repositories: the clock and JSON columns. */
 import { type RawBuilder, type SqlBool, sql } from 'kysely';
 import { CorruptStateError } from '../../errors.ts';
+import type { BridgeDialect } from '../dialects/index.ts';
 
 /** Returns the current time in ms since the epoch; injected so tests control time. */
 export type Clock = () => number;
@@ -30,12 +31,17 @@ export function quoted(value: string | number): string {
  * message as `<chat>/<id>,<id>…`, and a reply names one part (`<chat>/<id>`): the column equals
  * the ref, or has the same `<chat>/` and lists the id among its parts.
  */
-export function isMessageOrPart(column: 'message_ref', messageRef: string): RawBuilder<SqlBool> {
+export function isMessageOrPart(
+  dialect: BridgeDialect,
+  column: 'message_ref',
+  messageRef: string,
+): RawBuilder<SqlBool> {
   const slash = messageRef.lastIndexOf('/');
   const prefix = messageRef.slice(0, slash + 1);
   const part = messageRef.slice(slash + 1);
   const col = sql.ref(column);
   if (slash < 0 || part === '' || part.includes(',')) return sql<SqlBool>`${col} = ${messageRef}`;
+  const parts = sql`',' || substr(${col}, ${prefix.length + 1}) || ','`;
   return sql<SqlBool>`(${col} = ${messageRef} or (substr(${col}, 1, ${prefix.length}) = ${prefix}
-    and instr(',' || substr(${col}, ${prefix.length + 1}) || ',', ${`,${part},`}) > 0))`;
+    and ${dialect.position(parts, sql`${`,${part},`}`)} > 0))`;
 }

@@ -1,11 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError, NotFoundError } from '../../../src/errors.ts';
-import { openTestDb, type TestDb } from '../helpers.ts';
+import { DIALECT_NAMES, type DialectTestDb, testDbOn } from '../contract/dialects.ts';
 
-describe('AgentsRepo', () => {
-  let t: TestDb;
+describe.each(DIALECT_NAMES)('AgentsRepo on %s', (dialect) => {
+  const open = testDbOn(dialect);
+  if (open === undefined) return;
+  let t: DialectTestDb;
   beforeEach(async () => {
-    t = await openTestDb();
+    t = await open();
   });
   afterEach(() => t.cleanup());
 

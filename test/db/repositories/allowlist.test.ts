@@ -1,14 +1,16 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { strongerRole } from '../../../src/db/repositories/allowlist.ts';
 import { ConflictError } from '../../../src/errors.ts';
-import { openTestDb, type TestDb } from '../helpers.ts';
+import { DIALECT_NAMES, type DialectTestDb, testDbOn } from '../contract/dialects.ts';
 
-describe('AllowlistRepo', () => {
-  let t: TestDb;
+describe.each(DIALECT_NAMES)('AllowlistRepo on %s', (dialect) => {
+  const open = testDbOn(dialect);
+  if (open === undefined) return;
+  let t: DialectTestDb;
   let bindingId: number;
   let otherBindingId: number;
   beforeEach(async () => {
-    t = await openTestDb();
+    t = await open();
     bindingId = (await t.repos.bindings.bind({ chatRef: 'telegram:1', workspace: '/a' })).id;
     otherBindingId = (await t.repos.bindings.bind({ chatRef: 'telegram:2', workspace: '/b' })).id;
   });

@@ -1,10 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openTestDb, type TestDb } from '../helpers.ts';
+import { DIALECT_NAMES, type DialectTestDb, testDbOn } from '../contract/dialects.ts';
 
-describe('ChannelsRepo', () => {
-  let t: TestDb;
+describe.each(DIALECT_NAMES)('ChannelsRepo on %s', (dialect) => {
+  const open = testDbOn(dialect);
+  if (open === undefined) return;
+  let t: DialectTestDb;
   beforeEach(async () => {
-    t = await openTestDb();
+    t = await open();
   });
   afterEach(() => t.cleanup());
 

@@ -1,13 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError } from '../../../src/errors.ts';
-import { openTestDb, type TestDb } from '../helpers.ts';
+import { DIALECT_NAMES, type DialectTestDb, testDbOn } from '../contract/dialects.ts';
 
 const RUN_ID = '2026-11-29T143000Z-add-login';
 
-describe('CheckpointMessagesRepo', () => {
-  let t: TestDb;
+describe.each(DIALECT_NAMES)('CheckpointMessagesRepo on %s', (dialect) => {
+  const open = testDbOn(dialect);
+  if (open === undefined) return;
+  let t: DialectTestDb;
   beforeEach(async () => {
-    t = await openTestDb();
+    t = await open();
     await t.repos.runs.upsert({
       id: RUN_ID,
       workflowId: 'demo',

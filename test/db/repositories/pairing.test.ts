@@ -1,12 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hashPairingCode } from '../../../src/db/repositories/pairing.ts';
 import { ConflictError } from '../../../src/errors.ts';
-import { openTestDb, type TestDb } from '../helpers.ts';
+import { DIALECT_NAMES, type DialectTestDb, testDbOn } from '../contract/dialects.ts';
 
-describe('PairingRepo', () => {
-  let t: TestDb;
+describe.each(DIALECT_NAMES)('PairingRepo on %s', (dialect) => {
+  const open = testDbOn(dialect);
+  if (open === undefined) return;
+  let t: DialectTestDb;
   beforeEach(async () => {
-    t = await openTestDb();
+    t = await open();
   });
   afterEach(() => t.cleanup());
 
@@ -36,7 +38,7 @@ describe('PairingRepo', () => {
 
   it('stores only the hash, matching a code typed with other case or spaces', async () => {
     await t.repos.pairing.create(hashPairingCode('AbC123'), 5_000);
-    const stored = t.db.sqlite.prepare('select code_hash from pairing_codes').all();
+    const stored = await t.db.kysely.selectFrom('pairing_codes').selectAll().execute();
     expect(JSON.stringify(stored)).not.toContain('AbC123');
     expect(await t.repos.pairing.consume(hashPairingCode(' abc123 '), 1)).toBe('ok');
   });

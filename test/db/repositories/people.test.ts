@@ -1,11 +1,13 @@
 /** Issue 29: the name each person was last seen under, for decisions stored by id. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openTestDb, type TestDb } from '../helpers.ts';
+import { DIALECT_NAMES, type DialectTestDb, testDbOn } from '../contract/dialects.ts';
 
-describe('PeopleRepo', () => {
-  let t: TestDb;
+describe.each(DIALECT_NAMES)('PeopleRepo on %s', (dialect) => {
+  const open = testDbOn(dialect);
+  if (open === undefined) return;
+  let t: DialectTestDb;
   beforeEach(async () => {
-    t = await openTestDb();
+    t = await open();
   });
   afterEach(() => t.cleanup());
 

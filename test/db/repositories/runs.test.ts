@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NotFoundError } from '../../../src/errors.ts';
-import { openTestDb, type TestDb } from '../helpers.ts';
+import { DIALECT_NAMES, type DialectTestDb, testDbOn } from '../contract/dialects.ts';
 
 const RUN = {
   id: '2026-11-29T143000Z-add-login',
@@ -12,10 +12,12 @@ const RUN = {
   originChat: 'telegram:-100123',
 };
 
-describe('RunsRepo', () => {
-  let t: TestDb;
+describe.each(DIALECT_NAMES)('RunsRepo on %s', (dialect) => {
+  const open = testDbOn(dialect);
+  if (open === undefined) return;
+  let t: DialectTestDb;
   beforeEach(async () => {
-    t = await openTestDb();
+    t = await open();
   });
   afterEach(() => t.cleanup());
 
