@@ -134,7 +134,7 @@ describe('task reports that do not fit the run are refused and change nothing', 
     const h = new Harness();
     h.start(flow());
     h.finish();
-    const list = { type: 'tasksPlanned', attempt: 1, tasks: [spec('a')] } as const;
+    const list = { type: 'tasksPlanned' as const, attempt: 1, tasks: [spec('a')] };
     expect(h.rejected({ ...list, stepId: 'nope' }).code).toBe('NOT_FOUND');
     expect(h.rejected({ ...list, stepId: 'plan' })).toEqual({
       code: 'INVALID_INPUT',
