@@ -258,8 +258,12 @@ export class RunsRepo {
     if (statuses !== undefined) query = query.where('status', 'in', statuses);
     if (q.workflowId !== undefined) query = query.where('workflow_id', '=', q.workflowId);
     if (q.workspace !== undefined) query = query.where('workspace', '=', q.workspace);
-    const starter = q.waitingFor ?? q.startedBy;
-    if (starter !== undefined) query = query.where('started_by', '=', starter);
+    if (q.waitingFor !== undefined) {
+      // `+`: no index on the starter here, so the status index (live runs only) is the one read.
+      query = query.where(sql<boolean>`+started_by = ${q.waitingFor}`);
+    } else if (q.startedBy !== undefined) {
+      query = query.where('started_by', '=', q.startedBy);
+    }
     if (q.originChat !== undefined) query = query.where('origin_chat', '=', q.originChat);
     if (q.updatedSince !== undefined) query = query.where('updated_at', '>=', q.updatedSince);
     if (q.updatedBefore !== undefined) query = query.where('updated_at', '<', q.updatedBefore);

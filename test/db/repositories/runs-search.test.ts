@@ -161,7 +161,7 @@ describe('RunsRepo.search', () => {
       "select * from runs where origin_chat = 'telegram:-101' order by updated_at desc, id desc limit 51",
       `select * from runs where status = 'failed' and ${key} order by updated_at desc, id desc limit 51`,
       `select * from runs where ${key} order by updated_at desc, id desc limit 51`,
-      "select * from runs where status in ('awaiting', 'blocked') and started_by = 'telegram:1' order by updated_at desc, id desc limit 51",
+      "select * from runs where status in ('awaiting', 'blocked') and +started_by = 'telegram:1' order by updated_at desc, id desc limit 51",
     ].map((q) =>
       (t.db.sqlite.prepare(`explain query plan ${q}`).all() as { detail: string }[])
         .map((r) => r.detail)
@@ -173,5 +173,7 @@ describe('RunsRepo.search', () => {
     }
     // The single-filter and keyed pages are read in order (no sort at all).
     for (const plan of plans.slice(0, 7)) expect(plan).not.toMatch(/USE TEMP B-TREE/);
+    // Person waiting reads the live statuses' index, not the starter's history.
+    expect(plans[7]).toMatch(/runs_status_key_idx/);
   });
 });

@@ -100,10 +100,13 @@ export function listParams(url: URL): ParsedList {
   }
   for (const k of ['before', 'after'] as const) {
     if (out[k] && !parseKey(out[k])) {
-      return { error: `The ${k} link "${out[k]}" is not a page of this list: start again from /runs.` };
+      return {
+        error: `The ${k} link "${out[k]}" is not a page of this list: start again from /runs.`,
+      };
     }
   }
-  if (out.before && out.after) return { error: 'A page is either before or after a run, not both.' };
+  if (out.before && out.after)
+    return { error: 'A page is either before or after a run, not both.' };
   return { params: out as ListParams };
 }
 
@@ -182,7 +185,7 @@ export function runsListResults(page: RunListPage, p: ListParams, now = Date.now
         : filtered
           ? 'No run matches these filters.'
           : 'No runs yet.';
-    const back = page.total > 0 ? ` <a href="${hrefOf(p)}">Newest</a>` : '';
+    const back = page.total > 0 ? ` <a href="${e(hrefOf(p))}">Newest</a>` : '';
     return `<div id="results"><p class="muted" id="runs-count" role="status">${none}${back}</p></div>`;
   }
   const total = `${page.total.toLocaleString('en-US')}${page.totalCapped ? '+' : ''}`;
@@ -191,9 +194,13 @@ export function runsListResults(page: RunListPage, p: ListParams, now = Date.now
   const first = page.items[0]!;
   const last = page.items.at(-1)!;
   const links = [
-    page.hasNewer ? `<a href="${hrefOf(p)}">Newest</a>` : '',
-    page.hasNewer ? `<a href="${hrefOf(p, { after: keyOf(first) })}" rel="prev">← Newer</a>` : '',
-    page.hasOlder ? `<a href="${hrefOf(p, { before: keyOf(last) })}" rel="next">Older →</a>` : '',
+    page.hasNewer ? `<a href="${e(hrefOf(p))}">Newest</a>` : '',
+    page.hasNewer
+      ? `<a href="${e(hrefOf(p, { after: keyOf(first) }))}" rel="prev">← Newer</a>`
+      : '',
+    page.hasOlder
+      ? `<a href="${e(hrefOf(p, { before: keyOf(last) }))}" rel="next">Older →</a>`
+      : '',
   ].filter(Boolean);
   const pager = links.length ? `<nav class="pager" aria-label="Pages">${links.join('')}</nav>` : '';
   const rows = page.items.map((r) => row(r, now)).join('');
