@@ -24,6 +24,8 @@ export interface QueueJobView {
   readonly finishedAt?: number;
   readonly error?: string;
   readonly cancelled?: boolean;
+  /** A completed job's exit code (non-zero: its step failed). */
+  readonly exitCode?: number;
 }
 
 /** The queue page's source. */

@@ -77,5 +77,11 @@ function listingOf(job: Job<BullJobData>, state: JobListState): JobListing {
     ...(job.finishedOn !== undefined && state !== 'active' && { finishedAt: job.finishedOn }),
     ...(failure && { error: failure.error }),
     ...(failure?.cancelled && { cancelled: true }),
+    ...(state === 'completed' && exitCodeOf(job.returnvalue)),
   };
+}
+
+function exitCodeOf(value: unknown): { exitCode?: number } {
+  const code = (value as { exitCode?: unknown } | null)?.exitCode;
+  return Number.isSafeInteger(code) ? { exitCode: code as number } : {};
 }

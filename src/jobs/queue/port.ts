@@ -101,6 +101,8 @@ export interface JobListing {
   /** Why a failed job failed. */
   error?: string;
   cancelled?: boolean;
+  /** A completed job's `exitCode` result (a step whose agent exited non-zero completed too). */
+  exitCode?: number;
 }
 
 /** What `removeJob` did: gone for good, still running (refused: cancel the run), or unknown. */

@@ -20,10 +20,11 @@ interface ListedRow {
   started_at: number | null;
   finished_at: number | null;
   error: string | null;
+  exit_code: number | null;
 }
 
 const COLUMNS =
-  'id, run_id, step_id, attempt, state, lease_count, created_at, available_at, started_at, finished_at, error';
+  'id, run_id, step_id, attempt, state, lease_count, created_at, available_at, started_at, finished_at, error, exit_code';
 const FAILED = "(state = 'failed' OR (state = 'cancelled' AND started_at IS NOT NULL))";
 
 /** WHERE and ORDER BY of each list (`?` is now). */
@@ -92,6 +93,7 @@ export function sqliteListJobs(
     ...(r.finished_at !== null && state !== 'active' && { finishedAt: r.finished_at }),
     ...(state === 'failed' && { error: r.error ?? 'failed' }),
     ...(r.state === 'cancelled' && { cancelled: true }),
+    ...(state === 'completed' && r.exit_code !== null && { exitCode: r.exit_code }),
   }));
 }
 

@@ -1,8 +1,8 @@
 /**
  * The queue page (pure rendering): how many jobs wait, run, are delayed, failed and completed,
- * and the newest of each list, every job linked to its run and its step's log. A failed job has
- * Retry (the run's `retry`, through the chat command path), a job that has not started has
- * Remove. Below 720 px the tables are stacked lists, as every list of the console.
+ * and the newest of each list, every job linked to its run and its step's log. A failed job, or
+ * a completed one whose agent exited non-zero (its step failed), has Retry (the run's `retry`,
+ * through the chat command path); a job that has not started has Remove. Below 720 px the tables are stacked lists, as every list of the console.
  */
 import { escapeHtml as e } from '../outbound.ts';
 import { QUEUE_LISTS, type QueueJobView, type QueueListName } from '../queue-source.ts';
@@ -45,9 +45,15 @@ function when(j: QueueJobView, now: number): string {
 function row(j: QueueJobView, csrf: string, now: number): string {
   const step = j.stepId.split('+task+')[0]!;
   const log = logHref(j.runId, step, j.attempt);
-  const error = j.error === undefined ? '' : `${j.cancelled ? '<b>cancelled:</b> ' : ''}${e(j.error.slice(0, 300))}`;
+  const agentFailed = j.state === 'completed' && j.exitCode !== undefined && j.exitCode !== 0;
+  const error =
+    j.error !== undefined
+      ? `${j.cancelled ? '<b>cancelled:</b> ' : ''}${e(j.error.slice(0, 300))}`
+      : agentFailed
+        ? `the agent exited ${j.exitCode}`
+        : '';
   const act =
-    j.state === 'failed' && !j.cancelled
+    (j.state === 'failed' && !j.cancelled) || agentFailed
       ? action(csrf, 'retry', j)
       : j.state === 'waiting' || j.state === 'delayed'
         ? action(csrf, 'remove', j)
