@@ -182,9 +182,9 @@ describe.skipIf(!chromiumPath && !inCi())('the queue page in a real browser', ()
     const bobs = await audit(BOB);
     expect(bobs).toContainEqual(['queue:remove', 'allowed', `${STUCK.runId}:build:1`]);
     expect(bobs).toContainEqual(['queue:retry', 'allowed', failedJob]);
-    expect(bobs.some(([action, outcome]) => action === 'command:retry' && outcome === 'allowed')).toBe(
-      true,
-    );
+    expect(
+      bobs.some(([action, outcome]) => action === 'command:retry' && outcome === 'allowed'),
+    ).toBe(true);
     expect(problems).toEqual([]);
   });
 });

@@ -28,7 +28,6 @@ import { link, rich } from '../render-text.ts';
 import { type ChannelStateStore, MemoryChannelState } from '../state.ts';
 import { Flash } from './admin-routes.ts';
 import type { AdminSource } from './admin-source.ts';
-import type { QueueSource } from './queue-source.ts';
 import {
   type ChatAdapterState,
   type ConsoleContext,
@@ -48,6 +47,7 @@ import {
   renderMessageHtml,
 } from './outbound.ts';
 import { PromptBook } from './prompts.ts';
+import type { QueueSource } from './queue-source.ts';
 import { RunEvents } from './run-events.ts';
 import type { RunsSource } from './runs-source.ts';
 import {

@@ -18,8 +18,8 @@
 export type { AdminSource } from './admin-source.ts';
 export { WebChannel, type WebChannelOptions } from './channel.ts';
 export { WEB_ADMIN } from './inbound.ts';
-export type { QueueJobView, QueueListName, QueueSource } from './queue-source.ts';
 export { CONSOLE_CHAT_REF } from './outbound.ts';
+export type { QueueJobView, QueueListName, QueueSource } from './queue-source.ts';
 export {
   orchestratorRunsSource,
   type RunListItem,

@@ -103,7 +103,8 @@ export async function postQueueAction(
       const run = body.job.split(':')[0]!;
       await queue.audit(actor, 'queue:retry', body.job, 'allowed', `retry ${run}`);
       const done = await handleRunAction(ctx, { run, action: 'retry' }, who);
-      text = done.status === 200 ? (done.replies ?? []).join(' ') || `retry ${run} sent` : done.error;
+      text =
+        done.status === 200 ? (done.replies ?? []).join(' ') || `retry ${run} sent` : done.error;
       ok = done.status === 200;
     }
   } catch (err) {

@@ -36,8 +36,10 @@ function action(csrf: string, op: 'retry' | 'remove', job: QueueJobView): string
 }
 
 function when(j: QueueJobView, now: number): string {
-  if (j.state === 'delayed' && j.availableAt !== undefined) return `due ${relativeTime(j.availableAt, now)}`;
-  if (j.state === 'active' && j.startedAt !== undefined) return `since ${relativeTime(j.startedAt, now)}`;
+  if (j.state === 'delayed' && j.availableAt !== undefined)
+    return `due ${relativeTime(j.availableAt, now)}`;
+  if (j.state === 'active' && j.startedAt !== undefined)
+    return `since ${relativeTime(j.startedAt, now)}`;
   if (j.finishedAt !== undefined) return relativeTime(j.finishedAt, now);
   return `queued ${relativeTime(j.createdAt, now)}`;
 }
@@ -58,22 +60,27 @@ function row(j: QueueJobView, csrf: string, now: number): string {
       : j.state === 'waiting' || j.state === 'delayed'
         ? action(csrf, 'remove', j)
         : '';
-  return `<tr>${cell('Job', `<code>${e(j.id)}</code>`, 'clip')}${cell('Run', `<a href="${runHref(j.runId)}">${e(j.runId)}</a>`, 'nowrap')}${cell('Step', `<a href="${e(log)}">${e(j.stepId)}</a> #${j.attempt}`)}${cell('Taken', String(j.attempts))}${cell('When', when(j, now), 'nowrap')}${cell('Error', error)}${cell('Action', act)}</tr>`;
+  return `<tr>${cell('Job', `<code>${e(j.id)}</code>`, 'clip')}${cell('Run', `<a href="${runHref(j.runId)}">${e(j.runId)}</a>`, 'nowrap')}${cell('Step', `<span><a href="${e(log)}">${e(j.stepId)}</a> #${j.attempt}</span>`)}${cell('Taken', String(j.attempts))}${cell('When', `<span>${when(j, now)}</span>`, 'nowrap')}${cell('Error', error)}${cell('Action', act)}</tr>`;
 }
 
 function list(name: QueueListName, v: QueueView, csrf: string, now: number): string {
   const jobs = v.lists[name];
   const count = v.counts[name];
   const heading = `<h2 id="q-${name}">${TITLES[name]} <span class="muted">(${count.toLocaleString('en-US')})</span></h2>`;
-  if (jobs.length === 0) return `<section aria-labelledby="q-${name}">${heading}<p class="muted">None.</p></section>`;
-  const more = count > jobs.length ? `<p class="muted">The ${jobs.length} shown first of ${count.toLocaleString('en-US')}.</p>` : '';
+  if (jobs.length === 0)
+    return `<section aria-labelledby="q-${name}">${heading}<p class="muted">None.</p></section>`;
+  const more =
+    count > jobs.length
+      ? `<p class="muted">The ${jobs.length} shown first of ${count.toLocaleString('en-US')}.</p>`
+      : '';
   return `<section aria-labelledby="q-${name}">${heading}<table class="list" id="jobs-${name}"><thead><tr><th>Job</th><th>Run</th><th>Step</th><th>Taken</th><th>When</th><th>Error</th><th>Action</th></tr></thead><tbody>${jobs.map((j) => row(j, csrf, now)).join('')}</tbody></table>${more}</section>`;
 }
 
 /** The page's live part: counts and lists (what the page replaces when runs change). */
 export function queueResults(v: QueueView, csrf: string, now = Date.now()): string {
   const summary = QUEUE_LISTS.map(
-    (n) => `<li><a href="#q-${n}">${TITLES[n]}</a> <b id="count-${n}">${v.counts[n].toLocaleString('en-US')}</b></li>`,
+    (n) =>
+      `<li><a href="#q-${n}">${TITLES[n]}</a> <b id="count-${n}">${v.counts[n].toLocaleString('en-US')}</b></li>`,
   ).join('');
   return `<div id="results"><ul class="counts" aria-label="Jobs by state">${summary}</ul>${QUEUE_LISTS.map((n) => list(n, v, csrf, now)).join('')}</div>`;
 }
