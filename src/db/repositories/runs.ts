@@ -245,7 +245,8 @@ export class RunsRepo {
 
   /**
    * One page of the runs matching `q`, most recently updated first, read by key from an index
-   * ending in (updated_at, id); the count stops at RUN_COUNT_CAP.
+   * ending in (updated_at, id); the count stops at RUN_COUNT_CAP (a text search counts its page
+   * only, `totalCapped` when more pages match).
    */
   async search(q: RunSearch): Promise<RunPage> {
     const limit = Math.min(Math.max(q.limit, 1), 500);
@@ -309,6 +310,16 @@ export class RunsRepo {
         q.before === undefined
           ? false
           : await exists(newer(first === undefined ? q.before : key(first)));
+    }
+    if (q.text !== undefined && q.text !== '') {
+      // A text search is not counted past its page: counting would read the whole history.
+      return {
+        items: items.map(toRecord),
+        total: items.length,
+        ...((hasOlder || hasNewer) && { totalCapped: true }),
+        hasNewer,
+        hasOlder,
+      };
     }
     const counted = await this.#db
       .selectFrom(

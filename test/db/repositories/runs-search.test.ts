@@ -132,6 +132,9 @@ describe('RunsRepo.search', () => {
     // "%" and "_" are not wildcards: "5_%" matches nothing, "_contrast_" only run 7.
     expect((await t.repos.runs.search({ text: '5_%', limit: 50 })).total).toBe(0);
     expect((await t.repos.runs.search({ text: '_contrast_', limit: 50 })).total).toBe(1);
+    // A search is counted over its page only (counting would read every run's spec).
+    const paged = await t.repos.runs.search({ text: 'spec', limit: 10 });
+    expect([paged.total, paged.totalCapped, paged.hasOlder]).toEqual([10, true, true]);
   });
 
   it('keeps the spec when a later upsert has none, and offers the filter values', async () => {

@@ -190,7 +190,12 @@ export function runsListResults(page: RunListPage, p: ListParams, now = Date.now
   }
   const total = `${page.total.toLocaleString('en-US')}${page.totalCapped ? '+' : ''}`;
   const noun = page.total === 1 && !page.totalCapped ? 'run' : 'runs';
-  const count = `<p id="runs-count" role="status">Showing ${page.items.length} of ${total} ${filtered ? 'matching ' : ''}${noun}</p>`;
+  const what = `${filtered ? 'matching ' : ''}${noun}`;
+  // A search counts only its page: say more match rather than a count it did not make.
+  const count =
+    page.totalCapped && page.total <= page.items.length
+      ? `<p id="runs-count" role="status">Showing ${page.items.length} ${what}; more on other pages</p>`
+      : `<p id="runs-count" role="status">Showing ${page.items.length} of ${total} ${what}</p>`;
   const first = page.items[0]!;
   const last = page.items.at(-1)!;
   const links = [

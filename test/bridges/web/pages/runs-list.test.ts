@@ -70,5 +70,10 @@ describe('runs list parameters', () => {
     const first = runsListResults({ items, total: 3, hasNewer: false, hasOlder: false }, {});
     expect(first).toContain('Showing 3 of 3 runs');
     expect(first).not.toContain('class="pager"');
+    const searched = runsListResults(
+      { items, total: 3, totalCapped: true, hasNewer: false, hasOlder: true },
+      { q: 'run' },
+    );
+    expect(searched).toContain('Showing 3 matching runs; more on other pages');
   });
 });
