@@ -100,6 +100,8 @@ export interface CheckpointView {
   readonly answers: readonly string[];
   readonly openedAt: string;
   readonly expiresAt?: string;
+  /** Set when it expired and was kept open (it can be re-opened). */
+  readonly expiredAt?: string;
   readonly policy: { readonly approvals: number; readonly fourEyes: boolean };
   readonly votes: readonly {
     readonly actor: ActorView;
