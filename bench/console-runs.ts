@@ -1,13 +1,13 @@
 /**
- * Benchmark: the web console's runs list with 10,000 runs in bridge.db. The runs are indexed
- * through RunsRepo.upsert (what the orchestrator writes), then the list page is fetched over
- * HTTP with a console session (query + render + transfer, what a browser waits for) for the
- * first page, a deep page, each filter and both searches, and the index query alone is timed
- * too. Times are wall-clock milliseconds (median and p95 of the repetitions). The list reads
- * only the index (no ledger is opened: the runs' workspaces do not even exist).
- * Prints one JSON object.
+ * Benchmark: the web console's runs list, filtered, with 50 finished runs behind the live ones
+ * and with 50,000 (issue 34: a page's cost must follow the active work, not the history). Each
+ * size gets the same live runs (awaiting, active, blocked); the finished ones are written in one
+ * transaction with the columns RunsRepo.upsert writes. Each case fetches the list over HTTP with
+ * a console session (query + render + transfer, what a browser waits for), including a page 20
+ * "Older" links deep (keyset: no OFFSET). Times are wall-clock milliseconds, p50 and p95 of the
+ * repetitions; `ratio_p50` is the 50,000-run p50 over the 50-run p50. Prints one JSON object.
  *
- * Run: npx tsx bench/console-runs.ts [--runs 10000] [--reps 30]
+ * Run: npx tsx bench/console-runs.ts [--finished 50000] [--small 50] [--live 40] [--reps 30]
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -17,7 +17,6 @@ import { WebChannel } from '../src/bridges/web/channel.ts';
 import { orchestratorRunsSource } from '../src/bridges/web/runs-source.ts';
 import { migrateToLatest, openBridgeDb } from '../src/db/connection.ts';
 import { createRepositories } from '../src/db/repositories/index.ts';
-import type { RunIndexStatus } from '../src/db/schema.ts';
 import { NotFoundError } from '../src/errors.ts';
 import { HttpServer } from '../src/http/server.ts';
 import { createLogger } from '../src/log.ts';
@@ -26,139 +25,152 @@ const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(name);
   return i > 0 ? Number(process.argv[i + 1]) : dflt;
 };
-const RUNS = arg('--runs', 10_000);
+const FINISHED = arg('--finished', 50_000);
+const SMALL = arg('--small', 50);
+const LIVE = arg('--live', 40);
 const REPS = arg('--reps', 30);
-const STATUSES: RunIndexStatus[] = [
-  'completed',
-  'completed',
-  'completed',
-  'failed',
-  'cancelled',
-  'awaiting',
-  'active',
-  'blocked',
-];
 const WORDS = ['login', 'billing', 'search', 'export', 'cache', 'upload', 'audit', 'theme'];
+const WORKFLOWS = ['demo', 'pabcd', 'release', 'hotfix', 'docs'];
+const NOW = Date.now();
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-bench-console-'));
-const db = openBridgeDb({ file: path.join(dir, 'bridge.db') });
-await migrateToLatest(db);
-const repos = createRepositories(db);
-
-const t0 = performance.now();
-const start = Date.parse('2026-01-01T00:00:00Z');
-for (let i = 0; i < RUNS; i++) {
-  const at = start + i * 60_000;
-  const word = WORDS[i % WORDS.length]!;
-  const stamp = new Date(at)
-    .toISOString()
-    .replace(/[-:]|\.\d+/g, '')
-    .slice(0, 15);
-  const id = `${new Date(at).toISOString().slice(0, 10)}T${stamp.slice(9)}Z-add-${word}-${i}`;
-  await repos.runs.upsert({
-    id,
-    workflowId: ['demo', 'pabcd', 'release', 'hotfix', 'docs'][i % 5]!,
-    workspace: `/srv/projects/app-${i % 10}`,
-    layout: 'native',
-    status: STATUSES[i % STATUSES.length]!,
-    startedBy: `telegram:${1000 + (i % 20)}`,
-    createdAt: at,
-    updatedAt: at + 30_000,
-    spec: `Add ${word} to service ${i % 37}: ${'details '.repeat(20)}`,
-  });
-}
-const indexMs = performance.now() - t0;
-
-const source = orchestratorRunsSource(
-  {
-    listRuns: async () => [],
-    getRun: async (id) => {
-      throw new NotFoundError(`no run ${id}`);
-    },
-    logPath: async () => '',
-  },
-  repos.runs,
-);
-const log = createLogger({ level: 'silent' });
-const web = new WebChannel({ logger: log, runs: source });
-const server = await HttpServer.start({ host: '127.0.0.1', port: 0, log, routes: [web.route] });
-await web.start(async () => {});
-const loginRes = await fetch(new URL('login', server.url), {
-  method: 'POST',
-  redirect: 'manual',
-  // The link's GET only shows a confirm page; its form posts the token.
-  body: new URLSearchParams({
-    token: new URL(await web.loginUrl(server.url)).searchParams.get('token')!,
-  }),
-});
-const cookie = (loginRes.headers.get('set-cookie') ?? '').split(';')[0]!;
-
+/** The list URLs timed at each size (the deep page is found by following Older links). */
 const CASES: Record<string, string> = {
   first_page: '/runs',
-  page_100: '/runs?page=100',
-  last_page: `/runs?page=${Math.ceil(RUNS / 50)}`,
-  status_failed: '/runs?status=failed',
-  workflow_and_starter: '/runs?workflow=pabcd&by=telegram%3A1001',
-  workspace: '/runs?workspace=%2Fsrv%2Fprojects%2Fapp-3',
-  search_id: `/runs?q=${encodeURIComponent(`-${Math.floor(RUNS / 2)}`)}`,
-  search_spec: '/runs?q=service%2017%3A',
+  awaiting: '/runs?status=awaiting',
+  person_waiting: '/runs?waiting=telegram%3A1001',
+  chat_and_workflow: '/runs?chat=telegram%3A-1003&workflow=pabcd',
+  updated_last_hour: '/runs?age=1h',
+  idle_over_15m_blocked: '/runs?status=blocked&idle=15m',
+  completed: '/runs?status=completed',
+  search_live_spec: '/runs?status=active&q=billing',
+  search_id: '/runs?q=add-login-7',
 };
 
 const stats = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   const at = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
-  return {
-    median_ms: +at(0.5).toFixed(2),
-    p95_ms: +at(0.95).toFixed(2),
-    max_ms: +s.at(-1)!.toFixed(2),
-  };
+  return { p50_ms: +at(0.5).toFixed(2), p95_ms: +at(0.95).toFixed(2) };
 };
 
-const http: Record<string, unknown> = {};
-for (const [name, url] of Object.entries(CASES)) {
-  const times: number[] = [];
-  let bytes = 0;
-  let matched = '';
-  for (let r = 0; r < REPS + 3; r++) {
-    const t = performance.now();
+async function measure(finished: number): Promise<Record<string, unknown>> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-bench-console-'));
+  const db = openBridgeDb({ file: path.join(dir, 'bridge.db') });
+  await migrateToLatest(db);
+  const repos = createRepositories(db);
+  const insert = db.sqlite.prepare(
+    `insert into runs (id, workflow_id, workspace, layout, status, started_by, origin_chat,
+       created_at, updated_at, finished_at, spec) values (?, ?, ?, 'native', ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const t0 = performance.now();
+  db.sqlite.transaction(() => {
+    // Finished history: one run a minute, ending a day ago.
+    const oldest = NOW - 86_400_000 - finished * 60_000;
+    for (let i = 0; i < finished; i++) {
+      const at = oldest + i * 60_000;
+      const word = WORDS[i % WORDS.length]!;
+      const status = ['completed', 'completed', 'failed', 'cancelled'][i % 4]!;
+      insert.run(
+        `h${i}-add-${word}-${i}`,
+        WORKFLOWS[i % 5]!,
+        `/srv/projects/app-${i % 10}`,
+        status,
+        `telegram:${1000 + (i % 20)}`,
+        `telegram:-100${i % 7}`,
+        at,
+        at + 30_000,
+        at + 30_000,
+        `Add ${word} to service ${i % 37}: ${'details '.repeat(20)}`,
+      );
+    }
+  })();
+  // The live work: the same at both sizes, updated within the last half hour.
+  for (let i = 0; i < LIVE; i++) {
+    const at = NOW - (i + 1) * 45_000;
+    await repos.runs.upsert({
+      id: `live-${i}-add-${WORDS[i % WORDS.length]}`,
+      workflowId: WORKFLOWS[i % 5]!,
+      workspace: `/srv/projects/app-${i % 10}`,
+      layout: 'native',
+      status: (['awaiting', 'active', 'blocked'] as const)[i % 3]!,
+      startedBy: `telegram:${1000 + (i % 20)}`,
+      originChat: `telegram:-100${i % 7}`,
+      createdAt: at - 60_000,
+      updatedAt: at,
+      spec: `Add ${WORDS[i % WORDS.length]} to service ${i % 37}`,
+    });
+  }
+  const fillMs = performance.now() - t0;
+  const source = orchestratorRunsSource(
+    {
+      listRuns: async () => [],
+      getRun: async (id) => {
+        throw new NotFoundError(`no run ${id}`);
+      },
+      logPath: async () => '',
+    },
+    repos.runs,
+  );
+  const log = createLogger({ level: 'silent' });
+  const web = new WebChannel({ logger: log, runs: source });
+  const server = await HttpServer.start({ host: '127.0.0.1', port: 0, log, routes: [web.route] });
+  await web.start(async () => {});
+  const loginRes = await fetch(new URL('login', server.url), {
+    method: 'POST',
+    redirect: 'manual',
+    body: new URLSearchParams({
+      token: new URL(await web.loginUrl(server.url)).searchParams.get('token')!,
+    }),
+  });
+  const cookie = (loginRes.headers.get('set-cookie') ?? '').split(';')[0]!;
+  const get = async (url: string) => {
     const res = await fetch(`${server.url}${url}`, { headers: { cookie, accept: 'text/html' } });
     const html = await res.text();
-    const took = performance.now() - t;
     if (res.status !== 200) throw new Error(`${url}: HTTP ${res.status}`);
-    if (r >= 3) times.push(took); // the first few warm up caches and the JIT
-    bytes = html.length;
-    matched = /id="runs-count"[^>]*>([^<]*)</.exec(html)?.[1] ?? '';
+    return html;
+  };
+  // Follow "Older" 20 times from the completed runs' first page: a deep page by key.
+  let deep = '/runs?status=completed';
+  for (let i = 0; i < 20; i++) {
+    const older = /href="([^"]+)" rel="next"/.exec(await get(deep))?.[1];
+    if (!older) break;
+    deep = older.replaceAll('&amp;', '&');
   }
-  http[name] = { url, ...stats(times), page_bytes: bytes, shows: matched };
+  const out: Record<string, unknown> = { finished, live: LIVE, fill_ms: Math.round(fillMs) };
+  for (const [name, url] of Object.entries({ ...CASES, completed_page_21: deep })) {
+    const times: number[] = [];
+    let shows = '';
+    for (let r = 0; r < REPS + 3; r++) {
+      const t = performance.now();
+      const html = await get(url);
+      if (r >= 3) times.push(performance.now() - t); // the first few warm caches and the JIT
+      shows = /id="runs-count"[^>]*>([^<]*)</.exec(html)?.[1] ?? '';
+    }
+    out[name] = { ...stats(times), shows };
+  }
+  await web.stop();
+  await server.close();
+  await db.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+  return out;
 }
 
-const query: Record<string, unknown> = {};
-for (const [name, q] of Object.entries({
-  first_page: { limit: 50 },
-  page_100: { limit: 50, offset: 99 * 50 },
-  search_spec: { limit: 50, text: 'service 17:' },
-})) {
-  const times: number[] = [];
-  for (let r = 0; r < REPS + 3; r++) {
-    const t = performance.now();
-    await repos.runs.search(q);
-    if (r >= 3) times.push(performance.now() - t);
-  }
-  query[name] = stats(times);
+await measure(SMALL); // a warm-up pass: the JIT and the HTTP stack, not counted
+const small = await measure(SMALL);
+const large = await measure(FINISHED);
+const ratio: Record<string, number> = {};
+for (const k of [...Object.keys(CASES), 'completed_page_21']) {
+  const a = small[k] as { p50_ms: number };
+  const b = large[k] as { p50_ms: number };
+  ratio[k] = +(b.p50_ms / a.p50_ms).toFixed(2);
 }
-
-await web.stop();
-await server.close();
-await db.close();
-fs.rmSync(dir, { recursive: true, force: true });
 console.log(
   JSON.stringify(
     {
-      runs: RUNS,
       repetitions: REPS,
-      index_fill_ms: Math.round(indexMs),
-      http_list_page: http,
-      index_query: query,
+      page_size: 50,
+      small_history: small,
+      large_history: large,
+      ratio_p50: ratio,
     },
     null,
     2,

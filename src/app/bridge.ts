@@ -27,10 +27,12 @@ import { BridgeMetrics, bearerOr } from '../http/metrics.ts';
 import { HttpServer, isLoopbackHost } from '../http/server.ts';
 import { Orchestrator, type RunUpdate } from '../jobs/orchestrator/orchestrator.ts';
 import { createJobQueue, queueConfigFor } from '../jobs/queue/create-queue.ts';
+import type { JobQueue } from '../jobs/queue/port.ts';
 import type { Log } from '../log.ts';
 import { AdapterSupervisor } from './adapter-supervisor.ts';
 import { buildChannels } from './channels.ts';
 import { consoleAdmin } from './console-admin.ts';
+import { consoleQueue } from './console-queue.ts';
 import { namedRunsIndex } from './named-runs-index.ts';
 import { outboxRefusals, type RefusalTarget } from './outbox-refusals.ts';
 import { bullmqRetention, type PruneSchedule, schedulePrune } from './retention.ts';
@@ -64,6 +66,8 @@ export interface RunningBridge {
   workspace: string;
   orchestrator: Orchestrator;
   repos: Repositories;
+  /** The job queue the orchestrator and the console's queue page use. */
+  queue: JobQueue;
   readiness: Readiness;
   /** Stops taking updates, lets running steps finish or hands them back, flushes, closes. */
   stop(): Promise<void>;
@@ -164,6 +168,7 @@ export async function startBridge(
         consoleAuth: repos.consoleAuth,
         state: (p) => repos.channelState.scope(p),
         consoleAdmin: consoleAdmin(repos),
+        consoleQueue: consoleQueue(queue, repos),
       },
     );
     await bindConsole(repos, workspace);
@@ -279,6 +284,7 @@ export async function startBridge(
       workspace,
       orchestrator,
       repos,
+      queue,
       readiness,
       stop: unwind,
     };

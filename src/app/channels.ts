@@ -9,6 +9,7 @@ import type { ChannelStateStore } from '../bridges/state.ts';
 import {
   type AdminSource,
   type ConsoleAuthStore,
+  type QueueSource,
   type RunsSource,
   WebChannel,
 } from '../bridges/web/index.ts';
@@ -31,6 +32,8 @@ export interface ChannelStores {
   readonly state: (platform: Platform) => ChannelStateStore;
   /** The console's Access and Audit pages (bridge.db's bindings, roles and audit log). */
   readonly consoleAdmin?: AdminSource;
+  /** The console's queue page (the job queue and the audit log). */
+  readonly consoleQueue?: QueueSource;
 }
 
 /**
@@ -56,6 +59,7 @@ export async function buildChannels(
     ...(runs && { runs }),
     ...(stores && { auth: stores.consoleAuth, state: stores.state('web') }),
     ...(stores?.consoleAdmin && { admin: stores.consoleAdmin }),
+    ...(stores?.consoleQueue && { queue: stores.consoleQueue }),
     inputLimits: config.inputs,
   });
   const all = new Map<Platform, Channel>([['web', web]]);

@@ -169,6 +169,10 @@ export function renderClosedCheckpoint(view: CheckpointView): OutgoingMessage {
 export function outcomeWords(cp: CheckpointState): string {
   const d = cp.decision;
   if (d === undefined) {
+    // Re-opened after it expired (reopen): it stays shown as expired; a new checkpoint follows.
+    if (cp.expiredAt !== undefined && cp.withdrawn) {
+      return `Expired at ${timeWords(cp.expiredAt)}; re-opened at ${timeWords(cp.withdrawn.at)} as a new checkpoint`;
+    }
     const at = cp.withdrawn ? ` at ${timeWords(cp.withdrawn.at)}` : '';
     return `Withdrawn${at} (no decision needed any more)`;
   }

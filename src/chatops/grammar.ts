@@ -24,6 +24,7 @@ export const VERBS = [
   'resume',
   'skip',
   'retry',
+  'reopen',
   'revert',
   'repair',
   'agents',
@@ -75,6 +76,10 @@ export const USAGE: Readonly<Record<Verb, { usage: string; about: string }>> = {
   resume: { usage: 'resume <run>', about: 'resume a paused or interrupted run' },
   skip: { usage: 'skip <run> [reason]', about: "skip the run's current step" },
   retry: { usage: 'retry <run>', about: 'run the failed step again' },
+  reopen: {
+    usage: 'reopen <run>',
+    about: 'open an expired checkpoint again, with a fresh expiry',
+  },
   revert: {
     usage: 'revert <run> <step>',
     about: 'go back to a step; it and later steps run again',
@@ -124,7 +129,7 @@ export type ParsedCommand =
   | { verb: 'approve'; runId?: string; reason?: string }
   | { verb: 'reject' | 'changes'; runId?: string; reason: string }
   | { verb: 'cancel' | 'skip'; runId: string; reason?: string }
-  | { verb: 'resume' | 'retry'; runId: string }
+  | { verb: 'resume' | 'retry' | 'reopen'; runId: string }
   | { verb: 'phase'; runId: string }
   | { verb: 'prompt'; runId: string; stepId?: string }
   | { verb: 'revert'; runId: string; stepId: string }
@@ -219,6 +224,7 @@ export function parseCommand(name: string, text: string): ParseResult {
       return ok(withReason({ verb, runId: words[0] }, restOf(text, tokens, 1)));
     case 'resume':
     case 'retry':
+    case 'reopen':
     case 'phase':
       if (!count(1, 1) || !isRunId(words[0]!)) return bad(verb);
       return ok({ verb, runId: words[0]! });

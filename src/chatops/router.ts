@@ -244,6 +244,7 @@ function dispatch(ctx: CommandContext, cmd: ParsedCommand): Promise<HandlerResul
     case 'skip':
     case 'resume':
     case 'retry':
+    case 'reopen':
     case 'revert':
       return controlCommand(ctx, cmd);
     case 'repair':

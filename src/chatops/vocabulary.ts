@@ -28,6 +28,7 @@ export const VOCABULARY: Readonly<Record<Verb, VocabularyEntry>> = {
   resume: { role: 'operator', cli: 'resume' },
   skip: { role: 'operator', cli: 'skip' },
   retry: { role: 'operator', cli: 'retry' },
+  reopen: { role: 'approver', cli: 'reopen' },
   revert: { role: 'operator', cli: 'revert' },
   repair: { role: 'admin', cli: 'repair' },
   agents: { role: 'admin', cli: 'agents' },

@@ -116,6 +116,16 @@ export interface ExpireCheckpointCommand extends CommandBase {
   checkpointId: string;
 }
 
+/**
+ * A person re-opens the open checkpoint that expired and was kept open: it is withdrawn (shown
+ * as expired) and the same question opens again as a new checkpoint with a fresh expiry.
+ */
+export interface ReopenCheckpointCommand extends CommandBase {
+  type: 'reopenCheckpoint';
+  /** When given, only if this is still the open checkpoint. */
+  checkpointId?: string;
+}
+
 /** CodeMachine Ctrl+S: mark the current step skipped (done) and move on. */
 export interface SkipCommand extends CommandBase {
   type: 'skip';
@@ -225,6 +235,7 @@ export type Command =
   | RequestChangesCommand
   | GiveGuidanceCommand
   | ExpireCheckpointCommand
+  | ReopenCheckpointCommand
   | SkipCommand
   | PauseCommand
   | ResumeCommand

@@ -7,11 +7,19 @@ import { changesRefusal, closedMessage, evaluateVote } from './checkpoint-policy
 import type {
   AnswerCheckpointCommand,
   ExpireCheckpointCommand,
+  ReopenCheckpointCommand,
   RequestChangesCommand,
 } from './commands.ts';
 import { type DecideContext, refuse, who } from './decide-context.ts';
 import { recordApprovalReasons, recordChanges } from './decide-feedback.ts';
-import { changesTarget, defOf, enterStep, loopBack, queueStep } from './decide-flow.ts';
+import {
+  changesTarget,
+  defOf,
+  enterStep,
+  loopBack,
+  openCheckpoint,
+  queueStep,
+} from './decide-flow.ts';
 import { type Actor, type CheckpointAnswer, type CheckpointState, findStep } from './model.ts';
 
 /** The checkpoint a command names (the open one when it names none), refused when closed. */
@@ -86,6 +94,26 @@ export function decideExpireCheckpoint(ctx: DecideContext, c: ExpireCheckpointCo
     return;
   }
   resolve(ctx, cp, onExpiry, [c.actor], `expired after ${cp.policy.expiresInMs} ms`);
+}
+
+/**
+ * A person re-opens the open checkpoint that expired and was kept open (onExpiry 'keep'): it is
+ * withdrawn, naming them, and the same question opens again with its votes reset and a fresh
+ * expiry (a new checkpoint id, so every chat gets a new message with live buttons). A checkpoint
+ * that has not expired, or one decided by its expiry (the run moved on or failed), is refused.
+ */
+export function decideReopenCheckpoint(ctx: DecideContext, c: ReopenCheckpointCommand): void {
+  const cp = openTarget(ctx, c.checkpointId);
+  if (cp.expiredAt === undefined) {
+    refuse(`checkpoint ${cp.id} has not expired: answer it instead`);
+  }
+  const step = findStep(ctx.state, cp.stepId)!;
+  ctx.emit({
+    type: 'checkpointWithdrawn',
+    checkpointId: cp.id,
+    reason: `expired; re-opened by ${who(c.actor)}`,
+  });
+  openCheckpoint(ctx, step, cp.when, cp.reason, cp.gate);
 }
 
 function resolve(

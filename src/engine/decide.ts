@@ -6,6 +6,7 @@ import type { Command } from './commands.ts';
 import {
   decideAnswerCheckpoint,
   decideExpireCheckpoint,
+  decideReopenCheckpoint,
   decideRequestChanges,
 } from './decide-checkpoint.ts';
 import { CommandRejected, DecideContext, refuse } from './decide-context.ts';
@@ -112,6 +113,9 @@ function dispatch(ctx: DecideContext, c: Exclude<Command, { type: 'start' }>): v
       break;
     case 'expireCheckpoint':
       decideExpireCheckpoint(ctx, c);
+      break;
+    case 'reopenCheckpoint':
+      decideReopenCheckpoint(ctx, c);
       break;
     case 'skip':
       decideSkip(ctx, c);

@@ -282,6 +282,45 @@ describe('signing in to the console through chat', () => {
     expect(state.outcome?.by?.id).toBe(`telegram:${ALICE.id}`);
   });
 
+  it('re-opens an expired checkpoint from the run page as the approver; a viewer is refused', async () => {
+    const w = await start();
+    fs.mkdirSync(path.join(w.bridge.workspace, 'workflows'), { recursive: true });
+    fs.writeFileSync(
+      path.join(w.bridge.workspace, 'workflows', 'kept.workflow.yaml'),
+      'id: kept\nname: Kept\nsteps:\n  - id: build\n    agent: demo\n    prompt: build it\n    checkpoint:\n      when: after\n      expiresIn: 300ms\n      onExpiry: keep\n',
+    );
+    w.fake.userSends({ chat: TEAM, from: ALICE, text: '/run kept ship it' });
+    const run = await until('the run', async () => (await w.bridge.orchestrator.listRuns())[0]?.id);
+    await until('the expiry', async () =>
+      (await w.bridge.orchestrator.getRun(run)).checkpoint?.expiredAt !== undefined
+        ? true
+        : undefined,
+    );
+    const alice = await cookieOf(await consoleLink(w, ALICE));
+    const bob = await cookieOf(await consoleLink(w, BOB));
+    const page = await (
+      await fetch(`${w.bridge.url}/runs/${run}`, { headers: { cookie: alice } })
+    ).text();
+    expect(page).toContain('Re-open checkpoint');
+    expect(page).toContain('<b>expired</b>');
+
+    const refused = await runAction(w, bob, run, 'reopen');
+    expect(refused.body.replies?.join('\n')).toContain('You are not allowed to use reopen here.');
+    expect((await w.bridge.orchestrator.getRun(run)).checkpoint?.id).toBe('build:1');
+
+    const reopened = await runAction(w, alice, run, 'reopen');
+    expect(reopened.status).toBe(200);
+    expect(reopened.body.replies?.join('\n')).toContain('Re-opened the expired checkpoint of run');
+    const state = await w.bridge.orchestrator.getRun(run);
+    expect(state.checkpoint?.id).toBe('build:2');
+    expect(state.checkpoints.at(-1)?.withdrawn?.reason).toBe('expired; re-opened by @alice');
+    await until('the new checkpoint in the group', () =>
+      w.fake.botMessages(TEAM.id).find((m) => /Checkpoint build:2/.test(m.text ?? '')),
+    );
+    const audit = await w.bridge.repos.audit.listRecent({ actor: `telegram:${ALICE.id}` });
+    expect(audit.map((e) => [e.action, e.outcome])).toContainEqual(['command:reopen', 'allowed']);
+  });
+
   it('four-eyes counts the console person as themselves, in the console and in chat', async () => {
     const w = await start();
     const dave = { id: 704, first_name: 'Dave', username: 'dave' };

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StoredMessage } from '../fakes/telegram.ts';
-import { ALICE, BOB, STRANGERS, TEAM, until, World } from './support.ts';
+import { ALICE, BOB, CAROL, STRANGERS, TEAM, until, World } from './support.ts';
 
 process.env.DEMO_AGENT_BEHAVIOUR = 'sleep=20';
 
@@ -85,6 +85,61 @@ describe('following runs', () => {
     const runId = /— run (\S+)/.exec(cp.text!)![1]!;
     const rows = await w.b.repos.checkpointMessages.listByCheckpoint(runId, 'build:1');
     expect(rows.map((r) => r.state)).toEqual(['expired']);
+  });
+
+  it('re-opens an expired checkpoint: every chat gets a new one with live buttons, the old shows expired', async () => {
+    const other = await w.b.repos.bindings.bind({
+      chatRef: `telegram:${STRANGERS.id}`,
+      workspace: w.workspace,
+    });
+    await w.b.repos.allowlist.allow(
+      { bindingId: other.id },
+      'telegram',
+      String(BOB.id),
+      'approver',
+    );
+    workflow(
+      'kept',
+      `steps:
+  - id: build
+    agent: demo
+    prompt: build it
+    checkpoint:
+      when: after
+      expiresIn: 500ms
+      onExpiry: keep
+`,
+    );
+    w.say(ALICE, '/run kept ship it');
+    const here = await w.message(/Checkpoint build:1/);
+    const there = await w.message(/Checkpoint build:1/, STRANGERS);
+    const runId = /— run (\S+)/.exec(here.text!)![1]!;
+    await until(
+      async () => (await w.b.orchestrator.getRun(runId)).checkpoint?.expiredAt !== undefined,
+      'the expiry',
+    );
+    w.say(BOB, `/reopen ${runId}`, STRANGERS);
+    await w.message(/^Re-opened the expired checkpoint of run/, STRANGERS);
+    for (const [chat, old] of [
+      [TEAM, here],
+      [STRANGERS, there],
+    ] as const) {
+      const fresh = await w.message(/Checkpoint build:2/, chat);
+      expect(buttonsOf(fresh)).toContain('Approve');
+      await until(
+        () => buttonsOf(w.fake.message(chat.id, old.message_id)).length === 0,
+        'the expired copy edit',
+      );
+      expect(w.fake.message(chat.id, old.message_id)!.text).toMatch(
+        /Checkpoint build:1 — run \S+\nExpired at .* UTC; re-opened at .* UTC as a new checkpoint/,
+      );
+    }
+    const audit = await w.b.repos.audit.listRecent({ actor: `telegram:${BOB.id}` });
+    expect(audit.map((e) => [e.action, e.outcome])).toContainEqual(['command:reopen', 'allowed']);
+    // Carol has no role in the team chat: refused out loud, nothing changes.
+    w.say(CAROL, `/reopen ${runId}`);
+    await w.message(/You are not allowed to use reopen here/);
+    expect((await w.b.orchestrator.getRun(runId)).checkpoint?.id).toBe('build:2');
   });
 
   it('announces a blocked run with a new message, and retries on command', async () => {

@@ -26,6 +26,7 @@ const SAMPLES: Readonly<Record<Verb, string>> = {
   resume: RUN,
   skip: RUN,
   retry: RUN,
+  reopen: RUN,
   revert: `${RUN} build`,
   repair: `${RUN} dry-run`,
   agents: '',

@@ -190,7 +190,7 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
     await visible(message('Checkpoint plan:1', 'Approve').filter({ hasNotText: runId }));
     await page.getByRole('link', { name: 'Runs', exact: true }).click();
     await page.waitForURL(/\/runs$/);
-    await visible(page.locator('#runs-count', { hasText: 'Runs 1–2 of 2' }));
+    await visible(page.locator('#runs-count', { hasText: 'Showing 2 of 2 runs' }));
 
     await page.getByLabel('Status').selectOption('awaiting');
     await page.getByRole('button', { name: 'Filter' }).click();
@@ -198,6 +198,21 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
     const ids = () => page.locator('#runs tbody tr td:first-child').allTextContents();
     expect(await ids()).toHaveLength(1);
     expect((await ids())[0]).not.toBe(runId);
+
+    // Person waiting and age are filters of the URL too: a shared link shows the same list.
+    await page.goto('/runs');
+    await page.getByLabel('Person waiting').selectOption({ index: 1 });
+    await page.getByLabel('Updated').selectOption('24h');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/waiting=.*age=24h/);
+    expect(await ids()).toHaveLength(1);
+    await page.goto('/runs?idle=7d');
+    await visible(page.locator('#runs-count', { hasText: 'No run matches these filters.' }));
+    // A bad value is answered, not ignored.
+    const bad = await page.goto('/runs?status=stuck');
+    expect(bad?.status()).toBe(400);
+    expect(await page.textContent('main')).toContain('Unknown status "stuck"');
+    pageProblems.length = 0; // the browser logs the 400 itself
 
     await page.goto('/runs');
     await page.getByLabel('Search id or spec').fill('login page');
@@ -365,6 +380,7 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
     const pages = {
       console: '/',
       runs: '/runs',
+      runsFiltered: '/runs?status=awaiting&age=24h&idle=15m',
       run: `/runs/${runId}`,
       log: `/runs/${runId}/logs/plan?attempt=1`,
       access: '/admin/access',

@@ -276,3 +276,45 @@ describe('expireCheckpoint', () => {
     ).toBe('checkpoint deploy:1 already approved by Bob');
   });
 });
+
+describe('reopenCheckpoint', () => {
+  const KEEP = wf(
+    'id: e\nsteps: [{ id: s, agent: a, prompt: p, checkpoint: { when: after, expiresIn: 30s, onExpiry: keep } }]',
+  );
+
+  it('re-opens an expired checkpoint as a new one with a fresh expiry; the old one is withdrawn', () => {
+    const h = new Harness();
+    h.start(KEEP);
+    h.finish();
+    h.advance(30_000);
+    h.ok({ type: 'expireCheckpoint', checkpointId: 's:1', actor: SYSTEM_ACTOR });
+    h.advance(60_000);
+    const reopened = h.ok({ type: 'reopenCheckpoint', checkpointId: 's:1', actor: BOB });
+    expect(reopened.types).toEqual(['checkpointWithdrawn', 'checkpointOpened']);
+    expect(h.run.checkpoints.at(-1)).toMatchObject({
+      id: 's:1',
+      withdrawn: { reason: expect.stringMatching(/^expired; re-opened by /) },
+    });
+    const fresh = h.run.checkpoint!;
+    expect(fresh).toMatchObject({ id: 's:2', stepId: 's', votes: [] });
+    expect(fresh.expiredAt).toBeUndefined();
+    expect(Date.parse(fresh.expiresAt!) - Date.parse(fresh.openedAt)).toBe(30_000);
+    expect(reopened.effects).toEqual([
+      { type: 'scheduleExpiry', runId: RUN_ID, checkpointId: 's:2', at: fresh.expiresAt },
+    ]);
+    expect(h.run.status).toBe('awaiting');
+    h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB });
+    expect(h.run.status).toBe('completed');
+  });
+
+  it('refuses a checkpoint that has not expired, and a run that has none open', () => {
+    const h = new Harness();
+    h.start(KEEP);
+    h.finish();
+    expect(h.rejected({ type: 'reopenCheckpoint', actor: BOB }).message).toBe(
+      'checkpoint s:1 has not expired: answer it instead',
+    );
+    h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB });
+    expect(h.rejected({ type: 'reopenCheckpoint', actor: BOB }).message).toMatch(/is completed/);
+  });
+});

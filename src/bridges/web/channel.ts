@@ -47,6 +47,7 @@ import {
   renderMessageHtml,
 } from './outbound.ts';
 import { PromptBook } from './prompts.ts';
+import type { QueueSource } from './queue-source.ts';
 import { RunEvents } from './run-events.ts';
 import type { RunsSource } from './runs-source.ts';
 import {
@@ -66,6 +67,8 @@ export interface WebChannelOptions {
   readonly runs?: RunsSource;
   /** What the Access and Audit pages read and change; without it they say so. */
   readonly admin?: AdminSource;
+  /** The queue page's source (see QueueSource); without it the page says it is unavailable. */
+  readonly queue?: QueueSource;
   readonly sessions?: SessionStoreOptions;
   /** Where login tokens and sessions are kept (bridge.db's `consoleAuth`); default memory. */
   readonly auth?: ConsoleAuthStore;
@@ -150,6 +153,7 @@ export class WebChannel implements Channel {
       runs: options.runs,
       runEvents: this.#runEvents,
       admin: options.admin,
+      queue: options.queue,
       flash: new Flash(),
       log: this.#log,
       running: () => this.running,

@@ -37,6 +37,8 @@ import { multipartBoundary } from './multipart.ts';
 import { consolePage } from './pages/console.ts';
 import { newNonce, sendNotice, sendPage } from './pages/layout.ts';
 import type { PromptBook } from './prompts.ts';
+import { handleQueuePage, postQueueAction } from './queue-routes.ts';
+import type { QueueSource } from './queue-source.ts';
 import { handleRunAction, runActionBody } from './run-action.ts';
 import type { RunEvents } from './run-events.ts';
 import { handleRunsPage } from './runs-routes.ts';
@@ -74,6 +76,8 @@ export interface ConsoleContext extends GuardOptions {
   readonly runEvents: RunEvents;
   /** The Access and Audit pages' source (bridge.db); without it they say so. */
   readonly admin: AdminSource | undefined;
+  /** The queue page's source (the job queue and the audit log); without it the page says so. */
+  readonly queue: QueueSource | undefined;
   readonly flash: Flash;
   readonly log: ChannelLogger;
   /** The chat adapters' states for the page's header (none before the bridge sets them). */
@@ -133,6 +137,13 @@ export async function handleConsoleRequest(
       ...(workspace !== null && { workspace }),
     };
     return handleRunsPage(runsCtx, req, res, url);
+  }
+  if (read && url.pathname === '/queue') {
+    if (!(await adminAllowed(ctx, session))) {
+      sendNotice(res, 403, 'Admins only', 'The Queue page needs the admin role.');
+      return;
+    }
+    return handleQueuePage(ctx.queue, ctx.flash, session, res, url);
   }
   if (url.pathname.startsWith('/admin/') || url.pathname === '/api/access') {
     if (!(await adminAllowed(ctx, session))) {
@@ -280,6 +291,11 @@ async function answerPost(
   try {
     if (pathname === '/api/access')
       return await postAccessEdit(ctx.admin, ctx.flash, session, form, res);
+    if (pathname === '/api/queue') {
+      const admin = await adminAllowed(ctx, session);
+      const who = actorOfSession(session.person);
+      return await postQueueAction(ctx, session, who, admin, form, res, plainForm);
+    }
     const outcome = await dispatchPost(ctx, session, pathname, form, files);
     if (outcome.status !== 200) sendJson(res, outcome.status, { error: outcome.error });
     else if (plainForm)

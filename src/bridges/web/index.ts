@@ -19,6 +19,7 @@ export type { AdminSource } from './admin-source.ts';
 export { WebChannel, type WebChannelOptions } from './channel.ts';
 export { WEB_ADMIN } from './inbound.ts';
 export { CONSOLE_CHAT_REF } from './outbound.ts';
+export type { QueueJobView, QueueListName, QueueSource } from './queue-source.ts';
 export {
   orchestratorRunsSource,
   type RunListItem,

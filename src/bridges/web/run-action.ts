@@ -1,8 +1,8 @@
 /**
  * POST `/api/run-action`: the run page's Approve / Request changes / Reject, Retry failed step
  * and Cancel run. The button becomes the chat command a person would type (`approve <run>
- * [reason]`, `changes <run> <reason>`, `reject <run> <reason>`, `retry <run>`, `cancel <run>
- * [reason]`) and goes through the same chat command path (grammar, authorization,
+ * [reason]`, `changes <run> <reason>`, `reject <run> <reason>`, `retry <run>`, `reopen <run>`,
+ * `cancel <run> [reason]`) and goes through the same chat command path (grammar, authorization,
  * engine, audit) as the console's command box, never a second one; `changes` is the chat alias
  * of `loop`. The chat shows it as typed, and the page gets the chat's answers back.
  */
@@ -13,7 +13,7 @@ import { type ConsoleActor, eventKey, MAX_INPUT_LENGTH, toCommand } from './inbo
 /** POST /api/run-action */
 export const runActionBody = z.object({
   run: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/),
-  action: z.enum(['approve', 'changes', 'reject', 'retry', 'cancel']),
+  action: z.enum(['approve', 'changes', 'reject', 'retry', 'reopen', 'cancel']),
   reason: z
     .string()
     .trim()
@@ -45,7 +45,8 @@ export async function handleRunAction(
   body: z.infer<typeof runActionBody>,
   who?: ConsoleActor,
 ): Promise<PostOutcome> {
-  const reason = body.action === 'retry' ? '' : (body.reason ?? '').replace(/\s+/g, ' ');
+  const bare = body.action === 'retry' || body.action === 'reopen';
+  const reason = bare ? '' : (body.reason ?? '').replace(/\s+/g, ' ');
   if ((body.action === 'changes' || body.action === 'reject') && reason === '') {
     const what = body.action === 'reject' ? 'why you reject' : 'what should change';
     return { status: 400, error: `Say ${what} in the reason box.` };

@@ -141,9 +141,17 @@ async function showList(
   url: URL,
 ): Promise<void> {
   const scope = ctx.workspace;
-  const params = { ...listParams(url), ...(scope !== undefined && { workspace: scope }) };
+  const asJson = url.searchParams.get('part') === 'results';
+  const parsed = listParams(url);
+  if ('error' in parsed) {
+    // A bad filter changes nothing and says what to write instead.
+    if (asJson) sendJson(res, 400, { error: parsed.error });
+    else sendNotice(res, 400, 'Bad filter', parsed.error);
+    return;
+  }
+  const params = { ...parsed.params, ...(scope !== undefined && { workspace: scope }) };
   if (runs.index) {
-    if (url.searchParams.get('part') === 'results') {
+    if (asJson) {
       sendJson(res, 200, {
         html: runsListResults(await runs.index.search(listQuery(params)), params),
       });
@@ -153,8 +161,8 @@ async function showList(
       runs.index.search(listQuery(params)),
       runs.index.facets(),
     ]);
-    // A person's filter offers only their workspace: the others' paths are not theirs to see.
-    const facets = scope === undefined ? all : { ...all, workspaces: [scope] };
+    // A person's filters offer only their workspace: other paths and chats are not theirs to see.
+    const facets = scope === undefined ? all : { ...all, workspaces: [scope], chats: [] };
     page(res, 'Runs', runsListBody(found, params, facets), RUNS_LIST_SCRIPT);
     return;
   }
@@ -162,17 +170,12 @@ async function showList(
   const items = (await runs.listRuns({ limit: RUNS_PAGE_SIZE })).filter(
     (r) => scope === undefined || path.resolve(r.workspace) === path.resolve(scope),
   );
-  if (url.searchParams.get('part') === 'results') {
-    sendJson(res, 200, { html: runsListResults({ items, total: items.length }, { page: 1 }) });
+  if (asJson) {
+    sendJson(res, 200, { html: runsListResults({ items, total: items.length }, {}) });
     return;
   }
   const none = { workflows: [], workspaces: [], startedBy: [] };
-  page(
-    res,
-    'Runs',
-    runsListBody({ items, total: items.length }, { page: 1 }, none),
-    RUNS_LIST_SCRIPT,
-  );
+  page(res, 'Runs', runsListBody({ items, total: items.length }, {}, none), RUNS_LIST_SCRIPT);
 }
 
 async function showRun(

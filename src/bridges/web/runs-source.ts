@@ -30,9 +30,22 @@ export interface RunListQuery {
   readonly workflowId?: string;
   readonly workspace?: string;
   readonly startedBy?: string;
+  readonly originChat?: string;
+  /** Runs waiting on a person (awaiting or blocked) that this person started. */
+  readonly waitingFor?: string;
+  readonly updatedSince?: number;
+  readonly updatedBefore?: number;
   readonly text?: string;
   readonly limit: number;
-  readonly offset?: number;
+  /** Keyset paging: the page just older than `before`, or just newer than `after`. */
+  readonly before?: RunKeyView;
+  readonly after?: RunKeyView;
+}
+
+/** A run's place in the list's order (see RunsRepo's RunKey). */
+export interface RunKeyView {
+  readonly updatedAt: number;
+  readonly id: string;
 }
 
 /** The statuses a run can have (the list's status filter). */
@@ -51,7 +64,11 @@ export type RunIndexStatus = (typeof RUN_STATUSES)[number];
 /** One page of the runs list and how many runs match in all. */
 export interface RunListPage {
   readonly items: readonly RunListItem[];
+  /** Matches, counted up to a cap (`totalCapped`: more match). */
   readonly total: number;
+  readonly totalCapped?: boolean;
+  readonly hasNewer?: boolean;
+  readonly hasOlder?: boolean;
 }
 
 /** The values the list's filters offer. */
@@ -59,6 +76,8 @@ export interface RunListFacets {
   readonly workflows: readonly string[];
   readonly workspaces: readonly string[];
   readonly startedBy: readonly string[];
+  /** Chats runs were started from. */
+  readonly chats?: readonly string[];
 }
 
 /** The runs index in bridge.db (RunsRepo fits as is). */
@@ -81,6 +100,8 @@ export interface CheckpointView {
   readonly answers: readonly string[];
   readonly openedAt: string;
   readonly expiresAt?: string;
+  /** Set when it expired and was kept open (it can be re-opened). */
+  readonly expiredAt?: string;
   readonly policy: { readonly approvals: number; readonly fourEyes: boolean };
   readonly votes: readonly {
     readonly actor: ActorView;

@@ -1,16 +1,20 @@
-/** `cancel`, `resume`, `skip`, `retry` and `revert`: steering a run through the engine. */
+/** `cancel`, `resume`, `skip`, `retry`, `reopen` and `revert`: steering a run through the engine. */
 import { layoutModule } from '../../engine/layouts/index.ts';
 import type { ParsedCommand } from '../grammar.ts';
 import type { CommandInput } from '../ports.ts';
 import { type CommandContext, type HandlerResult, visibleRun, warningLines } from './types.ts';
 
-type Control = Extract<ParsedCommand, { verb: 'cancel' | 'skip' | 'resume' | 'retry' | 'revert' }>;
+type Control = Extract<
+  ParsedCommand,
+  { verb: 'cancel' | 'skip' | 'resume' | 'retry' | 'reopen' | 'revert' }
+>;
 
 const DONE: Readonly<Record<Control['verb'], string>> = {
   cancel: 'Cancelled',
   resume: 'Resumed',
   skip: 'Skipped the current step of',
   retry: 'Retrying the failed step of',
+  reopen: 'Re-opened the expired checkpoint of',
   revert: 'Reverted',
 };
 
@@ -64,6 +68,8 @@ function engineCommand(ctx: CommandContext, cmd: Control): CommandInput {
       return { type: 'resume', actor };
     case 'retry':
       return { type: 'retry', actor };
+    case 'reopen':
+      return { type: 'reopenCheckpoint', actor };
     case 'revert':
       return { type: 'revert', actor, toStepId: cmd.stepId, source: 'command' };
   }

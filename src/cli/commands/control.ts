@@ -49,6 +49,18 @@ export function registerControlCommands(program: Command, ctx: CliContext): void
     });
 
   program
+    .command('reopen')
+    .description('open the expired checkpoint of a run again, with a fresh expiry')
+    .argument('<run>', 'the run id')
+    .action(async (runId: string) => {
+      await driveRun(ctx, { detach: true, runId }, async (o) =>
+        acceptedState(
+          await o.command(runId, cliKey(), { type: 'reopenCheckpoint', actor: { id: ctx.actor } }),
+        ),
+      );
+    });
+
+  program
     .command('skip')
     .description('mark the current step skipped and drive the run on from the next one')
     .argument('<run>', 'the run id')

@@ -30,6 +30,11 @@ export interface BridgeDialect {
   position(haystack: RawBuilder<unknown>, needle: RawBuilder<unknown>): RawBuilder<number>;
   /** `value` as text on Postgres (immutable, for generated columns); unchanged on SQLite. */
   asText(value: RawBuilder<unknown>): RawBuilder<string>;
+  /**
+   * `column` kept out of index choice, so a query reads the index of its other filter (SQLite:
+   * unary `+`; Postgres's planner weighs indexes by its statistics, so the column as it is).
+   */
+  unindexed(column: string): RawBuilder<unknown>;
   /** The LIKE that ignores ASCII case (SQLite's `like` does, Postgres's `ilike`). */
   readonly likeIgnoringCase: 'like' | 'ilike';
   /** Plugins the dialect's Kysely carries (Postgres: the schema translation of our migrations). */

@@ -14,6 +14,7 @@ import {
   specFromId,
   stateOf,
 } from './bullmq-codec.ts';
+import { bullJobCounts, bullListJobs } from './bullmq-listing.ts';
 import { assertRedisReachable, QueueKeys, RunLocks } from './bullmq-redis.ts';
 import { type BullmqRetention, DEFAULT_BULLMQ_RETENTION, keepJobsOf } from './bullmq-retention.ts';
 import { type BullmqTiming, type BullmqWorkerDeps, startBullmqWorker } from './bullmq-worker.ts';
@@ -22,6 +23,8 @@ import { type ErrorReporter, OutcomeListeners, warnOnError } from './outcome.ts'
 import {
   assertConcurrency,
   delayOf,
+  type JobListing,
+  type JobListState,
   type JobOutcome,
   type JobQueue,
   type JobSpec,
@@ -30,6 +33,7 @@ import {
   type OutcomeListener,
   type Processor,
   type ProgressListener,
+  type RemoveJobResult,
   type StartedListener,
   validateJobSpec,
   type Worker,
@@ -142,6 +146,25 @@ class BullmqJobQueue implements JobQueue {
       completed: c.completed ?? 0,
       failed: c.failed ?? 0,
     };
+  }
+
+  async jobCounts(): Promise<Record<JobListState, number>> {
+    return bullJobCounts(this.queue);
+  }
+
+  async listJobs(state: JobListState, limit: number): Promise<JobListing[]> {
+    return bullListJobs(this.queue, state, limit);
+  }
+
+  async removeJob(id: string): Promise<RemoveJobResult> {
+    this.assertOpen();
+    const job = await this.queue.getJob(id);
+    if (job === undefined) return 'not-found';
+    const state = await job.getState();
+    if (state === 'active') return 'active';
+    if (!['waiting', 'delayed', 'prioritized'].includes(state)) return 'not-found';
+    // As cancel of a waiting job: marked first, so a worker taking it meanwhile refuses it.
+    return (await this.cancel(id)) === 'removed' ? 'removed' : 'active';
   }
 
   async enqueue(

@@ -78,6 +78,36 @@ export interface JobStatus {
   outcome?: JobOutcome;
 }
 
+/** The lists of the console's queue page: `delayed` waits for its time, `waiting` for a worker. */
+export const JOB_LIST_STATES = ['waiting', 'active', 'delayed', 'failed', 'completed'] as const;
+
+/** One of JOB_LIST_STATES (a cancelled job is listed as failed, marked `cancelled`). */
+export type JobListState = (typeof JOB_LIST_STATES)[number];
+
+/** A job as the queue page lists it (times in ms since the epoch). */
+export interface JobListing {
+  id: string;
+  runId: string;
+  stepId: string;
+  attempt: number;
+  state: JobListState;
+  /** Times a worker took it. */
+  attempts: number;
+  createdAt: number;
+  /** When a delayed job becomes available. */
+  availableAt?: number;
+  startedAt?: number;
+  finishedAt?: number;
+  /** Why a failed job failed. */
+  error?: string;
+  cancelled?: boolean;
+  /** A completed job's `exitCode` result (a step whose agent exited non-zero completed too). */
+  exitCode?: number;
+}
+
+/** What `removeJob` did: gone for good, still running (refused: cancel the run), or unknown. */
+export type RemoveJobResult = 'removed' | 'active' | 'not-found';
+
 /** What `reclaim` did: taken back, still held by a live worker (named), or not running. */
 export type ReclaimResult =
   | { kind: 'reclaimed' }
@@ -166,6 +196,18 @@ export interface JobQueue {
   reclaim?(id: string): Promise<ReclaimResult>;
   /** Jobs by state (queue depth for metrics); drivers that cannot count cheaply leave it out. */
   counts?(): Promise<Partial<Record<JobState, number>>>;
+  /** How many jobs each list of the queue page holds. */
+  jobCounts(): Promise<Record<JobListState, number>>;
+  /**
+   * Up to `limit` jobs of one list, in the order they matter: waiting oldest first, delayed
+   * soonest first, active longest running first, failed and completed newest finished first.
+   */
+  listJobs(state: JobListState, limit: number): Promise<JobListing[]>;
+  /**
+   * Removes a job that is not running (waiting, delayed or finished): it never runs and is no
+   * longer listed; no outcome is reported (as `cancel` of a waiting job). A running one is refused.
+   */
+  removeJob(id: string): Promise<RemoveJobResult>;
   /** Closes workers (waiting for running jobs) and connections this queue opened. */
   close(): Promise<void>;
 }

@@ -11,6 +11,8 @@ import {
   assertConcurrency,
   CANCEL_REASON,
   delayOf,
+  type JobListing,
+  type JobListState,
   type JobQueue,
   type JobSpec,
   type JobState,
@@ -20,12 +22,14 @@ import {
   type ProgressListener,
   type QueuedJob,
   type ReclaimResult,
+  type RemoveJobResult,
   type StartedListener,
   validateJobSpec,
   type Worker,
   type WorkerOptions,
 } from './port.ts';
 import { parseProgress, SignalListeners } from './signals.ts';
+import { sqliteJobCounts, sqliteListJobs, sqliteRemoveJob } from './sqlite-listing.ts';
 import { type FinishedJob, SqliteJobStore } from './sqlite-store.ts';
 import { type SqliteTiming, SqliteWorker } from './sqlite-worker.ts';
 
@@ -53,6 +57,7 @@ export function createSqliteQueue(opts: SqliteQueueOptions): JobQueue {
 class SqliteJobQueue implements JobQueue {
   readonly driver = 'sqlite' as const;
   private readonly store: SqliteJobStore;
+  private readonly sqlite: BridgeDb['sqlite'];
   private readonly timing: SqliteTiming;
   private readonly onError: ErrorReporter;
   private readonly listeners: OutcomeListeners;
@@ -73,6 +78,7 @@ class SqliteJobQueue implements JobQueue {
 
   constructor(opts: SqliteQueueOptions) {
     this.store = new SqliteJobStore(opts.db.sqlite);
+    this.sqlite = opts.db.sqlite;
     const leaseMs = opts.leaseMs ?? 30_000;
     this.timing = {
       leaseMs,
@@ -157,6 +163,19 @@ class SqliteJobQueue implements JobQueue {
 
   async counts(): Promise<Partial<Record<JobState, number>>> {
     return this.store.counts();
+  }
+
+  async jobCounts(): Promise<Record<JobListState, number>> {
+    return sqliteJobCounts(this.sqlite, Date.now());
+  }
+
+  async listJobs(state: JobListState, limit: number): Promise<JobListing[]> {
+    return sqliteListJobs(this.sqlite, state, limit, Date.now());
+  }
+
+  async removeJob(id: string): Promise<RemoveJobResult> {
+    this.assertOpen();
+    return sqliteRemoveJob(this.sqlite, id, Date.now());
   }
 
   async reclaim(id: string): Promise<ReclaimResult> {

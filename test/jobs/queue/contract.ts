@@ -409,6 +409,68 @@ export function defineQueueContract(
       expect(await queue.counts!()).toMatchObject({ waiting: 1, completed: 1 });
     });
 
+    it('lists jobs by state for the queue page and removes a waiting one, never a running one', async () => {
+      const queue = await ctx.open();
+      const seen = collectOutcomes(queue);
+      const ok = step('list-ok');
+      const bad = step('list-bad', 'build', { fail: 'boom' });
+      const held = step('list-held', 'build', { hold: true });
+      const stuck = step('list-stuck');
+      const later = step('list-later');
+      const before = Date.now();
+      for (const j of [ok, bad, held, stuck]) await queue.enqueue(j);
+      await queue.enqueue(later, { delayMs: 60_000 });
+      const ids = async (state: Parameters<JobQueue['listJobs']>[0]) =>
+        (await queue.listJobs(state, 10)).map((j) => j.id);
+      expect(await ids('waiting')).toEqual([ok, bad, held, stuck].map(jobIdOf));
+      const [delayed] = await queue.listJobs('delayed', 10);
+      expect(delayed).toMatchObject({ id: jobIdOf(later), runId: later.runId, stepId: 'build' });
+      expect(delayed!.availableAt).toBeGreaterThanOrEqual(before + 60_000);
+      expect(await queue.jobCounts()).toEqual({
+        waiting: 4,
+        active: 0,
+        delayed: 1,
+        failed: 0,
+        completed: 0,
+      });
+      expect((await queue.listJobs('waiting', 2)).map((j) => j.id)).toEqual([ok, bad].map(jobIdOf));
+
+      // A stuck job removed before it starts: it never runs, is listed nowhere, stays done.
+      expect(await queue.removeJob(jobIdOf(stuck))).toBe('removed');
+      expect(await queue.removeJob('2026-11-29T143000Z-none:build:1')).toBe('not-found');
+      expect(await ids('waiting')).toEqual([ok, bad, held].map(jobIdOf));
+      expect((await queue.get(jobIdOf(stuck)))?.state).toBe('cancelled');
+      expect((await queue.enqueue(stuck)).created).toBe(false);
+
+      const tracker = ctx.tracker(3);
+      tracker.releaseAll();
+      await queue.startWorker(tracker.processor, { concurrency: 3 });
+      await seen.of(jobIdOf(ok));
+      await seen.of(jobIdOf(bad));
+      await tracker.waitStarted(jobIdOf(held));
+      expect(await ids('active')).toEqual([jobIdOf(held)]);
+      expect(await queue.removeJob(jobIdOf(held))).toBe('active');
+      const [failed] = await queue.listJobs('failed', 10);
+      expect(failed).toMatchObject({
+        id: jobIdOf(bad),
+        state: 'failed',
+        error: 'boom',
+        attempts: 1,
+      });
+      expect(failed!.finishedAt).toBeGreaterThanOrEqual(before);
+      expect(await ids('completed')).toEqual([jobIdOf(ok)]);
+      expect(await queue.jobCounts()).toEqual({
+        waiting: 0,
+        active: 1,
+        delayed: 1,
+        failed: 1,
+        completed: 1,
+      });
+      tracker.release(jobIdOf(held));
+      expect((await seen.of(jobIdOf(held))).ok).toBe(true);
+      expect(tracker.calls.has(jobIdOf(stuck))).toBe(false);
+    });
+
     it('refuses specs whose ids would be ambiguous', async () => {
       const queue = await ctx.open();
       const bad = { ...step('x'), stepId: 'a:b' };

@@ -42,11 +42,12 @@ export interface PageParts {
 }
 
 /** The console's sections, as the nav names them. */
-export type NavItem = 'console' | 'runs' | 'access' | 'audit';
+export type NavItem = 'console' | 'runs' | 'queue' | 'access' | 'audit';
 
 const NAV: readonly [NavItem, string, string][] = [
   ['console', '/', 'Console'],
   ['runs', '/runs', 'Runs'],
+  ['queue', '/queue', 'Queue'],
   ['access', '/admin/access', 'Access'],
   ['audit', '/admin/audit', 'Audit'],
 ];

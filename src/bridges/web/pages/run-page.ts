@@ -127,7 +127,11 @@ function checkpointInfo(run: RunView, cp: CheckpointView | null, now: number): s
       `<li>${e(answerWords(v.answer))} by ${e(personName(v.actor))} ${relativeTime(v.at, now)}${v.reason ? `: “${e(v.reason)}”` : ''}</li>`,
   );
   const needs = `${cp.policy.approvals} approval${cp.policy.approvals === 1 ? '' : 's'} needed${cp.policy.fourEyes ? ', four-eyes (not the run starter)' : ''}`;
-  const expires = cp.expiresAt ? ` · expires ${relativeTime(cp.expiresAt, now)}` : '';
+  const expires = cp.expiredAt
+    ? ` · <b>expired</b> ${relativeTime(cp.expiredAt, now)}`
+    : cp.expiresAt
+      ? ` · expires ${relativeTime(cp.expiresAt, now)}`
+      : '';
   const gate = cp.gate
     ? `<p><b>Gate ${e(cp.gate)} did not pass:</b> approving overrides it and needs a reason.</p>`
     : '';

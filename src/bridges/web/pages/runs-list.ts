@@ -1,14 +1,16 @@
 /**
- * The runs list (pure rendering): filters (status, workflow, workspace, started by), a search
- * over ids and specifications, one page of runs from bridge.db's index, and pager links. Times
- * are relative with the exact UTC time on hover; ids never wrap; below 720 px the table is a
- * stacked list.
+ * The runs list (pure rendering): filters (status, workflow, chat, person waiting, age, idle,
+ * workspace, started by), a search over ids and specifications, one page of runs from bridge.db's
+ * index, and Newer/Older links by key. Times are relative with the exact UTC time on hover; ids
+ * never wrap; below 720 px the table is a stacked list.
  */
 import { escapeHtml as e } from '../outbound.ts';
 import {
   RUN_STATUSES,
+  type RunKeyView,
   type RunListFacets,
   type RunListItem,
+  type RunListPage,
   type RunListQuery,
 } from '../runs-source.ts';
 import { relativeTime, runHref, statusBadge } from './runs.ts';
@@ -16,75 +18,155 @@ import { relativeTime, runHref, statusBadge } from './runs.ts';
 /** Rows per page of the runs list. */
 export const RUNS_PAGE_SIZE = 50;
 
-/** The list's query as the URL carries it. */
+/** The list's query as the URL carries it (durations as written: `30m`, `24h`, `7d`). */
 export interface ListParams {
   readonly status?: string;
   readonly workflow?: string;
+  readonly chat?: string;
+  readonly waiting?: string;
+  readonly age?: string;
+  readonly idle?: string;
   readonly workspace?: string;
   readonly by?: string;
   readonly q?: string;
-  /** 1-based. */
-  readonly page: number;
+  /** The page's edge, as `<updatedAt ms>.<run id>`. */
+  readonly before?: string;
+  readonly after?: string;
 }
 
-const KEYS = ['status', 'workflow', 'workspace', 'by', 'q'] as const;
+const FILTER_KEYS = [
+  'status',
+  'workflow',
+  'chat',
+  'waiting',
+  'age',
+  'idle',
+  'workspace',
+  'by',
+  'q',
+] as const;
+const KEYS = [...FILTER_KEYS, 'before', 'after'] as const;
 
-/** Reads the list's parameters from a URL (unknown status values are ignored). */
-export function listParams(url: URL): ListParams {
-  const get = (k: string) => {
+const DURATION = /^([1-9]\d{0,3})([mhd])$/;
+const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+const KEY = /^(\d{1,15})\.([A-Za-z0-9][A-Za-z0-9._:-]{0,199})$/;
+const AGE_CHOICES = [
+  ['1h', 'last hour'],
+  ['24h', 'last 24 hours'],
+  ['7d', 'last 7 days'],
+  ['30d', 'last 30 days'],
+] as const;
+const IDLE_CHOICES = [
+  ['15m', 'over 15 minutes'],
+  ['1h', 'over an hour'],
+  ['24h', 'over a day'],
+  ['7d', 'over a week'],
+] as const;
+
+/** The list's parameters, or what is wrong with the URL's (said so the person can fix it). */
+export type ParsedList = { readonly params: ListParams } | { readonly error: string };
+
+/** A duration such as `24h` in ms, or undefined when it is not one (1–9999 m, h or d). */
+export function durationMs(text: string): number | undefined {
+  const m = DURATION.exec(text);
+  return m ? Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS] : undefined;
+}
+
+function parseKey(text: string): RunKeyView | undefined {
+  const m = KEY.exec(text);
+  return m ? { updatedAt: Number(m[1]), id: m[2]! } : undefined;
+}
+
+/** Reads and checks the list's parameters from a URL; unknown parameters are ignored. */
+export function listParams(url: URL): ParsedList {
+  const out: Record<string, string> = {};
+  for (const k of KEYS) {
     const v = url.searchParams.get(k)?.trim();
-    return v ? v.slice(0, 300) : undefined;
-  };
-  const status = get('status');
-  const page = Number(get('page') ?? 1);
-  return {
-    ...(status && (RUN_STATUSES as readonly string[]).includes(status) && { status }),
-    ...(get('workflow') && { workflow: get('workflow') }),
-    ...(get('workspace') && { workspace: get('workspace') }),
-    ...(get('by') && { by: get('by') }),
-    ...(get('q') && { q: get('q') }),
-    page: Number.isInteger(page) && page >= 1 && page <= 100_000 ? page : 1,
-  };
+    if (!v) continue;
+    if (v.length > 300) return { error: `The ${k} filter is too long (300 characters at most).` };
+    out[k] = v;
+  }
+  if (out.status && !(RUN_STATUSES as readonly string[]).includes(out.status)) {
+    return {
+      error: `Unknown status "${out.status}": use one of ${RUN_STATUSES.join(', ')}.`,
+    };
+  }
+  for (const k of ['age', 'idle'] as const) {
+    if (out[k] && durationMs(out[k]) === undefined) {
+      return {
+        error: `The ${k} filter "${out[k]}" is not a duration: write a number and m, h or d (e.g. 30m, 24h, 7d).`,
+      };
+    }
+  }
+  for (const k of ['before', 'after'] as const) {
+    if (out[k] && !parseKey(out[k])) {
+      return {
+        error: `The ${k} link "${out[k]}" is not a page of this list: start again from /runs.`,
+      };
+    }
+  }
+  if (out.before && out.after)
+    return { error: 'A page is either before or after a run, not both.' };
+  return { params: out as ListParams };
 }
 
-/** The index query of the parameters. */
-export function listQuery(p: ListParams): RunListQuery {
+/** The index query of the parameters (`now` anchors age and idle). */
+export function listQuery(p: ListParams, now = Date.now()): RunListQuery {
+  const before = p.before === undefined ? undefined : parseKey(p.before);
+  const after = p.after === undefined ? undefined : parseKey(p.after);
   return {
     ...(p.status && { status: p.status as RunListQuery['status'] & string }),
     ...(p.workflow && { workflowId: p.workflow }),
     ...(p.workspace && { workspace: p.workspace }),
     ...(p.by && { startedBy: p.by }),
+    ...(p.chat && { originChat: p.chat }),
+    ...(p.waiting && { waitingFor: p.waiting }),
+    ...(p.age && { updatedSince: now - durationMs(p.age)! }),
+    ...(p.idle && { updatedBefore: now - durationMs(p.idle)! }),
     ...(p.q && { text: p.q }),
+    ...(before && { before }),
+    ...(after && { after }),
     limit: RUNS_PAGE_SIZE,
-    offset: (p.page - 1) * RUNS_PAGE_SIZE,
   };
 }
 
-function hrefOf(p: ListParams, page: number): string {
+/** The list's URL with these filters and, optionally, a page edge. */
+function hrefOf(p: ListParams, edge?: { before: string } | { after: string }): string {
   const q = new URLSearchParams();
-  for (const k of KEYS) if (p[k]) q.set(k, p[k]!);
-  if (page > 1) q.set('page', String(page));
+  for (const k of FILTER_KEYS) if (p[k]) q.set(k, p[k]!);
+  if (edge) for (const [k, v] of Object.entries(edge)) q.set(k, v);
   const s = q.toString();
   return s ? `/runs?${s}` : '/runs';
 }
 
-function select(name: string, label: string, options: readonly string[], value?: string): string {
+const keyOf = (r: RunListItem) => `${r.updatedAt}.${r.id}`;
+
+type Choice = readonly [value: string, label: string];
+
+function select(name: string, label: string, options: readonly Choice[], value?: string): string {
+  // A value from the URL the facets do not offer (e.g. `age=3d`) stays chosen.
+  const all = value && !options.some(([v]) => v === value) ? [...options, [value, value]] : options;
   const opts = [`<option value="">any</option>`]
     .concat(
-      options.map(
-        (o) => `<option value="${e(o)}"${o === value ? ' selected' : ''}>${e(o)}</option>`,
+      all.map(
+        ([v, l]) => `<option value="${e(v)}"${v === value ? ' selected' : ''}>${e(l)}</option>`,
       ),
     )
     .join('');
   return `<label>${label}<select name="${name}">${opts}</select></label>`;
 }
 
+const same = (xs: readonly string[]): Choice[] => xs.map((x) => [x, x]);
+
 function filtersForm(p: ListParams, f: RunListFacets): string {
+  const people = same(f.startedBy);
   return `<form class="filters" method="get" action="/runs" role="search" aria-label="Filter runs">
 <label>Search id or spec<input type="search" name="q" value="${e(p.q ?? '')}" maxlength="300"></label>
-${select('status', 'Status', RUN_STATUSES, p.status)}${select('workflow', 'Workflow', f.workflows, p.workflow)}
-${select('workspace', 'Workspace', f.workspaces, p.workspace)}${select('by', 'Started by', f.startedBy, p.by)}
-<button type="submit" class="btn btn-primary">Filter</button>${KEYS.some((k) => p[k]) ? ' <a href="/runs">Clear</a>' : ''}</form>`;
+${select('status', 'Status', same(RUN_STATUSES), p.status)}${select('workflow', 'Workflow', same(f.workflows), p.workflow)}
+${select('chat', 'Chat', same(f.chats ?? []), p.chat)}${select('waiting', 'Person waiting', people, p.waiting)}
+${select('age', 'Updated', AGE_CHOICES, p.age)}${select('idle', 'Idle', IDLE_CHOICES, p.idle)}
+${select('workspace', 'Workspace', same(f.workspaces), p.workspace)}${select('by', 'Started by', people, p.by)}
+<button type="submit" class="btn btn-primary">Filter</button>${FILTER_KEYS.some((k) => p[k]) ? ' <a href="/runs">Clear</a>' : ''}</form>`;
 }
 
 function row(r: RunListItem, now: number): string {
@@ -94,29 +176,45 @@ function row(r: RunListItem, now: number): string {
 }
 
 /** The list's results (count, table, pager): what the live list replaces when runs change. */
-export function runsListResults(
-  page: { items: readonly RunListItem[]; total: number },
-  p: ListParams,
-  now = Date.now(),
-): string {
-  if (page.total === 0) {
-    const none = KEYS.some((k) => p[k]) ? 'No run matches these filters.' : 'No runs yet.';
-    return `<div id="results"><p class="muted" id="runs-count" role="status">${none}</p></div>`;
+export function runsListResults(page: RunListPage, p: ListParams, now = Date.now()): string {
+  const filtered = FILTER_KEYS.some((k) => p[k]);
+  if (page.items.length === 0) {
+    const none =
+      page.total > 0
+        ? 'No runs on this page any more.'
+        : filtered
+          ? 'No run matches these filters.'
+          : 'No runs yet.';
+    const back = page.total > 0 ? ` <a href="${e(hrefOf(p))}">Newest</a>` : '';
+    return `<div id="results"><p class="muted" id="runs-count" role="status">${none}${back}</p></div>`;
   }
-  const first = (p.page - 1) * RUNS_PAGE_SIZE + 1;
-  const last = first + page.items.length - 1;
-  const pages = Math.max(1, Math.ceil(page.total / RUNS_PAGE_SIZE));
-  const count = `<p id="runs-count" role="status">Runs ${first.toLocaleString('en-US')}–${last.toLocaleString('en-US')} of ${page.total.toLocaleString('en-US')}</p>`;
-  const prev = p.page > 1 ? `<a href="${hrefOf(p, p.page - 1)}" rel="prev">← Newer</a>` : '';
-  const next = p.page < pages ? `<a href="${hrefOf(p, p.page + 1)}" rel="next">Older →</a>` : '';
-  const pager = `<nav class="pager" aria-label="Pages">${prev}<span>Page ${p.page} of ${pages}</span>${next}</nav>`;
+  const total = `${page.total.toLocaleString('en-US')}${page.totalCapped ? '+' : ''}`;
+  const noun = page.total === 1 && !page.totalCapped ? 'run' : 'runs';
+  const what = `${filtered ? 'matching ' : ''}${noun}`;
+  // A search counts only its page: say more match rather than a count it did not make.
+  const count =
+    page.totalCapped && page.total <= page.items.length
+      ? `<p id="runs-count" role="status">Showing ${page.items.length} ${what}; more on other pages</p>`
+      : `<p id="runs-count" role="status">Showing ${page.items.length} of ${total} ${what}</p>`;
+  const first = page.items[0]!;
+  const last = page.items.at(-1)!;
+  const links = [
+    page.hasNewer ? `<a href="${e(hrefOf(p))}">Newest</a>` : '',
+    page.hasNewer
+      ? `<a href="${e(hrefOf(p, { after: keyOf(first) }))}" rel="prev">← Newer</a>`
+      : '',
+    page.hasOlder
+      ? `<a href="${e(hrefOf(p, { before: keyOf(last) }))}" rel="next">Older →</a>`
+      : '',
+  ].filter(Boolean);
+  const pager = links.length ? `<nav class="pager" aria-label="Pages">${links.join('')}</nav>` : '';
   const rows = page.items.map((r) => row(r, now)).join('');
   return `<div id="results">${count}<table class="list" id="runs"><thead><tr><th>Run</th><th>Workflow</th><th>Status</th><th>Started by</th><th>Created</th><th>Updated</th><th>Workspace</th></tr></thead><tbody>${rows}</tbody></table>${pager}</div>`;
 }
 
 /** Body of the runs list. */
 export function runsListBody(
-  page: { items: readonly RunListItem[]; total: number },
+  page: RunListPage,
   p: ListParams,
   facets: RunListFacets,
   now = Date.now(),

@@ -32,6 +32,7 @@ form.say input[type=text]{flex:1 1 14em;min-width:0}textarea{width:100%;min-heig
 .card{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.7em .9em;margin:.7em 0}.card.open{border-color:var(--warn);border-width:2px}
 .filters{display:flex;flex-wrap:wrap;gap:.5em .8em;align-items:end}.filters label{display:flex;flex-direction:column;font-size:.9em;gap:.15em;min-width:0}
 .pager{display:flex;flex-wrap:wrap;gap:1em;align-items:center;margin:.6em 0}
+.counts{display:flex;flex-wrap:wrap;gap:.4em 1.2em;list-style:none;padding:0;margin:.6em 0}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35em .5em;border-bottom:1px solid var(--line);vertical-align:top}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}td.num,.nowrap{white-space:nowrap}
 td.clip{max-width:18em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}

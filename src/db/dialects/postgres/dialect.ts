@@ -39,6 +39,7 @@ export const postgresDialect: BridgeDialect = {
   jsonText: (column, key) => sql<string | null>`(cast(${column} as jsonb) ->> ${key})`,
   position: (haystack, needle) => sql<number>`strpos(${haystack}, ${needle})`,
   asText: (value) => sql<string>`cast(${value} as text)`,
+  unindexed: (column) => sql.ref(column),
   likeIgnoringCase: 'ilike',
   plugins: [new PostgresSchemaPlugin()],
 };

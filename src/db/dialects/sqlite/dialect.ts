@@ -35,6 +35,7 @@ export const sqliteDialect: BridgeDialect = {
   jsonText: (column, key) => sql<string | null>`json_extract(${column}, ${`$.${key}`})`,
   position: (haystack, needle) => sql<number>`instr(${haystack}, ${needle})`,
   asText: (value) => value as never,
+  unindexed: (column) => sql`+${sql.ref(column)}`,
   likeIgnoringCase: 'like',
   plugins: [],
 };
