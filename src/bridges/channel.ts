@@ -258,6 +258,15 @@ export type ApiCallOutcome = 'ok' | 'rate_limited' | 'error';
 /** Receives the outcome of every platform API call an adapter makes, retries included. */
 export type ApiCallObserver = (outcome: ApiCallOutcome) => void;
 
+/** How a modal asks for text: its title and field label, and whether the field may stay empty. */
+export interface ReasonAsk {
+  /** The modal's title and the field's label, e.g. "Approve with comment" / "Comment". */
+  readonly title?: string;
+  readonly label?: string;
+  /** The field may be left empty; the empty answer is delivered as a Reply with text "". */
+  readonly optional?: boolean;
+}
+
 /** Options of `Channel.answer`. */
 export interface AnswerOptions {
   /** Only the presser sees it (a toast/alert/ephemeral); otherwise posted in the chat. */
@@ -281,8 +290,11 @@ export interface Channel {
   edit(messageRef: MessageRef, message: OutgoingMessage): Promise<void>;
   /** Answers a button press, privately to the presser or publicly in the chat. */
   answer(interaction: Interaction, text: string, options: AnswerOptions): Promise<void>;
-  /** Asks the presser for free text (a reply prompt or a modal); returns the prompt message's ref. */
-  askForReason(interaction: Interaction, prompt: string): Promise<MessageRef>;
+  /**
+   * Asks the presser for free text (a reply prompt or a modal); returns the prompt message's ref.
+   * `ask` titles the modal and may make its field optional (an empty answer still arrives).
+   */
+  askForReason(interaction: Interaction, prompt: string, ask?: ReasonAsk): Promise<MessageRef>;
   /** Uploads a file into a chat. */
   sendFile(chatRef: ChatRef, file: OutgoingFile): Promise<MessageRef>;
   /**

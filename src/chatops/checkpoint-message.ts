@@ -48,25 +48,51 @@ const LABEL: Readonly<Record<CheckpointAnswer, string>> = {
 /** Cap of the agent's reason in a message (a directive reason may be 4000 characters). */
 const MAX_REASON = 1000;
 
+/** The suffix of "Approve with comment": an approval whose modal asks for an optional comment. */
+// Not c, f, x (session offers) nor o, u, d (tool approvals): the router tells buttons apart by it.
+const COMMENT_SUFFIX = 'w';
+/** The label of the button that approves with a comment (chats with modals: Slack, Discord). */
+export const COMMENT_LABEL = 'Approve with comment';
+
+/** How the buttons are offered in one chat. */
+export interface ButtonOptions {
+  /** Offer "Approve with comment" beside Approve (the chat's platform has modals). */
+  readonly comment?: boolean;
+}
+
 /** The buttons of an open checkpoint message: one per answer the checkpoint allows. */
 export function checkpointButtons(
   token: string,
   answers: readonly CheckpointAnswer[],
+  options: ButtonOptions = {},
 ): MessageButton[] {
   const order: CheckpointAnswer[] = ['approve', 'loop', 'reject'];
   return order
     .filter((a) => answers.includes(a))
-    .map((a) => ({
-      id: `${token}.${SUFFIX[a]}`,
-      label: LABEL[a],
-      style: a === 'approve' ? 'primary' : a === 'reject' ? 'danger' : 'default',
-    }));
+    .flatMap((a): MessageButton[] => {
+      const button: MessageButton = {
+        id: `${token}.${SUFFIX[a]}`,
+        label: LABEL[a],
+        style: a === 'approve' ? 'primary' : a === 'reject' ? 'danger' : 'default',
+      };
+      if (a !== 'approve' || options.comment !== true) return [button];
+      return [button, { id: `${token}.${COMMENT_SUFFIX}`, label: COMMENT_LABEL, style: 'default' }];
+    });
+}
+
+/** A pressed checkpoint button: its message token, the answer, and whether it asks a comment. */
+export interface ParsedButton {
+  token: string;
+  answer: CheckpointAnswer;
+  /** "Approve with comment": the approval waits for the modal's (optional) comment. */
+  comment?: true;
 }
 
 /** Splits a pressed button id into the message token and the answer; undefined when malformed. */
-export function parseButtonId(id: string): { token: string; answer: CheckpointAnswer } | undefined {
-  const m = /^([A-Za-z0-9_-]{16,60})\.([arl])$/.exec(id);
+export function parseButtonId(id: string): ParsedButton | undefined {
+  const m = /^([A-Za-z0-9_-]{16,60})\.([arlw])$/.exec(id);
   if (!m) return undefined;
+  if (m[2] === COMMENT_SUFFIX) return { token: m[1]!, answer: 'approve', comment: true };
   const answer = (Object.keys(SUFFIX) as CheckpointAnswer[]).find((a) => SUFFIX[a] === m[2]);
   return answer === undefined ? undefined : { token: m[1]!, answer };
 }
@@ -95,7 +121,11 @@ export function votesWords(cp: CheckpointState): string | undefined {
 }
 
 /** The open message: step, reason, output tail, logs, policy, votes, buttons. */
-export function renderOpenCheckpoint(view: CheckpointView, token: string): OutgoingMessage {
+export function renderOpenCheckpoint(
+  view: CheckpointView,
+  token: string,
+  buttons: ButtonOptions = {},
+): OutgoingMessage {
   const cp = view.checkpoint;
   const text: RichSegment[] = [
     plain('✋ '),
@@ -122,7 +152,7 @@ export function renderOpenCheckpoint(view: CheckpointView, token: string): Outgo
   if (view.notes !== undefined && view.notes.length > 0) {
     fields.push({ label: 'Notes', value: pendingNotesWords(view.notes) });
   }
-  return { text: rich(...text), fields, buttons: checkpointButtons(token, cp.answers) };
+  return { text: rich(...text), fields, buttons: checkpointButtons(token, cp.answers, buttons) };
 }
 
 /** The changed-files list (none when only a note was saved), then why the diff is missing. */

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type PlatformDriver, until, waitFor } from './platform-driver.ts';
+import { checkpointButtonsOn, type PlatformDriver, until, waitFor } from './platform-driver.ts';
 import type { ContractSubject } from './stories.ts';
 import { runIdOf, World } from './world.ts';
 
@@ -65,7 +65,7 @@ export function changesStories(subject: ContractSubject): void {
       await d.sendCommand('alice', 'run demo add login');
       const plan = await w.message(d, /Checkpoint plan:1/);
       const runId = runIdOf(plan);
-      expect(plan.buttons).toEqual(['Approve', 'Request changes', 'Reject']);
+      expect(plan.buttons).toEqual(checkpointButtonsOn(d));
       expect(plan.text).toContain('Request changes: 0 of 3 used; the step runs again');
 
       const press = await d.press('bob', plan, 'Request changes');

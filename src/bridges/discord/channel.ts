@@ -28,6 +28,7 @@ import type {
   Interaction,
   OutgoingFile,
   OutgoingMessage,
+  ReasonAsk,
   RichText,
 } from '../channel.ts';
 import { stderrLogger } from '../channel.ts';
@@ -79,6 +80,19 @@ type State = 'idle' | 'starting' | 'running' | 'stopped';
 
 /** Key of a reason prompt in the state store, by the id of the press that asked. */
 const promptKey = (pressId: string): string => `prompt:${pressId}`;
+
+/** The prompt (and how it asks) kept for the fallback button; an older plain string is the prompt. */
+function keptPrompt(stored: string | undefined): { prompt: string; ask: ReasonAsk } {
+  const fallback = { prompt: stored ?? 'Give your reason.', ask: {} };
+  if (stored === undefined) return fallback;
+  try {
+    const kept = JSON.parse(stored) as { prompt?: unknown; ask?: ReasonAsk };
+    if (typeof kept.prompt !== 'string') return fallback;
+    return { prompt: kept.prompt, ask: typeof kept.ask === 'object' && kept.ask ? kept.ask : {} };
+  } catch {
+    return fallback;
+  }
+}
 
 /** The Discord implementation of the Channel port. */
 export class DiscordChannel implements Channel {
@@ -272,7 +286,8 @@ export class DiscordChannel implements Channel {
       return undefined;
     });
     // A modal must open within 3 s of the press: a prompt that cannot be read gets plain words.
-    await i.showModal(reasonModal(pressId, stored ?? 'Give your reason.'));
+    const kept = keptPrompt(stored);
+    await i.showModal(reasonModal(pressId, kept.prompt, [], kept.ask));
   }
 
   async #deliver(event: InboundEvent): Promise<void> {
@@ -356,14 +371,14 @@ export class DiscordChannel implements Channel {
   }
 
   /** Opens a modal asking the presser for the reason; its submission arrives as a Reply. */
-  async askForReason(interaction: Interaction, prompt: string): Promise<string> {
+  async askForReason(interaction: Interaction, prompt: string, ask?: ReasonAsk): Promise<string> {
     const data = decodeInteraction(interaction);
     const live = this.#liveOf(data);
     // Kept for the fallback button only: failing to keep it must not cost the modal.
     await this.#store
-      .set(promptKey(data.i), prompt, TOKEN_LIFETIME_MS)
+      .set(promptKey(data.i), JSON.stringify({ prompt, ask: ask ?? {} }), TOKEN_LIFETIME_MS)
       .catch((err: unknown) => this.#log.warn({ err }, 'discord: reason prompt not kept'));
-    await live.askForReason(prompt);
+    await live.askForReason(prompt, ask);
     return reasonRef(data.c, data.i);
   }
 

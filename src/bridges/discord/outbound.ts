@@ -22,6 +22,7 @@ import type {
   MessageButton,
   MessageField,
   OutgoingMessage,
+  ReasonAsk,
   RichSegment,
   RichText,
 } from '../channel.ts';
@@ -256,22 +257,24 @@ export function reasonModal(
   interactionId: string,
   prompt: string,
   notes: readonly string[] = [],
+  ask: ReasonAsk = {},
 ): APIModalInteractionResponseCallbackData {
   const text = [...notes, prompt].map((t) => escapeMarkdown(t)).join('\n\n');
   return {
     custom_id: `${REASON_ID_PREFIX}${interactionId}`,
-    title: 'Reason',
+    // Discord caps a modal title at 45 characters and a label at 45.
+    title: (ask.title ?? 'Reason').slice(0, 45),
     components: [
       { type: ComponentType.TextDisplay, content: text.slice(0, 4000) },
       {
         type: ComponentType.Label,
-        label: 'Reason',
+        label: (ask.label ?? 'Reason').slice(0, 45),
         component: {
           type: ComponentType.TextInput,
           custom_id: REASON_INPUT_ID,
           style: TextInputStyle.Paragraph,
-          required: true,
-          min_length: 1,
+          // An optional field may be submitted empty (an approval without a comment).
+          ...(ask.optional === true ? { required: false } : { required: true, min_length: 1 }),
           max_length: 1000,
         },
       },

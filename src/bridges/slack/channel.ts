@@ -19,6 +19,7 @@ import type {
   Interaction,
   OutgoingFile,
   OutgoingMessage,
+  ReasonAsk,
 } from '../channel.ts';
 import { stderrLogger } from '../channel.ts';
 import { DEFAULT_RETRY_POLICY, SerialQueues, withRateLimitRetry } from '../delivery.ts';
@@ -357,8 +358,8 @@ export class SlackChannel implements Channel {
    * Past 3 s the question is asked in the pressed message's thread, and the presser's mention
    * there is the Reply.
    */
-  askForReason(interaction: Interaction, prompt: string): Promise<string> {
-    return this.#interactions.askForReason(interaction, prompt);
+  askForReason(interaction: Interaction, prompt: string, ask?: ReasonAsk): Promise<string> {
+    return this.#interactions.askForReason(interaction, prompt, ask);
   }
 
   /** Downloads a file shared with a mention (url_private_download, bot token). */

@@ -8,6 +8,7 @@ import type {
   MessageButton,
   MessageField,
   OutgoingMessage,
+  ReasonAsk,
   RichSegment,
   RichText,
 } from '../channel.ts';
@@ -271,12 +272,17 @@ export const REASON_BLOCK_ID = 'reason';
 export const REASON_ACTION_ID = 'text';
 
 /** The modal `askForReason` opens; `privateMetadata` comes back verbatim on submission. */
-export function reasonModal(prompt: string, privateMetadata: string): types.ModalView {
+export function reasonModal(
+  prompt: string,
+  privateMetadata: string,
+  ask: ReasonAsk = {},
+): types.ModalView {
   const text = prompt.trim() === '' ? 'Why?' : cut(prompt, MAX_SECTION_TEXT);
   return {
     type: 'modal',
     callback_id: REASON_CALLBACK_ID,
-    title: { type: 'plain_text', text: 'Reason' },
+    // Slack caps a modal title at 24 characters.
+    title: { type: 'plain_text', text: cut(ask.title ?? 'Reason', 24) },
     submit: { type: 'plain_text', text: 'Send' },
     close: { type: 'plain_text', text: 'Cancel' },
     private_metadata: privateMetadata,
@@ -285,7 +291,9 @@ export function reasonModal(prompt: string, privateMetadata: string): types.Moda
       {
         type: 'input',
         block_id: REASON_BLOCK_ID,
-        label: { type: 'plain_text', text: 'Reason' },
+        label: { type: 'plain_text', text: cut(ask.label ?? 'Reason', 2000) },
+        // An optional input lets Send go with the field empty (its value then comes back null).
+        ...(ask.optional === true && { optional: true }),
         element: {
           type: 'plain_text_input',
           action_id: REASON_ACTION_ID,
