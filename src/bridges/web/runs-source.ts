@@ -59,6 +59,8 @@ export interface RunListFacets {
   readonly workflows: readonly string[];
   readonly workspaces: readonly string[];
   readonly startedBy: readonly string[];
+  /** The starters as people know them, by id: the filter shows these, ids stay its values. */
+  readonly startedByNames?: Readonly<Record<string, string>>;
 }
 
 /** The runs index in bridge.db (RunsRepo fits as is). */

@@ -59,6 +59,8 @@ export interface RunFacets {
   workflows: string[];
   workspaces: string[];
   startedBy: string[];
+  /** The starters as people know them, by id (set by the console's index, see namedRunsIndex). */
+  startedByNames?: Record<string, string>;
 }
 
 /** What `upsert` writes; times default to now (createdAt is kept on update). */

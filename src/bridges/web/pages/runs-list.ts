@@ -68,22 +68,52 @@ function hrefOf(p: ListParams, page: number): string {
   return s ? `/runs?${s}` : '/runs';
 }
 
-function select(name: string, label: string, options: readonly string[], value?: string): string {
+/** One choice of a filter: the value sent, and the words shown (the value when absent). */
+interface Choice {
+  readonly value: string;
+  readonly label?: string;
+}
+
+function select(
+  name: string,
+  label: string,
+  options: readonly (string | Choice)[],
+  value?: string,
+): string {
   const opts = [`<option value="">any</option>`]
     .concat(
-      options.map(
-        (o) => `<option value="${e(o)}"${o === value ? ' selected' : ''}>${e(o)}</option>`,
-      ),
+      options.map((o) => {
+        const c = typeof o === 'string' ? { value: o } : o;
+        const selected = c.value === value ? ' selected' : '';
+        return `<option value="${e(c.value)}"${selected}>${e(c.label ?? c.value)}</option>`;
+      }),
     )
     .join('');
   return `<label>${label}<select name="${name}">${opts}</select></label>`;
+}
+
+/**
+ * The "Started by" choices: each person by name, the id only as the value; two people under one
+ * name are told apart by their ids.
+ */
+export function starterChoices(f: RunListFacets): Choice[] {
+  const names = f.startedByNames ?? {};
+  const label = (id: string) => names[id] ?? id;
+  const count = new Map<string, number>();
+  for (const id of f.startedBy) count.set(label(id), (count.get(label(id)) ?? 0) + 1);
+  return f.startedBy
+    .map((id) => ({
+      value: id,
+      label: (count.get(label(id)) ?? 0) > 1 ? `${label(id)} (${id})` : label(id),
+    }))
+    .sort((a, b) => a.label.localeCompare(b.label));
 }
 
 function filtersForm(p: ListParams, f: RunListFacets): string {
   return `<form class="filters" method="get" action="/runs" role="search" aria-label="Filter runs">
 <label>Search id or spec<input type="search" name="q" value="${e(p.q ?? '')}" maxlength="300"></label>
 ${select('status', 'Status', RUN_STATUSES, p.status)}${select('workflow', 'Workflow', f.workflows, p.workflow)}
-${select('workspace', 'Workspace', f.workspaces, p.workspace)}${select('by', 'Started by', f.startedBy, p.by)}
+${select('workspace', 'Workspace', f.workspaces, p.workspace)}${select('by', 'Started by', starterChoices(f), p.by)}
 <button type="submit" class="btn btn-primary">Filter</button>${KEYS.some((k) => p[k]) ? ' <a href="/runs">Clear</a>' : ''}</form>`;
 }
 
