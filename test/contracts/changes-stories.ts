@@ -145,13 +145,9 @@ export function changesStories(subject: ContractSubject): void {
         (m) => m.text.includes('will go with the decision'),
         'the note on the checkpoint',
       );
-      // A Slack thread reply carries the user id only: bob, not seen named before, is his id
-      // there (docs/feedback.md, "How people are named").
-      const author = d.singleUser
-        ? ''
-        : d.platform === 'slack'
-          ? d.userId('bob')
-          : d.displayName('bob');
+      // A Slack thread reply carries the user id only: bob, not seen named before, is named by
+      // users.info (docs/feedback.md, "How people are named").
+      const author = d.singleUser ? '' : d.displayName('bob');
       expect(counted.text).toContain(`Notes: 1 note from ${author}`);
       // The note is a ledger fact: a restart between the reply and the decision keeps it.
       await w.restart();

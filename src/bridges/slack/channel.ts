@@ -64,6 +64,7 @@ import {
 } from './outbound.ts';
 import { boltLogger, SlackHttpReceiver } from './receiver.ts';
 import { responseUrlOrigins } from './response-url.ts';
+import { SlackUserNames } from './user-names.ts';
 
 type State = 'idle' | 'starting' | 'running' | 'stopped';
 
@@ -100,6 +101,8 @@ export class SlackChannel implements Channel {
   #bot: BotContext | undefined;
   /** Events being handled, so stop() can wait for them. */
   readonly #inFlight = new Set<Promise<void>>();
+  /** Names of people whose events carry their id only (users.info, cached). */
+  readonly #names: SlackUserNames;
 
   /** Validates the options (ConfigError listing every problem) and prepares the Bolt app. */
   constructor(options: SlackChannelOptions) {
@@ -133,6 +136,11 @@ export class SlackChannel implements Channel {
       });
       this.#app = new App({ ...common, receiver: this.#receiver });
     }
+    this.#names = new SlackUserNames(async (user) => {
+      const found = await this.#call('users.info', () => this.#app.client.users.info({ user }));
+      // The handle, as presses and commands name people (`@bob`); else the profile's names.
+      return found.user?.name || found.user?.profile?.display_name || found.user?.real_name;
+    });
     this.#interactions = new SlackInteractions({
       client: this.#app.client,
       call: (method, run) => this.#call(method, run),
@@ -201,9 +209,25 @@ export class SlackChannel implements Channel {
     return this.#options.command ?? DEFAULT_COMMAND;
   }
 
-  async #deliver(event: InboundEvent): Promise<void> {
+  /**
+   * The event with its sender named: a name it carries is learnt; one without (message events)
+   * takes the known name, or users.info's within LOOKUP_WAIT_MS; a press never waits for it.
+   */
+  async #named(event: InboundEvent): Promise<InboundEvent> {
+    const user = event.user;
+    if (user.display !== '' && user.display !== user.id) {
+      this.#names.learn(user.id, user.display.replace(/^@/, ''));
+      return event;
+    }
+    const name =
+      event.kind === 'button' ? this.#names.known(user.id) : await this.#names.nameOf(user.id);
+    return name === undefined ? event : { ...event, user: { ...user, display: `@${name}` } };
+  }
+
+  async #deliver(unnamed: InboundEvent): Promise<void> {
     const handler = this.#handler;
     if (!handler || this.#state !== 'running') return;
+    const event = await this.#named(unnamed);
     const work = handler(event).catch((err: unknown) => {
       this.#log.error(
         { err, kind: event.kind, key: event.idempotencyKey },

@@ -58,6 +58,12 @@ export const SLACK_SCOPES: readonly SlackScope[] = [
     events: [],
     why: 'upload logs and reports (files.uploadV2)',
   },
+  {
+    scope: 'users:read',
+    methods: ['users.info'],
+    events: [],
+    why: 'name a person whose thread reply or mention carries their id only (users.info)',
+  },
 ];
 
 /** Methods the adapter calls that need no scope (token check, modals, Socket Mode). */
