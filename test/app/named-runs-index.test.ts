@@ -1,7 +1,8 @@
 /**
  * Issue 29 on the console's runs list, over real HTTP with the bridge's own index (a real SQLite
  * file, the real Orchestrator): the "Started by" filter names each starter the way chat does,
- * the actor id only as the option's value, and filtering by it still finds their runs.
+ * the actor id only as the option's value, and filtering by it still finds their runs; the run
+ * page's ledger rows name people the same way.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -43,7 +44,7 @@ beforeAll(async () => {
   });
   // Carol was seen named in chat; U0DAVE never was (a thread reply carries the id only).
   await repos.people.remember({ id: 'telegram:3003', name: '@carol' });
-  for (const actor of [{ id: 'telegram:3003' }, { id: 'slack:U0DAVE' }]) {
+  for (const actor of [{ id: 'telegram:3003' }, { id: 'slack:U0DAVE' }, { id: 'cli:erin' }]) {
     const started = await orchestrator.startRun({ workflow: 'demo', workspace, spec: 'x', actor });
     ids.push(started.id);
     await orchestrator.waitUntilIdle(started.id);
@@ -82,6 +83,7 @@ describe('the runs list’s "Started by" filter', () => {
     expect(starterOptions(text)).toEqual([
       ['', 'any'],
       ['telegram:3003', '@carol'],
+      ['cli:erin', 'erin'],
       ['slack:U0DAVE', 'slack:U0DAVE'],
     ]);
   });
@@ -91,5 +93,11 @@ describe('the runs list’s "Started by" filter', () => {
     expect(text).toContain(`href="/runs/${ids[0]}"`);
     expect(text).not.toContain(`href="/runs/${ids[1]}"`);
     expect(text).toContain('<option value="telegram:3003" selected>@carol</option>');
+  });
+
+  it('names the CLI starter by OS user in the run page’s ledger rows too', async () => {
+    const { text } = await get(`/runs/${ids[2]}`);
+    expect(text).toContain('<td data-label="By">erin</td>');
+    expect(text).not.toContain('<td data-label="By">cli:erin</td>');
   });
 });
