@@ -13,7 +13,17 @@ export type RichSegment =
   | { readonly kind: 'plain'; readonly text: string }
   | { readonly kind: 'bold'; readonly text: string }
   | { readonly kind: 'code'; readonly text: string }
-  | { readonly kind: 'link'; readonly text: string; readonly url: string };
+  | { readonly kind: 'link'; readonly text: string; readonly url: string }
+  /**
+   * A person: `text` is their name; the adapter of `platform` shows its own mention of `id`
+   * instead (Slack `<@U123>`, Discord `<@123>`), every other place the name (issue 29).
+   */
+  | {
+      readonly kind: 'mention';
+      readonly text: string;
+      readonly platform: string;
+      readonly id: string;
+    };
 
 /** Formatted text as a list of segments (build it with the helpers in `render-text.ts`). */
 export type RichText = readonly RichSegment[];

@@ -10,11 +10,11 @@ import type {
   OutgoingMessage,
   RichSegment,
 } from '../bridges/channel.ts';
-import { bold, code, plain, rich } from '../bridges/render-text.ts';
+import { bold, code, plain, plainTextOf, rich } from '../bridges/render-text.ts';
 import type { Actor, CheckpointAnswer, CheckpointState } from '../engine/model.ts';
 import type { StepChanges } from '../jobs/runner/git-changes.ts';
 import { changedFilesLines } from './changed-files.ts';
-import { namesWords, policyWords, timeWords } from './words.ts';
+import { namesSegments, namesWords, policyWords, timeWords } from './words.ts';
 
 /** What a checkpoint message shows besides the checkpoint itself. */
 export interface CheckpointView {
@@ -187,7 +187,7 @@ export function changesWords(c: { used: number; max: number }): string {
 export function renderClosedCheckpoint(view: CheckpointView): OutgoingMessage {
   const cp = view.checkpoint;
   const text: RichSegment[] = [plain(`${closedIcon(cp)} `), bold(`Checkpoint ${cp.id}`)];
-  text.push(plain(` — run ${view.runId}\n${outcomeWords(cp)}`));
+  text.push(plain(` — run ${view.runId}\n`), ...outcomeSays(cp));
   text.push(plain(`\n\n${clip(cp.reason, MAX_REASON)}`), ...agentSays(view));
   const fields = baseFields(view);
   const why = cp.decision?.reason ?? cp.withdrawn?.reason;
@@ -197,14 +197,21 @@ export function renderClosedCheckpoint(view: CheckpointView): OutgoingMessage {
 
 /** "Approved by Alice and Bob at 2026-11-29 14:30 UTC", "Expired at …, then rejected", … */
 export function outcomeWords(cp: CheckpointState): string {
+  return plainTextOf(outcomeSays(cp));
+}
+
+/** outcomeWords as message text: the deciders as personSegment shows them in each chat. */
+export function outcomeSays(cp: CheckpointState): RichSegment[] {
   const d = cp.decision;
   if (d === undefined) {
     const at = cp.withdrawn ? ` at ${timeWords(cp.withdrawn.at)}` : '';
-    return `Withdrawn${at} (no decision needed any more)`;
+    return [plain(`Withdrawn${at} (no decision needed any more)`)];
   }
   const when = timeWords(d.at);
-  if (byExpiry(d.by, d.reason)) return `Expired at ${when}, then ${PAST[d.answer]} automatically`;
-  return `${capital(PAST[d.answer])} by ${namesWords(d.by)} at ${when}`;
+  if (byExpiry(d.by, d.reason)) {
+    return [plain(`Expired at ${when}, then ${PAST[d.answer]} automatically`)];
+  }
+  return [plain(`${capital(PAST[d.answer])} by `), ...namesSegments(d.by), plain(` at ${when}`)];
 }
 
 const PAST: Readonly<Record<string, string>> = {

@@ -8,12 +8,19 @@ import fs from 'node:fs';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { promptFilePath } from '../../src/jobs/runner/agent-argv.ts';
 import { DiscordDriver } from './drivers/discord.ts';
-import { SlackDriver } from './drivers/slack.ts';
+import { OPS, SlackDriver } from './drivers/slack.ts';
 import type { PlatformDriver } from './platform-driver.ts';
 import type { ContractSubject } from './stories.ts';
 import { runIdOf, World } from './world.ts';
 
 const COMMENT = 'use the session API\nand keep the form small';
+
+/** A bot message as the platform stores it (markup and mentions unrendered). */
+function rawText(d: PlatformDriver, id: string): string {
+  if (d instanceof SlackDriver) return JSON.stringify(d.fake.message(OPS, id)?.blocks);
+  if (d instanceof DiscordDriver) return JSON.stringify(d.fake.state.messages.get(id)?.embeds);
+  throw new Error(`no raw text for ${d.platform}`);
+}
 
 function approveWithCommentStories(subject: ContractSubject): void {
   let d: PlatformDriver;
@@ -41,7 +48,9 @@ function approveWithCommentStories(subject: ContractSubject): void {
 
     await w.message(d, /Checkpoint review:1/);
     const decided = await w.settles(d, plan, (m) => m.buttons.length === 0, 'the buttons to go');
-    expect(decided.text).toMatch(/Approved by .+ at /);
+    expect(decided.text).toMatch(new RegExp(`Approved by ${d.displayName('bob')} at `));
+    // As the platform's own mention of bob (its client shows his name), not a name typed in.
+    expect(rawText(d, plan.id)).toContain(`Approved by <@${d.userId('bob')}> at `);
     expect(decided.text).toContain('use the session API');
     // The same facts `approve --comment` writes: the vote's reason and an approval entry for build.
     const state = await w.bridge.orchestrator.getRun(runId);

@@ -102,6 +102,11 @@ function renderSegment(seg: RichSegment): string {
       const url = safeUrl(seg.url);
       return url === undefined ? escapeMarkdown(seg.text) : `[${escapeMarkdown(seg.text)}](${url})`;
     }
+    case 'mention':
+      // Discord's own people by mention (never a ping: messages allow no mentions); others by name.
+      return seg.platform === 'discord' && /^\d+$/.test(seg.id)
+        ? `<@${seg.id}>`
+        : escapeMarkdown(seg.text);
   }
 }
 

@@ -145,6 +145,9 @@ function renderSegment(seg: RichSegment): string {
       const url = linkUrl(seg.url);
       return url === undefined ? escaped : `<${url}|${escaped}>`;
     }
+    case 'mention':
+      // Slack's own people by mention (the client shows their current name); others by name.
+      return seg.platform === 'slack' && /^[A-Z0-9]+$/i.test(seg.id) ? `<@${seg.id}>` : escaped;
   }
 }
 
