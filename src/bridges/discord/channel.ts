@@ -54,6 +54,8 @@ import { type DiscordChannelOptions, validateDiscordOptions } from './options.ts
 import {
   commandEcho,
   editBody,
+  keptPrompt,
+  keptPromptValue,
   MAX_CONTENT,
   MAX_CUSTOM_ID,
   MAX_DESCRIPTION,
@@ -80,19 +82,6 @@ type State = 'idle' | 'starting' | 'running' | 'stopped';
 
 /** Key of a reason prompt in the state store, by the id of the press that asked. */
 const promptKey = (pressId: string): string => `prompt:${pressId}`;
-
-/** The prompt (and how it asks) kept for the fallback button; an older plain string is the prompt. */
-function keptPrompt(stored: string | undefined): { prompt: string; ask: ReasonAsk } {
-  const fallback = { prompt: stored ?? 'Give your reason.', ask: {} };
-  if (stored === undefined) return fallback;
-  try {
-    const kept = JSON.parse(stored) as { prompt?: unknown; ask?: ReasonAsk };
-    if (typeof kept.prompt !== 'string') return fallback;
-    return { prompt: kept.prompt, ask: typeof kept.ask === 'object' && kept.ask ? kept.ask : {} };
-  } catch {
-    return fallback;
-  }
-}
 
 /** The Discord implementation of the Channel port. */
 export class DiscordChannel implements Channel {
@@ -376,7 +365,7 @@ export class DiscordChannel implements Channel {
     const live = this.#liveOf(data);
     // Kept for the fallback button only: failing to keep it must not cost the modal.
     await this.#store
-      .set(promptKey(data.i), JSON.stringify({ prompt, ask: ask ?? {} }), TOKEN_LIFETIME_MS)
+      .set(promptKey(data.i), keptPromptValue(prompt, ask), TOKEN_LIFETIME_MS)
       .catch((err: unknown) => this.#log.warn({ err }, 'discord: reason prompt not kept'));
     await live.askForReason(prompt, ask);
     return reasonRef(data.c, data.i);

@@ -287,6 +287,24 @@ export function reasonModal(
   };
 }
 
+/** The prompt (and how it asks) kept for the fallback button; an older plain string is the prompt. */
+export function keptPrompt(stored: string | undefined): { prompt: string; ask: ReasonAsk } {
+  const fallback = { prompt: stored ?? 'Give your reason.', ask: {} };
+  if (stored === undefined) return fallback;
+  try {
+    const kept = JSON.parse(stored) as { prompt?: unknown; ask?: ReasonAsk };
+    if (typeof kept.prompt !== 'string') return fallback;
+    return { prompt: kept.prompt, ask: typeof kept.ask === 'object' && kept.ask ? kept.ask : {} };
+  } catch {
+    return fallback;
+  }
+}
+
+/** What keptPrompt reads back: the prompt and how the modal asks. */
+export function keptPromptValue(prompt: string, ask: ReasonAsk = {}): string {
+  return JSON.stringify({ prompt, ask });
+}
+
 /** The button offered when a modal can no longer be opened directly (the press was answered). */
 export function reasonButtonRow(
   interactionId: string,

@@ -64,7 +64,7 @@ import {
 } from './outbound.ts';
 import { boltLogger, SlackHttpReceiver } from './receiver.ts';
 import { responseUrlOrigins } from './response-url.ts';
-import { SlackUserNames } from './user-names.ts';
+import { namedEvent, SlackUserNames } from './user-names.ts';
 
 type State = 'idle' | 'starting' | 'running' | 'stopped';
 
@@ -209,25 +209,10 @@ export class SlackChannel implements Channel {
     return this.#options.command ?? DEFAULT_COMMAND;
   }
 
-  /**
-   * The event with its sender named: a name it carries is learnt; one without (message events)
-   * takes the known name, or users.info's within LOOKUP_WAIT_MS; a press never waits for it.
-   */
-  async #named(event: InboundEvent): Promise<InboundEvent> {
-    const user = event.user;
-    if (user.display !== '' && user.display !== user.id) {
-      this.#names.learn(user.id, user.display.replace(/^@/, ''));
-      return event;
-    }
-    const name =
-      event.kind === 'button' ? this.#names.known(user.id) : await this.#names.nameOf(user.id);
-    return name === undefined ? event : { ...event, user: { ...user, display: `@${name}` } };
-  }
-
   async #deliver(unnamed: InboundEvent): Promise<void> {
     const handler = this.#handler;
     if (!handler || this.#state !== 'running') return;
-    const event = await this.#named(unnamed);
+    const event = await namedEvent(this.#names, unnamed);
     const work = handler(event).catch((err: unknown) => {
       this.#log.error(
         { err, kind: event.kind, key: event.idempotencyKey },

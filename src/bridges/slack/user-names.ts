@@ -7,6 +7,8 @@
  * bounded, one call per id in flight.
  */
 
+import type { InboundEvent } from '../channel.ts';
+
 /** How long an event waits for `users.info` before it goes on with the id. */
 export const LOOKUP_WAIT_MS = 1500;
 /** Most people remembered; the oldest entry goes first. */
@@ -96,4 +98,21 @@ export class SlackUserNames {
       this.#entries.delete(oldest);
     }
   }
+}
+
+/**
+ * The event with its sender named: a name it carries is learnt; one without (message events)
+ * takes the known name, or users.info's within the wait; a press never waits for it.
+ */
+export async function namedEvent(
+  names: SlackUserNames,
+  event: InboundEvent,
+): Promise<InboundEvent> {
+  const user = event.user;
+  if (user.display !== '' && user.display !== user.id) {
+    names.learn(user.id, user.display.replace(/^@/, ''));
+    return event;
+  }
+  const name = event.kind === 'button' ? names.known(user.id) : await names.nameOf(user.id);
+  return name === undefined ? event : { ...event, user: { ...user, display: `@${name}` } };
 }
