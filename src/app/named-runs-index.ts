@@ -1,11 +1,12 @@
 /**
  * The console's runs index with each run's starter named the way chat names them (issue 29):
- * the index keeps the actor id (filters and facets use it); the list shows the person.
+ * the index keeps the actor id (filters and facets use it); the list and the "Started by" filter
+ * show the person.
  */
 import type { PeopleRepo, RunsRepo } from '../db/repositories/index.ts';
 import { personName } from '../engine/person-name.ts';
 
-/** `runs` whose search results carry `startedByName`. */
+/** `runs` whose search results carry `startedByName` and whose facets `startedByNames`. */
 export function namedRunsIndex(
   runs: RunsRepo,
   people: PeopleRepo,
@@ -22,6 +23,11 @@ export function namedRunsIndex(
       );
       return { ...page, items };
     },
-    facets: () => runs.facets(),
+    facets: async () => {
+      const facets = await runs.facets();
+      const known = await people.lookup(facets.startedBy);
+      const names = facets.startedBy.map((id) => [id, personName(known.get(id) ?? { id })]);
+      return { ...facets, startedByNames: Object.fromEntries(names) };
+    },
   };
 }

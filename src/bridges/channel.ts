@@ -13,7 +13,17 @@ export type RichSegment =
   | { readonly kind: 'plain'; readonly text: string }
   | { readonly kind: 'bold'; readonly text: string }
   | { readonly kind: 'code'; readonly text: string }
-  | { readonly kind: 'link'; readonly text: string; readonly url: string };
+  | { readonly kind: 'link'; readonly text: string; readonly url: string }
+  /**
+   * A person: `text` is their name; the adapter of `platform` shows its own mention of `id`
+   * instead (Slack `<@U123>`, Discord `<@123>`), every other place the name (issue 29).
+   */
+  | {
+      readonly kind: 'mention';
+      readonly text: string;
+      readonly platform: string;
+      readonly id: string;
+    };
 
 /** Formatted text as a list of segments (build it with the helpers in `render-text.ts`). */
 export type RichText = readonly RichSegment[];
@@ -258,6 +268,15 @@ export type ApiCallOutcome = 'ok' | 'rate_limited' | 'error';
 /** Receives the outcome of every platform API call an adapter makes, retries included. */
 export type ApiCallObserver = (outcome: ApiCallOutcome) => void;
 
+/** How a modal asks for text: its title and field label, and whether the field may stay empty. */
+export interface ReasonAsk {
+  /** The modal's title and the field's label, e.g. "Approve with comment" / "Comment". */
+  readonly title?: string;
+  readonly label?: string;
+  /** The field may be left empty; the empty answer is delivered as a Reply with text "". */
+  readonly optional?: boolean;
+}
+
 /** Options of `Channel.answer`. */
 export interface AnswerOptions {
   /** Only the presser sees it (a toast/alert/ephemeral); otherwise posted in the chat. */
@@ -281,8 +300,11 @@ export interface Channel {
   edit(messageRef: MessageRef, message: OutgoingMessage): Promise<void>;
   /** Answers a button press, privately to the presser or publicly in the chat. */
   answer(interaction: Interaction, text: string, options: AnswerOptions): Promise<void>;
-  /** Asks the presser for free text (a reply prompt or a modal); returns the prompt message's ref. */
-  askForReason(interaction: Interaction, prompt: string): Promise<MessageRef>;
+  /**
+   * Asks the presser for free text (a reply prompt or a modal); returns the prompt message's ref.
+   * `ask` titles the modal and may make its field optional (an empty answer still arrives).
+   */
+  askForReason(interaction: Interaction, prompt: string, ask?: ReasonAsk): Promise<MessageRef>;
   /** Uploads a file into a chat. */
   sendFile(chatRef: ChatRef, file: OutgoingFile): Promise<MessageRef>;
   /**

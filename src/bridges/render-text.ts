@@ -13,6 +13,14 @@ export const code = (text: string): RichSegment => ({ kind: 'code', text });
 /** A hyperlink segment. */
 export const link = (text: string, url: string): RichSegment => ({ kind: 'link', text, url });
 
+/** A person's mention on `platform` (`id` their id there), shown as `name` everywhere else. */
+export const mention = (name: string, platform: string, id: string): RichSegment => ({
+  kind: 'mention',
+  text: name,
+  platform,
+  id,
+});
+
 /**
  * RichText from prose that marks code the way people type it, between backticks: each `…` span
  * becomes a code segment, so no platform shows the backticks themselves. A lone backtick stays.
@@ -49,7 +57,10 @@ export function sliceRichText(text: RichText, start: number, end: number): RichT
   for (const seg of text) {
     const from = Math.max(start, offset);
     const to = Math.min(end, offset + seg.text.length);
-    if (from < to) out.push({ ...seg, text: seg.text.slice(from - offset, to - offset) });
+    const piece = seg.text.slice(from - offset, to - offset);
+    // A mention cut in two is its name in pieces: no piece may show the whole mention.
+    const whole = seg.kind !== 'mention' || piece === seg.text;
+    if (from < to) out.push(whole ? { ...seg, text: piece } : plain(piece));
     offset += seg.text.length;
   }
   return out;

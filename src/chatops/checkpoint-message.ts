@@ -10,11 +10,11 @@ import type {
   OutgoingMessage,
   RichSegment,
 } from '../bridges/channel.ts';
-import { bold, code, plain, rich } from '../bridges/render-text.ts';
+import { bold, code, plain, plainTextOf, rich } from '../bridges/render-text.ts';
 import type { Actor, CheckpointAnswer, CheckpointState } from '../engine/model.ts';
 import type { StepChanges } from '../jobs/runner/git-changes.ts';
 import { changedFilesLines } from './changed-files.ts';
-import { namesWords, policyWords, timeWords } from './words.ts';
+import { namesSegments, namesWords, policyWords, timeWords } from './words.ts';
 
 /** What a checkpoint message shows besides the checkpoint itself. */
 export interface CheckpointView {
@@ -48,25 +48,51 @@ const LABEL: Readonly<Record<CheckpointAnswer, string>> = {
 /** Cap of the agent's reason in a message (a directive reason may be 4000 characters). */
 const MAX_REASON = 1000;
 
+/** The suffix of "Approve with comment": an approval whose modal asks for an optional comment. */
+// Not c, f, x (session offers) nor o, u, d (tool approvals): the router tells buttons apart by it.
+const COMMENT_SUFFIX = 'w';
+/** The label of the button that approves with a comment (chats with modals: Slack, Discord). */
+export const COMMENT_LABEL = 'Approve with comment';
+
+/** How the buttons are offered in one chat. */
+export interface ButtonOptions {
+  /** Offer "Approve with comment" beside Approve (the chat's platform has modals). */
+  readonly comment?: boolean;
+}
+
 /** The buttons of an open checkpoint message: one per answer the checkpoint allows. */
 export function checkpointButtons(
   token: string,
   answers: readonly CheckpointAnswer[],
+  options: ButtonOptions = {},
 ): MessageButton[] {
   const order: CheckpointAnswer[] = ['approve', 'loop', 'reject'];
   return order
     .filter((a) => answers.includes(a))
-    .map((a) => ({
-      id: `${token}.${SUFFIX[a]}`,
-      label: LABEL[a],
-      style: a === 'approve' ? 'primary' : a === 'reject' ? 'danger' : 'default',
-    }));
+    .flatMap((a): MessageButton[] => {
+      const button: MessageButton = {
+        id: `${token}.${SUFFIX[a]}`,
+        label: LABEL[a],
+        style: a === 'approve' ? 'primary' : a === 'reject' ? 'danger' : 'default',
+      };
+      if (a !== 'approve' || options.comment !== true) return [button];
+      return [button, { id: `${token}.${COMMENT_SUFFIX}`, label: COMMENT_LABEL, style: 'default' }];
+    });
+}
+
+/** A pressed checkpoint button: its message token, the answer, and whether it asks a comment. */
+export interface ParsedButton {
+  token: string;
+  answer: CheckpointAnswer;
+  /** "Approve with comment": the approval waits for the modal's (optional) comment. */
+  comment?: true;
 }
 
 /** Splits a pressed button id into the message token and the answer; undefined when malformed. */
-export function parseButtonId(id: string): { token: string; answer: CheckpointAnswer } | undefined {
-  const m = /^([A-Za-z0-9_-]{16,60})\.([arl])$/.exec(id);
+export function parseButtonId(id: string): ParsedButton | undefined {
+  const m = /^([A-Za-z0-9_-]{16,60})\.([arlw])$/.exec(id);
   if (!m) return undefined;
+  if (m[2] === COMMENT_SUFFIX) return { token: m[1]!, answer: 'approve', comment: true };
   const answer = (Object.keys(SUFFIX) as CheckpointAnswer[]).find((a) => SUFFIX[a] === m[2]);
   return answer === undefined ? undefined : { token: m[1]!, answer };
 }
@@ -95,7 +121,11 @@ export function votesWords(cp: CheckpointState): string | undefined {
 }
 
 /** The open message: step, reason, output tail, logs, policy, votes, buttons. */
-export function renderOpenCheckpoint(view: CheckpointView, token: string): OutgoingMessage {
+export function renderOpenCheckpoint(
+  view: CheckpointView,
+  token: string,
+  buttons: ButtonOptions = {},
+): OutgoingMessage {
   const cp = view.checkpoint;
   const text: RichSegment[] = [
     plain('✋ '),
@@ -122,7 +152,7 @@ export function renderOpenCheckpoint(view: CheckpointView, token: string): Outgo
   if (view.notes !== undefined && view.notes.length > 0) {
     fields.push({ label: 'Notes', value: pendingNotesWords(view.notes) });
   }
-  return { text: rich(...text), fields, buttons: checkpointButtons(token, cp.answers) };
+  return { text: rich(...text), fields, buttons: checkpointButtons(token, cp.answers, buttons) };
 }
 
 /** The changed-files list (none when only a note was saved), then why the diff is missing. */
@@ -157,7 +187,7 @@ export function changesWords(c: { used: number; max: number }): string {
 export function renderClosedCheckpoint(view: CheckpointView): OutgoingMessage {
   const cp = view.checkpoint;
   const text: RichSegment[] = [plain(`${closedIcon(cp)} `), bold(`Checkpoint ${cp.id}`)];
-  text.push(plain(` — run ${view.runId}\n${outcomeWords(cp)}`));
+  text.push(plain(` — run ${view.runId}\n`), ...outcomeSays(cp));
   text.push(plain(`\n\n${clip(cp.reason, MAX_REASON)}`), ...agentSays(view));
   const fields = baseFields(view);
   const why = cp.decision?.reason ?? cp.withdrawn?.reason;
@@ -167,18 +197,29 @@ export function renderClosedCheckpoint(view: CheckpointView): OutgoingMessage {
 
 /** "Approved by Alice and Bob at 2026-11-29 14:30 UTC", "Expired at …, then rejected", … */
 export function outcomeWords(cp: CheckpointState): string {
+  return plainTextOf(outcomeSays(cp));
+}
+
+/** outcomeWords as message text: the deciders as personSegment shows them in each chat. */
+export function outcomeSays(cp: CheckpointState): RichSegment[] {
   const d = cp.decision;
   if (d === undefined) {
     // Re-opened after it expired (reopen): it stays shown as expired; a new checkpoint follows.
     if (cp.expiredAt !== undefined && cp.withdrawn) {
-      return `Expired at ${timeWords(cp.expiredAt)}; re-opened at ${timeWords(cp.withdrawn.at)} as a new checkpoint`;
+      return [
+        plain(
+          `Expired at ${timeWords(cp.expiredAt)}; re-opened at ${timeWords(cp.withdrawn.at)} as a new checkpoint`,
+        ),
+      ];
     }
     const at = cp.withdrawn ? ` at ${timeWords(cp.withdrawn.at)}` : '';
-    return `Withdrawn${at} (no decision needed any more)`;
+    return [plain(`Withdrawn${at} (no decision needed any more)`)];
   }
   const when = timeWords(d.at);
-  if (byExpiry(d.by, d.reason)) return `Expired at ${when}, then ${PAST[d.answer]} automatically`;
-  return `${capital(PAST[d.answer])} by ${namesWords(d.by)} at ${when}`;
+  if (byExpiry(d.by, d.reason)) {
+    return [plain(`Expired at ${when}, then ${PAST[d.answer]} automatically`)];
+  }
+  return [plain(`${capital(PAST[d.answer])} by `), ...namesSegments(d.by), plain(` at ${when}`)];
 }
 
 const PAST: Readonly<Record<string, string>> = {

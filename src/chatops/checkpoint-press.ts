@@ -8,11 +8,14 @@
  * Reject and Request changes ask for a reason: the prompt's message ref + the presser key a
  * pending ask, and their Reply to the prompt commits the answer. Pending asks are kept in
  * bridge.db (`reason_prompts`, with the answer), so a reason typed after a restart still counts;
- * unanswered ones expire after an hour. A Request changes at the step's loop max is refused at
+ * unanswered ones expire after an hour. "Approve with comment" (chats with modals) asks the same
+ * way for an optional comment, committed as the approval's reason (as `approve --comment`; empty:
+ * a plain approve). A Request changes at the step's loop max is refused at
  * the press, with the limit, before anyone types a reason.
  */
 import type { ButtonPress, Channel, Reply } from '../bridges/channel.ts';
 import { prose } from '../bridges/render-text.ts';
+import type { ReasonPromptRecord } from '../db/repositories/reason-prompts.ts';
 import { changesRefusal, closedMessage, evaluateVote } from '../engine/checkpoint-policy.ts';
 import type { CheckpointAnswer, CheckpointState, RunState } from '../engine/model.ts';
 import { ANSWER_ROLE, hasRole, refusalText } from './authorize.ts';
@@ -33,6 +36,19 @@ import { ToolApprovalPresses } from './tool-approval-press.ts';
 const PENDING_TTL_MS = 60 * 60 * 1000;
 
 const INVALID_BUTTON = 'This button is not valid any more.';
+
+/** The presser's private answer to "Approve with comment" (the modal opens beside it). */
+const COMMENT_ASKED =
+  'Write your comment in the dialog: it goes to the next step with your approval. Send it empty to approve without one.';
+/** The comment modal: its title, its field, and that the field may stay empty. */
+const COMMENT_ASK = { title: 'Approve with comment', label: 'Comment', optional: true } as const;
+
+/** What failed, in the answer to a reason or comment that could not be committed. */
+const WHAT: Readonly<Record<CheckpointAnswer, string>> = {
+  reject: 'reject',
+  loop: 'request changes',
+  approve: 'approve',
+};
 
 /** Handles checkpoint button presses and the replies that carry a reject's reason. */
 export class CheckpointPresses {
@@ -79,6 +95,19 @@ export class CheckpointPresses {
       await note('failed', text, row.runId);
       return say(capital(text));
     }
+    if (parsed.comment === true) {
+      const vote = evaluateVote(cp, state.startedBy, access.actor, 'approve');
+      if (!vote.ok) {
+        await note('failed', vote.rejection.message, row.runId);
+        return say(capital(vote.rejection.message));
+      }
+      await say(COMMENT_ASKED);
+      const prompt = `your comment on approving checkpoint ${cp.id} of run ${row.runId} goes to the next step's agent with the approval. Leave it empty to approve without one.`;
+      const promptRef = await channel.askForReason(ev.interaction, prompt, COMMENT_ASK);
+      await this.#ask(promptRef, ev, row.runId, cp.id, 'approve');
+      await note('allowed', `approve of ${cp.id}: asked for the comment`, row.runId);
+      return;
+    }
     if (parsed.answer === 'reject' || parsed.answer === 'loop') {
       const answer = parsed.answer;
       const vote = evaluateVote(cp, state.startedBy, access.actor, answer);
@@ -97,19 +126,7 @@ export class CheckpointPresses {
           ? `why do you reject checkpoint ${cp.id} of run ${row.runId}? Reply with your reason.`
           : `what should change at checkpoint ${cp.id} of run ${row.runId}? Reply with your request; the agent gets it.`;
       const promptRef = await channel.askForReason(ev.interaction, prompt);
-      const askedAt = this.#deps.clock().getTime();
-      const prompts = this.#deps.repos.reasonPrompts;
-      await prompts.deleteExpired(askedAt);
-      await prompts.add({
-        promptRef,
-        platform: ev.user.platform,
-        userId: ev.user.id,
-        runId: row.runId,
-        checkpointId: cp.id,
-        answer,
-        askedAt,
-        expiresAt: askedAt + PENDING_TTL_MS,
-      });
+      await this.#ask(promptRef, ev, row.runId, cp.id, answer);
       await note('allowed', `${answer} of ${cp.id}: asked for the reason`, row.runId);
       return;
     }
@@ -131,6 +148,11 @@ export class CheckpointPresses {
       this.#deps.clock().getTime(),
     );
     if (!pending) return false;
+    // Only an approval's comment may be empty; an empty reason leaves the prompt open, as before.
+    if (ev.text.trim() === '' && pending.answer !== 'approve') {
+      await this.#deps.repos.reasonPrompts.add(pending);
+      return true;
+    }
     if (pending.checkpointId.startsWith(TOOL_PREFIX) && this.#tools) {
       await this.#tools.reply(pending, ev);
       return true;
@@ -157,13 +179,15 @@ export class CheckpointPresses {
       });
       return true;
     }
+    // An approval's comment is its reason, as `approve --comment` makes it; empty: a plain approve.
+    const words = pending.answer === 'approve' ? ev.text.trim() || undefined : ev.text;
     const result = await this.#vote(
       access,
       ev.idempotencyKey,
       pending.runId,
       pending.checkpointId,
       pending.answer,
-      ev.text,
+      words,
     );
     await audit(this.#deps, {
       ...base,
@@ -171,9 +195,32 @@ export class CheckpointPresses {
       detail: result.text,
     });
     // On success the checkpoint copies are edited and the run's end is announced; say nothing more.
-    const what = pending.answer === 'reject' ? 'reject' : 'request changes';
+    const what = WHAT[pending.answer];
     if (!result.ok) await sendText(channel, ev.chatRef, `Could not ${what}: ${result.text}`);
     return true;
+  }
+
+  /** Keeps the ask open (bridge.db) until the presser's text answers it, or it expires. */
+  async #ask(
+    promptRef: string,
+    ev: ButtonPress,
+    runId: string,
+    checkpointId: string,
+    answer: ReasonPromptRecord['answer'],
+  ): Promise<void> {
+    const askedAt = this.#deps.clock().getTime();
+    const prompts = this.#deps.repos.reasonPrompts;
+    await prompts.deleteExpired(askedAt);
+    await prompts.add({
+      promptRef,
+      platform: ev.user.platform,
+      userId: ev.user.id,
+      runId,
+      checkpointId,
+      answer,
+      askedAt,
+      expiresAt: askedAt + PENDING_TTL_MS,
+    });
   }
 
   async #vote(

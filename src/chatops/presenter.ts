@@ -17,6 +17,7 @@ import { PhasebridgeError } from '../errors.ts';
 import { describePermissions } from '../jobs/runner/permissions.ts';
 import { readChangedFiles } from './changed-files.ts';
 import {
+  type ButtonOptions,
   byExpiry,
   type CheckpointView,
   renderClosedCheckpoint,
@@ -144,7 +145,7 @@ export class CheckpointPresenter {
           chat,
           (to) =>
             sendTo(this.#deps, to, {
-              ...renderOpenCheckpoint(view, row.buttonToken),
+              ...renderOpenCheckpoint(view, row.buttonToken, buttonsIn(this.#deps, chat)),
               urgency,
               // Whichever process delivers it, the copy learns its message id (owners.ts).
               owner: { kind: 'checkpoint', id: row.id },
@@ -183,7 +184,7 @@ export class CheckpointPresenter {
       const channel = channelFor(this.#deps, row.chatRef);
       if (row.messageRef === null || !channel) return;
       const message = open
-        ? renderOpenCheckpoint(view, row.buttonToken)
+        ? renderOpenCheckpoint(view, row.buttonToken, { comment: channel.capabilities.modals })
         : renderClosedCheckpoint(view);
       // A closed copy's edit marks it shown when confirmed (a restart re-edits it until then).
       const owner = open ? {} : { owner: { kind: 'decision', id: row.id } as const };
@@ -320,4 +321,9 @@ function byPerson(e: RunEvent): boolean {
 /** A message the platform will not edit any more (deleted, or past its edit window). */
 function isGone(err: unknown): boolean {
   return err instanceof PhasebridgeError && err.code === 'NOT_FOUND';
+}
+
+/** "Approve with comment" is offered where the chat's platform opens modals (Slack, Discord). */
+function buttonsIn(deps: ChatOpsDeps, chat: string): ButtonOptions {
+  return { comment: channelFor(deps, chat)?.capabilities.modals === true };
 }

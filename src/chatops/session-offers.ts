@@ -19,7 +19,7 @@ import { resolve } from 'node:path';
 import type { ButtonPress, ChatRef } from '../bridges/channel.ts';
 import { prose } from '../bridges/render-text.ts';
 import type { SessionKey, SessionOfferRecord } from '../db/repositories/session-offers.ts';
-import type { RunState } from '../engine/model.ts';
+import type { Actor, RunState } from '../engine/model.ts';
 import { type Person, personName } from '../engine/person-name.ts';
 import { describeError } from '../errors.ts';
 import {
@@ -178,7 +178,7 @@ export class SessionOffers {
     if (early) await say(`${ING[parsed.action]} session ${s.session}…`);
     let outcome: string;
     try {
-      outcome = await this.#apply(parsed.action, s, row, ev);
+      outcome = await this.#apply(parsed.action, s, row, ev, access.actor);
     } catch (err) {
       // Not applied: the choice is open again, and the presser hears why.
       const why = `Could not ${parsed.action} session ${s.session}: ${describeError(err).chatReply}`;
@@ -203,10 +203,12 @@ export class SessionOffers {
     s: InterruptedSession,
     row: SessionOfferRecord,
     ev: ButtonPress,
+    actor: Actor,
   ): Promise<string> {
     const o = this.#deps.orchestrator;
+    // The presser as every decision names them (named from the people table when the press is not).
     const by = {
-      actor: { id: `${ev.user.platform}:${ev.user.id}`, name: ev.user.display || ev.user.id },
+      actor,
       key: `chat:${ev.idempotencyKey}`,
       originChat: ev.chatRef,
     };

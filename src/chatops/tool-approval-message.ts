@@ -4,11 +4,11 @@
  * Button ids are the message's token from checkpoint_messages plus `.o`, `.u` or `.d`.
  */
 
-import type { MessageButton, OutgoingMessage } from '../bridges/channel.ts';
+import type { MessageButton, OutgoingMessage, RichSegment } from '../bridges/channel.ts';
 import { bold, code, plain, rich } from '../bridges/render-text.ts';
 import type { ToolApprovalRecord } from '../db/repositories/tool-approvals.ts';
-import { type Person, personName } from '../engine/person-name.ts';
-import { timeWords } from './words.ts';
+import type { Person } from '../engine/person-name.ts';
+import { personSegment, timeWords } from './words.ts';
 
 /** Prefix of a tool approval's id where checkpoint ids go (checkpoint_messages, reason_prompts). */
 export const TOOL_PREFIX = 'tool:';
@@ -67,22 +67,25 @@ export function renderClosedTool(
   r: ToolApprovalRecord,
   decider: Person = { id: r.decidedBy ?? '' },
 ): OutgoingMessage {
-  const by = personName(decider);
+  // The decider as every decision shows them: a mention in their own platform's chat.
+  const by = personSegment(decider);
   const at = r.decidedAt === null ? '' : ` at ${timeWords(new Date(r.decidedAt).toISOString())}`;
-  let outcome: string;
+  let outcome: RichSegment[];
   if (r.status === 'allowed') {
-    outcome = `✅ Allowed ${r.scope === 'run' ? `for this run (${r.rule})` : 'once'} by ${by}${at}`;
+    const how = r.scope === 'run' ? `for this run (${r.rule})` : 'once';
+    outcome = [plain(`✅ Allowed ${how} by `), by, plain(at)];
   } else if (r.decidedBy === 'system') {
-    outcome = `⌛ Expired${at}: nobody answered, so it was denied`;
+    outcome = [plain(`⌛ Expired${at}: nobody answered, so it was denied`)];
   } else {
-    outcome = `❌ Denied by ${by}${at}: ${r.reason}`;
+    outcome = [plain('❌ Denied by '), by, plain(`${at}: ${r.reason}`)];
   }
   return {
     text: rich(
       bold('Tool approval'),
       plain(` — run ${r.runId}, step ${r.stepId}: ${r.tool}\n`),
       code(r.summary),
-      plain(`\n${outcome}`),
+      plain('\n'),
+      ...outcome,
     ),
     buttons: [],
   };

@@ -1,7 +1,9 @@
 /** Small pure formatters for chat text: durations, token counts, cost, policies, people, times. */
 
+import type { RichSegment } from '../bridges/channel.ts';
+import { mention, plain } from '../bridges/render-text.ts';
 import type { Actor, CheckpointPolicy, Telemetry } from '../engine/model.ts';
-import { peopleNames, personName } from '../engine/person-name.ts';
+import { type Person, peopleNames, personName } from '../engine/person-name.ts';
 
 /** A duration for humans: "300 ms", "45 s", "3 min 20 s", "2 h", "1 h 30 min", "3 d". */
 export function durationWords(ms: number): string {
@@ -61,6 +63,25 @@ export function actorName(a: Actor): string {
 /** Several people: "Alice", "Alice and Bob", "Alice, Bob and Carol". */
 export function namesWords(actors: readonly Actor[]): string {
   return peopleNames(actors);
+}
+
+/**
+ * A person in a chat message's text: a mention in their own platform's chats (Slack `<@U…>`,
+ * Discord `<@…>`, rendered by that adapter), personName everywhere else.
+ */
+export function personSegment(p: Person): RichSegment {
+  const at = p.id.indexOf(':');
+  const name = personName(p);
+  return at <= 0 ? plain(name) : mention(name, p.id.slice(0, at), p.id.slice(at + 1));
+}
+
+/** Several people as text segments, joined as namesWords joins them ("nobody" for none). */
+export function namesSegments(people: readonly Person[]): RichSegment[] {
+  if (people.length === 0) return [plain('nobody')];
+  return people.flatMap((p, i) => {
+    const sep = i === 0 ? [] : [plain(i === people.length - 1 ? ' and ' : ', ')];
+    return [...sep, personSegment(p)];
+  });
 }
 
 /** An ISO time as "2026-11-29 14:30 UTC" (chats span time zones; UTC is unambiguous). */

@@ -12,7 +12,7 @@ import {
   missingDiscordPermissions,
   PRIVILEGED_INTENT_FLAGS,
 } from '../bridges/discord/permissions.ts';
-import { missingSlackScopes } from '../bridges/slack/scopes.ts';
+import { missingOptionalSlackScopes, missingSlackScopes } from '../bridges/slack/scopes.ts';
 import type { Config } from '../config.ts';
 import type { CheckResult } from './doctor-checks.ts';
 import { fixFor, type ProbeAnswer, ProbeFailure, probe } from './platform-probe.ts';
@@ -142,6 +142,11 @@ export function checkSlack(s: Config['slack']): Promise<CheckResult[]> {
     if (header === null)
       return [{ name: 'slack', ok: true, detail: `${who} (scopes not reported)` }];
     const missing = missingSlackScopes(header);
+    const optional = missingOptionalSlackScopes(header);
+    if (missing.length === 0 && optional.length > 0) {
+      const without = `${who}, scopes complete but optional ${optional.join(', ')} (people seen only in thread replies are shown by id)`;
+      return [{ name: 'slack', ok: true, detail: without }];
+    }
     if (missing.length === 0)
       return [{ name: 'slack', ok: true, detail: `${who}, scopes complete` }];
     return [

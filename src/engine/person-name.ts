@@ -2,7 +2,9 @@
  * The one way a person is named to humans (issue 29): the name they have on their platform
  * (Telegram @username, else first name; Slack @name; Discord display name; the console's admin),
  * the OS user for the CLI (`cli:alice` is "alice"), and the id only when nothing better is known.
- * Raw ids belong in `--json` output and the ledger, never in a sentence.
+ * Raw ids belong in `--json` output and the ledger, never in a sentence. In a chat message's text
+ * chatops wraps this name in a mention segment (chatops/words.ts personSegment): the adapter of
+ * the person's own platform shows its mention (Slack `<@U123>`, Discord `<@123>`), the others this.
  */
 import type { Actor } from './model.ts';
 

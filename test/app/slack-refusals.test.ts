@@ -14,7 +14,7 @@
 import fs from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OPS, SlackDriver } from '../contracts/drivers/slack.ts';
-import { until, waitFor } from '../contracts/platform-driver.ts';
+import { checkpointButtonsOn, until, waitFor } from '../contracts/platform-driver.ts';
 import { runIdOf, World } from '../contracts/world.ts';
 
 const STATUS = /^Run \S+ · Demo/;
@@ -175,7 +175,7 @@ describe('Slack refusals met by the bridge', () => {
     expect(failedCalls('chat.postEphemeral', 'user_not_in_channel')).toHaveLength(1);
     // Nothing about it in the channel; the checkpoint is still open.
     expect(raw(/not allowed to answer/)).toEqual([]);
-    expect(w.current(slack, plan)!.buttons).toEqual(['Approve', 'Request changes', 'Reject']);
+    expect(w.current(slack, plan)!.buttons).toEqual(checkpointButtonsOn(slack));
   });
 
   it('a private answer with no ephemeral and an expired response_url: said in the channel', async () => {

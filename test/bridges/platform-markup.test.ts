@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { OutgoingMessage } from '../../src/bridges/channel.ts';
 import { renderMessage as renderDiscord } from '../../src/bridges/discord/outbound.ts';
-import { plainTextOf } from '../../src/bridges/render-text.ts';
+import { mention, plainTextOf, rich } from '../../src/bridges/render-text.ts';
 import { renderMessage as renderSlack } from '../../src/bridges/slack/outbound.ts';
 import { renderMessage as renderTelegram } from '../../src/bridges/telegram/outbound.ts';
 import {
@@ -116,4 +116,29 @@ describe('platform markup from one message model', () => {
     expect(render(paired)).toContain(code);
     expect(plainTextOf(paired.text)).not.toContain('`');
   });
+
+  it.each([
+    ['slack', ['<@U0BOB>', 'Dave', '@carol'], ['<@42>']],
+    ['discord', ['<@42>', '@bob', '@carol'], ['<@U0BOB>']],
+    ['telegram', ['@bob', 'Dave', '@carol'], ['<@']],
+  ] as const)(
+    '%s: a person is that platform’s mention in its own chat, the name elsewhere',
+    (platform, shown, absent) => {
+      const render = PLATFORMS.find(([p]) => p === platform)![1];
+      const decided: OutgoingMessage = {
+        text: rich(
+          'Approved by ',
+          mention('@bob', 'slack', 'U0BOB'),
+          ', ',
+          mention('Dave', 'discord', '42'),
+          ' and ',
+          mention('@carol', 'telegram', '7'),
+        ),
+      };
+      const out = render(decided);
+      for (const s of shown) expect(out).toContain(s);
+      for (const s of absent) expect(out).not.toContain(s);
+      expect(plainTextOf(decided.text)).toBe('Approved by @bob, Dave and @carol');
+    },
+  );
 });

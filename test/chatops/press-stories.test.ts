@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { plainTextOf } from '../../src/bridges/render-text.ts';
 import type { StoredMessage } from '../fakes/telegram.ts';
 import { ALICE, BOB, CAROL, DAVE, TEAM, TEAM_REF, until, World } from './support.ts';
 
@@ -203,7 +204,8 @@ steps:
     expect(labelled.filter(([w]) => w === 'status edit').map(([, u]) => u)).not.toContain(
       'interactive',
     );
-    expect(rows.find((r) => what(r) === 'press edit')!.payload_json).toContain('Approved by @bob');
+    const edit = JSON.parse(rows.find((r) => what(r) === 'press edit')!.payload_json);
+    expect(plainTextOf(edit.text)).toContain('Approved by @bob');
     expect(w.fake.calls.filter((c) => c.errorCode === 429)).toEqual([]);
     await w.runState(runId, (s) => s.cursor > 0, 'the run to move on');
   });

@@ -88,6 +88,15 @@ describe('phasebridge doctor', () => {
     expect(lineOf(r.out, 'discord')).toContain('Privileged Gateway Intents → Message Content on');
   });
 
+  it('passes a Slack app installed before users:read, saying what it lacks', async () => {
+    const { slack, env } = await fakes();
+    slack.scopes = slack.scopes.filter((s) => s !== 'users:read');
+    const r = await doctor(env);
+    expect(lineOf(r.out, 'slack')).toMatch(
+      /^ok +slack: team Fake, bot user phasebridge, scopes complete but optional users:read \(people seen only in thread replies are shown by id\)/,
+    );
+  });
+
   it('names a Discord permission the invite did not grant and what it disables', async () => {
     const { discord, env } = await fakes();
     const r0 = await doctor(env);

@@ -63,6 +63,8 @@ describe('phasebridge setup slack', () => {
       'chat:write',
       'files:read',
       'files:write',
+      // users.info names a person whose thread reply carries their id only (issue 29).
+      'users:read',
     ]);
     // Thread replies under run messages (guidance) come as message events.
     expect(slackBotEvents()).toEqual(['app_mention', 'message.channels', 'message.groups']);

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type PlatformDriver, until, waitFor } from './platform-driver.ts';
+import { checkpointButtonsOn, type PlatformDriver, until, waitFor } from './platform-driver.ts';
 import type { ContractSubject } from './stories.ts';
 import { runIdOf, World } from './world.ts';
 
@@ -65,7 +65,7 @@ export function changesStories(subject: ContractSubject): void {
       await d.sendCommand('alice', 'run demo add login');
       const plan = await w.message(d, /Checkpoint plan:1/);
       const runId = runIdOf(plan);
-      expect(plan.buttons).toEqual(['Approve', 'Request changes', 'Reject']);
+      expect(plan.buttons).toEqual(checkpointButtonsOn(d));
       expect(plan.text).toContain('Request changes: 0 of 3 used; the step runs again');
 
       const press = await d.press('bob', plan, 'Request changes');
@@ -145,13 +145,9 @@ export function changesStories(subject: ContractSubject): void {
         (m) => m.text.includes('will go with the decision'),
         'the note on the checkpoint',
       );
-      // A Slack thread reply carries the user id only: bob, not seen named before, is his id
-      // there (docs/feedback.md, "How people are named").
-      const author = d.singleUser
-        ? ''
-        : d.platform === 'slack'
-          ? d.userId('bob')
-          : d.displayName('bob');
+      // A Slack thread reply carries the user id only: bob, not seen named before, is named by
+      // users.info (docs/feedback.md, "How people are named").
+      const author = d.singleUser ? '' : d.displayName('bob');
       expect(counted.text).toContain(`Notes: 1 note from ${author}`);
       // The note is a ledger fact: a restart between the reply and the decision keeps it.
       await w.restart();

@@ -105,10 +105,10 @@ describe('Slack thread replies as guidance', () => {
     expect(log).toMatch(/\(guidance, .+\): keep the session cookie/);
     expect(log).not.toMatch(/md5|bot says hi|edited|thanks/);
     const status = await runCliAsync(['status', runId], world.home, world.dir);
-    // Slack message events carry no name: bob, never seen named yet, is his Slack id; alice, named
-    // by her earlier command, is @alice (issue 29).
+    // Slack message events carry no name: bob, never seen named yet, is named by users.info;
+    // alice, named by her earlier command, is @alice (issue 29).
     expect(status.out).toMatch(
-      /feedback from reviewers \(oldest first\)\n {2}plan attempt 2: guidance by U0BOB, .*: hash passwords with \*bcrypt\*\n {2}plan attempt 2: guidance by @alice, .*: keep the session cookie\n/,
+      /feedback from reviewers \(oldest first\)\n {2}plan attempt 2: guidance by @bob, .*: hash passwords with \*bcrypt\*\n {2}plan attempt 2: guidance by @alice, .*: keep the session cookie\n/,
     );
   });
 });

@@ -138,3 +138,12 @@ export async function waitFor<T>(probe: () => T | undefined, what: string): Prom
   }, what);
   return value as T;
 }
+
+/**
+ * The labels of an open checkpoint offering every answer, as `d`'s platform shows them: Slack and
+ * Discord, which open modals, add "Approve with comment" beside Approve.
+ */
+export function checkpointButtonsOn(d: Pick<PlatformDriver, 'platform'>): string[] {
+  const comment = d.platform === 'slack' || d.platform === 'discord';
+  return ['Approve', ...(comment ? ['Approve with comment'] : []), 'Request changes', 'Reject'];
+}

@@ -6,7 +6,12 @@
  * `contractStories` with its driver.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { Persona, PlatformDriver, SeenMessage } from './platform-driver.ts';
+import {
+  checkpointButtonsOn,
+  type Persona,
+  type PlatformDriver,
+  type SeenMessage,
+} from './platform-driver.ts';
 import { runCli, runIdOf, World } from './world.ts';
 
 /** What a platform's test file passes in. */
@@ -62,7 +67,7 @@ export function contractStories(subject: ContractSubject): void {
       expect(run.startedBy.id).toBe(`${d.platform}:${d.userId('alice')}`);
 
       const plan = await w.message(d, /Checkpoint plan:1/);
-      expect(plan.buttons).toEqual(['Approve', 'Request changes', 'Reject']);
+      expect(plan.buttons).toEqual(checkpointButtonsOn(d));
       expect(plan.text).toContain('Policy: needs 1 approval');
       const waiting = await w.settles(
         d,
@@ -81,7 +86,7 @@ export function contractStories(subject: ContractSubject): void {
       );
 
       const review = await w.message(d, /Checkpoint review:1/);
-      expect(review.buttons).toEqual(['Approve', 'Request changes', 'Reject']);
+      expect(review.buttons).toEqual(checkpointButtonsOn(d));
       expect(await d.answerTo(await d.press('bob', review, 'Approve'))).toMatch(/^Approved/);
       await w.message(d, /🏁 Run \S+ Completed/);
       // Still the one status message, edited to the end.
@@ -165,7 +170,7 @@ export function contractStories(subject: ContractSubject): void {
       );
       // The next checkpoint of the same run comes from the new bridge.
       const review = await w.message(d, /Checkpoint review:1/);
-      expect(review.buttons).toEqual(['Approve', 'Request changes', 'Reject']);
+      expect(review.buttons).toEqual(checkpointButtonsOn(d));
     });
 
     it('rejects with a reason given after the bridge restarted', async () => {
@@ -217,7 +222,7 @@ export function contractStories(subject: ContractSubject): void {
       expect(decided.text).toMatch(/Approved by \S+ at \d{4}-/);
       expect(decided.text).toContain('plan looks good');
       const review = await w.message(d, /Checkpoint review:1/);
-      expect(review.buttons).toEqual(['Approve', 'Request changes', 'Reject']);
+      expect(review.buttons).toEqual(checkpointButtonsOn(d));
       const state = await w.bridge.orchestrator.getRun(runId);
       expect(state.checkpoints[0]!.decision!.by[0]!.id).toMatch(/^cli:/);
     });
@@ -232,7 +237,7 @@ export function contractStories(subject: ContractSubject): void {
       const decided = await w.settles(d, plan, (m) => m.buttons.length === 0, 'the copy edited');
       expect(decided.text).toContain('approved offline');
       const review = await w.message(d, /Checkpoint review:1/);
-      expect(review.buttons).toEqual(['Approve', 'Request changes', 'Reject']);
+      expect(review.buttons).toEqual(checkpointButtonsOn(d));
       expect(w.messages(d, /Checkpoint review:1/)).toHaveLength(1);
     });
   });
@@ -295,7 +300,7 @@ export function contractStories(subject: ContractSubject): void {
         (m) => new RegExp(`Votes: ${first}`).test(m.text),
         'the first vote to show',
       );
-      expect(voted.buttons).toEqual(['Approve', 'Request changes', 'Reject']);
+      expect(voted.buttons).toEqual(checkpointButtonsOn(d));
       expect(await d.answerTo(await d.press('bob', cp, 'Approve'))).toBe(
         sentence(`${nameOf('bob')} already voted on checkpoint build:1`),
       );

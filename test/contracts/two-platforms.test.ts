@@ -1,12 +1,13 @@
 /**
  * One run followed from two platforms: a Slack channel and a Telegram chat bound to the same
  * workspace by one bridge. The run started on one shows its status and checkpoint on both; an
- * answer on one edits the checkpoint message on both (decision, who, no buttons).
+ * answer on one edits the checkpoint message on both (decision, who, no buttons); the decider is
+ * a mention in their own platform's chat and their name in the other's.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SlackDriver } from './drivers/slack.ts';
+import { OPS, SlackDriver } from './drivers/slack.ts';
 import { TelegramDriver } from './drivers/telegram.ts';
-import type { PlatformDriver, SeenMessage } from './platform-driver.ts';
+import { checkpointButtonsOn, type PlatformDriver, type SeenMessage } from './platform-driver.ts';
 import { runIdOf, World } from './world.ts';
 
 let slack: SlackDriver;
@@ -27,7 +28,7 @@ async function checkpointOnBoth(runId?: string): Promise<Map<PlatformDriver, See
   const copies = new Map<PlatformDriver, SeenMessage>();
   for (const d of [slack, telegram]) {
     const cp = await w.message(d, /Checkpoint plan:1/);
-    expect(cp.buttons).toEqual(['Approve', 'Request changes', 'Reject']);
+    expect(cp.buttons).toEqual(checkpointButtonsOn(d));
     if (runId !== undefined) expect(runIdOf(cp)).toBe(runId);
     copies.set(d, cp);
   }
@@ -69,7 +70,12 @@ describe('one run followed from Slack and Telegram', () => {
       expect(decided.text).toMatch(/❌ Checkpoint plan:1 — run \S+\nRejected by @bob at /);
       expect(decided.text).toContain('Reason given: needs tests first');
       await w.message(d, /❌ Run \S+ Failed: rejected by @bob: needs tests first/);
+      // Issue 29: in Slack's own chat the decider is a Slack mention (the client shows the name);
+      // Telegram, another platform, names them.
+      if (d === telegram) expect(decided.text).not.toContain('<@');
     }
+    const raw = JSON.stringify(slack.fake.message(OPS, copies.get(slack)!.id)?.blocks);
+    expect(raw).toContain(`Rejected by <@${slack.userId('bob')}> at`);
     const state = await w.bridge.orchestrator.getRun(runId);
     expect(state.checkpoints[0]!.votes.map((v) => v.actor.id)).toEqual([
       `slack:${slack.userId('bob')}`,

@@ -251,12 +251,14 @@ export class FakeDiscord {
     const modal = opened.modal;
     if (!modal) throw new Error(`fake discord: interaction ${opened.id} opened no modal`);
     let n = 0;
-    const input = (c: JsonObject) => ({
-      type: 4,
-      id: ++n,
-      custom_id: c.custom_id as string,
-      value: values[c.custom_id as string] ?? '',
-    });
+    const input = (c: JsonObject) => {
+      const value = values[c.custom_id as string] ?? '';
+      // Discord's client will not submit a required input (the default) left empty.
+      if (value === '' && c.required !== false) {
+        throw new Error(`fake discord: input ${String(c.custom_id)} is required`);
+      }
+      return { type: 4, id: ++n, custom_id: c.custom_id as string, value };
+    };
     const components = (modal.components as JsonObject[]).map((c) => {
       if (c.type === 18) return { type: 18, id: ++n, component: input(c.component as JsonObject) };
       if (c.type === 1)

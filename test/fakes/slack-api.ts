@@ -11,6 +11,7 @@ import { FakeSlackChannels } from './slack-membership.ts';
 import {
   ApiError,
   checkBlocks,
+  type FakeUser,
   type Json,
   type StoredMessage,
   type StoredView,
@@ -25,6 +26,8 @@ export class FakeSlackWebApi {
   readonly ephemerals: Json[] = [];
   /** Modals opened. */
   readonly views: StoredView[] = [];
+  /** Every person who acted in the workspace, by id: `users.info` answers for them. */
+  readonly users = new Map<string, FakeUser>();
   /** Files uploaded (and completed, once `params` is set). */
   readonly files: { id: string; params: Json; bytes: number; data?: Buffer; name?: string }[] = [];
   /** Files users shared with a message, served at `/files-pri/<team>-<id>/download/<name>`. */
@@ -145,6 +148,12 @@ export class FakeSlackWebApi {
       }
       case 'files.completeUploadExternal':
         return this.#complete(p);
+      case 'users.info': {
+        const u = this.users.get(String(p.user));
+        if (!u) throw new ApiError('user_not_found');
+        const profile = { display_name: u.name, real_name: u.name };
+        return { user: { id: u.id, team_id: w.teamId, name: u.name, real_name: u.name, profile } };
+      }
       case 'conversations.info':
         return { channel: { id: p.channel, name: 'ops', is_member: true } };
       default:

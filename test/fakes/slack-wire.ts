@@ -264,6 +264,9 @@ export function viewSubmissionPayload(
   const view = o.stored.view;
   const input = (view.blocks as Json[]).find((b) => b.type === 'input');
   if (!input) throw new Error('the view has no input block');
+  // Slack's client will not submit a required input left empty; an optional one comes back null.
+  if (o.value === '' && input.optional !== true) throw new Error('the input is required');
+  const value = o.value === '' ? null : o.value;
   return {
     type: 'view_submission',
     team: { id: w.teamId, domain: 'fake' },
@@ -279,7 +282,7 @@ export function viewSubmissionPayload(
       state: {
         values: {
           [input.block_id]: {
-            [input.element.action_id]: { type: input.element.type, value: o.value },
+            [input.element.action_id]: { type: input.element.type, value },
           },
         },
       },

@@ -70,6 +70,7 @@ export class FakeSlack {
     'files:read',
     'files:write',
     'groups:history',
+    'users:read',
   ];
   readonly botToken: string;
   readonly appToken: string;
@@ -245,6 +246,7 @@ export class FakeSlack {
     text: string;
     command?: string;
   }): Promise<Delivery> {
+    this.api.users.set(o.user.id, o.user);
     const form = commandForm(this.workspace, {
       ...o,
       command: o.command ?? '/pb',
@@ -263,6 +265,7 @@ export class FakeSlack {
     /** Files shared with the message (the event's `files`). */
     files?: { name: string; data: Buffer }[];
   }): Promise<Delivery> {
+    this.api.users.set(o.user.id, o.user);
     const envelope = mentionEnvelope(this.workspace, {
       ...o,
       text: `<@${this.workspace.botUserId}> ${o.text}`,
@@ -286,6 +289,7 @@ export class FakeSlack {
     /** Files shared with the reply: the event gets subtype `file_share` and `files`, as Slack sends. */
     files?: { name: string; data: Buffer }[];
   }): Promise<Delivery> {
+    this.api.users.set(o.user.id, o.user);
     const { files, ...rest } = o;
     const envelope = mentionEnvelope(this.workspace, {
       ...rest,
@@ -308,6 +312,7 @@ export class FakeSlack {
    * message.im; `channel` is the IM's id, starting with D).
    */
   sendDirectMessage(o: { user: FakeUser; channel: string; text: string }): Promise<Delivery> {
+    this.api.users.set(o.user.id, o.user);
     const envelope = mentionEnvelope(this.workspace, {
       ...o,
       ts: this.api.ts(),
@@ -324,6 +329,7 @@ export class FakeSlack {
     ts: string;
     label: string;
   }): Promise<Delivery> {
+    this.api.users.set(o.user.id, o.user);
     const message = this.message(o.channel, o.ts);
     const buttons = (message?.blocks ?? [])
       .filter((b) => b.type === 'actions')
@@ -344,6 +350,7 @@ export class FakeSlack {
 
   /** A user submits an open modal with `value` in its input. */
   submitView(o: { user: FakeUser; viewId: string; value: string }): Promise<Delivery> {
+    this.api.users.set(o.user.id, o.user);
     const stored = this.views.find((v) => v.id === o.viewId);
     if (!stored) throw new Error(`no view ${o.viewId}`);
     const payload = viewSubmissionPayload(this.workspace, {

@@ -28,6 +28,7 @@ import type {
   Interaction,
   OutgoingFile,
   OutgoingMessage,
+  ReasonAsk,
   RichText,
 } from '../channel.ts';
 import { stderrLogger } from '../channel.ts';
@@ -53,6 +54,8 @@ import { type DiscordChannelOptions, validateDiscordOptions } from './options.ts
 import {
   commandEcho,
   editBody,
+  keptPrompt,
+  keptPromptValue,
   MAX_CONTENT,
   MAX_CUSTOM_ID,
   MAX_DESCRIPTION,
@@ -272,7 +275,8 @@ export class DiscordChannel implements Channel {
       return undefined;
     });
     // A modal must open within 3 s of the press: a prompt that cannot be read gets plain words.
-    await i.showModal(reasonModal(pressId, stored ?? 'Give your reason.'));
+    const kept = keptPrompt(stored);
+    await i.showModal(reasonModal(pressId, kept.prompt, [], kept.ask));
   }
 
   async #deliver(event: InboundEvent): Promise<void> {
@@ -356,14 +360,14 @@ export class DiscordChannel implements Channel {
   }
 
   /** Opens a modal asking the presser for the reason; its submission arrives as a Reply. */
-  async askForReason(interaction: Interaction, prompt: string): Promise<string> {
+  async askForReason(interaction: Interaction, prompt: string, ask?: ReasonAsk): Promise<string> {
     const data = decodeInteraction(interaction);
     const live = this.#liveOf(data);
     // Kept for the fallback button only: failing to keep it must not cost the modal.
     await this.#store
-      .set(promptKey(data.i), prompt, TOKEN_LIFETIME_MS)
+      .set(promptKey(data.i), keptPromptValue(prompt, ask), TOKEN_LIFETIME_MS)
       .catch((err: unknown) => this.#log.warn({ err }, 'discord: reason prompt not kept'));
-    await live.askForReason(prompt);
+    await live.askForReason(prompt, ask);
     return reasonRef(data.c, data.i);
   }
 

@@ -169,7 +169,8 @@ export function toButtonPress(
 /** The reason typed into our modal, as a Reply to the ref `askForReason` returned. */
 export function toReply(f: InteractionFacts, pressId: string, text: string): Reply | undefined {
   const place = placeOf(f);
-  if (!place || text.trim() === '') return undefined;
+  // An empty text arrives too: only an optional field (an approval's comment) can be empty.
+  if (!place) return undefined;
   return {
     kind: 'reply',
     text,

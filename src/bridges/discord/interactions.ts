@@ -17,7 +17,7 @@ import {
   type RESTPostAPIChannelMessageJSONBody,
 } from 'discord.js';
 import { PlatformError } from '../../errors.ts';
-import type { ChannelLogger } from '../channel.ts';
+import type { ChannelLogger, ReasonAsk } from '../channel.ts';
 import { isLostInteraction, toDiscordError } from './errors.ts';
 import { contentOf, fitEscaped, reasonButtonRow, reasonModal } from './outbound.ts';
 
@@ -136,12 +136,12 @@ export class LiveInteraction {
    * Opens the reason modal; once the interaction was answered (or it is itself a submission,
    * which cannot open a modal) an ephemeral message offers a button that opens it instead.
    */
-  askForReason(prompt: string): Promise<void> {
+  askForReason(prompt: string, ask?: ReasonAsk): Promise<void> {
     return this.#run(async () => {
       if (!this.acknowledged && !this.#lost && this.#target.isButton()) {
         const notes = this.#held.splice(0);
         try {
-          await this.#target.showModal(reasonModal(this.id, prompt, notes));
+          await this.#target.showModal(reasonModal(this.id, prompt, notes, ask));
           return;
         } catch (err) {
           if (!this.#markLost(err)) throw err;

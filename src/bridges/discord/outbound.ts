@@ -22,6 +22,7 @@ import type {
   MessageButton,
   MessageField,
   OutgoingMessage,
+  ReasonAsk,
   RichSegment,
   RichText,
 } from '../channel.ts';
@@ -101,6 +102,11 @@ function renderSegment(seg: RichSegment): string {
       const url = safeUrl(seg.url);
       return url === undefined ? escapeMarkdown(seg.text) : `[${escapeMarkdown(seg.text)}](${url})`;
     }
+    case 'mention':
+      // Discord's own people by mention (never a ping: messages allow no mentions); others by name.
+      return seg.platform === 'discord' && /^\d+$/.test(seg.id)
+        ? `<@${seg.id}>`
+        : escapeMarkdown(seg.text);
   }
 }
 
@@ -256,27 +262,47 @@ export function reasonModal(
   interactionId: string,
   prompt: string,
   notes: readonly string[] = [],
+  ask: ReasonAsk = {},
 ): APIModalInteractionResponseCallbackData {
   const text = [...notes, prompt].map((t) => escapeMarkdown(t)).join('\n\n');
   return {
     custom_id: `${REASON_ID_PREFIX}${interactionId}`,
-    title: 'Reason',
+    // Discord caps a modal title at 45 characters and a label at 45.
+    title: (ask.title ?? 'Reason').slice(0, 45),
     components: [
       { type: ComponentType.TextDisplay, content: text.slice(0, 4000) },
       {
         type: ComponentType.Label,
-        label: 'Reason',
+        label: (ask.label ?? 'Reason').slice(0, 45),
         component: {
           type: ComponentType.TextInput,
           custom_id: REASON_INPUT_ID,
           style: TextInputStyle.Paragraph,
-          required: true,
-          min_length: 1,
+          // An optional field may be submitted empty (an approval without a comment).
+          ...(ask.optional === true ? { required: false } : { required: true, min_length: 1 }),
           max_length: 1000,
         },
       },
     ],
   };
+}
+
+/** The prompt (and how it asks) kept for the fallback button; an older plain string is the prompt. */
+export function keptPrompt(stored: string | undefined): { prompt: string; ask: ReasonAsk } {
+  const fallback = { prompt: stored ?? 'Give your reason.', ask: {} };
+  if (stored === undefined) return fallback;
+  try {
+    const kept = JSON.parse(stored) as { prompt?: unknown; ask?: ReasonAsk };
+    if (typeof kept.prompt !== 'string') return fallback;
+    return { prompt: kept.prompt, ask: typeof kept.ask === 'object' && kept.ask ? kept.ask : {} };
+  } catch {
+    return fallback;
+  }
+}
+
+/** What keptPrompt reads back: the prompt and how the modal asks. */
+export function keptPromptValue(prompt: string, ask: ReasonAsk = {}): string {
+  return JSON.stringify({ prompt, ask });
 }
 
 /** The button offered when a modal can no longer be opened directly (the press was answered). */

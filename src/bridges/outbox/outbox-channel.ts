@@ -15,6 +15,7 @@ import type {
   MessageRef,
   OutgoingFile,
   OutgoingMessage,
+  ReasonAsk,
 } from '../channel.ts';
 import type { Outbox } from './outbox.ts';
 
@@ -83,8 +84,8 @@ export class OutboxChannel implements Channel {
     return this.#inner.answer(interaction, text, options);
   }
 
-  askForReason(interaction: Interaction, prompt: string): Promise<MessageRef> {
-    return this.#inner.askForReason(interaction, prompt);
+  askForReason(interaction: Interaction, prompt: string, ask?: ReasonAsk): Promise<MessageRef> {
+    return this.#inner.askForReason(interaction, prompt, ask);
   }
 
   sendFile(chatRef: ChatRef, file: OutgoingFile): Promise<MessageRef> {

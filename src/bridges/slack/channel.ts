@@ -19,6 +19,7 @@ import type {
   Interaction,
   OutgoingFile,
   OutgoingMessage,
+  ReasonAsk,
 } from '../channel.ts';
 import { stderrLogger } from '../channel.ts';
 import { DEFAULT_RETRY_POLICY, SerialQueues, withRateLimitRetry } from '../delivery.ts';
@@ -63,6 +64,7 @@ import {
 } from './outbound.ts';
 import { boltLogger, SlackHttpReceiver } from './receiver.ts';
 import { responseUrlOrigins } from './response-url.ts';
+import { namedEvent, SlackUserNames } from './user-names.ts';
 
 type State = 'idle' | 'starting' | 'running' | 'stopped';
 
@@ -99,6 +101,8 @@ export class SlackChannel implements Channel {
   #bot: BotContext | undefined;
   /** Events being handled, so stop() can wait for them. */
   readonly #inFlight = new Set<Promise<void>>();
+  /** Names of people whose events carry their id only (users.info, cached). */
+  readonly #names: SlackUserNames;
 
   /** Validates the options (ConfigError listing every problem) and prepares the Bolt app. */
   constructor(options: SlackChannelOptions) {
@@ -132,6 +136,11 @@ export class SlackChannel implements Channel {
       });
       this.#app = new App({ ...common, receiver: this.#receiver });
     }
+    this.#names = new SlackUserNames(async (user) => {
+      const found = await this.#call('users.info', () => this.#app.client.users.info({ user }));
+      // The handle, as presses and commands name people (`@bob`); else the profile's names.
+      return found.user?.name || found.user?.profile?.display_name || found.user?.real_name;
+    });
     this.#interactions = new SlackInteractions({
       client: this.#app.client,
       call: (method, run) => this.#call(method, run),
@@ -200,9 +209,10 @@ export class SlackChannel implements Channel {
     return this.#options.command ?? DEFAULT_COMMAND;
   }
 
-  async #deliver(event: InboundEvent): Promise<void> {
+  async #deliver(unnamed: InboundEvent): Promise<void> {
     const handler = this.#handler;
     if (!handler || this.#state !== 'running') return;
+    const event = await namedEvent(this.#names, unnamed);
     const work = handler(event).catch((err: unknown) => {
       this.#log.error(
         { err, kind: event.kind, key: event.idempotencyKey },
@@ -357,8 +367,8 @@ export class SlackChannel implements Channel {
    * Past 3 s the question is asked in the pressed message's thread, and the presser's mention
    * there is the Reply.
    */
-  askForReason(interaction: Interaction, prompt: string): Promise<string> {
-    return this.#interactions.askForReason(interaction, prompt);
+  askForReason(interaction: Interaction, prompt: string, ask?: ReasonAsk): Promise<string> {
+    return this.#interactions.askForReason(interaction, prompt, ask);
   }
 
   /** Downloads a file shared with a mention (url_private_download, bot token). */

@@ -62,6 +62,12 @@ export interface MentionPayload {
     readonly subtype?: string;
     /** Files shared with the message (needs files:read to download). */
     readonly files?: readonly SlackFileObject[];
+    /** The sender's profile, which some message events carry (their only name then). */
+    readonly user_profile?: {
+      readonly name?: unknown;
+      readonly display_name?: unknown;
+      readonly real_name?: unknown;
+    };
   };
   readonly event_id?: string;
 }
@@ -104,6 +110,15 @@ const chatUser = (id: string, name?: string): ChatUser => ({
   id,
   display: name ? `@${name}` : id,
 });
+
+/** The sender of a message event, named by its `user_profile` when it has one (handle first). */
+function eventUser(id: string, e: MentionPayload['event']): ChatUser {
+  const p = e.user_profile;
+  const name = [p?.name, p?.display_name, p?.real_name].find(
+    (n): n is string => typeof n === 'string' && n.trim() !== '',
+  );
+  return chatUser(id, name?.trim());
+}
 
 /**
  * Plain text from Slack's message markup: `<@U1|bob>` becomes `slack:U1` (the user ref form
@@ -209,7 +224,7 @@ export async function fromPromptAnswer(
     replyToMessageRef: prompt.promptRef,
     chatRef: prompt.chatRef,
     ...(chat.thread !== undefined && { threadRef: chat.thread }),
-    user: chatUser(e.user),
+    user: eventUser(e.user, e),
     idempotencyKey: p.event_id ? `slack:event:${p.event_id}` : `slack:msg:${e.channel}:${e.ts}`,
   };
 }
@@ -233,7 +248,7 @@ export function fromMention(p: MentionPayload, bot: BotContext): Command | undef
     rawText: text,
     chatRef: formatChatRef(chat),
     ...(chat.thread !== undefined && { threadRef: chat.thread }),
-    user: chatUser(e.user),
+    user: eventUser(e.user, e),
     ...(files.length > 0 && { files }),
     addressed: true,
     ...(isDirect(e.channel) && { direct: true }),
@@ -272,7 +287,7 @@ export function fromThreadReply(p: MessagePayload, bot: BotContext): Reply | und
     replyToMessageRef: formatMessageRef(parent, [e.thread_ts]),
     chatRef: formatChatRef({ ...parent, thread: e.thread_ts }),
     threadRef: e.thread_ts,
-    user: chatUser(e.user),
+    user: eventUser(e.user, e),
     ...(files.length > 0 && { files }),
     idempotencyKey: `slack:msg:${e.channel}:${e.ts}`,
   };
@@ -293,7 +308,7 @@ export function fromDirectMessage(p: MessagePayload, bot: BotContext): DirectTex
     kind: 'text',
     text,
     chatRef: formatChatRef({ team: bot.team, channel: e.channel }),
-    user: chatUser(e.user),
+    user: eventUser(e.user, e),
     idempotencyKey: `slack:msg:${e.channel}:${e.ts}`,
   };
 }

@@ -9,7 +9,7 @@
  */
 import type { App } from '@slack/bolt';
 import { PhasebridgeError, PlatformError } from '../../errors.ts';
-import type { AnswerOptions, ChannelLogger, Interaction } from '../channel.ts';
+import type { AnswerOptions, ChannelLogger, Interaction, ReasonAsk } from '../channel.ts';
 import { rich } from '../render-text.ts';
 import type { ChannelStateStore } from '../state.ts';
 import { isSpentResponseUrl, isSpentTrigger, slackErrorCode } from './errors.ts';
@@ -119,13 +119,13 @@ export class SlackInteractions {
   }
 
   /** See SlackChannel.askForReason. */
-  async askForReason(interaction: Interaction, prompt: string): Promise<string> {
+  async askForReason(interaction: Interaction, prompt: string, ask?: ReasonAsk): Promise<string> {
     const data = decodeInteraction(interaction);
     try {
       const opened = await this.#call('views.open', () =>
         this.#s.client.views.open({
           trigger_id: data.g,
-          view: reasonModal(prompt, promptMetadata(data.chat)),
+          view: reasonModal(prompt, promptMetadata(data.chat), ask),
         }),
       );
       const viewId = opened.view?.id;

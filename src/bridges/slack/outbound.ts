@@ -8,6 +8,7 @@ import type {
   MessageButton,
   MessageField,
   OutgoingMessage,
+  ReasonAsk,
   RichSegment,
   RichText,
 } from '../channel.ts';
@@ -144,6 +145,9 @@ function renderSegment(seg: RichSegment): string {
       const url = linkUrl(seg.url);
       return url === undefined ? escaped : `<${url}|${escaped}>`;
     }
+    case 'mention':
+      // Slack's own people by mention (the client shows their current name); others by name.
+      return seg.platform === 'slack' && /^[A-Z0-9]+$/i.test(seg.id) ? `<@${seg.id}>` : escaped;
   }
 }
 
@@ -271,12 +275,17 @@ export const REASON_BLOCK_ID = 'reason';
 export const REASON_ACTION_ID = 'text';
 
 /** The modal `askForReason` opens; `privateMetadata` comes back verbatim on submission. */
-export function reasonModal(prompt: string, privateMetadata: string): types.ModalView {
+export function reasonModal(
+  prompt: string,
+  privateMetadata: string,
+  ask: ReasonAsk = {},
+): types.ModalView {
   const text = prompt.trim() === '' ? 'Why?' : cut(prompt, MAX_SECTION_TEXT);
   return {
     type: 'modal',
     callback_id: REASON_CALLBACK_ID,
-    title: { type: 'plain_text', text: 'Reason' },
+    // Slack caps a modal title at 24 characters.
+    title: { type: 'plain_text', text: cut(ask.title ?? 'Reason', 24) },
     submit: { type: 'plain_text', text: 'Send' },
     close: { type: 'plain_text', text: 'Cancel' },
     private_metadata: privateMetadata,
@@ -285,7 +294,9 @@ export function reasonModal(prompt: string, privateMetadata: string): types.Moda
       {
         type: 'input',
         block_id: REASON_BLOCK_ID,
-        label: { type: 'plain_text', text: 'Reason' },
+        label: { type: 'plain_text', text: cut(ask.label ?? 'Reason', 2000) },
+        // An optional input lets Send go with the field empty (its value then comes back null).
+        ...(ask.optional === true && { optional: true }),
         element: {
           type: 'plain_text_input',
           action_id: REASON_ACTION_ID,

@@ -12,6 +12,8 @@ export interface SlackScope {
   /** Bot events the adapter listens to that need this scope. */
   readonly events: readonly string[];
   readonly why: string;
+  /** The adapter works without it, a little worse (doctor says so but passes). */
+  readonly optional?: true;
 }
 
 /** Every bot scope the adapter uses, and nothing more. */
@@ -58,6 +60,14 @@ export const SLACK_SCOPES: readonly SlackScope[] = [
     events: [],
     why: 'upload logs and reports (files.uploadV2)',
   },
+  {
+    scope: 'users:read',
+    methods: ['users.info'],
+    events: [],
+    why: 'name a person whose thread reply or mention carries their id only (users.info)',
+    // Added after release (issue 29): an app installed before keeps working, naming by id.
+    optional: true,
+  },
 ];
 
 /** Methods the adapter calls that need no scope (token check, modals, Socket Mode). */
@@ -73,8 +83,19 @@ export const slackBotScopes = (): string[] => SLACK_SCOPES.map((s) => s.scope);
 /** The bot events to subscribe to. */
 export const slackBotEvents = (): string[] => SLACK_SCOPES.flatMap((s) => s.events);
 
-/** The scopes a token lacks, from its `x-oauth-scopes` header (comma-separated). */
+/** The required scopes a token lacks, from its `x-oauth-scopes` header (comma-separated). */
 export function missingSlackScopes(header: string): string[] {
+  return lacking(header, false);
+}
+
+/** The optional scopes a token lacks (see SlackScope.optional). */
+export function missingOptionalSlackScopes(header: string): string[] {
+  return lacking(header, true);
+}
+
+function lacking(header: string, optional: boolean): string[] {
   const granted = new Set(header.split(',').map((s) => s.trim()));
-  return slackBotScopes().filter((s) => !granted.has(s));
+  return SLACK_SCOPES.filter(
+    (s) => (s.optional === true) === optional && !granted.has(s.scope),
+  ).map((s) => s.scope);
 }

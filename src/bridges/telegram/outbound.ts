@@ -111,6 +111,9 @@ function renderSegment(seg: RichSegment): string {
         ? text
         : `<a href="${escapeHtml(url).replace(/"/g, '&quot;')}">${text}</a>`;
     }
+    case 'mention':
+      // Telegram names people as @username or first name (the name is already that).
+      return text;
   }
 }
 

@@ -88,6 +88,8 @@ function renderSegment(seg: RichSegment): string {
         ? text
         : `<a href="${escapeHtml(href)}" rel="noopener noreferrer" target="_blank">${text}</a>`;
     }
+    case 'mention':
+      return text;
   }
 }
 

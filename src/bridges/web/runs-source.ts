@@ -78,6 +78,8 @@ export interface RunListFacets {
   readonly startedBy: readonly string[];
   /** Chats runs were started from. */
   readonly chats?: readonly string[];
+  /** The starters as people know them, by id: the filter shows these, ids stay its values. */
+  readonly startedByNames?: Readonly<Record<string, string>>;
 }
 
 /** The runs index in bridge.db (RunsRepo fits as is). */

@@ -1,4 +1,4 @@
-/** Rejects and change requests waiting for their reason: the prompt and its presser name the run and checkpoint. */
+/** Rejects and change requests waiting for their reason, approvals for their comment: the prompt and its presser name the run and checkpoint. */
 import type { Kysely } from 'kysely';
 import type { Database, Row } from '../schema.ts';
 import type { RepoOptions } from './support.ts';
@@ -11,8 +11,8 @@ export interface ReasonPromptRecord {
   userId: string;
   runId: string;
   checkpointId: string;
-  /** The answer the reason completes: 'reject', or 'loop' (Request changes). */
-  answer: 'reject' | 'loop';
+  /** The answer the text completes: 'reject', 'loop' (Request changes), or 'approve' (its comment). */
+  answer: 'reject' | 'loop' | 'approve';
   askedAt: number;
   expiresAt: number;
 }
@@ -82,7 +82,8 @@ function toRecord(row: Row<'reason_prompts'>): ReasonPromptRecord {
     userId: row.user_id,
     runId: row.run_id,
     checkpointId: row.checkpoint_id,
-    answer: row.answer === 'loop' ? 'loop' : 'reject',
+    // Anything unknown stays a reject: it can never become an approval by accident.
+    answer: row.answer === 'loop' || row.answer === 'approve' ? row.answer : 'reject',
     askedAt: row.asked_at,
     expiresAt: row.expires_at,
   };

@@ -88,6 +88,8 @@ export interface RunFacets {
   startedBy: string[];
   /** Chats runs were started from. */
   chats?: string[];
+  /** The starters as people know them, by id (set by the console's index, see namedRunsIndex). */
+  startedByNames?: Record<string, string>;
 }
 
 /** What `upsert` writes; times default to now (createdAt is kept on update). */

@@ -7,6 +7,8 @@ import { formatChatRef, parseChatRef } from '../../../src/bridges/discord/index.
 import {
   actionRows,
   escapeMarkdown,
+  keptPrompt,
+  keptPromptValue,
   reasonModal,
   renderFields,
   renderMarkdown,
@@ -101,6 +103,21 @@ describe('reason modal', () => {
       type: 18,
       component: { type: 4, custom_id: 'reason', style: 2, required: true },
     });
+  });
+
+  it('an approval’s comment modal is titled so and may be sent empty, also from the fallback button', () => {
+    const ask = { title: 'Approve with comment', label: 'Comment', optional: true } as const;
+    // The fallback button reopens the modal from what was kept: the same title and optional field.
+    const kept = keptPrompt(keptPromptValue('Your comment?', ask));
+    const modal = reasonModal('42', kept.prompt, [], kept.ask);
+    expect(modal.title).toBe('Approve with comment');
+    expect(modal.components[1]).toMatchObject({
+      label: 'Comment',
+      component: { custom_id: 'reason', required: false },
+    });
+    expect(modal.components[1]).not.toHaveProperty('component.min_length');
+    // A prompt kept by an earlier release (plain text) still opens the reason modal.
+    expect(keptPrompt('Why?')).toEqual({ prompt: 'Why?', ask: {} });
   });
 });
 

@@ -30,11 +30,19 @@ export function plainMarkdown(text: string): string {
   return text.replace(/\*\*/g, '').replace(/\\([\\*_~`|<>[\]()#+.-])/g, '$1');
 }
 
-/** The visible text of a bot message: content, embed description, fields as `Label: value`. */
-export function discordText(m: StoredMessage): string {
-  const lines = m.content === '' ? [] : [plainMarkdown(m.content)];
+/**
+ * The visible text of a bot message: content, embed description, fields as `Label: value`;
+ * a user mention `<@id>` as Discord shows it, the person's display name (from `users`).
+ */
+export function discordText(m: StoredMessage, users?: ReadonlyMap<string, APIUser>): string {
+  const named = (t: string) =>
+    t.replace(/<@(\d+)>/g, (_m, id: string) => {
+      const u = users?.get(id);
+      return u ? (u.global_name ?? u.username) : `<@${id}>`;
+    });
+  const lines = m.content === '' ? [] : [plainMarkdown(named(m.content))];
   for (const e of m.embeds as { description?: string; fields?: JsonObject[] }[]) {
-    if (e.description) lines.push(plainMarkdown(e.description));
+    if (e.description) lines.push(plainMarkdown(named(e.description)));
     for (const f of e.fields ?? []) {
       lines.push(`${plainMarkdown(String(f.name))}: ${plainMarkdown(String(f.value))}`);
     }
@@ -124,7 +132,11 @@ export class DiscordDriver implements PlatformDriver {
       .flatMap((m) =>
         m.attachments
           .filter((a) => a.data !== undefined)
-          .map((a) => ({ name: a.filename, data: a.data!, caption: discordText(m) })),
+          .map((a) => ({
+            name: a.filename,
+            data: a.data!,
+            caption: discordText(m, this.fake.state.users),
+          })),
       );
   }
 
@@ -171,7 +183,7 @@ export class DiscordDriver implements PlatformDriver {
       .filter((m) => m.author.id === state.bot.id && m.embeds.length > 0)
       .map((m) => ({
         id: m.id,
-        text: discordText(m),
+        text: discordText(m, this.fake.state.users),
         buttons: buttonsOf(m).map((b) => b.label),
         edited: m.editedAt !== null,
       }));

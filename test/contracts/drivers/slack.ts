@@ -33,9 +33,11 @@ interface SlackPress {
   readonly viewsBefore: number;
 }
 
-/** mrkdwn to plain text: bold markers and the three escaped characters. */
+/** mrkdwn to plain text: bold markers, mentions as Slack shows them (`@bob`), the escapes. */
 export function plainMrkdwn(text: string): string {
+  const names = new Map(Object.values(PEOPLE).map((u) => [u.id, u.name]));
   return text
+    .replace(/<@([A-Z0-9]+)>/g, (_m, id: string) => `@${names.get(id) ?? id}`)
     .replace(/\*([^*\n]+)\*/g, '$1')
     .replace(/&lt;/g, '<')
     .replace(/&gt;/g, '>')

@@ -2,6 +2,7 @@
  * Ledger lines (`ledger.jsonl`, one committed command a line) summarised for the run page.
  * Lenient on purpose: a line that does not parse is shown raw, never hidden.
  */
+import { personName } from '../../../engine/person-name.ts';
 
 /** One ledger line as the page shows it. */
 export interface LedgerRow {
@@ -44,7 +45,11 @@ export function ledgerRows(lines: readonly string[]): LedgerRow[] {
       seq: str(entry.seq),
       at: str(entry.at),
       command: str(entry.command),
-      actor: str(actor.name) || str(actor.id),
+      // Named as everywhere else (a CLI actor without a name is its OS user, not `cli:…`).
+      actor:
+        str(actor.id) === ''
+          ? str(actor.name)
+          : personName({ id: str(actor.id), name: str(actor.name) }),
       events: events.filter(Boolean).join(', '),
       raw: JSON.stringify(entry, null, 2),
     });

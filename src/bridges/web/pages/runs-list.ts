@@ -158,8 +158,22 @@ function select(name: string, label: string, options: readonly Choice[], value?:
 
 const same = (xs: readonly string[]): Choice[] => xs.map((x) => [x, x]);
 
+/**
+ * The people choices ("Started by", "Person waiting"): each person by name, the id only as the
+ * value; two people under one name are told apart by their ids.
+ */
+export function starterChoices(f: RunListFacets): Choice[] {
+  const names = f.startedByNames ?? {};
+  const label = (id: string) => names[id] ?? id;
+  const count = new Map<string, number>();
+  for (const id of f.startedBy) count.set(label(id), (count.get(label(id)) ?? 0) + 1);
+  return f.startedBy
+    .map((id): Choice => [id, (count.get(label(id)) ?? 0) > 1 ? `${label(id)} (${id})` : label(id)])
+    .sort((a, b) => a[1].localeCompare(b[1]));
+}
+
 function filtersForm(p: ListParams, f: RunListFacets): string {
-  const people = same(f.startedBy);
+  const people = starterChoices(f);
   return `<form class="filters" method="get" action="/runs" role="search" aria-label="Filter runs">
 <label>Search id or spec<input type="search" name="q" value="${e(p.q ?? '')}" maxlength="300"></label>
 ${select('status', 'Status', same(RUN_STATUSES), p.status)}${select('workflow', 'Workflow', same(f.workflows), p.workflow)}
