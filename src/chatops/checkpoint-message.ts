@@ -103,6 +103,13 @@ export function renderOpenCheckpoint(view: CheckpointView, token: string): Outgo
     plain(` — run ${view.runId}`),
   ];
   text.push(plain(`\n${clip(cp.reason, MAX_REASON)}`), ...agentSays(view));
+  if (cp.contentChanged !== undefined) {
+    text.push(
+      plain(
+        `\n\n⚠ ${clip(cp.contentChanged, MAX_REASON)} after this message was first posted: this is the new version${cp.policy.approvals > 1 ? '; approvals given before count no more' : ''}.`,
+      ),
+    );
+  }
   if (view.changedFiles !== undefined) text.push(...changedSays(cp.stepId, view.changedFiles));
   if (view.outputTail)
     text.push(plain(`\n\nLast output of ${cp.stepId}:\n`), code(view.outputTail));
@@ -110,6 +117,7 @@ export function renderOpenCheckpoint(view: CheckpointView, token: string): Outgo
     text.push(plain(`\n\n⌛ Expired at ${timeWords(cp.expiredAt)}; kept open for a human.`));
   }
   const fields = baseFields(view);
+  if (cp.digestLabel !== undefined) fields.push({ label: 'Content', value: cp.digestLabel });
   fields.push({ label: 'Policy', value: policyWords(cp.policy) });
   if (cp.expiresAt !== undefined && cp.expiredAt === undefined) {
     fields.push({ label: 'Expires', value: timeWords(cp.expiresAt) });
@@ -160,6 +168,12 @@ export function renderClosedCheckpoint(view: CheckpointView): OutgoingMessage {
   text.push(plain(` — run ${view.runId}\n${outcomeWords(cp)}`));
   text.push(plain(`\n\n${clip(cp.reason, MAX_REASON)}`), ...agentSays(view));
   const fields = baseFields(view);
+  const bound = cp.decision?.digest;
+  if (bound !== undefined) {
+    // The label names the version decided when it is that one; else the digest's own short form.
+    const label = cp.digest === bound && cp.digestLabel ? cp.digestLabel : bound.slice(0, 6);
+    fields.push({ label: 'Content', value: label });
+  }
   const why = cp.decision?.reason ?? cp.withdrawn?.reason;
   if (why !== undefined) fields.push({ label: 'Reason given', value: clip(why, MAX_REASON) });
   return { text: rich(...text), fields, buttons: [] };

@@ -25,6 +25,7 @@ import {
   channelFor,
   pressContext,
 } from './context.ts';
+import { checkDigest } from './digest-check.ts';
 import { findCheckpoint, isCurrentCopy } from './presenter.ts';
 import { TOOL_PREFIX } from './tool-approval-message.ts';
 import { ToolApprovalPresses } from './tool-approval-press.ts';
@@ -113,10 +114,19 @@ export class CheckpointPresses {
       await note('allowed', `${answer} of ${cp.id}: asked for the reason`, row.runId);
       return;
     }
-    const text = await this.#vote(access, ev.idempotencyKey, row.runId, cp.id, parsed.answer);
+    // Approve exactly what was shown: the content is hashed again, a change is refused out loud.
+    const bound = await checkDigest(this.#deps, state, cp);
+    if (bound?.ok === false) {
+      await note('refused', `approve ${cp.id}: ${bound.text}`, row.runId);
+      return say(bound.text);
+    }
+    const text = await this.#vote(access, ev.idempotencyKey, row.runId, cp.id, parsed.answer, {
+      digest: bound?.digest,
+    });
+    const content = bound === undefined ? '' : ` (content ${bound.label}, sha256 ${bound.digest})`;
     await note(
       text.ok ? 'allowed' : 'failed',
-      `${parsed.answer} ${cp.id}: ${text.text}`,
+      `${parsed.answer} ${cp.id}: ${text.text}${content}`,
       row.runId,
     );
     return say(capital(text.text));
@@ -163,7 +173,7 @@ export class CheckpointPresses {
       pending.runId,
       pending.checkpointId,
       pending.answer,
-      ev.text,
+      { reason: ev.text },
     );
     await audit(this.#deps, {
       ...base,
@@ -182,9 +192,10 @@ export class CheckpointPresses {
     runId: string,
     checkpointId: string,
     answer: CheckpointAnswer,
-    reason?: string,
+    extra: { reason?: string; digest?: string | undefined } = {},
   ): Promise<{ ok: boolean; text: string }> {
-    const base = { checkpointId, actor: access.actor };
+    const { reason, digest } = extra;
+    const base = { checkpointId, actor: access.actor, ...(digest !== undefined && { digest }) };
     const result = await this.#deps.orchestrator.command(
       runId,
       key,
