@@ -102,9 +102,9 @@ describe('an approval is bound to the content its checkpoint showed', () => {
     const allowed = rows.filter((r) => r.outcome === 'allowed');
     expect(allowed).toHaveLength(1);
     expect(allowed[0]!.detail).toContain(`sha256 ${decision.digest}`);
-    expect(rows.some((r) => r.outcome === 'refused' && /plan\.md changed/.test(r.detail ?? ''))).toBe(
-      true,
-    );
+    expect(
+      rows.some((r) => r.outcome === 'refused' && /plan\.md changed/.test(r.detail ?? '')),
+    ).toBe(true);
   });
 
   it('an unchanged plan is approved at the first press, bound to the digest shown', async () => {
