@@ -31,16 +31,18 @@ export class FileHashCache {
   /** The hash of `file` (workspace-relative or absolute inside `workspace`). */
   hash(workspace: string, file: string): FileHash {
     const abs = path.resolve(workspace, file);
-    let st: fs.BigIntStats;
+    let st: fs.Stats | undefined;
     try {
-      st = fs.lstatSync(abs, { bigint: true });
+      st = fs.lstatSync(abs, { throwIfNoEntry: false });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      return code === 'ENOENT' || code === 'ENOTDIR' ? 'absent' : `unreadable:${code ?? 'error'}`;
+      return code === 'ENOTDIR' ? 'absent' : `unreadable:${code ?? 'error'}`;
     }
+    if (st === undefined) return 'absent';
     if (st.isSymbolicLink()) return 'symlink (not followed)';
     if (!st.isFile()) return st.isDirectory() ? 'directory' : 'special file';
-    const stamp = `${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.ino}:${st.dev}`;
+    // ctime too: any write or rename onto the path moves it, whatever mtime is set back to.
+    const stamp = `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}:${st.dev}`;
     const key = `${workspace}\0${abs}`;
     const known = this.#entries.get(key);
     if (known?.stamp === stamp) return known.hash;
@@ -51,8 +53,8 @@ export class FileHashCache {
     return hash;
   }
 
-  #read(workspace: string, abs: string, st: fs.BigIntStats): FileHash {
-    if (st.size > BigInt(MAX_HASHED_BYTES)) return `large:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+  #read(workspace: string, abs: string, st: fs.Stats): FileHash {
+    if (st.size > MAX_HASHED_BYTES) return `large:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
     let fd: number | undefined;
     try {
       fd = openInside(workspace, abs, fs.constants.O_RDONLY);
