@@ -3,7 +3,7 @@
  * step's declared artifacts, the files of its diff against the step's base and the diff file
  * itself, its final answer). Computed at the edge (here), recorded in the run by a
  * `recordCheckpointDigest` command, and computed again on every Approve: a press whose content
- * no longer matches is refused and the message is shown anew (docs/permissions.md).
+ * no longer matches is refused and the message is shown anew (docs/workflows.md, "Approvals bound to content").
  */
 import { createHash } from 'node:crypto';
 import type { CheckpointState, RunState } from '../engine/model.ts';

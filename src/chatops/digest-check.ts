@@ -2,7 +2,7 @@
  * Binding a checkpoint's approval to its content, at the edge: the digest is recorded in the run
  * when the message is posted, and checked again on Approve. A mismatch is refused out loud and
  * recorded as the new digest, which edits every copy of the message to the new version; the
- * next press approves that version (see docs/permissions.md, "Approvals bound to content").
+ * next press approves that version (see docs/workflows.md, "Approvals bound to content").
  */
 import type { CheckpointState, RunState } from '../engine/model.ts';
 import { SYSTEM_ACTOR } from '../engine/model.ts';

@@ -88,7 +88,7 @@ export const stepFileSchema = z.strictObject({
     .optional(),
   /**
    * Files the step produces for review (workspace-relative, e.g. `plan.md`): its checkpoint's
-   * approval is bound to their content (see docs/permissions.md, "Approvals bound to content").
+   * approval is bound to their content (see docs/workflows.md, "Approvals bound to content").
    */
   artifacts: z
     .array(
