@@ -37,9 +37,15 @@ export interface CheckpointView {
   changes?: { used: number; max: number };
   /** Authors of the notes waiting for this decision, one per note (open messages only). */
   notes?: readonly Actor[];
+  /** The step has a diff file: the open message offers a Diff button (any viewer may press it). */
+  diff?: boolean;
 }
 
+/** What a checkpoint button does: an answer, or Diff (sends the step's diff as a file). */
+export type ButtonAction = CheckpointAnswer | 'diff';
+
 const SUFFIX: Readonly<Record<CheckpointAnswer, string>> = { approve: 'a', reject: 'r', loop: 'l' };
+const DIFF_SUFFIX = 'd';
 const LABEL: Readonly<Record<CheckpointAnswer, string>> = {
   approve: 'Approve',
   reject: 'Reject',
@@ -48,25 +54,32 @@ const LABEL: Readonly<Record<CheckpointAnswer, string>> = {
 /** Cap of the agent's reason in a message (a directive reason may be 4000 characters). */
 const MAX_REASON = 1000;
 
-/** The buttons of an open checkpoint message: one per answer the checkpoint allows. */
+/**
+ * The buttons of an open checkpoint message: one per answer the checkpoint allows, then Diff
+ * when the step has a diff to send.
+ */
 export function checkpointButtons(
   token: string,
   answers: readonly CheckpointAnswer[],
+  withDiff = false,
 ): MessageButton[] {
   const order: CheckpointAnswer[] = ['approve', 'loop', 'reject'];
-  return order
+  const buttons: MessageButton[] = order
     .filter((a) => answers.includes(a))
     .map((a) => ({
       id: `${token}.${SUFFIX[a]}`,
       label: LABEL[a],
       style: a === 'approve' ? 'primary' : a === 'reject' ? 'danger' : 'default',
     }));
+  if (withDiff) buttons.push({ id: `${token}.${DIFF_SUFFIX}`, label: 'Diff', style: 'default' });
+  return buttons;
 }
 
-/** Splits a pressed button id into the message token and the answer; undefined when malformed. */
-export function parseButtonId(id: string): { token: string; answer: CheckpointAnswer } | undefined {
-  const m = /^([A-Za-z0-9_-]{16,60})\.([arl])$/.exec(id);
+/** Splits a pressed button id into the message token and the action; undefined when malformed. */
+export function parseButtonId(id: string): { token: string; answer: ButtonAction } | undefined {
+  const m = /^([A-Za-z0-9_-]{16,60})\.([arld])$/.exec(id);
   if (!m) return undefined;
+  if (m[2] === DIFF_SUFFIX) return { token: m[1]!, answer: 'diff' };
   const answer = (Object.keys(SUFFIX) as CheckpointAnswer[]).find((a) => SUFFIX[a] === m[2]);
   return answer === undefined ? undefined : { token: m[1]!, answer };
 }
@@ -130,7 +143,11 @@ export function renderOpenCheckpoint(view: CheckpointView, token: string): Outgo
   if (view.notes !== undefined && view.notes.length > 0) {
     fields.push({ label: 'Notes', value: pendingNotesWords(view.notes) });
   }
-  return { text: rich(...text), fields, buttons: checkpointButtons(token, cp.answers) };
+  return {
+    text: rich(...text),
+    fields,
+    buttons: checkpointButtons(token, cp.answers, view.diff === true),
+  };
 }
 
 /** The changed-files list (none when only a note was saved), then why the diff is missing. */

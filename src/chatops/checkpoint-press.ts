@@ -13,6 +13,7 @@
  */
 import type { ButtonPress, Channel, Reply } from '../bridges/channel.ts';
 import { prose } from '../bridges/render-text.ts';
+import type { CheckpointMessageRecord } from '../db/repositories/index.ts';
 import { changesRefusal, closedMessage, evaluateVote } from '../engine/checkpoint-policy.ts';
 import type { CheckpointAnswer, CheckpointState, RunState } from '../engine/model.ts';
 import { ANSWER_ROLE, hasRole, refusalText } from './authorize.ts';
@@ -23,9 +24,11 @@ import {
   audit,
   type ChatOpsDeps,
   channelFor,
+  type PressContext,
   pressContext,
 } from './context.ts';
 import { checkDigest } from './digest-check.ts';
+import { sendStepDiff } from './handlers/diff.ts';
 import { findCheckpoint, isCurrentCopy } from './presenter.ts';
 import { TOOL_PREFIX } from './tool-approval-message.ts';
 import { ToolApprovalPresses } from './tool-approval-press.ts';
@@ -69,6 +72,7 @@ export class CheckpointPresses {
       await note('refused', 'button of a superseded checkpoint message', row.runId);
       return say(INVALID_BUTTON);
     }
+    if (parsed.answer === 'diff') return this.#diff(ctx, row);
     if (access.binding === null || !hasRole(access.role, ANSWER_ROLE)) {
       await note('refused', `role ${access.role ?? 'none'}, needs ${ANSWER_ROLE}`, row.runId);
       return say(refusalText('answer'));
@@ -184,6 +188,25 @@ export class CheckpointPresses {
     const what = pending.answer === 'reject' ? 'reject' : 'request changes';
     if (!result.ok) await sendText(channel, ev.chatRef, `Could not ${what}: ${result.text}`);
     return true;
+  }
+
+  /** Diff: any viewer gets the step's diff as a file under the message; nothing changes. */
+  async #diff(ctx: PressContext, row: CheckpointMessageRecord): Promise<void> {
+    const { access, say, note } = ctx;
+    if (access.binding === null || !hasRole(access.role, 'viewer')) {
+      await note('refused', `diff: role ${access.role ?? 'none'}, needs viewer`, row.runId);
+      return say(refusalText('diff'));
+    }
+    const state = await this.#deps.orchestrator.getRun(row.runId);
+    const cp = findCheckpoint(state, row.checkpointId);
+    const step = cp && state.steps.find((s) => s.id === cp.stepId);
+    if (!step) {
+      await note('failed', `diff: no step for ${row.checkpointId}`, row.runId);
+      return say(`Checkpoint ${row.checkpointId} has no step to show.`);
+    }
+    const sent = await sendStepDiff(this.#deps, row.chatRef, state, step, row.messageRef);
+    await note(sent.sent ? 'allowed' : 'failed', `diff ${step.id}#${step.attempt}`, row.runId);
+    return say(sent.text);
   }
 
   async #vote(

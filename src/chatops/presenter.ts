@@ -26,6 +26,7 @@ import { type ChatOpsDeps, channelFor, runLink, sendTo, urgencyIn } from './cont
 import { withDigest } from './digest-check.ts';
 import { readLogTail } from './log-tail.ts';
 import type { ChatRefusals, RefusalOutcome } from './refusals.ts';
+import { hasStepDiff } from './step-diff.ts';
 import { declaredPermissions } from './step-permissions.ts';
 
 /** Event types that change a checkpoint's message. */
@@ -316,6 +317,7 @@ export class CheckpointPresenter {
     if (tail !== undefined) view.outputTail = tail;
     const changed = readChangedFiles(state.workspace, logPath, step.id, step.attempt);
     if (changed !== undefined) view.changedFiles = changed;
+    if (hasStepDiff(state, step)) view.diff = true;
     return view;
   }
 }
