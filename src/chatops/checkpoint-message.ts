@@ -45,7 +45,8 @@ export interface CheckpointView {
 export type ButtonAction = CheckpointAnswer | 'diff';
 
 const SUFFIX: Readonly<Record<CheckpointAnswer, string>> = { approve: 'a', reject: 'r', loop: 'l' };
-const DIFF_SUFFIX = 'd';
+/** Not a letter of the session offer ([cfx]) or tool approval ([oud]) buttons. */
+const DIFF_SUFFIX = 'v';
 const LABEL: Readonly<Record<CheckpointAnswer, string>> = {
   approve: 'Approve',
   reject: 'Reject',
@@ -77,7 +78,7 @@ export function checkpointButtons(
 
 /** Splits a pressed button id into the message token and the action; undefined when malformed. */
 export function parseButtonId(id: string): { token: string; answer: ButtonAction } | undefined {
-  const m = /^([A-Za-z0-9_-]{16,60})\.([arld])$/.exec(id);
+  const m = /^([A-Za-z0-9_-]{16,60})\.([arlv])$/.exec(id);
   if (!m) return undefined;
   if (m[2] === DIFF_SUFFIX) return { token: m[1]!, answer: 'diff' };
   const answer = (Object.keys(SUFFIX) as CheckpointAnswer[]).find((a) => SUFFIX[a] === m[2]);

@@ -190,7 +190,7 @@ export class CheckpointPresses {
     return true;
   }
 
-  /** Diff: any viewer gets the step's diff as a file under the message; nothing changes. */
+  /** Diff: any viewer gets the step's diff as a file in the chat; nothing changes. */
   async #diff(ctx: PressContext, row: CheckpointMessageRecord): Promise<void> {
     const { access, say, note } = ctx;
     if (access.binding === null || !hasRole(access.role, 'viewer')) {
@@ -204,7 +204,7 @@ export class CheckpointPresses {
       await note('failed', `diff: no step for ${row.checkpointId}`, row.runId);
       return say(`Checkpoint ${row.checkpointId} has no step to show.`);
     }
-    const sent = await sendStepDiff(this.#deps, row.chatRef, state, step, row.messageRef);
+    const sent = await sendStepDiff(this.#deps, row.chatRef, state, step);
     await note(sent.sent ? 'allowed' : 'failed', `diff ${step.id}#${step.attempt}`, row.runId);
     return say(sent.text);
   }

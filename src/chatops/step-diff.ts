@@ -15,6 +15,8 @@ import { changedFilesLines, readChangedFiles } from './changed-files.ts';
 
 /** Most bytes of a diff sent as a file. */
 export const DIFF_FILE_MAX_BYTES = MAX_DIFF_BYTES;
+/** Read beyond it: the worker's own cut (at the same size) ends with its notes, kept whole. */
+const NOTES_MARGIN = 16 * 1024;
 /** The worker's own line when it cut a diff (git-diff.ts). */
 const WORKER_CUT = '[phasebridge] diff cut at';
 
@@ -57,7 +59,7 @@ export function readStepDiff(
   try {
     fd = openInside(state.workspace, stepDiffPath(state, step, attempt), fs.constants.O_RDONLY);
     size = fs.fstatSync(fd).size;
-    const buf = Buffer.alloc(Math.min(size, DIFF_FILE_MAX_BYTES));
+    const buf = Buffer.alloc(Math.min(size, DIFF_FILE_MAX_BYTES + NOTES_MARGIN));
     bytes = buf.subarray(0, fs.readSync(fd, buf, 0, buf.length, 0));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {

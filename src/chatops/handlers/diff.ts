@@ -3,7 +3,7 @@
  * a file in the chat (a Telegram document, a Slack file, a Discord attachment), bounded to 1 MB
  * with a note when cut, its caption listing the files with +/-. It changes nothing.
  */
-import type { ChatRef, MessageRef } from '../../bridges/channel.ts';
+import type { ChatRef } from '../../bridges/channel.ts';
 import type { RunState, StepState } from '../../engine/model.ts';
 import { NotFoundError } from '../../errors.ts';
 import { type ChatOpsDeps, channelFor, runLink } from '../context.ts';
@@ -25,15 +25,14 @@ function stepOf(state: RunState, stepId: string | undefined): StepState {
 }
 
 /**
- * Sends the step's diff as a file to `chatRef` (under `replyTo` where the platform threads);
- * returns what to tell the person who asked, and whether a file went out.
+ * Sends the step's diff as a file to `chatRef` itself (not a thread: Discord would open one on
+ * the checkpoint, where the chat does not see it); returns what to tell the person who asked.
  */
 export async function sendStepDiff(
   deps: ChatOpsDeps,
   chatRef: ChatRef,
   state: RunState,
   step: StepState,
-  replyTo?: MessageRef | null,
 ): Promise<{ sent: boolean; text: string }> {
   const diff = readStepDiff(state, step);
   if (typeof diff === 'string') return { sent: false, text: capital(diff) };
@@ -42,9 +41,7 @@ export async function sendStepDiff(
     const where = runLink(deps, state.id, step.id, step.attempt);
     return { sent: false, text: `This chat does not take files: the diff is at ${where}` };
   }
-  const thread = replyTo && channel.capabilities.replies ? { replyTo } : {};
   await channel.sendFile(chatRef, {
-    ...thread,
     name: diff.name,
     data: diff.data,
     caption: diffCaption(state, step, diff),
