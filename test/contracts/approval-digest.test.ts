@@ -116,4 +116,21 @@ describe('an approval is bound to the content its checkpoint showed', () => {
     const done = await w.runState(runIdOf(cp), (s) => s.checkpoints.length === 1, 'the decision');
     expect(done.checkpoints[0]!.decision!.digest!.slice(0, 6)).toBe(shortOf(cp));
   });
+
+  it('a typed approve is bound the same way: refused after a change, then approves the new version', async () => {
+    const discord = drivers[2]!;
+    await discord.sendCommand('alice', 'run plan add login');
+    const cp = await w.message(discord, /Checkpoint plan:1/);
+    const runId = runIdOf(cp);
+    fs.appendFileSync(path.join(w.workspace, 'plan.md'), '3. ship it\n');
+    await discord.sendCommand('bob', `approve ${runId}`);
+    await w.message(discord, /^plan\.md changed after this message was posted/);
+    expect((await w.bridge.orchestrator.getRun(runId)).status).toBe('awaiting');
+    await discord.sendCommand('bob', `approve ${runId}`);
+    const done = await w.runState(runId, (s) => s.checkpoints.length === 1, 'the decision');
+    const approved = done.checkpoints[0]!.decision!.digest!;
+    // The version approved is the changed plan's, not the one first shown.
+    expect(approved.slice(0, 6)).not.toBe(shortOf(cp));
+    expect(done.checkpoints[0]!.digest).toBe(approved);
+  });
 });
