@@ -16,6 +16,8 @@ import { finalAnswer } from './final-answer.ts';
 
 /** Hex digits of the digest that messages show and `approve --digest` accepts at least. */
 export const SHORT_DIGEST = 6;
+/** Files of a changed-files list hashed at most (the list is a file in the workspace). */
+export const MAX_DIGEST_FILES = 20_000;
 
 /** A computed digest, its short form and the parts it was made of (for "what changed"). */
 export interface ContentDigest {
@@ -48,10 +50,12 @@ export function digestOf(input: DigestInput, cache: FileHashCache): ContentDiges
     lines.push(`${kind} ${JSON.stringify(name)} ${hash}`);
   };
   for (const a of input.artifacts) add('artifact', a, cache.hash(input.workspace, a));
-  for (const f of input.changes?.files ?? []) {
+  const files = input.changes?.files ?? [];
+  for (const f of files.slice(0, MAX_DIGEST_FILES)) {
     // A declared artifact is hashed once, as the artifact.
     if (!input.artifacts.includes(f.path)) add('file', f.path, cache.hash(input.workspace, f.path));
   }
+  if (files.length > MAX_DIGEST_FILES) lines.push(`unhashed ${files.length - MAX_DIGEST_FILES}`);
   if (input.diffFile !== undefined)
     add('diff', 'the diff', cache.hash(input.workspace, input.diffFile));
   add('answer', 'the final answer', textHash(input.finalAnswer));

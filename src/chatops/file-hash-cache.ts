@@ -7,7 +7,12 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { openInside, readFdBounded, UnsafePathError } from '../engine/ledger/safe-path.ts';
+import {
+  isInside,
+  openInside,
+  readFdBounded,
+  UnsafePathError,
+} from '../engine/ledger/safe-path.ts';
 
 /** Bytes of one file hashed at most; a larger file hashes as its size and times. */
 export const MAX_HASHED_BYTES = 16 * 1024 * 1024;
@@ -31,6 +36,8 @@ export class FileHashCache {
   /** The hash of `file` (workspace-relative or absolute inside `workspace`). */
   hash(workspace: string, file: string): FileHash {
     const abs = path.resolve(workspace, file);
+    // A listed path is data the agent could write: one outside the workspace is not even lstat'ed.
+    if (!isInside(workspace, abs)) return 'refused (outside the workspace)';
     let st: fs.Stats | undefined;
     try {
       st = fs.lstatSync(abs, { throwIfNoEntry: false });

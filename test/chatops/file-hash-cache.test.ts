@@ -44,6 +44,10 @@ describe('FileHashCache', () => {
     expect(cache.hash(ws, 'plan.md')).toBe('symlink (not followed)');
     expect(cache.hash(ws, 'docs/secret')).toMatch(/^refused/);
     expect(cache.reads).toBe(0);
+    // A listed path leaving the workspace is refused without a look.
+    expect(cache.hash(ws, path.join('..', path.basename(outside), 'secret'))).toBe(
+      'refused (outside the workspace)',
+    );
     // The target changing changes nothing the digest sees.
     fs.writeFileSync(path.join(outside, 'secret'), 'changed\n');
     expect(cache.hash(ws, 'plan.md')).toBe('symlink (not followed)');
