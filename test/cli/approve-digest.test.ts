@@ -2,9 +2,10 @@
  * `phasebridge approve --digest` (issue 36): a digest that is not the checkpoint's content now is
  * refused and changes nothing; the digest named in the refusal approves; the decision carries it.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { MANY_STEPS_TIMEOUT_MS, runCli } from './support.ts';
 
@@ -63,3 +64,38 @@ it('refuses an approval of other content and approves the digest it names', {
   expect(decisions).toHaveLength(1);
   expect(decisions[0]!.decision).toMatchObject({ answer: 'approve', digest: fresh[2] });
 });
+
+const HAS_SCRIPT = spawnSync('script', ['--version']).status === 0;
+
+it.skipIf(!HAS_SCRIPT)(
+  'on a terminal, approve without --digest prints what it approves',
+  {
+    timeout: MANY_STEPS_TIMEOUT_MS,
+  },
+  () => {
+    const home = join(root, 'home-tty');
+    const ws = join(root, 'ws-tty');
+    mkdirSync(join(ws, 'workflows'), { recursive: true });
+    writeFileSync(join(ws, 'workflows', 'planned.workflow.yaml'), PLANNED);
+    writeFileSync(join(ws, 'plan.md'), '# Plan\n1. add login\n');
+    const start = runCli(['run', 'planned', '--workspace', ws, '--spec', 'x'], home, root);
+    const runId = /phasebridge approve (\S+)/.exec(start.out)![1]!;
+    // util-linux script(1) gives the CLI a pseudo-terminal as stdout.
+    const bin = resolve(import.meta.dirname, '../../bin/phasebridge.js');
+    const tty = spawnSync(
+      'script',
+      ['-qec', `"${process.execPath}" "${bin}" approve ${runId}`, '/dev/null'],
+      {
+        cwd: root,
+        env: { PATH: process.env.PATH, PHASEBRIDGE_HOME: home, LOG_LEVEL: 'silent' },
+        encoding: 'utf8',
+      },
+    );
+    expect(tty.status, tty.stdout).toBe(0);
+    expect(tty.stdout).toMatch(
+      new RegExp(
+        `approving checkpoint plan:1 of run ${runId}: plan\\.md, [0-9a-f]{6} \\(sha256 [0-9a-f]{64}\\)`,
+      ),
+    );
+  },
+);
