@@ -3,7 +3,7 @@
  * refused and changes nothing; the digest named in the refusal approves; the decision carries it.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
@@ -97,5 +97,32 @@ it.skipIf(!HAS_SCRIPT)(
         `approving checkpoint plan:1 of run ${runId}: plan\\.md, [0-9a-f]{6} \\(sha256 [0-9a-f]{64}\\)`,
       ),
     );
+  },
+);
+
+it.each(['codemachine', 'flow'])(
+  'in the %s layout the decision beside the run carries the digest',
+  {
+    timeout: MANY_STEPS_TIMEOUT_MS,
+  },
+  (layout) => {
+    const home = join(root, `home-${layout}`);
+    const ws = join(root, `ws-${layout}`);
+    mkdirSync(join(ws, 'workflows'), { recursive: true });
+    writeFileSync(join(ws, 'workflows', 'planned.workflow.yaml'), PLANNED);
+    writeFileSync(join(ws, 'plan.md'), '# Plan\n1. add login\n');
+    const cli = (...args: string[]) => runCli(args, home, root);
+    const start = cli('run', 'planned', '--workspace', ws, '--spec', 'x', '--layout', layout);
+    const runId = /phasebridge approve (\S+)/.exec(start.out)![1]!;
+    const wrong = cli('approve', runId, '--digest', 'ffffff');
+    const full = /\(sha256 ([0-9a-f]{64})\)/.exec(wrong.err)![1]!;
+    expect(cli('approve', runId, '--digest', full).code).toBe(0);
+    const ledger = readFileSync(join(ws, '.phasebridge', 'runs', runId, 'ledger.jsonl'), 'utf8');
+    expect(ledger).toContain(`"digest":"${full}"`);
+    if (layout === 'flow') {
+      const activities = join(ws, '.flow', 'runs', runId, 'activities');
+      const texts = readdirSync(activities).map((f) => readFileSync(join(activities, f), 'utf8'));
+      expect(texts.some((t) => t.includes(`content sha256 ${full.slice(0, 12)}`))).toBe(true);
+    }
   },
 );
