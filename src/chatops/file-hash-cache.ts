@@ -7,12 +7,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  isInside,
-  openInside,
-  readFdBounded,
-  UnsafePathError,
-} from '../engine/ledger/safe-path.ts';
+import { openInside, readFdBounded, UnsafePathError } from '../engine/ledger/safe-path.ts';
 
 /** Bytes of one file hashed at most; a larger file hashes as its size and times. */
 export const MAX_HASHED_BYTES = 16 * 1024 * 1024;
@@ -35,9 +30,11 @@ export class FileHashCache {
 
   /** The hash of `file` (workspace-relative or absolute inside `workspace`). */
   hash(workspace: string, file: string): FileHash {
-    const abs = path.resolve(workspace, file);
+    const root = path.resolve(workspace);
+    const abs = path.resolve(root, file);
     // A listed path is data the agent could write: one outside the workspace is not even lstat'ed.
-    if (!isInside(workspace, abs)) return 'refused (outside the workspace)';
+    // (resolve() removed every `..`, so a prefix test is exact; it is cheaper than relative().)
+    if (!abs.startsWith(root + path.sep)) return 'refused (outside the workspace)';
     let st: fs.Stats | undefined;
     try {
       st = fs.lstatSync(abs, { throwIfNoEntry: false });
@@ -50,13 +47,12 @@ export class FileHashCache {
     if (!st.isFile()) return st.isDirectory() ? 'directory' : 'special file';
     // ctime too: any write or rename onto the path moves it, whatever mtime is set back to.
     const stamp = `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}:${st.dev}`;
-    const key = `${workspace}\0${abs}`;
-    const known = this.#entries.get(key);
+    const known = this.#entries.get(abs);
     if (known?.stamp === stamp) return known.hash;
     const hash = this.#read(workspace, abs, st);
     if (this.#entries.size >= MAX_ENTRIES) this.#entries.clear();
     // Only content actually read is cached: a refused path is looked at again next time.
-    if (hash.startsWith('sha256:')) this.#entries.set(key, { stamp, hash });
+    if (hash.startsWith('sha256:')) this.#entries.set(abs, { stamp, hash });
     return hash;
   }
 
