@@ -166,6 +166,14 @@ export const FIGURES: readonly FigureSpec[] = [
     read: (j) => at(j, 'slowest', 'max_ms'),
   },
   {
+    id: 'approval-digest.recheck',
+    bench: 'approval-digest',
+    label: 'checkpoint digest re-check on Approve, 10 MB / 2,000-file workspace (p50)',
+    unit: 'ms',
+    goal: { kind: 'max', limit: 20 },
+    read: (j) => at(j, 'recheck_ms', 'p50_ms'),
+  },
+  {
     id: 'ledger-tail.ratio',
     bench: 'ledger-tail',
     label: "feed's read of one commit, 5,000-line run vs 40-line run",

@@ -31,6 +31,7 @@ const BENCHES = [
   'tool-approval',
   'ledger-tail',
   'hostile-probes',
+  'approval-digest',
 ] as const;
 const here = dirname(fileURLToPath(import.meta.url));
 const RESULTS = join(here, 'results.json');

@@ -37,9 +37,16 @@ export interface CheckpointView {
   changes?: { used: number; max: number };
   /** Authors of the notes waiting for this decision, one per note (open messages only). */
   notes?: readonly Actor[];
+  /** The step has a diff file: the open message offers a Diff button (any viewer may press it). */
+  diff?: boolean;
 }
 
+/** What a checkpoint button does: an answer, or Diff (sends the step's diff as a file). */
+export type ButtonAction = CheckpointAnswer | 'diff';
+
 const SUFFIX: Readonly<Record<CheckpointAnswer, string>> = { approve: 'a', reject: 'r', loop: 'l' };
+/** Not a letter of the session offer ([cfx]) or tool approval ([oud]) buttons. */
+const DIFF_SUFFIX = 'v';
 const LABEL: Readonly<Record<CheckpointAnswer, string>> = {
   approve: 'Approve',
   reject: 'Reject',
@@ -58,16 +65,21 @@ export const COMMENT_LABEL = 'Approve with comment';
 export interface ButtonOptions {
   /** Offer "Approve with comment" beside Approve (the chat's platform has modals). */
   readonly comment?: boolean;
+  /** Offer Diff: the step has a diff to send. */
+  readonly diff?: boolean;
 }
 
-/** The buttons of an open checkpoint message: one per answer the checkpoint allows. */
+/**
+ * The buttons of an open checkpoint message: one per answer the checkpoint allows (and Approve
+ * with comment where the chat has modals), then Diff when the step has a diff to send.
+ */
 export function checkpointButtons(
   token: string,
   answers: readonly CheckpointAnswer[],
   options: ButtonOptions = {},
 ): MessageButton[] {
   const order: CheckpointAnswer[] = ['approve', 'loop', 'reject'];
-  return order
+  const buttons: MessageButton[] = order
     .filter((a) => answers.includes(a))
     .flatMap((a): MessageButton[] => {
       const button: MessageButton = {
@@ -78,21 +90,26 @@ export function checkpointButtons(
       if (a !== 'approve' || options.comment !== true) return [button];
       return [button, { id: `${token}.${COMMENT_SUFFIX}`, label: COMMENT_LABEL, style: 'default' }];
     });
+  if (options.diff === true) {
+    buttons.push({ id: `${token}.${DIFF_SUFFIX}`, label: 'Diff', style: 'default' });
+  }
+  return buttons;
 }
 
-/** A pressed checkpoint button: its message token, the answer, and whether it asks a comment. */
+/** A pressed checkpoint button: its message token, the action, and whether it asks a comment. */
 export interface ParsedButton {
   token: string;
-  answer: CheckpointAnswer;
+  answer: ButtonAction;
   /** "Approve with comment": the approval waits for the modal's (optional) comment. */
   comment?: true;
 }
 
-/** Splits a pressed button id into the message token and the answer; undefined when malformed. */
+/** Splits a pressed button id into the message token and the action; undefined when malformed. */
 export function parseButtonId(id: string): ParsedButton | undefined {
-  const m = /^([A-Za-z0-9_-]{16,60})\.([arlw])$/.exec(id);
+  const m = /^([A-Za-z0-9_-]{16,60})\.([arlwv])$/.exec(id);
   if (!m) return undefined;
   if (m[2] === COMMENT_SUFFIX) return { token: m[1]!, answer: 'approve', comment: true };
+  if (m[2] === DIFF_SUFFIX) return { token: m[1]!, answer: 'diff' };
   const answer = (Object.keys(SUFFIX) as CheckpointAnswer[]).find((a) => SUFFIX[a] === m[2]);
   return answer === undefined ? undefined : { token: m[1]!, answer };
 }
@@ -133,6 +150,13 @@ export function renderOpenCheckpoint(
     plain(` — run ${view.runId}`),
   ];
   text.push(plain(`\n${clip(cp.reason, MAX_REASON)}`), ...agentSays(view));
+  if (cp.contentChanged !== undefined) {
+    text.push(
+      plain(
+        `\n\n⚠ ${clip(cp.contentChanged, MAX_REASON)} after this message was first posted: this is the new version${cp.policy.approvals > 1 ? '; approvals given before count no more' : ''}.`,
+      ),
+    );
+  }
   if (view.changedFiles !== undefined) text.push(...changedSays(cp.stepId, view.changedFiles));
   if (view.outputTail)
     text.push(plain(`\n\nLast output of ${cp.stepId}:\n`), code(view.outputTail));
@@ -140,6 +164,7 @@ export function renderOpenCheckpoint(
     text.push(plain(`\n\n⌛ Expired at ${timeWords(cp.expiredAt)}; kept open for a human.`));
   }
   const fields = baseFields(view);
+  if (cp.digestLabel !== undefined) fields.push({ label: 'Content', value: cp.digestLabel });
   fields.push({ label: 'Policy', value: policyWords(cp.policy) });
   if (cp.expiresAt !== undefined && cp.expiredAt === undefined) {
     fields.push({ label: 'Expires', value: timeWords(cp.expiresAt) });
@@ -152,7 +177,11 @@ export function renderOpenCheckpoint(
   if (view.notes !== undefined && view.notes.length > 0) {
     fields.push({ label: 'Notes', value: pendingNotesWords(view.notes) });
   }
-  return { text: rich(...text), fields, buttons: checkpointButtons(token, cp.answers, buttons) };
+  return {
+    text: rich(...text),
+    fields,
+    buttons: checkpointButtons(token, cp.answers, { ...buttons, diff: view.diff === true }),
+  };
 }
 
 /** The changed-files list (none when only a note was saved), then why the diff is missing. */
@@ -190,6 +219,12 @@ export function renderClosedCheckpoint(view: CheckpointView): OutgoingMessage {
   text.push(plain(` — run ${view.runId}\n`), ...outcomeSays(cp));
   text.push(plain(`\n\n${clip(cp.reason, MAX_REASON)}`), ...agentSays(view));
   const fields = baseFields(view);
+  const bound = cp.decision?.digest;
+  if (bound !== undefined) {
+    // The label names the version decided when it is that one; else the digest's own short form.
+    const label = cp.digest === bound && cp.digestLabel ? cp.digestLabel : bound.slice(0, 6);
+    fields.push({ label: 'Content', value: label });
+  }
   const why = cp.decision?.reason ?? cp.withdrawn?.reason;
   if (why !== undefined) fields.push({ label: 'Reason given', value: clip(why, MAX_REASON) });
   return { text: rich(...text), fields, buttons: [] };

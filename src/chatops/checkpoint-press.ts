@@ -15,6 +15,7 @@
  */
 import type { ButtonPress, Channel, Reply } from '../bridges/channel.ts';
 import { prose } from '../bridges/render-text.ts';
+import type { CheckpointMessageRecord } from '../db/repositories/index.ts';
 import type { ReasonPromptRecord } from '../db/repositories/reason-prompts.ts';
 import { changesRefusal, closedMessage, evaluateVote } from '../engine/checkpoint-policy.ts';
 import type { CheckpointAnswer, CheckpointState, RunState } from '../engine/model.ts';
@@ -26,8 +27,11 @@ import {
   audit,
   type ChatOpsDeps,
   channelFor,
+  type PressContext,
   pressContext,
 } from './context.ts';
+import { checkDigest } from './digest-check.ts';
+import { sendStepDiff } from './handlers/diff.ts';
 import { findCheckpoint, isCurrentCopy } from './presenter.ts';
 import { TOOL_PREFIX } from './tool-approval-message.ts';
 import { ToolApprovalPresses } from './tool-approval-press.ts';
@@ -84,6 +88,7 @@ export class CheckpointPresses {
       await note('refused', 'button of a superseded checkpoint message', row.runId);
       return say(INVALID_BUTTON);
     }
+    if (parsed.answer === 'diff') return this.#diff(ctx, row);
     if (access.binding === null || !hasRole(access.role, ANSWER_ROLE)) {
       await note('refused', `role ${access.role ?? 'none'}, needs ${ANSWER_ROLE}`, row.runId);
       return say(refusalText('answer'));
@@ -130,10 +135,19 @@ export class CheckpointPresses {
       await note('allowed', `${answer} of ${cp.id}: asked for the reason`, row.runId);
       return;
     }
-    const text = await this.#vote(access, ev.idempotencyKey, row.runId, cp.id, parsed.answer);
+    // Approve exactly what was shown: the content is hashed again, a change is refused out loud.
+    const bound = await checkDigest(this.#deps, state, cp);
+    if (bound?.ok === false) {
+      await note('refused', `approve ${cp.id}: ${bound.text}`, row.runId);
+      return say(bound.text);
+    }
+    const text = await this.#vote(access, ev.idempotencyKey, row.runId, cp.id, parsed.answer, {
+      digest: bound?.digest,
+    });
+    const content = bound === undefined ? '' : ` (content ${bound.label}, sha256 ${bound.digest})`;
     await note(
       text.ok ? 'allowed' : 'failed',
-      `${parsed.answer} ${cp.id}: ${text.text}`,
+      `${parsed.answer} ${cp.id}: ${text.text}${content}`,
       row.runId,
     );
     return say(capital(text.text));
@@ -181,13 +195,27 @@ export class CheckpointPresses {
     }
     // An approval's comment is its reason, as `approve --comment` makes it; empty: a plain approve.
     const words = pending.answer === 'approve' ? ev.text.trim() || undefined : ev.text;
+    // An approval with a comment approves what was shown, as a plain press does.
+    let digest: string | undefined;
+    if (pending.answer === 'approve') {
+      const state = await this.#deps.orchestrator.getRun(pending.runId);
+      const cp = findCheckpoint(state, pending.checkpointId);
+      const bound =
+        cp && state.checkpoint?.id === cp.id ? await checkDigest(this.#deps, state, cp) : undefined;
+      if (bound?.ok === false) {
+        await audit(this.#deps, { ...base, outcome: 'refused', detail: bound.text });
+        await sendText(channel, ev.chatRef, bound.text);
+        return true;
+      }
+      digest = bound?.digest;
+    }
     const result = await this.#vote(
       access,
       ev.idempotencyKey,
       pending.runId,
       pending.checkpointId,
       pending.answer,
-      words,
+      words === undefined ? { digest } : { reason: words, digest },
     );
     await audit(this.#deps, {
       ...base,
@@ -223,15 +251,35 @@ export class CheckpointPresses {
     });
   }
 
+  /** Diff: any viewer gets the step's diff as a file in the chat; nothing changes. */
+  async #diff(ctx: PressContext, row: CheckpointMessageRecord): Promise<void> {
+    const { access, say, note } = ctx;
+    if (access.binding === null || !hasRole(access.role, 'viewer')) {
+      await note('refused', `diff: role ${access.role ?? 'none'}, needs viewer`, row.runId);
+      return say(refusalText('diff'));
+    }
+    const state = await this.#deps.orchestrator.getRun(row.runId);
+    const cp = findCheckpoint(state, row.checkpointId);
+    const step = cp && state.steps.find((s) => s.id === cp.stepId);
+    if (!step) {
+      await note('failed', `diff: no step for ${row.checkpointId}`, row.runId);
+      return say(`Checkpoint ${row.checkpointId} has no step to show.`);
+    }
+    const sent = await sendStepDiff(this.#deps, row.chatRef, state, step);
+    await note(sent.sent ? 'allowed' : 'failed', `diff ${step.id}#${step.attempt}`, row.runId);
+    return say(sent.text);
+  }
+
   async #vote(
     access: Access,
     key: string,
     runId: string,
     checkpointId: string,
     answer: CheckpointAnswer,
-    reason?: string,
+    extra: { reason?: string; digest?: string | undefined } = {},
   ): Promise<{ ok: boolean; text: string }> {
-    const base = { checkpointId, actor: access.actor };
+    const { reason, digest } = extra;
+    const base = { checkpointId, actor: access.actor, ...(digest !== undefined && { digest }) };
     const result = await this.#deps.orchestrator.command(
       runId,
       key,

@@ -3,6 +3,7 @@
  * clock, plus the small lookups built on them (channel of a chat, actor of a user, who may act
  * in a chat, audit entries).
  */
+
 import type {
   AccessChat,
   ButtonPress,
@@ -19,6 +20,7 @@ import type { AuditOutcome, Role } from '../db/schema.ts';
 import type { Actor } from '../engine/model.ts';
 import { NotFoundError } from '../errors.ts';
 import type { Log } from '../log.ts';
+import type { CheckpointDigests } from './checkpoint-digest.ts';
 import type { InputLimits } from './input-files.ts';
 import type { ChatOpsOrchestrator } from './ports.ts';
 
@@ -34,6 +36,8 @@ export interface ChatOpsDeps {
   readonly consoleUrl?: string | undefined;
   /** Caps on files people attach and agents send (config `inputs`). */
   readonly inputLimits?: InputLimits;
+  /** Checkpoint content digests (one file cache for the bridge); without it none are bound. */
+  readonly digests?: CheckpointDigests;
 }
 
 /**

@@ -15,6 +15,7 @@ export const VERBS = [
   'status',
   'phase',
   'prompt',
+  'diff',
   'runs',
   'sessions',
   'approve',
@@ -58,6 +59,11 @@ export const USAGE: Readonly<Record<Verb, { usage: string; about: string }>> = {
   prompt: {
     usage: 'prompt <run> [step]',
     about: "the full prompt a step's latest attempt was given (default: the latest step that ran)",
+  },
+  diff: {
+    usage: 'diff <run> [step]',
+    about:
+      "a step's diff as a file (default: the open checkpoint's step, else the latest step that ran)",
   },
   runs: { usage: 'runs', about: "this chat's recent runs" },
   sessions: {
@@ -132,6 +138,7 @@ export type ParsedCommand =
   | { verb: 'resume' | 'retry' | 'reopen'; runId: string }
   | { verb: 'phase'; runId: string }
   | { verb: 'prompt'; runId: string; stepId?: string }
+  | { verb: 'diff'; runId: string; stepId?: string }
   | { verb: 'revert'; runId: string; stepId: string }
   | { verb: 'repair'; runId: string; dryRun: boolean }
   | { verb: 'bind'; workspace: string; workflow?: string; follow?: true }
@@ -229,6 +236,7 @@ export function parseCommand(name: string, text: string): ParseResult {
       if (!count(1, 1) || !isRunId(words[0]!)) return bad(verb);
       return ok({ verb, runId: words[0]! });
     case 'prompt':
+    case 'diff':
       if (!count(1, 2) || !isRunId(words[0]!)) return bad(verb);
       return ok(
         words[1] === undefined

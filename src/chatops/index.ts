@@ -12,6 +12,7 @@ import type { ChatRef, InboundEvent } from '../bridges/channel.ts';
 import { prose } from '../bridges/render-text.ts';
 import { ActivityWatch } from './activity.ts';
 import { postAnswers } from './answer-post.ts';
+import { CheckpointDigests } from './checkpoint-digest.ts';
 import { CheckpointPresses } from './checkpoint-press.ts';
 import type { Timers } from './coalescer.ts';
 import { type ChatOpsDeps, channelFor, sendTo } from './context.ts';
@@ -57,6 +58,7 @@ export class ChatOps {
       defaultWorkspace: options.defaultWorkspace,
       consoleUrl: options.consoleUrl,
       inputLimits: options.inputLimits ?? DEFAULT_INPUT_LIMITS,
+      digests: new CheckpointDigests(),
     };
     this.#refusals = new ChatRefusals(this.#deps);
     this.#notifier = new Notifier(

@@ -24,8 +24,10 @@ import {
   renderOpenCheckpoint,
 } from './checkpoint-message.ts';
 import { type ChatOpsDeps, channelFor, runLink, sendTo, urgencyIn } from './context.ts';
+import { withDigest } from './digest-check.ts';
 import { readLogTail } from './log-tail.ts';
 import type { ChatRefusals, RefusalOutcome } from './refusals.ts';
+import { hasStepDiff } from './step-diff.ts';
 import { declaredPermissions } from './step-permissions.ts';
 
 /** Event types that change a checkpoint's message. */
@@ -35,6 +37,11 @@ const CHANGES = new Set<RunEvent['type']>([
   'checkpointExpired',
   'checkpointWithdrawn',
 ]);
+
+/** A digest that replaced an earlier one: the content changed, every copy shows the new one. */
+function contentChanged(e: RunEvent): e is Extract<RunEvent, { type: 'checkpointDigestRecorded' }> {
+  return e.type === 'checkpointDigestRecorded' && e.previous !== undefined;
+}
 
 /** The checkpoint with this id in a run (open or in the history). */
 export function findCheckpoint(state: RunState, id: string): CheckpointState | undefined {
@@ -91,7 +98,9 @@ export class CheckpointPresenter {
         await this.post(state, state.checkpoint, chats);
       } else if (e.type === 'checkpointOpened') {
         changed.add(e.checkpoint.id);
-      } else if (CHANGES.has(e.type) && 'checkpointId' in e) changed.add(e.checkpointId);
+      } else if ((CHANGES.has(e.type) || contentChanged(e)) && 'checkpointId' in e) {
+        changed.add(e.checkpointId);
+      }
       // A note kept for the decision: the open message counts it.
       else if (e.type === 'feedbackRecorded' && state.checkpoint) changed.add(state.checkpoint.id);
     }
@@ -128,7 +137,9 @@ export class CheckpointPresenter {
     const { repos, log } = this.#deps;
     const targets = chats.filter((c) => channelFor(this.#deps, c) !== undefined);
     if (targets.length === 0) return;
-    const view = await this.#view(state, cp, true);
+    // The digest of what the message shows is recorded before the first copy goes out.
+    const bound = await withDigest(this.#deps, state, cp);
+    const view = await this.#view(state, bound, true);
     // Every chat at once: each waits only for its own chat's limits (the outbox paces per chat).
     const post = async (chat: string) => {
       try {
@@ -307,6 +318,7 @@ export class CheckpointPresenter {
     if (tail !== undefined) view.outputTail = tail;
     const changed = readChangedFiles(state.workspace, logPath, step.id, step.attempt);
     if (changed !== undefined) view.changedFiles = changed;
+    if (hasStepDiff(state, step)) view.diff = true;
     return view;
   }
 }

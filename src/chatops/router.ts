@@ -35,6 +35,7 @@ import { answerCommand } from './handlers/answer.ts';
 import { accessCommand, bindingsCommand, unbindCommand } from './handlers/bindings.ts';
 import { consoleCommand } from './handlers/console.ts';
 import { controlCommand } from './handlers/control.ts';
+import { diffCommand } from './handlers/diff.ts';
 import { helpCommand, whoamiCommand } from './handlers/info.ts';
 import { phaseCommand } from './handlers/phase.ts';
 import { promptCommand } from './handlers/prompt.ts';
@@ -232,6 +233,8 @@ function dispatch(ctx: CommandContext, cmd: ParsedCommand): Promise<HandlerResul
       return phaseCommand(ctx, cmd);
     case 'prompt':
       return promptCommand(ctx, cmd);
+    case 'diff':
+      return diffCommand(ctx, cmd);
     case 'runs':
       return runsCommand(ctx);
     case 'workflows':

@@ -19,6 +19,7 @@ export const VOCABULARY: Readonly<Record<Verb, VocabularyEntry>> = {
   status: { role: 'viewer', cli: 'status' },
   phase: { role: 'viewer', cli: 'phase' },
   prompt: { role: 'viewer', cli: 'prompt' },
+  diff: { role: 'viewer', cli: 'diff' },
   runs: { role: 'viewer', cli: 'runs' },
   sessions: { role: 'viewer', cli: 'sessions' },
   approve: { role: 'approver', cli: 'approve' },

@@ -7,6 +7,7 @@ import { registerArchiveCommand } from './commands/archive.ts';
 import { registerAuditCommand } from './commands/audit.ts';
 import { registerChatVerbCommands } from './commands/chat-verbs.ts';
 import { registerControlCommands } from './commands/control.ts';
+import { registerDiffCommand } from './commands/diff.ts';
 import { registerDoctorCommand } from './commands/doctor.ts';
 import { registerFollowCommand } from './commands/follow.ts';
 import { registerInitCommand } from './commands/init.ts';
@@ -53,6 +54,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerApprovalServerCommand(program, ctx);
   registerLogsCommand(program, ctx);
   registerPromptCommand(program, ctx);
+  registerDiffCommand(program, ctx);
   registerWorkerCommand(program, ctx);
   registerRepairCommand(program, ctx);
   registerPhaseCommand(program, ctx);

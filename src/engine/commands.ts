@@ -91,6 +91,21 @@ export interface AnswerCheckpointCommand extends CommandBase {
   checkpointId?: string;
   answer: CheckpointAnswer;
   reason?: string;
+  /** The content digest computed at press time; refused when it is not the checkpoint's. */
+  digest?: string;
+}
+
+/**
+ * The edge computed the open checkpoint's content digest: recorded when its message is posted,
+ * and again when a press found the content changed (the message is then shown anew).
+ */
+export interface RecordCheckpointDigestCommand extends CommandBase {
+  type: 'recordCheckpointDigest';
+  checkpointId: string;
+  digest: string;
+  label: string;
+  /** What changed, in words, when it replaces an earlier digest ("plan.md changed"). */
+  change?: string;
 }
 
 /**
@@ -102,6 +117,8 @@ export interface RequestChangesCommand extends CommandBase {
   type: 'requestChanges';
   checkpointId?: string;
   reason: string;
+  /** As answerCheckpoint's. */
+  digest?: string;
 }
 
 /** A human's guidance (a reply in chat) for the current step's next attempt. */
@@ -233,6 +250,7 @@ export type Command =
   | TriggerFinishedCommand
   | AnswerCheckpointCommand
   | RequestChangesCommand
+  | RecordCheckpointDigestCommand
   | GiveGuidanceCommand
   | ExpireCheckpointCommand
   | ReopenCheckpointCommand

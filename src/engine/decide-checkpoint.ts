@@ -7,6 +7,7 @@ import { changesRefusal, closedMessage, evaluateVote } from './checkpoint-policy
 import type {
   AnswerCheckpointCommand,
   ExpireCheckpointCommand,
+  RecordCheckpointDigestCommand,
   ReopenCheckpointCommand,
   RequestChangesCommand,
 } from './commands.ts';
@@ -38,6 +39,13 @@ function openTarget(ctx: DecideContext, checkpointId: string | undefined): Check
 /** A human answers; the vote is recorded and, when it decides, the checkpoint resolves. */
 export function decideAnswerCheckpoint(ctx: DecideContext, c: AnswerCheckpointCommand): void {
   const cp = openTarget(ctx, c.checkpointId);
+  // Approve exactly what was shown: a press computed against other content is refused.
+  if (c.digest !== undefined && cp.digest !== undefined && c.digest !== cp.digest) {
+    refuse(
+      `checkpoint ${cp.id} changed after it was shown (now ${cp.digestLabel ?? cp.digest.slice(0, 6)}): look at it again`,
+      'ILLEGAL_TRANSITION',
+    );
+  }
   const outcome = evaluateVote(cp, ctx.state.startedBy, c.actor, c.answer);
   if (!outcome.ok) refuse(outcome.rejection.message, outcome.rejection.code);
   if (c.answer === 'loop') checkChanges(ctx, cp, c.reason);
@@ -50,9 +58,28 @@ export function decideAnswerCheckpoint(ctx: DecideContext, c: AnswerCheckpointCo
     answer: c.answer,
     at: c.at,
     ...(c.reason !== undefined ? { reason: c.reason } : {}),
+    ...(c.digest !== undefined ? { digest: c.digest } : {}),
   };
   ctx.emit({ type: 'checkpointVoted', checkpointId: cp.id, vote });
-  if (outcome.resolves) resolve(ctx, cp, outcome.answer, outcome.by, c.reason);
+  if (outcome.resolves) resolve(ctx, cp, outcome.answer, outcome.by, c.reason, c.digest);
+}
+
+/** The edge's content digest of the open checkpoint: first recorded, or replaced (see event). */
+export function decideRecordDigest(ctx: DecideContext, c: RecordCheckpointDigestCommand): void {
+  const cp = openTarget(ctx, c.checkpointId);
+  if (!/^[0-9a-f]{64}$/.test(c.digest))
+    refuse('a checkpoint digest is 64 hex digits', 'INVALID_INPUT');
+  if (cp.digest === c.digest) refuse(`checkpoint ${cp.id} already has digest ${c.label}`);
+  ctx.emit({
+    type: 'checkpointDigestRecorded',
+    checkpointId: cp.id,
+    digest: c.digest,
+    label: c.label.slice(0, 200),
+    ...(cp.digest !== undefined ? { previous: cp.digest } : {}),
+    ...(cp.digest !== undefined && c.change !== undefined
+      ? { change: c.change.slice(0, 300) }
+      : {}),
+  });
 }
 
 /** Request changes: the answer `loop` with its reason required (see RequestChangesCommand). */
@@ -64,6 +91,7 @@ export function decideRequestChanges(ctx: DecideContext, c: RequestChangesComman
     answer: 'loop',
     reason: c.reason,
     ...(c.checkpointId !== undefined ? { checkpointId: c.checkpointId } : {}),
+    ...(c.digest !== undefined ? { digest: c.digest } : {}),
   });
 }
 
@@ -122,11 +150,20 @@ function resolve(
   answer: CheckpointAnswer,
   by: Actor[],
   reason: string | undefined,
+  digest?: string,
 ): void {
+  // The decision carries the digest it was given for: the one pressed, else the one recorded.
+  const bound = digest ?? cp.digest;
   ctx.emit({
     type: 'checkpointResolved',
     checkpointId: cp.id,
-    decision: { answer, by, at: ctx.at, ...(reason !== undefined ? { reason } : {}) },
+    decision: {
+      answer,
+      by,
+      at: ctx.at,
+      ...(reason !== undefined ? { reason } : {}),
+      ...(bound !== undefined ? { digest: bound } : {}),
+    },
   });
   const step = findStep(ctx.state, cp.stepId)!;
   // The closed checkpoint holds every vote, the deciding one included.

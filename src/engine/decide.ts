@@ -6,6 +6,7 @@ import type { Command } from './commands.ts';
 import {
   decideAnswerCheckpoint,
   decideExpireCheckpoint,
+  decideRecordDigest,
   decideReopenCheckpoint,
   decideRequestChanges,
 } from './decide-checkpoint.ts';
@@ -107,6 +108,9 @@ function dispatch(ctx: DecideContext, c: Exclude<Command, { type: 'start' }>): v
       break;
     case 'requestChanges':
       decideRequestChanges(ctx, c);
+      break;
+    case 'recordCheckpointDigest':
+      decideRecordDigest(ctx, c);
       break;
     case 'giveGuidance':
       decideGiveGuidance(ctx, c);

@@ -167,6 +167,21 @@ export interface CheckpointResolvedEvent extends EventBase {
   decision: NonNullable<CheckpointState['decision']>;
 }
 
+/**
+ * The content digest of the open checkpoint was recorded. With `previous` it replaced an earlier
+ * one (the content changed after the message was posted): the votes given so far, for the old
+ * content, no longer count.
+ */
+export interface CheckpointDigestRecordedEvent extends EventBase {
+  type: 'checkpointDigestRecorded';
+  checkpointId: string;
+  digest: string;
+  label: string;
+  previous?: string;
+  /** What changed, in words ("plan.md changed"), with `previous`. */
+  change?: string;
+}
+
 /** The open checkpoint expired and stays open (onExpiry 'keep'). */
 export interface CheckpointExpiredEvent extends EventBase {
   type: 'checkpointExpired';
@@ -349,6 +364,7 @@ export type RunEvent =
   | CheckpointVotedEvent
   | CheckpointResolvedEvent
   | CheckpointExpiredEvent
+  | CheckpointDigestRecordedEvent
   | CheckpointWithdrawnEvent
   | TriggerQueuedEvent
   | TriggerFinishedEvent

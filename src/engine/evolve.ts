@@ -259,6 +259,15 @@ function apply(state: RunState, e: Exclude<RunEvent, { type: 'runStarted' }>): R
         ? updateStep(next, cp.stepId, (s) => ({ ...s, gatePassed: true }))
         : next;
     }
+    case 'checkpointDigestRecorded': {
+      const cp = openCheckpoint(state, e.checkpointId);
+      if (e.previous === undefined) {
+        return { ...state, checkpoint: { ...cp, digest: e.digest, digestLabel: e.label } };
+      }
+      const changed = e.change ?? 'the content changed';
+      const next = { ...cp, digest: e.digest, digestLabel: e.label, votes: [] };
+      return { ...state, checkpoint: { ...next, contentChanged: changed } };
+    }
     case 'checkpointExpired': {
       const cp = openCheckpoint(state, e.checkpointId);
       return { ...state, checkpoint: { ...cp, expiredAt: e.at } };

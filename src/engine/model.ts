@@ -63,6 +63,8 @@ export interface CheckpointVote {
   answer: CheckpointAnswer;
   reason?: string;
   at: string;
+  /** The content digest (sha256 hex) the voter approved, when the press carried one. */
+  digest?: string;
 }
 
 /**
@@ -125,7 +127,18 @@ export interface CheckpointState {
     by: Actor[];
     at: string;
     reason?: string;
+    /** The content digest the deciding answer was given for (sha256 hex). */
+    digest?: string;
   };
+  /**
+   * The sha256 (hex) of what the checkpoint's message shows and links to (the step's artifacts,
+   * diff and final answer), computed at the edge and recorded when the message is posted.
+   */
+  digest?: string;
+  /** The digest's short form as messages show it: "plan.md, 3 files, a1b2c3". */
+  digestLabel?: string;
+  /** Set when the digest was replaced: what changed after the message was first posted. */
+  contentChanged?: string;
   /** Set when the checkpoint expired and was kept open (onExpiry 'keep'). */
   expiredAt?: string;
   /** Set when the checkpoint was closed without a decision. */

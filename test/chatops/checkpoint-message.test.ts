@@ -81,12 +81,17 @@ describe('checkpoint message', () => {
 
   it('round-trips button ids and refuses anything else', () => {
     const token = newButtonToken();
-    const ids = checkpointButtons(token, ['approve', 'reject', 'loop']).map((b) => b.id);
+    const all = { comment: true, diff: true };
+    const ids = checkpointButtons(token, ['approve', 'reject', 'loop'], all).map((b) => b.id);
     expect(ids.map(parseButtonId)).toEqual([
       { token, answer: 'approve' },
+      { token, answer: 'approve', comment: true },
       { token, answer: 'loop' },
       { token, answer: 'reject' },
+      { token, answer: 'diff' },
     ]);
+    // Diff's id is no tool approval's ([oud]) nor session offer's ([cfx]) button.
+    expect(ids.at(-1)).toMatch(/\.v$/);
     for (const bad of ['', token, `${token}.x`, `short.a`, `${token}.a.a`, `../${token}.a`]) {
       expect(parseButtonId(bad), bad).toBeUndefined();
     }

@@ -17,6 +17,7 @@ const SAMPLES: Readonly<Record<Verb, string>> = {
   status: RUN,
   phase: RUN,
   prompt: `${RUN} plan`,
+  diff: `${RUN} plan`,
   runs: '',
   sessions: '',
   approve: `${RUN} looks good`,

@@ -5,6 +5,7 @@
  */
 import type { CheckpointState } from '../../engine/model.ts';
 import { voteResultWords } from '../checkpoint-message.ts';
+import { checkDigest } from '../digest-check.ts';
 import type { ParsedCommand } from '../grammar.ts';
 import { findCheckpoint } from '../presenter.ts';
 import {
@@ -23,7 +24,20 @@ export async function answerCommand(ctx: CommandContext, cmd: Answer): Promise<H
   if ('outcome' in target) return target;
   const { runId, checkpoint } = target;
   const answer = cmd.verb;
-  const base = { checkpointId: checkpoint.id, actor: ctx.access.actor };
+  // A typed approve is bound to the content as a press is (see digest-check.ts).
+  const bound =
+    answer === 'approve'
+      ? await checkDigest(ctx.deps, await ctx.deps.orchestrator.getRun(runId), checkpoint)
+      : undefined;
+  if (bound?.ok === false) {
+    return { outcome: 'refused', target: runId, detail: bound.text, reply: bound.text };
+  }
+  const digest = bound?.digest;
+  const base = {
+    checkpointId: checkpoint.id,
+    actor: ctx.access.actor,
+    ...(digest !== undefined && { digest }),
+  };
   const result = await ctx.deps.orchestrator.command(
     runId,
     ctx.event.idempotencyKey,
@@ -46,7 +60,7 @@ export async function answerCommand(ctx: CommandContext, cmd: Answer): Promise<H
   return {
     outcome: 'allowed',
     target: runId,
-    detail: `${answer} ${checkpoint.id}`,
+    detail: `${answer} ${checkpoint.id}${bound === undefined ? '' : ` (content ${bound.label}, sha256 ${bound.digest})`}`,
     reply: `Checkpoint ${checkpoint.id} of run ${runId}: ${words}.${warningLines(result.warnings)}`,
   };
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { CheckpointAnswer } from '../../engine/model.ts';
+import { approvalDigest } from '../approve-digest.ts';
 import type { CliContext } from '../context.ts';
 import { driveRun } from '../drive.ts';
 import { acceptedState, cliKey } from '../orchestrator-context.ts';
@@ -13,6 +14,10 @@ export function registerAnswerCommands(program: Command, ctx: CliContext): void 
     .option('--reason <text>', "why (kept with the decision; the next step's agent reads it)")
     .option('--comment <text>', "a note for the next step's agent, kept with the decision")
     .option('--checkpoint <id>', 'only if this is still the open checkpoint (e.g. plan:1)')
+    .option(
+      '--digest <hex>',
+      "only if the checkpoint's content is still this digest (its short form, e.g. a1b2c3, or in full)",
+    )
     .option('--detach', 'only record the answer; `serve` or `worker` runs the next steps')
     .action(async (runId: string, opts: AnswerOptions) =>
       answer(ctx, runId, 'approve', { ...opts, reason: withComment(opts) }),
@@ -44,6 +49,7 @@ interface AnswerOptions {
   reason?: string;
   comment?: string;
   checkpoint?: string;
+  digest?: string;
   detach?: boolean;
 }
 
@@ -59,8 +65,11 @@ async function answer(
   value: CheckpointAnswer,
   opts: AnswerOptions,
 ): Promise<void> {
-  await driveRun(ctx, { detach: opts.detach === true, runId }, async (orchestrator) =>
-    acceptedState(
+  await driveRun(ctx, { detach: opts.detach === true, runId }, async (orchestrator) => {
+    // An approval is bound to the content as it is now (approve-digest.ts).
+    const digest =
+      value === 'approve' ? await approvalDigest(orchestrator, runId, opts) : undefined;
+    return acceptedState(
       await orchestrator.command(runId, cliKey(), {
         ...(value === 'loop'
           ? { type: 'requestChanges' as const, reason: opts.reason ?? '' }
@@ -68,10 +77,11 @@ async function answer(
               type: 'answerCheckpoint' as const,
               answer: value,
               ...(opts.reason === undefined ? {} : { reason: opts.reason }),
+              ...(digest === undefined ? {} : { digest }),
             }),
         actor: { id: ctx.actor },
         ...(opts.checkpoint === undefined ? {} : { checkpointId: opts.checkpoint }),
       }),
-    ),
-  );
+    );
+  });
 }

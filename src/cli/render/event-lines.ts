@@ -70,8 +70,13 @@ export function eventLine(event: RunEvent, state: RunState): string | null {
     case 'checkpointResolved': {
       const d = event.decision;
       const why = d.reason ? `: ${d.reason}` : '';
-      return `checkpoint ${event.checkpointId}: ${d.answer} by ${d.by.map(who).join(', ') || 'nobody'}${why}`;
+      const bound = d.digest ? ` (digest ${d.digest.slice(0, 6)})` : '';
+      return `checkpoint ${event.checkpointId}: ${d.answer} by ${d.by.map(who).join(', ') || 'nobody'}${why}${bound}`;
     }
+    case 'checkpointDigestRecorded':
+      return event.previous === undefined
+        ? `checkpoint ${event.checkpointId}: content ${event.label}`
+        : `checkpoint ${event.checkpointId}: ${event.change ?? 'content changed'}; now ${event.label}, earlier votes cleared`;
     case 'checkpointExpired':
       return `checkpoint ${event.checkpointId} expired (kept open)`;
     case 'checkpointWithdrawn':

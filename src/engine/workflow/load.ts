@@ -216,6 +216,7 @@ function step(s: StepFile, prompt: ResolvedPrompt): WorkflowStep {
   if (s.tasks !== undefined) out.tasks = { ...s.tasks };
   if (s.permissions !== undefined) out.permissions = permissionsOf(s.permissions);
   if (s.runsOn !== undefined) out.runsOn = [...new Set(s.runsOn)];
+  if (s.artifacts !== undefined) out.artifacts = [...new Set(s.artifacts)];
   return out;
 }
 

@@ -86,6 +86,23 @@ export const stepFileSchema = z.strictObject({
       policy: z.enum(['failFast', 'continue']).default('failFast'),
     })
     .optional(),
+  /**
+   * Files the step produces for review (workspace-relative, e.g. `plan.md`): its checkpoint's
+   * approval is bound to their content (see docs/workflows.md, "Approvals bound to content").
+   */
+  artifacts: z
+    .array(
+      z
+        .string()
+        .min(1)
+        .max(512)
+        .refine((f) => !f.startsWith('/') && !f.split(/[\\/]/).includes('..'), {
+          message: 'must be a path inside the workspace (relative, no "..")',
+        }),
+    )
+    .min(1)
+    .max(32)
+    .optional(),
   /** Labels a worker must carry to run this step (`phasebridge worker --label gpu`). */
   runsOn: z.array(z.string().regex(LABEL_PATTERN, LABEL_HINT)).min(1).optional(),
 });

@@ -92,6 +92,8 @@ export interface WorkflowStep {
   tasks?: StepTasks;
   /** Labels every worker running this step must carry. */
   runsOn?: string[];
+  /** Workspace-relative files the step produces for review; its approval is bound to them. */
+  artifacts?: string[];
 }
 
 /** A validated workflow; `version` is a content hash so a run records exactly what it ran. */

@@ -118,7 +118,8 @@ export function activityOf(
         status: answer === 'reject' ? 'failed' : 'passed',
         ...(cp?.openedAt !== undefined ? { startedAt: cp.openedAt } : {}),
         completedAt: event.at,
-        summary: `${answer}${by ? ` by ${by}` : ''}${event.decision.reason ? `: ${event.decision.reason}` : ''}`,
+        // flow's activity has no digest field: the summary names it (run.json has it in full).
+        summary: `${answer}${by ? ` by ${by}` : ''}${event.decision.reason ? `: ${event.decision.reason}` : ''}${event.decision.digest ? ` (content sha256 ${event.decision.digest.slice(0, 12)})` : ''}`,
       };
     }
     case 'taskCompleted':
