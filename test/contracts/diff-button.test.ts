@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DiscordDriver } from './drivers/discord.ts';
 import { SlackDriver } from './drivers/slack.ts';
 import { TelegramDriver } from './drivers/telegram.ts';
-import { type PlatformDriver, until } from './platform-driver.ts';
+import { checkpointButtonsOn, type PlatformDriver, until } from './platform-driver.ts';
 import { runIdOf, World } from './world.ts';
 
 const HAS_GIT = spawnSync('git', ['--version']).status === 0;
@@ -64,7 +64,7 @@ describe.skipIf(!HAS_GIT)('the Diff button and the diff verb (needs git on PATH)
     await drivers[1]!.sendCommand('alice', 'run write add files');
     for (const d of drivers) {
       const cp = await world.message(d, /Checkpoint build:1/);
-      expect(cp.buttons).toEqual(['Approve', 'Request changes', 'Reject', 'Diff']);
+      expect(cp.buttons).toEqual([...checkpointButtonsOn(d), 'Diff']);
       expect(cp.text).toContain('README.md +1 −1');
       const press = await d.press('carol', cp, 'Diff');
       expect(await d.answerTo(press)).toBe('The diff of build, attempt 1, is attached.');
