@@ -41,6 +41,8 @@ interface Entry {
   message: OutgoingMessage;
   waiters: Waiter[];
   started: boolean;
+  /** Older waiting edits of the same message this one carries (confirmed or failed with it). */
+  absorbed?: { id: number; message: OutgoingMessage }[];
 }
 
 /** A call queued in this turn, written with the next group commit. */
@@ -95,7 +97,7 @@ export class Outbox {
     for (const row of store.open(limits.platform)) {
       if (this.#entries.has(row.id)) continue;
       this.#entries.set(row.id, {
-        item: item(row.id, row.lane, row.kind, row.urgency, row.notBefore),
+        item: item(row.id, row.lane, row.kind, row.urgency, row.notBefore, row.message),
         target: row.target,
         message: row.message,
         waiters: [],
@@ -229,7 +231,7 @@ export class Outbox {
     }
     const add = (id: number, d: Draft): void => {
       this.#entries.set(id, {
-        item: item(id, d.lane, d.kind, d.urgency, 0),
+        item: item(id, d.lane, d.kind, d.urgency, 0, d.message),
         target: d.target,
         message: d.message,
         waiters: d.waiters,
@@ -249,7 +251,11 @@ export class Outbox {
       }
       const entry = d.replaces!;
       entry.message = d.message;
-      entry.item = { ...entry.item, urgency: moreUrgent(entry.item.urgency, d.urgency) };
+      entry.item = {
+        ...entry.item,
+        urgency: moreUrgent(entry.item.urgency, d.urgency),
+        closes: entry.item.closes || closes(d.message),
+      };
       entry.waiters.push(...d.waiters);
     });
     this.#pump();
@@ -271,7 +277,7 @@ export class Outbox {
     }
     // Left open by the previous process, not loaded yet (before `start`): loaded now.
     this.#entries.set(found.id, {
-      item: item(found.id, found.lane, found.kind, found.urgency, found.notBefore),
+      item: item(found.id, found.lane, found.kind, found.urgency, found.notBefore, found.message),
       target: found.target,
       message: found.message,
       waiters: d.waiters,
@@ -279,15 +285,46 @@ export class Outbox {
     });
   }
 
+  /** The newest waiting edit of `target` (the one older waiting edits are absorbed into). */
   #waitingEdit(target: string): Entry | undefined {
+    let found: Entry | undefined;
     for (const e of this.#entries.values()) {
-      if (!e.started && e.item.kind === 'edit' && e.target === target) return e;
+      if (e.started || e.item.kind !== 'edit' || e.target !== target) continue;
+      if (!found || e.item.id > found.item.id) found = e;
     }
-    return undefined;
+    return found;
+  }
+
+  /**
+   * Waiting edits of one message beyond the newest (rows a restart found, or a retried edit a
+   * newer one queued behind) are absorbed by the newest: one call with the latest content, at the
+   * most urgent of their urgencies, their callers answered and their rows confirmed with it.
+   */
+  #absorbSuperseded(): void {
+    const newest = new Map<string, Entry>();
+    for (const e of this.#entries.values()) {
+      if (e.started || e.item.kind !== 'edit') continue;
+      const seen = newest.get(e.target);
+      if (!seen || e.item.id > seen.item.id) newest.set(e.target, e);
+    }
+    for (const [id, e] of this.#entries) {
+      const top = newest.get(e.target);
+      if (e.started || e.item.kind !== 'edit' || !top || top === e) continue;
+      this.#entries.delete(id);
+      top.item = {
+        ...top.item,
+        urgency: moreUrgent(top.item.urgency, e.item.urgency),
+        closes: top.item.closes || e.item.closes,
+        notBefore: Math.max(top.item.notBefore, e.item.notBefore),
+      };
+      top.waiters.push(...e.waiters);
+      top.absorbed = [...(top.absorbed ?? []), { id, message: e.message }, ...(e.absorbed ?? [])];
+    }
   }
 
   #pump(): void {
     if (!this.#started || this.#stopped) return;
+    this.#absorbSuperseded();
     for (;;) {
       const now = this.#timers.now();
       const waiting = [...this.#entries.values()].filter((e) => !e.started).map((e) => e.item);
@@ -342,10 +379,12 @@ export class Outbox {
     try {
       const ref = await call;
       store.confirmed(id, ref);
+      for (const a of entry.absorbed ?? []) store.confirmed(a.id, null);
       this.#entries.delete(id);
       for (const w of entry.waiters) w.resolve(ref);
-      const owner = entry.message.owner;
-      if (owner) this.#o.onConfirmed?.(owner, ref);
+      for (const m of [entry.message, ...(entry.absorbed ?? []).map((a) => a.message)]) {
+        if (m.owner) this.#o.onConfirmed?.(m.owner, m === entry.message ? ref : null);
+      }
     } catch (err) {
       if (err instanceof RateLimitedError && !this.#stopped) {
         // The adapter waited as long as its policy allows; keep the row and try again later,
@@ -379,6 +418,7 @@ export class Outbox {
         return;
       }
       store.failed(id, error.code, error.message);
+      for (const a of entry.absorbed ?? []) store.failed(a.id, error.code, error.message);
       this.#entries.delete(id);
       for (const w of entry.waiters) w.reject(err);
       this.#o.log?.warn({ id, target: entry.target, code: error.code }, 'outbox: call failed');
@@ -411,7 +451,8 @@ export class Outbox {
     for (const [id, e] of this.#entries) {
       if (e.started || e.item.lane !== lane) continue;
       const code = err instanceof PhasebridgeError ? err.code : 'PLATFORM';
-      store.failed(id, code, err instanceof Error ? err.message : String(err));
+      const text = err instanceof Error ? err.message : String(err);
+      for (const row of [id, ...(e.absorbed ?? []).map((a) => a.id)]) store.failed(row, code, text);
       this.#entries.delete(id);
       for (const w of e.waiters) w.reject(err);
     }
@@ -429,8 +470,14 @@ function item(
   kind: OutboxKind,
   urgency: Urgency,
   notBefore: number,
+  message: OutgoingMessage,
 ): PaceItem {
-  return { id, lane, kind, urgency, notBefore };
+  return { id, lane, kind, urgency, notBefore, closes: closes(message) };
+}
+
+/** Whether the call shows a closed checkpoint's decision (its owner is the copy's `decision`). */
+function closes(message: OutgoingMessage): boolean {
+  return message.owner?.kind === 'decision';
 }
 
 /** The row fields of a draft. */
