@@ -33,7 +33,7 @@ export interface ChaosMessage {
   readonly live: boolean;
 }
 
-/** A sent `/run`: `answered` turns true once the bridge acknowledged it (always, where updates are redelivered). */
+/** A sent `/run`: `answered` turns true once the person can see the bridge took it (always where updates are redelivered). */
 export interface SentRun {
   answered(): boolean;
 }
@@ -165,15 +165,11 @@ class SlackChaos implements ChaosPlatform {
   }
 
   run(c: ChaosChat, spec: string): SentRun {
-    let answered = false;
     const channel = channelOf(c);
     this.fake
       .sendCommand({ user: this.#users.get(c.ref)!, channel, text: `run demo ${spec}` })
-      .then((d) => {
-        answered = d.status === 200;
-      })
       .catch(() => undefined); // serve is down: no Socket Mode connection
-    return { answered: () => answered };
+    return shownRun(this, c, spec);
   }
 
   messages(c: ChaosChat): ChaosMessage[] {
@@ -209,6 +205,22 @@ class SlackChaos implements ChaosPlatform {
 }
 
 const channelOf = (c: ChaosChat): string => c.ref.split(':')[2]!;
+
+/**
+ * Answered once the chat shows the run (its status message names the run, whose id ends in the
+ * spec's slug): Slack's ack and Discord's deferral come before the run is committed and show a
+ * person nothing, so a kill after them leaves the person with no answer, and they type it again.
+ */
+function shownRun(p: ChaosPlatform, c: ChaosChat, spec: string): SentRun {
+  const named = new RegExp(`Run \\S+-${spec}(?![\\w-])`);
+  let shown = false;
+  return {
+    answered: () => {
+      shown ||= p.messages(c).some((m) => named.test(m.text));
+      return shown;
+    },
+  };
+}
 const parseBlocks = (b: unknown): Json[] => (typeof b === 'string' ? JSON.parse(b) : b) as Json[];
 
 type DiscordButton = { label?: string; custom_id?: string };
@@ -244,16 +256,11 @@ class DiscordChaos implements ChaosPlatform {
     if (!this.fake.gateway.connected || !this.#registered()) return { answered: () => false };
     const { name, options } = slashOptions(`run demo ${spec}`);
     try {
-      const i = this.fake.slashCommand(
-        this.#users.get(c.ref)!,
-        this.fake.state.text,
-        name,
-        options,
-      );
-      return { answered: () => i.callbacks.length > 0 };
+      this.fake.slashCommand(this.#users.get(c.ref)!, this.fake.state.text, name, options);
     } catch {
       return { answered: () => false };
     }
+    return shownRun(this, c, spec);
   }
 
   #registered(): boolean {
