@@ -18,7 +18,15 @@ import {
   ResourceError,
 } from '../../errors.ts';
 import type { OutgoingMessage, Urgency } from '../channel.ts';
-import { laneOf, type OutboxKind, URGENCY_RANK } from './limits.ts';
+import { laneOf, type OutboxKind } from './limits.ts';
+import {
+  absorbSuperseded,
+  closes,
+  type Entry,
+  item,
+  moreUrgent,
+  type Waiter,
+} from './outbox-entries.ts';
 import {
   type OutboxFailure,
   type OutboxOptions,
@@ -29,21 +37,6 @@ import { type PaceItem, Pacer } from './pacer.ts';
 import type { OutboxRow, OutboxStore } from './store.ts';
 
 export { type OutboxFailure, type OutboxOptions, type OutboxTimers, REAL_OUTBOX_TIMERS };
-
-interface Waiter {
-  resolve(ref: string | null): void;
-  reject(err: unknown): void;
-}
-
-interface Entry {
-  item: PaceItem;
-  target: string;
-  message: OutgoingMessage;
-  waiters: Waiter[];
-  started: boolean;
-  /** Older waiting edits of the same message this one carries (confirmed or failed with it). */
-  absorbed?: { id: number; message: OutgoingMessage }[];
-}
 
 /** A call queued in this turn, written with the next group commit. */
 interface Draft {
@@ -295,36 +288,9 @@ export class Outbox {
     return found;
   }
 
-  /**
-   * Waiting edits of one message beyond the newest (rows a restart found, or a retried edit a
-   * newer one queued behind) are absorbed by the newest: one call with the latest content, at the
-   * most urgent of their urgencies, their callers answered and their rows confirmed with it.
-   */
-  #absorbSuperseded(): void {
-    const newest = new Map<string, Entry>();
-    for (const e of this.#entries.values()) {
-      if (e.started || e.item.kind !== 'edit') continue;
-      const seen = newest.get(e.target);
-      if (!seen || e.item.id > seen.item.id) newest.set(e.target, e);
-    }
-    for (const [id, e] of this.#entries) {
-      const top = newest.get(e.target);
-      if (e.started || e.item.kind !== 'edit' || !top || top === e) continue;
-      this.#entries.delete(id);
-      top.item = {
-        ...top.item,
-        urgency: moreUrgent(top.item.urgency, e.item.urgency),
-        closes: top.item.closes || e.item.closes,
-        notBefore: Math.max(top.item.notBefore, e.item.notBefore),
-      };
-      top.waiters.push(...e.waiters);
-      top.absorbed = [...(top.absorbed ?? []), { id, message: e.message }, ...(e.absorbed ?? [])];
-    }
-  }
-
   #pump(): void {
     if (!this.#started || this.#stopped) return;
-    this.#absorbSuperseded();
+    absorbSuperseded(this.#entries);
     for (;;) {
       const now = this.#timers.now();
       const waiting = [...this.#entries.values()].filter((e) => !e.started).map((e) => e.item);
@@ -464,28 +430,7 @@ function deferred(): ResourceError {
   return new ResourceError('the bridge is stopping: the message stays queued for its next start');
 }
 
-function item(
-  id: number,
-  lane: string,
-  kind: OutboxKind,
-  urgency: Urgency,
-  notBefore: number,
-  message: OutgoingMessage,
-): PaceItem {
-  return { id, lane, kind, urgency, notBefore, closes: closes(message) };
-}
-
-/** Whether the call shows a closed checkpoint's decision (its owner is the copy's `decision`). */
-function closes(message: OutgoingMessage): boolean {
-  return message.owner?.kind === 'decision';
-}
-
 /** The row fields of a draft. */
 function pick(d: Draft) {
   return { lane: d.lane, kind: d.kind, target: d.target, message: d.message, urgency: d.urgency };
-}
-
-/** The more urgent of two urgencies (a coalesced edit keeps the higher one). */
-function moreUrgent(a: Urgency, b: Urgency): Urgency {
-  return URGENCY_RANK[a] <= URGENCY_RANK[b] ? a : b;
 }
