@@ -294,9 +294,10 @@ class DiscordChaos implements ChaosPlatform {
   sends(): { chat: string; text: string }[] {
     const { state } = this.fake;
     return this.fake.okCalls('POST', /^\/channels\/\d+\/messages$/).map((call) => {
-      const body = (call.body ?? {}) as { content?: string; embeds?: { description?: string }[] };
-      const text = [body.content ?? '', ...(body.embeds ?? []).map((e) => e.description ?? '')];
-      return { chat: `discord:${state.guildId}:${call.path.split('/')[2]}`, text: text.join('\n') };
+      // The whole of what was sent (content, embeds): two sends alike in every part are a repeat.
+      const body = (call.body ?? {}) as { content?: string; embeds?: unknown[] };
+      const text = JSON.stringify([body.content ?? '', body.embeds ?? []]);
+      return { chat: `discord:${state.guildId}:${call.path.split('/')[2]}`, text };
     });
   }
 
