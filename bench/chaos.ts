@@ -9,21 +9,31 @@
  * repeated only by a kill between the platform's answer and its confirmation).
  * The harness is test/support/chaos.ts (its small version runs in the suite).
  *
- * Run: npx tsx bench/chaos.ts [--kills 300] [--seed 39] [--chats 4] [--runs 2] [--groups]
- *      [--up 200-3000] [--settle-ms 180000]
+ * On Slack (Socket Mode) and Discord (gateway) a command sent to a dying serve is not redelivered:
+ * the person types it again (`unansweredRuns`), and `lost` counts only the /runs the bridge
+ * answered. Slack takes `--chats` channels; the fake Discord guild has one text channel.
+ *
+ * Run: npx tsx bench/chaos.ts [--platform telegram|slack|discord] [--kills 300] [--seed 39]
+ *      [--chats 4] [--runs 2] [--groups] [--up 200-3000] [--settle-ms 180000]
  */
-import { runChaos } from '../test/support/chaos.ts';
+import { type ChaosPlatformName, runChaos } from '../test/support/chaos.ts';
 
 const arg = (name: string): string | undefined => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1] : undefined;
 };
 const [lo, hi] = (arg('up') ?? '200-3000').split('-').map(Number) as [number, number];
+const platform = (arg('platform') ?? 'telegram') as ChaosPlatformName;
+if (!['telegram', 'slack', 'discord'].includes(platform)) {
+  console.error(`--platform: telegram, slack or discord, not ${platform}`);
+  process.exit(2);
+}
 const started = Date.now();
 const report = await runChaos({
+  platform,
   kills: Number(arg('kills') ?? 300),
   seed: Number(arg('seed') ?? 39),
-  chats: Number(arg('chats') ?? 4),
+  chats: Number(arg('chats') ?? (platform === 'discord' ? 1 : 4)),
   runsPerChat: Number(arg('runs') ?? 2),
   groups: process.argv.includes('--groups'),
   upMs: [lo, hi],

@@ -2,19 +2,21 @@
  * What a chaos run left, as a person and an auditor would count it: runs lost or started twice,
  * decisions applied twice, runs stuck, torn ledger lines (from the ledgers and bridge.db); decided
  * checkpoints whose message still has live buttons, decisions no message shows, the same message
- * sent twice to a chat (from the fake Telegram's chats and calls); leftover temp files; boot times.
+ * sent twice to a chat (from the platform fake's chats and calls); leftover temp files; boot times.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import type { FakeTelegram, StoredMessage } from '../fakes/telegram.ts';
+import type { ChaosChat, ChaosPlatform } from './chaos-platforms.ts';
 
 /** What the report is computed from. */
 export interface ChaosWorld {
-  readonly fake: FakeTelegram;
-  readonly chats: readonly { chatId: number; ws: string }[];
-  /** The specs of every `/run` sent, each unique. */
+  readonly fake: ChaosPlatform;
+  readonly chats: readonly { chat: ChaosChat; ws: string }[];
+  /** The specs of every `/run` the bridge took (answered, or redelivered until it did), each unique. */
   readonly specs: readonly string[];
+  /** `/run`s a killed serve never answered (Slack, Discord: the person typed it again). */
+  readonly unanswered: number;
   readonly bridgeDb: string;
   readonly kills: number;
   /** Spawn → banner of every serve started (ms). */
@@ -24,6 +26,7 @@ export interface ChaosWorld {
 
 /** The figures (issue 39's table). */
 export interface ChaosReport {
+  platform: string;
   kills: number;
   runs: number;
   checkpointsDecided: number;
@@ -44,6 +47,8 @@ export interface ChaosReport {
   copiesWithoutRef: number;
   /** Run folders a kill left before their first ledger line (their /run started again). */
   emptyRunFolders: number;
+  /** `/run`s sent to a dying serve and never answered (typed again under a new spec). */
+  unansweredRuns: number;
 }
 
 const CHECKPOINT = /Checkpoint (\S+) — run (\S+)/;
@@ -105,14 +110,11 @@ const percentile = (xs: readonly number[], p: number): number => {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
 };
 
-const live = (m: StoredMessage): boolean =>
-  ((m.replyMarkup?.inline_keyboard ?? []) as unknown[][]).flat().length > 0;
-
 /** Counts what the chaos left. */
 export function chaosReport(w: ChaosWorld): ChaosReport {
   const runs: RunFolder[] = [];
   let emptyRunFolders = 0;
-  const runChat = new Map<string, number>();
+  const runChat = new Map<string, string>();
   for (const c of w.chats) {
     const dir = path.join(c.ws, '.phasebridge', 'runs');
     if (!fs.existsSync(dir)) continue;
@@ -122,7 +124,7 @@ export function chaosReport(w: ChaosWorld): ChaosReport {
         continue;
       }
       runs.push(readRun(dir, id));
-      runChat.set(id, c.chatId);
+      runChat.set(id, c.chat.ref);
     }
   }
   const db = new Database(w.bridgeDb, { readonly: true });
@@ -153,18 +155,18 @@ export function chaosReport(w: ChaosWorld): ChaosReport {
   let checkpointsDecided = 0;
   const closedOf = new Map(runs.map((r) => [r.id, r.closed]));
   for (const c of w.chats) {
-    const messages = w.fake.botMessages(c.chatId);
+    const messages = w.fake.messages(c.chat);
     const shown = new Set<string>();
     for (const m of messages) {
-      const hit = CHECKPOINT.exec(m.text ?? '');
+      const hit = CHECKPOINT.exec(m.text);
       if (!hit) continue;
       const [, cp, runId] = hit as unknown as [string, string, string];
       const closed = closedOf.get(runId)?.has(cp) === true;
-      if (closed && live(m)) liveButtonsOnDecided++;
-      if (closed && !live(m)) shown.add(`${runId}\n${cp}`);
+      if (closed && m.live) liveButtonsOnDecided++;
+      if (closed && !m.live) shown.add(`${runId}\n${cp}`);
     }
     for (const r of runs) {
-      if (runChat.get(r.id) !== c.chatId) continue;
+      if (runChat.get(r.id) !== c.chat.ref) continue;
       for (const cp of r.closed.keys()) {
         checkpointsDecided++;
         if (!shown.has(`${r.id}\n${cp}`)) decisionsNotShown++;
@@ -172,10 +174,10 @@ export function chaosReport(w: ChaosWorld): ChaosReport {
     }
   }
 
-  // The same text sent twice to the same chat (every sendMessage the fake answered).
+  // The same text sent twice to the same chat (every send the fake answered).
   const sends = new Map<string, number>();
-  for (const call of w.fake.okCalls('sendMessage')) {
-    const key = `${String(call.params.chat_id)}\n${String(call.params.text)}`;
+  for (const sent of w.fake.sends()) {
+    const key = `${sent.chat}\n${sent.text}`;
     sends.set(key, (sends.get(key) ?? 0) + 1);
   }
   let duplicateSends = 0;
@@ -188,6 +190,7 @@ export function chaosReport(w: ChaosWorld): ChaosReport {
     }
   }
   return {
+    platform: w.fake.name,
     kills: w.kills,
     runs: runs.length,
     checkpointsDecided,
@@ -205,5 +208,6 @@ export function chaosReport(w: ChaosWorld): ChaosReport {
     bootMs: { p50: percentile(w.boots, 0.5), max: Math.max(0, ...w.boots) },
     copiesWithoutRef,
     emptyRunFolders,
+    unansweredRuns: w.unanswered,
   };
 }

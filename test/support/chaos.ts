@@ -13,10 +13,15 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { migrateToLatest, openBridgeDb } from '../../src/db/connection.ts';
 import { createRepositories } from '../../src/db/repositories/index.ts';
-import { FakeTelegram, type FakeUser, type StoredMessage } from '../fakes/telegram.ts';
-import type { FakeChat } from '../fakes/telegram-wire.ts';
+import {
+  type ChaosChat,
+  type ChaosPlatformName,
+  chaosPlatform,
+  type SentRun,
+} from './chaos-platforms.ts';
 import { type ChaosReport, type ChaosWorld, chaosReport, neverStarted } from './chaos-report.ts';
 
+export type { ChaosPlatformName } from './chaos-platforms.ts';
 export type { ChaosReport } from './chaos-report.ts';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/phasebridge.js');
@@ -24,12 +29,14 @@ const BANNER = 'phasebridge is running';
 
 /** What one chaos run does. */
 export interface ChaosOptions {
+  /** The platform whose fake serve talks to (default Telegram). */
+  readonly platform?: ChaosPlatformName;
   readonly kills: number;
   readonly seed: number;
   /** Chats, each bound to a workspace of its own, each with `runsPerChat` runs in flight. */
   readonly chats: number;
   readonly runsPerChat: number;
-  /** Telegram supergroups (20 messages a minute each) instead of private chats. */
+  /** Telegram supergroups (20 messages a minute each) instead of private chats (Telegram only). */
   readonly groups?: boolean;
   /** serve lives this long after its banner before the kill (uniform in the range, ms). */
   readonly upMs: readonly [number, number];
@@ -64,10 +71,8 @@ async function until(check: () => boolean, ms: number): Promise<boolean> {
   return check();
 }
 
-const hasApprove = (m: StoredMessage): boolean =>
-  ((m.replyMarkup?.inline_keyboard ?? []) as { text: string }[][])
-    .flat()
-    .some((b) => b.text === 'Approve');
+/** A /run a person sees no answer to after this long is typed again (platforms that do not redeliver). */
+const UNANSWERED_MS = 8000;
 
 /** Runs the chaos and reports (the temp folder is removed unless PB_KEEP is set). */
 export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
@@ -76,22 +81,18 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-chaos-'));
   const home = path.join(root, 'home');
   fs.mkdirSync(home);
-  const fake = await FakeTelegram.start();
-  const chats: { chat: FakeChat; user: FakeUser; ws: string }[] = [];
+  const fake = await chaosPlatform(o.platform ?? 'telegram');
+  const chats: { chat: ChaosChat; ws: string }[] = [];
   const db = openBridgeDb({ file: path.join(home, 'bridge.db') });
   await migrateToLatest(db);
   const repos = createRepositories(db);
   for (let i = 0; i < o.chats; i++) {
-    const user: FakeUser = { id: 7001 + i, first_name: `U${i}`, username: `u${i}` };
-    const chat: FakeChat = o.groups
-      ? { id: -1001 - i, type: 'supergroup', title: `G${i}` }
-      : { id: user.id, type: 'private' };
+    const chat = fake.chat(i, o.groups === true);
     const ws = path.join(root, `ws${i}`);
     fs.mkdirSync(ws);
-    fake.addChat(chat);
-    const binding = await repos.bindings.bind({ chatRef: `telegram:${chat.id}`, workspace: ws });
-    await repos.allowlist.allow({ bindingId: binding.id }, 'telegram', String(user.id), 'approver');
-    chats.push({ chat, user, ws });
+    const binding = await repos.bindings.bind({ chatRef: chat.ref, workspace: ws });
+    await repos.allowlist.allow({ bindingId: binding.id }, fake.name, chat.userId, 'approver');
+    chats.push({ chat, ws });
   }
   await db.close();
 
@@ -106,8 +107,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
         PHASEBRIDGE_HOME: home,
         PHASEBRIDGE_PORT: '0',
         LOG_LEVEL: 'silent',
-        TELEGRAM_BOT_TOKEN: fake.token,
-        TELEGRAM_API_ROOT: fake.apiRoot,
+        ...fake.env(),
         DEMO_AGENT_BEHAVIOUR: `sleep=${o.agentMs ?? 100}`,
       },
       stdio: ['ignore', 'pipe', 'ignore'],
@@ -139,7 +139,10 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
 
   // The people: start runs while fewer than runsPerChat are open; press what shows Approve.
   let specs = 0;
-  const sent: { spec: string; chat: number }[] = [];
+  const sent: { spec: string; chat: string; run: SentRun; at: number }[] = [];
+  /** A /run the bridge answered, or one it may still answer (not given up on yet). */
+  const counted = (s: (typeof sent)[number]) =>
+    s.run.answered() || Date.now() - s.at < UNANSWERED_MS;
   const pressed = new Map<string, number>();
   let starting = true;
   let people = true;
@@ -174,28 +177,22 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const act = async (): Promise<void> => {
     while (people) {
       for (const c of chats) {
-        const waiting = sent.filter((s) => s.chat === c.chat.id).length - startedIn(c);
+        const mine = sent.filter((s) => s.chat === c.chat.ref && counted(s)).length;
+        const waiting = mine - startedIn(c);
         if (starting && openRuns(c.ws) + Math.max(0, waiting) < o.runsPerChat) {
           const spec = `chaos-${++specs}`;
-          sent.push({ spec, chat: c.chat.id });
-          fake.userSends({ chat: c.chat, from: c.user, text: `/run demo ${spec}` });
+          sent.push({ spec, chat: c.chat.ref, run: fake.run(c.chat, spec), at: Date.now() });
         }
-        for (const m of fake.botMessages(c.chat.id)) {
-          if (!hasApprove(m)) continue;
-          const key = `${c.chat.id}/${m.message_id}`;
+        for (const m of fake.messages(c.chat)) {
+          if (!m.approve) continue;
+          const key = `${c.chat.ref}/${m.id}`;
           const last = pressed.get(key);
           // Pressed again only if nothing came of it (the press died with a killed serve).
           if (last !== undefined && Date.now() - last < 3000) continue;
           pressed.set(key, Date.now());
-          const press = {
-            chatId: c.chat.id,
-            messageId: m.message_id,
-            from: c.user,
-            label: 'Approve',
-          };
           try {
-            fake.userPresses(press);
-            if (rand() < 0.3) fake.userPresses(press); // a double press
+            fake.press(c.chat, m.id);
+            if (rand() < 0.3) fake.press(c.chat, m.id); // a double press
           } catch {
             // the buttons went meanwhile
           }
@@ -224,7 +221,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     const bridgeDb = path.join(home, 'bridge.db');
     const quiet = () => {
       if (chats.some((c) => openRuns(c.ws) > 0)) return false;
-      if (sent.length > chats.reduce((n, c) => n + startedIn(c), 0)) return false;
+      const expected = sent.filter((s) => s.run.answered()).length;
+      if (expected > chats.reduce((n, c) => n + startedIn(c), 0)) return false;
       const ro = new Database(bridgeDb, { readonly: true });
       try {
         const open = ro
@@ -242,7 +240,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     if (!settled) {
       // Say what kept it from settling: a run still open, a /run never started, the outbox.
       const open = chats.map((c) => openRuns(c.ws)).reduce((a, b) => a + b, 0);
-      const unstarted = sent.length - chats.reduce((n, c) => n + startedIn(c), 0);
+      const answered = sent.filter((s) => s.run.answered()).length;
+      const unstarted = answered - chats.reduce((n, c) => n + startedIn(c), 0);
       const ro = new Database(bridgeDb, { readonly: true });
       const rows = ro
         .prepare(
@@ -264,8 +263,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     await exited(c);
     const world: ChaosWorld = {
       fake,
-      chats: chats.map((x) => ({ chatId: x.chat.id, ws: x.ws })),
-      specs: sent.map((s) => s.spec),
+      chats: chats.map((x) => ({ chat: x.chat, ws: x.ws })),
+      specs: sent.filter((s) => s.run.answered()).map((s) => s.spec),
+      unanswered: sent.length - sent.filter((s) => s.run.answered()).length,
       bridgeDb,
       kills: o.kills,
       boots,

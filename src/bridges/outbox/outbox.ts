@@ -18,7 +18,15 @@ import {
   ResourceError,
 } from '../../errors.ts';
 import type { OutgoingMessage, Urgency } from '../channel.ts';
-import { laneOf, type OutboxKind, URGENCY_RANK } from './limits.ts';
+import { laneOf, type OutboxKind } from './limits.ts';
+import {
+  absorbSuperseded,
+  closes,
+  type Entry,
+  item,
+  moreUrgent,
+  type Waiter,
+} from './outbox-entries.ts';
 import {
   type OutboxFailure,
   type OutboxOptions,
@@ -29,19 +37,6 @@ import { type PaceItem, Pacer } from './pacer.ts';
 import type { OutboxRow, OutboxStore } from './store.ts';
 
 export { type OutboxFailure, type OutboxOptions, type OutboxTimers, REAL_OUTBOX_TIMERS };
-
-interface Waiter {
-  resolve(ref: string | null): void;
-  reject(err: unknown): void;
-}
-
-interface Entry {
-  item: PaceItem;
-  target: string;
-  message: OutgoingMessage;
-  waiters: Waiter[];
-  started: boolean;
-}
 
 /** A call queued in this turn, written with the next group commit. */
 interface Draft {
@@ -95,7 +90,7 @@ export class Outbox {
     for (const row of store.open(limits.platform)) {
       if (this.#entries.has(row.id)) continue;
       this.#entries.set(row.id, {
-        item: item(row.id, row.lane, row.kind, row.urgency, row.notBefore),
+        item: item(row.id, row.lane, row.kind, row.urgency, row.notBefore, row.message),
         target: row.target,
         message: row.message,
         waiters: [],
@@ -229,7 +224,7 @@ export class Outbox {
     }
     const add = (id: number, d: Draft): void => {
       this.#entries.set(id, {
-        item: item(id, d.lane, d.kind, d.urgency, 0),
+        item: item(id, d.lane, d.kind, d.urgency, 0, d.message),
         target: d.target,
         message: d.message,
         waiters: d.waiters,
@@ -249,7 +244,11 @@ export class Outbox {
       }
       const entry = d.replaces!;
       entry.message = d.message;
-      entry.item = { ...entry.item, urgency: moreUrgent(entry.item.urgency, d.urgency) };
+      entry.item = {
+        ...entry.item,
+        urgency: moreUrgent(entry.item.urgency, d.urgency),
+        closes: entry.item.closes || closes(d.message),
+      };
       entry.waiters.push(...d.waiters);
     });
     this.#pump();
@@ -271,7 +270,7 @@ export class Outbox {
     }
     // Left open by the previous process, not loaded yet (before `start`): loaded now.
     this.#entries.set(found.id, {
-      item: item(found.id, found.lane, found.kind, found.urgency, found.notBefore),
+      item: item(found.id, found.lane, found.kind, found.urgency, found.notBefore, found.message),
       target: found.target,
       message: found.message,
       waiters: d.waiters,
@@ -279,15 +278,19 @@ export class Outbox {
     });
   }
 
+  /** The newest waiting edit of `target` (the one older waiting edits are absorbed into). */
   #waitingEdit(target: string): Entry | undefined {
+    let found: Entry | undefined;
     for (const e of this.#entries.values()) {
-      if (!e.started && e.item.kind === 'edit' && e.target === target) return e;
+      if (e.started || e.item.kind !== 'edit' || e.target !== target) continue;
+      if (!found || e.item.id > found.item.id) found = e;
     }
-    return undefined;
+    return found;
   }
 
   #pump(): void {
     if (!this.#started || this.#stopped) return;
+    absorbSuperseded(this.#entries);
     for (;;) {
       const now = this.#timers.now();
       const waiting = [...this.#entries.values()].filter((e) => !e.started).map((e) => e.item);
@@ -342,10 +345,12 @@ export class Outbox {
     try {
       const ref = await call;
       store.confirmed(id, ref);
+      for (const a of entry.absorbed ?? []) store.confirmed(a.id, null);
       this.#entries.delete(id);
       for (const w of entry.waiters) w.resolve(ref);
-      const owner = entry.message.owner;
-      if (owner) this.#o.onConfirmed?.(owner, ref);
+      for (const m of [entry.message, ...(entry.absorbed ?? []).map((a) => a.message)]) {
+        if (m.owner) this.#o.onConfirmed?.(m.owner, m === entry.message ? ref : null);
+      }
     } catch (err) {
       if (err instanceof RateLimitedError && !this.#stopped) {
         // The adapter waited as long as its policy allows; keep the row and try again later,
@@ -379,6 +384,7 @@ export class Outbox {
         return;
       }
       store.failed(id, error.code, error.message);
+      for (const a of entry.absorbed ?? []) store.failed(a.id, error.code, error.message);
       this.#entries.delete(id);
       for (const w of entry.waiters) w.reject(err);
       this.#o.log?.warn({ id, target: entry.target, code: error.code }, 'outbox: call failed');
@@ -411,7 +417,8 @@ export class Outbox {
     for (const [id, e] of this.#entries) {
       if (e.started || e.item.lane !== lane) continue;
       const code = err instanceof PhasebridgeError ? err.code : 'PLATFORM';
-      store.failed(id, code, err instanceof Error ? err.message : String(err));
+      const text = err instanceof Error ? err.message : String(err);
+      for (const row of [id, ...(e.absorbed ?? []).map((a) => a.id)]) store.failed(row, code, text);
       this.#entries.delete(id);
       for (const w of e.waiters) w.reject(err);
     }
@@ -423,22 +430,7 @@ function deferred(): ResourceError {
   return new ResourceError('the bridge is stopping: the message stays queued for its next start');
 }
 
-function item(
-  id: number,
-  lane: string,
-  kind: OutboxKind,
-  urgency: Urgency,
-  notBefore: number,
-): PaceItem {
-  return { id, lane, kind, urgency, notBefore };
-}
-
 /** The row fields of a draft. */
 function pick(d: Draft) {
   return { lane: d.lane, kind: d.kind, target: d.target, message: d.message, urgency: d.urgency };
-}
-
-/** The more urgent of two urgencies (a coalesced edit keeps the higher one). */
-function moreUrgent(a: Urgency, b: Urgency): Urgency {
-  return URGENCY_RANK[a] <= URGENCY_RANK[b] ? a : b;
 }

@@ -13,6 +13,11 @@
  * Where a limit has a `burst`, an interactive call (a person waits for it) needs only a token of
  * the scope's bucket (`max + burst`, refilled at `max` per window), not the window's spacing; a
  * 429 in a lane (`rateLimited`) takes its burst away for `BURST_COOLDOWN_MS`.
+ *
+ * A call that `closes` a checkpoint's message (the edit, or re-post, that replaces its buttons by
+ * the decision) is paced as an interactive one and goes before every other call its limits
+ * allow, and a closing send may pass the lane's earlier sends: live buttons on a decided
+ * checkpoint must not wait behind a backlog.
  */
 import {
   type BucketUse,
@@ -33,6 +38,8 @@ export interface PaceItem {
   readonly urgency: Urgency;
   /** Not before this time (ms): a retry's back-off. */
   readonly notBefore: number;
+  /** It shows a closed checkpoint's decision: first in its lane, even before earlier sends. */
+  readonly closes?: boolean;
 }
 
 /** What `next` decided. */
@@ -99,7 +106,7 @@ export class Pacer {
   next(items: readonly PaceItem[], now: number): PaceDecision {
     const firstSend = new Map<string, number>();
     for (const item of items) {
-      if (item.kind !== 'send') continue;
+      if (item.kind !== 'send' || item.closes) continue;
       const seen = firstSend.get(item.lane);
       if (seen === undefined || item.id < seen) firstSend.set(item.lane, item.id);
     }
@@ -107,7 +114,7 @@ export class Pacer {
     let wakeAt = Number.POSITIVE_INFINITY;
     for (const item of items) {
       if (this.#busyLanes.has(item.lane)) continue;
-      if (item.kind === 'send' && firstSend.get(item.lane) !== item.id) continue;
+      if (item.kind === 'send' && !item.closes && firstSend.get(item.lane) !== item.id) continue;
       const at = this.earliest(item, now);
       if (at > now) {
         wakeAt = Math.min(wakeAt, at);
@@ -122,9 +129,11 @@ export class Pacer {
   /** The earliest time `item` may start, by its limits and back-off (Infinity: after a running call ends). */
   earliest(item: PaceItem, now: number): number {
     let at = Math.max(now, item.notBefore);
-    const burst = item.urgency === 'interactive' && this.bursting(item.lane, now);
+    // A closing call is paced as an interactive one: a person looks at those buttons.
+    const urgency = item.closes ? 'interactive' : item.urgency;
+    const burst = urgency === 'interactive' && this.bursting(item.lane, now);
     for (const use of bucketsFor(this.#table, item.lane, item.kind)) {
-      at = Math.max(at, this.#free(use, item.urgency, burst, now));
+      at = Math.max(at, this.#free(use, urgency, burst, now));
     }
     return at;
   }
@@ -214,8 +223,9 @@ function tokenAt(b: Bucket, capacity: number, rate: number, now: number): number
   return now + Math.ceil((1 - level) / rate);
 }
 
-/** Most urgent first, then queue order. */
+/** Closing calls first, then the most urgent, then queue order. */
 function before(a: PaceItem, b: PaceItem): boolean {
+  if (Boolean(a.closes) !== Boolean(b.closes)) return Boolean(a.closes);
   const ra = URGENCY_RANK[a.urgency];
   const rb = URGENCY_RANK[b.urgency];
   return ra !== rb ? ra < rb : a.id < b.id;

@@ -181,13 +181,16 @@ export class OutboxStore {
     })();
   }
 
-  /** Replaces a pending edit's message (coalescing: the latest wins); false when it is no longer pending. */
+  /**
+   * Replaces a pending edit's message (coalescing: the latest wins; its owner, if it names one, is
+   * told the result); false when it is no longer pending.
+   */
   replace(id: number, message: OutgoingMessage, urgency: Urgency): boolean {
     const res = this.#db
       .prepare(
-        `update outbox set payload_json = ?, urgency = ?, updated_at = ? where id = ? and state = 'pending'`,
+        `update outbox set payload_json = ?, urgency = ?, owner_json = coalesce(?, owner_json), updated_at = ? where id = ? and state = 'pending'`,
       )
-      .run(JSON.stringify(message), urgency, this.#now(), id);
+      .run(JSON.stringify(message), urgency, ownerJson(message.owner), this.#now(), id);
     return res.changes === 1;
   }
 

@@ -7,8 +7,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-/** Our temp file names: the target's name, the writer's pid, 4 random bytes in hex. */
-const OWN_TEMP = /^\.(.+)\.(\d{1,10})\.([0-9a-f]{8})\.tmp$/;
+/** Our temp file names (atomic-write.ts): the target's name, the writer's pid, 4 random bytes in hex. */
+export const OWN_TEMP = /^\.(.+)\.(\d{1,10})\.([0-9a-f]{8})\.tmp$/;
 
 /** A temp file this old is a leftover even if its pid is alive again (reused by another process). */
 const STALE_MS = 60 * 60 * 1000;

@@ -19,6 +19,7 @@ import { NATIVE_FILES, nativeRunDir, runsDir } from '../layouts/native.ts';
 import type { LayoutProjection } from '../layouts/port.ts';
 import { ensureRealDir, fsyncDirAsync, lstatNoSymlink } from '../ledger/atomic-write.ts';
 import { KeyedMutex } from '../ledger/keyed-mutex.ts';
+import { hasNoLedgerLine, sweepNeverStarted } from './never-started.ts';
 import { type CommitOptions, OpenRun, type OpenRunOptions, type RunPaths } from './open-run.ts';
 import { analyzeRun, replayEntries } from './run-analysis.ts';
 import { assertRunId, isValidRunId } from './run-id.ts';
@@ -171,11 +172,27 @@ export class RunStore {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw err;
     }
-    return names
-      .filter((d) => d.isDirectory() && isValidRunId(d.name) && want(d.name))
-      .filter((d) => fs.existsSync(path.join(dir, d.name, NATIVE_FILES.ledger)))
-      .map((d) => d.name)
-      .sort();
+    return (
+      names
+        .filter((d) => d.isDirectory() && isValidRunId(d.name) && want(d.name))
+        .filter((d) => fs.existsSync(path.join(dir, d.name, NATIVE_FILES.ledger)))
+        // A folder whose ledger has no line yet is not a run (a start killed before it).
+        .filter((d) => this.#open.has(d.name) || !hasNoLedgerLine(path.join(dir, d.name)))
+        .map((d) => d.name)
+        .sort()
+    );
+  }
+
+  /**
+   * Removes run folders that never became runs (no ledger line, nothing but our own leftovers,
+   * older than `graceMs`; never-started.ts) and returns their ids. Runs open here are skipped.
+   */
+  sweepNeverStarted(opts: { now?: number; graceMs?: number } = {}): string[] {
+    this.#assertOpen();
+    return sweepNeverStarted(runsDir(this.workspace), {
+      ...opts,
+      skip: (runId) => this.#open.has(runId),
+    });
   }
 
   /** At start-up: loads every run (repairing what can be repaired); reports each outcome. */

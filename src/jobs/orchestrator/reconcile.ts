@@ -95,7 +95,11 @@ export async function reconcile(deps: ReconcileDeps): Promise<string[]> {
   for (const workspace of await deps.runs.workspaces()) {
     const known = await deps.runs.idsIn(workspace);
     try {
-      const stray = await deps.stores.for(workspace).list((id) => !known.has(id));
+      const store = deps.stores.for(workspace);
+      // Folders a start killed before its first ledger line left: not runs, removed.
+      const never = store.sweepNeverStarted();
+      if (never.length > 0) deps.log.info({ workspace, runs: never }, 'empty run folders removed');
+      const stray = await store.list((id) => !known.has(id));
       for (const runId of stray) targets.push({ runId, workspace });
     } catch (err) {
       deps.log.warn({ workspace, err: errorMessage(err) }, 'workspace not readable');

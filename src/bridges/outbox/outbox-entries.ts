@@ -1,0 +1,74 @@
+/**
+ * The outbox's calls in memory (outbox.ts): a row's pacing item, message and waiting callers, and
+ * the absorption of superseded waiting edits (several edits of one message waiting at once go
+ * out as one call, the newest).
+ */
+import type { OutgoingMessage, Urgency } from '../channel.ts';
+import { type OutboxKind, URGENCY_RANK } from './limits.ts';
+import type { PaceItem } from './pacer.ts';
+
+/** A caller waiting for a call's result. */
+export interface Waiter {
+  resolve(ref: string | null): void;
+  reject(err: unknown): void;
+}
+
+/** One queued or running call. */
+export interface Entry {
+  item: PaceItem;
+  target: string;
+  message: OutgoingMessage;
+  waiters: Waiter[];
+  started: boolean;
+  /** Older waiting edits of the same message this one carries (confirmed or failed with it). */
+  absorbed?: { id: number; message: OutgoingMessage }[];
+}
+
+/** The pacer's view of a row. */
+export function item(
+  id: number,
+  lane: string,
+  kind: OutboxKind,
+  urgency: Urgency,
+  notBefore: number,
+  message: OutgoingMessage,
+): PaceItem {
+  return { id, lane, kind, urgency, notBefore, closes: closes(message) };
+}
+
+/** Whether the call shows a closed checkpoint's decision (its owner is the copy's `decision`). */
+export function closes(message: OutgoingMessage): boolean {
+  return message.owner?.kind === 'decision';
+}
+
+/** The more urgent of two urgencies (a coalesced edit keeps the higher one). */
+export function moreUrgent(a: Urgency, b: Urgency): Urgency {
+  return URGENCY_RANK[a] <= URGENCY_RANK[b] ? a : b;
+}
+
+/**
+ * Waiting edits of one message beyond the newest (rows a restart found, or a retried edit a
+ * newer one queued behind) are absorbed by the newest: one call with the latest content, at the
+ * most urgent of their urgencies, their callers answered and their rows confirmed with it.
+ */
+export function absorbSuperseded(entries: Map<number, Entry>): void {
+  const newest = new Map<string, Entry>();
+  for (const e of entries.values()) {
+    if (e.started || e.item.kind !== 'edit') continue;
+    const seen = newest.get(e.target);
+    if (!seen || e.item.id > seen.item.id) newest.set(e.target, e);
+  }
+  for (const [id, e] of entries) {
+    const top = newest.get(e.target);
+    if (e.started || e.item.kind !== 'edit' || !top || top === e) continue;
+    entries.delete(id);
+    top.item = {
+      ...top.item,
+      urgency: moreUrgent(top.item.urgency, e.item.urgency),
+      closes: top.item.closes || e.item.closes,
+      notBefore: Math.max(top.item.notBefore, e.item.notBefore),
+    };
+    top.waiters.push(...e.waiters);
+    top.absorbed = [...(top.absorbed ?? []), { id, message: e.message }, ...(e.absorbed ?? [])];
+  }
+}
