@@ -76,11 +76,15 @@ export async function isCurrentCopy(
 export class CheckpointPresenter {
   readonly #deps: ChatOpsDeps;
   readonly #refusals: ChatRefusals;
+  /** When this process started: a copy stored before it and never queued died with its process. */
+  readonly #since: number;
 
   /** Uses the shared chatops dependencies; `refusals` acts on chats that refuse a message. */
   constructor(deps: ChatOpsDeps, refusals: ChatRefusals) {
     this.#deps = deps;
     this.#refusals = refusals;
+    // The repositories stamp rows with Date.now (their default clock), so the same clock here.
+    this.#since = Date.now();
   }
 
   /** Applies one run update's checkpoint events: new messages for opened, edits for changes. */
@@ -109,8 +113,20 @@ export class CheckpointPresenter {
 
   /** Sends the open checkpoint's message to every chat that does not have a copy yet. */
   async post(state: RunState, cp: CheckpointState, chats: readonly string[]): Promise<void> {
-    const rows = await this.#deps.repos.checkpointMessages.listByCheckpoint(state.id, cp.id);
-    const have = new Set(rows.map((r) => r.chatRef));
+    const copies = this.#deps.repos.checkpointMessages;
+    const rows = await copies.listByCheckpoint(state.id, cp.id);
+    const have = new Set<string>();
+    for (const r of rows) {
+      // Stored by a process that died before its send was queued: no message will ever carry
+      // it, so it is dropped and the chat gets the message now (a queued send still arrives).
+      const neverSent =
+        r.messageRef === null &&
+        r.state === 'open' &&
+        r.createdAt < this.#since &&
+        !(await copies.sendInFlight(r.id));
+      if (neverSent && (await copies.removeUnsent(r.id))) continue;
+      have.add(r.chatRef);
+    }
     await this.#send(
       state,
       cp,

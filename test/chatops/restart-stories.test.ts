@@ -1,8 +1,11 @@
 /**
  * What the chat shows outlives a restart of the bridge (bridge.db, not memory): a reason typed
  * into a prompt asked before the restart still rejects, and the run's status message goes on
- * being edited; when it was deleted in the chat meanwhile, a new one is posted and edited.
+ * being edited; when it was deleted in the chat meanwhile, a new one is posted and edited; a
+ * checkpoint copy a killed process stored but never queued is posted by the next one.
  */
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StoredMessage } from '../fakes/telegram.ts';
 import { ALICE, BOB, TEAM, until, World } from './support.ts';
@@ -85,5 +88,29 @@ describe('after a restart', () => {
       'the new status message to be edited as the run moves on',
     );
     expect(w.messages(STATUS)).toHaveLength(1);
+  });
+
+  it('posts the checkpoint a killed process stored but never sent, and its buttons work', async () => {
+    const { plan, runId } = await planCheckpoint();
+    await w.stop();
+    // What a kill between storing the copy and queueing its send leaves: a copy row with no
+    // message id, no send in the outbox, and nothing in the chat.
+    const db = new Database(path.join(w.home, 'bridge.db'));
+    const unsent = db
+      .prepare(
+        'update checkpoint_messages set message_ref = null, created_at = created_at - 1000 where run_id = ?',
+      )
+      .run(runId);
+    db.close();
+    expect(unsent.changes).toBe(1);
+    w.fake.message(TEAM.id, plan.message_id)!.deleted = true;
+    await w.start();
+
+    const posted = await w.message(/Checkpoint plan:1/);
+    expect(posted.message_id).not.toBe(plan.message_id);
+    expect(w.messages(/Checkpoint plan:1/)).toHaveLength(1);
+    expect(await w.answerTo(w.press(BOB, posted, 'Approve'))).toMatch(/^Approved/);
+    const state = await w.b.orchestrator.getRun(runId);
+    expect(state.checkpoints[0]!.decision?.answer).toBe('approve');
   });
 });

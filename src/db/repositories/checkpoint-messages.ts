@@ -98,6 +98,20 @@ export class CheckpointMessagesRepo {
     return row?.run_id ?? null;
   }
 
+  /** Whether the outbox still holds this copy's send (waiting or in flight): its ref will come. */
+  async sendInFlight(id: number): Promise<boolean> {
+    const { jsonText, asText } = dialectOf(this.#db);
+    const owner = sql.ref('owner_json');
+    const row = await this.#db
+      .selectFrom('outbox')
+      .select('id')
+      .where('state', 'in', ['pending', 'attempted'])
+      .where(sql<boolean>`${jsonText(owner, 'kind')} = 'checkpoint'`)
+      .where(sql<boolean>`${jsonText(owner, 'id')} = ${asText(sql`${id}`)}`)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   /** Removes a copy that was never sent (its chat refused it), so a later retry posts it. */
   async removeUnsent(id: number): Promise<boolean> {
     const r = await this.#db
