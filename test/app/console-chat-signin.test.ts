@@ -8,7 +8,6 @@
  * open stream too). Four-eyes counts a console person as themselves; the run page's Retry and
  * Cancel act as the person and show in the group that follows the run.
  */
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,11 +15,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type RunningBridge, startBridge } from '../../src/app/bridge.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
+import { runCliAsync } from '../cli/support.ts';
 import { FakeTelegram } from '../fakes/telegram.ts';
 import { signIn } from '../support/console-login.ts';
 import { slow } from '../support/slowdown.ts';
 
-const BIN = path.resolve(import.meta.dirname, '../../bin/phasebridge.js');
 const TEAM = { id: -3001, type: 'supergroup' as const, title: 'Team' };
 const ALICE = { id: 701, first_name: 'Alice', username: 'alice' };
 const BOB = { id: 702, first_name: 'Bob', username: 'bob' };
@@ -121,14 +120,9 @@ async function runAction(w: World, cookie: string, run: string, action: string, 
   return { status: res.status, body: (await res.json()) as { replies?: string[] } };
 }
 
+/** The CLI as a person runs it; not spawnSync, which would block the bridge this test runs. */
 function cli(home: string, cwd: string, ...args: string[]) {
-  const res = spawnSync(process.execPath, [BIN, ...args], {
-    cwd,
-    env: { PATH: process.env.PATH, PHASEBRIDGE_HOME: home, LOG_LEVEL: 'silent' },
-    encoding: 'utf8',
-    timeout: slow(60_000),
-  });
-  return { code: res.status, out: res.stdout, err: res.stderr };
+  return runCliAsync(args, home, cwd);
 }
 
 describe('signing in to the console through chat', () => {
@@ -174,7 +168,7 @@ describe('signing in to the console through chat', () => {
     ]);
 
     // The CLI lists both sessions and revokes Bob's: his next request is refused at once.
-    const listed = cli(w.home, w.dir, 'logins');
+    const listed = await cli(w.home, w.dir, 'logins');
     expect(listed.code).toBe(0);
     expect(listed.out).toContain(`telegram:${ALICE.id} (@alice) via telegram:${TEAM.id}`);
     const bobLine = listed.out.split('\n').find((l) => l.includes(`telegram:${BOB.id}`)) ?? '';
@@ -187,7 +181,7 @@ describe('signing in to the console through chat', () => {
     const streamEnded = (async () => {
       for (;;) if ((await reader.read()).done) return true;
     })();
-    const revoked = cli(w.home, w.dir, 'logins', 'revoke', bobId!);
+    const revoked = await cli(w.home, w.dir, 'logins', 'revoke', bobId!);
     expect(revoked.code).toBe(0);
     expect(revoked.out).toContain(`Console session ${bobId} is revoked`);
     expect((await fetch(`${w.bridge.url}/runs`, { headers: { cookie: bob } })).status).toBe(401);
@@ -198,7 +192,7 @@ describe('signing in to the console through chat', () => {
     expect(await Promise.race([streamEnded, deadline])).toBe(true);
     clearTimeout(timer);
     expect((await fetch(`${w.bridge.url}/runs`, { headers: { cookie: alice } })).status).toBe(200);
-    const again = cli(w.home, w.dir, 'logins', 'revoke', bobId!);
+    const again = await cli(w.home, w.dir, 'logins', 'revoke', bobId!);
     expect(again.code).toBe(1);
     expect(again.err).toContain(`no console session ${bobId}`);
   });

@@ -74,6 +74,12 @@ export function chatopsCommands(workflows: readonly string[] = []): SlashCommand
       runNeeded,
       opt('step', 'Step id (default: the latest step that ran)', 'word'),
     ),
+    cmd(
+      'diff',
+      "A step's diff as a file (default: the open checkpoint's step)",
+      runNeeded,
+      opt('step', 'Step id', 'word'),
+    ),
     cmd('runs', "This chat's recent runs"),
     cmd('sessions', 'Interrupted sessions here, with Resume / Restart / Abort'),
     cmd('approve', 'Approve the open checkpoint', RUN, reason),
@@ -86,6 +92,7 @@ export function chatopsCommands(workflows: readonly string[] = []): SlashCommand
     cmd('resume', 'Resume a paused or interrupted run', runNeeded),
     cmd('skip', "Skip the run's current step", runNeeded, reason),
     cmd('retry', 'Run the failed step again', runNeeded),
+    cmd('reopen', 'Ask an expired checkpoint again, with a fresh expiry', runNeeded),
     cmd(
       'revert',
       'Go back to a step; it and later steps run again',

@@ -33,7 +33,7 @@ form.say input[type=text]{flex:1 1 14em;min-width:0}textarea{width:100%;min-heig
 .filters{display:flex;flex-wrap:wrap;gap:.5em .8em;align-items:end}.filters label{display:flex;flex-direction:column;font-size:.9em;gap:.15em;min-width:0}
 .pager{display:flex;flex-wrap:wrap;gap:1em;align-items:center;margin:.6em 0}
 .counts{display:flex;flex-wrap:wrap;gap:.4em 1.2em;list-style:none;padding:0;margin:.6em 0}
-table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35em .5em;border-bottom:1px solid var(--line);vertical-align:top}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.35em .5em;border-bottom:1px solid var(--line);vertical-align:top;overflow-wrap:anywhere}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}td.num,.nowrap{white-space:nowrap}
 td.clip{max-width:18em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 .st{display:inline-block;justify-self:start;font-weight:600;border:1px solid currentColor;border-radius:4px;padding:0 .35em;font-size:.9em;white-space:nowrap}
