@@ -7,14 +7,29 @@
 import { DiscordDriver } from '../../test/contracts/drivers/discord.ts';
 import { OPS, SlackDriver } from '../../test/contracts/drivers/slack.ts';
 import { TEAM, TelegramDriver } from '../../test/contracts/drivers/telegram.ts';
-import type { SeenMessage } from '../../test/contracts/platform-driver.ts';
+import type { Persona, SeenMessage } from '../../test/contracts/platform-driver.ts';
 import { runIdOf, World } from '../../test/contracts/world.ts';
 
 /** One platform's stored copy of a bot message: the fields its client draws. */
 export type Captured =
   | { platform: 'telegram'; html: string; keyboard: { text: string }[][] }
-  | { platform: 'slack'; blocks: unknown[] }
-  | { platform: 'discord'; content: string; embeds: unknown[]; components: unknown[] };
+  | { platform: 'slack'; blocks: unknown[]; people: Record<string, string> }
+  | {
+      platform: 'discord';
+      content: string;
+      embeds: unknown[];
+      components: unknown[];
+      people: Record<string, string>;
+    };
+
+/** The cast's ids on a platform, with the names its client shows for a mention of them. */
+function peopleOf(d: {
+  userId(who: Persona): string;
+  displayName(who: Persona): string;
+}): Record<string, string> {
+  const personas: Persona[] = ['alice', 'bob', 'carol', 'dave'];
+  return Object.fromEntries(personas.map((p) => [d.userId(p), d.displayName(p)]));
+}
 
 /** Both moments of one checkpoint on every platform, and the bridge still running. */
 export interface Capture {
@@ -39,12 +54,13 @@ export async function capture(): Promise<Capture> {
     }
     if (d === slack) {
       const m = (slack.fake.messages.get(OPS) ?? []).find((x) => x.ts === id)!;
-      return { platform: 'slack', blocks: m.blocks };
+      return { platform: 'slack', blocks: m.blocks, people: peopleOf(slack) };
     }
     const m = discord.fake.state
       .channelMessages(discord.fake.state.text.id)
       .find((x) => x.id === id)!;
-    return { platform: 'discord', content: m.content, embeds: m.embeds, components: m.components };
+    const { content, embeds, components } = m;
+    return { platform: 'discord', content, embeds, components, people: peopleOf(discord) };
   };
   await telegram.sendCommand('alice', 'run demo add a login page');
   const copies: SeenMessage[] = [];

@@ -8,12 +8,26 @@ import type { Captured } from './capture.ts';
 const esc = (s: string): string =>
   s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
+/** A mention (`<@U123>` on Slack, `<@123>` on Discord) drawn as the client does: @name. */
+function mentions(escaped: string, people: Readonly<Record<string, string>>): string {
+  return escaped.replace(/&lt;@!?(\w+)&gt;/g, (_, id: string) => {
+    const name = people[id] ?? id;
+    return `<span class="mention">@${esc(name.replace(/^@/, ''))}</span>`;
+  });
+}
+
 /** Code fences first (their inside stays literal), then the inline marks of one dialect. */
-function markdown(text: string, inline: (escaped: string) => string): string {
+function markdown(
+  text: string,
+  inline: (escaped: string) => string,
+  people: Readonly<Record<string, string>> = {},
+): string {
   return text
     .split(/```\n?/)
     .map((part, i) =>
-      i % 2 === 1 ? `<pre>${esc(part.replace(/\n$/, ''))}</pre>` : inline(esc(part)),
+      i % 2 === 1
+        ? `<pre>${esc(part.replace(/\n$/, ''))}</pre>`
+        : mentions(inline(esc(part)), people),
     )
     .join('');
 }
@@ -53,16 +67,16 @@ function telegram(m: Extract<Captured, { platform: 'telegram' }>): string {
 function slack(m: Extract<Captured, { platform: 'slack' }>): string {
   const blocks = (m.blocks as SlackBlock[]).map((b) => {
     if (b.type === 'section' && b.text)
-      return `<div class="sec">${markdown(b.text.text, slackInline)}</div>`;
+      return `<div class="sec">${markdown(b.text.text, slackInline, m.people)}</div>`;
     if (b.type === 'section' && b.fields) {
       const fields = (b.fields as { text: string }[])
-        .map((f) => `<div>${markdown(f.text, slackInline)}</div>`)
+        .map((f) => `<div>${markdown(f.text, slackInline, m.people)}</div>`)
         .join('');
       return `<div class="fields">${fields}</div>`;
     }
     if (b.type === 'context') {
       const parts = (b.elements as { text?: string }[]).map((e) =>
-        markdown(e.text ?? '', slackInline),
+        markdown(e.text ?? '', slackInline, m.people),
       );
       return `<div class="ctx">${parts.join(' ')}</div>`;
     }
@@ -88,10 +102,10 @@ function discord(m: Extract<Captured, { platform: 'discord' }>): string {
       const fields = (e.fields ?? [])
         .map(
           (f) =>
-            `<div class="${f.inline ? 'inline' : 'wide'}"><b>${esc(f.name)}</b><div>${markdown(f.value, discordInline)}</div></div>`,
+            `<div class="${f.inline ? 'inline' : 'wide'}"><b>${esc(f.name)}</b><div>${markdown(f.value, discordInline, m.people)}</div></div>`,
         )
         .join('');
-      return `<div class="embed">${markdown(e.description ?? '', discordInline)}<div class="dfields">${fields}</div></div>`;
+      return `<div class="embed">${markdown(e.description ?? '', discordInline, m.people)}<div class="dfields">${fields}</div></div>`;
     })
     .join('');
   const rows = (m.components as { components?: { label?: string; style?: number }[] }[])
@@ -100,7 +114,7 @@ function discord(m: Extract<Captured, { platform: 'discord' }>): string {
         `<div class="actions">${(row.components ?? []).map((b) => `<span class="${DISCORD_STYLE[b.style ?? 2] ?? ''}">${esc(String(b.label))}</span>`).join('')}</div>`,
     )
     .join('');
-  const content = m.content ? `<div>${markdown(m.content, discordInline)}</div>` : '';
+  const content = m.content ? `<div>${markdown(m.content, discordInline, m.people)}</div>` : '';
   return `<div class="dc"><div class="avatar">pb</div><div><div class="who">phasebridge <em>APP</em></div>${content}${embeds}${rows}</div></div>`;
 }
 
@@ -119,6 +133,7 @@ code{font:12px ui-monospace,monospace;padding:1px 3px;border-radius:3px}
 .sl .who em{background:#e8e8e8;color:#616061}.sl pre{background:#f8f8f8;border:1px solid #ddd}
 .sl .fields{display:grid;grid-template-columns:1fr 1fr;gap:8px;margin:8px 0;white-space:pre-wrap}
 .sl .ctx{color:#616061;font-size:12px}
+.mention{border-radius:3px;padding:0 2px}.sl .mention{background:#e8f5fa;color:#1264a3}.dc .mention{background:rgba(88,101,242,.3);color:#c9cdfb}
 .actions{display:flex;gap:8px;margin-top:8px;flex-wrap:wrap}
 .sl .actions span{border:1px solid #bbb;border-radius:4px;padding:4px 12px;font-weight:700}
 .sl .actions .primary{background:#007a5a;color:#fff;border-color:#007a5a}.sl .actions .danger{color:#e01e5a;border-color:#e01e5a}
