@@ -12,17 +12,19 @@
  * a bundle's name ties its caches to one build (V8 itself only checks the source's length); the
  * build removes the caches of old bundles. A cache that cannot be read or written (read-only
  * dist/) only costs the compile it would have saved.
+ *
+ * CommonJS (dist/package.json says so): an ES module here would start Node's ES module loader,
+ * ~20 more of Node's own modules and a resolve per import, on every command.
  */
-
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire, Module } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import vm from 'node:vm';
+'use strict';
+const { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } = require('node:fs');
+const { createRequire, Module } = require('node:module');
+const path = require('node:path');
+const vm = require('node:vm');
 
 const BUNDLE = 'main.cjs';
 
-const dir = path.dirname(fileURLToPath(import.meta.url));
+const dir = __dirname;
 
 /** `status`, `serve`, ...; `help` for `--help`, `--version` or no command. */
 function commandKey(argv) {
