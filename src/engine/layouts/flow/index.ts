@@ -25,6 +25,7 @@ import {
   STATE_FILE_MODE,
 } from '../../ledger/safe-path.ts';
 import type { RunState } from '../../model.ts';
+import { fileIdentity, knownFile, rememberFile } from '../known-files.ts';
 import type { LayoutProjection, ProjectionContext } from '../port.ts';
 import { type ActivityDraft, activityOf } from './activities.ts';
 import { appendEventsJsonl, readEventsJsonl } from './events-file.ts';
@@ -38,7 +39,6 @@ import {
   terminalEvent,
   toYaml,
 } from './format.ts';
-import { fileIdentity, knownFile, rememberFile } from './known-files.ts';
 
 export { flowLawViolation } from './laws.ts';
 
@@ -114,14 +114,22 @@ function writeActivities(
   }
 }
 
+/** events.jsonl's text and its parsed lines. */
+interface KnownEvents {
+  existing: string | null;
+  lines: Record<string, unknown>[];
+}
+
 /** events.jsonl's text and parsed lines (from memory when the file is as we last saw it). */
 function readEvents(workspace: string, file: string) {
-  const known = knownFile<Record<string, unknown>[]>(file);
-  if (known !== undefined) return { existing: known.text, lines: known.value };
+  const known = knownFile<KnownEvents>(file);
+  if (known !== undefined) return known.value;
   const before = fileIdentity(file);
   const existing = readTextInside(workspace, file);
   const lines = readEventsJsonl(existing ?? '');
-  if (existing !== null) rememberFile(file, existing, lines, before);
+  if (existing !== null) {
+    rememberFile(file, Buffer.byteLength(existing), { existing, lines }, before);
+  }
   return { existing, lines };
 }
 
@@ -180,7 +188,8 @@ function appendEvents(
   if (appended === '') return;
   // What a reader parses back from the lines just written (undefined fields are dropped).
   const parsed = out.map((l) => JSON.parse(JSON.stringify(l)) as Record<string, unknown>);
-  rememberFile(file, (existing ?? '') + appended, [...lines, ...parsed]);
+  const text = (existing ?? '') + appended;
+  rememberFile(file, Buffer.byteLength(text), { existing: text, lines: [...lines, ...parsed] });
 }
 
 /** Repository and branch of the workspace, read from `.git` (no git process); safe defaults. */
@@ -218,8 +227,9 @@ function parseRunYaml(text: string | null): Record<string, unknown> | null {
   }
 }
 
-/** run.yaml as last seen: its parsed document and, when we wrote it, the JSON of its source. */
+/** run.yaml as last seen: its text, parsed document and, when we wrote it, its source's JSON. */
 interface KnownRunYaml {
+  text: string;
   doc: Record<string, unknown> | null;
   json: string | null;
 }
@@ -245,12 +255,15 @@ function writeRunYaml(
     let current: string | null;
     if (known !== undefined) {
       existing = known.value.doc;
-      current = known.text;
+      current = known.value.text;
     } else {
       const before = fileIdentity(p.runYaml);
       current = readTextInside(workspace, p.runYaml);
       existing = parseRunYaml(current);
-      if (current !== null) rememberFile(p.runYaml, current, { doc: existing, json: null }, before);
+      if (current !== null) {
+        const seenNow = { text: current, doc: existing, json: null };
+        rememberFile(p.runYaml, Buffer.byteLength(current), seenNow, before);
+      }
     }
     const doc = runDoc(state, activities, repo, existing);
     const text = toYaml(doc);
@@ -258,7 +271,8 @@ function writeRunYaml(
       writeFileAtomic(p.runYaml, text, { root: workspace, mkdirs: true, mode: STATE_FILE_MODE });
     }
     // Parsed back from the text, so that the next merge starts from what a reader sees.
-    rememberFile(p.runYaml, text, { doc: parseRunYaml(text), json: JSON.stringify(doc) });
+    const written = { text, doc: parseRunYaml(text), json: JSON.stringify(doc) };
+    rememberFile(p.runYaml, Buffer.byteLength(text), written);
   } finally {
     lock.release();
   }

@@ -1,16 +1,15 @@
 /**
- * What this process last read or wrote at a flow file (run.yaml, events.jsonl), keyed by path
- * and tied to the file's identity then (device, inode, size, mtime, ctime at ns resolution). A
- * commit re-reads and re-parses a file only when something else changed it since: flow's own
- * tools write by temp file and rename (a new inode) or append (a new size), so a match means the
- * bytes are the ones we know. Saves each commit a read, a YAML parse and a second read.
+ * What this process last read or wrote at a layout file (flow's run.yaml and events.jsonl,
+ * codexclaw's shared ledger.jsonl), keyed by path and tied to the file's identity then (device,
+ * inode, size, mtime, ctime at ns resolution). A commit re-reads and re-parses a file only when
+ * something else changed it since: the tools sharing these files write by temp file and rename
+ * (a new inode), append (a new size) or write in place (a new mtime), so a match means the bytes
+ * are the ones we know. Saves each commit a read and a parse per file.
  */
 import fs from 'node:fs';
 
-/** A file's content as this process knows it, with the identity it had then. */
+/** A file's content as this process knows it (what the caller derived from its bytes). */
 export interface KnownFile<T> {
-  text: string;
-  /** What the caller derived from `text` (a parsed document, the parsed lines). */
   value: T;
 }
 
@@ -44,19 +43,19 @@ export function knownFile<T>(file: string): KnownFile<T> | undefined {
 }
 
 /**
- * Remembers `file`'s content: `before` is its identity taken before reading it (a change while
- * reading then shows as a mismatch later); without it, the identity now (right after our own
- * write). Nothing is remembered when the size is not that of `text` (someone else wrote too).
+ * Remembers what `file` holds (`bytes` long): `before` is its identity taken before reading it
+ * (a change while reading then shows as a mismatch later); without it, the identity now (right
+ * after our own write). Nothing is remembered when the size differs (someone else wrote too).
  */
 export function rememberFile<T>(
   file: string,
-  text: string,
+  bytes: number,
   value: T,
   before?: FileIdentity | null,
 ): void {
   known.delete(file);
   const id = before === undefined ? fileIdentity(file) : before;
-  if (id === null || id.size !== Buffer.byteLength(text)) return;
-  known.set(file, { id: id.key, file: { text, value } });
+  if (id === null || id.size !== bytes) return;
+  known.set(file, { id: id.key, file: { value } });
   if (known.size > MAX_KNOWN) known.delete(known.keys().next().value as string);
 }
