@@ -8,6 +8,8 @@ const { pathToFileURL } = require('node:url');
 const { distPaths, staleReason } = require('../scripts/stale.cjs');
 
 const root = path.resolve(__dirname, '..');
+/** dist/launcher.cjs: what dist/main.js runs, required here with no ES module loader. */
+const launcher = path.join(distPaths(root).outdir, 'launcher.cjs');
 
 async function fromSource() {
   const { register } = await import('tsx/esm/api');
@@ -25,7 +27,7 @@ async function buildThenRun() {
     process.stderr.write(`phasebridge: building dist/ failed: ${err?.message ?? err}\n`);
     process.exit(1);
   }
-  require(distPaths(root).entry);
+  require(launcher);
 }
 
 if (process.env.PHASEBRIDGE_FROM_SOURCE === '1') {
@@ -33,7 +35,7 @@ if (process.env.PHASEBRIDGE_FROM_SOURCE === '1') {
     throw err;
   });
 } else if (staleReason(root) === null) {
-  require(distPaths(root).entry);
+  require(launcher);
 } else {
   buildThenRun().catch((err) => {
     throw err;

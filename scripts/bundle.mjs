@@ -1,7 +1,8 @@
 /**
- * Builds the CLI bundle (src/cli/main.ts → dist/) with esbuild, and tells whether it is stale.
- * Imported by bin/phasebridge.js on every call, so importing it is cheap: fs and path only,
- * esbuild is loaded when a build actually runs. scripts/build.mjs is the command-line wrapper.
+ * Builds the CLI bundle (src/cli/main.ts → dist/) with esbuild; whether it is stale is
+ * scripts/stale.cjs (what bin/phasebridge.js checks on every call; it imports this file only to
+ * build). esbuild is loaded when a build actually runs. scripts/build.mjs is the command-line
+ * wrapper.
  *
  * Libraries are bundled in too, except KEEP_EXTERNAL: Node resolving, reading and compiling
  * the SDKs' hundreds of small CommonJS files cost more than running them (all adapters: ~1.2 s
@@ -10,9 +11,10 @@
  * Layout: dist/main-<hash>.cjs is ONE CommonJS bundle of our code and its libraries (a lazy
  * `await import()` becomes a lazy module init: its code is compiled only when called); big
  * libraries only some commands use (VENDOR) are each a CommonJS bundle of their own,
- * dist/vendor/<name>-<hash>.cjs, loaded on first use only. dist/main.js (from
- * scripts/launcher.cjs) runs them through a V8 code cache kept in dist/cache/: Node 20 has no
- * compile cache for ES modules, and compiling them was the largest part of a CLI command's start.
+ * dist/vendor/<name>-<hash>.cjs, loaded on first use only. dist/launcher.cjs (from
+ * scripts/launcher.cjs; the bin requires it, dist/main.js runs it) runs them through a V8 code
+ * cache kept in dist/cache/: Node 20 has no compile cache for ES modules, and compiling them
+ * was the largest part of a CLI command's start.
  */
 import {
   mkdirSync,
@@ -218,9 +220,10 @@ export async function buildBundle(root, { external = false } = {}) {
   }
   const bundle = result.outputFiles.find((f) => f.path.endsWith('.cjs')).path;
   const template = readFileSync(path.join(root, 'scripts', 'launcher.cjs'), 'utf8');
+  const bundleName = path.basename(bundle);
   const launcher = template.replace(
     "const BUNDLE = 'main.cjs';",
-    `const BUNDLE = ${JSON.stringify(path.basename(bundle))};`,
+    `const BUNDLE = ${JSON.stringify(bundleName)};`,
   );
   if (launcher === template) throw new Error('scripts/launcher.cjs: no BUNDLE line to set');
 
@@ -230,9 +233,10 @@ export async function buildBundle(root, { external = false } = {}) {
     ...vendorResults.flatMap((r) => r.outputFiles),
     ...result.outputFiles,
     { path: path.join(outdir, 'meta.json'), contents: JSON.stringify(result.metafile) },
-    // dist/main.js is CommonJS whatever the package's type: no ES module loader at start-up.
-    { path: path.join(outdir, 'package.json'), contents: '{ "type": "commonjs" }\n' },
-    { path: entry, contents: launcher },
+    // The bin requires launcher.cjs itself (CommonJS: no ES module loader at start-up); main.js,
+    // for `npm start` and the image, names the same bundle and requires it too.
+    { path: path.join(outdir, 'launcher.cjs'), contents: launcher },
+    { path: entry, contents: mainModule(bundleName) },
   ];
   for (const file of outputs) {
     mkdirSync(path.dirname(file.path), { recursive: true });
@@ -255,6 +259,23 @@ export async function buildBundle(root, { external = false } = {}) {
   const js = outputs.filter((f) => /\.c?js$/.test(f.path));
   const kB = js.reduce((sum, f) => sum + Buffer.byteLength(f.contents), 0) / 1024;
   return { files: js.length, kB: Math.round(kB), ms: Date.now() - started };
+}
+
+/**
+ * dist/main.js: an ES module (the package's type) that runs dist/launcher.cjs, naming the bundle
+ * the launcher runs. No package.json in dist/ makes it CommonJS: code finding this package's
+ * root by the nearest package.json (agent-resolver.ts) would stop at dist/.
+ */
+function mainModule(bundleName) {
+  return [
+    '// Runs dist/launcher.cjs (written with it by scripts/bundle.mjs); bin/phasebridge.js requires',
+    '// the launcher directly, with no ES module loader. The bundle both run:',
+    `const BUNDLE = ${JSON.stringify(bundleName)};`,
+    "import { createRequire } from 'node:module';",
+    "createRequire(import.meta.url)('./launcher.cjs');",
+    'export { BUNDLE };',
+    '',
+  ].join('\n');
 }
 
 /** Resolves `pb-vendor:<sdk>`, an SDK bundle's entry: a module exporting the SDK. */

@@ -1,5 +1,6 @@
 /**
- * Template of dist/main.js (scripts/bundle.mjs writes it with BUNDLE set to the bundle's name):
+ * Template of dist/launcher.cjs (scripts/bundle.mjs writes it with BUNDLE set to the bundle's
+ * name; bin/phasebridge.js requires it, dist/main.js runs it for `npm start` and the image):
  * runs the CommonJS bundle dist/main-<hash>.cjs, and the library bundles dist/vendor/*.cjs it
  * requires, with a V8 code cache, the way v8-compile-cache does. Node 20 caches no compiled ESM,
  * and compiling the code was the largest part of a CLI command's start; with a cache V8 reads the
@@ -13,8 +14,8 @@
  * build removes the caches of old bundles. A cache that cannot be read or written (read-only
  * dist/) only costs the compile it would have saved.
  *
- * CommonJS (dist/package.json says so): an ES module here would start Node's ES module loader,
- * ~20 more of Node's own modules and a resolve per import, on every command.
+ * CommonJS (.cjs): an ES module here would start Node's ES module loader, ~20 more of Node's
+ * own modules and a resolve per import, on every command.
  */
 'use strict';
 const { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } = require('node:fs');
