@@ -1,7 +1,8 @@
 /**
- * Builds the CLI bundle (src/cli/main.ts → dist/) with esbuild, and tells whether it is stale.
- * Imported by bin/phasebridge.js on every call, so importing it is cheap: fs and path only,
- * esbuild is loaded when a build actually runs. scripts/build.mjs is the command-line wrapper.
+ * Builds the CLI bundle (src/cli/main.ts → dist/) with esbuild; whether it is stale is
+ * scripts/stale.cjs (what bin/phasebridge.js checks on every call; it imports this file only to
+ * build). esbuild is loaded when a build actually runs. scripts/build.mjs is the command-line
+ * wrapper.
  *
  * Libraries are bundled in too, except KEEP_EXTERNAL: Node resolving, reading and compiling
  * the SDKs' hundreds of small CommonJS files cost more than running them (all adapters: ~1.2 s
@@ -10,9 +11,10 @@
  * Layout: dist/main-<hash>.cjs is ONE CommonJS bundle of our code and its libraries (a lazy
  * `await import()` becomes a lazy module init: its code is compiled only when called); big
  * libraries only some commands use (VENDOR) are each a CommonJS bundle of their own,
- * dist/vendor/<name>-<hash>.cjs, loaded on first use only. dist/main.js (from
- * scripts/launcher.mjs) runs them through a V8 code cache kept in dist/cache/: Node 20 has no
- * compile cache for ES modules, and compiling them was the largest part of a CLI command's start.
+ * dist/vendor/<name>-<hash>.cjs, loaded on first use only. dist/launcher.cjs (from
+ * scripts/launcher.cjs; the bin requires it, dist/main.js runs it) runs them through a V8 code
+ * cache kept in dist/cache/: Node 20 has no compile cache for ES modules, and compiling them
+ * was the largest part of a CLI command's start.
  */
 import {
   mkdirSync,
@@ -25,7 +27,14 @@ import {
   utimesSync,
   writeFileSync,
 } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
+import stale from './stale.cjs';
+
+/** `dist/` and `dist/main.js` of the package at `root` (see scripts/stale.cjs). */
+export const distPaths = stale.distPaths;
+/** Why dist/ must be rebuilt, or null (see scripts/stale.cjs). */
+export const staleReason = stale.staleReason;
 
 /**
  * Loaded from node_modules as usual: native addons' loaders (`bindings`, which better-sqlite3
@@ -55,54 +64,28 @@ const KEEP_EXTERNAL = new Set([
  */
 const VENDOR = ['discord.js', '@slack/bolt', 'grammy', 'yaml', 'prom-client', 'zod', 'pg'];
 
-/** Folders and files whose change makes the bundle stale (relative to the package root). */
-const INPUT_DIRS = ['src', 'migrations'];
-const INPUT_FILES = [
-  'package.json',
-  'package-lock.json',
-  'scripts/bundle.mjs',
-  'scripts/launcher.mjs',
-];
+/**
+ * Node built-ins that the main bundle loads on first use, not at start: commander and many of
+ * our modules import them at the top, yet `--help` or `status` never spawn a process or hash
+ * anything (loading child_process and crypto pulls in ~20 more of Node's own modules, net and
+ * dgram among them). Each becomes a small module whose exports are getters that require the
+ * real one; only built-ins whose exports are a plain object (not a function or class) qualify.
+ */
+const LAZY_BUILTINS = new Set(['child_process', 'crypto']);
+
+/** The lazy stand-in of built-in `name` (see LAZY_BUILTINS), its export names read from this Node. */
+function lazyBuiltinSource(name) {
+  const keys = Object.keys(createRequire(import.meta.url)(`node:${name}`)).filter(
+    (k) => k !== 'default' && k !== '__esModule',
+  );
+  const getters = keys.map(
+    (k) => `${JSON.stringify(k)}:{get:()=>load()[${JSON.stringify(k)}],enumerable:true}`,
+  );
+  return `let real;const load=()=>real??=require(${JSON.stringify(`node:${name}`)});module.exports=Object.defineProperties({},{${getters.join(',')}});`;
+}
 
 /** A lock older than this is left over by a build that died; it is taken over. */
 const LOCK_STALE_MS = 120_000;
-
-/** `dist/` and `dist/main.js` of the package at `root`. */
-export function distPaths(root) {
-  const outdir = path.join(root, 'dist');
-  return { outdir, entry: path.join(outdir, 'main.js') };
-}
-
-/**
- * Newest mtime (ms) of `dir` and everything under it; folders count, so a deletion shows. A plain
- * walk: readdirSync's `recursive` option costs ~3× as much (~8 ms vs ~2.5 ms for src/, cold).
- */
-function newestMtime(dir) {
-  const st = statSync(dir, { throwIfNoEntry: false });
-  if (st === undefined) return 0;
-  let newest = st.mtimeMs;
-  if (st.isDirectory()) {
-    for (const name of readdirSync(dir)) newest = Math.max(newest, newestMtime(`${dir}/${name}`));
-  }
-  return newest;
-}
-
-/**
- * Why dist/main.js must be rebuilt ('dist/main.js missing', 'sources changed'), or null when it
- * is newer than every source, migration, package.json, the lockfile and this build script.
- */
-export function staleReason(root) {
-  const built = statSync(distPaths(root).entry, { throwIfNoEntry: false })?.mtimeMs;
-  if (built === undefined) return 'dist/main.js missing';
-  for (const dir of INPUT_DIRS) {
-    if (newestMtime(path.join(root, dir)) > built) return 'sources changed';
-  }
-  for (const file of INPUT_FILES) {
-    const mtime = statSync(path.join(root, file), { throwIfNoEntry: false })?.mtimeMs ?? 0;
-    if (mtime > built) return 'sources changed';
-  }
-  return null;
-}
 
 /** `react` → `react`, `@slack/bolt/dist/x` → `@slack/bolt`. */
 const packageOf = (spec) => spec.split('/', spec.startsWith('@') ? 2 : 1).join('/');
@@ -113,11 +96,15 @@ const packageOf = (spec) => spec.split('/', spec.startsWith('@') ? 2 : 1).join('
  * with `import()` is required instead, in a lazy module init: the launcher runs the bundle as a
  * script, where Node 20 has no `import()` without an experimental feature.
  */
-const externalsPlugin = (externalAll, vendor = new Map()) => ({
+const externalsPlugin = (externalAll, vendor = new Map(), lazyBuiltins = false) => ({
   name: 'phasebridge-externals',
   setup(b) {
     b.onResolve({ filter: /^[^./]/ }, ({ path: spec, kind, namespace }) => {
       if (vendor.has(spec)) return { path: vendor.get(spec), external: true };
+      const builtin = spec.replace(/^node:/, '');
+      if (lazyBuiltins && namespace !== 'pb-lazy' && LAZY_BUILTINS.has(builtin)) {
+        return { path: builtin, namespace: 'pb-lazy' };
+      }
       const external =
         spec.startsWith('node:') || externalAll || KEEP_EXTERNAL.has(packageOf(spec));
       if (!external) return undefined;
@@ -128,6 +115,10 @@ const externalsPlugin = (externalAll, vendor = new Map()) => ({
     });
     b.onLoad({ filter: /.*/, namespace: 'pb-require' }, ({ path: spec }) => ({
       contents: `module.exports = require(${JSON.stringify(spec)});`,
+      loader: 'js',
+    }));
+    b.onLoad({ filter: /.*/, namespace: 'pb-lazy' }, ({ path: name }) => ({
+      contents: lazyBuiltinSource(name),
       loader: 'js',
     }));
   },
@@ -215,7 +206,7 @@ export async function buildBundle(root, { external = false } = {}) {
     ...WRAPPER,
     entryPoints: { main: 'src/cli/main.ts' },
     outdir,
-    plugins: [externalsPlugin(external, vendorFiles)],
+    plugins: [externalsPlugin(external, vendorFiles, true)],
     // dist/meta.json: which library ends up in the bundle (bench/cli-start.ts reports it).
     metafile: true,
   });
@@ -229,12 +220,13 @@ export async function buildBundle(root, { external = false } = {}) {
     }
   }
   const bundle = result.outputFiles.find((f) => f.path.endsWith('.cjs')).path;
-  const template = readFileSync(path.join(root, 'scripts', 'launcher.mjs'), 'utf8');
+  const template = readFileSync(path.join(root, 'scripts', 'launcher.cjs'), 'utf8');
+  const bundleName = path.basename(bundle);
   const launcher = template.replace(
     "const BUNDLE = 'main.cjs';",
-    `const BUNDLE = ${JSON.stringify(path.basename(bundle))};`,
+    `const BUNDLE = ${JSON.stringify(bundleName)};`,
   );
-  if (launcher === template) throw new Error('scripts/launcher.mjs: no BUNDLE line to set');
+  if (launcher === template) throw new Error('scripts/launcher.cjs: no BUNDLE line to set');
 
   const previousBuild = statSync(entry, { throwIfNoEntry: false })?.mtimeMs ?? 0;
   const written = new Set();
@@ -242,7 +234,10 @@ export async function buildBundle(root, { external = false } = {}) {
     ...vendorResults.flatMap((r) => r.outputFiles),
     ...result.outputFiles,
     { path: path.join(outdir, 'meta.json'), contents: JSON.stringify(result.metafile) },
-    { path: entry, contents: launcher },
+    // The bin requires launcher.cjs itself (CommonJS: no ES module loader at start-up); main.js,
+    // for `npm start` and the image, names the same bundle and requires it too.
+    { path: path.join(outdir, 'launcher.cjs'), contents: launcher },
+    { path: entry, contents: mainModule(bundleName) },
   ];
   for (const file of outputs) {
     mkdirSync(path.dirname(file.path), { recursive: true });
@@ -253,7 +248,7 @@ export async function buildBundle(root, { external = false } = {}) {
   }
   // Dated from the build's start: a source saved while esbuild ran still counts as newer.
   utimesSync(entry, started / 1000, started / 1000);
-  // Code caches are named after their bundle (scripts/launcher.mjs): this build's ones stay.
+  // Code caches are named after their bundle (scripts/launcher.cjs): this build's ones stay.
   const ownCaches = [...written]
     .filter((rel) => rel.endsWith('.cjs'))
     .map((rel) => path.join('cache', `${rel.split(path.sep).join('_')}.`));
@@ -265,6 +260,23 @@ export async function buildBundle(root, { external = false } = {}) {
   const js = outputs.filter((f) => /\.c?js$/.test(f.path));
   const kB = js.reduce((sum, f) => sum + Buffer.byteLength(f.contents), 0) / 1024;
   return { files: js.length, kB: Math.round(kB), ms: Date.now() - started };
+}
+
+/**
+ * dist/main.js: an ES module (the package's type) that runs dist/launcher.cjs, naming the bundle
+ * the launcher runs. No package.json in dist/ makes it CommonJS: code finding this package's
+ * root by the nearest package.json (agent-resolver.ts) would stop at dist/.
+ */
+function mainModule(bundleName) {
+  return [
+    '// Runs dist/launcher.cjs (written with it by scripts/bundle.mjs); bin/phasebridge.js requires',
+    '// the launcher directly, with no ES module loader. The bundle both run:',
+    `const BUNDLE = ${JSON.stringify(bundleName)};`,
+    "import { createRequire } from 'node:module';",
+    "createRequire(import.meta.url)('./launcher.cjs');",
+    'export { BUNDLE };',
+    '',
+  ].join('\n');
 }
 
 /** Resolves `pb-vendor:<sdk>`, an SDK bundle's entry: a module exporting the SDK. */

@@ -4,7 +4,8 @@
  * the running bridge and `phasebridge login` (another process) share them through bridge.db.
  */
 import type { Kysely } from 'kysely';
-import { z } from 'zod';
+// zod/mini, as config.ts: every command opening bridge.db loads this file (classic zod: ~15 ms).
+import * as z from 'zod/mini';
 import type { Database } from '../schema.ts';
 import { withConstraintErrors } from '../sqlite-errors.ts';
 import type { Clock, RepoOptions } from './support.ts';
@@ -34,8 +35,8 @@ const personSchema = z.object({
   platform: z.string(),
   id: z.string(),
   display: z.string(),
-  chatRef: z.string().nullable(),
-  threadRef: z.string().optional(),
+  chatRef: z.nullable(z.string()),
+  threadRef: z.optional(z.string()),
 });
 
 /** A stored person column; an unreadable one is treated as no person at all (no session). */

@@ -145,7 +145,7 @@ export function confirmFdInside(fd: number, root: string, shown: string): void {
   } catch {
     return;
   }
-  if (!isInside(fs.realpathSync(root), real)) {
+  if (!isInside(fs.realpathSync.native(root), real)) {
     throw new UnsafePathError(shown, `refusing ${shown}: it leads outside the workspace`);
   }
 }

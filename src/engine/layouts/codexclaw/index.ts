@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fsyncDir, writeFileAtomic } from '../../ledger/atomic-write.ts';
 import { openInside, readTextInside, STATE_FILE_MODE } from '../../ledger/safe-path.ts';
 import type { RunState } from '../../model.ts';
+import { fileIdentity, knownFile, rememberFile } from '../known-files.ts';
 import type { LayoutProjection, ProjectionContext } from '../port.ts';
 import {
   codexclawPaths,
@@ -45,36 +46,68 @@ function projectCodexclaw(state: RunState, ctx: ProjectionContext): void {
   writeFileAtomic(paths.session, text, { root: workspace, mkdirs: true, mode: STATE_FILE_MODE });
 }
 
-/** How many rows of `sessionId` the ledger text holds (unreadable lines are not ours). */
-function rowsOf(text: string, sessionId: string): number {
-  let n = 0;
+/** How many rows of each session the ledger text holds (unreadable lines are no one's). */
+function rowsBySession(text: string): Map<string, number> {
+  const rows = new Map<string, number>();
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;
     try {
-      if ((JSON.parse(line) as { sessionId?: unknown }).sessionId === sessionId) n++;
+      const id = (JSON.parse(line) as { sessionId?: unknown }).sessionId;
+      if (typeof id === 'string') rows.set(id, (rows.get(id) ?? 0) + 1);
     } catch {
       // A torn or foreign line: codexclaw's readers skip it, so do we.
     }
   }
-  return n;
+  return rows;
+}
+
+/**
+ * What the shared ledger.jsonl held when last read or appended to by this process: whether it
+ * existed and ended in a newline, and each session's row count. The file is shared and only
+ * grows, so re-reading and re-parsing it on every commit would cost more and more.
+ */
+interface KnownLedger {
+  exists: boolean;
+  endsWithNewline: boolean;
+  rows: Map<string, number>;
+}
+
+/** The ledger's rows per session (from memory when the file is as this process last saw it). */
+function readLedgerRows(workspace: string, file: string): KnownLedger {
+  const known = knownFile<KnownLedger>(file);
+  if (known !== undefined) return known.value;
+  const before = fileIdentity(file);
+  const text = readTextInside(workspace, file);
+  const read: KnownLedger = {
+    exists: text !== null,
+    endsWithNewline: text === null || text === '' || text.endsWith('\n'),
+    rows: text === null ? new Map() : rowsBySession(text),
+  };
+  if (text !== null) rememberFile(file, Buffer.byteLength(text), read, before);
+  return read;
 }
 
 function appendMissingRows(workspace: string, file: string, state: RunState): void {
   const moves = state.pabcd?.moves ?? [];
-  const existing = readTextInside(workspace, file);
-  const done = existing === null ? 0 : rowsOf(existing, codexclawSessionId(state.id));
+  const sessionId = codexclawSessionId(state.id);
+  const ledger = readLedgerRows(workspace, file);
+  const done = ledger.rows.get(sessionId) ?? 0;
   if (done >= moves.length) return;
   const rows = moves.slice(done).map((m) => `${JSON.stringify(ledgerEntry(state.id, m))}\n`);
   // A line left without its newline (a writer died mid-row) must not swallow our first row.
-  const lead = existing !== null && existing !== '' && !existing.endsWith('\n') ? '\n' : '';
+  const lead = ledger.endsWithNewline ? '' : '\n';
   const fd = openInside(workspace, file, O_WRONLY | O_APPEND | O_CREAT, STATE_FILE_MODE);
+  let size: number;
   try {
     fs.writeSync(fd, lead + rows.join(''));
     fs.fsyncSync(fd);
+    size = fs.fstatSync(fd).size;
   } finally {
     fs.closeSync(fd);
   }
-  if (existing === null) fsyncDir(path.dirname(file));
+  if (!ledger.exists) fsyncDir(path.dirname(file));
+  const rowsNow = new Map(ledger.rows).set(sessionId, done + rows.length);
+  rememberFile(file, size, { exists: true, endsWithNewline: true, rows: rowsNow });
 }
 
 /** The codexclaw layout projection. */

@@ -26,15 +26,15 @@ export function readEventsJsonl(text: string): Record<string, unknown>[] {
 
 /**
  * Appends `lines` to the events file (`existing`: its current text, null when absent), opened
- * without following a link, in one write, fsynced.
+ * without following a link, in one write, fsynced. Returns the text appended ('' when none).
  */
 export function appendEventsJsonl(
   workspace: string,
   file: string,
   existing: string | null,
   lines: readonly Record<string, unknown>[],
-): void {
-  if (lines.length === 0) return;
+): string {
+  if (lines.length === 0) return '';
   const lead = existing !== null && existing !== '' && !existing.endsWith('\n') ? '\n' : '';
   const text = lead + lines.map((l) => `${JSON.stringify(l)}\n`).join('');
   const fd = openInside(
@@ -50,4 +50,5 @@ export function appendEventsJsonl(
     fs.closeSync(fd);
   }
   if (existing === null) fsyncDir(path.dirname(file));
+  return text;
 }

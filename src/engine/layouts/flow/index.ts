@@ -25,6 +25,7 @@ import {
   STATE_FILE_MODE,
 } from '../../ledger/safe-path.ts';
 import type { RunState } from '../../model.ts';
+import { fileIdentity, knownFile, rememberFile } from '../known-files.ts';
 import type { LayoutProjection, ProjectionContext } from '../port.ts';
 import { type ActivityDraft, activityOf } from './activities.ts';
 import { appendEventsJsonl, readEventsJsonl } from './events-file.ts';
@@ -77,19 +78,25 @@ function listActivities(dir: string): { n: number; id: string; file: string }[] 
     .sort((a, b) => a.n - b.n);
 }
 
+/**
+ * Writes the activities not recorded yet; returns every recorded one, in number order. The lock
+ * is taken only when there is an activity to write (most commits record none).
+ */
 function writeActivities(
   workspace: string,
   state: RunState,
   dir: string,
   lockFile: string,
   drafts: ActivityDraft[],
-) {
+): { n: number; id: string; file: string }[] {
   ensureDirInside(workspace, dir);
+  if (drafts.length === 0) return listActivities(dir);
   const lock = RunLock.acquire(lockFile, `${state.id} (flow activities)`);
   try {
     const existing = listActivities(dir);
     const ids = new Set(existing.map((a) => a.id));
     let n = existing.at(-1)?.n ?? 0;
+    let wrote = false;
     for (const d of drafts) {
       if (ids.has(d.id)) continue;
       n++;
@@ -99,10 +106,31 @@ function writeActivities(
         mode: STATE_FILE_MODE,
       });
       ids.add(d.id);
+      wrote = true;
     }
+    return wrote ? listActivities(dir) : existing;
   } finally {
     lock.release();
   }
+}
+
+/** events.jsonl's text and its parsed lines. */
+interface KnownEvents {
+  existing: string | null;
+  lines: Record<string, unknown>[];
+}
+
+/** events.jsonl's text and parsed lines (from memory when the file is as we last saw it). */
+function readEvents(workspace: string, file: string) {
+  const known = knownFile<KnownEvents>(file);
+  if (known !== undefined) return known.value;
+  const before = fileIdentity(file);
+  const existing = readTextInside(workspace, file);
+  const lines = readEventsJsonl(existing ?? '');
+  if (existing !== null) {
+    rememberFile(file, Buffer.byteLength(existing), { existing, lines }, before);
+  }
+  return { existing, lines };
 }
 
 /** Appends the events.jsonl lines it is missing (idempotent). */
@@ -113,8 +141,7 @@ function appendEvents(
   activities: { n: number; id: string; file: string }[],
   interrupted: { seq: number; at: string; stepId: string }[],
 ) {
-  const existing = readTextInside(workspace, file);
-  const lines = readEventsJsonl(existing ?? '');
+  const { existing, lines } = readEvents(workspace, file);
   const has = (type: string, pred: (l: Record<string, unknown>) => boolean = () => true) =>
     lines.some((l) => l.type === type && pred(l));
   const out: Record<string, unknown>[] = [];
@@ -157,7 +184,12 @@ function appendEvents(
         : {}),
     });
   }
-  appendEventsJsonl(workspace, file, existing, out);
+  const appended = appendEventsJsonl(workspace, file, existing, out);
+  if (appended === '') return;
+  // What a reader parses back from the lines just written (undefined fields are dropped).
+  const parsed = out.map((l) => JSON.parse(JSON.stringify(l)) as Record<string, unknown>);
+  const text = (existing ?? '') + appended;
+  rememberFile(file, Buffer.byteLength(text), { existing: text, lines: [...lines, ...parsed] });
 }
 
 /** Repository and branch of the workspace, read from `.git` (no git process); safe defaults. */
@@ -182,9 +214,8 @@ export function repoInfo(workspace: string): RepoInfo {
   return { repo, branch };
 }
 
-/** Reads run.yaml for the merge; unreadable YAML is replaced (the run's own facts are ours). */
-function readRunYaml(workspace: string, file: string): Record<string, unknown> | null {
-  const text = readTextInside(workspace, file);
+/** run.yaml's text parsed for the merge; unreadable YAML is replaced (the run's own facts are ours). */
+function parseRunYaml(text: string | null): Record<string, unknown> | null {
   if (text === null) return null;
   try {
     const doc = parse(text, { version: '1.1' }) as unknown;
@@ -196,30 +227,70 @@ function readRunYaml(workspace: string, file: string): Record<string, unknown> |
   }
 }
 
+/** run.yaml as last seen: its text, parsed document and, when we wrote it, its source's JSON. */
+interface KnownRunYaml {
+  text: string;
+  doc: Record<string, unknown> | null;
+  json: string | null;
+}
+
+/** Writes run.yaml when its document changed, merged over what the file holds (under its lock). */
+function writeRunYaml(
+  workspace: string,
+  state: RunState,
+  p: ReturnType<typeof flowPaths>,
+  activities: readonly string[],
+): void {
+  const repo = repoInfo(workspace);
+  // Unchanged since our own last write and the same document again: nothing to do, no lock.
+  const seen = knownFile<KnownRunYaml>(p.runYaml);
+  if (seen?.value.json != null) {
+    const doc = runDoc(state, activities, repo, seen.value.doc);
+    if (JSON.stringify(doc) === seen.value.json) return;
+  }
+  const lock = RunLock.acquire(p.runLock, `${state.id} (flow run.yaml)`);
+  try {
+    const known = knownFile<KnownRunYaml>(p.runYaml);
+    let existing: Record<string, unknown> | null;
+    let current: string | null;
+    if (known !== undefined) {
+      existing = known.value.doc;
+      current = known.value.text;
+    } else {
+      const before = fileIdentity(p.runYaml);
+      current = readTextInside(workspace, p.runYaml);
+      existing = parseRunYaml(current);
+      if (current !== null) {
+        const seenNow = { text: current, doc: existing, json: null };
+        rememberFile(p.runYaml, Buffer.byteLength(current), seenNow, before);
+      }
+    }
+    const doc = runDoc(state, activities, repo, existing);
+    const text = toYaml(doc);
+    if (current !== text) {
+      writeFileAtomic(p.runYaml, text, { root: workspace, mkdirs: true, mode: STATE_FILE_MODE });
+    }
+    // Parsed back from the text, so that the next merge starts from what a reader sees.
+    const written = { text, doc: parseRunYaml(text), json: JSON.stringify(doc) };
+    rememberFile(p.runYaml, Buffer.byteLength(text), written);
+  } finally {
+    lock.release();
+  }
+}
+
 function projectFlow(state: RunState, ctx: ProjectionContext): void {
   const workspace = path.resolve(ctx.workspace);
   const p = flowPaths(workspace, state.id);
   const dirMissing = lstatNoSymlink(p.activities) === null;
   const { drafts, interrupted } = draftsOf(state, ctx, dirMissing);
-  writeActivities(workspace, state, p.activities, p.activitiesLock, drafts);
-  const activities = listActivities(p.activities);
+  const activities = writeActivities(workspace, state, p.activities, p.activitiesLock, drafts);
   appendEvents(workspace, state, p.events, activities, interrupted);
-  const lock = RunLock.acquire(p.runLock, `${state.id} (flow run.yaml)`);
-  try {
-    const existing = readRunYaml(workspace, p.runYaml);
-    const doc = runDoc(
-      state,
-      activities.map((a) => a.id),
-      repoInfo(workspace),
-      existing,
-    );
-    const text = toYaml(doc);
-    if (readTextInside(workspace, p.runYaml) !== text) {
-      writeFileAtomic(p.runYaml, text, { root: workspace, mkdirs: true, mode: STATE_FILE_MODE });
-    }
-  } finally {
-    lock.release();
-  }
+  writeRunYaml(
+    workspace,
+    state,
+    p,
+    activities.map((a) => a.id),
+  );
 }
 
 /** The flow layout projection. */

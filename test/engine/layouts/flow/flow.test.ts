@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { readEventsJsonl } from '../../../../src/engine/layouts/flow/events-file.ts';
 import { flowLayout } from '../../../../src/engine/layouts/flow/index.ts';
 import { RunStore } from '../../../../src/engine/store/run-store.ts';
@@ -149,5 +149,34 @@ describe('flow layout', () => {
     const loaded = await d.store.load(RUN_ID);
     expect(loaded.state.seq).toBe(d.run.seq);
     expect(flowFiles(ws)).toEqual(before);
+  });
+  it("keeps what flow's own tools write between two commits: run.yaml keys, events.jsonl lines", async () => {
+    const { d, ws } = open();
+    await d.start();
+    await d.finish(); // preflight
+    const runYaml = path.join(flowDir(ws), 'run.yaml');
+    const events = path.join(flowDir(ws), 'events.jsonl');
+    // flow's helpers: run.yaml merged and replaced by a rename, a line appended to events.jsonl.
+    const doc = parse(fs.readFileSync(runYaml, 'utf8')) as Record<string, unknown>;
+    fs.writeFileSync(`${runYaml}.tmp`, stringify({ ...doc, limits: { max_iterations: 3 } }));
+    fs.renameSync(`${runYaml}.tmp`, runYaml);
+    fs.appendFileSync(events, '{"type": "note", "at": "2026-05-20T14:30:05Z"}\n');
+    await d.finish(); // explore: a new activity, so both files change
+    // A hand edit in place (same file, new content) is seen too.
+    const edited = parse(fs.readFileSync(runYaml, 'utf8')) as Record<string, unknown>;
+    expect(edited.limits).toEqual({ max_iterations: 3 });
+    fs.writeFileSync(runYaml, stringify({ ...edited, owner: 'alice' }));
+    await d.finish(); // plan
+    const final = parse(fs.readFileSync(runYaml, 'utf8')) as Record<string, unknown>;
+    expect(final.limits).toEqual({ max_iterations: 3 });
+    expect(final.owner).toBe('alice');
+    expect((final.state as { completed_activities: string[] }).completed_activities).toHaveLength(
+      3,
+    );
+    const lines = readEventsJsonl(fs.readFileSync(events, 'utf8'));
+    const note = lines.findIndex((l) => l.type === 'note');
+    expect(note).toBeGreaterThan(0);
+    expect(lines.slice(note + 1).filter((l) => l.type === 'activity_recorded')).toHaveLength(2);
+    expect(lines.filter((l) => l.type === 'activity_recorded')).toHaveLength(3);
   });
 });

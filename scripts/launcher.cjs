@@ -1,5 +1,6 @@
 /**
- * Template of dist/main.js (scripts/bundle.mjs writes it with BUNDLE set to the bundle's name):
+ * Template of dist/launcher.cjs (scripts/bundle.mjs writes it with BUNDLE set to the bundle's
+ * name; bin/phasebridge.js requires it, dist/main.js runs it for `npm start` and the image):
  * runs the CommonJS bundle dist/main-<hash>.cjs, and the library bundles dist/vendor/*.cjs it
  * requires, with a V8 code cache, the way v8-compile-cache does. Node 20 caches no compiled ESM,
  * and compiling the code was the largest part of a CLI command's start; with a cache V8 reads the
@@ -12,17 +13,19 @@
  * a bundle's name ties its caches to one build (V8 itself only checks the source's length); the
  * build removes the caches of old bundles. A cache that cannot be read or written (read-only
  * dist/) only costs the compile it would have saved.
+ *
+ * CommonJS (.cjs): an ES module here would start Node's ES module loader, ~20 more of Node's
+ * own modules and a resolve per import, on every command.
  */
-
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire, Module } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import vm from 'node:vm';
+'use strict';
+const { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } = require('node:fs');
+const { createRequire, Module } = require('node:module');
+const path = require('node:path');
+const vm = require('node:vm');
 
 const BUNDLE = 'main.cjs';
 
-const dir = path.dirname(fileURLToPath(import.meta.url));
+const dir = __dirname;
 
 /** `status`, `serve`, ...; `help` for `--help`, `--version` or no command. */
 function commandKey(argv) {
