@@ -5,10 +5,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, Socket } from 'node:net';
+import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { slow } from './slowdown.ts';
+import { freePort, kill, waitFor } from './server-process.ts';
 
 /** A running Redis; `stop` ends it if we started it (a REDIS_URL one is left alone). */
 export interface RedisHandle {
@@ -109,14 +109,6 @@ async function launch(port: number, dir: string): Promise<number> {
   return Number(readFileSync(pidFile, 'utf8').trim());
 }
 
-function kill(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(pid, signal);
-  } catch {
-    // already gone
-  }
-}
-
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -124,19 +116,6 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-/** A port that was free a moment ago (the OS picks it). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** True when a Redis on `port` answers PING with +PONG. */
@@ -152,17 +131,4 @@ function ping(port: number): Promise<boolean> {
     socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
     socket.connect(port, '127.0.0.1', () => socket.write('PING\r\n'));
   });
-}
-
-async function waitFor(
-  check: () => Promise<boolean>,
-  timeoutMs: number,
-  message: string,
-): Promise<void> {
-  const deadline = Date.now() + slow(timeoutMs);
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(message);
 }

@@ -5,7 +5,13 @@ import { NotFoundError } from '../../errors.ts';
 import { dialectOf } from '../dialects/index.ts';
 import type { CheckpointMessageState, Database, Row } from '../schema.ts';
 import { withConstraintErrors } from '../sqlite-errors.ts';
-import { type Clock, isMessageOrPart, quoted, type RepoOptions } from './support.ts';
+import {
+  type Clock,
+  isMessageOrPart,
+  quoted,
+  type RepoOptions,
+  sendInFlightFor,
+} from './support.ts';
 
 /** One posted (or about to be posted) checkpoint message. */
 export interface CheckpointMessageRecord {
@@ -100,16 +106,7 @@ export class CheckpointMessagesRepo {
 
   /** Whether the outbox still holds this copy's send (waiting or in flight): its ref will come. */
   async sendInFlight(id: number): Promise<boolean> {
-    const { jsonText, asText } = dialectOf(this.#db);
-    const owner = sql.ref('owner_json');
-    const row = await this.#db
-      .selectFrom('outbox')
-      .select('id')
-      .where('state', 'in', ['pending', 'attempted'])
-      .where(sql<boolean>`${jsonText(owner, 'kind')} = 'checkpoint'`)
-      .where(sql<boolean>`${jsonText(owner, 'id')} = ${asText(sql`${id}`)}`)
-      .executeTakeFirst();
-    return row !== undefined;
+    return sendInFlightFor(this.#db, 'checkpoint', id);
   }
 
   /** Removes a copy that was never sent (its chat refused it), so a later retry posts it. */

@@ -4,11 +4,10 @@
  * per chat, or per `sessions` command) has its own button token. `decide` closes every open
  * copy of the key at once and says whether this call did it, so a choice is applied once.
  */
-import { type Kysely, sql } from 'kysely';
-import { dialectOf } from '../dialects/index.ts';
+import type { Kysely } from 'kysely';
 import type { Database, Row } from '../schema.ts';
 import { newButtonToken } from './checkpoint-messages.ts';
-import type { Clock, RepoOptions } from './support.ts';
+import { type Clock, type RepoOptions, sendInFlightFor } from './support.ts';
 
 /** Which session an offer is about (and in which state it was offered). */
 export interface SessionKey {
@@ -72,16 +71,7 @@ export class SessionOffersRepo {
 
   /** Whether the copy's send still waits in the outbox (the confirmation will record its ref). */
   async sendInFlight(id: number): Promise<boolean> {
-    const { jsonText, asText } = dialectOf(this.#db);
-    const owner = sql.ref('owner_json');
-    const row = await this.#db
-      .selectFrom('outbox')
-      .select('id')
-      .where('state', 'in', ['pending', 'attempted'])
-      .where(sql<boolean>`${jsonText(owner, 'kind')} = 'offer'`)
-      .where(sql<boolean>`${jsonText(owner, 'id')} = ${asText(sql`${id}`)}`)
-      .executeTakeFirst();
-    return row !== undefined;
+    return sendInFlightFor(this.#db, 'offer', id);
   }
 
   /** Removes a copy that was never sent (its chat refused it). */

@@ -1,7 +1,8 @@
 /** Small helpers shared by the repositories: the clock and JSON columns. */
-import { type RawBuilder, type SqlBool, sql } from 'kysely';
+import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
 import { CorruptStateError } from '../../errors.ts';
-import type { BridgeDialect } from '../dialects/index.ts';
+import { type BridgeDialect, dialectOf } from '../dialects/index.ts';
+import type { Database } from '../schema.ts';
 
 /** Returns the current time in ms since the epoch; injected so tests control time. */
 export type Clock = () => number;
@@ -44,4 +45,25 @@ export function isMessageOrPart(
   const parts = sql`',' || substr(${col}, ${prefix.length + 1}) || ','`;
   return sql<SqlBool>`(${col} = ${messageRef} or (substr(${col}, 1, ${prefix.length}) = ${prefix}
     and ${dialect.position(parts, sql`${`,${part},`}`)} > 0))`;
+}
+
+/**
+ * Whether the outbox still holds a send owned by `{kind, id}` (waiting or in flight): the
+ * owner's message ref will come with its confirmation (outbox owners.ts).
+ */
+export async function sendInFlightFor(
+  db: Kysely<Database>,
+  kind: 'checkpoint' | 'offer',
+  id: number,
+): Promise<boolean> {
+  const { jsonText, asText } = dialectOf(db);
+  const owner = sql.ref('owner_json');
+  const row = await db
+    .selectFrom('outbox')
+    .select('id')
+    .where('state', 'in', ['pending', 'attempted'])
+    .where(sql<boolean>`${jsonText(owner, 'kind')} = ${sql.lit(kind)}`)
+    .where(sql<boolean>`${jsonText(owner, 'id')} = ${asText(sql`${id}`)}`)
+    .executeTakeFirst();
+  return row !== undefined;
 }
