@@ -3,16 +3,12 @@
  * the files of the step's diff. A changed file after the checkpoint posted refuses the Approve,
  * naming the file, and the message is shown again with the changed-files list made anew.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TelegramDriver } from './drivers/telegram.ts';
-import { runIdOf, World } from './world.ts';
-
-const HAS_GIT = spawnSync('git', ['--version']).status === 0;
-const WRITER = fileURLToPath(new URL('./fixtures/writer-agent.mjs', import.meta.url));
+import { gitWorld, HAS_GIT } from './git-world.ts';
+import { runIdOf, type World } from './world.ts';
 
 let w: World | undefined;
 afterEach(async () => {
@@ -23,24 +19,8 @@ afterEach(async () => {
 describe.skipIf(!HAS_GIT)('approvals bound to a git diff (needs git on PATH)', () => {
   it('a file of the diff changed after posting is named, and the new list is shown', async () => {
     const d = await TelegramDriver.start();
-    const world = await World.create([d]);
+    const world = await gitWorld([d], 'writer-agent.mjs');
     w = world;
-    const git = (...args: string[]) =>
-      execFileSync('git', args, { cwd: world.workspace, stdio: 'ignore' });
-    git('init', '-q');
-    fs.writeFileSync(path.join(world.workspace, 'README.md'), 'first line\nsecond line\n');
-    fs.writeFileSync(path.join(world.workspace, '.gitignore'), '.phasebridge/\nworkflows/\n');
-    git('add', '.');
-    git('-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '-m', 'start');
-    await world.bridge.repos.agents.add({
-      name: 'writer',
-      engine: 'command',
-      argv: [process.execPath, WRITER],
-    });
-    world.workflow(
-      'write',
-      'steps:\n  - id: build\n    agent: writer\n    prompt: Build it.\n    checkpoint:\n      when: after\n',
-    );
     await d.sendCommand('alice', 'run write add files');
     const cp = await world.message(d, /Checkpoint build:1/);
     expect(cp.text).toMatch(/Content: 13 files, [0-9a-f]{6}/);

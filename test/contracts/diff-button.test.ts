@@ -5,19 +5,13 @@
  * file, its caption listing the files with +/-, and changes nothing; `diff <run>` does the same;
  * a diff over 1 MB comes cut, and says so.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DiscordDriver } from './drivers/discord.ts';
 import { SlackDriver } from './drivers/slack.ts';
 import { TelegramDriver } from './drivers/telegram.ts';
+import { gitWorld, HAS_GIT } from './git-world.ts';
 import { checkpointButtonsOn, type PlatformDriver, until } from './platform-driver.ts';
-import { runIdOf, World } from './world.ts';
-
-const HAS_GIT = spawnSync('git', ['--version']).status === 0;
-const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+import { runIdOf, type World } from './world.ts';
 
 let w: World | undefined;
 afterEach(async () => {
@@ -25,26 +19,10 @@ afterEach(async () => {
   w = undefined;
 });
 
-/** A bridge on `drivers` whose workspace is a git repository; its `write` workflow runs `agent`. */
-async function gitWorld(drivers: PlatformDriver[], agent: string): Promise<World> {
-  const world = await World.create(drivers);
+/** The git world of the Diff stories: Carol may look (viewer) but not answer. */
+async function diffWorld(drivers: PlatformDriver[], agent: string): Promise<World> {
+  const world = await gitWorld(drivers, agent);
   w = world;
-  const git = (...args: string[]) =>
-    execFileSync('git', args, { cwd: world.workspace, stdio: 'ignore' });
-  git('init', '-q');
-  fs.writeFileSync(path.join(world.workspace, 'README.md'), 'first line\nsecond line\n');
-  fs.writeFileSync(path.join(world.workspace, '.gitignore'), '.phasebridge/\nworkflows/\n');
-  git('add', '.');
-  git('-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '-m', 'start');
-  await world.bridge.repos.agents.add({
-    name: 'writer',
-    engine: 'command',
-    argv: [process.execPath, fixture(agent)],
-  });
-  world.workflow(
-    'write',
-    'steps:\n  - id: build\n    agent: writer\n    prompt: Build it.\n    checkpoint:\n      when: after\n',
-  );
   for (const d of drivers) await world.setRole(d, 'carol', 'viewer');
   return world;
 }
@@ -60,7 +38,7 @@ describe.skipIf(!HAS_GIT)('the Diff button and the diff verb (needs git on PATH)
       await TelegramDriver.start(),
       await DiscordDriver.start(),
     ];
-    const world = await gitWorld(drivers, 'writer-agent.mjs');
+    const world = await diffWorld(drivers, 'writer-agent.mjs');
     await drivers[1]!.sendCommand('alice', 'run write add files');
     for (const d of drivers) {
       const cp = await world.message(d, /Checkpoint build:1/);
@@ -93,7 +71,7 @@ describe.skipIf(!HAS_GIT)('the Diff button and the diff verb (needs git on PATH)
 
   it('`diff <run>` sends it too; a diff over 1 MB comes cut and says so', async () => {
     const telegram = await TelegramDriver.start();
-    const world = await gitWorld([telegram], 'big-writer-agent.mjs');
+    const world = await diffWorld([telegram], 'big-writer-agent.mjs');
     await telegram.sendCommand('alice', 'run write a big file');
     const cp = await world.message(telegram, /Checkpoint build:1/);
     await telegram.sendCommand('carol', `diff ${runIdOf(cp)}`);

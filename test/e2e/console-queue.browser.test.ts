@@ -7,40 +7,23 @@
  * (the run gets its checkpoint), and the page follows the queue live while Alice approves in
  * chat. Every action is audited under Bob. The page fits 375 px and passes an axe scan.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningBridge, startBridge } from '../../src/app/bridge.ts';
-import { loadConfig } from '../../src/config.ts';
-import { createLogger } from '../../src/log.ts';
-import { FakeTelegram } from '../fakes/telegram.ts';
-import { slow } from '../support/slowdown.ts';
+import type { RunningBridge } from '../../src/app/bridge.ts';
+import type { FakeTelegram } from '../fakes/telegram.ts';
 import { findChromium, inCi, launchChromium, missingChromiumBanner } from './chromium.ts';
 import { axeProblems, screenshot, widths } from './page-checks.ts';
+import { APPEAR_MS, startTeamBridge, type TeamBridge, until } from './team-bridge.ts';
 
-const APPEAR_MS = slow(15_000);
 const TEAM = { id: -4002, type: 'supergroup' as const, title: 'Team' };
 const ALICE = { id: 811, first_name: 'Alice', username: 'alice' };
 const BOB = { id: 812, first_name: 'Bob', username: 'bob' };
-const PUBLIC = 'http://localhost:7798';
 const STUCK = { runId: '2026-12-02T000000Z-stuck', stepId: 'build', attempt: 1, payload: {} };
 
 const chromiumPath = findChromium();
 
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>) {
-  const deadline = Date.now() + APPEAR_MS * 2;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 describe.skipIf(!chromiumPath && !inCi())('the queue page in a real browser', () => {
-  let dir: string;
+  let team: TeamBridge;
   let fake: FakeTelegram;
   let bridge: RunningBridge;
   let browser: Browser;
@@ -48,52 +31,30 @@ describe.skipIf(!chromiumPath && !inCi())('the queue page in a real browser', ()
 
   /** A browser page signed in as `who` through the link `/console` sends them privately. */
   async function signIn(who: typeof ALICE): Promise<Page> {
-    const before = fake.botMessages(who.id).length;
-    fake.userSends({ chat: TEAM, from: who, text: '/console' });
-    const dm = await until('the link', () => fake.botMessages(who.id)[before]);
-    const link = /(http:\/\/\S+\?token=[A-Za-z0-9_%-]+)/.exec(dm.text ?? '')![1]!;
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const page = await context.newPage();
     page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    await page.goto(link.replace(PUBLIC, bridge.url));
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${bridge.url}/`);
-    return page;
+    return team.signIn(browser, who, page);
   }
 
   beforeAll(async () => {
     if (!chromiumPath) throw new Error(missingChromiumBanner());
     process.env.DEMO_AGENT_BEHAVIOUR = 'sleep=20 exit=1';
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-e2e-queue-'));
-    fake = await FakeTelegram.start();
-    fake.addChat(TEAM);
-    for (const who of [ALICE, BOB]) fake.addChat({ id: who.id, type: 'private' });
-    const config = loadConfig({
-      env: {
-        PHASEBRIDGE_HOME: path.join(dir, 'home'),
-        PHASEBRIDGE_PORT: '0',
-        TELEGRAM_BOT_TOKEN: fake.token,
-        TELEGRAM_API_ROOT: fake.apiRoot,
-        PHASEBRIDGE_PUBLIC_URL: PUBLIC,
-      },
-      cwd: dir,
+    team = await startTeamBridge({
+      teamId: TEAM.id,
+      port: 7798,
+      people: [
+        [ALICE, 'approver'],
+        [BOB, 'admin'],
+      ],
     });
-    bridge = await startBridge(config, createLogger({ level: 'silent' }), { editIntervalMs: 20 });
-    const binding = await bridge.repos.bindings.bind({
-      chatRef: `telegram:${TEAM.id}`,
-      workspace: bridge.workspace,
-    });
-    const scope = { bindingId: binding.id };
-    await bridge.repos.allowlist.allow(scope, 'telegram', String(ALICE.id), 'approver');
-    await bridge.repos.allowlist.allow(scope, 'telegram', String(BOB.id), 'admin');
+    ({ fake, bridge } = team);
     browser = await launchChromium(chromiumPath!);
   });
 
   afterAll(async () => {
     await browser?.close();
-    await bridge?.stop();
-    await fake?.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    await team?.dispose();
   });
 
   it('refuses Alice, lets Bob remove a stuck job and retry the failed one, live and audited', async () => {

@@ -6,38 +6,21 @@
  * (an admin page). The decision and the audit name her. The run page with its controls fits
  * 375 px and passes an axe scan.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningBridge, startBridge } from '../../src/app/bridge.ts';
-import { loadConfig } from '../../src/config.ts';
-import { createLogger } from '../../src/log.ts';
-import { FakeTelegram } from '../fakes/telegram.ts';
-import { slow } from '../support/slowdown.ts';
+import type { RunningBridge } from '../../src/app/bridge.ts';
+import type { FakeTelegram } from '../fakes/telegram.ts';
 import { findChromium, inCi, launchChromium, missingChromiumBanner } from './chromium.ts';
 import { axeProblems, widths } from './page-checks.ts';
+import { APPEAR_MS, startTeamBridge, type TeamBridge, until } from './team-bridge.ts';
 
-const APPEAR_MS = slow(15_000);
 const TEAM = { id: -4001, type: 'supergroup' as const, title: 'Team' };
 const ALICE = { id: 801, first_name: 'Alice', username: 'alice' };
-const PUBLIC = 'http://localhost:7797';
 
 const chromiumPath = findChromium();
 
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>) {
-  const deadline = Date.now() + APPEAR_MS * 2;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 describe.skipIf(!chromiumPath && !inCi())('a team member in the console, in a real browser', () => {
-  let dir: string;
+  let team: TeamBridge;
   let fake: FakeTelegram;
   let bridge: RunningBridge;
   let browser: Browser;
@@ -47,31 +30,8 @@ describe.skipIf(!chromiumPath && !inCi())('a team member in the console, in a re
   beforeAll(async () => {
     if (!chromiumPath) throw new Error(missingChromiumBanner());
     process.env.DEMO_AGENT_BEHAVIOUR = 'sleep=20 exit=1';
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-e2e-team-'));
-    fake = await FakeTelegram.start();
-    fake.addChat(TEAM);
-    fake.addChat({ id: ALICE.id, type: 'private' });
-    const config = loadConfig({
-      env: {
-        PHASEBRIDGE_HOME: path.join(dir, 'home'),
-        PHASEBRIDGE_PORT: '0',
-        TELEGRAM_BOT_TOKEN: fake.token,
-        TELEGRAM_API_ROOT: fake.apiRoot,
-        PHASEBRIDGE_PUBLIC_URL: PUBLIC,
-      },
-      cwd: dir,
-    });
-    bridge = await startBridge(config, createLogger({ level: 'silent' }), { editIntervalMs: 20 });
-    const binding = await bridge.repos.bindings.bind({
-      chatRef: `telegram:${TEAM.id}`,
-      workspace: bridge.workspace,
-    });
-    await bridge.repos.allowlist.allow(
-      { bindingId: binding.id },
-      'telegram',
-      String(ALICE.id),
-      'approver',
-    );
+    team = await startTeamBridge({ teamId: TEAM.id, port: 7797, people: [[ALICE, 'approver']] });
+    ({ fake, bridge } = team);
     browser = await launchChromium(chromiumPath!);
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     page = await context.newPage();
@@ -83,9 +43,7 @@ describe.skipIf(!chromiumPath && !inCi())('a team member in the console, in a re
 
   afterAll(async () => {
     await browser?.close();
-    await bridge?.stop();
-    await fake?.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    await team?.dispose();
   });
 
   it('signs in from the link in her private chat, retries, approves, and is refused Access', async () => {
@@ -95,12 +53,8 @@ describe.skipIf(!chromiumPath && !inCi())('a team member in the console, in a re
       (await bridge.orchestrator.getRun(runId)).status === 'blocked' ? true : undefined,
     );
 
-    fake.userSends({ chat: TEAM, from: ALICE, text: '/console' });
-    const dm = await until('the link in her private chat', () => fake.botMessages(ALICE.id)[0]);
-    const link = /(http:\/\/\S+\?token=[A-Za-z0-9_%-]+)/.exec(dm.text ?? '')![1]!;
-    await page.goto(link.replace(PUBLIC, bridge.url));
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${bridge.url}/`);
+    // The link comes to her private chat; the page opens it and she presses Sign in.
+    await team.signIn(browser, ALICE, page);
 
     await page.goto(`${bridge.url}/runs/${runId}`);
     await page.locator('#conn', { hasText: 'live' }).waitFor({ timeout: APPEAR_MS });
