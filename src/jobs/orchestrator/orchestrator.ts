@@ -190,6 +190,10 @@ export class Orchestrator {
         queue: opts.queue,
         log: opts.log,
         armExpiry: (state) => o.#armExpiry(state),
+        knownWorkspaces: async () => [
+          ...(await o.#repos.bindings.list()).map((b) => b.workspace),
+          ...(await o.#repos.followed.list()).map((f) => f.workspace),
+        ],
       });
       const unfinished = await o.#repos.runs.list({ status: ['active', 'awaiting', 'blocked'] });
       for (const run of unfinished) {

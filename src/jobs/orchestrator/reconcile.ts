@@ -11,6 +11,7 @@
  * Only the in-flight attempt is touched: no completed step runs again. Open checkpoints with an
  * expiry get their timers back; idle runs' locks are released.
  */
+import fs from 'node:fs';
 import type { RunIndexRecord, RunsRepo } from '../../db/repositories/runs.ts';
 import type { RunIndexStatus } from '../../db/schema.ts';
 import { currentStep, type RunState, SYSTEM_ACTOR, stepJobId } from '../../engine/model.ts';
@@ -75,6 +76,11 @@ export interface ReconcileDeps {
   log: Log;
   /** Re-arms the expiry timer of the run's open checkpoint, if it has one. */
   armExpiry(state: RunState): void;
+  /**
+   * Workspaces that may hold runs the index has never seen (bound chats', followed ones): a
+   * workspace whose first run was killed before its index row is in no row of the index.
+   */
+  knownWorkspaces?: () => Promise<readonly string[]>;
 }
 
 /** Statuses a run can still leave: the only runs start-up loads. */
@@ -92,7 +98,7 @@ export async function reconcile(deps: ReconcileDeps): Promise<string[]> {
     workspace: row.workspace,
     row,
   }));
-  for (const workspace of await deps.runs.workspaces()) {
+  for (const workspace of await workspacesToScan(deps)) {
     const known = await deps.runs.idsIn(workspace);
     try {
       const store = deps.stores.for(workspace);
@@ -130,6 +136,19 @@ export async function reconcile(deps: ReconcileDeps): Promise<string[]> {
     }
   }
   return seen;
+}
+
+/** The index's workspaces, then the other known ones that exist (a gone one is no warning). */
+async function workspacesToScan(deps: ReconcileDeps): Promise<string[]> {
+  const indexed = await deps.runs.workspaces();
+  const seen = new Set(indexed);
+  const extra: string[] = [];
+  for (const ws of (await deps.knownWorkspaces?.()) ?? []) {
+    if (seen.has(ws)) continue;
+    seen.add(ws);
+    if (fs.statSync(ws, { throwIfNoEntry: false })?.isDirectory() === true) extra.push(ws);
+  }
+  return [...indexed, ...extra];
 }
 
 async function reconcileRun(

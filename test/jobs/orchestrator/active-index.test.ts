@@ -136,6 +136,38 @@ describe('the active-run index', () => {
     expect((await approve(second, lost.id, 'cli:l1')).checkpoint?.stepId).toBe('review');
   });
 
+  it("finds a bound workspace's only run, never indexed, so a redelivered /run starts nothing new", async () => {
+    env = await makeEnv();
+    await env.repos.bindings.bind({ chatRef: 'telegram:-100', workspace: env.workspace });
+    const first = await env.open();
+    const key = 'telegram:update:4711';
+    const run = await first.startRun({
+      workflow: 'demo',
+      workspace: env.workspace,
+      spec: 'only run',
+      actor: ALICE,
+      key,
+    });
+    await first.waitUntilIdle(run.id);
+    await first.close();
+    // The kill: after the run's first ledger line, before its index row. No other run in the
+    // workspace, so the index does not name the workspace at all.
+    env.db.sqlite.prepare('DELETE FROM runs WHERE id = ?').run(run.id);
+
+    const second = await env.open();
+    expect(await env.repos.runs.get(run.id)).toMatchObject({ status: 'awaiting' });
+    // The platform redelivers the unconfirmed update: same key, the same run comes back.
+    const again = await second.startRun({
+      workflow: 'demo',
+      workspace: env.workspace,
+      spec: 'only run',
+      actor: ALICE,
+      key,
+    });
+    expect(again.id).toBe(run.id);
+    expect((await second.listRuns()).map((r) => r.id)).toEqual([run.id]);
+  });
+
   it('an unfinished run another live process holds is left to it, without a warning', async () => {
     env = await makeEnv();
     env.workflow(
