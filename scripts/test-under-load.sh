@@ -9,6 +9,9 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 ref="${1:-HEAD}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/pb-under-load-XXXXXX")"
+# mktemp makes it 0700: the tests that run the CLI as another user (a home they cannot enter)
+# must still reach the checkout, as they do in a CI clone.
+chmod 755 "$work"
 hogs=()
 
 cleanup() {
@@ -26,6 +29,8 @@ cd "$work/phasebridge"
 git checkout --quiet "$(git -C "$repo" rev-parse "$ref")"
 echo "under-load: npm ci"
 npm ci --no-audit --no-fund >"$work/npm-ci.log" 2>&1 || { tail -30 "$work/npm-ci.log"; exit 1; }
+# As .ci/run does: with CI=true the real-CLI tests require the pinned agent CLIs.
+node scripts/install-agent-clis.mjs >>"$work/npm-ci.log" 2>&1 || { tail -30 "$work/npm-ci.log"; exit 1; }
 
 for _ in 1 2; do
   node -e 'for (;;) {}' &

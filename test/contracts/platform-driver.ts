@@ -120,7 +120,7 @@ export interface PlatformDriver {
 export async function until(
   check: () => boolean | Promise<boolean>,
   what: string,
-  deadlineMs = 15_000,
+  deadlineMs = 30_000,
 ): Promise<void> {
   const deadline = Date.now() + slow(deadlineMs);
   while (!(await check())) {

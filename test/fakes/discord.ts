@@ -10,6 +10,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIUser } from 'discord.js';
+import { slow } from '../support/slowdown.ts';
 import { FakeGateway } from './discord-gateway.ts';
 import { type RestContext, route } from './discord-rest.ts';
 import { FakeDiscordState, type FakeInteraction } from './discord-store.ts';
@@ -337,7 +338,7 @@ export class FakeDiscord {
 
   /** Polls `probe` until it returns something other than undefined/false. */
   async waitFor<T>(probe: () => T | undefined | false, what: string, timeoutMs = 5000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
+    const deadline = Date.now() + slow(timeoutMs);
     for (;;) {
       const value = probe();
       if (value !== undefined && value !== false) return value;

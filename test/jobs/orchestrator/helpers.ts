@@ -41,7 +41,9 @@ steps:
 
 /** Fast lease timing for tests that kill workers. */
 export const FAST_LEASES: Omit<SqliteQueueOptions, 'db'> = {
-  leaseMs: 600,
+  // Scaled: the lease bounds how long a dead worker's job waits to be taken again, and a live
+  // worker on a loaded machine must not miss it (an extra retake failed a crash test at load 40).
+  leaseMs: slow(600),
   heartbeatMs: 100,
   pollMs: 30,
 };

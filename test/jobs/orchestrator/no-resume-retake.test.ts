@@ -49,7 +49,7 @@ it('--no-resume: a job re-taken after a lost lease blocks the run instead of re-
 
   const second = startChild(WORKER, workerArgs);
   children.push(second);
-  await waitFor(async () => (await o.getRun(run.id)).status === 'blocked', 10_000, 'blocked');
+  await waitFor(async () => (await o.getRun(run.id)).status === 'blocked', 30_000, 'blocked');
   const state = await o.getRun(run.id);
   expect(state.blocked).toMatchObject({
     kind: 'interrupted',

@@ -67,8 +67,10 @@ steps:
     ['t2', 'completed', 1],
     ['t3', 'completed', 1],
   ]);
-  // The queue ran t3's job twice (the retake) and every completed task once.
-  expect(await env.queue.get(t3)).toMatchObject({ state: 'completed', attempts: 2 });
+  // The queue took t3's job again (the retake; once more if a loaded machine let the new
+  // worker's lease lapse, which the engine still applies once: attempt 1 above, no repeated key).
+  expect(await env.queue.get(t3)).toMatchObject({ state: 'completed' });
+  expect((await env.queue.get(t3))!.attempts).toBeGreaterThanOrEqual(2);
   for (const id of doneBefore.map((t) => t.id)) {
     expect(await env.queue.get(`${run.id}:work+task+${id}:1`)).toMatchObject({ attempts: 1 });
   }
