@@ -13,7 +13,8 @@ import { probeBridge } from '../control/client.ts';
 import { controlSocketPath } from '../control/protocol.ts';
 import { startControlServer } from '../control/server.ts';
 import { startBackgroundCheckpoints } from '../db/checkpointer.ts';
-import { type BridgeDb, migrateToLatest, openBridgeDb } from '../db/connection.ts';
+import { migrateToLatest, openBridgeDb } from '../db/connection.ts';
+import { bridgeDbAnswers, countsBy } from '../db/health.ts';
 import { refuseDatabaseUrl } from '../db/postgres-support.ts';
 import {
   createRepositories,
@@ -138,7 +139,7 @@ export async function startBridge(
     }
     const metrics = new BridgeMetrics({
       log,
-      runsByStatus: async () => countBy(db, 'runs', 'status'),
+      runsByStatus: () => countsBy(db, 'runs', 'status'),
       // Queue depth with either driver (BullMQ counts in Redis).
       ...(queue.counts ? { jobsByState: () => queue.counts!() } : {}),
       ...(watch
@@ -207,7 +208,7 @@ export async function startBridge(
     stack.push(() => chatops.stop());
 
     const readiness = new Readiness(log.child({ component: 'readiness' }));
-    readiness.add('bridge.db', async () => db.sqlite.prepare('select 1').get() !== undefined);
+    readiness.add('bridge.db', () => bridgeDbAnswers(db));
     readiness.add('queue', async () => (await queue.get('probe:probe:0')) === null);
     // Chats that refuse us do not make the bridge unready (the others are served): a note.
     readiness.add('chats', async () => unreachableNote(await repos.unreachable.list()));
@@ -322,11 +323,4 @@ async function bindConsole(repos: Repositories, workspace: string): Promise<void
   const existing = await repos.bindings.find(CONSOLE_CHAT_REF, null);
   const binding = existing ?? (await repos.bindings.bind({ chatRef: CONSOLE_CHAT_REF, workspace }));
   await repos.allowlist.allow({ bindingId: binding.id }, WEB_ADMIN.platform, WEB_ADMIN.id, 'admin');
-}
-
-function countBy(db: BridgeDb, table: 'runs' | 'jobs', column: 'status' | 'state') {
-  const rows = db.sqlite
-    .prepare(`select ${column} as k, count(*) as n from ${table} group by ${column}`)
-    .all() as { k: string; n: number }[];
-  return Object.fromEntries(rows.map((r) => [r.k, r.n]));
 }

@@ -8,7 +8,7 @@ import { PhasebridgeError } from '../errors.ts';
 
 /** The parts of bridge.db that still need SQLite (docs/operations.md, "Postgres", says the same). */
 export const POSTGRES_MISSING =
-  'the outbox, the run change feed, retention and the embedded job queue still use SQLite directly';
+  'the embedded job queue and the CLI commands still use SQLite directly';
 
 /**
  * Throws a CONFIG error with one line when `databaseUrl` is set: `what` (e.g. "serve") cannot run

@@ -14,7 +14,7 @@ import { createLogger } from '../../src/log.ts';
 
 const URL_WITH_PASSWORD = 'postgres://bridge:pw-9f3c1d@127.0.0.1:1/phasebridge';
 const LINE =
-  /^DATABASE_URL=postgres is not yet supported by serve: the outbox, the run change feed, retention and the embedded job queue still use SQLite directly, see docs\/operations\.md/;
+  /^DATABASE_URL=postgres is not yet supported by serve: the embedded job queue and the CLI commands still use SQLite directly, see docs\/operations\.md/;
 
 const dirs: string[] = [];
 afterEach(() => {
