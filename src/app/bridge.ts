@@ -3,9 +3,9 @@
  * and the HTTP server (web console, health, metrics, webhooks), started and stopped in order.
  */
 
-import { join } from 'node:path';
 import type { Platform } from '../bridges/channel.ts';
-import { type Outbox, OutboxStore, withOutboxes } from '../bridges/outbox/index.ts';
+import { type Outbox, withOutboxes } from '../bridges/outbox/index.ts';
+import { outboxStoreOf } from '../bridges/outbox/store-of.ts';
 import { CONSOLE_CHAT_REF, orchestratorRunsSource, WEB_ADMIN } from '../bridges/web/index.ts';
 import { ChatOps, createPairingCode } from '../chatops/index.ts';
 import { type Config, SECRET_ENV_NAMES, secretsOf } from '../config.ts';
@@ -13,9 +13,10 @@ import { probeBridge } from '../control/client.ts';
 import { controlSocketPath } from '../control/protocol.ts';
 import { startControlServer } from '../control/server.ts';
 import { startBackgroundCheckpoints } from '../db/checkpointer.ts';
-import { migrateToLatest, openBridgeDb } from '../db/connection.ts';
+import { migrateToLatest } from '../db/connection.ts';
 import { bridgeDbAnswers, countsBy } from '../db/health.ts';
-import { refuseDatabaseUrl } from '../db/postgres-support.ts';
+import { openConfiguredDb } from '../db/open.ts';
+import { refusePostgresWithoutRedis } from '../db/postgres-support.ts';
 import {
   createRepositories,
   type Repositories,
@@ -94,14 +95,17 @@ export async function startBridge(
         `a bridge already runs on ${config.home} (pid ${other.pid}, since ${other.startedAt}); stop it first, or give this one another PHASEBRIDGE_HOME`,
       );
     }
-    // Never half on Postgres: refused before anything is opened.
-    refuseDatabaseUrl(config.databaseUrl, 'serve');
-    const db = openBridgeDb({ file: join(config.home, 'bridge.db') });
+    // Postgres without Redis would leave the job queue in SQLite: refused before anything opens.
+    refusePostgresWithoutRedis(config);
+    const db = await openConfiguredDb(config, 10);
     stack.push(() => db.close());
     const { applied } = await migrateToLatest(db);
     if (applied.length > 0) log.info({ applied }, 'bridge.db migrated');
-    const checkpoints = await startBackgroundCheckpoints(db, log);
-    stack.push(() => checkpoints.close());
+    if (db.dialect === 'sqlite') {
+      // WAL checkpointing is SQLite's own; Postgres manages its log itself.
+      const checkpoints = await startBackgroundCheckpoints(db, log);
+      stack.push(() => checkpoints.close());
+    }
     const repos = createRepositories(db);
     const workspace = config.workspace;
     makeDirs(workspace);
@@ -174,7 +178,7 @@ export async function startBridge(
     );
     await bindConsole(repos, workspace);
     // Sends and edits to the chat platforms are rows in bridge.db before they are attempted.
-    const outboxStore = OutboxStore.open(db.file, Date.now, (err) =>
+    const outboxStore = await outboxStoreOf(db, Date.now, (err) =>
       log.warn({ err }, 'outbox: a delivered message id could not be written back'),
     );
     stack.push(async () => outboxStore.close());
