@@ -143,6 +143,8 @@ export async function startBridge(
     }
     const metrics = new BridgeMetrics({
       log,
+      // One bridge per home or database until the leader lease exists: it is the leader.
+      info: { role: 'leader', database: db.dialect, queue: queue.driver },
       runsByStatus: () => countsBy(db, 'runs', 'status'),
       // Queue depth with either driver (BullMQ counts in Redis).
       ...(queue.counts ? { jobsByState: () => queue.counts!() } : {}),

@@ -149,6 +149,9 @@ if (!present && !inCi()) {
             { message: '/metrics does not count the awaiting run' },
           );
           expect(metrics).toContain('phasebridge_runs{status="awaiting"} 1');
+          expect(metrics).toContain(
+            'phasebridge_bridge_info{role="leader",database="postgres",queue="bullmq"} 1',
+          );
         } finally {
           await bridge.stop();
           await reader.close();
