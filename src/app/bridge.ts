@@ -3,9 +3,9 @@
  * and the HTTP server (web console, health, metrics, webhooks), started and stopped in order.
  */
 
-import { join } from 'node:path';
 import type { Platform } from '../bridges/channel.ts';
-import { type Outbox, OutboxStore, withOutboxes } from '../bridges/outbox/index.ts';
+import { type Outbox, withOutboxes } from '../bridges/outbox/index.ts';
+import { outboxStoreOf } from '../bridges/outbox/store-of.ts';
 import { CONSOLE_CHAT_REF, orchestratorRunsSource, WEB_ADMIN } from '../bridges/web/index.ts';
 import { ChatOps, createPairingCode } from '../chatops/index.ts';
 import { type Config, SECRET_ENV_NAMES, secretsOf } from '../config.ts';
@@ -13,8 +13,10 @@ import { probeBridge } from '../control/client.ts';
 import { controlSocketPath } from '../control/protocol.ts';
 import { startControlServer } from '../control/server.ts';
 import { startBackgroundCheckpoints } from '../db/checkpointer.ts';
-import { type BridgeDb, migrateToLatest, openBridgeDb } from '../db/connection.ts';
-import { refuseDatabaseUrl } from '../db/postgres-support.ts';
+import { migrateToLatest } from '../db/connection.ts';
+import { bridgeDbAnswers, countsBy } from '../db/health.ts';
+import { openConfiguredDb } from '../db/open.ts';
+import { refusePostgresWithoutRedis } from '../db/postgres-support.ts';
 import {
   createRepositories,
   type Repositories,
@@ -93,14 +95,17 @@ export async function startBridge(
         `a bridge already runs on ${config.home} (pid ${other.pid}, since ${other.startedAt}); stop it first, or give this one another PHASEBRIDGE_HOME`,
       );
     }
-    // Never half on Postgres: refused before anything is opened.
-    refuseDatabaseUrl(config.databaseUrl, 'serve');
-    const db = openBridgeDb({ file: join(config.home, 'bridge.db') });
+    // Postgres without Redis would leave the job queue in SQLite: refused before anything opens.
+    refusePostgresWithoutRedis(config);
+    const db = await openConfiguredDb(config, 10);
     stack.push(() => db.close());
     const { applied } = await migrateToLatest(db);
     if (applied.length > 0) log.info({ applied }, 'bridge.db migrated');
-    const checkpoints = await startBackgroundCheckpoints(db, log);
-    stack.push(() => checkpoints.close());
+    if (db.dialect === 'sqlite') {
+      // WAL checkpointing is SQLite's own; Postgres manages its log itself.
+      const checkpoints = await startBackgroundCheckpoints(db, log);
+      stack.push(() => checkpoints.close());
+    }
     const repos = createRepositories(db);
     const workspace = config.workspace;
     makeDirs(workspace);
@@ -138,7 +143,9 @@ export async function startBridge(
     }
     const metrics = new BridgeMetrics({
       log,
-      runsByStatus: async () => countBy(db, 'runs', 'status'),
+      // One bridge per home or database until the leader lease exists: it is the leader.
+      info: { role: 'leader', database: db.dialect, queue: queue.driver },
+      runsByStatus: () => countsBy(db, 'runs', 'status'),
       // Queue depth with either driver (BullMQ counts in Redis).
       ...(queue.counts ? { jobsByState: () => queue.counts!() } : {}),
       ...(watch
@@ -173,7 +180,7 @@ export async function startBridge(
     );
     await bindConsole(repos, workspace);
     // Sends and edits to the chat platforms are rows in bridge.db before they are attempted.
-    const outboxStore = OutboxStore.open(db.file, Date.now, (err) =>
+    const outboxStore = await outboxStoreOf(db, Date.now, (err) =>
       log.warn({ err }, 'outbox: a delivered message id could not be written back'),
     );
     stack.push(async () => outboxStore.close());
@@ -207,7 +214,7 @@ export async function startBridge(
     stack.push(() => chatops.stop());
 
     const readiness = new Readiness(log.child({ component: 'readiness' }));
-    readiness.add('bridge.db', async () => db.sqlite.prepare('select 1').get() !== undefined);
+    readiness.add('bridge.db', () => bridgeDbAnswers(db));
     readiness.add('queue', async () => (await queue.get('probe:probe:0')) === null);
     // Chats that refuse us do not make the bridge unready (the others are served): a note.
     readiness.add('chats', async () => unreachableNote(await repos.unreachable.list()));
@@ -322,11 +329,4 @@ async function bindConsole(repos: Repositories, workspace: string): Promise<void
   const existing = await repos.bindings.find(CONSOLE_CHAT_REF, null);
   const binding = existing ?? (await repos.bindings.bind({ chatRef: CONSOLE_CHAT_REF, workspace }));
   await repos.allowlist.allow({ bindingId: binding.id }, WEB_ADMIN.platform, WEB_ADMIN.id, 'admin');
-}
-
-function countBy(db: BridgeDb, table: 'runs' | 'jobs', column: 'status' | 'state') {
-  const rows = db.sqlite
-    .prepare(`select ${column} as k, count(*) as n from ${table} group by ${column}`)
-    .all() as { k: string; n: number }[];
-  return Object.fromEntries(rows.map((r) => [r.k, r.n]));
 }

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import type { Config } from '../config.ts';
-import type { BridgeDb } from '../db/connection.ts';
+import type { AnyBridgeDb } from '../db/migrator.ts';
 import { type PruneReport, pruneBridgeDb, type RetentionPolicy } from '../db/retention.ts';
 import { parseDuration } from '../engine/workflow/duration.ts';
 import { type BullmqRetention, DEFAULT_BULLMQ_RETENTION } from '../jobs/queue/bullmq-retention.ts';
@@ -44,19 +44,23 @@ export interface PruneSchedule {
 
 /** Starts pruning periodically; returns the stop function. A failed prune is logged, not fatal. */
 export function schedulePrune(
-  db: BridgeDb,
+  db: AnyBridgeDb,
   config: Config,
   log: Log,
   schedule: PruneSchedule = {},
 ): () => Promise<void> {
   const policy = retentionPolicy(config);
+  // One prune at a time: a slow one (Postgres, a large export) is never overtaken by the next.
+  let running: Promise<void> | undefined;
   const once = (): void => {
-    try {
-      const r = pruneBridgeDb(db, { policy, exportDir: auditExportDir(config) });
-      if (r.jobs > 0 || r.audit > 0) log.info(pruneFields(r), 'pruned bridge.db');
-    } catch (err) {
-      log.warn({ err }, 'pruning bridge.db failed; tried again later');
-    }
+    running ??= pruneBridgeDb(db, { policy, exportDir: auditExportDir(config) })
+      .then((r) => {
+        if (r.jobs > 0 || r.audit > 0) log.info(pruneFields(r), 'pruned bridge.db');
+      })
+      .catch((err: unknown) => log.warn({ err }, 'pruning bridge.db failed; tried again later'))
+      .finally(() => {
+        running = undefined;
+      });
   };
   let every: NodeJS.Timeout | undefined;
   const first = setTimeout(() => {
@@ -68,6 +72,7 @@ export function schedulePrune(
   return async () => {
     clearTimeout(first);
     clearInterval(every);
+    await running; // bridge.db closes after this: a prune in flight finishes first
   };
 }
 

@@ -7,12 +7,13 @@ import type { AnyBridgeDb } from './migrator.ts';
  * Opens bridge.db on Postgres when `databaseUrl` is set (`pg` is loaded only then), else the
  * embedded SQLite file `<home>/bridge.db`. Not migrated: call `migrateToLatest` next.
  */
-export async function openConfiguredDb(config: {
-  readonly home: string;
-  readonly databaseUrl?: string | undefined;
-}): Promise<AnyBridgeDb> {
+export async function openConfiguredDb(
+  config: { readonly home: string; readonly databaseUrl?: string | undefined },
+  /** Postgres pool size: 2 for a CLI command; `serve` (feed, outbox, console at once) more. */
+  maxConnections = 2,
+): Promise<AnyBridgeDb> {
   if (config.databaseUrl === undefined)
     return openBridgeDb({ file: join(config.home, 'bridge.db') });
   const { openPostgresDb } = await import('./dialects/postgres/connection.ts');
-  return openPostgresDb({ url: config.databaseUrl, maxConnections: 2 });
+  return openPostgresDb({ url: config.databaseUrl, maxConnections });
 }

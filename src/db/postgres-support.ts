@@ -1,14 +1,14 @@
 /**
- * What bridge.db on Postgres can do yet. The repositories and migrations run on both dialects,
- * but a few hot paths still talk to better-sqlite3 synchronously, so `serve` and the commands that
- * open bridge.db refuse a DATABASE_URL at start rather than split their state between two
- * databases. `phasebridge migrate --to postgres` is the one command that uses it today.
+ * What bridge.db on Postgres can do yet. `serve` runs on it (with BullMQ on REDIS_URL: the
+ * embedded job queue is SQLite's), and `migrate` / `migrate --to postgres` use it. The commands
+ * that open bridge.db through the CLI context still open the SQLite file, so they refuse a
+ * DATABASE_URL at start rather than split their state between two databases.
  */
 import { PhasebridgeError } from '../errors.ts';
 
-/** The parts of bridge.db that still need SQLite (docs/operations.md, "Postgres", says the same). */
+/** The parts that still need SQLite (docs/operations.md, "Postgres", says the same). */
 export const POSTGRES_MISSING =
-  'the outbox, the run change feed, retention and the embedded job queue still use SQLite directly';
+  'the commands that open bridge.db themselves (agents, allow, bind, prune …) still open the SQLite file; serve runs on Postgres';
 
 /**
  * Throws a CONFIG error with one line when `databaseUrl` is set: `what` (e.g. "serve") cannot run
@@ -19,5 +19,21 @@ export function refuseDatabaseUrl(databaseUrl: string | undefined, what: string)
   throw new PhasebridgeError(
     'CONFIG',
     `DATABASE_URL=postgres is not yet supported by ${what}: ${POSTGRES_MISSING}, see docs/operations.md (unset DATABASE_URL to keep bridge.db in SQLite)`,
+  );
+}
+
+/**
+ * Throws a CONFIG error with one line when `serve` is given a Postgres DATABASE_URL without
+ * REDIS_URL: the embedded job queue lives in SQLite, so on Postgres jobs go through BullMQ.
+ */
+export function refusePostgresWithoutRedis(config: {
+  readonly databaseUrl?: string | undefined;
+  readonly redisUrl?: string | undefined;
+}): void {
+  if (config.databaseUrl === undefined) return;
+  if (config.redisUrl !== undefined && config.redisUrl !== '') return;
+  throw new PhasebridgeError(
+    'CONFIG',
+    'DATABASE_URL=postgres needs REDIS_URL for serve: the embedded job queue lives in SQLite, so on Postgres jobs go through BullMQ on Redis, see docs/operations.md (or unset DATABASE_URL to keep bridge.db in SQLite)',
   );
 }

@@ -8,8 +8,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { fsyncDir } from '../engine/ledger/atomic-write.ts';
 import type { BridgeDb } from './connection.ts';
+import type { AnyBridgeDb } from './migrator.ts';
 
 /** How long finished work is kept (ms). */
 export interface RetentionPolicy {
@@ -44,42 +46,107 @@ export interface PruneOptions {
 /**
  * Jobs that may go: finished before the cutoff, not of a run still unfinished in the index (its
  * reconciliation may need the outcome), and not the holder of the highest outcome or signal seq
- * (the queue numbers the next one from those; pollers would skip a reused number).
+ * (the queue numbers the next one from those; pollers would skip a reused number). Plain SQL that
+ * both dialects read alike: SQLite runs its compiled text on the raw handle, Postgres through kysely.
  */
-const PRUNABLE_JOBS = `FROM jobs
-  WHERE finished_at IS NOT NULL AND finished_at < ?
+const prunableJobs = (before: number) => sql`FROM jobs
+  WHERE finished_at IS NOT NULL AND finished_at < ${before}
     AND state IN ('completed', 'failed', 'cancelled')
     AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = jobs.run_id AND r.finished_at IS NULL)
     AND (outcome_seq IS NULL OR outcome_seq < (SELECT max(outcome_seq) FROM jobs))
     AND (signal_seq IS NULL OR signal_seq < (SELECT max(signal_seq) FROM jobs))`;
 
+/** Audit rows read per query on Postgres (the export never holds a year of audit in memory). */
+const AUDIT_PAGE = 1000;
+
 /** Drops finished jobs and old audit rows (exporting those first); reports what went. */
-export function pruneBridgeDb(db: BridgeDb, opts: PruneOptions): PruneReport {
+export async function pruneBridgeDb(db: AnyBridgeDb, opts: PruneOptions): Promise<PruneReport> {
   const now = opts.now ?? Date.now();
   const jobsBefore = now - opts.policy.jobsMs;
   const auditBefore = now - opts.policy.auditMs;
-  const sqlite = db.sqlite;
   const base = { jobsBefore, auditBefore };
+  if (db.dialect === 'sqlite')
+    return { ...base, ...pruneSqlite(db, jobsBefore, auditBefore, opts) };
+  const k = db.kysely;
   if (opts.dryRun) {
-    const jobs = sqlite.prepare(`SELECT count(*) AS n ${PRUNABLE_JOBS}`).get(jobsBefore) as {
-      n: number;
+    const jobs = await sql<{ n: number }>`SELECT count(*) AS n ${prunableJobs(jobsBefore)}`.execute(
+      k,
+    );
+    const audit = await k
+      .selectFrom('audit')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('at', '<', auditBefore)
+      .executeTakeFirstOrThrow();
+    return {
+      ...base,
+      jobs: Number(jobs.rows[0]?.n ?? 0),
+      audit: Number(audit.n),
+      auditExport: null,
     };
+  }
+  const deleted = await sql`DELETE ${prunableJobs(jobsBefore)}`.execute(k);
+  const jobs = Number(deleted.numAffectedRows ?? 0);
+  const file = new AuditExport(opts.exportDir);
+  try {
+    let after = -1;
+    for (;;) {
+      const page = await k
+        .selectFrom('audit')
+        .selectAll()
+        .where('at', '<', auditBefore)
+        .where('id', '>', after)
+        .orderBy('id')
+        .limit(AUDIT_PAGE)
+        .execute();
+      for (const r of page) file.add(r);
+      if (page.length < AUDIT_PAGE) break;
+      after = page[page.length - 1]!.id;
+    }
+  } catch (err) {
+    file.abandon();
+    throw err;
+  }
+  const exported = file.finish();
+  let audit = 0;
+  if (exported !== null) {
+    const res = await k
+      .deleteFrom('audit')
+      .where('id', '<=', exported.lastId)
+      .where('at', '<', auditBefore)
+      .executeTakeFirst();
+    audit = Number(res.numDeletedRows);
+  }
+  return { ...base, jobs, audit, auditExport: exported?.file ?? null };
+}
+
+/** SQLite's prune: synchronous on the raw handle, as it always was. */
+function pruneSqlite(
+  db: BridgeDb,
+  jobsBefore: number,
+  auditBefore: number,
+  opts: PruneOptions,
+): { jobs: number; audit: number; auditExport: string | null } {
+  const sqlite = db.sqlite;
+  const jobsSql = (verb: string) =>
+    sql`${sql.raw(verb)} ${prunableJobs(jobsBefore)}`.compile(db.kysely);
+  if (opts.dryRun) {
+    const count = jobsSql('SELECT count(*) AS n');
+    const jobs = sqlite.prepare(count.sql).get(...count.parameters) as { n: number };
     const audit = sqlite
       .prepare('SELECT count(*) AS n FROM audit WHERE at < ?')
-      .get(auditBefore) as {
-      n: number;
-    };
-    return { ...base, jobs: jobs.n, audit: audit.n, auditExport: null };
+      .get(auditBefore) as { n: number };
+    return { jobs: jobs.n, audit: audit.n, auditExport: null };
   }
-  const jobs = sqlite.prepare(`DELETE ${PRUNABLE_JOBS}`).run(jobsBefore).changes;
-  const exported = exportAudit(db, auditBefore, opts.exportDir);
+  const del = jobsSql('DELETE');
+  const jobs = sqlite.prepare(del.sql).run(...del.parameters).changes;
+  const exported = exportAuditSqlite(db, auditBefore, opts.exportDir);
   let audit = 0;
   if (exported !== null) {
     audit = sqlite
       .prepare('DELETE FROM audit WHERE id <= ? AND at < ?')
       .run(exported.lastId, auditBefore).changes;
   }
-  return { ...base, jobs, audit, auditExport: exported?.file ?? null };
+  return { jobs, audit, auditExport: exported?.file ?? null };
 }
 
 interface AuditRow {
@@ -94,11 +161,11 @@ interface AuditRow {
 }
 
 /**
- * Writes every audit row before `before` to one JSON Lines file (through a temp file, fsynced,
- * renamed); returns it and the last id written, or null when there is no such row. Rows are
- * streamed: a year of audit never sits in memory at once.
+ * Every audit row before `before` in one JSON Lines file; returns it and the last id written, or
+ * null when there is no such row. Rows are streamed (better-sqlite3's iterator, nothing awaited
+ * while it is open): a year of audit never sits in memory at once.
  */
-function exportAudit(
+function exportAuditSqlite(
   db: BridgeDb,
   before: number,
   dir: string,
@@ -106,41 +173,73 @@ function exportAudit(
   const rows = db.sqlite
     .prepare('SELECT * FROM audit WHERE at < ? ORDER BY id')
     .iterate(before) as IterableIterator<AuditRow>;
-  let fd: number | undefined;
-  let tmp = '';
-  let file = '';
-  let lastId = -1;
-  let buffer = '';
+  const file = new AuditExport(dir);
   try {
-    for (const r of rows) {
-      if (fd === undefined) {
-        fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-        const stamp = new Date(r.at).toISOString().replace(/[-:.]/g, '');
-        file = path.join(dir, `audit-${stamp}-${r.id}.jsonl`);
-        tmp = `${file}.tmp-${process.pid}`;
-        fd = fs.openSync(tmp, 'w', 0o600);
-      }
-      buffer += `${JSON.stringify(entryOf(r))}\n`;
-      if (buffer.length > 64 * 1024) {
-        fs.writeSync(fd, buffer);
-        buffer = '';
-      }
-      lastId = r.id;
-    }
-    if (fd === undefined) return null;
-    if (buffer !== '') fs.writeSync(fd, buffer);
-    fs.fsyncSync(fd);
+    for (const r of rows) file.add(r);
   } catch (err) {
-    if (fd !== undefined) {
-      fs.closeSync(fd);
-      fs.rmSync(tmp, { force: true });
-    }
+    file.abandon();
     throw err;
   }
-  fs.closeSync(fd);
-  fs.renameSync(tmp, file);
-  fsyncDir(dir);
-  return { file, lastId };
+  return file.finish();
+}
+
+/**
+ * One export file, written through a temp file (created at the first row, named after it),
+ * fsynced and renamed into place by `finish`.
+ */
+class AuditExport {
+  readonly #dir: string;
+  #fd: number | undefined;
+  #tmp = '';
+  #file = '';
+  #lastId = -1;
+  #buffer = '';
+
+  constructor(dir: string) {
+    this.#dir = dir;
+  }
+
+  add(r: AuditRow): void {
+    if (this.#fd === undefined) {
+      fs.mkdirSync(this.#dir, { recursive: true, mode: 0o700 });
+      const stamp = new Date(r.at).toISOString().replace(/[-:.]/g, '');
+      this.#file = path.join(this.#dir, `audit-${stamp}-${r.id}.jsonl`);
+      this.#tmp = `${this.#file}.tmp-${process.pid}`;
+      this.#fd = fs.openSync(this.#tmp, 'w', 0o600);
+    }
+    this.#buffer += `${JSON.stringify(entryOf(r))}\n`;
+    if (this.#buffer.length > 64 * 1024) {
+      fs.writeSync(this.#fd, this.#buffer);
+      this.#buffer = '';
+    }
+    this.#lastId = r.id;
+  }
+
+  /** Removes the temp file after a failure. */
+  abandon(): void {
+    if (this.#fd === undefined) return;
+    fs.closeSync(this.#fd);
+    fs.rmSync(this.#tmp, { force: true });
+    this.#fd = undefined;
+  }
+
+  /** Fsyncs and renames the file into place; null when no row was added. */
+  finish(): { file: string; lastId: number } | null {
+    const fd = this.#fd;
+    if (fd === undefined) return null;
+    try {
+      if (this.#buffer !== '') fs.writeSync(fd, this.#buffer);
+      fs.fsyncSync(fd);
+    } catch (err) {
+      this.abandon();
+      throw err;
+    }
+    fs.closeSync(fd);
+    this.#fd = undefined;
+    fs.renameSync(this.#tmp, this.#file);
+    fsyncDir(this.#dir);
+    return { file: this.#file, lastId: this.#lastId };
+  }
 }
 
 /** One exported line: the audit entry as `phasebridge` shows it (ISO time, camelCase). */

@@ -28,6 +28,12 @@ export interface BridgeMetricsOptions {
   readonly workersByKind?: CountCollector;
   /** Jobs running on registered workers by kind; BullMQ only. */
   readonly runningByKind?: CountCollector;
+  /**
+   * What this bridge is, as labels of `phasebridge_bridge_info` (always 1): its role (`leader`:
+   * it owns the platform connections; the only role until a leader lease exists), where
+   * bridge.db lives and which job queue it uses.
+   */
+  readonly info?: { readonly role: string; readonly database: string; readonly queue: string };
   /** Node process metrics (CPU, memory, event loop lag); default true. */
   readonly processMetrics?: boolean;
 }
@@ -84,6 +90,14 @@ export class BridgeMetrics {
       options.runningByKind,
       options.log,
     );
+    if (options.info) {
+      new Gauge({
+        name: 'phasebridge_bridge_info',
+        help: 'This bridge: its role (leader owns the platform connections), bridge.db dialect and job queue driver',
+        labelNames: ['role', 'database', 'queue'],
+        registers,
+      }).set({ ...options.info }, 1);
+    }
     if (options.processMetrics ?? true) {
       collectDefaultMetrics({ register: this.registry, prefix: 'phasebridge_' });
     }

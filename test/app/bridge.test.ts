@@ -143,6 +143,13 @@ describe('the assembled bridge', () => {
       metricValue(text, 'phasebridge_checkpoint_decision_seconds_count', 'answer="approve"'),
     ).toBe(1);
     expect(metricValue(text, 'phasebridge_runs', 'status="awaiting"')).toBe(1);
+    expect(
+      metricValue(
+        text,
+        'phasebridge_bridge_info',
+        'role="leader",database="sqlite",queue="sqlite"',
+      ),
+    ).toBe(1);
     // plan, build and review each ran once.
     expect(
       metricValue(text, 'phasebridge_step_duration_seconds_count', 'outcome="completed"'),

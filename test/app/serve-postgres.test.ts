@@ -1,6 +1,8 @@
 /**
- * `serve` with DATABASE_URL=postgres://… refuses at start with one line naming what is missing,
- * before it opens or creates anything: bridge.db is never split between SQLite and Postgres.
+ * `serve` with DATABASE_URL=postgres://… but no REDIS_URL refuses at start with one line (the
+ * embedded job queue is SQLite's), and the CLI commands that open bridge.db themselves refuse
+ * DATABASE_URL, each before it opens or creates anything: bridge.db is never split between
+ * SQLite and Postgres. (serve-postgres-story.test.ts runs serve on Postgres with Redis.)
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,7 +16,7 @@ import { createLogger } from '../../src/log.ts';
 
 const URL_WITH_PASSWORD = 'postgres://bridge:pw-9f3c1d@127.0.0.1:1/phasebridge';
 const LINE =
-  /^DATABASE_URL=postgres is not yet supported by serve: the outbox, the run change feed, retention and the embedded job queue still use SQLite directly, see docs\/operations\.md/;
+  /^DATABASE_URL=postgres needs REDIS_URL for serve: the embedded job queue lives in SQLite, so on Postgres jobs go through BullMQ on Redis, see docs\/operations\.md/;
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -30,7 +32,7 @@ function home(): { dir: string; home: string } {
 }
 
 describe('serve with a postgres DATABASE_URL', () => {
-  it('refuses at start with one line, creating no bridge.db and never showing the password', async () => {
+  it('without REDIS_URL refuses at start with one line, creating no bridge.db and never showing the password', async () => {
     const { dir, home: h } = home();
     const config = loadConfig({
       env: { PHASEBRIDGE_HOME: h, PHASEBRIDGE_PORT: '0', DATABASE_URL: URL_WITH_PASSWORD },

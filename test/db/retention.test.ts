@@ -76,7 +76,7 @@ describe('pruneBridgeDb: jobs', () => {
     expect(before).toHaveLength(5);
 
     // Within the retention nothing goes.
-    const early = pruneBridgeDb(t.db, {
+    const early = await pruneBridgeDb(t.db, {
       policy: POLICY,
       exportDir: exportDir(),
       now: Date.now() + 29 * DAY,
@@ -84,7 +84,7 @@ describe('pruneBridgeDb: jobs', () => {
     expect(early.jobs).toBe(0);
     expect(jobIds()).toEqual(before);
 
-    const dry = pruneBridgeDb(t.db, {
+    const dry = await pruneBridgeDb(t.db, {
       policy: POLICY,
       exportDir: exportDir(),
       now: Date.now() + 31 * DAY,
@@ -93,7 +93,7 @@ describe('pruneBridgeDb: jobs', () => {
     expect(dry.jobs).toBe(3);
     expect(jobIds()).toEqual(before);
 
-    const r = pruneBridgeDb(t.db, {
+    const r = await pruneBridgeDb(t.db, {
       policy: POLICY,
       exportDir: exportDir(),
       now: Date.now() + 31 * DAY,
@@ -114,7 +114,7 @@ describe('pruneBridgeDb: jobs', () => {
     const other = createSqliteQueue({ db: t.db, pollMs: 10 });
     const heard: string[] = [];
     other.onOutcome((id) => heard.push(id));
-    const r = pruneBridgeDb(t.db, {
+    const r = await pruneBridgeDb(t.db, {
       policy: POLICY,
       exportDir: exportDir(),
       now: Date.now() + 31 * DAY,
@@ -160,7 +160,7 @@ describe('pruneBridgeDb: audit', () => {
 
   it('exports rows older than the retention as JSON Lines, then deletes exactly those', async () => {
     await seed();
-    const r = pruneBridgeDb(t.db, { policy: POLICY, exportDir: exportDir(), now });
+    const r = await pruneBridgeDb(t.db, { policy: POLICY, exportDir: exportDir(), now });
     expect(r.audit).toBe(2);
     expect(r.auditExport).not.toBeNull();
     const file = r.auditExport!;
@@ -196,7 +196,7 @@ describe('pruneBridgeDb: audit', () => {
     const left = await t.repos.audit.listRecent({ limit: 10 });
     expect(left.map((e) => e.actor)).toEqual(['cli:alice']);
     // Nothing old is left: a second prune exports nothing.
-    const again = pruneBridgeDb(t.db, { policy: POLICY, exportDir: exportDir(), now });
+    const again = await pruneBridgeDb(t.db, { policy: POLICY, exportDir: exportDir(), now });
     expect(again).toMatchObject({ audit: 0, auditExport: null });
     expect(fs.readdirSync(exportDir())).toEqual([path.basename(file)]);
   });
@@ -206,9 +206,9 @@ describe('pruneBridgeDb: audit', () => {
     t.db.sqlite.exec(
       "CREATE TRIGGER audit_keep BEFORE DELETE ON audit BEGIN SELECT RAISE(ABORT, 'disk gone'); END",
     );
-    expect(() => pruneBridgeDb(t.db, { policy: POLICY, exportDir: exportDir(), now })).toThrow(
-      /disk gone/,
-    );
+    await expect(
+      pruneBridgeDb(t.db, { policy: POLICY, exportDir: exportDir(), now }),
+    ).rejects.toThrow(/disk gone/);
     expect(await t.repos.audit.listRecent({ limit: 10 })).toHaveLength(3);
     t.db.sqlite.exec('DROP TRIGGER audit_keep');
     await t.repos.audit.record({
@@ -218,7 +218,7 @@ describe('pruneBridgeDb: audit', () => {
       outcome: 'allowed',
     });
 
-    const r = pruneBridgeDb(t.db, { policy: POLICY, exportDir: exportDir(), now });
+    const r = await pruneBridgeDb(t.db, { policy: POLICY, exportDir: exportDir(), now });
     expect(r.audit).toBe(3);
     // One export file (the first attempt's, rewritten), each old row in it once.
     expect(fs.readdirSync(exportDir())).toEqual([path.basename(r.auditExport!)]);
@@ -232,7 +232,12 @@ describe('pruneBridgeDb: audit', () => {
 
   it('a dry run counts and changes nothing', async () => {
     await seed();
-    const r = pruneBridgeDb(t.db, { policy: POLICY, exportDir: exportDir(), now, dryRun: true });
+    const r = await pruneBridgeDb(t.db, {
+      policy: POLICY,
+      exportDir: exportDir(),
+      now,
+      dryRun: true,
+    });
     expect(r).toMatchObject({ audit: 2, auditExport: null });
     expect(fs.existsSync(exportDir())).toBe(false);
     expect(await t.repos.audit.listRecent({ limit: 10 })).toHaveLength(3);

@@ -7,13 +7,14 @@ import type { Channel, ChannelLogger, MessageOwner, Platform } from '../channel.
 import { limitsOf } from './limits.ts';
 import { Outbox, type OutboxFailure, type OutboxTimers } from './outbox.ts';
 import { OutboxChannel } from './outbox-channel.ts';
-import type { OutboxStore } from './store.ts';
+import type { OutboxStorePort } from './store-port.ts';
 
 export { DISCORD_LIMITS, limitsOf, SLACK_LIMITS, TELEGRAM_LIMITS } from './limits.ts';
 export type { OutboxFailure } from './outbox.ts';
 export { Outbox } from './outbox.ts';
 export { OutboxChannel } from './outbox-channel.ts';
 export { OutboxStore } from './store.ts';
+export type { OutboxStorePort } from './store-port.ts';
 
 /** Confirmed and failed rows are kept this long (for a look after an incident), then pruned. */
 export const OUTBOX_KEEP_MS = 24 * 60 * 60 * 1000;
@@ -35,10 +36,13 @@ export interface WithOutboxesOptions {
  */
 export function withOutboxes(
   channels: ReadonlyMap<Platform, Channel>,
-  store: OutboxStore,
+  store: OutboxStorePort,
   options: WithOutboxesOptions = {},
 ): { channels: Map<Platform, Channel>; outboxes: Outbox[] } {
-  store.prune(Date.now() - OUTBOX_KEEP_MS);
+  const pruned = store.prune(Date.now() - OUTBOX_KEEP_MS);
+  // Postgres answers later: old rows go in the background, delivery does not wait for it.
+  if (pruned instanceof Promise)
+    pruned.catch((err: unknown) => options.log?.warn({ err }, 'outbox: old rows not pruned'));
   const wrapped = new Map<Platform, Channel>();
   const outboxes: Outbox[] = [];
   for (const [platform, inner] of channels) {

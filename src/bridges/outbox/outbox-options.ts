@@ -5,7 +5,7 @@
 import type { PhasebridgeError } from '../../errors.ts';
 import type { Channel, ChannelLogger, MessageOwner, OutgoingMessage } from '../channel.ts';
 import type { OutboxKind, PlatformLimits } from './limits.ts';
-import type { OutboxStore } from './store.ts';
+import type { OutboxStorePort } from './store-port.ts';
 
 /** Time and timers, injectable so tests drive a simulated clock. */
 export interface OutboxTimers {
@@ -42,7 +42,7 @@ export interface OutboxFailure {
 
 /** Options of `Outbox`. */
 export interface OutboxOptions {
-  readonly store: OutboxStore;
+  readonly store: OutboxStorePort;
   /** The platform adapter that makes the calls (its own 429 waits stay in place). */
   readonly inner: Channel;
   readonly limits: PlatformLimits;

@@ -9,7 +9,9 @@
  *
  * Rows are written in groups: the sends and edits queued within one turn of the event loop (a
  * run's end fans out to every chat at once) are committed in one transaction, i.e. one fsync
- * instead of one per row, before any of them may start.
+ * instead of one per row, before any of them may start. On a store that answers later
+ * (Postgres) no call starts while a group commit is in flight, and the writes of the rows keep
+ * their order; SQLite's synchronous store is used at once, as it always was.
  */
 import {
   ChatUnreachableError,
@@ -34,7 +36,13 @@ import {
   REAL_OUTBOX_TIMERS,
 } from './outbox-options.ts';
 import { type PaceItem, Pacer } from './pacer.ts';
-import type { OutboxRow, OutboxStore } from './store.ts';
+import {
+  type Maybe,
+  type OutboxBatch,
+  type OutboxRow,
+  type RecentCall,
+  WriteChain,
+} from './store-port.ts';
 
 export { type OutboxFailure, type OutboxOptions, type OutboxTimers, REAL_OUTBOX_TIMERS };
 
@@ -61,6 +69,14 @@ export class Outbox {
   /** Calls queued since the last group commit, in queue order. */
   #drafts: Draft[] = [];
   #flushing: NodeJS.Immediate | undefined;
+  /** Store writes, in order (WriteChain). */
+  readonly #writes = new WriteChain();
+  /** A group commit in flight (a store that answers later): nothing starts until it is done. */
+  #commit: Promise<void> | undefined;
+  /** New calls in that commit (counted in `size` until they are entries). */
+  #inCommit = 0;
+  /** The rows a previous process left are being read (a store that answers later). */
+  #loading = false;
   #timer: { handle: unknown; at: number } | undefined;
   #started = false;
   #stopped = false;
@@ -83,11 +99,30 @@ export class Outbox {
     const { store, limits } = this.#o;
     const now = this.#timers.now();
     const longest = Math.max(0, ...limits.limits.map((l) => l.windowMs));
-    for (const r of store.recent(limits.platform, now - longest)) {
+    const recent = store.recent(limits.platform, now - longest);
+    const open = store.open(limits.platform);
+    if (recent instanceof Promise || open instanceof Promise) {
+      this.#loading = true;
+      void Promise.all([recent, open])
+        .then(([r, o]) => this.#load(r, o, now))
+        .catch((err: unknown) => this.#o.log?.error({ err }, 'outbox: open rows not read'))
+        .finally(() => {
+          this.#loading = false;
+          this.#pump();
+        });
+      return;
+    }
+    this.#load(recent, open, now);
+    this.#pump();
+  }
+
+  /** Paces after the previous process's last calls and takes over the rows it left open. */
+  #load(recent: readonly RecentCall[], open: readonly OutboxRow[], now: number): void {
+    for (const r of recent) {
       // An unanswered call may have reached the platform any time until now.
       this.#pacer.recordPast(r.lane, r.kind, r.state === 'attempted' ? now : r.at);
     }
-    for (const row of store.open(limits.platform)) {
+    for (const row of open) {
       if (this.#entries.has(row.id)) continue;
       this.#entries.set(row.id, {
         item: item(row.id, row.lane, row.kind, row.urgency, row.notBefore, row.message),
@@ -97,7 +132,6 @@ export class Outbox {
         started: false,
       });
     }
-    this.#pump();
   }
 
   /**
@@ -115,6 +149,8 @@ export class Outbox {
       for (const w of entry.waiters) w.reject(deferred());
     }
     await Promise.allSettled([...this.#running]);
+    while (this.#commit !== undefined) await this.#commit;
+    await this.#writes.settled();
   }
 
   /** The platform whose calls this outbox delivers. */
@@ -133,7 +169,8 @@ export class Outbox {
 
   /** Calls waiting or in flight. */
   get size(): number {
-    return this.#entries.size + this.#drafts.filter((d) => d.replaces === undefined).length;
+    const drafts = this.#drafts.filter((d) => d.replaces === undefined).length;
+    return this.#entries.size + drafts + this.#inCommit;
   }
 
   /** Resolves once nothing waits or runs. */
@@ -195,6 +232,7 @@ export class Outbox {
   #flush(): void {
     if (this.#flushing) clearImmediate(this.#flushing);
     this.#flushing = undefined;
+    if (this.#commit !== undefined) return; // flushed again when the commit in flight is done
     const drafts = this.#drafts.splice(0);
     if (drafts.length === 0) return;
     for (const d of drafts) {
@@ -204,20 +242,50 @@ export class Outbox {
     const inserts = drafts.filter((d) => d.replaces === undefined);
     const replaces = drafts.filter((d) => d.replaces !== undefined);
     const { platform } = this.#o.limits;
-    let written: ReturnType<OutboxStore['writeBatch']>;
+    const { store } = this.#o;
+    let written: Maybe<OutboxBatch>;
     try {
-      written = this.#o.store.writeBatch(
-        inserts.map((d) => ({ platform, ...pick(d) })),
-        replaces.map((d) => ({
-          id: d.replaces!.item.id,
-          urgency: moreUrgent(d.replaces!.item.urgency, d.urgency),
-          row: { platform, ...pick(d) },
-        })),
+      written = this.#writes.run(() =>
+        store.writeBatch(
+          inserts.map((d) => ({ platform, ...pick(d) })),
+          replaces.map((d) => ({
+            id: d.replaces!.item.id,
+            urgency: moreUrgent(d.replaces!.item.urgency, d.urgency),
+            row: { platform, ...pick(d) },
+          })),
+        ),
       );
     } catch (err) {
       for (const d of drafts) for (const w of d.waiters) w.reject(err);
       return;
     }
+    if (!(written instanceof Promise)) {
+      this.#committed(drafts, inserts, replaces, written);
+      return;
+    }
+    this.#inCommit = inserts.length;
+    this.#commit = written.then(
+      (w) => this.#committed(drafts, inserts, replaces, w),
+      (err: unknown) => {
+        for (const d of drafts) for (const w of d.waiters) w.reject(err);
+      },
+    );
+    void this.#commit.finally(() => {
+      this.#commit = undefined;
+      this.#inCommit = 0;
+      if (this.size === 0) for (const done of this.#drained.splice(0)) done();
+      if (this.#drafts.length > 0) this.#flush();
+      else this.#pump();
+    });
+  }
+
+  /** The group commit is written: its rows wait for their turn (or join the row found). */
+  #committed(
+    drafts: readonly Draft[],
+    inserts: readonly Draft[],
+    replaces: readonly Draft[],
+    written: OutboxBatch,
+  ): void {
     if (this.#stopped) {
       for (const d of drafts) for (const w of d.waiters) w.reject(deferred());
       return;
@@ -243,6 +311,15 @@ export class Outbox {
         return;
       }
       const entry = d.replaces!;
+      if (this.#entries.get(entry.item.id) !== entry) {
+        // Failed while the commit was in flight (its chat refused us): so is this edit.
+        const gone = new PhasebridgeError(
+          'PLATFORM',
+          'the chat refused the edit this one replaced',
+        );
+        for (const w of d.waiters) w.reject(gone);
+        return;
+      }
       entry.message = d.message;
       entry.item = {
         ...entry.item,
@@ -289,7 +366,7 @@ export class Outbox {
   }
 
   #pump(): void {
-    if (!this.#started || this.#stopped) return;
+    if (!this.#started || this.#stopped || this.#loading || this.#commit !== undefined) return;
     absorbSuperseded(this.#entries);
     for (;;) {
       const now = this.#timers.now();
@@ -320,7 +397,8 @@ export class Outbox {
   #begin(paced: PaceItem): void {
     const entry = this.#entries.get(paced.id)!;
     entry.started = true;
-    this.#o.store.attempted(paced.id);
+    const { store } = this.#o;
+    this.#logged(this.#write(() => store.attempted(paced.id)));
     const uses = this.#pacer.started(paced);
     // The platform had the call at the latest when its answer came back: counted from then.
     const run = this.#deliver(entry, () => this.#pacer.finished(paced, uses, this.#timers.now()));
@@ -344,8 +422,12 @@ export class Outbox {
     call = call.finally(answered);
     try {
       const ref = await call;
-      store.confirmed(id, ref);
-      for (const a of entry.absorbed ?? []) store.confirmed(a.id, null);
+      const confirmed = this.#write(() => store.confirmed(id, ref));
+      if (confirmed) await confirmed;
+      for (const a of entry.absorbed ?? []) {
+        const absorbed = this.#write(() => store.confirmed(a.id, null));
+        if (absorbed) await absorbed;
+      }
       this.#entries.delete(id);
       for (const w of entry.waiters) w.resolve(ref);
       for (const m of [entry.message, ...(entry.absorbed ?? []).map((a) => a.message)]) {
@@ -357,7 +439,8 @@ export class Outbox {
         // and the lane goes without its burst for a while (the platform wants it slower).
         const notBefore = this.#timers.now() + err.retryAfterMs;
         this.#pacer.rateLimited(entry.item.lane, this.#timers.now());
-        store.retryAt(id, notBefore);
+        const retry = this.#write(() => store.retryAt(id, notBefore));
+        if (retry) await retry;
         entry.started = false;
         entry.item = { ...entry.item, notBefore };
         return;
@@ -383,8 +466,12 @@ export class Outbox {
         this.#o.onFailure?.({ ...report, waited: false, moved: true });
         return;
       }
-      store.failed(id, error.code, error.message);
-      for (const a of entry.absorbed ?? []) store.failed(a.id, error.code, error.message);
+      const failed = this.#write(() => store.failed(id, error.code, error.message));
+      if (failed) await failed;
+      for (const a of entry.absorbed ?? []) {
+        const absorbed = this.#write(() => store.failed(a.id, error.code, error.message));
+        if (absorbed) await absorbed;
+      }
       this.#entries.delete(id);
       for (const w of entry.waiters) w.reject(err);
       this.#o.log?.warn({ id, target: entry.target, code: error.code }, 'outbox: call failed');
@@ -396,6 +483,20 @@ export class Outbox {
     }
   }
 
+  /**
+   * A store write in order; undefined when it is done already (SQLite: no await, exactly the old
+   * timing), else the promise of it. A synchronous failure throws here, as it always did.
+   */
+  #write(op: () => Maybe<void>): Promise<void> | undefined {
+    const done = this.#writes.run(op);
+    return done instanceof Promise ? done : undefined;
+  }
+
+  /** A write nobody waits for: a later failure is logged as a synchronous one would be. */
+  #logged(write: Promise<void> | undefined): void {
+    write?.catch((err: unknown) => this.#o.log?.error({ err }, 'outbox: bridge.db write failed'));
+  }
+
   /** Waiting sends of `lane` (and the one just refused) go to the chat's new ref `to`. */
   #retarget(lane: string, to: string): void {
     const { store } = this.#o;
@@ -404,7 +505,7 @@ export class Outbox {
       // One call at a time per lane: the only started one is the send just refused.
       if (e.item.lane !== lane || e.item.kind !== 'send') continue;
       const target = to + e.target.slice(lane.length);
-      store.retarget(e.item.id, target, newLane);
+      this.#logged(this.#write(() => store.retarget(e.item.id, target, newLane)));
       e.target = target;
       e.started = false;
       e.item = { ...e.item, lane: newLane };
@@ -418,7 +519,8 @@ export class Outbox {
       if (e.started || e.item.lane !== lane) continue;
       const code = err instanceof PhasebridgeError ? err.code : 'PLATFORM';
       const text = err instanceof Error ? err.message : String(err);
-      for (const row of [id, ...(e.absorbed ?? []).map((a) => a.id)]) store.failed(row, code, text);
+      for (const row of [id, ...(e.absorbed ?? []).map((a) => a.id)])
+        this.#logged(this.#write(() => store.failed(row, code, text)));
       this.#entries.delete(id);
       for (const w of e.waiters) w.reject(err);
     }

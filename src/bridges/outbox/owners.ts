@@ -5,6 +5,8 @@
  * shown. A crash can no longer leave a delivered checkpoint message without its id.
  */
 import type Database from 'better-sqlite3';
+import { type Kysely, sql } from 'kysely';
+import type { Database as Schema } from '../../db/schema.ts';
 import type { MessageOwner } from '../channel.ts';
 
 /** The owner stored with a row (`owner_json`), or null when the JSON is not one we write. */
@@ -73,6 +75,53 @@ export function applyOwner(
          select ?, ?, ?, ?, ? where exists (select 1 from runs where id = ? and status not in ('completed', 'failed', 'cancelled'))
          on conflict (run_id, chat_ref) do nothing`,
       ).run(owner.runId, owner.chatRef, ref, now, now, owner.runId);
+      return;
+  }
+}
+
+/** `applyOwner` through kysely (Postgres), the same writes in the caller's transaction `tx`. */
+export async function applyOwnerKysely(
+  tx: Kysely<Schema>,
+  owner: MessageOwner,
+  ref: string | null,
+  now: number,
+): Promise<void> {
+  switch (owner.kind) {
+    case 'checkpoint':
+      if (ref === null) return;
+      await tx
+        .updateTable('checkpoint_messages')
+        .set({ message_ref: ref, updated_at: now })
+        .where('id', '=', owner.id)
+        .where('message_ref', 'is', null)
+        .execute();
+      return;
+    case 'decision':
+      await tx
+        .updateTable('checkpoint_messages')
+        .set({
+          decision_shown: 1,
+          message_ref: sql<string | null>`coalesce(${ref}, message_ref)`,
+          updated_at: now,
+        })
+        .where('id', '=', owner.id)
+        .execute();
+      return;
+    case 'offer':
+      if (ref === null) return;
+      await tx
+        .updateTable('session_offers')
+        .set({ message_ref: ref, updated_at: now })
+        .where('id', '=', owner.id)
+        .where('message_ref', 'is', null)
+        .execute();
+      return;
+    case 'status':
+      if (ref === null) return;
+      await sql`insert into status_messages (run_id, chat_ref, message_ref, created_at, updated_at)
+        select ${owner.runId}, ${owner.chatRef}, ${ref}, cast(${now} as bigint), cast(${now} as bigint)
+        where exists (select 1 from runs where id = ${owner.runId} and status not in ('completed', 'failed', 'cancelled'))
+        on conflict (run_id, chat_ref) do nothing`.execute(tx);
       return;
   }
 }

@@ -6,76 +6,25 @@
  */
 import Database from 'better-sqlite3';
 import { BUSY_TIMEOUT_MS } from '../../db/connection.ts';
-import type { OutboxState } from '../../db/schema.ts';
 import { sqliteStorageError } from '../../fs-errors.ts';
 import { nativeBindingOption } from '../../sqlite-addon.ts';
 import type { MessageOwner, OutgoingMessage, Urgency } from '../channel.ts';
-import type { OutboxKind } from './limits.ts';
 import { applyOwner, ownerJson, parseOwner } from './owners.ts';
+import {
+  type NewOutboxRow,
+  type OutboxBatch,
+  type OutboxReplace,
+  type OutboxRow,
+  type OutboxStorePort,
+  type OutboxRawRow as RawRow,
+  type RecentCall,
+  toRow,
+} from './store-port.ts';
 
-/** One outbox row. */
-export interface OutboxRow {
-  readonly id: number;
-  readonly platform: string;
-  readonly lane: string;
-  readonly kind: OutboxKind;
-  /** Chat ref of a send, message ref of an edit. */
-  readonly target: string;
-  readonly message: OutgoingMessage;
-  readonly urgency: Urgency;
-  readonly state: OutboxState;
-  readonly attempts: number;
-  readonly notBefore: number;
-  readonly resultRef: string | null;
-  readonly errorCode: string | null;
-  /** The row that asked for the call (told the result when it is confirmed), if any. */
-  readonly owner: MessageOwner | null;
-}
-
-/** What a new row holds. */
-export interface NewOutboxRow {
-  readonly platform: string;
-  readonly lane: string;
-  readonly kind: OutboxKind;
-  readonly target: string;
-  readonly message: OutgoingMessage;
-  readonly urgency: Urgency;
-}
-
-interface RawRow {
-  id: number;
-  platform: string;
-  lane: string;
-  kind: OutboxKind;
-  target: string;
-  payload_json: string;
-  urgency: Urgency;
-  state: OutboxState;
-  attempts: number;
-  not_before: number;
-  result_ref: string | null;
-  error_code: string | null;
-  owner_json: string | null;
-}
-
-const toRow = (r: RawRow): OutboxRow => ({
-  id: r.id,
-  platform: r.platform,
-  lane: r.lane,
-  kind: r.kind,
-  target: r.target,
-  message: JSON.parse(r.payload_json) as OutgoingMessage,
-  urgency: r.urgency,
-  state: r.state,
-  attempts: r.attempts,
-  notBefore: r.not_before,
-  resultRef: r.result_ref,
-  errorCode: r.error_code,
-  owner: parseOwner(r.owner_json),
-});
+export type { NewOutboxRow, OutboxRow } from './store-port.ts';
 
 /** The outbox table of one bridge.db (migration 0008 creates it). */
-export class OutboxStore {
+export class OutboxStore implements OutboxStorePort {
   readonly #db: Database.Database;
   readonly #now: () => number;
   readonly #own: boolean;
@@ -164,10 +113,7 @@ export class OutboxStore {
    * instead, with the replacement's own urgency, whose id comes back). Committed, and durable,
    * when this returns.
    */
-  writeBatch(
-    inserts: readonly NewOutboxRow[],
-    replaces: readonly { id: number; urgency: Urgency; row: NewOutboxRow }[],
-  ): { ids: number[]; replaced: (number | null)[]; found: (OutboxRow | undefined)[] } {
+  writeBatch(inserts: readonly NewOutboxRow[], replaces: readonly OutboxReplace[]): OutboxBatch {
     return this.#db.transaction(() => {
       // A keyed send already queued or sent: its row, not a new one (`found` at its index).
       const found = inserts.map((row) => this.#keyed(row));
@@ -257,16 +203,13 @@ export class OutboxStore {
   }
 
   /** Lane, kind and last change of the rows attempted or answered since `since` (for pacing after a restart). */
-  recent(
-    platform: string,
-    since: number,
-  ): { lane: string; kind: OutboxKind; state: OutboxState; at: number }[] {
+  recent(platform: string, since: number): RecentCall[] {
     return this.#db
       .prepare(
         `select lane, kind, state, updated_at as at from outbox
          where platform = ? and state in ('attempted', 'confirmed', 'failed') and updated_at >= ?`,
       )
-      .all(platform, since) as { lane: string; kind: OutboxKind; state: OutboxState; at: number }[];
+      .all(platform, since) as RecentCall[];
   }
 
   /** Whether a call owned by `owner` still waits or is in flight (its result will reach it). */

@@ -23,7 +23,7 @@ export function registerPruneCommand(program: Command, ctx: CliContext): void {
       const config = await ctx.config();
       const db = await ctx.db();
       const policy = retentionPolicy(config);
-      const report = pruneBridgeDb(db, {
+      const report = await pruneBridgeDb(db, {
         policy,
         exportDir: auditExportDir(config),
         dryRun: opts.dryRun === true,

@@ -6,6 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { BridgeDb } from '../connection.ts';
+import type { AnyBridgeDb } from '../migrator.ts';
 
 /** One change row. */
 export interface RunChange {
@@ -25,10 +26,38 @@ export interface PendingRun {
 }
 
 /** Rows older than this are pruned whatever their state (a week of history is plenty). */
-const MAX_AGE_MS = 7 * 24 * 3600_000;
+export const MAX_AGE_MS = 7 * 24 * 3600_000;
 
-/** Reads and writes `run_changes` and `run_feed`. */
-export class RunFeedRepo {
+/** A result now (SQLite's synchronous statements) or later (Postgres). */
+export type Maybe<T> = T | Promise<T>;
+
+/**
+ * The change feed's tables on either dialect: `RunFeedRepo` (SQLite, raw and synchronous) or
+ * `PostgresRunFeedRepo` (run-feed-postgres.ts). `runFeedStoreOf` picks the one for a bridge.db.
+ */
+export interface RunFeedStore {
+  /** Records accepted commits of this process (one transaction). */
+  record(changes: readonly { runId: string; seq: number }[]): Maybe<void>;
+  /** Changes made by other processes after row `id`, oldest first (at most 1000). */
+  changesAfter(id: number): Maybe<RunChange[]>;
+  /** The newest change row's id (0 when none). */
+  latestId(): Maybe<number>;
+  /** A value that moves when another process may have recorded changes (cheap change detection). */
+  dataVersion(): Maybe<number>;
+  /** Runs with change rows past their cursor (what the bridge missed while it was down). */
+  pending(): Maybe<PendingRun[]>;
+  /** The run's persisted cursor, or null. */
+  cursor(runId: string): Maybe<number | null>;
+  /** Moves the run's cursor forward (never back). */
+  setCursor(runId: string, seq: number): Maybe<void>;
+  /** Sets the run's cursor, also backwards (its ledger was cut back by a repair). */
+  resetCursor(runId: string, seq: number): Maybe<void>;
+  /** Drops rows the feed has shown or that are a week old. */
+  prune(): Maybe<void>;
+}
+
+/** Reads and writes `run_changes` and `run_feed` on SQLite. */
+export class RunFeedRepo implements RunFeedStore {
   readonly #db: Database.Database;
   readonly #now: () => number;
   readonly #insert: Database.Statement;
@@ -131,4 +160,17 @@ export class RunFeedRepo {
       )
       .run(cutoff);
   }
+}
+
+/**
+ * The change feed's store for `db`: SQLite's synchronous repo, or (loaded only then) the Postgres
+ * twin.
+ */
+export async function runFeedStoreOf(
+  db: AnyBridgeDb,
+  now: () => number = Date.now,
+): Promise<RunFeedStore> {
+  if (db.dialect === 'sqlite') return new RunFeedRepo(db, now);
+  const { PostgresRunFeedRepo } = await import('./run-feed-postgres.ts');
+  return new PostgresRunFeedRepo(db, now);
 }

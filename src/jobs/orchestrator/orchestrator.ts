@@ -12,7 +12,7 @@
 import path from 'node:path';
 import type { RunIndexRecord, RunIndexStatus } from '../../db/index.ts';
 import { createRepositories, type Repositories } from '../../db/repositories/index.ts';
-import { RunFeedRepo } from '../../db/repositories/run-feed.ts';
+import { type RunFeedStore, runFeedStoreOf } from '../../db/repositories/run-feed.ts';
 import { layoutModule, loadProjectionFactories } from '../../engine/layouts/index.ts';
 import type { ProjectionFactory } from '../../engine/layouts/module.ts';
 import { findStep, type RunState, SYSTEM_ACTOR } from '../../engine/model.ts';
@@ -105,7 +105,11 @@ export class Orchestrator {
   #unsubscribe: (() => void)[] = [];
   #closing: Promise<void> | null = null;
 
-  private constructor(opts: OrchestratorOptions, projections: readonly ProjectionFactory[]) {
+  private constructor(
+    opts: OrchestratorOptions,
+    projections: readonly ProjectionFactory[],
+    changes: RunFeedStore,
+  ) {
     this.#log = opts.log;
     this.#listeners = new RunListeners(opts.log);
     this.#queue = opts.queue;
@@ -125,7 +129,6 @@ export class Orchestrator {
       onHandEdit: (runId) => this.#supervisor?.nudge(runId),
     });
     this.#timers = new ExpiryTimers(() => this.#clock().getTime());
-    const changes = new RunFeedRepo(opts.db, () => this.#clock().getTime());
     const tails = new LedgerTails();
     this.#feed = opts.feed
       ? new RunFeed({
@@ -176,7 +179,9 @@ export class Orchestrator {
 
   /** Creates an orchestrator: subscribes to job outcomes, reconciles runs, starts the worker. */
   static async create(opts: OrchestratorOptions): Promise<Orchestrator> {
-    const o = new Orchestrator(opts, await loadProjectionFactories());
+    const clock = opts.clock ?? (() => new Date());
+    const changes = await runFeedStoreOf(opts.db, () => clock().getTime());
+    const o = new Orchestrator(opts, await loadProjectionFactories(), changes);
     o.#unsubscribe = [
       opts.queue.onOutcome((id, job, outcome) => o.#onOutcome(id, job, outcome)),
       opts.queue.onProgress((id, job, data) => o.#onReport(id, job, data)),

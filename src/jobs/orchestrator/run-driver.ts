@@ -5,7 +5,7 @@
  * run's lock is released when the run is idle (awaiting, blocked, terminal), so a CLI process
  * and `serve` can take turns on it.
  */
-import type { RunFeedRepo } from '../../db/repositories/run-feed.ts';
+import type { RunFeedStore } from '../../db/repositories/run-feed.ts';
 import type { RunIndexInput, RunsRepo } from '../../db/repositories/runs.ts';
 import { KeyedMutex } from '../../engine/ledger/keyed-mutex.ts';
 import { isTerminal, type Layout, type RunState } from '../../engine/model.ts';
@@ -42,7 +42,7 @@ export interface RunDriverDeps {
   clock: () => Date;
   emit(update: RunUpdate): void;
   /** Where accepted commits are recorded for other processes' change feeds. */
-  changes?: RunFeedRepo;
+  changes?: RunFeedStore;
 }
 
 /** Hooks of one commit. */
@@ -256,7 +256,7 @@ export class RunDriver {
     const changes = this.#changes;
     this.#changes = [];
     try {
-      this.#deps.changes?.record(changes);
+      await this.#deps.changes?.record(changes);
     } catch (err) {
       // Other bridges then see this commit through their periodic checks, a little later.
       this.#deps.log.warn({ err: errorMessage(err) }, 'change rows not recorded');

@@ -4,12 +4,13 @@
  * this process's own commits do, in ledger order, each event once.
  *
  * Sources: this process's commits (`own`), `run_changes` rows written by other processes
- * (polled: `PRAGMA data_version` first, so an idle poll costs one pragma), and pokes.
+ * (polled: the store's data version first, so an idle poll costs one pragma on SQLite, one index
+ * lookup on Postgres), and pokes.
  * Per run the feed keeps a cursor, the ledger seq whose events were delivered; a gap between the
  * cursor and an update is filled from the ledger. The cursor is persisted after delivery
  * (`run_feed`), so at start-up the feed replays what it missed while it was down.
  */
-import type { RunFeedRepo } from '../../db/repositories/run-feed.ts';
+import type { RunFeedStore } from '../../db/repositories/run-feed.ts';
 import type { RunEvent } from '../../engine/events.ts';
 import { isTerminal, type RunState } from '../../engine/model.ts';
 import type { RunLedgerEntry } from '../../engine/store/run-analysis.ts';
@@ -25,7 +26,7 @@ export interface LedgerRead {
 
 /** What the feed needs. */
 export interface RunFeedDeps {
-  repo: RunFeedRepo;
+  repo: RunFeedStore;
   /**
    * Reads a run's ledger without locking it; the entries must be complete above seq `since`
    * (all of them when it is undefined).
@@ -53,6 +54,9 @@ export class RunFeed {
   #timer: NodeJS.Timeout | undefined;
   #flushTimer: NodeJS.Immediate | undefined;
   #polls = 0;
+  #polling = false;
+  /** Cursor writes in flight (Postgres answers later; SQLite's are done when started). */
+  #flushing: Promise<void> = Promise.resolve();
   #closed = false;
 
   constructor(deps: RunFeedDeps) {
@@ -65,14 +69,14 @@ export class RunFeed {
   /** Replays what was missed while no bridge ran, then polls for other processes' commits. */
   async start(): Promise<void> {
     const { repo } = this.#deps;
-    this.#lastChangeId = repo.latestId();
-    this.#dataVersion = repo.dataVersion();
+    this.#lastChangeId = await repo.latestId();
+    this.#dataVersion = await repo.dataVersion();
     this.#open();
-    for (const p of repo.pending()) {
+    for (const p of await repo.pending()) {
       if (p.cursor !== null) this.#cursors.set(p.runId, p.cursor);
       await this.poke(p.runId, p.firstSeq);
     }
-    this.#timer = setInterval(() => this.#poll(), this.#deps.pollMs ?? 50);
+    this.#timer = setInterval(() => void this.#poll(), this.#deps.pollMs ?? 50);
     this.#timer.unref();
   }
 
@@ -81,7 +85,7 @@ export class RunFeed {
     return this.#inOrder(update.runId, async () => {
       const seq = update.state.seq;
       const from = seq - update.events.length;
-      const base = this.#cursorOf(update.runId) ?? from;
+      const base = (await this.#cursorOf(update.runId)) ?? from;
       // Already delivered from the ledger, or the ledger was cut back by a repair: look.
       if (seq <= base) return this.#fromLedger(update.runId, base);
       if (from > base) return this.#fromLedger(update.runId, base);
@@ -95,7 +99,7 @@ export class RunFeed {
    */
   poke(runId: string, firstSeq?: number): Promise<void> {
     return this.#inOrder(runId, async () => {
-      const base = this.#cursorOf(runId);
+      const base = await this.#cursorOf(runId);
       if (base !== undefined) return this.#fromLedger(runId, base);
       const read = await this.#deps.read(runId, firstSeq === undefined ? undefined : firstSeq - 1);
       const first = read.entries.find((e) => firstSeq !== undefined && e.seq >= firstSeq);
@@ -111,12 +115,13 @@ export class RunFeed {
     this.#open();
     await Promise.all(this.#chains.values());
     this.#flush();
+    await this.#flushing;
   }
 
-  #cursorOf(runId: string): number | undefined {
+  async #cursorOf(runId: string): Promise<number | undefined> {
     const known = this.#cursors.get(runId);
     if (known !== undefined) return known;
-    const stored = this.#deps.repo.cursor(runId);
+    const stored = await this.#deps.repo.cursor(runId);
     if (stored !== null) this.#cursors.set(runId, stored);
     return stored ?? undefined;
   }
@@ -128,7 +133,7 @@ export class RunFeed {
   async #sendFrom(read: LedgerRead, base: number): Promise<void> {
     if (read.state.seq < base) {
       // A repair cut the ledger back: start again from what it kept, showing the state as is.
-      this.#deps.repo.resetCursor(read.state.id, read.state.seq);
+      await this.#deps.repo.resetCursor(read.state.id, read.state.seq);
       this.#cursors.delete(read.state.id);
       await this.#send({ runId: read.state.id, state: read.state, events: [] });
       return;
@@ -155,28 +160,36 @@ export class RunFeed {
   #flush(): void {
     if (this.#flushTimer !== undefined) clearImmediate(this.#flushTimer);
     this.#flushTimer = undefined;
+    const writes: Promise<void>[] = [];
+    const failed = (runId: string, err: unknown) =>
+      this.#deps.log.warn({ runId, err: errorMessage(err) }, 'feed cursor not saved');
     for (const [runId, seq] of this.#dirty) {
       try {
-        this.#deps.repo.setCursor(runId, seq);
+        const written = this.#deps.repo.setCursor(runId, seq);
+        if (written instanceof Promise) writes.push(written.catch((err) => failed(runId, err)));
       } catch (err) {
-        this.#deps.log.warn({ runId, err: errorMessage(err) }, 'feed cursor not saved');
+        failed(runId, err);
       }
     }
+    // A cursor only moves forward in the store, so later flushes may overtake these safely.
+    if (writes.length > 0) this.#flushing = Promise.all([this.#flushing, ...writes]).then(() => {});
     this.#dirty.clear();
     // Finished runs leave memory once their cursor is on disk: memory grows with active runs.
     for (const runId of this.#ended) this.#cursors.delete(runId);
     this.#ended.clear();
   }
 
-  #poll(): void {
-    if (this.#closed) return;
+  async #poll(): Promise<void> {
+    // One poll at a time: a Postgres answer slower than the interval is not asked again meanwhile.
+    if (this.#closed || this.#polling) return;
+    this.#polling = true;
     const { repo, log } = this.#deps;
     try {
-      if (++this.#polls % 1200 === 0) repo.prune();
-      const version = repo.dataVersion();
+      if (++this.#polls % 1200 === 0) await repo.prune();
+      const version = await repo.dataVersion();
       if (version === this.#dataVersion) return;
       this.#dataVersion = version;
-      let rows = repo.changesAfter(this.#lastChangeId);
+      let rows = await repo.changesAfter(this.#lastChangeId);
       while (rows.length > 0) {
         const firstSeq = new Map<string, number>();
         for (const row of rows) {
@@ -184,10 +197,12 @@ export class RunFeed {
           this.#lastChangeId = row.id;
         }
         for (const [runId, seq] of firstSeq) void this.poke(runId, seq);
-        rows = repo.changesAfter(this.#lastChangeId);
+        rows = await repo.changesAfter(this.#lastChangeId);
       }
     } catch (err) {
       log.warn({ err: errorMessage(err) }, 'change feed: poll failed; retrying');
+    } finally {
+      this.#polling = false;
     }
   }
 

@@ -1,5 +1,5 @@
 /** Public types of the orchestrator (see /work/briefs/orchestrator-api.md). */
-import type { BridgeDb } from '../../db/connection.ts';
+import type { AnyBridgeDb } from '../../db/migrator.ts';
 import type { RunEvent } from '../../engine/events.ts';
 import type { Actor, Layout, RunState } from '../../engine/model.ts';
 import type { Log } from '../../log.ts';
@@ -39,7 +39,7 @@ export interface StepProgress {
 /** Options of Orchestrator.create. */
 export interface OrchestratorOptions {
   /** bridge.db (runs index, agents, jobs table for the sqlite driver); not closed by the orchestrator. */
-  db: BridgeDb;
+  db: AnyBridgeDb;
   /** The job queue (sqlite or bullmq); not closed by the orchestrator. */
   queue: JobQueue;
   log: Log;

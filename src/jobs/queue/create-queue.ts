@@ -2,7 +2,8 @@
  * Opens the configured job queue: BullMQ when a Redis URL is configured, else the embedded
  * sqlite queue in bridge.db (the default, nothing to install).
  */
-import type { BridgeDb } from '../../db/connection.ts';
+import type { AnyBridgeDb } from '../../db/migrator.ts';
+import { PhasebridgeError } from '../../errors.ts';
 import type { BullmqQueueOptions } from './bullmq-driver.ts';
 import type { BullmqRetention } from './bullmq-retention.ts';
 import type { ErrorReporter } from './outcome.ts';
@@ -28,7 +29,7 @@ export async function createJobQueue(config: QueueConfig): Promise<JobQueue> {
 
 /** The driver the configuration asks for: `bullmq` when `redisUrl` is set, else `sqlite` on `db`. */
 export function queueConfigFor(opts: {
-  db: BridgeDb;
+  db: AnyBridgeDb;
   redisUrl?: string | undefined;
   /** BullMQ: a vanished worker's job is taken again within this (lock and stalled check at half). */
   jobLeaseMs?: number;
@@ -38,15 +39,20 @@ export function queueConfigFor(opts: {
 }): QueueConfig {
   const base = opts.onError === undefined ? {} : { onError: opts.onError };
   const retention = opts.retention === undefined ? {} : { retention: opts.retention };
-  return opts.redisUrl !== undefined && opts.redisUrl !== ''
-    ? {
-        driver: 'bullmq',
-        url: opts.redisUrl,
-        ...base,
-        ...bullmqLease(opts.jobLeaseMs),
-        ...retention,
-      }
-    : { driver: 'sqlite', db: opts.db, ...base };
+  if (opts.redisUrl !== undefined && opts.redisUrl !== '') {
+    return {
+      driver: 'bullmq',
+      url: opts.redisUrl,
+      ...base,
+      ...bullmqLease(opts.jobLeaseMs),
+      ...retention,
+    };
+  }
+  if (opts.db.dialect !== 'sqlite') {
+    // The embedded queue's table lives in SQLite (refusePostgresWithoutRedis says so first).
+    throw new PhasebridgeError('CONFIG', 'the embedded job queue needs SQLite: set REDIS_URL');
+  }
+  return { driver: 'sqlite', db: opts.db, ...base };
 }
 
 /** BullMQ lock and stalled-check period for a lease: half each, so recovery fits in one lease. */
