@@ -120,6 +120,15 @@ describe('one person on Telegram and Slack', () => {
       /^Four-eyes rule: .* started this run and cannot approve checkpoint build:1/,
     );
     expect((await w.bridge.orchestrator.getRun(runId)).checkpoint!.votes).toEqual([]);
+    // A vote sent with a bare actor (as `phasebridge approve` sends it over the control socket)
+    // counts the person too: the bridge reads the links when it commits the vote.
+    const bare = await w.bridge.orchestrator.command(runId, 'bare-actor-approve', {
+      type: 'answerCheckpoint',
+      checkpointId: 'build:1',
+      answer: 'approve',
+      actor: { id: `telegram:${telegram.userId('alice')}` },
+    });
+    expect(bare.ok ? 'committed' : bare.rejection.message).toMatch(/^four-eyes rule: /);
 
     // `phasebridge people` lists her with both identities and their roles per chat.
     const listed = await runCli(w, ['people', '--json']);
