@@ -9,6 +9,9 @@
  *   one_changed_ms:    a press after one file changed (that file read again).
  *   lstat_floor_ms:    2,001 bare lstat calls on the same files, measured alongside: the floor
  *                      any re-check that looks at every file pays (on a loaded machine most of it).
+ *   few_listed:        the same workspace when the step changed one file per folder (40): the
+ *                      names beside them count, so a file added there is noticed
+ *                      (`new_file_noticed`); a re-check lstats 41 folders, not their files.
  * Run: npx tsx bench/approval-digest.ts [--rounds 20]
  */
 import fs from 'node:fs';
@@ -103,6 +106,24 @@ steps:
       await digests.compute(state, cp);
       oneChanged.push(performance.now() - t);
     }
+    // A step that changed one file per folder: the other 1,960 files sit beside listed ones; their
+    // names count (a file added there is noticed), through the folders' lstat cache.
+    writeChangesFile(ws, changesFilePath(log, 'plan', 1), {
+      base: 'a'.repeat(40),
+      files: names.slice(0, 40).map((p) => ({ path: p, added: 1, removed: 0 })),
+    });
+    const few = new CheckpointDigests();
+    const fewFirst = await few.compute(state, cp);
+    const fewRecheck: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      t = performance.now();
+      const again = await few.compute(state, cp);
+      fewRecheck.push(performance.now() - t);
+      if (again.digest !== fewFirst.digest)
+        throw new Error('the digest changed with nothing changed');
+    }
+    fs.writeFileSync(path.join(ws, 'dir-7', 'new-file.ts'), 'added after posting\n');
+    const noticed = (await few.compute(state, cp)).digest !== fewFirst.digest;
     const re = summary(recheck);
     console.log(
       JSON.stringify(
@@ -115,6 +136,12 @@ steps:
           files_read_per_recheck: readsWarm / ROUNDS,
           one_changed_ms: summary(oneChanged),
           lstat_floor_ms: summary(floor),
+          few_listed: {
+            listed: 40,
+            beside: fewFirst.parts.size - 43,
+            recheck_ms: summary(fewRecheck),
+            new_file_noticed: noticed,
+          },
           goals: GOAL,
           met: re.p50_ms <= GOAL.recheck_p50_ms,
           machine: { cpus: os.cpus().length, load_avg_1m: Number(os.loadavg()[0]!.toFixed(2)) },

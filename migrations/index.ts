@@ -24,6 +24,7 @@ import * as m0040 from './0040_interactive_urgency.ts';
 import * as m0041 from './0041_people.ts';
 import * as m0042 from './0042_console_persons.ts';
 import * as m0043 from './0043_runs_keyset.ts';
+import * as m0044 from './0044_person_links.ts';
 
 /** Every migration this build knows, by name. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
@@ -46,6 +47,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0041_people': m0041,
   '0042_console_persons': m0042,
   '0043_runs_keyset': m0043,
+  '0044_person_links': m0044,
 });
 
 /** A kysely MigrationProvider over `migrations` (default: every known migration). */

@@ -1,7 +1,7 @@
 /**
  * Authorization rules, pure: which role each verb needs and whether a user may use it in a chat.
- * Deny by default: an unbound chat serves only `whoami`, `help`, `pair` and `console` (which
- * checks the person's role itself); anything else needs a role from the allowlist (the chat's binding or global). viewer < operator < approver < admin.
+ * Deny by default: an unbound chat serves only `whoami`, `help`, `pair`, `console` and `link`
+ * (which check the person's role themselves); anything else needs a role from the allowlist (the chat's binding or global). viewer < operator < approver < admin.
  */
 import { ROLES } from '../db/repositories/allowlist.ts';
 import type { Role } from '../db/schema.ts';

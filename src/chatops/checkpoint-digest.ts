@@ -1,11 +1,13 @@
 /**
  * The content digest of a checkpoint: a sha256 over what its message shows and links to (the
  * step's declared artifacts, the files of its diff against the step's base and the diff file
- * itself, its final answer). Computed at the edge (here), recorded in the run by a
+ * itself, its final answer, and the names of the other entries in the folders of those files,
+ * so a file added there later is noticed). Computed at the edge (here), recorded in the run by a
  * `recordCheckpointDigest` command, and computed again on every Approve: a press whose content
  * no longer matches is refused and the message is shown anew (docs/workflows.md, "Approvals bound to content").
  */
 import { createHash } from 'node:crypto';
+import path from 'node:path';
 import type { CheckpointState, RunState } from '../engine/model.ts';
 import { stepLogPath } from '../jobs/orchestrator/run-files.ts';
 import type { StepChanges } from '../jobs/runner/git-changes.ts';
@@ -44,18 +46,21 @@ export interface DigestInput {
 /** The digest of `input`, hashing files through `cache`. Pure but for the reads. */
 export function digestOf(input: DigestInput, cache: FileHashCache): ContentDigest {
   const parts = new Map<string, string>();
-  const lines = ['phasebridge checkpoint digest v1', `base ${input.changes?.base || '-'}`];
+  const lines = ['phasebridge checkpoint digest v2', `base ${input.changes?.base || '-'}`];
   const add = (kind: string, name: string, hash: string) => {
     parts.set(name, hash);
     lines.push(`${kind} ${JSON.stringify(name)} ${hash}`);
   };
   for (const a of input.artifacts) add('artifact', a, cache.hash(input.workspace, a));
   const files = input.changes?.files ?? [];
-  for (const f of files.slice(0, MAX_DIGEST_FILES)) {
+  const hashed = files.slice(0, MAX_DIGEST_FILES);
+  for (const f of hashed) {
     // A declared artifact is hashed once, as the artifact.
     if (!input.artifacts.includes(f.path)) add('file', f.path, cache.hash(input.workspace, f.path));
   }
   if (files.length > MAX_DIGEST_FILES) lines.push(`unhashed ${files.length - MAX_DIGEST_FILES}`);
+  const budget = MAX_DIGEST_FILES - hashed.length;
+  besideListed(input, [...input.artifacts, ...hashed.map((f) => f.path)], budget, cache, add);
   if (input.diffFile !== undefined)
     add('diff', 'the diff', cache.hash(input.workspace, input.diffFile));
   add('answer', 'the final answer', textHash(input.finalAnswer));
@@ -63,6 +68,33 @@ export function digestOf(input: DigestInput, cache: FileHashCache): ContentDiges
   const out: ContentDigest = { digest, label: labelOf(input, digest), parts };
   if (input.changes !== undefined) out.changes = input.changes;
   return out;
+}
+
+/**
+ * The names of every other entry in the folders that hold a listed file (an artifact or a changed
+ * file): a file added there after the step's changes were recorded (a late write, a hand edit) is
+ * neither declared nor in the changed-files list, and would go unseen otherwise. Names only, so a
+ * re-check costs one lstat per folder (its names are re-read only when that moved); the content of
+ * a new file counts once the changed-files list, made anew on the mismatch, lists it.
+ */
+function besideListed(
+  input: DigestInput,
+  listed: readonly string[],
+  budget: number,
+  cache: Pick<FileHashCache, 'names'>,
+  add: (kind: string, name: string, hash: string) => void,
+): void {
+  const known = new Set(listed.map((p) => path.normalize(p)));
+  const dirs = [...new Set([...known].map((p) => path.dirname(p)))].sort();
+  let left = budget;
+  for (const dir of dirs) {
+    for (const name of cache.names(input.workspace, dir)) {
+      const rel = dir === '.' ? name : path.join(dir, name);
+      if (known.has(rel) || input.diffFile === rel) continue;
+      if (left-- <= 0) return;
+      add('beside', rel, 'present');
+    }
+  }
 }
 
 function textHash(text: string | undefined): string {

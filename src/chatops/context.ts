@@ -77,16 +77,28 @@ export function actorOf(user: ChatUser): Actor {
 async function namedActor(deps: ChatOpsDeps, user: ChatUser): Promise<Actor> {
   const actor = actorOf(user);
   try {
-    if (user.display && user.display !== user.id) {
-      await deps.repos.people.remember(actor);
-      return actor;
+    let named = actor;
+    if (user.display && user.display !== user.id) await deps.repos.people.remember(actor);
+    else {
+      const known = await deps.repos.people.person(actor.id);
+      if (known.name !== undefined) named = { ...actor, name: known.name };
     }
-    const known = await deps.repos.people.person(actor.id);
-    return known.name === undefined ? actor : { ...actor, name: known.name };
+    return await asPerson(deps, named);
   } catch (err) {
     deps.log.warn({ err }, 'chatops: the people directory is not available');
     return actor;
   }
+}
+
+/**
+ * An identity linked to others acts as their one person (issue 36): named as the person on every
+ * platform, and carrying its other identities so votes and four-eyes count the person.
+ */
+async function asPerson(deps: ChatOpsDeps, actor: Actor): Promise<Actor> {
+  const person = await deps.repos.personLinks.personOf(actor.id);
+  if (person === null) return actor;
+  const sameAs = person.identities.filter((id) => id !== actor.id);
+  return { ...actor, name: person.name, sameAs };
 }
 
 /** The platform a chat ref belongs to (its first part). */

@@ -2,7 +2,8 @@
  * sha256 of workspace files, cached by path and what lstat says (size, mtime, ctime, inode,
  * device), so a re-check hashes only files that changed. Workspace rules (docs/workflows.md): a
  * symlink is never followed (it hashes as its kind, its target unread), only regular files are
- * read, through openInside (no link on the way), and at most MAX_HASHED_BYTES of each.
+ * read, through openInside (no link on the way), and at most MAX_HASHED_BYTES of each. The names
+ * in a directory are cached the same way, by the directory's lstat.
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -19,12 +20,19 @@ interface Entry {
   hash: string;
 }
 
+/** Entries never hashed beside a step's files: version control, the bridge's and formats' state. */
+function skipped(entry: fs.Dirent): boolean {
+  if (entry.name === '.git') return true;
+  return entry.isDirectory() && (entry.name.startsWith('.') || entry.name === 'node_modules');
+}
+
 /** One file's hash: `sha256:<hex>`, or what stands in for content that is not read. */
 export type FileHash = string;
 
 /** Hashes files inside a workspace, re-reading only those whose lstat changed. */
 export class FileHashCache {
   readonly #entries = new Map<string, Entry>();
+  readonly #dirs = new Map<string, { stamp: string; names: string[] }>();
   /** Files read (not served from the cache) since creation: the bench and tests look at it. */
   reads = 0;
 
@@ -54,6 +62,43 @@ export class FileHashCache {
     // Only content actually read is cached: a refused path is looked at again next time.
     if (hash.startsWith('sha256:')) this.#entries.set(abs, { stamp, hash });
     return hash;
+  }
+
+  /**
+   * The names in a workspace directory (sorted; dot-directories, `node_modules` and `.git` left
+   * out), re-read only when the directory's lstat changed: a file added or removed there moves
+   * its mtime. A directory outside the workspace, reached through a link, or absent has none.
+   */
+  names(workspace: string, dir: string): readonly string[] {
+    const root = path.resolve(workspace);
+    const abs = path.resolve(root, dir);
+    if (abs !== root && !abs.startsWith(root + path.sep)) return [];
+    let st: fs.Stats | undefined;
+    try {
+      st = fs.lstatSync(abs, { throwIfNoEntry: false });
+    } catch {
+      return [];
+    }
+    if (st === undefined || !st.isDirectory()) return [];
+    const stamp = `${st.mtimeMs}:${st.ctimeMs}:${st.ino}:${st.dev}`;
+    const known = this.#dirs.get(abs);
+    if (known?.stamp === stamp) return known.names;
+    try {
+      // No link on the way: the real path is the path asked for.
+      if (fs.realpathSync(abs) !== path.join(fs.realpathSync(root), path.relative(root, abs))) {
+        return [];
+      }
+      const names = fs
+        .readdirSync(abs, { withFileTypes: true })
+        .filter((e) => !skipped(e))
+        .map((e) => e.name)
+        .sort();
+      if (this.#dirs.size >= MAX_ENTRIES) this.#dirs.clear();
+      this.#dirs.set(abs, { stamp, names });
+      return names;
+    } catch {
+      return [];
+    }
   }
 
   #read(workspace: string, abs: string, st: fs.Stats): FileHash {

@@ -38,6 +38,7 @@ export const VERBS = [
   'access',
   'whoami',
   'console',
+  'link',
   'pair',
   'help',
 ] as const;
@@ -117,6 +118,11 @@ export const USAGE: Readonly<Record<Verb, { usage: string; about: string }>> = {
     usage: 'console',
     about: 'a one-time link, sent to you privately, that signs you in to the web console as you',
   },
+  link: {
+    usage: 'link [code|confirm|cancel]',
+    about:
+      'one person on several platforms: link gives a code to send from your other account, link confirm finishes (no role is granted)',
+  },
   pair: {
     usage: 'pair <code>',
     about: 'bind this chat with a code printed by `phasebridge serve`',
@@ -146,6 +152,8 @@ export type ParsedCommand =
   | { verb: 'deny'; user: string }
   | { verb: 'unbind'; chat: string }
   | { verb: 'pair'; code: string }
+  /** No field: ask for a code; `code`: send one from another account; `step`: the issuer's answer. */
+  | { verb: 'link'; code?: string; step?: 'confirm' | 'cancel' }
   | { verb: 'help'; topic?: string }
   | {
       verb:
@@ -279,6 +287,13 @@ export function parseCommand(name: string, text: string): ParseResult {
       return count(1, 1) ? ok({ verb, chat: words[0]! }) : bad(verb);
     case 'pair':
       return count(1, 1) ? ok({ verb, code: words[0]! }) : bad(verb);
+    case 'link': {
+      if (!count(0, 1)) return bad(verb);
+      const word = words[0];
+      if (word === undefined) return ok({ verb });
+      const step = word.toLowerCase();
+      return ok(step === 'confirm' || step === 'cancel' ? { verb, step } : { verb, code: word });
+    }
     case 'help':
       if (!count(0, 1)) return bad(verb);
       return ok(words[0] === undefined ? { verb } : { verb, topic: words[0].replace(/^\//, '') });

@@ -1,7 +1,7 @@
 /**
  * Routes inbound events: a duplicate delivery is dropped; a command is parsed, authorized, handled
  * and audited, and its answer posted in the chat; presses and replies go to the checkpoint side.
- * In an unbound chat only `whoami`, `help`, `pair` and `console` work; any other known verb gets one short
+ * In an unbound chat only `whoami`, `help`, `pair`, `console` and `link` work; any other known verb gets one short
  * answer saying how to pair (and is audited). An unknown command there is answered ("did you
  * mean", how to pair) in a private chat or when addressed to us, and plain text in a private chat
  * gets what the bot is; both at most once a minute per chat (unbound-hints.ts). In groups an
@@ -37,6 +37,7 @@ import { consoleCommand } from './handlers/console.ts';
 import { controlCommand } from './handlers/control.ts';
 import { diffCommand } from './handlers/diff.ts';
 import { helpCommand, whoamiCommand } from './handlers/info.ts';
+import { linkCommand } from './handlers/link.ts';
 import { phaseCommand } from './handlers/phase.ts';
 import { promptCommand } from './handlers/prompt.ts';
 import { repairCommand } from './handlers/repair.ts';
@@ -48,7 +49,7 @@ import { SessionOffers } from './session-offers.ts';
 import { introText, pairingHint, UnboundHints, unknownInUnboundText } from './unbound-hints.ts';
 
 /** Verbs with effects outside the engine's ledger: deduplicated through the audit table too. */
-const AUDIT_DEDUPED = new Set(['bind', 'allow', 'deny', 'pair', 'unbind']);
+const AUDIT_DEDUPED = new Set(['bind', 'allow', 'deny', 'pair', 'unbind', 'link']);
 
 /** The one answer to a command in a chat nobody bound. */
 export function unboundText(platform: Platform): string {
@@ -276,5 +277,7 @@ function dispatch(ctx: CommandContext, cmd: ParsedCommand): Promise<HandlerResul
       return sessionsCommand(ctx);
     case 'console':
       return consoleCommand(ctx);
+    case 'link':
+      return linkCommand(ctx, cmd);
   }
 }

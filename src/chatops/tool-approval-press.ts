@@ -10,6 +10,7 @@ import type { ButtonPress, Reply } from '../bridges/channel.ts';
 import { prose } from '../bridges/render-text.ts';
 import type { ReasonPromptRecord } from '../db/repositories/reason-prompts.ts';
 import type { ToolApprovalRecord } from '../db/repositories/tool-approvals.ts';
+import { type Actor, samePerson } from '../engine/model.ts';
 import { ANSWER_ROLE, hasRole, refusalText } from './authorize.ts';
 import { accessOfEvent, audit, type ChatOpsDeps, channelFor, pressContext } from './context.ts';
 import { declaredPermissions } from './step-permissions.ts';
@@ -84,7 +85,7 @@ export class ToolApprovalPresses {
       await note('allowed', `deny of ${id}: asked for the reason`, row.runId);
       return;
     }
-    const refusal = await this.#fourEyes(request, access.actor.id);
+    const refusal = await this.#fourEyes(request, access.actor);
     if (refusal !== null) {
       await note('refused', `four-eyes: ${by} started run ${request.runId}`, row.runId);
       return say(refusal);
@@ -161,10 +162,11 @@ export class ToolApprovalPresses {
    * The four-eyes rule of the step's `permissions: {mode: ask, fourEyes: true}` (workflow or
    * named agent): the run's starter may not allow its tool requests; Deny stays open to them.
    */
-  async #fourEyes(request: ToolApprovalRecord, actorId: string): Promise<string | null> {
+  async #fourEyes(request: ToolApprovalRecord, actor: Actor): Promise<string | null> {
     const state = await this.#deps.orchestrator.getRun(request.runId);
     const perms = await declaredPermissions(this.#deps.repos, state, request.stepId);
-    if (perms?.fourEyes !== true || state.startedBy.id !== actorId) return null;
+    // The person counts: the starter on Slack cannot allow on Telegram (linked identities).
+    if (perms?.fourEyes !== true || !samePerson(actor, state.startedBy)) return null;
     return `Four-eyes rule: you started run ${request.runId}, so you cannot allow its tool requests; another approver must (you may still Deny).`;
   }
 

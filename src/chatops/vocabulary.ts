@@ -43,6 +43,8 @@ export const VOCABULARY: Readonly<Record<Verb, VocabularyEntry>> = {
   whoami: { role: null, cli: 'whoami' },
   // Anyone may ask; the handler sends a link only to a person with a role here (or globally).
   console: { role: null, cli: 'console' },
+  // Anyone may ask; the handler links only a person with a role somewhere, and grants none.
+  link: { role: null, cli: 'link' },
   pair: { role: null, cli: 'pair' },
   help: { role: null, cli: 'help' },
 };
@@ -65,6 +67,7 @@ export const CLI_ONLY: Readonly<Record<string, string>> = {
   'approval-server': "Claude Code starts it from a step's MCP config (permissions: ask)",
   prune: "drops old rows of bridge.db on the bridge's host (serve also does it)",
   archive: "packs finished runs' folders on the bridge's host",
+  people: "lists and unlinks the people of bridge.db on the bridge's host (chat links with link)",
   audit:
     "reads bridge.db's audit rows and a run's ledger on the bridge's host (the console exports them)",
 };

@@ -15,6 +15,7 @@ import { registerLoginCommand } from './commands/login.ts';
 import { registerLoginsCommand } from './commands/logins.ts';
 import { registerLogsCommand, registerPromptCommand } from './commands/logs.ts';
 import { registerMigrateCommand } from './commands/migrate.ts';
+import { registerPeopleCommands } from './commands/people.ts';
 import { registerPhaseCommand } from './commands/phase.ts';
 import { registerPruneCommand } from './commands/prune.ts';
 import { registerRepairCommand } from './commands/repair.ts';
@@ -63,6 +64,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerArchiveCommand(program, ctx);
   registerSessionsCommand(program, ctx);
   registerAuditCommand(program, ctx);
+  registerPeopleCommands(program, ctx);
   // Sorted here, not with sortSubcommands: its localeCompare starts ICU collation (~10 ms).
   (program.commands as Command[]).sort((a, b) => (a.name() < b.name() ? -1 : 1));
   // Subcommands inherit exitOverride so bad arguments surface as exit 2 in main().

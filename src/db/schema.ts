@@ -362,6 +362,9 @@ export interface Database {
   session_offers: SessionOffersTable;
   flow_run_cache: FlowRunCacheTable;
   people: PeopleTable;
+  persons: PersonsTable;
+  person_links: PersonLinksTable;
+  link_codes: LinkCodesTable;
 }
 
 /** `people` (0041): the name a person was last seen under, by actor id (issue 29). */
@@ -369,6 +372,37 @@ export interface PeopleTable {
   actor_id: string;
   name: string;
   updated_at: number;
+}
+
+/** `persons` (0044): one person across platforms, named by the identity that asked for the link. */
+export interface PersonsTable {
+  person_id: string;
+  name: string;
+  created_at: number;
+}
+
+/** `person_links` (0044): the person an identity (actor id) belongs to; at most one each. */
+export interface PersonLinksTable {
+  actor_id: string;
+  person_id: string;
+  linked_at: number;
+}
+
+/**
+ * `link_codes` (0044): a `/link` code (sha256 of it), its issuer and, once sent from another
+ * identity, its claimant; `used_at` is set when the issuer confirms (or the code is spent).
+ */
+export interface LinkCodesTable {
+  code_hash: string;
+  issuer_id: string;
+  issuer_name: string | null;
+  issuer_chat: string | null;
+  expires_at: number;
+  claimant_id: string | null;
+  claimant_name: string | null;
+  claimant_chat: string | null;
+  used_at: number | null;
+  created_at: number;
 }
 
 /** `flow_run_cache` (0024): a flow run.yaml's stamp and status when last read (issue 14). */

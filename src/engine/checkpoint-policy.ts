@@ -1,6 +1,8 @@
 /**
  * Checkpoint rules, pure: which answers a checkpoint offers, its policy, and how one vote
- * changes it (distinct approvers, four-eyes, one vote per person, a single reject decides).
+ * changes it (distinct approvers, four-eyes, one vote per person, a single reject decides). A
+ * person is an identity and the identities linked to it (`Actor.sameAs`), so one person pressing
+ * on two platforms is one vote and the starter on Slack cannot approve on Telegram.
  */
 
 import type { Rejection } from './events.ts';
@@ -11,7 +13,7 @@ import type {
   CheckpointPolicy,
   CheckpointState,
 } from './model.ts';
-import { DEFAULT_CHANGES_MAX } from './model.ts';
+import { DEFAULT_CHANGES_MAX, samePerson } from './model.ts';
 import { personName } from './person-name.ts';
 import type { StepCheckpoint, WorkflowStep } from './workflow/types.ts';
 
@@ -86,10 +88,11 @@ export function evaluateVote(
       `"${answer}" is not an answer to checkpoint ${cp.id} (allowed: ${cp.answers.join(', ')})`,
     );
   }
-  if (cp.votes.some((v) => v.actor.id === actor.id)) {
+  // One person, one vote, on whichever platform they pressed (their linked identities).
+  if (cp.votes.some((v) => samePerson(actor, v.actor))) {
     return illegal(`${name} already voted on checkpoint ${cp.id}`);
   }
-  if (answer === 'approve' && cp.policy.fourEyes && actor.id === startedBy.id) {
+  if (answer === 'approve' && cp.policy.fourEyes && samePerson(actor, startedBy)) {
     return {
       ok: false,
       rejection: {

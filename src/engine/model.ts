@@ -9,7 +9,7 @@ import type { TaskState } from './tasks/types.ts';
 import type { Layout, Workflow } from './workflow/types.ts';
 
 export type { Actor, Telemetry } from './run-basics.ts';
-export { addTelemetry, SYSTEM_ACTOR, ZERO_TELEMETRY } from './run-basics.ts';
+export { addTelemetry, SYSTEM_ACTOR, samePerson, ZERO_TELEMETRY } from './run-basics.ts';
 export type { Layout, Workflow, WorkflowStep } from './workflow/types.ts';
 
 /** Run status; `completed`, `failed` and `cancelled` are terminal and never change. */

@@ -8,6 +8,16 @@
 export interface Actor {
   id: string;
   name?: string;
+  /**
+   * The other identities linked to this one as one person when it acted (bridge.db's person
+   * links, issue 36): votes, quorum and four-eyes count the person, not the identity.
+   */
+  sameAs?: string[];
+}
+
+/** True when `actor` is `other` or, by the links `actor` carries, the same person. */
+export function samePerson(actor: Actor, other: Pick<Actor, 'id'>): boolean {
+  return actor.id === other.id || (actor.sameAs?.includes(other.id) ?? false);
 }
 
 /** The actor the engine itself uses (expiry timers, crash recovery). */

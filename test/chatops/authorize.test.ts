@@ -22,10 +22,10 @@ describe('authorize', () => {
       expect(REQUIRED_ROLE[v]).toBe('admin');
   });
 
-  it('serves only whoami, console, help and pair in an unbound chat, whatever the role', () => {
+  it('serves only whoami, console, link, help and pair in an unbound chat, whatever the role', () => {
     const open = VERBS.filter((v) => decideAccess(v, false, 'admin').allowed);
-    // `console` checks the person's role itself (a private chat is unbound): handlers/console.ts.
-    expect(open.sort()).toEqual(['console', 'help', 'pair', 'whoami']);
+    // `console` and `link` check the person's role themselves (a private chat is unbound).
+    expect(open.sort()).toEqual(['console', 'help', 'link', 'pair', 'whoami']);
     expect(decideAccess('status', false, 'admin')).toEqual({ allowed: false, why: 'unbound' });
   });
 

@@ -110,6 +110,7 @@ describe('parseCommand', () => {
       ['status', 'nope'],
       ['runs', 'x'],
       ['pair', ''],
+      ['link', 'ABC confirm'],
       ['bind', ''],
       ['deny', 'a b'],
     ] as const) {
@@ -117,6 +118,22 @@ describe('parseCommand', () => {
       expect(r, `${verb} ${text}`).toMatchObject({ ok: false, failure: { verb } });
       if (!r.ok) expect(failureText(r.failure)).toContain(`Usage: ${USAGE[verb].usage}`);
     }
+  });
+
+  it("parses link: a code request, a code, or the issuer's confirm / cancel", () => {
+    expect(parseCommand('link', '')).toEqual({ ok: true, command: { verb: 'link' } });
+    expect(parseCommand('link', 'abcdefghjk')).toEqual({
+      ok: true,
+      command: { verb: 'link', code: 'abcdefghjk' },
+    });
+    expect(parseCommand('link', 'Confirm')).toEqual({
+      ok: true,
+      command: { verb: 'link', step: 'confirm' },
+    });
+    expect(parseCommand('link', 'cancel')).toEqual({
+      ok: true,
+      command: { verb: 'link', step: 'cancel' },
+    });
   });
 
   it('parses bind with an optional --follow anywhere after the workspace', () => {

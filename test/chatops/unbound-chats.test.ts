@@ -2,7 +2,7 @@
  * Issue 38: an unbound chat on Telegram (grammY against the fake Bot API). In a private chat
  * every message is answered: an unknown command with "did you mean" and how to pair, plain text
  * with what the bot is; at most one such hint per chat a minute. In an unbound group, plain text
- * and an unknown command for any bot stay silent; one addressed to us (`/link@bot`) is answered.
+ * and an unknown command for any bot stay silent; one addressed to us (`/frob@bot`) is answered.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FakeChat } from '../fakes/telegram.ts';
@@ -39,7 +39,7 @@ describe('an unbound private chat', () => {
     expect(answer).toMatch(/^Unknown command "stauts"\. Did you mean \/status\?\n/);
     expect(answer).toContain(PAIR);
     // Within the minute a second hint is held back; /help, a real command, still answers.
-    w.say(CAROL, '/link', CAROL_DM);
+    w.say(CAROL, '/frob', CAROL_DM);
     w.say(CAROL, 'hello?', CAROL_DM);
     const help = await ask(CAROL, '/help', CAROL_DM);
     expect(help).toMatch(/^Commands/);
@@ -55,11 +55,11 @@ describe('an unbound private chat', () => {
 });
 
 describe('an unbound group', () => {
-  it('stays silent for plain text and unaddressed unknown commands, answers /link@bot', async () => {
+  it('stays silent for plain text and unaddressed unknown commands, answers /frob@bot', async () => {
     w.say(CAROL, 'hello everyone', STRANGERS);
-    w.say(CAROL, '/link', STRANGERS);
-    const answer = await ask(CAROL, '/link@phasebridge_bot', STRANGERS);
-    expect(answer).toMatch(/^Unknown command "link"\./);
+    w.say(CAROL, '/frob', STRANGERS);
+    const answer = await ask(CAROL, '/frob@phasebridge_bot', STRANGERS);
+    expect(answer).toMatch(/^Unknown command "frob"\./);
     expect(answer).toContain(PAIR);
     expect(said(STRANGERS)).toEqual([answer]);
   });

@@ -40,6 +40,7 @@ const SAMPLES: Readonly<Record<Verb, string>> = {
   access: '',
   whoami: '',
   console: '',
+  link: 'ABCDEFGHJK',
   pair: 'ABCDEFGHJK',
   help: 'run',
 };

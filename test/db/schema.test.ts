@@ -196,6 +196,20 @@ const COLUMNS: Columns = {
     updated_at: true,
   },
   people: { actor_id: true, name: true, updated_at: true },
+  persons: { person_id: true, name: true, created_at: true },
+  person_links: { actor_id: true, person_id: true, linked_at: true },
+  link_codes: {
+    code_hash: true,
+    issuer_id: true,
+    issuer_name: true,
+    issuer_chat: true,
+    expires_at: true,
+    claimant_id: true,
+    claimant_name: true,
+    claimant_chat: true,
+    used_at: true,
+    created_at: true,
+  },
 };
 
 describe('schema.ts', () => {

@@ -108,6 +108,25 @@ describe('checkpoint policy', () => {
     });
   });
 
+  it('counts a person, not an identity: linked identities vote once and the starter stays out', () => {
+    // Bob on Slack, linked to Bob on Telegram (issue 36).
+    const bobOnSlack = { id: 'slack:U2', name: 'Bob', sameAs: [BOB.id] };
+    const voted = cp({ votes: [{ actor: BOB, answer: 'approve', at: 'x' }] });
+    expect(evaluateVote(voted, ALICE, bobOnSlack, 'approve')).toMatchObject({
+      ok: false,
+      rejection: { message: 'Bob already voted on checkpoint review:1' },
+    });
+    // Alice started the run on Telegram; on Slack she is still its starter under four-eyes.
+    const aliceOnSlack = { id: 'slack:U1', name: 'Alice', sameAs: [ALICE.id] };
+    expect(evaluateVote(cp(), ALICE, aliceOnSlack, 'approve')).toMatchObject({
+      ok: false,
+      rejection: { code: 'UNAUTHORIZED' },
+    });
+    // Unlinked, the Slack account is someone else.
+    const { sameAs: _, ...plain } = aliceOnSlack;
+    expect(evaluateVote(cp(), ALICE, plain, 'approve')).toEqual({ ok: true, resolves: false });
+  });
+
   it('allows Request changes until the step went back loop.max times, then says how often', () => {
     expect(changesRefusal(STEP, 1, 'review:2')).toBeNull();
     expect(changesRefusal(STEP, 2, 'review:3')).toBe(

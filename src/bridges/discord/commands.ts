@@ -131,6 +131,11 @@ export function chatopsCommands(workflows: readonly string[] = []): SlashCommand
     cmd('whoami', 'Your id and role here'),
     cmd('console', 'A sign-in link to the web console, sent to you privately'),
     cmd(
+      'link',
+      'One person on several platforms: a code to send from your other account',
+      opt('code', 'A code from /link elsewhere, or confirm / cancel', 'word'),
+    ),
+    cmd(
       'pair',
       'Bind this chat with a code printed by `phasebridge serve`',
       opt('code', 'Pairing code', 'word', true),

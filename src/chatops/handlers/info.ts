@@ -2,6 +2,7 @@
 import { REQUIRED_ROLE } from '../authorize.ts';
 import type { ParsedCommand } from '../grammar.ts';
 import { helpText, likelyVerb, unknownCommandText, usageOf, verbOf } from '../grammar.ts';
+import { personWords } from '../person-linking.ts';
 import type { CommandContext, HandlerResult } from './types.ts';
 
 /** `whoami`: the sender's immutable id, this chat, and their role here. */
@@ -13,6 +14,12 @@ export async function whoamiCommand(ctx: CommandContext): Promise<HandlerResult>
   } else {
     lines.push(`It works in ${binding.workspace}.`);
     lines.push(role ? `Your role here: ${role}.` : 'You have no role here.');
+  }
+  const person = await ctx.deps.repos.personLinks.personOf(actor.id);
+  if (person !== null) {
+    lines.push(
+      `You are one person (${person.name}) with ${await personWords(ctx.deps.repos, person)}.`,
+    );
   }
   return { outcome: 'allowed', reply: lines.join('\n') };
 }

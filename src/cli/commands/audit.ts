@@ -69,11 +69,16 @@ export function registerAuditCommand(program: Command, ctx: CliContext): void {
         ...(runId !== undefined && { target: runId }),
       });
       const people = await repos.people.lookup(rows.map((r) => r.actor));
-      const named = rows.map((r) => ({
-        ...r,
-        at: new Date(r.at).toISOString(),
-        actorName: personName(people.get(r.actor) ?? { id: r.actor }),
-      }));
+      const named = rows.map((r) => {
+        const known = people.get(r.actor) ?? { id: r.actor };
+        // A linked identity is named as its one person, whose id `--json` shows (issue 36).
+        return {
+          ...r,
+          at: new Date(r.at).toISOString(),
+          actorName: personName(known),
+          ...(known.person !== undefined && { person: known.person }),
+        };
+      });
       if (opts.json) {
         const out = runId === undefined ? { audit: named } : { run: runId, words, audit: named };
         console.log(JSON.stringify(out, null, 2));

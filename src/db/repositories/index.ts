@@ -13,6 +13,7 @@ import { FlowRunCacheRepo } from './flow-run-cache.ts';
 import { FollowedWorkspacesRepo } from './followed-workspaces.ts';
 import { PairingRepo } from './pairing.ts';
 import { PeopleRepo } from './people.ts';
+import { PersonLinksRepo } from './person-links.ts';
 import { ReasonPromptsRepo } from './reason-prompts.ts';
 import { RunsRepo } from './runs.ts';
 import { SessionOffersRepo } from './session-offers.ts';
@@ -48,6 +49,13 @@ export { FlowRunCacheRepo } from './flow-run-cache.ts';
 export { type FollowedWorkspace, FollowedWorkspacesRepo } from './followed-workspaces.ts';
 export { type ConsumeResult, hashPairingCode, PairingRepo } from './pairing.ts';
 export { PeopleRepo } from './people.ts';
+export {
+  type LinkCodeProblem,
+  type LinkCodeRecord,
+  type LinkedPerson,
+  type LinkParty,
+  PersonLinksRepo,
+} from './person-links.ts';
 export { type ReasonPromptRecord, ReasonPromptsRepo } from './reason-prompts.ts';
 export {
   type RunIndexInput,
@@ -88,6 +96,8 @@ export interface Repositories {
   pairing: PairingRepo;
   /** The names people were last seen under (decisions stored by id name them). */
   people: PeopleRepo;
+  /** Identities linked as one person across platforms, and the codes that link them. */
+  personLinks: PersonLinksRepo;
   reasonPrompts: ReasonPromptsRepo;
   runs: RunsRepo;
   statusMessages: StatusMessagesRepo;
@@ -119,6 +129,7 @@ export function createRepositories(
     fullAccess: new FullAccessRepo(k, opts),
     pairing: new PairingRepo(k, opts),
     people: new PeopleRepo(k, opts),
+    personLinks: new PersonLinksRepo(k, opts),
     reasonPrompts: new ReasonPromptsRepo(k, opts),
     runs: new RunsRepo(k, opts),
     statusMessages: new StatusMessagesRepo(k, opts),

@@ -6,6 +6,13 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../schema.ts';
 import type { Clock, RepoOptions } from './support.ts';
 
+/** An identity as people know it; `person` is the linked person's id (issue 36), when linked. */
+export interface KnownPerson {
+  id: string;
+  name?: string;
+  person?: string;
+}
+
 /** Reads and writes `people`. */
 export class PeopleRepo {
   readonly #db: Kysely<Database>;
@@ -39,10 +46,13 @@ export class PeopleRepo {
       .execute();
   }
 
-  /** The people with these ids, named when known (unknown ids come back without a name). */
-  async lookup(ids: readonly string[]): Promise<Map<string, { id: string; name?: string }>> {
+  /**
+   * The people with these ids, named when known (unknown ids come back without a name); a linked
+   * identity has its person's name.
+   */
+  async lookup(ids: readonly string[]): Promise<Map<string, KnownPerson>> {
     const unique = [...new Set(ids)];
-    const out = new Map(unique.map((id) => [id, { id } as { id: string; name?: string }]));
+    const out = new Map(unique.map((id) => [id, { id } as KnownPerson]));
     if (unique.length === 0) return out;
     const rows = await this.#db
       .selectFrom('people')
@@ -50,11 +60,30 @@ export class PeopleRepo {
       .where('actor_id', 'in', unique)
       .execute();
     for (const r of rows) out.set(r.actor_id, { id: r.actor_id, name: r.name });
+    // An identity linked to a person is named as that person, on every platform (issue 36).
+    const linked = await this.#db
+      .selectFrom('person_links')
+      .innerJoin('persons', 'persons.person_id', 'person_links.person_id')
+      .select(['person_links.actor_id', 'persons.name', 'persons.person_id'])
+      .where('person_links.actor_id', 'in', unique)
+      .execute();
+    for (const r of linked)
+      out.set(r.actor_id, { id: r.actor_id, name: r.name, person: r.person_id });
     return out;
   }
 
+  /** The name an identity was last seen under on its own platform (not its person's). */
+  async platformName(id: string): Promise<string | undefined> {
+    const row = await this.#db
+      .selectFrom('people')
+      .select('name')
+      .where('actor_id', '=', id)
+      .executeTakeFirst();
+    return row?.name;
+  }
+
   /** One person by id, named when known. */
-  async person(id: string): Promise<{ id: string; name?: string }> {
+  async person(id: string): Promise<KnownPerson> {
     return (await this.lookup([id])).get(id) ?? { id };
   }
 }

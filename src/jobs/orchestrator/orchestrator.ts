@@ -60,6 +60,7 @@ import type {
   StepProgress,
   UpdateListener,
 } from './types.ts';
+import { withPerson } from './vote-person.ts';
 import { startJobWorker } from './worker.ts';
 import { type WorkflowInfo, WorkflowRegistry } from './workflow-registry.ts';
 
@@ -246,6 +247,7 @@ export class Orchestrator {
     markStage(runId, 'command');
     if (command.type === 'start') throw new InvalidInputError('start a run with startRun');
     await applyHandEdit(this.#driver, runId, this.#log);
+    command = await withPerson(this.#repos.personLinks, command);
     if (command.type === 'resume') {
       const recovered = await resumeInterrupted(this.#driver, this.#queue, runId, key, command);
       if (recovered !== null) return recovered;
