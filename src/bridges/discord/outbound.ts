@@ -131,7 +131,11 @@ export function renderFields(fields: readonly MessageField[] = []): APIEmbedFiel
   let budget = FIELDS_BUDGET;
   for (const f of fields.slice(0, 25)) {
     const name = fitEscaped(f.label, Math.min(256, budget / 4)) || '\u200b';
-    const value = fitEscaped(f.value, Math.min(1024, budget - name.length)) || '\u200b';
+    const room = Math.min(1024, budget - name.length);
+    // People as mentions when the value fits whole; a cut could halve a `<@…>`, so else names.
+    const md = f.rich === undefined ? undefined : renderMarkdown(f.rich);
+    const value =
+      (md !== undefined && md.length <= room ? md : fitEscaped(f.value, room)) || '\u200b';
     budget -= name.length + value.length;
     if (budget < 0) break;
     out.push({ name, value, inline: f.value.length <= 40 });
