@@ -10,7 +10,8 @@
  * bridge.db (`reason_prompts`, with the answer), so a reason typed after a restart still counts;
  * unanswered ones expire after an hour. "Approve with comment" (chats with modals) asks the same
  * way for an optional comment, committed as the approval's reason (as `approve --comment`; empty:
- * a plain approve). A Request changes at the step's loop max is refused at
+ * a plain approve). An empty reason decides nothing: it is answered out loud and its prompt stays
+ * open. A Request changes at the step's loop max is refused at
  * the press, with the limit, before anyone types a reason.
  */
 import type { ButtonPress, Channel, Reply } from '../bridges/channel.ts';
@@ -162,9 +163,12 @@ export class CheckpointPresses {
       this.#deps.clock().getTime(),
     );
     if (!pending) return false;
-    // Only an approval's comment may be empty; an empty reason leaves the prompt open, as before.
+    // Only an approval's comment may be empty; an empty reason leaves the prompt open, and the
+    // person is told so (issue 29: what a human writes is never silently nothing).
     if (ev.text.trim() === '' && pending.answer !== 'approve') {
       await this.#deps.repos.reasonPrompts.add(pending);
+      const channel = channelFor(this.#deps, ev.chatRef);
+      await sendText(channel, ev.chatRef, emptyReasonWords(pending));
       return true;
     }
     if (pending.checkpointId.startsWith(TOOL_PREFIX) && this.#tools) {
@@ -302,6 +306,14 @@ function limitRefusal(state: RunState, cp: CheckpointState, answer: CheckpointAn
 }
 
 const capital = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
+
+/** The answer to an empty reason: nothing was decided, and the question is still open. */
+function emptyReasonWords(pending: ReasonPromptRecord): string {
+  const name = pending.checkpointId.startsWith(TOOL_PREFIX)
+    ? `deny the tool request of run ${pending.runId}`
+    : `${pending.answer === 'loop' ? 'request changes at' : 'reject'} checkpoint ${pending.checkpointId} of run ${pending.runId}`;
+  return `Your answer was empty, so nothing was decided: to ${name}, answer the question again with your reason.`;
+}
 
 async function sendText(
   channel: Channel | undefined,

@@ -309,17 +309,22 @@ export function keptPromptValue(prompt: string, ask: ReasonAsk = {}): string {
   return JSON.stringify({ prompt, ask });
 }
 
-/** The button offered when a modal can no longer be opened directly (the press was answered). */
+/**
+ * The button offered when a modal can no longer be opened directly (the press was answered),
+ * named after what the modal asks: "Give a reason", or "Write your comment" (Approve with comment).
+ */
 export function reasonButtonRow(
   interactionId: string,
+  ask: ReasonAsk = {},
 ): APIActionRowComponent<APIButtonComponentWithCustomId> {
+  const label = ask.label === undefined ? 'Give a reason' : `Write your ${ask.label.toLowerCase()}`;
   return {
     type: ComponentType.ActionRow,
     components: [
       {
         type: ComponentType.Button,
         style: ButtonStyle.Primary,
-        label: 'Give a reason',
+        label: label.slice(0, 80),
         custom_id: `${REASON_ID_PREFIX}${interactionId}`,
       },
     ],
