@@ -284,10 +284,11 @@ export function fromThreadReply(p: MessagePayload, bot: BotContext): Reply | und
   const id = bot.botUserId.replace(/[^A-Za-z0-9]/g, '');
   if (new RegExp(`<@${id}(?:\\|[^>]*)?>`).test(e.text)) return;
   const text = normalizeSlackText(e.text).trim();
-  if (text === '') return;
-  const parent: SlackChat = { team: bot.team, channel: e.channel };
-  // A reply sharing files (subtype file_share) carries them as `files`, downloaded like a mention's.
+  // A reply sharing files (subtype file_share) carries them as `files`, downloaded like a mention's;
+  // files alone, with no words, are still the person's reply.
   const files = filesOf(e.files);
+  if (text === '' && files.length === 0) return;
+  const parent: SlackChat = { team: bot.team, channel: e.channel };
   return {
     kind: 'reply',
     text,
