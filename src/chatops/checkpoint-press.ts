@@ -20,6 +20,7 @@ import type { CheckpointMessageRecord } from '../db/repositories/index.ts';
 import type { ReasonPromptRecord } from '../db/repositories/reason-prompts.ts';
 import { changesRefusal, closedMessage, evaluateVote } from '../engine/checkpoint-policy.ts';
 import type { CheckpointAnswer, CheckpointState, RunState } from '../engine/model.ts';
+import { peopleNames } from '../engine/person-name.ts';
 import { ANSWER_ROLE, hasRole, refusalText } from './authorize.ts';
 import { parseButtonId, voteResultWords } from './checkpoint-message.ts';
 import {
@@ -162,7 +163,7 @@ export class CheckpointPresses {
       ev.user.id,
       this.#deps.clock().getTime(),
     );
-    if (!pending) return false;
+    if (!pending) return this.#notTaken(ev);
     // Only an approval's comment may be empty; an empty reason leaves the prompt open, and the
     // person is told so (issue 29: what a human writes is never silently nothing).
     if (ev.text.trim() === '' && pending.answer !== 'approve') {
@@ -229,6 +230,36 @@ export class CheckpointPresses {
     // On success the checkpoint copies are edited and the run's end is announced; say nothing more.
     const what = WHAT[pending.answer];
     if (!result.ok) await sendText(channel, ev.chatRef, `Could not ${what}: ${result.text}`);
+    return true;
+  }
+
+  /**
+   * A reply to one of our questions that is not an answer to it: the question asks someone else,
+   * or it expired. Said out loud (never silently dropped, issue 29); false when it is no question.
+   */
+  async #notTaken(ev: Reply): Promise<boolean> {
+    const asked = await this.#deps.repos.reasonPrompts.listByPrompt(ev.replyToMessageRef);
+    const first = asked[0];
+    if (first === undefined) return false;
+    const mine = asked.find((p) => p.platform === ev.user.platform && p.userId === ev.user.id);
+    const ids = asked.map((p) => `${p.platform}:${p.userId}`);
+    const people = await this.#deps.repos.people.lookup(ids);
+    const askedOf = peopleNames(ids.map((id) => people.get(id) ?? { id }));
+    const expired = mine !== undefined;
+    const text = expired
+      ? `That question about run ${first.runId} expired, so your answer decided nothing: press the button again to answer.`
+      : `That question about run ${first.runId} is for ${askedOf}; your reply was not passed on. To guide the run, reply to its status or checkpoint message.`;
+    const access = await accessOfEvent(this.#deps, ev);
+    await audit(this.#deps, {
+      actor: access.actor,
+      action: `reply:${first.answer}`,
+      chatRef: ev.chatRef,
+      key: ev.idempotencyKey,
+      target: first.runId,
+      outcome: 'refused',
+      detail: expired ? 'the question expired' : `the question is for ${askedOf}`,
+    });
+    await sendText(channelFor(this.#deps, ev.chatRef), ev.chatRef, text);
     return true;
   }
 
