@@ -31,7 +31,13 @@ export type RichText = readonly RichSegment[];
 /** A labelled value shown under the text (run id, phase, who started it...). */
 export interface MessageField {
   readonly label: string;
+  /** The value as plain text (what every renderer without rich fields shows). */
   readonly value: string;
+  /**
+   * The value as rich text when it names people (issue 29: mentions in the Votes and Notes
+   * lines); its plain text is `value`. Adapters render it as they render message text.
+   */
+  readonly rich?: RichText;
 }
 
 /** How a button looks; platforms without styles ignore it. */

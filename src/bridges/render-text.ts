@@ -21,6 +21,11 @@ export const mention = (name: string, platform: string, id: string): RichSegment
   id,
 });
 
+/** A field whose value is rich text (people as mentions); `value` is its plain text. */
+export function richField(label: string, value: RichText): MessageField {
+  return { label, value: plainTextOf(value), rich: value };
+}
+
 /**
  * RichText from prose that marks code the way people type it, between backticks: each `…` span
  * becomes a code segment, so no platform shows the backticks themselves. A lone backtick stays.
@@ -45,7 +50,8 @@ export function composeBody(text: RichText, fields: readonly MessageField[] = []
   const lines = fields.flatMap((f, i) => [
     plain(i > 0 ? '\n' : ''),
     bold(`${f.label}:`),
-    plain(` ${f.value}`),
+    plain(' '),
+    ...(f.rich ?? [plain(f.value)]),
   ]);
   return text.length > 0 ? rich(...text, '\n\n', ...lines) : rich(...lines);
 }

@@ -10,11 +10,11 @@ import type {
   OutgoingMessage,
   RichSegment,
 } from '../bridges/channel.ts';
-import { bold, code, plain, plainTextOf, rich } from '../bridges/render-text.ts';
+import { bold, code, plain, plainTextOf, rich, richField } from '../bridges/render-text.ts';
 import type { Actor, CheckpointAnswer, CheckpointState } from '../engine/model.ts';
 import type { StepChanges } from '../jobs/runner/git-changes.ts';
 import { changedFilesLines } from './changed-files.ts';
-import { namesSegments, namesWords, policyWords, timeWords } from './words.ts';
+import { namesSegments, policyWords, timeWords } from './words.ts';
 
 /** What a checkpoint message shows besides the checkpoint itself. */
 export interface CheckpointView {
@@ -132,9 +132,16 @@ export function kindWords(cp: CheckpointState): string {
 
 /** The votes so far: "approved by Alice (1 of 2 approvals)". */
 export function votesWords(cp: CheckpointState): string | undefined {
+  const says = votesSays(cp);
+  return says === undefined ? undefined : plainTextOf(says);
+}
+
+/** votesWords as message text: the approvers as personSegment shows them in each chat. */
+export function votesSays(cp: CheckpointState): RichSegment[] | undefined {
   const approvers = cp.votes.filter((v) => v.answer === 'approve').map((v) => v.actor);
   if (approvers.length === 0) return undefined;
-  return `approved by ${namesWords(approvers)} (${approvers.length} of ${cp.policy.approvals} approvals)`;
+  const count = `${approvers.length} of ${cp.policy.approvals} approvals`;
+  return [plain('approved by '), ...namesSegments(approvers), plain(` (${count})`)];
 }
 
 /** The open message: step, reason, output tail, logs, policy, votes, buttons. */
@@ -169,13 +176,13 @@ export function renderOpenCheckpoint(
   if (cp.expiresAt !== undefined && cp.expiredAt === undefined) {
     fields.push({ label: 'Expires', value: timeWords(cp.expiresAt) });
   }
-  const votes = votesWords(cp);
-  if (votes !== undefined) fields.push({ label: 'Votes', value: votes });
+  const votes = votesSays(cp);
+  if (votes !== undefined) fields.push(richField('Votes', votes));
   if (view.changes !== undefined && cp.answers.includes('loop')) {
     fields.push({ label: 'Request changes', value: changesWords(view.changes) });
   }
   if (view.notes !== undefined && view.notes.length > 0) {
-    fields.push({ label: 'Notes', value: pendingNotesWords(view.notes) });
+    fields.push(richField('Notes', pendingNotesSays(view.notes)));
   }
   return {
     text: rich(...text),
@@ -201,9 +208,15 @@ function changedSays(stepId: string, changed: StepChanges): RichSegment[] {
 
 /** "1 note from @carol will go with the decision", "3 notes from @carol and @bob will …". */
 export function pendingNotesWords(authors: readonly Actor[]): string {
+  return plainTextOf(pendingNotesSays(authors));
+}
+
+/** pendingNotesWords as message text: the authors as personSegment shows them in each chat. */
+export function pendingNotesSays(authors: readonly Actor[]): RichSegment[] {
   const people = [...new Map(authors.map((a) => [a.id, a])).values()];
   const n = authors.length;
-  return `${n} ${n === 1 ? 'note' : 'notes'} from ${namesWords(people)} will go with the decision`;
+  const notes = `${n} ${n === 1 ? 'note' : 'notes'}`;
+  return [plain(`${notes} from `), ...namesSegments(people), plain(' will go with the decision')];
 }
 
 /** "1 of 3 used; the step runs again with your reason", or the limit reached. */

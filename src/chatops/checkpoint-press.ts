@@ -10,7 +10,8 @@
  * bridge.db (`reason_prompts`, with the answer), so a reason typed after a restart still counts;
  * unanswered ones expire after an hour. "Approve with comment" (chats with modals) asks the same
  * way for an optional comment, committed as the approval's reason (as `approve --comment`; empty:
- * a plain approve). A Request changes at the step's loop max is refused at
+ * a plain approve). An empty reason decides nothing: it is answered out loud and its prompt stays
+ * open. A Request changes at the step's loop max is refused at
  * the press, with the limit, before anyone types a reason.
  */
 import type { ButtonPress, Channel, Reply } from '../bridges/channel.ts';
@@ -19,6 +20,7 @@ import type { CheckpointMessageRecord } from '../db/repositories/index.ts';
 import type { ReasonPromptRecord } from '../db/repositories/reason-prompts.ts';
 import { changesRefusal, closedMessage, evaluateVote } from '../engine/checkpoint-policy.ts';
 import type { CheckpointAnswer, CheckpointState, RunState } from '../engine/model.ts';
+import { peopleNames } from '../engine/person-name.ts';
 import { ANSWER_ROLE, hasRole, refusalText } from './authorize.ts';
 import { parseButtonId, voteResultWords } from './checkpoint-message.ts';
 import {
@@ -161,10 +163,13 @@ export class CheckpointPresses {
       ev.user.id,
       this.#deps.clock().getTime(),
     );
-    if (!pending) return false;
-    // Only an approval's comment may be empty; an empty reason leaves the prompt open, as before.
+    if (!pending) return this.#notTaken(ev);
+    // Only an approval's comment may be empty; an empty reason leaves the prompt open, and the
+    // person is told so (issue 29: what a human writes is never silently nothing).
     if (ev.text.trim() === '' && pending.answer !== 'approve') {
       await this.#deps.repos.reasonPrompts.add(pending);
+      const channel = channelFor(this.#deps, ev.chatRef);
+      await sendText(channel, ev.chatRef, emptyReasonWords(pending));
       return true;
     }
     if (pending.checkpointId.startsWith(TOOL_PREFIX) && this.#tools) {
@@ -225,6 +230,36 @@ export class CheckpointPresses {
     // On success the checkpoint copies are edited and the run's end is announced; say nothing more.
     const what = WHAT[pending.answer];
     if (!result.ok) await sendText(channel, ev.chatRef, `Could not ${what}: ${result.text}`);
+    return true;
+  }
+
+  /**
+   * A reply to one of our questions that is not an answer to it: the question asks someone else,
+   * or it expired. Said out loud (never silently dropped, issue 29); false when it is no question.
+   */
+  async #notTaken(ev: Reply): Promise<boolean> {
+    const asked = await this.#deps.repos.reasonPrompts.listByPrompt(ev.replyToMessageRef);
+    const first = asked[0];
+    if (first === undefined) return false;
+    const mine = asked.find((p) => p.platform === ev.user.platform && p.userId === ev.user.id);
+    const ids = asked.map((p) => `${p.platform}:${p.userId}`);
+    const people = await this.#deps.repos.people.lookup(ids);
+    const askedOf = peopleNames(ids.map((id) => people.get(id) ?? { id }));
+    const expired = mine !== undefined;
+    const text = expired
+      ? `That question about run ${first.runId} expired, so your answer decided nothing: press the button again to answer.`
+      : `That question about run ${first.runId} is for ${askedOf}; your reply was not passed on. To guide the run, reply to its status or checkpoint message.`;
+    const access = await accessOfEvent(this.#deps, ev);
+    await audit(this.#deps, {
+      actor: access.actor,
+      action: `reply:${first.answer}`,
+      chatRef: ev.chatRef,
+      key: ev.idempotencyKey,
+      target: first.runId,
+      outcome: 'refused',
+      detail: expired ? 'the question expired' : `the question is for ${askedOf}`,
+    });
+    await sendText(channelFor(this.#deps, ev.chatRef), ev.chatRef, text);
     return true;
   }
 
@@ -302,6 +337,14 @@ function limitRefusal(state: RunState, cp: CheckpointState, answer: CheckpointAn
 }
 
 const capital = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
+
+/** The answer to an empty reason: nothing was decided, and the question is still open. */
+function emptyReasonWords(pending: ReasonPromptRecord): string {
+  const name = pending.checkpointId.startsWith(TOOL_PREFIX)
+    ? `deny the tool request of run ${pending.runId}`
+    : `${pending.answer === 'loop' ? 'request changes at' : 'reject'} checkpoint ${pending.checkpointId} of run ${pending.runId}`;
+  return `Your answer was empty, so nothing was decided: to ${name}, answer the question again with your reason.`;
+}
 
 async function sendText(
   channel: Channel | undefined,

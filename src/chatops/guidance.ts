@@ -38,7 +38,8 @@ async function withFiles(
   const got = await fetchInputs(deps, ev.chatRef, files);
   if (typeof got === 'string') return { text: ev.text, refused: got };
   const paths = await save(runId, got);
-  return { text: `${ev.text}\n\nFiles with this guidance: ${paths.join(', ')}` };
+  const words = ev.text.trim() === '' ? '' : `${ev.text}\n\n`;
+  return { text: `${words}Files with this guidance: ${paths.join(', ')}` };
 }
 
 /** Handles a Reply that was not an answer to a reason prompt; true when it was guidance. */
@@ -47,7 +48,8 @@ export async function handleGuidanceReply(deps: ChatOpsDeps, ev: Reply): Promise
   const runId =
     (await repos.statusMessages.runOfMessage(ev.replyToMessageRef)) ??
     (await repos.checkpointMessages.runOfMessage(ev.replyToMessageRef));
-  if (runId === null || ev.text.trim() === '') return false;
+  // Files alone are guidance too (their names are the note); only a reply of nothing is not.
+  if (runId === null || (ev.text.trim() === '' && (ev.files ?? []).length === 0)) return false;
   const access = await accessOfEvent(deps, ev);
   const channel = channelFor(deps, ev.chatRef);
   // The answer to what the person just sent: they wait for it.

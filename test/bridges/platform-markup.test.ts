@@ -141,4 +141,46 @@ describe('platform markup from one message model', () => {
       expect(plainTextOf(decided.text)).toBe('Approved by @bob, Dave and @carol');
     },
   );
+
+  it.each([
+    ['slack', '<@U0BOB>', ['Dave', '@carol'], ['<@42>']],
+    ['discord', '<@42>', ['@bob', '@carol'], ['<@U0BOB>']],
+    ['telegram', undefined, ['@bob', 'Dave', '@carol'], ['<@']],
+  ] as const)(
+    '%s: the Votes and Notes lines of a checkpoint name people as the decision line does',
+    (platform, own, names, absent) => {
+      const render = PLATFORMS.find(([p]) => p === platform)![1];
+      const h = new Harness();
+      h.start(DEMO_WORKFLOW, { spec: 'add login' });
+      h.finish({ action: 'continue' });
+      const open = h.run.checkpoint!;
+      const bob = { id: 'slack:U0BOB', name: '@bob' };
+      const dave = { id: 'discord:42', name: 'Dave' };
+      const carol = { id: 'telegram:7', name: '@carol' };
+      const at = '2026-11-29T14:30:00.000Z';
+      const checkpoint = {
+        ...open,
+        policy: { ...open.policy, approvals: 3 },
+        votes: [
+          { actor: bob, answer: 'approve' as const, at },
+          { actor: dave, answer: 'approve' as const, at },
+        ],
+      };
+      const message = renderOpenCheckpoint(
+        { runId: RUN_ID, checkpoint, notes: [carol, bob, dave] },
+        newButtonToken(),
+      );
+      // The plain value (console, CLI, tests) names everyone.
+      const field = (label: string) => message.fields?.find((f) => f.label === label);
+      expect(field('Votes')?.value).toBe('approved by @bob and Dave (2 of 3 approvals)');
+      expect(field('Notes')?.value).toBe(
+        '3 notes from @carol, @bob and Dave will go with the decision',
+      );
+      const out = render(message);
+      // The platform's own person is its mention on both lines; the others are names.
+      if (own !== undefined) expect(out.split(own)).toHaveLength(3);
+      for (const s of names) expect(out).toContain(s);
+      for (const s of absent) expect(out).not.toContain(s);
+    },
+  );
 });

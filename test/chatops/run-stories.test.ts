@@ -91,11 +91,26 @@ describe('a run driven from a chat', () => {
     );
     const prompt = await w.message(/why do you reject checkpoint plan:1/);
     expect(prompt.replyMarkup).toMatchObject({ force_reply: true, selective: true });
-    // Someone else's reply to Bob's prompt does not count.
+    // Someone else's reply to Bob's prompt does not count, and she is told so (issue 29).
     w.fake.userReplies({ chatId: TEAM.id, messageId: prompt.message_id, from: CAROL, text: 'lol' });
+    expect((await w.message(/^That question about run/)).text).toBe(
+      `That question about run ${runId} is for @bob; your reply was not passed on. To guide the run, reply to its status or checkpoint message.`,
+    );
+    // An hour on, Bob's answer finds the question expired: he is told, nothing is decided.
+    w.b.db.sqlite.prepare('UPDATE reason_prompts SET expires_at = 1').run();
+    w.fake.userReplies({ chatId: TEAM.id, messageId: prompt.message_id, from: BOB, text: 'late' });
+    expect((await w.message(/^That question about run \S+ expired/)).text).toBe(
+      `That question about run ${runId} expired, so your answer decided nothing: press the button again to answer.`,
+    );
+    expect((await w.b.orchestrator.getRun(runId)).status).toBe('awaiting');
+    await w.answerTo(w.press(BOB, plan, 'Reject'));
+    await until(
+      () => w.messages(/why do you reject checkpoint plan:1/).length === 2,
+      'asked again',
+    );
     w.fake.userReplies({
       chatId: TEAM.id,
-      messageId: prompt.message_id,
+      messageId: w.messages(/why do you reject checkpoint plan:1/).at(-1)!.message_id,
       from: BOB,
       text: 'needs tests first',
     });

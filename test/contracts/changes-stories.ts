@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { checkpointButtonsOn, type PlatformDriver, until, waitFor } from './platform-driver.ts';
 import type { ContractSubject } from './stories.ts';
-import { runIdOf, World } from './world.ts';
+import { runCli, runIdOf, World } from './world.ts';
 
 /** A review step that may send the run back to plan once. */
 const TIGHT = `steps:
@@ -90,6 +90,12 @@ export function changesStories(subject: ContractSubject): void {
       expect(log).toMatch(
         /demo-agent: feedback from .+ \(changes, .+\): needs tests for the login form/,
       );
+      // The prompt is on record (issue 29): what attempt 2 was told, reason included.
+      const prompt = await runCli(w, ['logs', runId, 'plan', '--prompt', '--attempt', '2']);
+      expect(prompt.code).toBe(0);
+      expect(prompt.out).toMatch(
+        /## Feedback from reviewers\n\n- .+ \(requested changes, .+\): needs tests for the login form\n/,
+      );
     });
 
     it('takes an operator reply as guidance for the next attempt and refuses a viewer', async (ctx) => {
@@ -127,6 +133,12 @@ export function changesStories(subject: ContractSubject): void {
         /\(guidance, .+\): hash passwords with bcrypt\n.*\(changes, .+\): add a test/,
       );
       expect(log).not.toContain('md5');
+      // `logs --prompt` shows the reason given through `changes`, after the note (issue 29).
+      const prompt = await runCli(w, ['logs', runId, 'plan', '--prompt', '--attempt', '2']);
+      expect(prompt.out).toMatch(
+        /- .+ \(guidance, .+\): hash passwords with bcrypt\n- .+ \(requested changes, .+\): add a test for it\n/,
+      );
+      expect(prompt.out).not.toContain('md5');
     });
 
     it('takes a guidance reply at a checkpoint to the next step’s agent with the approval, across a restart, and says so', async (ctx) => {
@@ -159,6 +171,12 @@ export function changesStories(subject: ContractSubject): void {
       );
       const planLog = fs.readFileSync(await w.bridge.orchestrator.logPath(runId, 'plan'), 'utf8');
       expect(planLog).not.toContain('bcrypt');
+      // The exact prompt build's agent was given shows the note (`logs --prompt`, issue 29).
+      const prompt = await runCli(w, ['logs', runId, 'build', '--prompt']);
+      expect(prompt.code).toBe(0);
+      expect(prompt.out).toMatch(
+        /## Feedback from reviewers\n\n- .+ \(guidance, .+\): hash passwords with bcrypt\n/,
+      );
     });
 
     it('lists the files the step changed in a git workspace, at most 10, then and N more', async () => {

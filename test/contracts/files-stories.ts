@@ -99,11 +99,21 @@ export function filesStories(subject: ContractSubject): void {
       );
       const saved = `.phasebridge/runs/${runId}/inputs/mockup.png`;
       expect(fs.readFileSync(path.join(w.workspace, saved)).equals(png)).toBe(true);
+      // A file sent with no words is guidance too, never silently dropped (issue 29). The
+      // console's reply API refuses a reply without words out loud (400 "invalid text").
+      const alone = `.phasebridge/runs/${runId}/inputs/flow.png`;
+      if (!d.singleUser) {
+        await d.replyToWithFile('bob', plan, '', { name: 'flow.png', data: png });
+        const noted = /^Noted: goes to build with the approval/;
+        await until(() => w.messages(d, noted).length === 2, 'the file alone noted');
+        expect(fs.existsSync(path.join(w.workspace, alone))).toBe(true);
+      }
       await d.sendCommand('bob', `changes ${runId} and add tests`);
       await w.message(d, /Checkpoint plan:2/);
       const state = await w.bridge.orchestrator.getRun(runId);
       expect(state.feedback?.map((f) => f.text)).toEqual([
         `match this mockup\n\nFiles with this guidance: ${saved}`,
+        ...(d.singleUser ? [] : [`Files with this guidance: ${alone}`]),
         'and add tests',
       ]);
       const log = fs.readFileSync(await w.bridge.orchestrator.logPath(runId, 'plan'), 'utf8');

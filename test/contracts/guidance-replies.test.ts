@@ -65,6 +65,12 @@ describe('Slack thread replies as guidance', () => {
     });
     // The status thread also holds the step's answer: wait for the acknowledgement itself.
     await until(() => acked(statusTs), 'the acknowledgement under the status');
+    // The checkpoint's Notes line names them as Slack mentions in Slack (issue 29).
+    const notesLine = `2 notes from <@${d.userId('bob')}> and <@${d.userId('alice')}> will go`;
+    await until(
+      () => JSON.stringify(d.fake.message(OPS, cp.id)?.blocks).includes(notesLine),
+      'the Notes line with mentions',
+    );
 
     // Not guidance: a bot, an edit, a mention (a command), a reply under a message of no run.
     const noted = (d.fake.messages.get(OPS) ?? []).find((m) => m.threadTs === cp.id)!;
@@ -142,6 +148,12 @@ describe('Discord replies and thread messages as guidance', () => {
     const thread = fake.startThread(statusId, 'run');
     fake.userMessage(person('alice'), thread, 'keep the session cookie');
     await until(() => notes(thread.id).length > 0, 'the acknowledgement in the thread');
+    // The checkpoint's Notes line names them as Discord mentions in Discord (issue 29).
+    const notesLine = `2 notes from <@${d.userId('bob')}> and <@${d.userId('alice')}> will go`;
+    await until(
+      () => JSON.stringify(fake.state.messages.get(cp.id)?.embeds).includes(notesLine),
+      'the Notes line with mentions',
+    );
 
     // Not guidance: a plain channel message, a reply to a message of no run, another bot.
     const noted = fake.state.channelMessages(fake.state.text.id).at(-1)!;

@@ -16,7 +16,7 @@ import { SlackDriver } from './drivers/slack.ts';
 import { TelegramDriver } from './drivers/telegram.ts';
 import { WebDriver } from './drivers/web.ts';
 import type { PlatformDriver } from './platform-driver.ts';
-import { runIdOf, World } from './world.ts';
+import { runCli, runIdOf, World } from './world.ts';
 
 const call = JSON.parse(fs.readFileSync(fixture('permission-prompt-exchange.json'), 'utf8')).call;
 const request = { toolName: call.arguments.tool_name, input: call.arguments.input };
@@ -72,7 +72,7 @@ for (const [name, start] of PLATFORMS) {
     }
 
     it('three buttons; a viewer is refused; Allow once returns allow', async () => {
-      const { d, w, decision, message } = await ask();
+      const { d, w, decision, message, runId } = await ask();
       try {
         expect(message.text).toContain('Bash: npm test -- --run');
         expect(message.text).not.toContain('four-eyes');
@@ -96,6 +96,12 @@ for (const [name, start] of PLATFORMS) {
         );
         // Named as every other decision names the person, never by id (issue 29).
         expect(closed.text).toContain(`✅ Allowed once by ${d.displayName(approver(d))} at `);
+        // `phasebridge audit` names the approver the same way; the id is only in --json.
+        const audit = await runCli(w, ['audit', runId]);
+        const name = d.displayName(approver(d)).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+        expect(audit.out).toMatch(
+          new RegExp(` ${name} button:tool allowed: \\[key [^\\]]+\\] once `),
+        );
       } finally {
         await w.cleanup();
       }

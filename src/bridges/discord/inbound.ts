@@ -261,14 +261,16 @@ export function toDirectText(m: MessageFacts, botId: string | undefined): Direct
  * A person's reply to a message (type 19), or a message in a thread, as a Reply to the message
  * replied to, or to the thread's starter message (a thread started from a message has that
  * message's id): guidance when that is a run's status or checkpoint message (chatops decides).
- * Bots and webhooks (ourselves included), DMs, empty text (no Message Content intent) and
+ * Bots and webhooks (ourselves included), DMs, no text nor file (no Message Content intent) and
  * plain channel messages yield undefined. The answer goes where the message was. Its attachments
  * become `Reply.files` (downloaded from Discord's CDN like `/run file:`, files.ts).
  */
 export function toGuidanceReply(m: MessageFacts, botId: string | undefined): Reply | undefined {
   if (m.fromBot || m.author.id === botId || m.guildId === null) return undefined;
   const text = m.content.trim();
-  if (text === '' || (m.type !== 0 && m.type !== 19)) return undefined;
+  // Attachments alone are still the person's reply (without Message Content both are empty).
+  if (text === '' && m.files.length === 0) return undefined;
+  if (m.type !== 0 && m.type !== 19) return undefined;
   const guild = m.guildId;
   const place: DiscordPlace =
     m.threadParentId === null

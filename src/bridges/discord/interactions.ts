@@ -149,7 +149,7 @@ export class LiveInteraction {
         }
       }
       await this.#flushHeld();
-      await this.#respond({ text: prompt, private: true, row: reasonButtonRow(this.id) });
+      await this.#respond({ text: prompt, private: true, row: reasonButtonRow(this.id, ask) });
     });
   }
 

@@ -131,7 +131,11 @@ export function renderFields(fields: readonly MessageField[] = []): APIEmbedFiel
   let budget = FIELDS_BUDGET;
   for (const f of fields.slice(0, 25)) {
     const name = fitEscaped(f.label, Math.min(256, budget / 4)) || '\u200b';
-    const value = fitEscaped(f.value, Math.min(1024, budget - name.length)) || '\u200b';
+    const room = Math.min(1024, budget - name.length);
+    // People as mentions when the value fits whole; a cut could halve a `<@…>`, so else names.
+    const md = f.rich === undefined ? undefined : renderMarkdown(f.rich);
+    const value =
+      (md !== undefined && md.length <= room ? md : fitEscaped(f.value, room)) || '\u200b';
     budget -= name.length + value.length;
     if (budget < 0) break;
     out.push({ name, value, inline: f.value.length <= 40 });
@@ -305,17 +309,22 @@ export function keptPromptValue(prompt: string, ask: ReasonAsk = {}): string {
   return JSON.stringify({ prompt, ask });
 }
 
-/** The button offered when a modal can no longer be opened directly (the press was answered). */
+/**
+ * The button offered when a modal can no longer be opened directly (the press was answered),
+ * named after what the modal asks: "Give a reason", or "Write your comment" (Approve with comment).
+ */
 export function reasonButtonRow(
   interactionId: string,
+  ask: ReasonAsk = {},
 ): APIActionRowComponent<APIButtonComponentWithCustomId> {
+  const label = ask.label === undefined ? 'Give a reason' : `Write your ${ask.label.toLowerCase()}`;
   return {
     type: ComponentType.ActionRow,
     components: [
       {
         type: ComponentType.Button,
         style: ButtonStyle.Primary,
-        label: 'Give a reason',
+        label: label.slice(0, 80),
         custom_id: `${REASON_ID_PREFIX}${interactionId}`,
       },
     ],

@@ -193,6 +193,8 @@ export interface ThreadPrompt {
   readonly promptRef: string;
   /** The chat ref of the pressed message. */
   readonly chatRef: string;
+  /** The answer may be empty (an approval's comment): `@phasebridge` alone answers it. */
+  readonly optional?: boolean;
 }
 
 /** A mention in a thread whose first reply is awaited, by person: `channel:thread:user`. */
@@ -202,28 +204,33 @@ export function threadPromptKey(channel: string, thread: string, user: string): 
 
 /**
  * `@phasebridge <reason>` in the thread where a reason was asked, by the person asked: a Reply to
- * that prompt. `pending` finds (and forgets) the prompt; anything else is undefined.
+ * that prompt, in that thread (chatops answers there). `pending` finds the prompt, forgotten
+ * unless `empty` is true and the prompt needs words; anything else is undefined. An empty answer
+ * (`@phasebridge` alone) is a Reply too: an empty comment approves, an empty reason is refused
+ * out loud and its question stays open (issue 29: never silently nothing).
  */
 export async function fromPromptAnswer(
   p: MentionPayload,
   bot: BotContext,
-  pending: (key: string) => Promise<ThreadPrompt | undefined>,
+  pending: (key: string, empty: boolean) => Promise<ThreadPrompt | undefined>,
 ): Promise<Reply | undefined> {
   const e = p.event;
   if (!e.user || e.bot_id || e.subtype || e.text === undefined || e.thread_ts === undefined) {
     return undefined;
   }
   const text = mentionText(e.text, bot);
-  if (text === '') return undefined;
-  const prompt = await pending(threadPromptKey(e.channel, e.thread_ts, e.user));
+  // Files with no words answer no question: they are the person's reply (guidance).
+  if (text === '' && filesOf(e.files).length > 0) return undefined;
+  const prompt = await pending(threadPromptKey(e.channel, e.thread_ts, e.user), text === '');
   if (!prompt) return undefined;
-  const chat = parseChatRef(prompt.chatRef);
+  const asked = parseChatRef(prompt.chatRef);
+  const chat: SlackChat = { team: asked.team, channel: e.channel, thread: e.thread_ts };
   return {
     kind: 'reply',
     text,
     replyToMessageRef: prompt.promptRef,
-    chatRef: prompt.chatRef,
-    ...(chat.thread !== undefined && { threadRef: chat.thread }),
+    chatRef: formatChatRef(chat),
+    threadRef: e.thread_ts,
     user: eventUser(e.user, e),
     idempotencyKey: p.event_id ? `slack:event:${p.event_id}` : `slack:msg:${e.channel}:${e.ts}`,
   };
@@ -277,10 +284,11 @@ export function fromThreadReply(p: MessagePayload, bot: BotContext): Reply | und
   const id = bot.botUserId.replace(/[^A-Za-z0-9]/g, '');
   if (new RegExp(`<@${id}(?:\\|[^>]*)?>`).test(e.text)) return;
   const text = normalizeSlackText(e.text).trim();
-  if (text === '') return;
-  const parent: SlackChat = { team: bot.team, channel: e.channel };
-  // A reply sharing files (subtype file_share) carries them as `files`, downloaded like a mention's.
+  // A reply sharing files (subtype file_share) carries them as `files`, downloaded like a mention's;
+  // files alone, with no words, are still the person's reply.
   const files = filesOf(e.files);
+  if (text === '' && files.length === 0) return;
+  const parent: SlackChat = { team: bot.team, channel: e.channel };
   return {
     kind: 'reply',
     text,

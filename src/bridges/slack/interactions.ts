@@ -135,21 +135,31 @@ export class SlackInteractions {
       if (!(err instanceof PhasebridgeError) || !isSpentTrigger(err)) throw err;
       this.#s.log.info({ err }, 'slack: reason dialog too late, asking in the thread');
     }
-    return this.#askInThread(data, prompt);
+    return this.#askInThread(data, prompt, ask?.optional === true);
   }
 
-  /** Asks in the pressed message's thread; the presser's next mention there is the answer. */
-  async #askInThread(data: InteractionData & { chat: SlackChat }, prompt: string): Promise<string> {
+  /**
+   * Asks in the pressed message's thread; the presser's next mention there is the answer. An
+   * optional answer says how to leave it empty: a mention alone (a thread message cannot be empty).
+   */
+  async #askInThread(
+    data: InteractionData & { chat: SlackChat },
+    prompt: string,
+    optional: boolean,
+  ): Promise<string> {
     const thread = data.chat.thread ?? data.m;
     const where: SlackChat = { ...data.chat, thread };
     const bot = this.#s.botUserId();
     const how =
       bot === undefined ? 'Reply in this thread' : `Reply in this thread with <@${bot}> and`;
-    const text = `<@${data.u}> ${renderMrkdwn(rich(prompt))}\n${how} your answer.`;
+    const empty =
+      optional && bot !== undefined ? `, or with <@${bot}> alone to leave it empty` : '';
+    const text = `<@${data.u}> ${renderMrkdwn(rich(prompt))}\n${how} your answer${empty}.`;
     const ts = await this.#post(where, text);
     const promptRef = formatMessageRef(where, [ts]);
     const key = threadPromptKey(where.channel, thread, data.u);
-    await this.#threadPrompts.put(key, { promptRef, chatRef: data.c });
+    const kept = { promptRef, chatRef: data.c, ...(optional && { optional: true }) };
+    await this.#threadPrompts.put(key, kept);
     return promptRef;
   }
 

@@ -173,12 +173,21 @@ const cut = (s: string, max: number): string =>
 /** A Block Kit block. */
 export type Block = types.KnownBlock;
 
+/** A field's value as mrkdwn: its people as mentions when it fits whole, else its plain text. */
+function fieldValue(f: MessageField): string {
+  const md = f.rich === undefined ? undefined : renderMrkdwn(f.rich);
+  // A cut could halve a `<@U…>`: a value too long for mentions is shown as names.
+  return md !== undefined && md.length + f.label.length < MAX_FIELD_TEXT - 8
+    ? md
+    : escapeMrkdwn(f.value);
+}
+
 function fieldBlocks(fields: readonly MessageField[]): Block[] {
   const blocks: Block[] = [];
   for (let i = 0; i < fields.length; i += FIELDS_PER_SECTION) {
     const texts = fields.slice(i, i + FIELDS_PER_SECTION).map((f) => ({
       type: 'mrkdwn' as const,
-      text: cut(`${wrap(escapeMrkdwn(f.label), '*')}\n${escapeMrkdwn(f.value)}`, MAX_FIELD_TEXT),
+      text: cut(`${wrap(escapeMrkdwn(f.label), '*')}\n${fieldValue(f)}`, MAX_FIELD_TEXT),
     }));
     blocks.push({ type: 'section', fields: texts });
   }

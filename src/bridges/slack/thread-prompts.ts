@@ -34,8 +34,11 @@ export class ThreadPrompts {
     await this.#store.set(keyOf(key), JSON.stringify(prompt), THREAD_PROMPT_TTL_MS);
   }
 
-  /** The prompt `key` answers, forgotten as it is returned (once, even for racing callers). */
-  readonly take = async (key: string): Promise<ThreadPrompt | undefined> => {
+  /**
+   * The prompt `key` answers, forgotten as it is returned (once, even for racing callers). An
+   * `empty` answer to a prompt that needs words does not answer it: returned, and kept open.
+   */
+  readonly take = async (key: string, empty = false): Promise<ThreadPrompt | undefined> => {
     let raw: string | undefined;
     try {
       raw = await this.#store.get(keyOf(key));
@@ -45,6 +48,10 @@ export class ThreadPrompts {
     }
     // Checked after the read: whoever gets here first takes it; the check and add are one step.
     if (raw === undefined || this.#taken.has(key)) return undefined;
+    if (empty) {
+      const prompt = parse(raw);
+      if (prompt !== undefined && prompt.optional !== true) return prompt;
+    }
     this.#taken.add(key);
     if (this.#taken.size > MAX_TAKEN) this.#taken.delete(this.#taken.values().next().value!);
     await this.#store
@@ -57,9 +64,9 @@ export class ThreadPrompts {
 function parse(raw: string): ThreadPrompt | undefined {
   try {
     const v = JSON.parse(raw) as Partial<ThreadPrompt>;
-    return typeof v.promptRef === 'string' && typeof v.chatRef === 'string'
-      ? { promptRef: v.promptRef, chatRef: v.chatRef }
-      : undefined;
+    if (typeof v.promptRef !== 'string' || typeof v.chatRef !== 'string') return undefined;
+    const prompt = { promptRef: v.promptRef, chatRef: v.chatRef };
+    return v.optional === true ? { ...prompt, optional: true } : prompt;
   } catch {
     return undefined;
   }

@@ -116,11 +116,12 @@ function realReplyTo(message: Message): Message | undefined {
 function fromMessage(message: Message, bot: BotIdentity): InboundEvent | undefined {
   // Channel posts, anonymous admins and other bots have no person behind them to authorise.
   if (!message.from || message.from.is_bot || message.sender_chat) return undefined;
-  // A photo or document carries its text as a caption (with caption_entities).
-  const text = message.text ?? message.caption;
+  // A photo or document carries its text as a caption (with caption_entities); without one, the
+  // file alone is what the person sent (a reply of only a file is still guidance).
+  const files = filesOf(message);
+  const text = message.text ?? message.caption ?? (files.length > 0 ? '' : undefined);
   const entities = message.text !== undefined ? message.entities : message.caption_entities;
   if (text === undefined) return undefined;
-  const files = filesOf(message);
   const chat = chatOf(message);
   const base = {
     chatRef: formatChatRef(chat),

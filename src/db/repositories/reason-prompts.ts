@@ -65,6 +65,19 @@ export class ReasonPromptsRepo {
     return row ? toRecord(row) : null;
   }
 
+  /**
+   * Every prompt still kept for a prompt message, whoever it asks and expired or not (until
+   * deleteExpired): what a reply that `take` did not match was answering.
+   */
+  async listByPrompt(promptRef: string): Promise<ReasonPromptRecord[]> {
+    const rows = await this.#db
+      .selectFrom('reason_prompts')
+      .selectAll()
+      .where('prompt_ref', '=', promptRef)
+      .execute();
+    return rows.map(toRecord);
+  }
+
   /** Deletes prompts that expired before `now`; returns how many. */
   async deleteExpired(now: number): Promise<number> {
     const res = await this.#db

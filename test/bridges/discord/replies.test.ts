@@ -50,6 +50,9 @@ describe('toGuidanceReply', () => {
     const url = 'https://cdn.discordapp.com/attachments/2/3/mockup.png?ex=1';
     const files = [{ name: 'mockup.png', size: 11, handle: url }];
     expect(toGuidanceReply({ ...FACTS, files }, '99')?.files).toEqual(files);
+    // An attachment alone is still the person's reply (issue 29: never silently dropped).
+    const alone = toGuidanceReply({ ...FACTS, content: '', files }, '99');
+    expect([alone?.kind, alone?.text, alone?.files]).toEqual(['reply', '', files]);
     expect(toGuidanceReply(FACTS, '99')).not.toHaveProperty('files');
   });
 

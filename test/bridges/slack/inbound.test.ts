@@ -229,6 +229,9 @@ describe('fromThreadReply', () => {
       },
     ]);
     expect(reply?.text).toBe('use <bcrypt>');
+    // Files with no words are still the person's reply (issue 29: never silently dropped).
+    const alone = fromThreadReply(message({ subtype: 'file_share', files, text: '' }), BOT);
+    expect([alone?.kind, alone?.text, alone?.files?.length]).toEqual(['reply', '', 1]);
     // Without files the Reply has no `files` key at all.
     expect(fromThreadReply(message({}), BOT)).not.toHaveProperty('files');
   });

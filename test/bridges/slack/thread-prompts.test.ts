@@ -21,6 +21,19 @@ describe('ThreadPrompts', () => {
     expect(await prompts.take('C1:1.0:U1')).toEqual(prompt);
   });
 
+  it('keeps a question that needs words open after an empty answer; an optional one is answered', async () => {
+    const prompts = new ThreadPrompts(new MemoryChannelState(), silent);
+    await prompts.put('C1:1.0:U1', prompt);
+    // Returned (so the person hears that it was empty), and still there for the real answer.
+    expect(await prompts.take('C1:1.0:U1', true)).toEqual(prompt);
+    expect(await prompts.take('C1:1.0:U1')).toEqual(prompt);
+    // An approval's comment may be empty: `@phasebridge` alone answers it.
+    const comment = { ...prompt, optional: true };
+    await prompts.put('C1:1.0:U1', comment);
+    expect(await prompts.take('C1:1.0:U1', true)).toEqual(comment);
+    expect(await prompts.take('C1:1.0:U1')).toBeUndefined();
+  });
+
   it('forgets a question unanswered for an hour', async () => {
     let now = 1_000_000;
     const store = new MemoryChannelState(() => now);

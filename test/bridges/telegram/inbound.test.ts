@@ -122,6 +122,31 @@ describe('toInbound', () => {
     ).toBeUndefined();
   });
 
+  it('makes a Reply of a photo sent without a caption in reply to our message (issue 29)', () => {
+    const { text: _none, ...message } = textMessage(
+      '',
+      {
+        reply_to_message: botMessage(3, group),
+        photo: [{ file_id: 'PHOTO1', file_unique_id: 'u1', width: 90, height: 90, file_size: 600 }],
+      },
+      group,
+    );
+    const event = toInbound(asUpdate({ update_id: 1, message }), BOT);
+    expect(event).toMatchObject({
+      kind: 'reply',
+      text: '',
+      replyToMessageRef: 'telegram:-100777/3',
+      files: [{ name: 'photo-10.jpg', handle: 'PHOTO1', size: 600 }],
+    });
+    // A message with neither words nor a file (a sticker, a poll) is still nothing for us.
+    const { text: _t, ...sticker } = textMessage(
+      '',
+      { reply_to_message: botMessage(3, group) },
+      group,
+    );
+    expect(toInbound(asUpdate({ update_id: 1, message: sticker }), BOT)).toBeUndefined();
+  });
+
   it('puts a forum topic in the chat ref and ignores the topic-root pseudo reply', () => {
     const root = {
       message_id: 42,

@@ -32,7 +32,7 @@ export function plainMarkdown(text: string): string {
 
 /**
  * The visible text of a bot message: content, embed description, fields as `Label: value`;
- * a user mention `<@id>` as Discord shows it, the person's display name (from `users`).
+ * a user mention `<@id>` (in text or a field) as Discord shows it, the person's display name (from `users`).
  */
 export function discordText(m: StoredMessage, users?: ReadonlyMap<string, APIUser>): string {
   const named = (t: string) =>
@@ -44,7 +44,7 @@ export function discordText(m: StoredMessage, users?: ReadonlyMap<string, APIUse
   for (const e of m.embeds as { description?: string; fields?: JsonObject[] }[]) {
     if (e.description) lines.push(plainMarkdown(named(e.description)));
     for (const f of e.fields ?? []) {
-      lines.push(`${plainMarkdown(String(f.name))}: ${plainMarkdown(String(f.value))}`);
+      lines.push(`${plainMarkdown(String(f.name))}: ${plainMarkdown(named(String(f.value)))}`);
     }
   }
   return lines.join('\n');
