@@ -158,8 +158,12 @@ export async function writeFileAtomicAsync(
 
 /** A new file content written and fsynced beside its target, not yet in place. */
 export interface StagedWrite {
+  /** The target's folder (the one to fsync after {@link StagedWrite.rename}). */
+  readonly dir: string;
   /** Renames it over the target and fsyncs the folder (`dirFd` when given, kept open by the caller). */
   publish(dirFd?: number): Promise<void>;
+  /** Renames it over the target only: the caller fsyncs {@link StagedWrite.dir} (with others). */
+  rename(): Promise<void>;
   /** Removes the temp file (the target is left as it was). */
   discard(): Promise<void>;
 }
@@ -195,14 +199,19 @@ export async function stageFileAtomicAsync(
     await pool.rm(tmp);
     throw err;
   }
+  const rename = async () => {
+    try {
+      await pool.rename(tmp, target);
+    } catch (err) {
+      await pool.rm(tmp);
+      throw err;
+    }
+  };
   return {
+    dir,
+    rename,
     publish: async (dirFd) => {
-      try {
-        await pool.rename(tmp, target);
-      } catch (err) {
-        await pool.rm(tmp);
-        throw err;
-      }
+      await rename();
       if (dirFd === undefined) await fsyncDirAsync(dir);
       else await fsyncAsync(dirFd);
     },

@@ -8,8 +8,15 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import type { DurableBatch } from '../../ledger/durable-batch.ts';
+import { KeyedMutex } from '../../ledger/keyed-mutex.ts';
 import type { RunState } from '../../model.ts';
-import type { LayoutProjection, ProjectionContext, SalvagedFile } from '../port.ts';
+import {
+  type LayoutProjection,
+  type ProjectionContext,
+  projectThrough,
+  type SalvagedFile,
+} from '../port.ts';
 import { type AgentInfoLookup, buildAgentConfig, serializeAgentConfig } from './agent-config.ts';
 import type { HandEdit } from './hand-edits.ts';
 import { type CodemachinePaths, codemachinePaths } from './paths.ts';
@@ -67,36 +74,67 @@ export interface CodemachineLayoutOptions {
 /** The codemachine layout projection; `close()` releases its registry.db handles. */
 export class CodemachineLayout implements LayoutProjection {
   readonly name = 'codemachine';
+  /** Writes only through the commit's batch: staged while the ledger line is fsynced. */
+  readonly stages = true;
   readonly #opts: CodemachineLayoutOptions;
   /** Open registries by `.codemachine` folder, with the inode each was opened at. */
   readonly #registries = new Map<string, { db: RegistryDb; ino: number }>();
+  /** One commit's batch at a time per registry: its transaction stays open until the batch settles. */
+  readonly #gates = new KeyedMutex();
 
   constructor(opts: CodemachineLayoutOptions = {}) {
     this.#opts = opts;
   }
 
   /** Writes every file of the layout for `state`. */
-  async project(state: RunState, ctx: ProjectionContext): Promise<void> {
+  project(state: RunState, ctx: ProjectionContext): Promise<void> {
+    return projectThrough(ctx, (io) => this.#project(state, ctx, io));
+  }
+
+  /**
+   * Stages the files; registry.db's rows go in a transaction committed when the batch publishes
+   * (after the ledger line is durable), rolled back when it is discarded.
+   */
+  async #project(state: RunState, ctx: ProjectionContext, io: DurableBatch): Promise<void> {
     const paths = codemachinePaths(ctx.workspace);
-    const registry = this.#registry(paths);
+    const release = await this.#gate(paths.root);
+    let registry: RegistryDb | null = null;
+    io.onSettle((published) => {
+      try {
+        if (!published) registry?.rollback();
+      } finally {
+        release();
+      }
+    });
+    registry = this.#registry(paths);
+    registry.begin();
+    const db = registry;
+    io.onPublish(() => db.commit());
     const fold = {
       state,
       ...(this.#opts.agentInfo && { agentInfo: this.#opts.agentInfo }),
       ...(ctx.history && { history: ctx.history }),
     };
     // registry.db first: a step skipped before it ran has its monitoringId only there.
-    applyRegistryEvents(registry, ctx.events, fold);
-    this.#writeTemplate(state, ctx, paths, (step) => registry.latestRowId(state.id, step.id));
+    applyRegistryEvents(db, ctx.events, fold);
+    this.#writeTemplate(state, ctx, paths, io, (step) => db.latestRowId(state.id, step.id));
     // The spec and agent list are fixed at start: written then (and on a rebuild), not per commit.
     const started = ctx.events.some((e) => e.type === 'runStarted');
     if (started || ctx.rebuild) {
-      writeLayoutFile(paths, paths.spec, state.spec);
+      writeLayoutFile(paths, paths.spec, state.spec, io);
       const entries = buildAgentConfig(state.workflow, this.#opts.agentInfo);
-      writeLayoutFile(paths, paths.agentConfig, serializeAgentConfig(entries));
+      writeLayoutFile(paths, paths.agentConfig, serializeAgentConfig(entries), io);
     }
     // Reset when a step is queued, i.e. before its agent can exist (so the "started" commit may
     // come after the spawn without wiping a fast agent's directive). Never on a rebuild.
-    if (started || queuesStep(state, ctx)) resetDirective(paths);
+    if (started || queuesStep(state, ctx)) resetDirective(paths, io);
+  }
+
+  /** Waits for the registry of `root` to be free; resolves with the function that frees it. */
+  #gate(root: string): Promise<() => void> {
+    return new Promise((entered) => {
+      void this.#gates.run(root, () => new Promise<void>((done) => entered(done)));
+    });
   }
 
   /** Moves aside a registry.db or template.json that cannot be read (see salvage.ts). */
@@ -133,6 +171,7 @@ export class CodemachineLayout implements LayoutProjection {
     state: RunState,
     ctx: ProjectionContext,
     paths: CodemachinePaths,
+    io: DurableBatch,
     registryId: RegistryIdLookup,
   ): void {
     const handler = this.#opts.onHandEdit;
@@ -147,7 +186,7 @@ export class CodemachineLayout implements LayoutProjection {
     // Keys CodeMachine (or the user) wrote that the run's state does not hold survive the rewrite.
     const onDisk = read.kind === 'ok' ? JSON.parse(read.text) : undefined;
     const doc = withForeignFields(buildTemplate(state, registryId), onDisk);
-    writeLayoutFile(paths, paths.template, serializeTemplate(doc));
+    writeLayoutFile(paths, paths.template, serializeTemplate(doc), io);
   }
 }
 

@@ -111,6 +111,25 @@ export class RegistryDb {
     return new RegistryDb(paths.registryDb, db);
   }
 
+  /**
+   * Opens a write transaction held across a commit's ledger fsync: its rows land with
+   * {@link RegistryDb.commit} once the ledger line is durable, or go with {@link RegistryDb.rollback}.
+   * Transactions run inside it are savepoints.
+   */
+  begin(): void {
+    this.#db.exec('BEGIN IMMEDIATE');
+  }
+
+  /** Commits the transaction {@link RegistryDb.begin} opened (nothing when none is open). */
+  commit(): void {
+    if (this.#db.inTransaction) this.#db.exec('COMMIT');
+  }
+
+  /** Drops the transaction {@link RegistryDb.begin} opened (nothing when none is open). */
+  rollback(): void {
+    if (this.#db.inTransaction) this.#db.exec('ROLLBACK');
+  }
+
   /** Runs `fn` in one transaction (all its changes land together or not at all). */
   transaction<T>(fn: () => T): T {
     return this.#db.transaction(fn)();
