@@ -35,6 +35,17 @@ export interface BatchWriteOptions {
   mode?: number;
 }
 
+/** A file staged in a batch. */
+export interface StagedFile {
+  /** Leaves the target alone at publish (the temp file is removed); for a publish step that writes it itself. */
+  cancel(): void;
+}
+
+interface PendingWrite {
+  staged: Promise<StagedWrite>;
+  cancelled: boolean;
+}
+
 interface PendingAppend {
   file: string;
   text: string;
@@ -44,21 +55,27 @@ interface PendingAppend {
 
 /** The durable writes of one layout's projection of one commit. */
 export class DurableBatch {
-  readonly #writes: Promise<StagedWrite>[] = [];
+  readonly #writes: PendingWrite[] = [];
   readonly #appends: PendingAppend[] = [];
   readonly #onPublish: (() => void)[] = [];
   readonly #onSettle: ((published: boolean) => void)[] = [];
   #settled = false;
 
   /** Stages `data` as the next content of `file` (temp file written and fsynced now). */
-  writeFile(file: string, data: string | Uint8Array, opts: BatchWriteOptions): void {
+  writeFile(file: string, data: string | Uint8Array, opts: BatchWriteOptions): StagedFile {
     const staged = stageFileAtomicAsync(file, data, {
       root: opts.root,
       mkdirs: opts.mkdirs ?? false,
       mode: opts.mode ?? STATE_FILE_MODE,
     });
     staged.catch(() => undefined); // awaited by publish or discard
-    this.#writes.push(staged);
+    const write: PendingWrite = { staged, cancelled: false };
+    this.#writes.push(write);
+    return {
+      cancel: () => {
+        write.cancelled = true;
+      },
+    };
   }
 
   /** Records `text` to append to `file` (created when missing) once the ledger is durable. */
@@ -81,8 +98,13 @@ export class DurableBatch {
   async publish(): Promise<void> {
     let published = false;
     try {
-      const staged = await Promise.all(this.#writes);
+      await Promise.all(this.#writes.map((w) => w.staged));
       for (const fn of this.#onPublish) fn();
+      const live = this.#writes.filter((w) => !w.cancelled);
+      const staged = await Promise.all(live.map((w) => w.staged));
+      await Promise.all(
+        this.#writes.filter((w) => w.cancelled).map((w) => w.staged.then((s) => s.discard())),
+      );
       await Promise.all(staged.map((s) => s.rename()));
       const dirs = new Set(staged.map((s) => s.dir));
       const syncs: Promise<void>[] = [];
@@ -107,7 +129,7 @@ export class DurableBatch {
   async #removeTemps(): Promise<void> {
     await Promise.all(
       this.#writes.map((w) =>
-        w.then(
+        w.staged.then(
           (s) => s.discard(),
           () => undefined,
         ),

@@ -9,7 +9,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { DurableBatch } from '../../ledger/durable-batch.ts';
-import { KeyedMutex } from '../../ledger/keyed-mutex.ts';
 import type { RunState } from '../../model.ts';
 import {
   type LayoutProjection,
@@ -30,7 +29,7 @@ import {
   withForeignFields,
 } from './template.ts';
 import { detectFromRead, readTemplateAt } from './template-file.ts';
-import { resetDirective, writeLayoutFile } from './writer.ts';
+import { resetDirective, writeLayoutFile, writeLayoutFileNow } from './writer.ts';
 
 export { type AgentConfigEntry, type AgentInfoLookup, buildAgentConfig } from './agent-config.ts';
 export {
@@ -79,9 +78,6 @@ export class CodemachineLayout implements LayoutProjection {
   readonly #opts: CodemachineLayoutOptions;
   /** Open registries by `.codemachine` folder, with the inode each was opened at. */
   readonly #registries = new Map<string, { db: RegistryDb; ino: number }>();
-  /** One commit's batch at a time per registry: its transaction stays open until the batch settles. */
-  readonly #gates = new KeyedMutex();
-
   constructor(opts: CodemachineLayoutOptions = {}) {
     this.#opts = opts;
   }
@@ -92,32 +88,37 @@ export class CodemachineLayout implements LayoutProjection {
   }
 
   /**
-   * Stages the files; registry.db's rows go in a transaction committed when the batch publishes
-   * (after the ledger line is durable), rolled back when it is discarded.
+   * Stages the files. registry.db's rows are written when the batch publishes (once the ledger
+   * line is durable); template.json, which names their ids, is staged now with the ids they
+   * will get, found by folding the same events in a transaction rolled back at once: no write
+   * lock is held across the ledger's fsync (a worker of this process registering an agent run
+   * would wait on it with the bridge's thread blocked).
    */
-  async #project(state: RunState, ctx: ProjectionContext, io: DurableBatch): Promise<void> {
+  #project(state: RunState, ctx: ProjectionContext, io: DurableBatch): void {
     const paths = codemachinePaths(ctx.workspace);
-    const release = await this.#gate(paths.root);
-    let registry: RegistryDb | null = null;
-    io.onSettle((published) => {
-      try {
-        if (!published) registry?.rollback();
-      } finally {
-        release();
-      }
-    });
-    registry = this.#registry(paths);
-    registry.begin();
-    const db = registry;
-    io.onPublish(() => db.commit());
+    const registry = this.#registry(paths);
     const fold = {
       state,
       ...(this.#opts.agentInfo && { agentInfo: this.#opts.agentInfo }),
       ...(ctx.history && { history: ctx.history }),
     };
+    const ids: RegistryIdLookup = (step) => registry.latestRowId(state.id, step.id);
+    const template = this.#templatePlan(state, ctx, paths);
     // registry.db first: a step skipped before it ran has its monitoringId only there.
-    applyRegistryEvents(db, ctx.events, fold);
-    this.#writeTemplate(state, ctx, paths, io, (step) => db.latestRowId(state.id, step.id));
+    const expected = registry.rehearse(() => {
+      applyRegistryEvents(registry, ctx.events, fold);
+      return template?.(ids) ?? null;
+    });
+    const staged = expected === null ? null : writeLayoutFile(paths, paths.template, expected, io);
+    io.onPublish(() => {
+      applyRegistryEvents(registry, ctx.events, fold);
+      if (template === null) return;
+      const written = template(ids);
+      if (written === expected) return;
+      // Another writer of registry.db took the ids first (rare): the right template goes in now.
+      staged?.cancel();
+      writeLayoutFileNow(paths, paths.template, written);
+    });
     // The spec and agent list are fixed at start: written then (and on a rebuild), not per commit.
     const started = ctx.events.some((e) => e.type === 'runStarted');
     if (started || ctx.rebuild) {
@@ -128,13 +129,6 @@ export class CodemachineLayout implements LayoutProjection {
     // Reset when a step is queued, i.e. before its agent can exist (so the "started" commit may
     // come after the spawn without wiping a fast agent's directive). Never on a rebuild.
     if (started || queuesStep(state, ctx)) resetDirective(paths, io);
-  }
-
-  /** Waits for the registry of `root` to be free; resolves with the function that frees it. */
-  #gate(root: string): Promise<() => void> {
-    return new Promise((entered) => {
-      void this.#gates.run(root, () => new Promise<void>((done) => entered(done)));
-    });
   }
 
   /** Moves aside a registry.db or template.json that cannot be read (see salvage.ts). */
@@ -167,26 +161,27 @@ export class CodemachineLayout implements LayoutProjection {
     this.#registries.delete(root);
   }
 
-  #writeTemplate(
+  /**
+   * template.json's text for `state` given the registry's ids, merged over the keys others wrote;
+   * null when a hand edit is to be kept on disk. The document last written is rebuilt from the
+   * state before this commit's events. A revert or reset in this commit carries out (or
+   * overrides) any edit: its result is written.
+   */
+  #templatePlan(
     state: RunState,
     ctx: ProjectionContext,
     paths: CodemachinePaths,
-    io: DurableBatch,
-    registryId: RegistryIdLookup,
-  ): void {
+  ): ((ids: RegistryIdLookup) => string) | null {
     const handler = this.#opts.onHandEdit;
-    // The document last written is rebuilt from the state before this commit's events. A
-    // revert or reset in this commit carries out (or overrides) any edit: write the result.
     const rewinds = ctx.events.some((e) => e.type === 'reverted' || e.type === 'runReset');
     const read = readTemplateAt(paths.template);
     if (handler && ctx.previous && !ctx.rebuild && !rewinds) {
       const edit = detectFromRead(buildTemplate(ctx.previous), read);
-      if (edit.kind !== 'none' && handler(edit, state) && edit.kind !== 'unreadable') return;
+      if (edit.kind !== 'none' && handler(edit, state) && edit.kind !== 'unreadable') return null;
     }
     // Keys CodeMachine (or the user) wrote that the run's state does not hold survive the rewrite.
     const onDisk = read.kind === 'ok' ? JSON.parse(read.text) : undefined;
-    const doc = withForeignFields(buildTemplate(state, registryId), onDisk);
-    writeLayoutFile(paths, paths.template, serializeTemplate(doc), io);
+    return (ids) => serializeTemplate(withForeignFields(buildTemplate(state, ids), onDisk));
   }
 }
 

@@ -112,22 +112,16 @@ export class RegistryDb {
   }
 
   /**
-   * Opens a write transaction held across a commit's ledger fsync: its rows land with
-   * {@link RegistryDb.commit} once the ledger line is durable, or go with {@link RegistryDb.rollback}.
-   * Transactions run inside it are savepoints.
+   * Runs `fn` in a transaction that is always rolled back: what the rows would be, without
+   * writing them (no lock is held once this returns).
    */
-  begin(): void {
-    this.#db.exec('BEGIN IMMEDIATE');
-  }
-
-  /** Commits the transaction {@link RegistryDb.begin} opened (nothing when none is open). */
-  commit(): void {
-    if (this.#db.inTransaction) this.#db.exec('COMMIT');
-  }
-
-  /** Drops the transaction {@link RegistryDb.begin} opened (nothing when none is open). */
-  rollback(): void {
-    if (this.#db.inTransaction) this.#db.exec('ROLLBACK');
+  rehearse<T>(fn: () => T): T {
+    this.#db.exec('BEGIN');
+    try {
+      return fn();
+    } finally {
+      this.#db.exec('ROLLBACK');
+    }
   }
 
   /** Runs `fn` in one transaction (all its changes land together or not at all). */

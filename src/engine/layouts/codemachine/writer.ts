@@ -5,24 +5,32 @@
  */
 import path from 'node:path';
 import { DEFAULT_DIRECTIVE } from '../../directive.ts';
-import type { DurableBatch } from '../../ledger/durable-batch.ts';
+import { writeFileAtomic } from '../../ledger/atomic-write.ts';
+import type { DurableBatch, StagedFile } from '../../ledger/durable-batch.ts';
 import { readTextInside, STATE_FILE_MODE } from '../../ledger/safe-path.ts';
 import type { CodemachinePaths } from './paths.ts';
 
 /** The directive file's content at the start of every step. */
 export const DEFAULT_DIRECTIVE_TEXT = `${JSON.stringify(DEFAULT_DIRECTIVE, null, 2)}\n`;
 
-/** Stages `text` for one of the layout's files unless it already holds exactly that. */
+/** Stages `text` for one of the layout's files unless it already holds exactly that (null). */
 export function writeLayoutFile(
   paths: CodemachinePaths,
   file: string,
   text: string,
   io: DurableBatch,
-): void {
+): StagedFile | null {
   // The workspace folder is trusted; everything from .codemachine down is checked for symlinks.
   const workspace = path.dirname(paths.root);
+  if (readTextInside(workspace, file) === text) return null;
+  return io.writeFile(file, text, { root: workspace, mkdirs: true, mode: STATE_FILE_MODE });
+}
+
+/** Writes `text` to one of the layout's files now, durably, unless it already holds exactly that. */
+export function writeLayoutFileNow(paths: CodemachinePaths, file: string, text: string): void {
+  const workspace = path.dirname(paths.root);
   if (readTextInside(workspace, file) === text) return;
-  io.writeFile(file, text, { root: workspace, mkdirs: true, mode: STATE_FILE_MODE });
+  writeFileAtomic(file, text, { root: workspace, mkdirs: true, mode: STATE_FILE_MODE });
 }
 
 /** Resets memory/directive.json to `{"action": "continue"}` (CodeMachine does before each step). */
