@@ -5,7 +5,7 @@
  * is what a format without it gets (the native layout has none). Modules stay light: a hook that
  * needs a heavy library or file I/O loads it when called, so the CLI's start-up does not pay.
  */
-import type { StartCommand } from '../commands.ts';
+import type { Command, StartCommand } from '../commands.ts';
 import type { RunStartedEvent } from '../events.ts';
 import type { RunState, StepState } from '../model.ts';
 import type { Workflow } from '../workflow/types.ts';
@@ -78,10 +78,30 @@ export interface StepHooks {
   agentRegistry?: boolean;
 }
 
+/** `T` without its `at` (union members one by one). */
+type WithoutAt<T> = T extends unknown ? Omit<T, 'at'> : never;
+
+/** A command a hook proposes; the core stamps its time when committing it. */
+export type HandEditCommand = WithoutAt<Command>;
+
+/** What a hand edit of the watched file asks of a run. */
+export type HandEditCheck =
+  | { kind: 'none' }
+  /** The file cannot be read: `text` for the people, `reason` for the log; nothing changes. */
+  | { kind: 'unreadable'; reason: string; text: string }
+  /** An edit no command carries out (`text` says why). */
+  | { kind: 'ignored'; text: string }
+  /** The commands carrying out the edit (`edit` names it for the log), committed in order. */
+  | { kind: 'apply'; edit: string; commands: HandEditCommand[] };
+
 /** A file of the layout that people edit by hand to steer the run. Default: none watched. */
 export interface HandEditHooks {
   /** The file the supervisor watches for an edit (its signature is compared between checks). */
   watchedFile(workspace: string): string;
+  /** Reads the watched file: what its edit asks of `state` (read-only). Default: nothing. */
+  check?(state: RunState): Promise<HandEditCheck>;
+  /** The lines `status` shows for an edit no process has applied yet (read-only). Default: none. */
+  pendingLines?(state: RunState): Promise<string[]>;
 }
 
 /** What happens to the layout's files when the bridge stops with the run unfinished. */
