@@ -5,10 +5,14 @@
  * - staging (while the ledger line is being fsynced): each replaced file is written to a temp
  *   file beside it and fsynced on the thread pool (`writeFile`); appends are only recorded
  *   (`append`): an appended line cannot be taken back, so it waits for the ledger.
- * - `publish()` (once the ledger line is durable): the `onPublish` steps run (e.g. a SQLite
- *   transaction opened while staging is committed), the temp files are renamed into place, the
- *   appends are written, and then every folder that got a rename and every appended file are
- *   fsynced together: one wait for the disk, however many files the layout has.
+ * - `publish()` (once the ledger line is durable): the `onPublish` steps run (e.g. codemachine's
+ *   registry rows are written), the temp files are renamed into place, the appends are written,
+ *   and then every folder that got a rename and every appended file are fsynced together: one
+ *   wait for the disk, however many files the layout has.
+ *
+ * Only the fsyncs go to the thread pool; the opens, writes and renames are short calls made on
+ * the calling thread (as the layouts made them before), so a commit makes few thread-pool round
+ * trips: on a busy machine each one waits for a core.
  *
  * `discard()` (the append failed, or staging did) removes the temp files and runs the
  * `onSettle` steps with `false`: nothing reached the layout's files, so a projection is never
@@ -17,12 +21,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  fsyncAsync,
-  fsyncDirAsync,
-  type StagedWrite,
-  stageFileAtomicAsync,
-} from './atomic-write.ts';
+import { fsyncAsync, fsyncDirFast, type StagedWrite, stageFileAtomicFast } from './atomic-write.ts';
 import { lstatNoSymlink, openInside, STATE_FILE_MODE } from './safe-path.ts';
 
 /** Where a batched file may be written: `root` is trusted, everything below it is checked. */
@@ -63,7 +62,7 @@ export class DurableBatch {
 
   /** Stages `data` as the next content of `file` (temp file written and fsynced now). */
   writeFile(file: string, data: string | Uint8Array, opts: BatchWriteOptions): StagedFile {
-    const staged = stageFileAtomicAsync(file, data, {
+    const staged = stageFileAtomicFast(file, data, {
       root: opts.root,
       mkdirs: opts.mkdirs ?? false,
       mode: opts.mode ?? STATE_FILE_MODE,
@@ -109,7 +108,7 @@ export class DurableBatch {
       const dirs = new Set(staged.map((s) => s.dir));
       const syncs: Promise<void>[] = [];
       for (const a of this.#appends) syncs.push(appendNow(a, dirs));
-      for (const dir of dirs) syncs.push(fsyncDirAsync(dir));
+      for (const dir of dirs) syncs.push(fsyncDirFast(dir));
       await settleAll(syncs);
       published = true;
     } catch (err) {
@@ -165,7 +164,7 @@ async function appendNow(a: PendingAppend, dirs: Set<string>): Promise<void> {
     fs.writeSync(fd, a.text);
     const dir = path.dirname(path.resolve(a.file));
     // The folder is fsynced by the caller when a rename happened there; otherwise here.
-    await Promise.all([fsyncAsync(fd), created && !dirs.has(dir) ? fsyncDirAsync(dir) : null]);
+    await Promise.all([fsyncAsync(fd), created && !dirs.has(dir) ? fsyncDirFast(dir) : null]);
   } finally {
     fs.closeSync(fd);
   }
