@@ -112,6 +112,40 @@ export interface SessionEndHooks {
   logLine(count: number): string;
 }
 
+/** Rows a format's own tools appended to the log it shares, read from a byte offset. */
+export interface FollowTail {
+  /** Parsed rows (objects), every field kept. */
+  readonly rows: Record<string, unknown>[];
+  /** Byte offset after the last complete row read. */
+  readonly next: number;
+  /** True when the log was shorter than the offset (cut back or replaced). */
+  readonly reset: boolean;
+}
+
+/**
+ * A log the format's own tools write, which a bridge follows read-only (`phasebridge follow`,
+ * `bind … --follow`): its new rows are announced in the chats bound to the workspace. Default:
+ * nothing to follow. The functions load the format's code when called.
+ */
+export interface FollowHooks {
+  /** The folder holding it, as messages name it (`.codexclaw/`). */
+  readonly folder: string;
+  /** What is followed, as messages name it (`codexclaw sessions`). */
+  readonly what: string;
+  /** The short name the audit's detail uses (`codexclaw`). */
+  readonly label: string;
+  /** What chat announces, for the reply to `bind … --follow`. */
+  readonly announces: string;
+  /** True when the workspace has the folder (a real one, not a link). */
+  present(workspace: string): Promise<boolean>;
+  /** Where following starts: after the log's last complete row. */
+  end(workspace: string): Promise<number>;
+  /** The complete rows appended from `offset` on. */
+  tail(workspace: string, offset: number): Promise<FollowTail>;
+  /** How one row reads in chat. */
+  rowText(workspace: string, row: Record<string, unknown>): string;
+}
+
 /** How chat and the CLI word a run of this layout. Default: the engine's words only. */
 export interface LayoutWords {
   /** Lines added under the run's outcome in its status message. */
@@ -141,4 +175,6 @@ export interface LayoutModule<Name extends string = string> {
   sessionEnd?: SessionEndHooks;
   /** Words for chat and the CLI. */
   words?: LayoutWords;
+  /** A log of the format's own tools that the bridge can follow (the first module with one). */
+  follow?: FollowHooks;
 }

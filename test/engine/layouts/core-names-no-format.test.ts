@@ -69,13 +69,10 @@ describe('the core names no format', () => {
 
 /**
  * Core files that still import a format's own folder (issue 37's leftovers: codemachine's
- * registry rows for agent runs, the coordinator's and flow's interrupted sessions, codexclaw's
- * follow). The list only shrinks: a new import of a format's folder goes through its module.
+ * registry rows for agent runs, the coordinator's and flow's interrupted sessions). The list
+ * only shrinks: a new import of a format's folder goes through its module.
  */
 const KNOWN_FORMAT_IMPORTS = [
-  'src/chatops/handlers/admin.ts',
-  'src/chatops/workspace-follower.ts',
-  'src/cli/commands/follow.ts',
   'src/jobs/orchestrator/flow-sessions.ts',
   'src/jobs/orchestrator/remote-registry.ts',
   'src/jobs/orchestrator/sessions.ts',
@@ -83,7 +80,7 @@ const KNOWN_FORMAT_IMPORTS = [
 ];
 
 describe('the core reaches a format through its module', () => {
-  it("no other core file imports a format's folder (hand edits go through handEdits hooks)", () => {
+  it("no other core file imports a format's folder (hand edits, follow: module hooks)", () => {
     const folders = layoutNames().filter((n) => fs.existsSync(path.join(layoutsDir, n)));
     const pattern = new RegExp(`layouts/(?:${folders.join('|')})/`);
     const importing = core
