@@ -2,7 +2,7 @@
 import { stat } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { parseUserRef, type UserRef } from '../../bridges/refs.ts';
-import { hasCodexclaw, ledgerEnd } from '../../engine/layouts/codexclaw/follow.ts';
+import { followedFormat } from '../../engine/layouts/index.ts';
 import { InvalidInputError } from '../../errors.ts';
 import type { ParsedCommand } from '../grammar.ts';
 import { bindingOf, type CommandContext, type HandlerResult } from './types.ts';
@@ -10,7 +10,7 @@ import { bindingOf, type CommandContext, type HandlerResult } from './types.ts';
 /**
  * `bind <workspace> [workflow] [--follow]`: points the binding that serves this chat at another
  * workspace (an absolute folder on the bridge's host) and sets or keeps its default workflow;
- * `--follow` also follows the workspace's codexclaw sessions. The binding keeps its id, so its
+ * `--follow` also follows the log the workspace's format tools write (codexclaw's sessions). The binding keeps its id, so its
  * roles survive. Binding a new chat is done by pairing (or the CLI).
  */
 export async function bindCommand(
@@ -31,8 +31,9 @@ export async function bindCommand(
       throw new InvalidInputError(`no workflow "${cmd.workflow}" in ${workspace}`);
     }
   }
-  if (cmd.follow && !hasCodexclaw(workspace)) {
-    throw new InvalidInputError(`${workspace} has no .codexclaw/ folder to follow`);
+  const follow = cmd.follow ? followedFormat() : undefined;
+  if (cmd.follow && !(await follow?.present(workspace))) {
+    throw new InvalidInputError(`${workspace} has no ${follow?.folder ?? 'log'} folder to follow`);
   }
   const bound = await ctx.deps.repos.bindings.bind({
     chatRef: current.chatRef,
@@ -41,15 +42,15 @@ export async function bindCommand(
     ...(cmd.workflow !== undefined && { defaultWorkflow: cmd.workflow }),
   });
   const dflt = bound.defaultWorkflow ? ` (default workflow ${bound.defaultWorkflow})` : '';
-  // Followed from the ledger's current end: only phase changes from now on are announced.
-  if (cmd.follow) await ctx.deps.repos.followed.follow(workspace, ledgerEnd(workspace));
-  const following = cmd.follow
-    ? '\nFollowing its codexclaw sessions (read-only): their phase changes are announced here.'
+  // Followed from the log's current end: only rows from now on are announced.
+  if (follow) await ctx.deps.repos.followed.follow(workspace, await follow.end(workspace));
+  const following = follow
+    ? `\nFollowing its ${follow.what} (read-only): ${follow.announces} are announced here.`
     : '';
   return {
     outcome: 'allowed',
     target: `binding:${bound.id}`,
-    detail: `workspace ${workspace}${dflt}${cmd.follow ? ', following codexclaw' : ''}`,
+    detail: `workspace ${workspace}${dflt}${follow ? `, following ${follow.label}` : ''}`,
     reply: `This chat now works in ${workspace}${dflt}.${following}`,
   };
 }

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import type { FollowHooks } from '../../engine/layouts/module.ts';
 import { InvalidInputError, NotFoundError } from '../../errors.ts';
 import type { CliContext } from '../context.ts';
 
@@ -32,22 +33,28 @@ export function registerFollowCommand(program: Command, ctx: CliContext): void {
 
 /** Refuses a workspace without a `.codexclaw/` folder (checked before anything is written). */
 export async function assertFollowable(workspace: string): Promise<void> {
-  const { hasCodexclaw } = await import('../../engine/layouts/codexclaw/follow.ts');
-  if (!hasCodexclaw(workspace)) {
-    throw new InvalidInputError(`${workspace} has no .codexclaw/ folder to follow`);
+  await followable(workspace);
+}
+
+/** The followed format's hooks (the layouts table's `follow`), for a workspace that has its folder. */
+async function followable(workspace: string): Promise<FollowHooks> {
+  const { followedFormat } = await import('../../engine/layouts/index.ts');
+  const follow = followedFormat();
+  if (follow === undefined || !(await follow.present(workspace))) {
+    throw new InvalidInputError(`${workspace} has no ${follow?.folder ?? 'log'} folder to follow`);
   }
+  return follow;
 }
 
 /** Follows a workspace's `.codexclaw/` from its ledger's current end; says what it did. */
 export async function followWorkspace(ctx: CliContext, workspace: string): Promise<string> {
-  await assertFollowable(workspace);
-  const { ledgerEnd } = await import('../../engine/layouts/codexclaw/follow.ts');
+  const follow = await followable(workspace);
   const repos = await ctx.repos();
-  const fresh = await repos.followed.follow(workspace, ledgerEnd(workspace));
+  const fresh = await repos.followed.follow(workspace, await follow.end(workspace));
   const chats = (await repos.bindings.list()).filter((b) => resolve(b.workspace) === workspace);
   const where =
     chats.length === 0
       ? 'no chat is bound to it yet (`phasebridge bind CHAT --workspace DIR`)'
       : `announced in ${chats.length} bound chat(s)`;
-  return `${fresh ? 'Following' : 'Already following'} ${workspace}'s codexclaw sessions: ${where}`;
+  return `${fresh ? 'Following' : 'Already following'} ${workspace}'s ${follow.what}: ${where}`;
 }

@@ -47,7 +47,7 @@ export function registerStatusCommand(program: Command, ctx: CliContext): void {
       if (state.status !== 'active') lines.push('', ...describeStanding(state).lines);
       // Loaded here: only a run's status reads template.json.
       const { pendingEditLines } = await import('../render/pending-edit.ts');
-      const edit = pendingEditLines(state);
+      const edit = await pendingEditLines(state);
       if (edit.length > 0) lines.push('', ...edit);
       for (const line of lines) console.log(line);
     });

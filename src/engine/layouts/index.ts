@@ -11,6 +11,7 @@ import { coordinatorModule } from './coordinator/module.ts';
 import { flowModule } from './flow/module.ts';
 import type {
   ClosableProjection,
+  FollowHooks,
   LayoutModule,
   ProjectionDeps,
   ProjectionFactory,
@@ -63,6 +64,14 @@ export function registerLayout(module: LayoutModule): () => void {
   return () => {
     if (all.get(module.name) === module) all.delete(module.name);
   };
+}
+
+/**
+ * The log `phasebridge follow` and `bind … --follow` follow: the first module in the table with
+ * follow hooks (bridge.db keeps one offset per followed workspace); undefined when none has.
+ */
+export function followedFormat(): FollowHooks | undefined {
+  return layoutModules().find((m) => m.follow !== undefined)?.follow;
 }
 
 /** The projection factories of every layout that has one (all but native), in table order. */

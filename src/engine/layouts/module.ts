@@ -5,7 +5,7 @@
  * is what a format without it gets (the native layout has none). Modules stay light: a hook that
  * needs a heavy library or file I/O loads it when called, so the CLI's start-up does not pay.
  */
-import type { StartCommand } from '../commands.ts';
+import type { Command, StartCommand } from '../commands.ts';
 import type { RunStartedEvent } from '../events.ts';
 import type { RunState, StepState } from '../model.ts';
 import type { Workflow } from '../workflow/types.ts';
@@ -78,10 +78,30 @@ export interface StepHooks {
   agentRegistry?: boolean;
 }
 
+/** `T` without its `at` (union members one by one). */
+type WithoutAt<T> = T extends unknown ? Omit<T, 'at'> : never;
+
+/** A command a hook proposes; the core stamps its time when committing it. */
+export type HandEditCommand = WithoutAt<Command>;
+
+/** What a hand edit of the watched file asks of a run. */
+export type HandEditCheck =
+  | { kind: 'none' }
+  /** The file cannot be read: `text` for the people, `reason` for the log; nothing changes. */
+  | { kind: 'unreadable'; reason: string; text: string }
+  /** An edit no command carries out (`text` says why). */
+  | { kind: 'ignored'; text: string }
+  /** The commands carrying out the edit (`edit` names it for the log), committed in order. */
+  | { kind: 'apply'; edit: string; commands: HandEditCommand[] };
+
 /** A file of the layout that people edit by hand to steer the run. Default: none watched. */
 export interface HandEditHooks {
   /** The file the supervisor watches for an edit (its signature is compared between checks). */
   watchedFile(workspace: string): string;
+  /** Reads the watched file: what its edit asks of `state` (read-only). Default: nothing. */
+  check?(state: RunState): Promise<HandEditCheck>;
+  /** The lines `status` shows for an edit no process has applied yet (read-only). Default: none. */
+  pendingLines?(state: RunState): Promise<string[]>;
 }
 
 /** What happens to the layout's files when the bridge stops with the run unfinished. */
@@ -90,6 +110,40 @@ export interface SessionEndHooks {
   record(state: RunState, at: string): boolean | Promise<boolean>;
   /** The log line for `count` sessions marked. */
   logLine(count: number): string;
+}
+
+/** Rows a format's own tools appended to the log it shares, read from a byte offset. */
+export interface FollowTail {
+  /** Parsed rows (objects), every field kept. */
+  readonly rows: Record<string, unknown>[];
+  /** Byte offset after the last complete row read. */
+  readonly next: number;
+  /** True when the log was shorter than the offset (cut back or replaced). */
+  readonly reset: boolean;
+}
+
+/**
+ * A log the format's own tools write, which a bridge follows read-only (`phasebridge follow`,
+ * `bind … --follow`): its new rows are announced in the chats bound to the workspace. Default:
+ * nothing to follow. The functions load the format's code when called.
+ */
+export interface FollowHooks {
+  /** The folder holding it, as messages name it (`.codexclaw/`). */
+  readonly folder: string;
+  /** What is followed, as messages name it (`codexclaw sessions`). */
+  readonly what: string;
+  /** The short name the audit's detail uses (`codexclaw`). */
+  readonly label: string;
+  /** What chat announces, for the reply to `bind … --follow`. */
+  readonly announces: string;
+  /** True when the workspace has the folder (a real one, not a link). */
+  present(workspace: string): Promise<boolean>;
+  /** Where following starts: after the log's last complete row. */
+  end(workspace: string): Promise<number>;
+  /** The complete rows appended from `offset` on. */
+  tail(workspace: string, offset: number): Promise<FollowTail>;
+  /** How one row reads in chat. */
+  rowText(workspace: string, row: Record<string, unknown>): string;
 }
 
 /** How chat and the CLI word a run of this layout. Default: the engine's words only. */
@@ -121,4 +175,6 @@ export interface LayoutModule<Name extends string = string> {
   sessionEnd?: SessionEndHooks;
   /** Words for chat and the CLI. */
   words?: LayoutWords;
+  /** A log of the format's own tools that the bridge can follow (the first module with one). */
+  follow?: FollowHooks;
 }

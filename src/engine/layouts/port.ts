@@ -12,8 +12,15 @@
  *   keeps the projection marked stale and retries it on the next commit or load.
  * - The store projects extra layouts first and the native `run.json` last, so `run.json`'s `seq`
  *   marks the last commit every layout has seen.
+ * - Durable writes go through `ctx.io` (see {@link projectThrough}): on a commit the store runs
+ *   the projection while the ledger line is being fsynced, with `state` the state the line
+ *   yields, and publishes the batch once the line is durable (or discards it when the append
+ *   fails). Reads happen while staging; anything that must not happen before the ledger line is
+ *   durable (an append, a commit, a cache update) goes in the batch's publish steps.
  */
+
 import type { RunEvent } from '../events.ts';
+import { DurableBatch } from '../ledger/durable-batch.ts';
 import type { RunState } from '../model.ts';
 
 /** What a projection gets besides the new state. */
@@ -33,6 +40,30 @@ export interface ProjectionContext {
    * its own files behind `previous` (e.g. a registry deleted or restored) and must catch up.
    */
   history?: () => readonly RunEvent[];
+  /**
+   * The batch to stage this projection's durable writes in; the store publishes it after the
+   * ledger line. Absent (a direct call): the projection publishes its own batch before returning.
+   */
+  io?: DurableBatch;
+}
+
+/**
+ * Runs a projection's body against `ctx.io`, or, called without one, against a batch of its own
+ * that is published (durable) before this resolves and discarded when the body throws.
+ */
+export async function projectThrough(
+  ctx: ProjectionContext,
+  body: (io: DurableBatch) => void | Promise<void>,
+): Promise<void> {
+  if (ctx.io) return body(ctx.io);
+  const io = new DurableBatch();
+  try {
+    await body(io);
+  } catch (err) {
+    await io.discard();
+    throw err;
+  }
+  await io.publish();
 }
 
 /** A file of a layout that cannot be read at all, found by {@link LayoutProjection.salvage}. */
@@ -47,6 +78,11 @@ export interface SalvagedFile {
 export interface LayoutProjection {
   /** The layout's name (`native`, `codemachine`, …); matched against `RunState.layout`. */
   readonly name: string;
+  /**
+   * true: `project` writes only through `ctx.io` (reads aside), so a commit may run it while its
+   * ledger line is being fsynced. Otherwise it runs after the line is durable (default).
+   */
+  readonly stages?: true;
   /** Whether this layout is written for the run; default: `state.layout === name`. */
   appliesTo?(state: RunState): boolean;
   /** Writes the layout's files for `state`. */

@@ -158,8 +158,12 @@ export async function writeFileAtomicAsync(
 
 /** A new file content written and fsynced beside its target, not yet in place. */
 export interface StagedWrite {
+  /** The target's folder (the one to fsync after {@link StagedWrite.rename}). */
+  readonly dir: string;
   /** Renames it over the target and fsyncs the folder (`dirFd` when given, kept open by the caller). */
   publish(dirFd?: number): Promise<void>;
+  /** Renames it over the target only: the caller fsyncs {@link StagedWrite.dir} (with others). */
+  rename(): Promise<void>;
   /** Removes the temp file (the target is left as it was). */
   discard(): Promise<void>;
 }
@@ -195,19 +199,78 @@ export async function stageFileAtomicAsync(
     await pool.rm(tmp);
     throw err;
   }
+  const rename = async () => {
+    try {
+      await pool.rename(tmp, target);
+    } catch (err) {
+      await pool.rm(tmp);
+      throw err;
+    }
+  };
   return {
+    dir,
+    rename,
     publish: async (dirFd) => {
-      try {
-        await pool.rename(tmp, target);
-      } catch (err) {
-        await pool.rm(tmp);
-        throw err;
-      }
+      await rename();
       if (dirFd === undefined) await fsyncDirAsync(dir);
       else await fsyncAsync(dirFd);
     },
     discard: () => pool.rm(tmp),
   };
+}
+
+/**
+ * {@link stageFileAtomicAsync} with the temp file created and written on the calling thread
+ * (short calls, as {@link writeFileAtomic} makes them) and only its fsync on the thread pool:
+ * one round trip instead of four, for a commit that stages several files while its ledger line
+ * is fsynced. `rename()` renames on the calling thread too (no fsync: the caller fsyncs `dir`).
+ */
+export async function stageFileAtomicFast(
+  file: string,
+  data: string | Uint8Array,
+  opts: Omit<AtomicWriteOptions, 'durable'> = {},
+): Promise<StagedWrite> {
+  const { target, dir, root } = checked(file, opts);
+  const { fd, tmp } = openTemp(target, opts.mode ?? STATE_FILE_MODE, root);
+  try {
+    try {
+      fs.writeFileSync(fd, data);
+      await fsyncAsync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch (err) {
+    fs.rmSync(tmp, { force: true });
+    throw err;
+  }
+  const rename = async () => {
+    try {
+      fs.renameSync(tmp, target);
+    } catch (err) {
+      fs.rmSync(tmp, { force: true });
+      throw err;
+    }
+  };
+  return {
+    dir,
+    rename,
+    publish: async (dirFd) => {
+      await rename();
+      if (dirFd === undefined) await fsyncDirAsync(dir);
+      else await fsyncAsync(dirFd);
+    },
+    discard: async () => fs.rmSync(tmp, { force: true }),
+  };
+}
+
+/** {@link fsyncDir} with only the fsync on the thread pool (the open and close are short). */
+export async function fsyncDirFast(dir: string): Promise<void> {
+  const fd = fs.openSync(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  try {
+    await fsyncAsync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 function checked(file: string, opts: AtomicWriteOptions) {

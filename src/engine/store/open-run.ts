@@ -3,9 +3,10 @@
  * state and the key→outcome index. All methods must be called under the store's per-run mutex.
  *
  * Commit order: decide → append the line + fsync → project layouts (extra ones, then run.json).
- * run.json's temp file is written and fsynced while the line is fsynced, and renamed into place
- * once the line is durable and the other layouts are written (never ahead of either): run.json
- * adds no fsync wait of its own to a commit.
+ * While the line is fsynced, run.json's temp file and the other layouts' files (those that
+ * declare `stages`, each in a DurableBatch) are written and fsynced beside their places. Once the
+ * line is durable the layouts' batches are published together (renames, appends, one round of
+ * folder fsyncs), then run.json is renamed (never ahead of the ledger or of another layout).
  * Once the line is appended the command is committed: a projection failing after it is reported
  * as a warning of the commit and retried on the next commit or load, never thrown.
  */
@@ -20,6 +21,7 @@ import { evolve } from '../evolve.ts';
 import { NATIVE_FILES, nativeLayout, stageRunJson } from '../layouts/native.ts';
 import type { LayoutProjection, ProjectionContext } from '../layouts/port.ts';
 import { fsyncDirAsync, type StagedWrite } from '../ledger/atomic-write.ts';
+import { DurableBatch } from '../ledger/durable-batch.ts';
 import { LedgerWriter } from '../ledger/ledger-file.ts';
 import { formatLedgerLine } from '../ledger/ledger-format.ts';
 import { RunLock } from '../ledger/run-lock.ts';
@@ -193,17 +195,27 @@ export class OpenRun {
       effects: decision.effects,
     };
     const later = opts.deferProjection === true && this.#onlyNative(next);
-    // Nothing stale: run.json is staged while the line is fsynced (see the top).
-    const staging = !later && this.#canStage() ? stageRunJson(next, this.paths.runDir) : null;
-    staging?.catch(() => undefined); // awaited below; a failure there is a warning
     markStage(this.paths.runId, 'decided');
+    // The line is written now and fsynced on the thread pool; meanwhile, with nothing stale,
+    // run.json and the other layouts' files are staged (see the top and durable-batch.ts).
+    const appended = this.#append(formatLedgerLine(entry));
+    appended.catch(() => undefined); // awaited below
+    let staged: Staged | null = null;
+    if (!later && this.#canStage()) {
+      const prior = this.#entries;
+      const events = decision.events;
+      const ctx = {
+        events,
+        previous: this.#projected,
+        rebuild: false,
+        history: () => [...prior.flatMap((e) => e.events), ...events],
+      };
+      staged = this.#stage(next, ctx, true);
+    }
     try {
-      await this.#append(formatLedgerLine(entry));
+      await appended;
     } catch (err) {
-      await staging?.then(
-        (s) => s.discard(),
-        () => undefined,
-      );
+      if (staged) await discardStaged(staged);
       throw err;
     }
     markStage(this.paths.runId, 'durable');
@@ -215,7 +227,7 @@ export class OpenRun {
     this.#state = next;
     this.#pending.push(...decision.events);
     let failed: string | null = null;
-    if (!later) failed = await this.#tryProject(staging ?? undefined);
+    if (!later) failed = await this.#tryProject(staged ?? undefined);
     const { events, effects } = decision;
     const result: CommitResult = { ok: true, state: next, events, effects, duplicate: false };
     return withWarning(result, failed);
@@ -237,7 +249,7 @@ export class OpenRun {
 
   /** True when no layout but the native one applies to `state`. */
   #onlyNative(state: RunState): boolean {
-    return !this.#layouts.some((l) => (l.appliesTo ? l.appliesTo(state) : l.name === state.layout));
+    return !this.#layouts.some((l) => applies(l, state));
   }
 
   /** decide(), with a throw on a state no valid ledger yields reported as corruption. */
@@ -300,9 +312,9 @@ export class OpenRun {
   }
 
   /** Projects; returns null, or the warning saying which projection failed and why. */
-  async #tryProject(stagedRunJson?: Promise<StagedWrite>): Promise<string | null> {
+  async #tryProject(staged?: Staged): Promise<string | null> {
     try {
-      await this.#project(stagedRunJson);
+      await this.#project(staged);
       return null;
     } catch (err) {
       if (!(err instanceof ProjectionFailure)) throw err;
@@ -311,47 +323,97 @@ export class OpenRun {
   }
 
   /**
-   * Writes every applicable layout, native `run.json` last (it marks the projection complete):
-   * `stagedRunJson`, when given, is the state's run.json already written beside its place.
+   * Stages `state`'s projection: run.json beside its place (unless the run's logs/ folder may be
+   * missing: its first or a rebuilt projection) and each applicable layout's files in a batch of
+   * its own. `early` (before the ledger line is durable): only the layouts that declare
+   * `stages`. Nothing is in place until {@link OpenRun.#project} publishes it.
    */
-  async #project(stagedRunJson?: Promise<StagedWrite>): Promise<void> {
+  #stage(state: RunState, ctx: StageContext, early: boolean): Staged {
+    const whole = this.#projected === null || ctx.rebuild;
+    const runJson = whole ? null : stageRunJson(state, this.paths.runDir);
+    runJson?.catch(() => undefined); // awaited when publishing or discarding
+    const staged: Staged = { ctx, runJson, layouts: [] };
+    for (const layout of this.#layouts) {
+      if (!applies(layout, state) || (early && layout.stages !== true)) continue;
+      staged.layouts.push(this.#stageLayout(layout, state, ctx));
+    }
+    return staged;
+  }
+
+  #stageLayout(layout: LayoutProjection, state: RunState, ctx: StageContext): StagedLayout {
+    const io = new DurableBatch();
+    // The store's own workspace, never one a ledger line names.
+    const full = { ...ctx, runDir: this.paths.runDir, workspace: this.paths.workspace, io };
+    let done: Promise<void>;
+    try {
+      done = layout.project(state, full);
+    } catch (err) {
+      done = Promise.reject(err);
+    }
+    done.catch(() => undefined); // awaited when publishing or discarding
+    return { layout, io, done };
+  }
+
+  /**
+   * Publishes a staged projection (staging now what was not staged early): every layout's batch
+   * at once (their renames, appends and folder fsyncs overlap), then run.json last, since it
+   * marks the projection complete. A layout that fails keeps run.json out (it stays stale).
+   */
+  async #project(given?: Staged): Promise<void> {
     const state = this.#state;
     if (state === null) return;
-    const native: LayoutProjection = stagedRunJson
-      ? {
-          name: nativeLayout.name,
-          project: async () => (await stagedRunJson).publish(this.#dirFd ?? undefined),
-        }
-      : nativeLayout;
     const entries = this.#entries;
-    const ctx: ProjectionContext = {
-      runDir: this.paths.runDir,
-      // The store's own workspace, never one a ledger line names.
-      workspace: this.paths.workspace,
-      events: this.#pending,
-      previous: this.#projected,
-      rebuild: this.#rebuild,
-      history: () => entries.flatMap((e) => e.events),
-    };
-    for (const layout of [...this.#layouts, native]) {
-      try {
-        const applies =
-          layout === native ||
-          (layout.appliesTo ? layout.appliesTo(state) : layout.name === state.layout);
-        if (applies) await layout.project(state, ctx);
-      } catch (cause) {
-        // A layout failed: the staged run.json must not mark the projection complete.
-        if (stagedRunJson && layout !== native)
-          await stagedRunJson.then(
-            (w) => w.discard(),
-            () => undefined,
-          );
-        throw new ProjectionFailure(layout.name, cause);
-      }
+    const staged =
+      given ??
+      this.#stage(
+        state,
+        {
+          events: this.#pending,
+          previous: this.#projected,
+          rebuild: this.#rebuild,
+          history: () => entries.flatMap((e) => e.events),
+        },
+        false,
+      );
+    for (const layout of this.#layouts) {
+      if (!applies(layout, state) || staged.layouts.some((l) => l.layout === layout)) continue;
+      staged.layouts.push(this.#stageLayout(layout, state, staged.ctx));
+    }
+    const staging = await Promise.allSettled(staged.layouts.map((l) => l.done));
+    const failedAt = staging.findIndex((r) => r.status === 'rejected');
+    if (failedAt >= 0) {
+      await discardStaged(staged);
+      const cause = (staging[failedAt] as PromiseRejectedResult).reason;
+      throw new ProjectionFailure(staged.layouts[failedAt]!.layout.name, cause);
+    }
+    const published = await Promise.allSettled(staged.layouts.map((l) => l.io.publish()));
+    const publishFailed = published.findIndex((r) => r.status === 'rejected');
+    if (publishFailed >= 0) {
+      // The other layouts' files are in place (idempotent on the retry); run.json is not.
+      await discardRunJson(staged);
+      const cause = (published[publishFailed] as PromiseRejectedResult).reason;
+      throw new ProjectionFailure(staged.layouts[publishFailed]!.layout.name, cause);
+    }
+    try {
+      if (staged.runJson) await (await staged.runJson).publish(this.#dirFd ?? undefined);
+      else await nativeLayout.project(state, this.#nativeContext());
+    } catch (cause) {
+      throw new ProjectionFailure(nativeLayout.name, cause);
     }
     this.#projected = state;
     this.#pending = [];
     this.#rebuild = false;
+  }
+
+  /** What the native projection needs to know (a first or rebuilt one creates logs/). */
+  #nativeContext(): ProjectionContext {
+    return {
+      runDir: this.paths.runDir,
+      workspace: this.paths.workspace,
+      events: this.#pending,
+      previous: this.#projected,
+      rebuild: this.#rebuild,
+    };
   }
 
   /** Closes the ledger and releases the lock file. */
@@ -362,6 +424,50 @@ export class OpenRun {
     this.#dirFd = null;
     this.#lock.release();
   }
+}
+
+/** What a staged projection is told (the store adds its own folders and the batch). */
+type StageContext = Omit<ProjectionContext, 'runDir' | 'workspace' | 'io'>;
+
+/** One layout's projection of a state, staged in its batch (`done`: staging finished). */
+interface StagedLayout {
+  layout: LayoutProjection;
+  io: DurableBatch;
+  done: Promise<void>;
+}
+
+/** A state's projection staged while its ledger line is fsynced (see {@link OpenRun.commit}). */
+interface Staged {
+  ctx: StageContext;
+  /** run.json written beside its place; null when it is written whole (logs/ made first). */
+  runJson: Promise<StagedWrite> | null;
+  layouts: StagedLayout[];
+}
+
+/** Whether `layout` is written for `state` (default: the run's own layout). */
+function applies(layout: LayoutProjection, state: RunState): boolean {
+  return layout.appliesTo ? layout.appliesTo(state) : layout.name === state.layout;
+}
+
+/** Removes a staged run.json. */
+async function discardRunJson(staged: Staged): Promise<void> {
+  await staged.runJson?.then(
+    (w) => w.discard(),
+    () => undefined,
+  );
+}
+
+/** Drops everything staged (the ledger line did not become durable, or staging failed). */
+async function discardStaged(staged: Staged): Promise<void> {
+  await Promise.all([
+    discardRunJson(staged),
+    ...staged.layouts.map((l) =>
+      l.done.then(
+        () => l.io.discard(),
+        () => l.io.discard(),
+      ),
+    ),
+  ]).catch(() => undefined);
 }
 
 /** A layout's projection threw `cause` (the message is the cause's). */

@@ -8,8 +8,14 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import type { DurableBatch } from '../../ledger/durable-batch.ts';
 import type { RunState } from '../../model.ts';
-import type { LayoutProjection, ProjectionContext, SalvagedFile } from '../port.ts';
+import {
+  type LayoutProjection,
+  type ProjectionContext,
+  projectThrough,
+  type SalvagedFile,
+} from '../port.ts';
 import { type AgentInfoLookup, buildAgentConfig, serializeAgentConfig } from './agent-config.ts';
 import type { HandEdit } from './hand-edits.ts';
 import { type CodemachinePaths, codemachinePaths } from './paths.ts';
@@ -23,7 +29,7 @@ import {
   withForeignFields,
 } from './template.ts';
 import { detectFromRead, readTemplateAt } from './template-file.ts';
-import { resetDirective, writeLayoutFile } from './writer.ts';
+import { resetDirective, writeLayoutFile, writeLayoutFileNow } from './writer.ts';
 
 export { type AgentConfigEntry, type AgentInfoLookup, buildAgentConfig } from './agent-config.ts';
 export {
@@ -67,16 +73,28 @@ export interface CodemachineLayoutOptions {
 /** The codemachine layout projection; `close()` releases its registry.db handles. */
 export class CodemachineLayout implements LayoutProjection {
   readonly name = 'codemachine';
+  /** Writes only through the commit's batch: staged while the ledger line is fsynced. */
+  readonly stages = true;
   readonly #opts: CodemachineLayoutOptions;
   /** Open registries by `.codemachine` folder, with the inode each was opened at. */
   readonly #registries = new Map<string, { db: RegistryDb; ino: number }>();
-
   constructor(opts: CodemachineLayoutOptions = {}) {
     this.#opts = opts;
   }
 
   /** Writes every file of the layout for `state`. */
-  async project(state: RunState, ctx: ProjectionContext): Promise<void> {
+  project(state: RunState, ctx: ProjectionContext): Promise<void> {
+    return projectThrough(ctx, (io) => this.#project(state, ctx, io));
+  }
+
+  /**
+   * Stages the files. registry.db's rows are written when the batch publishes (once the ledger
+   * line is durable); template.json, which names their ids, is staged now with the ids they
+   * will get, found by folding the same events in a transaction rolled back at once: no write
+   * lock is held across the ledger's fsync (a worker of this process registering an agent run
+   * would wait on it with the bridge's thread blocked).
+   */
+  #project(state: RunState, ctx: ProjectionContext, io: DurableBatch): void {
     const paths = codemachinePaths(ctx.workspace);
     const registry = this.#registry(paths);
     const fold = {
@@ -84,19 +102,33 @@ export class CodemachineLayout implements LayoutProjection {
       ...(this.#opts.agentInfo && { agentInfo: this.#opts.agentInfo }),
       ...(ctx.history && { history: ctx.history }),
     };
+    const ids: RegistryIdLookup = (step) => registry.latestRowId(state.id, step.id);
+    const template = this.#templatePlan(state, ctx, paths);
     // registry.db first: a step skipped before it ran has its monitoringId only there.
-    applyRegistryEvents(registry, ctx.events, fold);
-    this.#writeTemplate(state, ctx, paths, (step) => registry.latestRowId(state.id, step.id));
+    const expected = registry.rehearse(() => {
+      applyRegistryEvents(registry, ctx.events, fold);
+      return template?.(ids) ?? null;
+    });
+    const staged = expected === null ? null : writeLayoutFile(paths, paths.template, expected, io);
+    io.onPublish(() => {
+      applyRegistryEvents(registry, ctx.events, fold);
+      if (template === null) return;
+      const written = template(ids);
+      if (written === expected) return;
+      // Another writer of registry.db took the ids first (rare): the right template goes in now.
+      staged?.cancel();
+      writeLayoutFileNow(paths, paths.template, written);
+    });
     // The spec and agent list are fixed at start: written then (and on a rebuild), not per commit.
     const started = ctx.events.some((e) => e.type === 'runStarted');
     if (started || ctx.rebuild) {
-      writeLayoutFile(paths, paths.spec, state.spec);
+      writeLayoutFile(paths, paths.spec, state.spec, io);
       const entries = buildAgentConfig(state.workflow, this.#opts.agentInfo);
-      writeLayoutFile(paths, paths.agentConfig, serializeAgentConfig(entries));
+      writeLayoutFile(paths, paths.agentConfig, serializeAgentConfig(entries), io);
     }
     // Reset when a step is queued, i.e. before its agent can exist (so the "started" commit may
     // come after the spawn without wiping a fast agent's directive). Never on a rebuild.
-    if (started || queuesStep(state, ctx)) resetDirective(paths);
+    if (started || queuesStep(state, ctx)) resetDirective(paths, io);
   }
 
   /** Moves aside a registry.db or template.json that cannot be read (see salvage.ts). */
@@ -129,25 +161,27 @@ export class CodemachineLayout implements LayoutProjection {
     this.#registries.delete(root);
   }
 
-  #writeTemplate(
+  /**
+   * template.json's text for `state` given the registry's ids, merged over the keys others wrote;
+   * null when a hand edit is to be kept on disk. The document last written is rebuilt from the
+   * state before this commit's events. A revert or reset in this commit carries out (or
+   * overrides) any edit: its result is written.
+   */
+  #templatePlan(
     state: RunState,
     ctx: ProjectionContext,
     paths: CodemachinePaths,
-    registryId: RegistryIdLookup,
-  ): void {
+  ): ((ids: RegistryIdLookup) => string) | null {
     const handler = this.#opts.onHandEdit;
-    // The document last written is rebuilt from the state before this commit's events. A
-    // revert or reset in this commit carries out (or overrides) any edit: write the result.
     const rewinds = ctx.events.some((e) => e.type === 'reverted' || e.type === 'runReset');
     const read = readTemplateAt(paths.template);
     if (handler && ctx.previous && !ctx.rebuild && !rewinds) {
       const edit = detectFromRead(buildTemplate(ctx.previous), read);
-      if (edit.kind !== 'none' && handler(edit, state) && edit.kind !== 'unreadable') return;
+      if (edit.kind !== 'none' && handler(edit, state) && edit.kind !== 'unreadable') return null;
     }
     // Keys CodeMachine (or the user) wrote that the run's state does not hold survive the rewrite.
     const onDisk = read.kind === 'ok' ? JSON.parse(read.text) : undefined;
-    const doc = withForeignFields(buildTemplate(state, registryId), onDisk);
-    writeLayoutFile(paths, paths.template, serializeTemplate(doc));
+    return (ids) => serializeTemplate(withForeignFields(buildTemplate(state, ids), onDisk));
   }
 }
 

@@ -47,5 +47,15 @@ export const codemachineModule: LayoutModule<'codemachine'> = {
     logsPrompt: true,
     agentRegistry: true,
   },
-  handEdits: { watchedFile: (workspace) => codemachinePaths(workspace).template },
+  handEdits: {
+    watchedFile: (workspace) => codemachinePaths(workspace).template,
+    async check(state) {
+      const { checkTemplateEdit } = await import('./hand-edit-plan.ts');
+      return checkTemplateEdit(state);
+    },
+    async pendingLines(state) {
+      const { pendingTemplateEditLines } = await import('./hand-edit-plan.ts');
+      return pendingTemplateEditLines(state);
+    },
+  },
 };

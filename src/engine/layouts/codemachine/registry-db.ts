@@ -111,6 +111,19 @@ export class RegistryDb {
     return new RegistryDb(paths.registryDb, db);
   }
 
+  /**
+   * Runs `fn` in a transaction that is always rolled back: what the rows would be, without
+   * writing them (no lock is held once this returns).
+   */
+  rehearse<T>(fn: () => T): T {
+    this.#db.exec('BEGIN');
+    try {
+      return fn();
+    } finally {
+      this.#db.exec('ROLLBACK');
+    }
+  }
+
   /** Runs `fn` in one transaction (all its changes land together or not at all). */
   transaction<T>(fn: () => T): T {
     return this.#db.transaction(fn)();

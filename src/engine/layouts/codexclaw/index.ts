@@ -8,13 +8,12 @@
  * appended (idempotent after a crash). Every path is opened without following symlinks; files
  * are 0600, folders 0700.
  */
-import fs from 'node:fs';
 import path from 'node:path';
-import { fsyncDir, writeFileAtomic } from '../../ledger/atomic-write.ts';
-import { openInside, readTextInside, STATE_FILE_MODE } from '../../ledger/safe-path.ts';
+import type { DurableBatch } from '../../ledger/durable-batch.ts';
+import { readTextInside, STATE_FILE_MODE } from '../../ledger/safe-path.ts';
 import type { RunState } from '../../model.ts';
 import { fileIdentity, knownFile, rememberFile } from '../known-files.ts';
-import type { LayoutProjection, ProjectionContext } from '../port.ts';
+import { type LayoutProjection, type ProjectionContext, projectThrough } from '../port.ts';
 import {
   codexclawPaths,
   codexclawSessionId,
@@ -33,17 +32,15 @@ export {
   sessionState,
 } from './format.ts';
 
-const { O_WRONLY, O_APPEND, O_CREAT } = fs.constants;
-
-/** Writes the session file and appends the ledger rows not yet on disk. */
-function projectCodexclaw(state: RunState, ctx: ProjectionContext): void {
+/** Stages the session file and the ledger rows not yet on disk. */
+function projectCodexclaw(state: RunState, ctx: ProjectionContext, io: DurableBatch): void {
   const workspace = path.resolve(ctx.workspace);
   const paths = codexclawPaths(workspace, state.id);
-  appendMissingRows(workspace, paths.ledger, state);
+  appendMissingRows(workspace, paths.ledger, state, io);
   const existing = readTextInside(workspace, paths.session);
   const text = mergeSessionText(existing, sessionState(state));
   if (existing === text) return;
-  writeFileAtomic(paths.session, text, { root: workspace, mkdirs: true, mode: STATE_FILE_MODE });
+  io.writeFile(paths.session, text, { root: workspace, mkdirs: true, mode: STATE_FILE_MODE });
 }
 
 /** How many rows of each session the ledger text holds (unreadable lines are no one's). */
@@ -87,31 +84,35 @@ function readLedgerRows(workspace: string, file: string): KnownLedger {
   return read;
 }
 
-function appendMissingRows(workspace: string, file: string, state: RunState): void {
+function appendMissingRows(
+  workspace: string,
+  file: string,
+  state: RunState,
+  io: DurableBatch,
+): void {
   const moves = state.pabcd?.moves ?? [];
   const sessionId = codexclawSessionId(state.id);
+  const before = fileIdentity(file);
   const ledger = readLedgerRows(workspace, file);
   const done = ledger.rows.get(sessionId) ?? 0;
   if (done >= moves.length) return;
   const rows = moves.slice(done).map((m) => `${JSON.stringify(ledgerEntry(state.id, m))}\n`);
   // A line left without its newline (a writer died mid-row) must not swallow our first row.
-  const lead = ledger.endsWithNewline ? '' : '\n';
-  const fd = openInside(workspace, file, O_WRONLY | O_APPEND | O_CREAT, STATE_FILE_MODE);
-  let size: number;
-  try {
-    fs.writeSync(fd, lead + rows.join(''));
-    fs.fsyncSync(fd);
-    size = fs.fstatSync(fd).size;
-  } finally {
-    fs.closeSync(fd);
-  }
-  if (!ledger.exists) fsyncDir(path.dirname(file));
-  const rowsNow = new Map(ledger.rows).set(sessionId, done + rows.length);
-  rememberFile(file, size, { exists: true, endsWithNewline: true, rows: rowsNow });
+  const text = (ledger.endsWithNewline ? '' : '\n') + rows.join('');
+  // Appended (and fsynced) only once the run's own ledger line is durable: rows cannot be taken back.
+  io.append(file, text, { root: workspace, mode: STATE_FILE_MODE });
+  io.onSettle((published) => {
+    if (!published) return;
+    const rowsNow = new Map(ledger.rows).set(sessionId, done + rows.length);
+    const size = (before?.size ?? 0) + Buffer.byteLength(text);
+    rememberFile(file, size, { exists: true, endsWithNewline: true, rows: rowsNow });
+  });
 }
 
 /** The codexclaw layout projection. */
 export const codexclawLayout: LayoutProjection = Object.freeze({
   name: 'codexclaw',
-  project: async (state: RunState, ctx: ProjectionContext) => projectCodexclaw(state, ctx),
+  stages: true,
+  project: (state: RunState, ctx: ProjectionContext) =>
+    projectThrough(ctx, (io) => projectCodexclaw(state, ctx, io)),
 });

@@ -10,9 +10,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fsyncDir, writeFileAtomic } from '../../ledger/atomic-write.ts';
+import type { DurableBatch } from '../../ledger/durable-batch.ts';
 import { lstatNoSymlink, readTextInside, STATE_FILE_MODE } from '../../ledger/safe-path.ts';
 import type { RunState } from '../../model.ts';
-import type { LayoutProjection, ProjectionContext } from '../port.ts';
+import { type LayoutProjection, type ProjectionContext, projectThrough } from '../port.ts';
 import { coordinatorPaths, coordinatorSessionId, coordinatorState } from './format.ts';
 
 /** The session file's `session_id` and `state`, or null when absent or unreadable. */
@@ -50,7 +51,7 @@ export function archiveCoordinator(workspace: string, at: Date): string {
   return target;
 }
 
-function projectCoordinator(state: RunState, _ctx: ProjectionContext, workspaceArg: string): void {
+function projectCoordinator(state: RunState, workspaceArg: string, io: DurableBatch): void {
   const workspace = path.resolve(workspaceArg);
   const paths = coordinatorPaths(workspace);
   const st = lstatNoSymlink(paths.dir);
@@ -66,11 +67,15 @@ function projectCoordinator(state: RunState, _ctx: ProjectionContext, workspaceA
   const doc = coordinatorState(state);
   const text = `${JSON.stringify(doc, null, 2)}\n`;
   if (readTextInside(workspace, paths.state) !== text) {
-    writeFileAtomic(paths.state, text, { root: workspace, mkdirs: true, mode: STATE_FILE_MODE });
+    io.writeFile(paths.state, text, { root: workspace, mkdirs: true, mode: STATE_FILE_MODE });
   }
   if (state.status !== 'completed') return;
-  if (state.workflow.coordinator?.onComplete === 'remove') removeCoordinator(workspace);
-  else archiveCoordinator(workspace, new Date(state.updatedAt));
+  // The IDLE session is archived (or removed) once it is durable in place, never before.
+  io.onSettle((published) => {
+    if (!published) return;
+    if (state.workflow.coordinator?.onComplete === 'remove') removeCoordinator(workspace);
+    else archiveCoordinator(workspace, new Date(state.updatedAt));
+  });
 }
 
 /**
@@ -95,6 +100,7 @@ export function recordCoordinatorSessionEnd(state: RunState, at: string): boolea
 /** The coordinator layout projection. */
 export const coordinatorLayout: LayoutProjection = Object.freeze({
   name: 'coordinator',
-  project: async (state: RunState, ctx: ProjectionContext) =>
-    projectCoordinator(state, ctx, ctx.workspace),
+  stages: true,
+  project: (state: RunState, ctx: ProjectionContext) =>
+    projectThrough(ctx, (io) => projectCoordinator(state, ctx.workspace, io)),
 });

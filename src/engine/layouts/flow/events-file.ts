@@ -24,6 +24,13 @@ export function readEventsJsonl(text: string): Record<string, unknown>[] {
   return out;
 }
 
+/** The text that appends `lines` after `existing` (a torn last line gets its newline first). */
+export function eventsText(existing: string | null, lines: readonly Record<string, unknown>[]) {
+  if (lines.length === 0) return '';
+  const lead = existing !== null && existing !== '' && !existing.endsWith('\n') ? '\n' : '';
+  return lead + lines.map((l) => `${JSON.stringify(l)}\n`).join('');
+}
+
 /**
  * Appends `lines` to the events file (`existing`: its current text, null when absent), opened
  * without following a link, in one write, fsynced. Returns the text appended ('' when none).
@@ -34,9 +41,8 @@ export function appendEventsJsonl(
   existing: string | null,
   lines: readonly Record<string, unknown>[],
 ): string {
-  if (lines.length === 0) return '';
-  const lead = existing !== null && existing !== '' && !existing.endsWith('\n') ? '\n' : '';
-  const text = lead + lines.map((l) => `${JSON.stringify(l)}\n`).join('');
+  const text = eventsText(existing, lines);
+  if (text === '') return '';
   const fd = openInside(
     workspace,
     file,

@@ -7,7 +7,9 @@
  * Write discipline, as the seed's helpers: activities are created under the `activities/.lock`
  * lock file, run.yaml is read, merged and written under `run.yaml.lock`; every file goes to a
  * temp file, is fsynced and renamed into place; nothing is opened through a symlink
- * (O_NOFOLLOW, checked from the workspace down). Projection is idempotent: an activity's id
+ * (O_NOFOLLOW, checked from the workspace down). The files are staged in the commit's batch
+ * while the ledger line is fsynced and put in place after it; a lock is held from staging until
+ * the batch is published or discarded. Projection is idempotent: an activity's id
  * carries its event's seq, so a repeat after a crash finds it written, and events.jsonl gets
  * only the lines it is missing.
  */
@@ -16,7 +18,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import type { RunEvent } from '../../events.ts';
 import { evolve } from '../../evolve.ts';
-import { writeFileAtomic } from '../../ledger/atomic-write.ts';
+import type { DurableBatch } from '../../ledger/durable-batch.ts';
 import { RunLock } from '../../ledger/run-lock.ts';
 import {
   ensureDirInside,
@@ -26,9 +28,9 @@ import {
 } from '../../ledger/safe-path.ts';
 import type { RunState } from '../../model.ts';
 import { fileIdentity, knownFile, rememberFile } from '../known-files.ts';
-import type { LayoutProjection, ProjectionContext } from '../port.ts';
+import { type LayoutProjection, type ProjectionContext, projectThrough } from '../port.ts';
 import { type ActivityDraft, activityOf } from './activities.ts';
-import { appendEventsJsonl, readEventsJsonl } from './events-file.ts';
+import { eventsText, readEventsJsonl } from './events-file.ts';
 import {
   activityDoc,
   activityFileName,
@@ -79,8 +81,9 @@ function listActivities(dir: string): { n: number; id: string; file: string }[] 
 }
 
 /**
- * Writes the activities not recorded yet; returns every recorded one, in number order. The lock
- * is taken only when there is an activity to write (most commits record none).
+ * Stages the activities not recorded yet; returns every recorded one, in number order, the new
+ * ones included. The lock is taken only when there is an activity to write (most commits record
+ * none), and held until the batch settles (the numbers are taken until the files are in place).
  */
 function writeActivities(
   workspace: string,
@@ -88,29 +91,36 @@ function writeActivities(
   dir: string,
   lockFile: string,
   drafts: ActivityDraft[],
+  io: DurableBatch,
 ): { n: number; id: string; file: string }[] {
   ensureDirInside(workspace, dir);
   if (drafts.length === 0) return listActivities(dir);
   const lock = RunLock.acquire(lockFile, `${state.id} (flow activities)`);
   try {
     const existing = listActivities(dir);
+    const all = [...existing];
     const ids = new Set(existing.map((a) => a.id));
     let n = existing.at(-1)?.n ?? 0;
-    let wrote = false;
     for (const d of drafts) {
       if (ids.has(d.id)) continue;
       n++;
-      const file = path.join(dir, activityFileName(n, d.id));
-      writeFileAtomic(file, toYaml(activityDoc(state, d)), {
+      const name = activityFileName(n, d.id);
+      io.writeFile(path.join(dir, name), toYaml(activityDoc(state, d)), {
         root: workspace,
         mode: STATE_FILE_MODE,
       });
+      all.push({ n, id: d.id, file: name });
       ids.add(d.id);
-      wrote = true;
     }
-    return wrote ? listActivities(dir) : existing;
-  } finally {
+    if (all.length === existing.length) {
+      lock.release();
+      return existing;
+    }
+    io.onSettle(() => lock.release());
+    return all;
+  } catch (err) {
     lock.release();
+    throw err;
   }
 }
 
@@ -133,13 +143,14 @@ function readEvents(workspace: string, file: string) {
   return { existing, lines };
 }
 
-/** Appends the events.jsonl lines it is missing (idempotent). */
+/** Appends the events.jsonl lines it is missing (idempotent), once the batch publishes. */
 function appendEvents(
   workspace: string,
   state: RunState,
   file: string,
   activities: { n: number; id: string; file: string }[],
   interrupted: { seq: number; at: string; stepId: string }[],
+  io: DurableBatch,
 ) {
   const { existing, lines } = readEvents(workspace, file);
   const has = (type: string, pred: (l: Record<string, unknown>) => boolean = () => true) =>
@@ -184,12 +195,16 @@ function appendEvents(
         : {}),
     });
   }
-  const appended = appendEventsJsonl(workspace, file, existing, out);
+  const appended = eventsText(existing, out);
   if (appended === '') return;
-  // What a reader parses back from the lines just written (undefined fields are dropped).
-  const parsed = out.map((l) => JSON.parse(JSON.stringify(l)) as Record<string, unknown>);
-  const text = (existing ?? '') + appended;
-  rememberFile(file, Buffer.byteLength(text), { existing: text, lines: [...lines, ...parsed] });
+  io.append(file, appended, { root: workspace, mode: STATE_FILE_MODE });
+  io.onSettle((published) => {
+    if (!published) return;
+    // What a reader parses back from the lines just written (undefined fields are dropped).
+    const parsed = out.map((l) => JSON.parse(JSON.stringify(l)) as Record<string, unknown>);
+    const text = (existing ?? '') + appended;
+    rememberFile(file, Buffer.byteLength(text), { existing: text, lines: [...lines, ...parsed] });
+  });
 }
 
 /** Repository and branch of the workspace, read from `.git` (no git process); safe defaults. */
@@ -234,12 +249,16 @@ interface KnownRunYaml {
   json: string | null;
 }
 
-/** Writes run.yaml when its document changed, merged over what the file holds (under its lock). */
+/**
+ * Stages run.yaml when its document changed, merged over what the file holds (under its lock,
+ * held until the batch settles).
+ */
 function writeRunYaml(
   workspace: string,
   state: RunState,
   p: ReturnType<typeof flowPaths>,
   activities: readonly string[],
+  io: DurableBatch,
 ): void {
   const repo = repoInfo(workspace);
   // Unchanged since our own last write and the same document again: nothing to do, no lock.
@@ -249,6 +268,7 @@ function writeRunYaml(
     if (JSON.stringify(doc) === seen.value.json) return;
   }
   const lock = RunLock.acquire(p.runLock, `${state.id} (flow run.yaml)`);
+  let held = false;
   try {
     const known = knownFile<KnownRunYaml>(p.runYaml);
     let existing: Record<string, unknown> | null;
@@ -268,33 +288,36 @@ function writeRunYaml(
     const doc = runDoc(state, activities, repo, existing);
     const text = toYaml(doc);
     if (current !== text) {
-      writeFileAtomic(p.runYaml, text, { root: workspace, mkdirs: true, mode: STATE_FILE_MODE });
+      io.writeFile(p.runYaml, text, { root: workspace, mkdirs: true, mode: STATE_FILE_MODE });
     }
-    // Parsed back from the text, so that the next merge starts from what a reader sees.
-    const written = { text, doc: parseRunYaml(text), json: JSON.stringify(doc) };
-    rememberFile(p.runYaml, Buffer.byteLength(text), written);
+    io.onSettle((published) => {
+      lock.release();
+      if (!published) return;
+      // Parsed back from the text, so that the next merge starts from what a reader sees.
+      const written = { text, doc: parseRunYaml(text), json: JSON.stringify(doc) };
+      rememberFile(p.runYaml, Buffer.byteLength(text), written);
+    });
+    held = true;
   } finally {
-    lock.release();
+    if (!held) lock.release();
   }
 }
 
-function projectFlow(state: RunState, ctx: ProjectionContext): void {
+function projectFlow(state: RunState, ctx: ProjectionContext, io: DurableBatch): void {
   const workspace = path.resolve(ctx.workspace);
   const p = flowPaths(workspace, state.id);
   const dirMissing = lstatNoSymlink(p.activities) === null;
   const { drafts, interrupted } = draftsOf(state, ctx, dirMissing);
-  const activities = writeActivities(workspace, state, p.activities, p.activitiesLock, drafts);
-  appendEvents(workspace, state, p.events, activities, interrupted);
-  writeRunYaml(
-    workspace,
-    state,
-    p,
-    activities.map((a) => a.id),
-  );
+  const activities = writeActivities(workspace, state, p.activities, p.activitiesLock, drafts, io);
+  appendEvents(workspace, state, p.events, activities, interrupted, io);
+  const ids = activities.map((a) => a.id);
+  writeRunYaml(workspace, state, p, ids, io);
 }
 
 /** The flow layout projection. */
 export const flowLayout: LayoutProjection = Object.freeze({
   name: 'flow',
-  project: async (state: RunState, ctx: ProjectionContext) => projectFlow(state, ctx),
+  stages: true,
+  project: (state: RunState, ctx: ProjectionContext) =>
+    projectThrough(ctx, (io) => projectFlow(state, ctx, io)),
 });

@@ -1,7 +1,7 @@
 /** What `status` says about each kind of pending template.json hand edit (real engine states). */
 import { describe, expect, it } from 'vitest';
-import { describeHandEdit } from '../../../src/cli/render/pending-edit.ts';
-import { approve, runCurrentStep, started } from './demo-states.ts';
+import { describeHandEdit } from '../../../../src/engine/layouts/codemachine/hand-edit-plan.ts';
+import { approve, runCurrentStep, started } from '../../../cli/render/demo-states.ts';
 
 describe('describeHandEdit', () => {
   const atPlan = started().state;
