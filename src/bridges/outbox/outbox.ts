@@ -11,6 +11,7 @@
  * run's end fans out to every chat at once) are committed in one transaction, i.e. one fsync
  * instead of one per row, before any of them may start.
  */
+import { randomBytes } from 'node:crypto';
 import {
   ChatUnreachableError,
   PhasebridgeError,
@@ -60,6 +61,8 @@ export class Outbox {
   readonly #drained: (() => void)[] = [];
   /** Calls queued since the last group commit, in queue order. */
   #drafts: Draft[] = [];
+  /** Callers of `queue` told when this turn's group commit is written (or failed). */
+  #committing: Waiter[] = [];
   #flushing: NodeJS.Immediate | undefined;
   #timer: { handle: unknown; at: number } | undefined;
   #started = false;
@@ -148,8 +151,10 @@ export class Outbox {
    * ref (null for an edit) once the platform answered, or rejects with the adapter's error (or
    * the storage error when the row could not be written).
    */
-  enqueue(kind: OutboxKind, target: string, message: OutgoingMessage): Promise<string | null> {
+  enqueue(kind: OutboxKind, target: string, given: OutgoingMessage): Promise<string | null> {
     const lane = laneOf(target); // a malformed ref is refused before anything is written
+    // Written with the row: a resend after a kill carries it, so Discord finds its first copy.
+    const message = kind === 'send' && !given.nonce ? { ...given, nonce: newNonce() } : given;
     const urgency = message.urgency ?? (kind === 'send' ? 'notice' : 'status');
     return new Promise((resolve, reject) => {
       const waiter = { resolve, reject };
@@ -183,6 +188,18 @@ export class Outbox {
     });
   }
 
+  /**
+   * As `enqueue`, but resolves once the row is committed (or a keyed send found), not when the
+   * platform answers: for a caller that must not wait for the chat's pace. A failed delivery
+   * still reaches `onFailure`.
+   */
+  queue(kind: OutboxKind, target: string, message: OutgoingMessage): Promise<void> {
+    this.enqueue(kind, target, message).catch(() => undefined);
+    return new Promise((resolve, reject) => {
+      this.#committing.push({ resolve: () => resolve(), reject });
+    });
+  }
+
   #draft(draft: Draft): void {
     this.#drafts.push(draft);
     this.#flushing ??= setImmediate(() => this.#flush());
@@ -196,7 +213,11 @@ export class Outbox {
     if (this.#flushing) clearImmediate(this.#flushing);
     this.#flushing = undefined;
     const drafts = this.#drafts.splice(0);
-    if (drafts.length === 0) return;
+    const committing = this.#committing.splice(0);
+    if (drafts.length === 0) {
+      for (const w of committing) w.resolve(null);
+      return;
+    }
     for (const d of drafts) {
       const r = d.replaces;
       if (r && (r.started || this.#entries.get(r.item.id) !== r)) delete d.replaces;
@@ -215,9 +236,10 @@ export class Outbox {
         })),
       );
     } catch (err) {
-      for (const d of drafts) for (const w of d.waiters) w.reject(err);
+      for (const w of [...drafts.flatMap((d) => d.waiters), ...committing]) w.reject(err);
       return;
     }
+    for (const w of committing) w.resolve(null);
     if (this.#stopped) {
       for (const d of drafts) for (const w of d.waiters) w.reject(deferred());
       return;
@@ -433,4 +455,9 @@ function deferred(): ResourceError {
 /** The row fields of a draft. */
 function pick(d: Draft) {
   return { lane: d.lane, kind: d.kind, target: d.target, message: d.message, urgency: d.urgency };
+}
+
+/** 16 random characters (Discord takes nonces up to 25). */
+function newNonce(): string {
+  return randomBytes(12).toString('base64url');
 }
