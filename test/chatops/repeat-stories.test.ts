@@ -144,6 +144,7 @@ describe('an answer past Telegram’s callback window', () => {
 });
 
 describe('a checkpoint decided while a copy’s send is unanswered', () => {
+  // The run's last checkpoint: no later checkpoint send's confirmation looks at its copies again.
   it('shows the decision on that copy once its send is confirmed, while another copy is being edited', async () => {
     const other = await w.b.repos.bindings.bind({
       chatRef: `telegram:${STRANGERS.id}`,
@@ -156,11 +157,13 @@ describe('a checkpoint decided while a copy’s send is unanswered', () => {
       'approver',
     );
     w.say(ALICE, '/run demo add a login page');
-    const first = await w.message(/Checkpoint plan:1/);
-    await w.message(/Checkpoint plan:1/, STRANGERS);
+    const plan = await w.message(/Checkpoint plan:1/);
+    expect(await w.answerTo(w.press(BOB, plan, 'Approve'))).toMatch(/^Approved/);
+    const first = await w.message(/Checkpoint review:1/);
+    await w.message(/Checkpoint review:1/, STRANGERS);
     const runId = /— run (\S+)/.exec(first.text!)![1]!;
     const copyIn = async (chatRef: string) =>
-      (await w.b.repos.checkpointMessages.listByCheckpoint(runId, 'plan:1')).find(
+      (await w.b.repos.checkpointMessages.listByCheckpoint(runId, 'review:1')).find(
         (r) => r.chatRef === chatRef,
       );
     await until(
@@ -180,12 +183,12 @@ describe('a checkpoint decided while a copy’s send is unanswered', () => {
     w.fake.message(TEAM.id, first.message_id)!.deleted = true;
 
     const checkpointIn = (chat: number) => (p: Record<string, unknown>) =>
-      Number(p.chat_id) === chat && String(p.text).includes('Checkpoint plan:1');
+      Number(p.chat_id) === chat && String(p.text).includes('Checkpoint review:1');
     // The next process delivers it: the chat shows it, its answer is still on the way.
     const send = w.fake.answerLater('sendMessage', checkpointIn(TEAM.id));
     await w.start();
     await send.arrived;
-    const here = await w.message(/Checkpoint plan:1/);
+    const here = await w.message(/Checkpoint review:1/);
     const edit = w.fake.answerLater('editMessageText', checkpointIn(STRANGERS.id));
     expect(await w.answerTo(w.press(BOB, here, 'Approve'))).toMatch(/^Approved/);
     await edit.arrived;
@@ -196,6 +199,6 @@ describe('a checkpoint decided while a copy’s send is unanswered', () => {
       () => buttonsOf(w.fake.message(TEAM.id, here.message_id)).length === 0,
       'the copy to show the decision',
     );
-    expect(w.fake.message(TEAM.id, here.message_id)!.text).toMatch(/^✅ Checkpoint plan:1/);
+    expect(w.fake.message(TEAM.id, here.message_id)!.text).toMatch(/^✅ Checkpoint review:1/);
   });
 });
