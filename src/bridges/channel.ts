@@ -85,6 +85,12 @@ export interface OutgoingMessage {
    * to the same chat is answered with the first one's message instead of being sent again.
    */
   readonly key?: string;
+  /**
+   * The send's own identity, stored with its outbox row (so a resend after a restart carries the
+   * same one). A platform that deduplicates by it (Discord's `nonce` with `enforce_nonce`)
+   * answers a resend with the message it already made; others ignore it.
+   */
+  readonly nonce?: string;
 }
 
 /**
@@ -287,6 +293,14 @@ export interface ReasonAsk {
 export interface AnswerOptions {
   /** Only the presser sees it (a toast/alert/ephemeral); otherwise posted in the chat. */
   readonly private: boolean;
+  /**
+   * How an answer that has to become a chat message is posted (a public one, or a private one
+   * past the platform's window: Telegram's 15 s), when not straight to the platform: the outbox
+   * (OutboxChannel sets it), paced with the chat's other calls and keyed (`key`: the pressed
+   * message, the presser, the text) so a press redelivered after a restart, or pressed again,
+   * finds its answer posted.
+   */
+  readonly post?: (chatRef: ChatRef, message: OutgoingMessage) => Promise<void>;
 }
 
 /** The port every chat adapter implements. Errors are phasebridge errors (RATE_LIMITED, PLATFORM...). */

@@ -22,7 +22,7 @@ import { changesRefusal, closedMessage, evaluateVote } from '../engine/checkpoin
 import type { CheckpointAnswer, CheckpointState, RunState } from '../engine/model.ts';
 import { peopleNames } from '../engine/person-name.ts';
 import { ANSWER_ROLE, hasRole, refusalText } from './authorize.ts';
-import { parseButtonId, voteResultWords } from './checkpoint-message.ts';
+import { type ParsedButton, parseButtonId, voteResultWords } from './checkpoint-message.ts';
 import {
   type Access,
   accessOfEvent,
@@ -56,15 +56,30 @@ const WHAT: Readonly<Record<CheckpointAnswer, string>> = {
   approve: 'approve',
 };
 
+/** What a press puts right in the chat besides its own answer (ChatOps wires the presenter). */
+export interface PressHooks {
+  /** Takes the buttons off a repeat of a copy's message (CheckpointPresenter.closeStray). */
+  repeat?(state: RunState, row: CheckpointMessageRecord, repeatRef: string): Promise<void>;
+  /** Shows the decision on the copies of `row`'s closed checkpoint (in the run's order). */
+  stale?(row: CheckpointMessageRecord): void;
+}
+
 /** Handles checkpoint button presses and the replies that carry a reject's reason. */
 export class CheckpointPresses {
   readonly #deps: ChatOpsDeps;
   readonly #tools: ToolApprovalPresses | undefined;
+  readonly #hooks: PressHooks;
 
-  /** Uses the shared chatops dependencies; tool approval buttons and reasons go to `tools`. */
-  constructor(deps: ChatOpsDeps, tools?: ToolApprovalPresses) {
+  /**
+   * Uses the shared chatops dependencies; tool approval buttons and reasons go to `tools`; a
+   * press on a repeat of a copy's message (sent twice by a kill) is handled as one on the copy,
+   * then `hooks.repeat` takes the repeat's buttons off; a press on a copy of a closed checkpoint
+   * that bridge.db still has open (killed before its edit) calls `hooks.stale`.
+   */
+  constructor(deps: ChatOpsDeps, tools?: ToolApprovalPresses, hooks: PressHooks = {}) {
     this.#deps = deps;
     this.#tools = tools;
+    this.#hooks = hooks;
   }
 
   /** Handles one press; always answers the presser privately. */
@@ -72,19 +87,46 @@ export class CheckpointPresses {
     if (this.#tools && ToolApprovalPresses.isToolButton(ev.token)) return this.#tools.press(ev);
     const ctx = await pressContext(this.#deps, ev, 'button');
     if (!ctx) return;
-    const { channel, say, access, note } = ctx;
+    const { say, note } = ctx;
+    const copies = this.#deps.repos.checkpointMessages;
     const parsed = parseButtonId(ev.token);
-    const row = parsed ? await this.#deps.repos.checkpointMessages.findByToken(parsed.token) : null;
+    const row = parsed ? await copies.findByToken(parsed.token) : null;
+    // Another message carrying the copy's token is a repeat of its send only when the outbox
+    // handed that send over more than once (a kill in the send window); otherwise foreign.
+    const repeat =
+      row !== null &&
+      row.chatRef === ev.chatRef &&
+      row.messageRef !== null &&
+      row.messageRef !== ev.messageRef &&
+      (await copies.sendRepeated(row.id));
     // A token of another chat or message is treated exactly like an unknown one.
     if (
       !parsed ||
       !row ||
       row.chatRef !== ev.chatRef ||
-      (row.messageRef !== null && row.messageRef !== ev.messageRef)
+      (row.messageRef !== null && row.messageRef !== ev.messageRef && !repeat)
     ) {
       await note('refused', 'unknown or foreign button token');
       return say(INVALID_BUTTON);
     }
+    if (!repeat) return this.#pressCopy(ctx, ev, parsed, row);
+    try {
+      await this.#pressCopy(ctx, ev, parsed, row);
+    } finally {
+      // The repeat is no copy the bridge edits: its buttons go now (closed: it shows the decision).
+      const state = await this.#deps.orchestrator.getRun(row.runId);
+      await this.#hooks.repeat?.(state, row, ev.messageRef);
+    }
+  }
+
+  /** A press on a copy of a checkpoint message (its token checked for this chat and message). */
+  async #pressCopy(
+    ctx: PressContext,
+    ev: ButtonPress,
+    parsed: ParsedButton,
+    row: CheckpointMessageRecord,
+  ): Promise<void> {
+    const { channel, say, access, note } = ctx;
     // A message re-posted after a restart carries a new token; the lost copy's token is void.
     if (!(await isCurrentCopy(this.#deps, row))) {
       await note('refused', 'button of a superseded checkpoint message', row.runId);
@@ -100,7 +142,10 @@ export class CheckpointPresses {
     if (!cp || state.checkpoint?.id !== cp.id) {
       const text = cp ? closedMessage(cp) : `checkpoint ${row.checkpointId} is closed`;
       await note('failed', text, row.runId);
-      return say(capital(text));
+      await say(capital(text));
+      // Still open here: the decision's edit never came (a kill between the two); it goes now.
+      if (cp && row.state === 'open') this.#hooks.stale?.(row);
+      return;
     }
     if (parsed.comment === true) {
       const vote = evaluateVote(cp, state.startedBy, access.actor, 'approve');

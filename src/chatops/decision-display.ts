@@ -6,6 +6,7 @@
  * new message, once. Looked at on start and after every confirmed checkpoint send.
  */
 
+import type { CheckpointMessageRecord } from '../db/repositories/index.ts';
 import type { ChatOpsDeps } from './context.ts';
 import { channelFor } from './context.ts';
 import { type CheckpointPresenter, currentCopies } from './presenter.ts';
@@ -37,6 +38,30 @@ export class DecisionDisplay {
     this.#presenter = presenter;
     this.#tools = tools;
     this.#inOrder = inOrder;
+  }
+
+  /**
+   * Closes the copies among `rows` (open in bridge.db) whose checkpoint the engine closed: the
+   * process that decided it was killed before it marked and edited them, and no later update
+   * would. Each checkpoint is shown its decision (presenter.refresh) in its run's order.
+   */
+  closeStale(rows: readonly CheckpointMessageRecord[], urgency: 'interactive' | 'decision'): void {
+    const seen = new Set<string>();
+    for (const row of rows) {
+      const key = `${row.runId}\n${row.checkpointId}`;
+      if (row.checkpointId.startsWith(TOOL_PREFIX) || seen.has(key)) continue;
+      seen.add(key);
+      void this.#inOrder(
+        row.runId,
+        async () => {
+          const state = await this.#deps.orchestrator.getRun(row.runId).catch(() => undefined);
+          // A run no longer readable has no decision to show.
+          if (state === undefined || state.checkpoint?.id === row.checkpointId) return;
+          await this.#presenter.refresh(state, row.checkpointId, urgency);
+        },
+        'chatops: a closed checkpoint’s copies could not be shown closed',
+      );
+    }
   }
 
   /** Schedules a look (one at a time; asked during one, another follows it). */

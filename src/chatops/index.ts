@@ -83,7 +83,11 @@ export class ChatOps {
       this.#inOrder(r, t, f),
     );
     const toolPresses = new ToolApprovalPresses(this.#deps, this.#tools);
-    const presses = new CheckpointPresses(this.#deps, toolPresses);
+    const presses = new CheckpointPresses(this.#deps, toolPresses, {
+      // The person who pressed is looking at the message.
+      repeat: (state, row, ref) => this.#presenter.closeStray(state, row, ref, 'interactive'),
+      stale: (row) => this.#decisions.closeStale([row], 'interactive'),
+    });
     this.#sessions = new SessionOffers(this.#deps, {
       follow: (runId, chat) => this.#notifier.follow(runId, chat),
       showCheckpoint: async (state, chat) => {
@@ -150,6 +154,7 @@ export class ChatOps {
    */
   async catchUp(): Promise<void> {
     // Decided checkpoints whose message still shows buttons (a crash between the two).
+    this.#decisions.closeStale(await this.#openCopies(), 'decision');
     this.#decisions.schedule();
     await this.#catchUpAwaitingRuns();
     await this.#watchActiveRuns();
@@ -175,6 +180,16 @@ export class ChatOps {
       }
     } catch (err) {
       this.#deps.log.warn({ err }, 'chatops: running steps not watched');
+    }
+  }
+
+  /** The copies bridge.db has open (their checkpoint may have closed while no process saw it). */
+  async #openCopies() {
+    try {
+      return await this.#deps.repos.checkpointMessages.listOpen();
+    } catch (err) {
+      this.#deps.log.warn({ err }, 'chatops: open checkpoint copies not read');
+      return [];
     }
   }
 

@@ -8,6 +8,7 @@
  */
 
 import type { OutgoingMessage } from '../bridges/channel.ts';
+import { plain } from '../bridges/render-text.ts';
 import type { CheckpointMessageRecord } from '../db/repositories/index.ts';
 import { changesMax } from '../engine/checkpoint-policy.ts';
 import type { RunEvent } from '../engine/events.ts';
@@ -204,8 +205,20 @@ export class CheckpointPresenter {
     const cp = findCheckpoint(state, checkpointId);
     if (!cp) return;
     const open = state.checkpoint?.id === cp.id;
+    const list = async () =>
+      currentCopies(await repos.checkpointMessages.listByCheckpoint(state.id, cp.id));
     // Superseded copies are not edited: their messages are gone with the restart that lost them.
-    const rows = currentCopies(await repos.checkpointMessages.listByCheckpoint(state.id, cp.id));
+    let rows = await list();
+    if (!open) {
+      // Closed before the edits: a copy whose send is confirmed later is then found closed by
+      // the decision display (it looks after each confirmation); one confirmed since the read
+      // above is edited here. (Closed after them, a confirmation meanwhile found it open.)
+      const copies = repos.checkpointMessages;
+      const expired = cp.decision !== undefined && byExpiry(cp.decision.by, cp.decision.reason);
+      await (expired ? copies.markExpired(state.id, cp.id) : copies.markDecided(state.id, cp.id));
+      const known = new Map((await list()).map((r) => [r.id, r.messageRef]));
+      rows = rows.map((r) => ({ ...r, messageRef: r.messageRef ?? known.get(r.id) ?? null }));
+    }
     const view = await this.#view(state, cp, open);
     const edit = async (row: (typeof rows)[number]) => {
       const channel = channelFor(this.#deps, row.chatRef);
@@ -237,12 +250,37 @@ export class CheckpointPresenter {
         });
     };
     await Promise.all(rows.map(edit));
-    if (open) return;
-    if (cp.decision && byExpiry(cp.decision.by, cp.decision.reason)) {
-      await repos.checkpointMessages.markExpired(state.id, cp.id);
-    } else {
-      await repos.checkpointMessages.markDecided(state.id, cp.id);
+  }
+
+  /**
+   * Takes the buttons off a repeat of a copy's message (`strayRef`: a kill between the platform's
+   * answer and the confirmation sent it twice; the bridge edits only the other one). Closed: it
+   * shows the decision; open: the checkpoint without buttons, pointing at the copy. Found when
+   * someone presses it (no platform lets a bot look it up); a failed edit waits for the next.
+   */
+  async closeStray(
+    state: RunState,
+    row: CheckpointMessageRecord,
+    strayRef: string,
+    urgency: 'interactive' | 'decision',
+  ): Promise<void> {
+    const cp = findCheckpoint(state, row.checkpointId);
+    const channel = channelFor(this.#deps, row.chatRef);
+    if (!cp || !channel) return;
+    const open = state.checkpoint?.id === cp.id;
+    const view = await this.#view(state, cp, open);
+    let message = renderClosedCheckpoint(view);
+    if (open) {
+      const shown = renderOpenCheckpoint(view, row.buttonToken);
+      message = { ...shown, text: [...shown.text, plain(REPEAT_NOTE)], buttons: [] };
     }
+    // Not awaited: the press's handler does not wait for the chat's pace.
+    void channel.edit(strayRef, { ...message, urgency }).catch((err: unknown) => {
+      this.#deps.log.warn(
+        { err, runId: state.id, checkpoint: cp.id, chat: row.chatRef },
+        'chatops: could not take the buttons off a repeated checkpoint message',
+      );
+    });
   }
 
   /**
@@ -338,6 +376,10 @@ export class CheckpointPresenter {
     return view;
   }
 }
+
+/** The end of a repeated copy's message while its checkpoint is open (closeStray). */
+const REPEAT_NOTE =
+  '\n\n↪ This message was sent twice by a restart: answer on the other copy, which stays up to date.';
 
 /** A vote or decision of a person (not the engine's expiry or withdrawal). */
 function byPerson(e: RunEvent): boolean {

@@ -132,7 +132,15 @@ export class World {
     let paced: Bridge['outbox'];
     if (this.#options.outbox) {
       const store = OutboxStore.open(db.file);
-      const outbox = new Outbox({ store, inner: served, limits: limitsOf('telegram') });
+      const outbox = new Outbox({
+        store,
+        inner: served,
+        limits: limitsOf('telegram'),
+        // As serve wires it: a confirmed checkpoint send may show a decision taken meanwhile.
+        onConfirmed: (owner) => {
+          if (owner.kind === 'checkpoint') this.bridge?.chatops.showDecisions();
+        },
+      });
       served = new OutboxChannel(served, outbox);
       paced = { outbox, store };
     }

@@ -202,6 +202,12 @@ function postMessage(ctx: RestContext, req: RestRequest, [channelId]: string[]):
   }
   const body = objectOf(req.body);
   if (req.files.length === 0) checkMessageBody(body);
+  // enforce_nonce: the bot's earlier message with this nonce is the answer (Discord keeps a
+  // nonce a few minutes; the fake, for its life).
+  const nonce = body.enforce_nonce === true ? body.nonce : undefined;
+  const key = typeof nonce === 'string' || typeof nonce === 'number' ? `${channelId}:${nonce}` : '';
+  const earlier = key === '' ? undefined : ctx.state.messages.get(ctx.state.nonces.get(key) ?? '');
+  if (earlier) return ok(wire(ctx, earlier));
   const message = ctx.state.addMessage(channelId!, {
     author: ctx.state.bot,
     content: typeof body.content === 'string' ? body.content : '',
@@ -214,6 +220,7 @@ function postMessage(ctx: RestContext, req: RestRequest, [channelId]: string[]):
       ...(f.data && { data: f.data }),
     })),
   });
+  if (key !== '') ctx.state.nonces.set(key, message.id);
   return ok(wire(ctx, message));
 }
 

@@ -66,6 +66,8 @@ export class FakeDiscordState {
     [this.thread.id, this.thread],
   ]);
   readonly messages = new Map<string, StoredMessage>();
+  /** The bot's messages by `<channel>:<nonce>` (posted with enforce_nonce). */
+  readonly nonces = new Map<string, string>();
   /** Channels the bot showed "typing…" in (Trigger Typing Indicator), in order. */
   readonly typing: string[] = [];
   /**

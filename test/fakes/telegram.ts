@@ -79,6 +79,12 @@ export class FakeTelegram {
   readonly #callWatchers = new Set<() => boolean>();
   readonly #limits: LimitEnforcer | undefined;
   readonly #held = new Set<string>();
+  readonly #later: {
+    method: string;
+    match: (params: Json) => boolean;
+    arrive: () => void;
+    released: Promise<void>;
+  }[] = [];
   /** Called as each request arrives, before it is applied (a test can look at the world then). */
   onArrival: ((method: string, params: Json) => void) | undefined;
 
@@ -146,6 +152,27 @@ export class FakeTelegram {
   /** Applies the next call of `method` but never answers it (the client cannot know it arrived). */
   holdNext(method: string): void {
     this.#held.add(method);
+  }
+
+  /**
+   * Applies the next call of `method` that `match` accepts at once, but answers it only once
+   * `release` is called: the bot's request in flight while the chat already shows its effect.
+   * `arrived` resolves when that call was applied.
+   */
+  answerLater(
+    method: string,
+    match: (params: Json) => boolean = () => true,
+  ): { arrived: Promise<void>; release: () => void } {
+    let arrive = () => {};
+    let release = () => {};
+    const arrived = new Promise<void>((r) => {
+      arrive = r;
+    });
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
+    this.#later.push({ method, match, arrive, released });
+    return { arrived, release };
   }
 
   /** Makes the next call of `method` fail with the given Bot API error. */
@@ -324,6 +351,12 @@ export class FakeTelegram {
       this.calls.push({ method, params, ok: true, at: Date.now() });
       for (const watcher of this.#callWatchers) if (watcher()) this.#callWatchers.delete(watcher);
       if (this.#held.delete(method)) return;
+      const later = this.#later.findIndex((l) => l.method === method && l.match(params));
+      if (later >= 0) {
+        const [l] = this.#later.splice(later, 1);
+        l!.arrive();
+        await l!.released;
+      }
       if (!res.writableEnded)
         res
           .writeHead(200, { 'content-type': 'application/json' })

@@ -293,11 +293,21 @@ class DiscordChaos implements ChaosPlatform {
 
   sends(): { chat: string; text: string }[] {
     const { state } = this.fake;
-    return this.fake.okCalls('POST', /^\/channels\/\d+\/messages$/).map((call) => {
+    const nonces = new Set<string>();
+    return this.fake.okCalls('POST', /^\/channels\/\d+\/messages$/).flatMap((call) => {
       // The whole of what was sent (content, embeds): two sends alike in every part are a repeat.
-      const body = (call.body ?? {}) as { content?: string; embeds?: unknown[] };
+      const body = (call.body ?? {}) as {
+        content?: string;
+        embeds?: unknown[];
+        nonce?: string;
+        enforce_nonce?: boolean;
+      };
+      // A resend Discord answered with the message it had (enforce_nonce) posted nothing.
+      const nonce = body.enforce_nonce === true ? `${call.path}:${body.nonce}` : undefined;
+      if (nonce !== undefined && nonces.has(nonce)) return [];
+      if (nonce !== undefined) nonces.add(nonce);
       const text = JSON.stringify([body.content ?? '', body.embeds ?? []]);
-      return { chat: `discord:${state.guildId}:${call.path.split('/')[2]}`, text };
+      return [{ chat: `discord:${state.guildId}:${call.path.split('/')[2]}`, text }];
     });
   }
 

@@ -41,6 +41,8 @@ export interface ChaosReport {
   duplicatesPerKill: number;
   /** The repeated texts (first line), for a look at what was repeated. */
   duplicateSamples: string[];
+  /** The live decided copies: chat, message id, checkpoint, and the ids bridge.db knows for it. */
+  liveSamples: string[];
   leftoverTempFiles: number;
   bootMs: { p50: number; max: number };
   /** Rows of checkpoint_messages left without a message id. */
@@ -130,7 +132,20 @@ export function chaosReport(w: ChaosWorld): ChaosReport {
   const db = new Database(w.bridgeDb, { readonly: true });
   let specOf: Map<string, string>;
   let copiesWithoutRef: number;
+  let copyRefs: {
+    run_id: string;
+    checkpoint_id: string;
+    chat_ref: string;
+    message_ref: string | null;
+    state: string;
+    decision_shown: number;
+  }[];
   try {
+    copyRefs = db
+      .prepare(
+        'select run_id, checkpoint_id, chat_ref, message_ref, state, decision_shown from checkpoint_messages',
+      )
+      .all() as typeof copyRefs;
     const rows = db.prepare('select id, spec from runs').all() as { id: string; spec: string }[];
     specOf = new Map(rows.map((r) => [r.id, (r.spec ?? '').trim()]));
     copiesWithoutRef = (
@@ -153,6 +168,7 @@ export function chaosReport(w: ChaosWorld): ChaosReport {
   let liveButtonsOnDecided = 0;
   let decisionsNotShown = 0;
   let checkpointsDecided = 0;
+  const liveSamples: string[] = [];
   const closedOf = new Map(runs.map((r) => [r.id, r.closed]));
   for (const c of w.chats) {
     const messages = w.fake.messages(c.chat);
@@ -162,7 +178,17 @@ export function chaosReport(w: ChaosWorld): ChaosReport {
       if (!hit) continue;
       const [, cp, runId] = hit as unknown as [string, string, string];
       const closed = closedOf.get(runId)?.has(cp) === true;
-      if (closed && m.live) liveButtonsOnDecided++;
+      if (closed && m.live) {
+        liveButtonsOnDecided++;
+        const known = copyRefs
+          .filter((r) => r.run_id === runId && r.checkpoint_id === cp)
+          .map((r) => `${r.message_ref ?? 'null'} ${r.state} shown=${r.decision_shown}`);
+        if (liveSamples.length < 10) {
+          liveSamples.push(
+            `${c.chat.ref} message ${m.id}: ${cp} of ${runId}; copies ${known.join('; ')}`,
+          );
+        }
+      }
       if (closed && !m.live) shown.add(`${runId}\n${cp}`);
     }
     for (const r of runs) {
@@ -204,6 +230,7 @@ export function chaosReport(w: ChaosWorld): ChaosReport {
     duplicateSends,
     duplicatesPerKill: w.kills === 0 ? 0 : duplicateSends / w.kills,
     duplicateSamples,
+    liveSamples,
     leftoverTempFiles: runs.reduce((n, r) => n + r.temps, 0),
     bootMs: { p50: percentile(w.boots, 0.5), max: Math.max(0, ...w.boots) },
     copiesWithoutRef,

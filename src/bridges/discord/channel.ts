@@ -299,7 +299,8 @@ export class DiscordChannel implements Channel {
       const ids: string[] = [];
       for (const [i, part] of parts.entries()) {
         // A split message pings once, for its first part.
-        const body = postBody(part, message.silent === true || i > 0);
+        const nonce = message.nonce === undefined ? undefined : `${message.nonce}.${i}`;
+        const body = postBody(part, message.silent === true || i > 0, nonce);
         const sent = (await discordCall(() =>
           this.#client.rest.post(Routes.channelMessages(channelId), { body }),
         )) as APIMessage;

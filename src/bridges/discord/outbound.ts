@@ -228,12 +228,18 @@ export function renderMessage(message: OutgoingMessage, maxParts = Infinity): Re
 }
 
 /** The body that posts one part; `silent` suppresses push and desktop notifications. */
-export function postBody(part: RenderedPart, silent: boolean): RESTPostAPIChannelMessageJSONBody {
+export function postBody(
+  part: RenderedPart,
+  silent: boolean,
+  nonce?: string,
+): RESTPostAPIChannelMessageJSONBody {
   return {
     embeds: [part.embed],
     components: part.components,
     allowed_mentions: NO_MENTIONS,
     ...(silent && { flags: MessageFlags.SuppressNotifications }),
+    // Discord answers a second post with the same nonce (minutes apart) with the first message.
+    ...(nonce !== undefined && { nonce, enforce_nonce: true }),
   };
 }
 

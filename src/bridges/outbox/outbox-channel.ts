@@ -80,8 +80,13 @@ export class OutboxChannel implements Channel {
     await this.#outbox.enqueue('edit', messageRef, message);
   }
 
+  /** Straight to the adapter; an answer that becomes a chat message is posted through the outbox. */
   answer(interaction: Interaction, text: string, options: AnswerOptions): Promise<void> {
-    return this.#inner.answer(interaction, text, options);
+    return this.#inner.answer(interaction, text, {
+      ...options,
+      // Committed, not delivered: the press's handler does not wait for the chat's pace.
+      post: (chatRef, message) => this.#outbox.queue('send', chatRef, message),
+    });
   }
 
   askForReason(interaction: Interaction, prompt: string, ask?: ReasonAsk): Promise<MessageRef> {

@@ -13,6 +13,7 @@
  * (Postgres) no call starts while a group commit is in flight, and the writes of the rows keep
  * their order; SQLite's synchronous store is used at once, as it always was.
  */
+import { randomBytes } from 'node:crypto';
 import {
   ChatUnreachableError,
   PhasebridgeError,
@@ -68,6 +69,8 @@ export class Outbox {
   readonly #drained: (() => void)[] = [];
   /** Calls queued since the last group commit, in queue order. */
   #drafts: Draft[] = [];
+  /** Callers of `queue` told when this turn's group commit is written (or failed). */
+  #committing: Waiter[] = [];
   #flushing: NodeJS.Immediate | undefined;
   /** Store writes, in order (WriteChain). */
   readonly #writes = new WriteChain();
@@ -185,8 +188,10 @@ export class Outbox {
    * ref (null for an edit) once the platform answered, or rejects with the adapter's error (or
    * the storage error when the row could not be written).
    */
-  enqueue(kind: OutboxKind, target: string, message: OutgoingMessage): Promise<string | null> {
+  enqueue(kind: OutboxKind, target: string, given: OutgoingMessage): Promise<string | null> {
     const lane = laneOf(target); // a malformed ref is refused before anything is written
+    // Written with the row: a resend after a kill carries it, so Discord finds its first copy.
+    const message = kind === 'send' && !given.nonce ? { ...given, nonce: newNonce() } : given;
     const urgency = message.urgency ?? (kind === 'send' ? 'notice' : 'status');
     return new Promise((resolve, reject) => {
       const waiter = { resolve, reject };
@@ -220,6 +225,18 @@ export class Outbox {
     });
   }
 
+  /**
+   * As `enqueue`, but resolves once the row is committed (or a keyed send found), not when the
+   * platform answers: for a caller that must not wait for the chat's pace. A failed delivery
+   * still reaches `onFailure`.
+   */
+  queue(kind: OutboxKind, target: string, message: OutgoingMessage): Promise<void> {
+    this.enqueue(kind, target, message).catch(() => undefined);
+    return new Promise((resolve, reject) => {
+      this.#committing.push({ resolve: () => resolve(), reject });
+    });
+  }
+
   #draft(draft: Draft): void {
     this.#drafts.push(draft);
     this.#flushing ??= setImmediate(() => this.#flush());
@@ -234,7 +251,11 @@ export class Outbox {
     this.#flushing = undefined;
     if (this.#commit !== undefined) return; // flushed again when the commit in flight is done
     const drafts = this.#drafts.splice(0);
-    if (drafts.length === 0) return;
+    const committing = this.#committing.splice(0);
+    if (drafts.length === 0) {
+      for (const w of committing) w.resolve(null);
+      return;
+    }
     for (const d of drafts) {
       const r = d.replaces;
       if (r && (r.started || this.#entries.get(r.item.id) !== r)) delete d.replaces;
@@ -256,18 +277,22 @@ export class Outbox {
         ),
       );
     } catch (err) {
-      for (const d of drafts) for (const w of d.waiters) w.reject(err);
+      for (const w of [...drafts.flatMap((d) => d.waiters), ...committing]) w.reject(err);
       return;
     }
     if (!(written instanceof Promise)) {
+      for (const w of committing) w.resolve(null);
       this.#committed(drafts, inserts, replaces, written);
       return;
     }
     this.#inCommit = inserts.length;
     this.#commit = written.then(
-      (w) => this.#committed(drafts, inserts, replaces, w),
+      (w) => {
+        for (const c of committing) c.resolve(null);
+        this.#committed(drafts, inserts, replaces, w);
+      },
       (err: unknown) => {
-        for (const d of drafts) for (const w of d.waiters) w.reject(err);
+        for (const w of [...drafts.flatMap((d) => d.waiters), ...committing]) w.reject(err);
       },
     );
     void this.#commit.finally(() => {
@@ -535,4 +560,9 @@ function deferred(): ResourceError {
 /** The row fields of a draft. */
 function pick(d: Draft) {
   return { lane: d.lane, kind: d.kind, target: d.target, message: d.message, urgency: d.urgency };
+}
+
+/** 16 random characters (Discord takes nonces up to 25). */
+function newNonce(): string {
+  return randomBytes(12).toString('base64url');
 }

@@ -33,8 +33,10 @@ import {
 } from './inbound.ts';
 import { type TelegramChannelOptions, validateTelegramOptions } from './options.ts';
 import {
+  answerKey,
   callbackAnswerText,
   escapeHtml,
+  formatChatRef,
   formatMessageRef,
   MAX_CALLBACK_DATA_BYTES,
   MAX_CAPTION_LENGTH,
@@ -330,6 +332,15 @@ export class TelegramChannel implements Channel {
       }
     } else if (pending) await this.#stopSpinner(data.q);
     const chat = pressedChat(data);
+    if (options.post) {
+      // Interactive: the presser waits for it (in a busy group it still waits for the limits).
+      return options.post(formatChatRef(chat), {
+        text: rich(text),
+        replyTo: formatMessageRef(chat, [data.m]),
+        urgency: 'interactive',
+        key: answerKey(data.m, data.u, text),
+      });
+    }
     const [reply] = renderMessage({ text: rich(text) }, 1);
     await this.#queues.run(String(chat.chatId), () =>
       this.#call(() =>

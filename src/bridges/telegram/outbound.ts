@@ -2,6 +2,7 @@
  * Outbound side of the Telegram adapter, pure: chat/message refs, and rendering neutral messages
  * to Telegram HTML + inline keyboards. Delivery (queues, 429 retries) is in ../delivery.ts.
  */
+import { createHash } from 'node:crypto';
 import type { InlineKeyboardButton, InlineKeyboardMarkup } from 'grammy/types';
 import { InvalidInputError } from '../../errors.ts';
 import type { MessageButton, OutgoingMessage, RichSegment, RichText } from '../channel.ts';
@@ -180,4 +181,13 @@ export function callbackAnswerText(text: string): string {
   return chars.length <= MAX_CALLBACK_ANSWER_LENGTH
     ? text
     : `${chars.slice(0, MAX_CALLBACK_ANSWER_LENGTH - 1).join('')}…`;
+}
+
+/**
+ * What an answer posted as a message is about: the pressed message, the presser and the text. A
+ * redelivered press, or the same button pressed again for the same answer, posts it once.
+ */
+export function answerKey(messageId: number, userId: number, text: string): string {
+  const digest = createHash('sha256').update(text).digest('base64url').slice(0, 16);
+  return `press:${messageId}:${userId}:${digest}`;
 }

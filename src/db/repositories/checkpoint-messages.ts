@@ -10,6 +10,7 @@ import {
   isMessageOrPart,
   quoted,
   type RepoOptions,
+  sendAttemptedTwice,
   sendInFlightFor,
 } from './support.ts';
 
@@ -109,6 +110,15 @@ export class CheckpointMessagesRepo {
     return sendInFlightFor(this.#db, 'checkpoint', id);
   }
 
+  /**
+   * Whether this copy's send may have reached its chat twice: the outbox attempted it more than
+   * once (a kill between the platform's answer and the confirmation resends it, docs/outbox.md),
+   * so a second message carrying the copy's buttons may exist that the bridge never learnt of.
+   */
+  async sendRepeated(id: number): Promise<boolean> {
+    return sendAttemptedTwice(this.#db, 'checkpoint', id);
+  }
+
   /** Removes a copy that was never sent (its chat refused it), so a later retry posts it. */
   async removeUnsent(id: number): Promise<boolean> {
     const r = await this.#db
@@ -144,6 +154,17 @@ export class CheckpointMessagesRepo {
   /** Marks every open copy of a checkpoint's message decided; returns how many changed. */
   markDecided(runId: string, checkpointId: string): Promise<number> {
     return this.#close(runId, checkpointId, 'decided');
+  }
+
+  /** Every copy still open, oldest first (at start: their checkpoints may have closed meanwhile). */
+  async listOpen(): Promise<CheckpointMessageRecord[]> {
+    const rows = await this.#db
+      .selectFrom('checkpoint_messages')
+      .selectAll()
+      .where('state', '=', 'open')
+      .orderBy('id')
+      .execute();
+    return rows.map(toRecord);
   }
 
   /** Open message copies whose checkpoint id starts with `prefix` (no `%` or `_` in it; tool approvals: `tool:`). */

@@ -56,14 +56,35 @@ export async function sendInFlightFor(
   kind: 'checkpoint' | 'offer',
   id: number,
 ): Promise<boolean> {
-  const { jsonText, asText } = dialectOf(db);
-  const owner = sql.ref('owner_json');
-  const row = await db
-    .selectFrom('outbox')
-    .select('id')
+  const row = await ownedCalls(db, kind, id)
     .where('state', 'in', ['pending', 'attempted'])
-    .where(sql<boolean>`${jsonText(owner, 'kind')} = ${sql.lit(kind)}`)
-    .where(sql<boolean>`${jsonText(owner, 'id')} = ${asText(sql`${id}`)}`)
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/**
+ * Whether the outbox handed a send owned by `{kind, id}` to the platform more than once (a
+ * restart resending an unanswered call): the platform may hold two messages of it.
+ */
+export async function sendAttemptedTwice(
+  db: Kysely<Database>,
+  kind: 'checkpoint' | 'offer',
+  id: number,
+): Promise<boolean> {
+  const row = await ownedCalls(db, kind, id)
+    .where('kind', '=', 'send')
+    .where('attempts', '>', 1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The outbox calls owned by `{kind, id}` (their ids). */
+function ownedCalls(db: Kysely<Database>, kind: 'checkpoint' | 'offer', id: number) {
+  const { jsonText, asText } = dialectOf(db);
+  const owner = sql.ref('owner_json');
+  return db
+    .selectFrom('outbox')
+    .select('id')
+    .where(sql<boolean>`${jsonText(owner, 'kind')} = ${sql.lit(kind)}`)
+    .where(sql<boolean>`${jsonText(owner, 'id')} = ${asText(sql`${id}`)}`);
 }

@@ -1,6 +1,7 @@
 /**
  * Removes what interrupted atomic writes left in a folder (issue 39): temp files of our own
- * naming (`.<name>.<pid>.<8 hex>.tmp`, see atomic-write.ts) whose writer is gone. Entries are
+ * naming (`.<name>.<pid>.<8 hex>.tmp`, see atomic-write.ts) whose writer is gone, and the run
+ * lock's temp files (`lock.<token>.tmp`) left by a kill while taking the lock. Entries are
  * lstat'ed, never followed, never read; anything else (a link, a folder, a file named otherwise,
  * a temp file of a live process other than a long-dead one's reused pid) is left alone.
  */
@@ -12,6 +13,16 @@ export const OWN_TEMP = /^\.(.+)\.(\d{1,10})\.([0-9a-f]{8})\.tmp$/;
 
 /** A temp file this old is a leftover even if its pid is alive again (reused by another process). */
 const STALE_MS = 60 * 60 * 1000;
+
+/** The run lock's own temp file (run-lock.ts: `lock.<token>.tmp`, hard-linked into place). */
+export const LOCK_TEMP = /^lock\.[0-9a-f]{16}\.tmp$/;
+
+/**
+ * A lock temp file this old is a leftover: a process taking the lock removes its own right after
+ * one link call, so only a kill between the two leaves one (issue 39's chaos found one). The
+ * sweep runs under the lock, so a taker whose temp it removed fails to take it as it would anyway.
+ */
+export const LOCK_TEMP_STALE_MS = 1000;
 
 /** True when a process with this pid exists (EPERM: it exists but is not ours). */
 function alive(pid: number): boolean {
@@ -37,8 +48,9 @@ export function sweepOwnTemps(dir: string, now: number = Date.now()): string[] {
   const removed: string[] = [];
   for (const name of names) {
     const m = OWN_TEMP.exec(name);
-    if (!m) continue;
-    const pid = Number(m[2]);
+    const lockTemp = LOCK_TEMP.test(name);
+    if (!m && !lockTemp) continue;
+    const pid = Number(m?.[2]);
     if (pid === process.pid) continue; // maybe being written right now
     const file = path.join(dir, name);
     let st: fs.Stats;
@@ -48,7 +60,8 @@ export function sweepOwnTemps(dir: string, now: number = Date.now()): string[] {
       continue;
     }
     if (!st.isFile()) continue;
-    if (alive(pid) && now - st.mtimeMs < STALE_MS) continue;
+    if (lockTemp && now - st.mtimeMs < LOCK_TEMP_STALE_MS) continue;
+    if (m && alive(pid) && now - st.mtimeMs < STALE_MS) continue;
     try {
       fs.unlinkSync(file);
       removed.push(name);

@@ -10,14 +10,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { NATIVE_FILES } from '../layouts/native.ts';
 import { RunLock } from '../ledger/run-lock.ts';
-import { OWN_TEMP } from '../ledger/temp-sweep.ts';
+import { LOCK_TEMP, OWN_TEMP } from '../ledger/temp-sweep.ts';
 import { isValidRunId } from './run-id.ts';
 
 /** A folder with no ledger line younger than this may be a start in progress: left. */
 export const NEVER_STARTED_GRACE_MS = 10 * 60 * 1000;
-
-/** The lock's own temp file (run-lock.ts: `lock.<token>.tmp`, hard-linked into place). */
-const LOCK_TEMP = /^lock\.[0-9a-f]{16}\.tmp$/;
 
 /** True when the run folder `dir` has no ledger line (no ledger, or an empty one). */
 export function hasNoLedgerLine(dir: string): boolean {

@@ -137,6 +137,27 @@ describe('send and edit', () => {
   });
 });
 
+describe('a send repeated after a kill', () => {
+  it('carries its nonce: Discord answers the resend with the first message, posting nothing', async () => {
+    h = await startHarness();
+    const message = {
+      text: rich('✋ Checkpoint plan:1'),
+      buttons: [{ id: 'a1', label: 'Approve', style: 'primary' as const }],
+      nonce: 'row-nonce-1',
+    };
+    const first = await h.channel.send(h.chatRef, message);
+    // The outbox resends the row a killed process left unanswered, with the row's nonce.
+    const again = await h.channel.send(h.chatRef, message);
+    expect(again).toBe(first);
+    const posted = h.fake.state.channelMessages(h.fake.state.text.id);
+    expect(posted.map((m) => m.id)).toEqual(idOf(first));
+    // Without a nonce, two sends are two messages.
+    await h.channel.send(h.chatRef, { text: rich('a') });
+    await h.channel.send(h.chatRef, { text: rich('a') });
+    expect(h.fake.state.channelMessages(h.fake.state.text.id)).toHaveLength(3);
+  });
+});
+
 describe('rate limits', () => {
   it('waits out a 429 on a send and retries it', async () => {
     h = await startHarness();

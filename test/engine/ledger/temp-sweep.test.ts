@@ -49,6 +49,20 @@ describe('sweepOwnTemps', () => {
     expect(fs.readFileSync(outside, 'utf8')).toBe('keep');
   });
 
+  it("removes the run lock's temp file a kill left while taking the lock, once it is not a taker's", () => {
+    const old = 'lock.0123456789abcdef.tmp';
+    const fresh = 'lock.fedcba9876543210.tmp';
+    fs.writeFileSync(path.join(dir, old), '{"pid":1}');
+    fs.writeFileSync(path.join(dir, fresh), '{"pid":1}');
+    // The sweep's clock a moment after `fresh` was written, `old` a minute before that.
+    const now = fs.statSync(path.join(dir, fresh)).mtimeMs + 100;
+    const minuteAgo = new Date(now - 60_000);
+    fs.utimesSync(path.join(dir, old), minuteAgo, minuteAgo);
+    // Just written: a process may be between writing it and linking it into place.
+    expect(sweepOwnTemps(dir, now)).toEqual([old]);
+    expect(fs.readdirSync(dir)).toEqual([fresh]);
+  });
+
   it('takes a missing folder for an empty one', () => {
     expect(sweepOwnTemps(path.join(dir, 'nope'))).toEqual([]);
   });
