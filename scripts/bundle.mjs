@@ -62,7 +62,16 @@ const KEEP_EXTERNAL = new Set([
  * DATABASE_URL, ~120 kB). Matched by exact import specifier: a subpath import of one of them is
  * bundled into the main bundle.
  */
-const VENDOR = ['discord.js', '@slack/bolt', 'grammy', 'yaml', 'prom-client', 'zod', 'pg'];
+const VENDOR = [
+  'discord.js',
+  '@slack/bolt',
+  'grammy',
+  'yaml',
+  'prom-client',
+  'zod',
+  'pg',
+  'kysely',
+];
 
 /**
  * Node built-ins that the main bundle loads on first use, not at start: commander and many of
