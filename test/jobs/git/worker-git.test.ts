@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { gitWorkspaceRef, landCommit } from '../../../src/jobs/git/bridge-git.ts';
+import { gitWorkspaceRef, landCommit, originOf } from '../../../src/jobs/git/bridge-git.ts';
 import { GitBatchCheck } from '../../../src/jobs/git/git-batch.ts';
 import { commitsOf } from '../../../src/jobs/git/run-git.ts';
 import { GitWorkFolders, stagedAnyOf } from '../../../src/jobs/git/worker-git.ts';
@@ -252,6 +252,21 @@ describe('commitsOf', () => {
     expect(
       await commitsOf(ws, ['HEAD', 'refs/heads/nope', 'HEAD^{tree}', 'main\nHEAD', 'main']),
     ).toEqual([head, null, null, null, head]);
+  });
+});
+
+describe("the bridge's origin lookup", () => {
+  it('is asked again once the origin remote changes or goes', async () => {
+    const dir = tmp();
+    const ws = path.join(dir, 'ws');
+    const { origin } = gitFixture(dir, ws);
+    expect(await originOf(ws)).toBe(origin);
+    expect(await originOf(ws)).toBe(origin);
+    const moved = path.join(dir, 'moved.git');
+    execFileSync('git', ['remote', 'set-url', 'origin', moved], { cwd: ws });
+    expect(await originOf(ws)).toBe(moved);
+    execFileSync('git', ['remote', 'remove', 'origin'], { cwd: ws });
+    expect(await originOf(ws)).toBeNull();
   });
 });
 
