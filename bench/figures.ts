@@ -113,7 +113,7 @@ function fanoutFigures(): FigureSpec[] {
 
 /** bench/press-edit.ts: a real press through the whole bridge, per platform (issue 31). */
 function pressEditFigures(): FigureSpec[] {
-  const names = { slack: 'Slack', discord: 'Discord', telegram: 'Telegram' } as const;
+  const names = { slack: 'Slack', discord: 'Discord' } as const;
   return (Object.keys(names) as (keyof typeof names)[]).flatMap((p) => [
     {
       id: `press-edit.${p}.quiet`,
