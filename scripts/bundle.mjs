@@ -237,7 +237,7 @@ export async function buildBundle(root, { external = false } = {}) {
     const file = result.outputFiles.find((f) => f.path.endsWith('.cjs')).path;
     return `./${path.relative(outdir, file).split(path.sep).join('/')}`;
   };
-  vendored.forEach((spec, i) => vendorFiles.set(spec, relative(vendorResults[i])));
+  for (const [i, spec] of vendored.entries()) vendorFiles.set(spec, relative(vendorResults[i]));
   // The groups next: they name the single-library bundles (zod) as the main bundle does.
   const groupNames = external ? [] : Object.keys(VENDOR_GROUPS);
   const groupResults = await Promise.all(
