@@ -8,8 +8,8 @@
  * (`run demo --detach`). The three cases are interleaved, round after round, so load changes hit
  * each alike; wall time of spawn to exit, and CPU time (user + system, all threads; from
  * /proc/self/stat's children ticks, so 10 ms steps: averaged), which other load disturbs less.
- * Also reported: the cost of the bin's staleness check, and the libraries `--help` loads (the
- * static imports of src/cli/main.ts, from dist/meta.json): a lazy import turned eager shows there.
+ * Also reported: the cost of the bin's staleness check, and the libraries `--help` and `status`
+ * load before running (from dist/meta.json): a lazy import turned eager shows there.
  * The timed calls run with the V8 code cache dist/main.js keeps per command (the seeding and
  * warm-up calls write it, as any first call of a command does).
  * Goal: each CLI case's median ≤ 2× the bare-Node median (issue 31).
@@ -88,16 +88,22 @@ async function staleCheckMs(): Promise<number> {
 }
 
 /**
- * Libraries in the static import closure of src/cli/main.ts in the bundle (dist/meta.json):
- * what every command loads. A lazy `import()` is a lazy module init in the CommonJS bundle.
+ * Libraries a command loads: the static import closure (dist/meta.json) of src/cli/main.ts and of
+ * the command modules it imports for that command (src/cli/program.ts: all of them for `--help`,
+ * status.ts alone for `status`). A lazy `import()` is a lazy module init in the CommonJS bundle;
+ * a lazy import turned eager shows here.
  */
-function eagerLibraries(): string[] {
+function librariesLoaded(commandModules: readonly string[] | 'all'): string[] {
   type Input = { imports: { path: string; kind: string; external?: boolean }[] };
   const meta = JSON.parse(fs.readFileSync(path.join(repo, 'dist', 'meta.json'), 'utf8'));
   const inputs = meta.inputs as Record<string, Input>;
+  const modules =
+    commandModules === 'all'
+      ? Object.keys(inputs).filter((f) => f.startsWith('src/cli/commands/'))
+      : commandModules;
   const libs = new Set<string>();
   const seen = new Set<string>();
-  const todo = ['src/cli/main.ts'];
+  const todo = ['src/cli/main.ts', ...modules];
   for (let file = todo.pop(); file !== undefined; file = todo.pop()) {
     if (seen.has(file) || inputs[file] === undefined) continue;
     seen.add(file);
@@ -163,7 +169,8 @@ try {
     built_before_timing: built,
     rebuilt_while_timing: rebuilds,
     stale_check_ms: await staleCheckMs(),
-    help_loads_libraries: eagerLibraries(),
+    help_loads_libraries: librariesLoaded('all'),
+    status_loads_libraries: librariesLoaded(['src/cli/commands/status.ts']),
     node_bare: {
       ...bare,
       cpu_ms_mean: Number(cpuMean('node_bare').toFixed(1)),

@@ -111,6 +111,29 @@ function fanoutFigures(): FigureSpec[] {
   ];
 }
 
+/** bench/press-edit.ts: a real press through the whole bridge, per platform (issue 31). */
+function pressEditFigures(): FigureSpec[] {
+  const names = { slack: 'Slack', discord: 'Discord' } as const;
+  return (Object.keys(names) as (keyof typeof names)[]).flatMap((p) => [
+    {
+      id: `press-edit.${p}.quiet`,
+      bench: 'press-edit',
+      label: `${names[p]} press → edit through serve, quiet chat, p50`,
+      unit: 'ms' as const,
+      goal: { kind: 'max' as const, limit: 50 },
+      read: (j: unknown) => at(j, p, 'quiet', 'p50_ms'),
+    },
+    {
+      id: `press-edit.${p}.fanout`,
+      bench: 'press-edit',
+      label: `${names[p]} press → edit through serve, beside a 30-chat fan-out, p50`,
+      unit: 'ms' as const,
+      goal: { kind: 'max' as const, limit: 300 },
+      read: (j: unknown) => at(j, p, 'beside_fanout', 'p50_ms'),
+    },
+  ]);
+}
+
 /** Every figure, in the order the doc lists them. */
 export const FIGURES: readonly FigureSpec[] = [
   ...['native', 'codemachine', 'codexclaw', 'flow', 'coordinator'].map(layoutRatio),
@@ -157,6 +180,7 @@ export const FIGURES: readonly FigureSpec[] = [
       ),
   },
   ...fanoutFigures(),
+  ...pressEditFigures(),
   {
     id: 'hostile-probes.slowest',
     bench: 'hostile-probes',

@@ -22,6 +22,7 @@ const BENCHES = [
   'cli-start',
   'long-run',
   'fanout',
+  'press-edit',
   'history',
   'sessions',
   'tasks',

@@ -62,7 +62,30 @@ const KEEP_EXTERNAL = new Set([
  * DATABASE_URL, ~120 kB). Matched by exact import specifier: a subpath import of one of them is
  * bundled into the main bundle.
  */
-const VENDOR = ['discord.js', '@slack/bolt', 'grammy', 'yaml', 'prom-client', 'zod', 'pg'];
+const VENDOR = [
+  'discord.js',
+  '@slack/bolt',
+  'grammy',
+  'yaml',
+  'prom-client',
+  'zod',
+  'pg',
+  'kysely',
+];
+
+/**
+ * Libraries bundled apart as one group, for subpath imports of one SDK that share most of their
+ * code: the MCP SDK's server and stdio transport (the approval server alone uses them; with ajv
+ * and zod's v3 and v4 copies, ~0.5 MB the main bundle no longer holds). The group's bundle
+ * exports each specifier; bare imports in it of a VENDOR library (zod) resolve to that bundle,
+ * as in the main bundle, so both see one zod.
+ */
+const VENDOR_GROUPS = {
+  'mcp-sdk': [
+    '@modelcontextprotocol/sdk/server/mcp.js',
+    '@modelcontextprotocol/sdk/server/stdio.js',
+  ],
+};
 
 /**
  * Node built-ins that the main bundle loads on first use, not at start: commander and many of
@@ -96,11 +119,20 @@ const packageOf = (spec) => spec.split('/', spec.startsWith('@') ? 2 : 1).join('
  * with `import()` is required instead, in a lazy module init: the launcher runs the bundle as a
  * script, where Node 20 has no `import()` without an experimental feature.
  */
-const externalsPlugin = (externalAll, vendor = new Map(), lazyBuiltins = false) => ({
+const externalsPlugin = (
+  externalAll,
+  vendor = new Map(),
+  lazyBuiltins = false,
+  groups = new Map(),
+) => ({
   name: 'phasebridge-externals',
   setup(b) {
     b.onResolve({ filter: /^[^./]/ }, ({ path: spec, kind, namespace }) => {
+      if (spec.startsWith('pb-vendor-file:')) {
+        return { path: spec.slice('pb-vendor-file:'.length), external: true };
+      }
       if (vendor.has(spec)) return { path: vendor.get(spec), external: true };
+      if (groups.has(spec)) return { path: spec, namespace: 'pb-group' };
       const builtin = spec.replace(/^node:/, '');
       if (lazyBuiltins && namespace !== 'pb-lazy' && LAZY_BUILTINS.has(builtin)) {
         return { path: builtin, namespace: 'pb-lazy' };
@@ -115,6 +147,11 @@ const externalsPlugin = (externalAll, vendor = new Map(), lazyBuiltins = false) 
     });
     b.onLoad({ filter: /.*/, namespace: 'pb-require' }, ({ path: spec }) => ({
       contents: `module.exports = require(${JSON.stringify(spec)});`,
+      loader: 'js',
+    }));
+    // A grouped library: its export from the group's bundle (required when first imported).
+    b.onLoad({ filter: /.*/, namespace: 'pb-group' }, ({ path: spec }) => ({
+      contents: `module.exports = require(${JSON.stringify(`pb-vendor-file:${groups.get(spec)}`)})[${JSON.stringify(spec)}];`,
       loader: 'js',
     }));
     b.onLoad({ filter: /.*/, namespace: 'pb-lazy' }, ({ path: name }) => ({
@@ -196,9 +233,29 @@ export async function buildBundle(root, { external = false } = {}) {
     ),
   );
   const vendorFiles = new Map();
-  vendored.forEach((spec, i) => {
-    const file = vendorResults[i].outputFiles.find((f) => f.path.endsWith('.cjs')).path;
-    vendorFiles.set(spec, `./${path.relative(outdir, file).split(path.sep).join('/')}`);
+  const relative = (result) => {
+    const file = result.outputFiles.find((f) => f.path.endsWith('.cjs')).path;
+    return `./${path.relative(outdir, file).split(path.sep).join('/')}`;
+  };
+  for (const [i, spec] of vendored.entries()) vendorFiles.set(spec, relative(vendorResults[i]));
+  // The groups next: they name the single-library bundles (zod) as the main bundle does.
+  const groupNames = external ? [] : Object.keys(VENDOR_GROUPS);
+  const groupResults = await Promise.all(
+    groupNames.map((name) =>
+      build({
+        ...COMMON,
+        ...WRAPPER,
+        absWorkingDir: root,
+        entryPoints: { [name]: `pb-vendor-group:${name}` },
+        outdir: path.join(outdir, 'vendor'),
+        plugins: [vendorEntryPlugin(root), externalsPlugin(false, vendorFiles)],
+      }),
+    ),
+  );
+  vendorResults.push(...groupResults);
+  const groupFiles = new Map();
+  groupNames.forEach((name, i) => {
+    for (const spec of VENDOR_GROUPS[name]) groupFiles.set(spec, relative(groupResults[i]));
   });
   const result = await build({
     ...COMMON,
@@ -206,7 +263,7 @@ export async function buildBundle(root, { external = false } = {}) {
     ...WRAPPER,
     entryPoints: { main: 'src/cli/main.ts' },
     outdir,
-    plugins: [externalsPlugin(external, vendorFiles, true)],
+    plugins: [externalsPlugin(external, vendorFiles, true, groupFiles)],
     // dist/meta.json: which library ends up in the bundle (bench/cli-start.ts reports it).
     metafile: true,
   });
@@ -286,6 +343,15 @@ const vendorEntryPlugin = (root) => ({
     b.onResolve({ filter: /^pb-vendor:/ }, ({ path: spec }) => ({
       path: spec.slice('pb-vendor:'.length),
       namespace: 'pb-vendor',
+    }));
+    b.onResolve({ filter: /^pb-vendor-group:/ }, ({ path: spec }) => ({
+      path: spec.slice('pb-vendor-group:'.length),
+      namespace: 'pb-vendor-group',
+    }));
+    b.onLoad({ filter: /.*/, namespace: 'pb-vendor-group' }, ({ path: name }) => ({
+      contents: `module.exports = {${VENDOR_GROUPS[name].map((spec) => `${JSON.stringify(spec)}: require(${JSON.stringify(spec)})`).join(',')}};`,
+      resolveDir: root,
+      loader: 'js',
     }));
     b.onLoad({ filter: /.*/, namespace: 'pb-vendor' }, ({ path: spec }) => ({
       contents: `module.exports = require(${JSON.stringify(spec)});`,

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { sqliteCode } from './db/sqlite-errors.ts';
+import { sqliteCode } from './db/sqlite-code.ts';
 import { CorruptStateError, PhasebridgeError, ResourceError } from './errors.ts';
 
 /** A Node system error: an errno `code` ('ENOSPC'), usually a `syscall` and a `path`. */

@@ -2,13 +2,14 @@ import { CommanderError } from 'commander';
 import { describeError, PhasebridgeError } from '../errors.ts';
 import { explainError } from '../fs-errors.ts';
 import { CliContext } from './context.ts';
-import { buildProgram } from './program.ts';
+import { buildProgram, commandAsked } from './program.ts';
 
 /** Runs the CLI: usage errors exit 2, domain errors print one line and exit 1 (INVALID_INPUT: 2). */
 export async function main(argv: readonly string[]): Promise<number> {
   const ctx = new CliContext();
-  const program = buildProgram(ctx);
   try {
+    // Only the asked command's module is loaded (`--help` and unknown commands load them all).
+    const program = await buildProgram(ctx, commandAsked(argv));
     await program.parseAsync(argv as string[]);
     return Number(process.exitCode ?? 0);
   } catch (err) {

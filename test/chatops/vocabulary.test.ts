@@ -46,16 +46,16 @@ const SAMPLES: Readonly<Record<Verb, string>> = {
 };
 
 /** The CLI's command names and aliases, plus commander's own `help`. */
-function cliNames(): Set<string> {
-  const program = buildProgram(new CliContext());
+async function cliNames(): Promise<Set<string>> {
+  const program = await buildProgram(new CliContext());
   const names = program.commands.flatMap((c) => [c.name(), ...c.aliases()]);
   expect(program.helpInformation()).toContain('help [command]');
   return new Set([...names, 'help']);
 }
 
-describe('one vocabulary in chat and CLI', () => {
-  const cli = cliNames();
+const cli = await cliNames();
 
+describe('one vocabulary in chat and CLI', () => {
   it.each(VERBS.map((v) => [v, VOCABULARY[v]] as const))(
     'chat %s parses, needs its table role, and the CLI has it',
     (verb, entry) => {

@@ -103,7 +103,7 @@ describe('docs', () => {
   });
 });
 
-const PROGRAM = buildProgram(new CliContext());
+const PROGRAM = await buildProgram(new CliContext());
 
 /**
  * Every `phasebridge <command> [subcommand]` the files name (each alternative of `a\|b`), and

@@ -6,14 +6,39 @@
  * the next step, on any worker, starts from it. The bridge's local branch is the authority: a
  * push left by a worker that died before reporting is simply overwritten by the next attempt.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { ConflictError, InvalidInputError } from '../../errors.ts';
 import type { WorkspaceRef } from '../orchestrator/job-payload.ts';
 import { COMMIT_RE, commitsOf, git, gitProbe, runBranch } from './run-git.ts';
 
+/** Origin URLs already asked for, by workspace, with the .git/config they were read from. */
+const origins = new Map<string, { config: string; url: string | null }>();
+
+/**
+ * `git remote get-url origin` of `workspace` (null without one). Asked once per run start and per
+ * landed result, it is a git process each time (a spawn blocks the bridge's event loop), so the
+ * answer is kept while the workspace's own `.git/config` is the same file, same size and time;
+ * a workspace whose `.git` is no folder here (a subfolder, a linked worktree) is always asked.
+ */
+export async function originOf(workspace: string): Promise<string | null> {
+  let config: string | null = null;
+  try {
+    const st = fs.statSync(path.join(workspace, '.git', 'config'));
+    config = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
+  } catch {
+    // No .git/config of its own: ask git every time.
+  }
+  const known = origins.get(workspace);
+  if (config !== null && known?.config === config) return known.url;
+  const url = await gitProbe(workspace, ['remote', 'get-url', 'origin']);
+  if (config !== null) origins.set(workspace, { config, url });
+  return url;
+}
+
 /** The git workspace reference of the next job of run `runId` in `workspace`. */
 export async function gitWorkspaceRef(workspace: string, runId: string): Promise<WorkspaceRef> {
-  const repo = await gitProbe(workspace, ['remote', 'get-url', 'origin']);
+  const repo = await originOf(workspace);
   if (repo === null || repo === '' || repo.startsWith('-')) {
     // Told apart only on this path: a git process per queued job is what the enqueue costs.
     if ((await gitProbe(workspace, ['rev-parse', '--show-toplevel'])) === null) {

@@ -11,7 +11,8 @@ import path from 'node:path';
 import { InvalidInputError } from '../../errors.ts';
 import { makeDirs } from '../../fs-errors.ts';
 import { type FileChange, parseNumstat } from '../runner/git-changes.ts';
-import { commitsOf, git, gitProbe } from './run-git.ts';
+import { GitBatchCheck } from './git-batch.ts';
+import { git, gitProbe } from './run-git.ts';
 
 /** The git reference of a job (the `git` form of the payload's workspace). */
 export interface GitJobRef {
@@ -24,6 +25,28 @@ export interface GitJobRef {
 
 /** Paths the commit leaves out: phasebridge's own run folder (logs, spec, directive). */
 const NEVER_COMMITTED = ['.phasebridge'];
+
+/**
+ * The clone cache's `info/exclude` (shared by its work folders): `git add --all` then leaves
+ * phasebridge's own untracked files alone, so the reset after it is needed only when something
+ * left out was staged anyway (a tracked file of ours changed, a layout file).
+ */
+const CACHE_EXCLUDE = '/.phasebridge/\n';
+
+/**
+ * Whether `git add --verbose` output (`add 'x'`, `remove 'x'`) staged any path under `paths`;
+ * true as well for a line it cannot read (a quoted name), so the reset runs.
+ */
+export function stagedAnyOf(addOutput: string, paths: readonly string[]): boolean {
+  for (const line of addOutput.split('\n')) {
+    if (line === '') continue;
+    const m = /^(?:add|remove) '([^'\\"]*)'$/.exec(line);
+    if (!m) return true;
+    const staged = m[1]!;
+    if (paths.some((p) => staged === p || staged.startsWith(`${p}/`))) return true;
+  }
+  return false;
+}
 
 /** Serialises work on one cache (git takes ref locks; parallel fetches into one repo fail). */
 class Mutex {
@@ -40,6 +63,10 @@ export class GitWorkFolders {
   readonly #root: string;
   readonly #locks = new Map<string, Mutex>();
   readonly #identity = new Map<string, boolean>();
+  /** One long-lived commit-probe process per clone cache. */
+  readonly #probes = new Map<string, GitBatchCheck>();
+  /** Caches whose info/exclude was checked by this process. */
+  readonly #excluded = new Set<string>();
 
   constructor(root: string) {
     this.#root = root;
@@ -70,7 +97,12 @@ export class GitWorkFolders {
     );
     const missing = async () => {
       const all = [commit, ...needs];
-      const found = await commitsOf(dir, all);
+      let probe = this.#probes.get(dir);
+      if (probe === undefined) {
+        probe = new GitBatchCheck(dir);
+        this.#probes.set(dir, probe);
+      }
+      const found = await probe.commitsOf(all);
       return all.filter((_, i) => found[i] === null);
     };
     const fetch = (refspec: string) =>
@@ -82,6 +114,7 @@ export class GitWorkFolders {
         await git(dir, ['init', '--quiet', '--bare']);
         fresh = true;
       }
+      this.#excludeOwnFiles(dir);
       // A job with `needs` always fetches: it works with branches other workers pushed.
       if (needs.length === 0) {
         if (!fresh && (await missing()).length === 0) return;
@@ -138,9 +171,9 @@ export class GitWorkFolders {
   /**
    * Commits everything the agent changed (except phasebridge's files and `exclude`), pushes the
    * run branch, and returns the commit and the changed files (relative paths, and with their
-   * added/removed line counts for the checkpoint message). Usually four git processes and the
-   * push: add, reset, commit (which says when there is nothing to commit), and one `show` for
-   * the commit id and its line counts.
+   * added/removed line counts for the checkpoint message). Usually three git processes and the
+   * push: add (a reset after it only when it staged one of ours), commit (which says when there
+   * is nothing to commit), and one `show` for the commit id and its line counts.
    */
   async commitAndPush(
     dir: string,
@@ -149,9 +182,21 @@ export class GitWorkFolders {
     exclude: readonly string[],
     onCommitted?: () => void,
   ): Promise<{ commit: string; changedFiles: string[]; fileChanges: FileChange[] }> {
-    await git(dir, ['add', '--all', '--', '.']);
-    // Back to the base for phasebridge's own files (an exclude pathspec fails on ignored paths).
-    await git(dir, ['reset', '--quiet', ref.baseCommit, '--', ...NEVER_COMMITTED, ...exclude]);
+    const left = [...NEVER_COMMITTED, ...exclude];
+    const added = await git(dir, [
+      '-c',
+      'core.quotepath=off',
+      'add',
+      '--all',
+      '--verbose',
+      '--',
+      '.',
+    ]);
+    // Back to the base for phasebridge's own files (an exclude pathspec fails on ignored paths);
+    // usually none was staged (CACHE_EXCLUDE), and one git process less per job.
+    if (stagedAnyOf(added, left)) {
+      await git(dir, ['reset', '--quiet', ref.baseCommit, '--', ...left]);
+    }
     const who = (await this.#hasIdentity(dir))
       ? []
       : ['-c', 'user.name=phasebridge', '-c', 'user.email=phasebridge@localhost'];
@@ -196,6 +241,28 @@ export class GitWorkFolders {
     onCommitted?.();
     await git(dir, ['push', '--quiet', '--force', ref.repo, `${commit}:refs/heads/${ref.branch}`]);
     return { commit, changedFiles: fileChanges.map((f) => f.path), fileChanges };
+  }
+
+  /** Adds CACHE_EXCLUDE to the cache's info/exclude unless there (checked once per process). */
+  #excludeOwnFiles(dir: string): void {
+    if (this.#excluded.has(dir)) return;
+    const file = path.join(dir, 'info', 'exclude');
+    let text = '';
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch {
+      makeDirs(path.dirname(file), 0o700);
+    }
+    if (!text.split('\n').includes(CACHE_EXCLUDE.trim())) {
+      fs.appendFileSync(file, `${text === '' || text.endsWith('\n') ? '' : '\n'}${CACHE_EXCLUDE}`);
+    }
+    this.#excluded.add(dir);
+  }
+
+  /** Ends the long-lived git processes (they also end on their own when idle). */
+  close(): void {
+    for (const probe of this.#probes.values()) probe.close();
+    this.#probes.clear();
   }
 
   /** Whether git has a committer identity in `dir` (asked once per worker process and cache). */

@@ -61,7 +61,15 @@ export async function prepareWorkspace(
   if (p.spec !== undefined) {
     const { specFile } = runFiles(dir, p.layout, job.runId);
     if (readTextInside(dir, specFile) !== p.spec) {
-      writeFileAtomic(specFile, p.spec, { mode: STATE_FILE_MODE, root: dir, mkdirs: true });
+      // Scratch, as the directive and prompt files: the payload carries the spec and it is
+      // compared and rewritten before every job, so no fsync (two, on a loaded disk tens of ms
+      // each, on the worker's thread before the agent may start).
+      writeFileAtomic(specFile, p.spec, {
+        mode: STATE_FILE_MODE,
+        root: dir,
+        mkdirs: true,
+        durable: false,
+      });
     }
   }
   if (p.inputs !== undefined) writePayloadInputs(dir, job.runId, p.inputs);

@@ -7,8 +7,8 @@
  */
 
 import type { Log } from '../../log.ts';
-import { landCommit } from '../git/bridge-git.ts';
-import { gitProbe, runBranch, taskBranch } from '../git/run-git.ts';
+import { landCommit, originOf } from '../git/bridge-git.ts';
+import { runBranch, taskBranch } from '../git/run-git.ts';
 import { errorMessage } from '../queue/outcome.ts';
 import type { JobOutcome, JobSpec } from '../queue/port.ts';
 import { changesFilePath, writeChangesFile } from '../runner/git-changes.ts';
@@ -44,7 +44,7 @@ export async function landOutcome(
   const result = parseStepJobResult(outcome.result);
   if (result?.commit === undefined) return outcome;
   try {
-    const repo = await gitProbe(workspace, ['remote', 'get-url', 'origin']);
+    const repo = await originOf(workspace);
     if (repo === null) throw new Error(`workspace ${workspace} has no 'origin' remote any more`);
     // A task's commit is on its own task branch; a step's moves the run branch (the next base).
     const { kind, taskId } = parseQueueStepId(job.stepId);

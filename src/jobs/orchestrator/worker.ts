@@ -43,10 +43,11 @@ export async function startJobWorker(opts: JobWorkerOptions): Promise<Worker> {
   const labels = [...(opts.labels ?? [])];
   const traits = opts.engines === undefined ? { labels } : { labels, engines: opts.engines };
   let workerId: string | undefined;
+  const workFolders = new GitWorkFolders(path.join(opts.home, 'work'));
   const step = createStepProcessor({
     workerId: () => workerId,
     ...(opts.agentEnv === undefined ? {} : { agentEnv: opts.agentEnv }),
-    workFolders: new GitWorkFolders(path.join(opts.home, 'work')),
+    workFolders,
     approvalServer: approvalServerCommand(opts.home),
     ...(opts.secretEnvNames === undefined ? {} : { secretEnvNames: opts.secretEnvNames }),
     ...(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
@@ -72,6 +73,7 @@ export async function startJobWorker(opts: JobWorkerOptions): Promise<Worker> {
     close: async () => {
       await worker.close();
       step.close();
+      workFolders.close();
     },
   };
 }

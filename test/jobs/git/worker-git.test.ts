@@ -3,9 +3,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { gitWorkspaceRef, landCommit } from '../../../src/jobs/git/bridge-git.ts';
+import { gitWorkspaceRef, landCommit, originOf } from '../../../src/jobs/git/bridge-git.ts';
+import { GitBatchCheck } from '../../../src/jobs/git/git-batch.ts';
 import { commitsOf } from '../../../src/jobs/git/run-git.ts';
-import { GitWorkFolders } from '../../../src/jobs/git/worker-git.ts';
+import { GitWorkFolders, stagedAnyOf } from '../../../src/jobs/git/worker-git.ts';
 import { prepareWorkspace } from '../../../src/jobs/orchestrator/job-workspace.ts';
 import { gitFixture } from '../workers/support.ts';
 
@@ -151,6 +152,42 @@ describe('git work folders of a worker', () => {
     expect(rev(ws, `${pushed.commit}~1`)).toBe(base);
   });
 
+  it("phasebridge's own files stay out of the commit where the workspace does not ignore them", async () => {
+    const dir = tmp();
+    const ws = path.join(dir, 'ws');
+    const { origin } = gitFixture(dir, ws);
+    // A workspace that tracks a file of ours and ignores nothing of ours.
+    fs.writeFileSync(path.join(ws, '.gitignore'), 'workflows/\n');
+    fs.mkdirSync(path.join(ws, '.phasebridge'));
+    fs.writeFileSync(path.join(ws, '.phasebridge', 'tracked.txt'), 'base\n');
+    execFileSync('git', ['add', '.'], { cwd: ws });
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'ours'], {
+      cwd: ws,
+    });
+    execFileSync('git', ['push', '-q', 'origin', 'main'], { cwd: ws });
+    const base = rev(ws, 'HEAD');
+    const folders = new GitWorkFolders(path.join(dir, 'work'));
+    const ref = { repo: origin, baseCommit: base, branch: 'phasebridge/r6b' };
+    const wd = await folders.checkout('r6b', ref);
+    fs.writeFileSync(path.join(wd, '.phasebridge', 'tracked.txt'), 'changed by the step\n');
+    fs.writeFileSync(path.join(wd, '.phasebridge', 'step.log'), 'log');
+    fs.writeFileSync(path.join(wd, 'work.txt'), 'w\n');
+    const pushed = await folders.commitAndPush(wd, ref, 'step', []);
+    folders.close();
+    expect(pushed.changedFiles).toEqual(['work.txt']);
+    const files = execFileSync('git', ['ls-tree', '-r', '--name-only', pushed.commit], {
+      cwd: origin,
+      encoding: 'utf8',
+    });
+    expect(files.split('\n')).not.toContain('.phasebridge/step.log');
+    expect(
+      execFileSync('git', ['show', `${pushed.commit}:.phasebridge/tracked.txt`], {
+        cwd: origin,
+        encoding: 'utf8',
+      }),
+    ).toBe('base\n');
+  });
+
   it("a base commit on another branch than the job's is still found (every branch is fetched then)", async () => {
     const dir = tmp();
     const ws = path.join(dir, 'ws');
@@ -215,5 +252,61 @@ describe('commitsOf', () => {
     expect(
       await commitsOf(ws, ['HEAD', 'refs/heads/nope', 'HEAD^{tree}', 'main\nHEAD', 'main']),
     ).toEqual([head, null, null, null, head]);
+  });
+});
+
+describe("the bridge's origin lookup", () => {
+  it('is asked again once the origin remote changes or goes', async () => {
+    const dir = tmp();
+    const ws = path.join(dir, 'ws');
+    const { origin } = gitFixture(dir, ws);
+    expect(await originOf(ws)).toBe(origin);
+    expect(await originOf(ws)).toBe(origin);
+    const moved = path.join(dir, 'moved.git');
+    execFileSync('git', ['remote', 'set-url', 'origin', moved], { cwd: ws });
+    expect(await originOf(ws)).toBe(moved);
+    execFileSync('git', ['remote', 'remove', 'origin'], { cwd: ws });
+    expect(await originOf(ws)).toBeNull();
+  });
+});
+
+describe('one long-lived commit probe', () => {
+  it('answers probe after probe, and finds commits made after it started', async () => {
+    const dir = tmp();
+    const ws = path.join(dir, 'ws');
+    gitFixture(dir, ws);
+    const probe = new GitBatchCheck(ws);
+    const head = rev(ws, 'HEAD');
+    expect(await probe.commitsOf(['HEAD', 'refs/heads/nope', 'main\nHEAD', 'HEAD^{tree}'])).toEqual(
+      [head, null, null, null],
+    );
+    execFileSync(
+      'git',
+      ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'next'],
+      {
+        cwd: ws,
+      },
+    );
+    const next = rev(ws, 'HEAD');
+    expect(await probe.commitsOf([next, head])).toEqual([next, head]);
+    probe.close();
+    // Closed, it starts again on the next probe.
+    expect(await probe.commitsOf([next])).toEqual([next]);
+    probe.close();
+  });
+
+  it('a folder that is no repository fails the probe instead of hanging', async () => {
+    const probe = new GitBatchCheck(tmp());
+    await expect(probe.commitsOf(['HEAD'])).rejects.toThrow(/git cat-file failed/);
+  });
+
+  it('runs the reset only when `git add` staged something left out', () => {
+    const left = ['.phasebridge', '.codemachine/inputs/specifications.md'];
+    expect(stagedAnyOf("add 'src/a.ts'\nremove 'old.txt'\n", left)).toBe(false);
+    expect(stagedAnyOf("add '.phasebridge/runs/r/x.log'\n", left)).toBe(true);
+    expect(stagedAnyOf("remove '.codemachine/inputs/specifications.md'\n", left)).toBe(true);
+    expect(stagedAnyOf("add '.phasebridgeish'\n", left)).toBe(false);
+    // A name git quotes cannot be read: reset, to be safe.
+    expect(stagedAnyOf('add \'"we\\ird"\'\n', left)).toBe(true);
   });
 });

@@ -1,13 +1,9 @@
 /** SQLite (better-sqlite3), the embedded default: SQL as the migrations and repositories write it. */
 import { type DialectAdapter, SqliteAdapter, sql } from 'kysely';
+import { sqliteCode } from '../../sqlite-code.ts';
 import type { BridgeDialect, ConstraintFailure } from '../types.ts';
 
-/** The better-sqlite3 `code` of a SqliteError (e.g. 'SQLITE_CONSTRAINT_UNIQUE'), else undefined. */
-export function sqliteCode(err: unknown): string | undefined {
-  if (!(err instanceof Error)) return undefined;
-  const code = (err as { code?: unknown }).code;
-  return typeof code === 'string' && code.startsWith('SQLITE_') ? code : undefined;
-}
+export { sqliteCode };
 
 function constraintOf(err: unknown): ConstraintFailure | undefined {
   const code = sqliteCode(err);
