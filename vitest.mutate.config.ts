@@ -10,7 +10,7 @@ export default defineConfig({
       'test/engine/*.test.ts',
       'test/engine/pabcd/*.test.ts',
       'test/engine/tasks/*.test.ts',
-      'test/bridges/outbox/pacer.test.ts',
+      'test/bridges/outbox/pacer*.test.ts',
     ],
     testTimeout: 60_000,
     pool: 'forks',
