@@ -295,4 +295,32 @@ steps:
     expect(feedbackFor(h.run, 'build', 2)).toEqual([]);
     expect(feedbackFor(h.run, 'review', 2).map((f) => f.text)).toEqual(['check the logs']);
   });
+
+  it('a note the step’s retry already read does not move on to the next step', () => {
+    const h = new Harness();
+    h.start(
+      wf('id: two\nsteps: [{ id: plan, agent: p, prompt: p }, { id: build, agent: b, prompt: b }]'),
+    );
+    h.ok({ type: 'giveGuidance', actor: CAROL, text: 'smaller steps' });
+    h.fail();
+    h.ok({ type: 'retry' });
+    expect(feedbackFor(h.run, 'plan', 2).map((f) => f.text)).toEqual(['smaller steps']);
+    const { types } = h.finish();
+    expect(types).not.toContain('feedbackForwarded');
+    expect(feedbackFor(h.run, 'build', 1)).toEqual([]);
+  });
+
+  it('guidance at a gate the run came back to reaches the gated step’s next attempt', () => {
+    const h = new Harness();
+    h.start(GATED_BUILD);
+    h.finish();
+    h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB });
+    h.finish();
+    h.ok({ type: 'revert', toStepId: 'build', actor: BOB, source: 'command' });
+    expect(h.run.checkpoint?.id).toBe('build:2');
+    h.ok({ type: 'giveGuidance', actor: CAROL, text: 'second try: keep the API' });
+    expect(h.run.feedback?.at(-1)).toMatchObject({ stepId: 'plan', forAttempt: 2 });
+    h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB });
+    expect(feedbackFor(h.run, 'build', 2).map((f) => f.text)).toContain('second try: keep the API');
+  });
 });
