@@ -361,7 +361,13 @@ describe('what a control command records', () => {
 
   it('names the tracks and conditions a workflow has, or none', () => {
     const h = new Harness();
-    const start = { type: 'start', runId: RUN_ID, workspace: '/w', layout: 'native', spec: '' };
+    const start = {
+      type: 'start',
+      runId: RUN_ID,
+      workspace: '/w',
+      layout: 'native',
+      spec: '',
+    } as const;
     expect(h.rejected({ ...start, workflow: FOUR, selectedTrack: 'fast' } as const).message).toBe(
       'unknown track "fast" (workflow four has: none)',
     );

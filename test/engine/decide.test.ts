@@ -55,7 +55,12 @@ steps:
       h.finish();
     }
     expect(h.current).toBe('verify');
-    const refused = h.rejected({ type: 'revert', toStepId: 'discover', actor: BOB });
+    const refused = h.rejected({
+      type: 'revert',
+      toStepId: 'discover',
+      source: 'command',
+      actor: BOB,
+    });
     expect(refused.message).toBe(
       "refused by the coordinator's state machine: VERIFYING → DISCOVERING is not a coordinator transition (from VERIFYING: SUMMARIZING)",
     );
@@ -63,7 +68,7 @@ steps:
     const native = new Harness();
     native.start(SESSION);
     for (let i = 0; i < 3; i++) native.finish();
-    native.ok({ type: 'revert', toStepId: 'discover', actor: BOB });
+    native.ok({ type: 'revert', toStepId: 'discover', source: 'command', actor: BOB });
     expect(native.current).toBe('discover');
   });
 
