@@ -45,6 +45,7 @@ describe('which waiting call goes next', () => {
     const first = call(3, 'a', { urgency: 'status' });
     // The status send was queued first: a more urgent send queued after it waits.
     expect(startedId(p, [later, first], 0)).toBe(3);
+    expect(startedId(p, [first, later], 0)).toBe(3);
     const edit = call(7, 'a', { kind: 'edit', urgency: 'interactive' });
     expect(startedId(p, [later, first, edit], 0)).toBe(7);
     const closing = call(9, 'a', { urgency: 'status', closes: true });
@@ -120,6 +121,17 @@ describe('when a call may start', () => {
     made(p, press(4), 1000);
     // The three calls at 0 still count: half a token at 1500, a whole one at 2000.
     expect(p.earliest(press(5), 1500)).toBe(2000);
+  });
+
+  it('float rounding in the token count never delays a call by a millisecond', () => {
+    const p = new Pacer(table(CHAT));
+    const press = (id: number) => call(id, 'a', { urgency: 'interactive' });
+    made(p, press(1), 0);
+    made(p, press(2), 0);
+    expect(p.earliest(press(3), 39)).toBe(39);
+    made(p, press(3), 39);
+    // The bucket is one token up at 1000 (0.9999999999999999 in floats).
+    expect(p.earliest(press(4), 1000)).toBe(1000);
   });
 
   it('a closing call is paced as an interactive one, whatever its own urgency', () => {
