@@ -58,6 +58,12 @@ describe('which waiting call goes next', () => {
     expect(p.next([closing, call(2, 'a')], 0)).toEqual({ start: call(2, 'a') });
   });
 
+  it('an edit waiting for its back-off does not hold back a new message queued after it', () => {
+    const p = new Pacer(NO_LIMITS);
+    const edit = call(1, 'a', { kind: 'edit', notBefore: 500 });
+    expect(startedId(p, [edit, call(2, 'a')], 0)).toBe(2);
+  });
+
   it('among chats: closing first, then the most urgent, then the oldest', () => {
     const p = new Pacer(NO_LIMITS);
     const notice = (id: number, lane: string) => call(id, lane, { urgency: 'notice' });
