@@ -4,7 +4,10 @@
  * way (pure decide/evolve, codexclaw layout).
  */
 import { describe, expect, it } from 'vitest';
+import { decide } from '../../../src/engine/decide.ts';
 import type { PhaseMove } from '../../../src/engine/pabcd/phases.ts';
+import { PABCD_WORKFLOW } from '../../../src/engine/workflow/builtin.ts';
+import { Harness, wf } from '../harness.ts';
 import { PASS, PabcdDriver } from './support.ts';
 
 const row = (m: PhaseMove | undefined) => m && `${m.from}>${m.to}:${m.reason}:${m.actor}`;
@@ -59,5 +62,67 @@ describe('phase moves by who made them', () => {
     expect(row(last)).toBe('C>IDLE:reset:human');
     expect(last.evidence).toBe(d.run.outcome?.reason);
     expect(last.evidence).toMatch(/abandon/);
+  });
+
+  it('an ungated move carries the attestation’s claim as evidence, and none when there is none', async () => {
+    const d = new PabcdDriver();
+    await d.start();
+    await d.passUntil('audit');
+    expect(d.run.pabcd!.moves.at(-1)).toMatchObject({
+      from: 'P',
+      to: 'A',
+      evidence: PASS.plan!.did,
+    });
+    await d.ok({ type: 'revert', toStepId: 'plan', source: 'command' });
+    await d.ok({ type: 'skip' });
+    const skipped = d.run.pabcd!.moves.at(-1)!;
+    expect(row(skipped)).toBe('P>A:chat:human');
+    expect(skipped).not.toHaveProperty('evidence');
+  });
+
+  it('an override of the check gate records no interview scan evidence', async () => {
+    const d = new PabcdDriver();
+    await d.start();
+    await d.passUntil('check');
+    for (let i = 0; i < 4; i++) await d.finish({ did: 'ran', checkOutput: 'x', exitCode: 2 });
+    await d.ok({ type: 'answerCheckpoint', answer: 'approve', reason: 'known flaky' });
+    const last = d.run.pabcd!.moves.at(-1)!;
+    expect(last).toMatchObject({ override: true, evidence: 'known flaky' });
+    expect(last).not.toHaveProperty('scanEvidence');
+  });
+
+  it('a Stop block queues the next attempt of the step, with its timeout', async () => {
+    const slow = {
+      ...PABCD_WORKFLOW,
+      steps: PABCD_WORKFLOW.steps.map((s) => (s.id === 'audit' ? { ...s, timeoutMs: 300_000 } : s)),
+    };
+    const d = new PabcdDriver();
+    await d.start(slow);
+    await d.passUntil('audit');
+    await d.ok({ type: 'stepStarted', stepId: 'audit', attempt: 1 });
+    const out = decide(d.run, {
+      type: 'stepFinished',
+      stepId: 'audit',
+      attempt: 1,
+      exitCode: 0,
+      directive: { action: 'continue' },
+      telemetry: { tokensIn: 0, tokensOut: 0, cachedTokens: 0, costUsd: 0 },
+      at: '2026-03-04T06:00:00.000Z',
+      actor: { id: 'system' },
+    });
+    expect(out.ok && out.effects).toMatchObject([
+      { type: 'enqueueStep', stepId: 'audit', attempt: 2, timeoutMs: 300_000 },
+    ]);
+  });
+
+  it('a native run whose steps are named like phases is neither held nor tracked', () => {
+    const h = new Harness();
+    h.start(
+      wf('id: n\nsteps: [{ id: audit, agent: a, prompt: p }, { id: build, agent: b, prompt: q }]'),
+    );
+    h.finish();
+    expect(h.current).toBe('build');
+    expect(h.run.pabcd).toBeUndefined();
+    expect(h.log.some((e) => e.type === 'phaseMoved' || e.type === 'phaseStopBlocked')).toBe(false);
   });
 });
