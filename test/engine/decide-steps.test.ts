@@ -364,4 +364,16 @@ describe('recoverInterrupted, more', () => {
     h.ok({ type: 'pause' });
     expect(h.rejected({ type: 'recoverInterrupted' }).message).toContain('nothing was interrupted');
   });
+
+  it('a running attempt may fail; a triggered agent in flight is no interrupted step', () => {
+    const h = new Harness();
+    h.start(DEMO_WORKFLOW);
+    h.ok({ type: 'stepStarted', stepId: 'plan', attempt: 1 });
+    h.ok({ type: 'stepFailed', stepId: 'plan', attempt: 1, error: 'killed' });
+    expect(h.run.blocked?.reason).toBe('step plan failed: killed');
+    const t = new Harness();
+    t.start(DEMO_WORKFLOW);
+    t.finish({ action: 'trigger', triggerAgentId: 'helper' });
+    expect(t.rejected({ type: 'recoverInterrupted' }).message).toContain('nothing was interrupted');
+  });
 });

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { decide } from '../../src/engine/decide.ts';
 import { evolve } from '../../src/engine/evolve.ts';
+import { PABCD_WORKFLOW } from '../../src/engine/workflow/builtin.ts';
 import { BOB, Harness, RUN_ID, wf } from './harness.ts';
 
 /** The coordinator's session without its tasks step: every state in the seed's order. */
@@ -96,5 +97,32 @@ steps:
     // Blocked for another reason, the same run still answers.
     const paused = evolve(h.run, { type: 'runBlocked', at: h.now(), kind: 'paused', reason: 'p' });
     expect(decide(paused, { type: 'resume', actor: BOB, at: h.now() }).ok).toBe(true);
+  });
+
+  it('runs of every layout start and take commands, whatever rules their layout has', () => {
+    for (const layout of ['flow', 'codexclaw', 'codemachine'] as const) {
+      const h = new Harness();
+      h.start(layout === 'codexclaw' ? PABCD_WORKFLOW : SESSION, { layout });
+      h.ok({ type: 'pause', actor: BOB });
+      expect(h.run.status).toBe('blocked');
+    }
+  });
+
+  it('a codexclaw run records its phase from the start', () => {
+    const h = new Harness();
+    h.start(PABCD_WORKFLOW, { layout: 'codexclaw' });
+    expect(h.run.pabcd?.moves.map((m) => `${m.from}>${m.to}`)).toEqual(['IDLE>I']);
+    h.ok({ type: 'skip', stepId: 'plan', ahead: true, actor: BOB });
+    h.ok({ type: 'revert', toStepId: 'interview', source: 'command', actor: BOB });
+    expect(h.run.pabcd?.moves.map((m) => `${m.from}>${m.to}`)).toEqual(['IDLE>I']);
+    h.ok({ type: 'cancel', actor: BOB });
+    expect(h.run.pabcd?.moves.map((m) => `${m.from}>${m.to}`)).toEqual(['IDLE>I', 'I>IDLE']);
+  });
+
+  it('a state it cannot read is an error, not a refusal', () => {
+    const h = new Harness();
+    h.start(SESSION);
+    const broken = { ...h.run, cursor: 99 };
+    expect(() => decide(broken, { type: 'skip', actor: BOB, at: h.now() })).toThrow(TypeError);
   });
 });
