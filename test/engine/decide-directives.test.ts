@@ -234,7 +234,7 @@ describe('directives without a reason', () => {
     h.finish();
     h.finish();
     const { events } = h.finish({ action: 'loop' });
-    expect(events[1]).toEqual({
+    expect(events[1]).toStrictEqual({
       type: 'loopedBack',
       at: events[1]!.at,
       fromStepId: 'review',
