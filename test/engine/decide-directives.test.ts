@@ -243,6 +243,7 @@ describe('directives without a reason', () => {
     });
     h.finish();
     h.finish({ action: 'loop', reason: 'flaky' });
+    expect(h.log.filter((e) => e.type === 'loopedBack').at(-1)).toMatchObject({ reason: 'flaky' });
     h.finish();
     h.finish({ action: 'loop', reason: 'still red' });
     expect(h.run.checkpoint?.reason).toBe(
