@@ -375,4 +375,42 @@ describe('what a control command records', () => {
       h.rejected({ ...start, workflow: FOUR, selectedConditions: ['docs'] } as const).message,
     ).toBe('unknown condition(s) docs (workflow four has: none)');
   });
+
+  it('reset unblocks a failed run; revert may go back to the current step', () => {
+    const h = new Harness();
+    h.start(FOUR);
+    h.fail();
+    expect(h.ok({ type: 'reset', source: 'command' }).types).toEqual([
+      'runReset',
+      'runResumed',
+      'stepQueued',
+    ]);
+    expect(h.run.status).toBe('active');
+    h.finish();
+    const { types } = h.ok({ type: 'revert', toStepId: 'b', source: 'command' });
+    expect(types).toEqual(['stepCancelled', 'reverted', 'stepQueued']);
+    expect(h.step('b').attempt).toBe(2);
+  });
+
+  it('a start records no track when none was chosen, and refuses a workflow without steps', () => {
+    const h = new Harness();
+    h.start(FOUR);
+    expect(h.log[0]).not.toHaveProperty('selectedTrack');
+    const start = {
+      type: 'start',
+      runId: RUN_ID,
+      workspace: '/w',
+      layout: 'native',
+      spec: '',
+    } as const;
+    const empty = { id: 'empty', version: 'v', steps: [], tracks: [] };
+    expect(new Harness().rejected({ ...start, workflow: empty })).toEqual({
+      code: 'INVALID_INPUT',
+      message: 'workflow empty has no steps',
+    });
+    const noTracks = { ...FOUR, tracks: [] };
+    expect(
+      new Harness().rejected({ ...start, workflow: noTracks, selectedTrack: 'x' }).message,
+    ).toBe('unknown track "x" (workflow four has: none)');
+  });
 });
