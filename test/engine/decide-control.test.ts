@@ -28,7 +28,7 @@ describe('skip', () => {
     h.ok({ type: 'stepStarted', stepId: 'a', attempt: 1 });
     const { types, effects } = h.ok({ type: 'skip', actor: BOB });
     expect(types).toEqual(['stepCancelled', 'stepSkipped', 'stepQueued']);
-    expect(effects).toEqual([
+    expect(effects).toStrictEqual([
       { type: 'cancelStep', runId: RUN_ID, stepId: 'a', attempt: 1 },
       {
         type: 'enqueueStep',

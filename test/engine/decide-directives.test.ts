@@ -67,7 +67,9 @@ describe('directives', () => {
       when: 'loop-limit',
       answers: ['approve', 'reject'],
     });
-    expect(h.run.checkpoint?.reason).toContain('reached its loop limit (2)');
+    expect(h.run.checkpoint?.reason).toBe(
+      'step review reached its loop limit (2) and asks to go back to build again: approve to continue, reject to fail the run',
+    );
     h.ok({ type: 'answerCheckpoint', answer: 'approve' });
     expect(h.current).toBe('ship');
   });
@@ -268,5 +270,11 @@ steps:
     expect(h.run.checkpoint?.reason).toBe(
       'confirm plan: step plan finished; approve to start executing the tasks',
     );
+  });
+
+  it('a before gate on the first step offers no Request changes: there is no step to go back to', () => {
+    const h = new Harness();
+    h.start(wf('id: g\nsteps: [{ id: a, agent: x, prompt: p, checkpoint: { when: before } }]'));
+    expect(h.run.checkpoint).toMatchObject({ id: 'a:1', answers: ['approve', 'reject'] });
   });
 });
