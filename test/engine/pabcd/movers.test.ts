@@ -91,28 +91,34 @@ describe('phase moves by who made them', () => {
     expect(last).not.toHaveProperty('scanEvidence');
   });
 
-  it('a Stop block queues the next attempt of the step, with its timeout', async () => {
+  it('a Stop block queues the next attempt of the step, with its timeout if it has one', async () => {
     const slow = {
       ...PABCD_WORKFLOW,
       steps: PABCD_WORKFLOW.steps.map((s) => (s.id === 'audit' ? { ...s, timeoutMs: 300_000 } : s)),
     };
-    const d = new PabcdDriver();
-    await d.start(slow);
-    await d.passUntil('audit');
-    await d.ok({ type: 'stepStarted', stepId: 'audit', attempt: 1 });
-    const out = decide(d.run, {
-      type: 'stepFinished',
-      stepId: 'audit',
-      attempt: 1,
-      exitCode: 0,
-      directive: { action: 'continue' },
-      telemetry: { tokensIn: 0, tokensOut: 0, cachedTokens: 0, costUsd: 0 },
-      at: '2026-03-04T06:00:00.000Z',
-      actor: { id: 'system' },
-    });
-    expect(out.ok && out.effects).toMatchObject([
+    const held = async (workflow: typeof PABCD_WORKFLOW) => {
+      const d = new PabcdDriver();
+      await d.start(workflow);
+      await d.passUntil('audit');
+      await d.ok({ type: 'stepStarted', stepId: 'audit', attempt: 1 });
+      const out = decide(d.run, {
+        type: 'stepFinished',
+        stepId: 'audit',
+        attempt: 1,
+        exitCode: 0,
+        directive: { action: 'continue' },
+        telemetry: { tokensIn: 0, tokensOut: 0, cachedTokens: 0, costUsd: 0 },
+        at: '2026-03-04T06:00:00.000Z',
+        actor: { id: 'system' },
+      });
+      return out.ok ? out.effects : [];
+    };
+    expect(await held(slow)).toMatchObject([
       { type: 'enqueueStep', stepId: 'audit', attempt: 2, timeoutMs: 300_000 },
     ]);
+    const [plain] = await held(PABCD_WORKFLOW);
+    expect(plain).toMatchObject({ type: 'enqueueStep', stepId: 'audit', attempt: 2 });
+    expect(plain).not.toHaveProperty('timeoutMs');
   });
 
   it('a native run whose steps are named like phases is neither held nor tracked', () => {
