@@ -11,6 +11,16 @@ steps:
   - { id: d, agent: x, prompt: p }
 `);
 
+const TRACKED = wf(`
+id: tracked
+tracks: [quick, enterprise]
+steps:
+  - { id: plan, agent: x, prompt: p }
+  - { id: audit, agent: x, prompt: p, tracks: [enterprise] }
+  - { id: build, agent: x, prompt: p }
+  - { id: ship, agent: x, prompt: p }
+`);
+
 describe('skip', () => {
   it('marks the current step skipped, cancels its job and moves on', () => {
     const h = new Harness();
@@ -18,7 +28,7 @@ describe('skip', () => {
     h.ok({ type: 'stepStarted', stepId: 'a', attempt: 1 });
     const { types, effects } = h.ok({ type: 'skip', actor: BOB });
     expect(types).toEqual(['stepCancelled', 'stepSkipped', 'stepQueued']);
-    expect(effects).toEqual([
+    expect(effects).toStrictEqual([
       { type: 'cancelStep', runId: RUN_ID, stepId: 'a', attempt: 1 },
       {
         type: 'enqueueStep',
@@ -233,5 +243,174 @@ describe('revert and reset', () => {
       'stepQueued',
     ]);
     expect(h.run.status).toBe('active');
+  });
+});
+
+describe('skip ahead', () => {
+  it('marks a later step skipped now; the run passes over it when it gets there', () => {
+    const h = new Harness();
+    h.start(FOUR);
+    const { types, events } = h.ok({ type: 'skip', stepId: 'c', ahead: true, actor: BOB });
+    expect(types).toEqual(['stepSkipped']);
+    expect(events[0]).toMatchObject({ stepId: 'c', reason: 'skipped ahead by Bob', by: BOB });
+    expect(h.step('a').status).toBe('queued');
+    h.ok({ type: 'skip', stepId: 'd', ahead: true, reason: 'no deploy today' });
+    expect(h.step('d')).toMatchObject({ status: 'skipped' });
+    expect(h.log.at(-1)).toMatchObject({ type: 'stepSkipped', reason: 'no deploy today' });
+    h.finish();
+    h.finish();
+    expect(h.run.status).toBe('completed');
+    expect(h.step('c').attempt).toBe(0);
+  });
+
+  it('skip ahead of the current step is an ordinary skip', () => {
+    const h = new Harness();
+    h.start(FOUR);
+    expect(h.ok({ type: 'skip', stepId: 'a', ahead: true, actor: BOB }).types).toEqual([
+      'stepCancelled',
+      'stepSkipped',
+      'stepQueued',
+    ]);
+    expect(h.log.at(-2)).toMatchObject({ reason: 'skipped by Bob' });
+    expect(h.current).toBe('b');
+  });
+
+  it('refuses an unknown step, an earlier one, one already skipped and one outside the track', () => {
+    const h = new Harness();
+    h.start(TRACKED, { selectedTrack: 'quick' });
+    expect(h.rejected({ type: 'skip', stepId: 'zz', ahead: true })).toEqual({
+      code: 'NOT_FOUND',
+      message: `run ${RUN_ID} has no step zz`,
+    });
+    expect(h.rejected({ type: 'skip', stepId: 'audit', ahead: true }).message).toBe(
+      'step audit cannot be skipped ahead: it is not a later step still to run',
+    );
+    h.ok({ type: 'skip', stepId: 'ship', ahead: true });
+    expect(h.rejected({ type: 'skip', stepId: 'ship', ahead: true }).message).toContain(
+      'cannot be skipped ahead',
+    );
+    h.finish();
+    expect(h.rejected({ type: 'skip', stepId: 'plan', ahead: true }).message).toContain(
+      'cannot be skipped ahead',
+    );
+  });
+});
+
+describe('what a control command records', () => {
+  it('a pause, skip or cancel without a reason names who did it', () => {
+    const h = new Harness();
+    h.start(FOUR);
+    h.ok({ type: 'pause', actor: BOB });
+    expect(h.run.blocked).toEqual({ kind: 'paused', reason: 'paused by Bob' });
+    h.ok({ type: 'resume' });
+    h.ok({ type: 'skip', actor: BOB, reason: 'not needed' });
+    expect(h.log.find((e) => e.type === 'stepSkipped')).toMatchObject({ reason: 'not needed' });
+    h.ok({ type: 'cancel', actor: BOB });
+    expect(h.run.outcome).toEqual({ reason: 'cancelled by Bob', by: BOB });
+  });
+
+  it('pause is refused while a checkpoint waits', () => {
+    const h = new Harness();
+    h.start(DEMO_WORKFLOW);
+    h.finish();
+    expect(h.rejected({ type: 'pause' }).message).toBe(
+      `run ${RUN_ID} is awaiting checkpoint plan:1: answer it (or cancel) before you pause`,
+    );
+  });
+
+  it('resume of a pause taken while a triggered agent waited queues that agent again', () => {
+    const h = new Harness();
+    h.start(FOUR);
+    h.finish({ action: 'trigger', triggerAgentId: 'reviewer', reason: 'review a' });
+    h.ok({ type: 'pause' });
+    const { types, effects } = h.ok({ type: 'resume' });
+    expect(types).toEqual(['runResumed', 'triggerQueued']);
+    expect(effects).toEqual([
+      {
+        type: 'enqueueTrigger',
+        runId: RUN_ID,
+        stepId: 'a',
+        attempt: 2,
+        agent: 'reviewer',
+        prompt: 'review a',
+      },
+    ]);
+  });
+
+  it('revert refuses a step outside the selected track', () => {
+    const h = new Harness();
+    h.start(TRACKED, { selectedTrack: 'quick' });
+    h.finish();
+    expect(h.rejected({ type: 'revert', toStepId: 'audit', source: 'command' })).toEqual({
+      code: 'INVALID_INPUT',
+      message: 'step audit is not in the selected track/conditions',
+    });
+  });
+
+  it('a start keeps the attached inputs, and resumes interrupted steps unless told not to', () => {
+    const h = new Harness();
+    const inputs = [{ path: '.phasebridge/runs/x/inputs/a.png', bytes: 3, kind: 'image' as const }];
+    h.start(FOUR, { inputs });
+    expect(h.run.inputs).toEqual(inputs);
+    expect(h.run.resumeFromLastStep).toBe(true);
+    expect(h.run).not.toHaveProperty('selectedTrack');
+    const bare = new Harness();
+    bare.start(FOUR, { inputs: [] });
+    expect(bare.run).not.toHaveProperty('inputs');
+  });
+
+  it('names the tracks and conditions a workflow has, or none', () => {
+    const h = new Harness();
+    const start = {
+      type: 'start',
+      runId: RUN_ID,
+      workspace: '/w',
+      layout: 'native',
+      spec: '',
+    } as const;
+    expect(h.rejected({ ...start, workflow: FOUR, selectedTrack: 'fast' } as const).message).toBe(
+      'unknown track "fast" (workflow four has: none)',
+    );
+    expect(
+      h.rejected({ ...start, workflow: FOUR, selectedConditions: ['docs'] } as const).message,
+    ).toBe('unknown condition(s) docs (workflow four has: none)');
+  });
+
+  it('reset unblocks a failed run; revert may go back to the current step', () => {
+    const h = new Harness();
+    h.start(FOUR);
+    h.fail();
+    expect(h.ok({ type: 'reset', source: 'command' }).types).toEqual([
+      'runReset',
+      'runResumed',
+      'stepQueued',
+    ]);
+    expect(h.run.status).toBe('active');
+    h.finish();
+    const { types } = h.ok({ type: 'revert', toStepId: 'b', source: 'command' });
+    expect(types).toEqual(['stepCancelled', 'reverted', 'stepQueued']);
+    expect(h.step('b').attempt).toBe(2);
+  });
+
+  it('a start records no track when none was chosen, and refuses a workflow without steps', () => {
+    const h = new Harness();
+    h.start(FOUR);
+    expect(h.log[0]).not.toHaveProperty('selectedTrack');
+    const start = {
+      type: 'start',
+      runId: RUN_ID,
+      workspace: '/w',
+      layout: 'native',
+      spec: '',
+    } as const;
+    const empty = { id: 'empty', version: 'v', steps: [], tracks: [] };
+    expect(new Harness().rejected({ ...start, workflow: empty })).toEqual({
+      code: 'INVALID_INPUT',
+      message: 'workflow empty has no steps',
+    });
+    const noTracks = { ...FOUR, tracks: [] };
+    expect(
+      new Harness().rejected({ ...start, workflow: noTracks, selectedTrack: 'x' }).message,
+    ).toBe('unknown track "x" (workflow four has: none)');
   });
 });

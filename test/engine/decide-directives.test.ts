@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Harness, RUN_ID, T1, wf } from './harness.ts';
+import type { Directive } from '../../src/engine/directive.ts';
+import { BOB, Harness, RUN_ID, T1, wf } from './harness.ts';
 
 const PLAIN = wf(`
 id: plain
@@ -66,7 +67,9 @@ describe('directives', () => {
       when: 'loop-limit',
       answers: ['approve', 'reject'],
     });
-    expect(h.run.checkpoint?.reason).toContain('reached its loop limit (2)');
+    expect(h.run.checkpoint?.reason).toBe(
+      'step review reached its loop limit (2) and asks to go back to build again: approve to continue, reject to fail the run',
+    );
     h.ok({ type: 'answerCheckpoint', answer: 'approve' });
     expect(h.current).toBe('ship');
   });
@@ -202,5 +205,76 @@ steps:
     const { types } = h.ok({ type: 'resume' });
     expect(types).toEqual(['runResumed', 'stepQueued']);
     expect(h.current).toBe('build');
+  });
+});
+
+describe('directives without a reason', () => {
+  it('stop, error, pause and checkpoint say which step asked', () => {
+    const outcomes: [string, (h: Harness) => unknown][] = [
+      ['stop', (h) => h.run.outcome],
+      ['error', (h) => h.run.outcome],
+      ['pause', (h) => h.run.blocked],
+      ['checkpoint', (h) => h.run.checkpoint?.reason],
+    ];
+    const seen = outcomes.map(([action, what]) => {
+      const h = new Harness();
+      h.start(PLAIN);
+      h.finish({ action } as Directive);
+      return what(h);
+    });
+    expect(seen).toEqual([
+      { reason: 'stopped early by step plan' },
+      { reason: 'step plan reported an error' },
+      { kind: 'paused', reason: 'paused by step plan' },
+      'step plan asks for a decision',
+    ]);
+  });
+
+  it('a loop without a reason records none; at the limit the question quotes the agent’s reason', () => {
+    const h = new Harness();
+    h.start(PLAIN);
+    h.finish();
+    h.finish();
+    const { events } = h.finish({ action: 'loop' });
+    expect(events[1]).toStrictEqual({
+      type: 'loopedBack',
+      at: events[1]!.at,
+      fromStepId: 'review',
+      toStepId: 'build',
+      counter: 1,
+    });
+    h.finish();
+    h.finish({ action: 'loop', reason: 'flaky' });
+    expect(h.log.filter((e) => e.type === 'loopedBack').at(-1)).toMatchObject({ reason: 'flaky' });
+    h.finish();
+    h.finish({ action: 'loop', reason: 'still red' });
+    expect(h.run.checkpoint?.reason).toBe(
+      'step review reached its loop limit (2) and asks to go back to build again (still red): approve to continue, reject to fail the run',
+    );
+  });
+
+  it('an after checkpoint asks to approve the step, a coordinator’s plan to confirm the plan', () => {
+    const h = new Harness();
+    const gated = wf(`
+id: gated
+steps:
+  - { id: discover, agent: a, prompt: p, checkpoint: { when: after } }
+  - { id: plan, agent: a, prompt: p, checkpoint: { when: after } }
+  - { id: execute, agent: a, prompt: p }
+`);
+    h.start(gated, { layout: 'coordinator' });
+    h.finish();
+    expect(h.run.checkpoint?.reason).toBe('step discover finished: approve to continue');
+    h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB });
+    h.finish();
+    expect(h.run.checkpoint?.reason).toBe(
+      'confirm plan: step plan finished; approve to start executing the tasks',
+    );
+  });
+
+  it('a before gate on the first step offers no Request changes: there is no step to go back to', () => {
+    const h = new Harness();
+    h.start(wf('id: g\nsteps: [{ id: a, agent: x, prompt: p, checkpoint: { when: before } }]'));
+    expect(h.run.checkpoint).toMatchObject({ id: 'a:1', answers: ['approve', 'reject'] });
   });
 });

@@ -1,5 +1,6 @@
 /** Issue 12: Request changes at a before gate, opt-out per checkpoint, guidance as ledger facts. */
 import { describe, expect, it } from 'vitest';
+import { MAX_FEEDBACK_CHARS } from '../../src/engine/decide-feedback.ts';
 import { feedbackFor } from '../../src/engine/model.ts';
 import { runWords } from '../../src/engine/run-words.ts';
 import { BOB, CAROL, Harness, wf } from './harness.ts';
@@ -60,9 +61,10 @@ describe('feedback', () => {
   it('guidance is recorded for the current step’s next attempt; blank guidance is refused', () => {
     const h = new Harness();
     h.start(GATED_BUILD);
-    expect(h.rejected({ type: 'giveGuidance', actor: CAROL, text: '   ' }).code).toBe(
-      'INVALID_INPUT',
-    );
+    expect(h.rejected({ type: 'giveGuidance', actor: CAROL, text: '   ' })).toEqual({
+      code: 'INVALID_INPUT',
+      message: 'guidance needs some text',
+    });
     const { types } = h.ok({ type: 'giveGuidance', actor: CAROL, text: 'mind the cache' });
     expect(types).toEqual(['feedbackRecorded']);
     expect(h.run.feedback).toMatchObject([
@@ -155,5 +157,170 @@ describe('runWords (issue 29)', () => {
         to: { stepId: 'build', attempt: 1 },
       }),
     ]);
+  });
+});
+
+const QUORUM = wf(`
+id: quorum
+steps:
+  - id: plan
+    agent: planner
+    prompt: plan it
+    checkpoint: { when: after, approvals: 2, requestChanges: false }
+  - id: build
+    agent: coder
+    prompt: build it
+  - id: ship
+    agent: shipper
+    prompt: ship it
+    checkpoint: { when: after }
+`);
+
+describe('what a note says and where it waits', () => {
+  it('a note is kept without its surrounding blanks, and only its first 4000 characters', () => {
+    const h = new Harness();
+    h.start(PLAN_BUILD);
+    h.ok({ type: 'giveGuidance', actor: CAROL, text: '  mind the cache \n' });
+    h.ok({ type: 'giveGuidance', actor: CAROL, text: `${'x'.repeat(MAX_FEEDBACK_CHARS)}tail` });
+    const [short, long] = h.run.feedback!;
+    expect(short).toStrictEqual({
+      stepId: 'plan',
+      forAttempt: 2,
+      kind: 'guidance',
+      by: CAROL,
+      at: h.log.at(-2)!.at,
+      text: 'mind the cache',
+    });
+    expect(long!.text).toBe('x'.repeat(MAX_FEEDBACK_CHARS));
+    h.finish();
+    h.ok({ type: 'requestChanges', actor: BOB, reason: '  add tests  ' });
+    expect(h.run.feedback!.at(-1)).toMatchObject({ kind: 'changes', text: 'add tests' });
+  });
+
+  it('each approver’s reason reaches the next step; blank reasons and a reject’s reason do not', () => {
+    const h = new Harness();
+    h.start(QUORUM);
+    h.finish();
+    const first = h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB, reason: 'ok' });
+    expect(first.types).not.toContain('feedbackRecorded');
+    const { types } = h.ok({
+      type: 'answerCheckpoint',
+      answer: 'approve',
+      actor: CAROL,
+      reason: ' ',
+    });
+    // Nothing was waiting at the checkpoint: nothing moves.
+    expect(types).not.toContain('feedbackForwarded');
+    expect(feedbackFor(h.run, 'build', 1)).toMatchObject([
+      { kind: 'approval', by: BOB, text: 'ok', checkpointId: 'plan:1' },
+    ]);
+    h.finish();
+    h.finish();
+    h.ok({ type: 'answerCheckpoint', answer: 'reject', actor: BOB, reason: 'too late' });
+    expect(h.run.status).toBe('failed');
+    expect(h.run.feedback).toHaveLength(1);
+  });
+
+  it('an approval that ends the run records no reason: no attempt would read it', () => {
+    const h = new Harness();
+    h.start(QUORUM);
+    h.finish();
+    h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB });
+    h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: CAROL });
+    h.finish();
+    h.ok({ type: 'giveGuidance', actor: CAROL, text: 'last words' });
+    h.finish();
+    const { types } = h.ok({
+      type: 'answerCheckpoint',
+      answer: 'approve',
+      actor: BOB,
+      reason: 'ship',
+    });
+    expect(types).not.toContain('feedbackRecorded');
+    expect(h.run.status).toBe('completed');
+    expect(h.run.feedback?.map((f) => f.text)).toEqual(['last words']);
+  });
+
+  it('guidance at a checkpoint without Request changes waits for the step the approval runs', () => {
+    const h = new Harness();
+    h.start(QUORUM);
+    h.finish();
+    h.ok({ type: 'giveGuidance', actor: CAROL, text: 'use bcrypt' });
+    expect(h.run.feedback).toMatchObject([
+      { stepId: 'build', forAttempt: 1, kind: 'guidance', checkpointId: 'plan:1' },
+    ]);
+    h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB });
+    const { types } = h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: CAROL });
+    // Already where the approval goes: not moved again.
+    expect(types).not.toContain('feedbackForwarded');
+    expect(feedbackFor(h.run, 'build', 1)).toEqual([h.run.feedback![0]]);
+    expect(h.run.feedback![0]).not.toHaveProperty('forwardedFrom');
+  });
+
+  it('guidance at a before gate waits for the step Request changes would run, and goes with the approval to the gated step', () => {
+    const h = new Harness();
+    h.start(GATED_BUILD);
+    h.finish();
+    h.ok({ type: 'giveGuidance', actor: CAROL, text: 'keep the API' });
+    expect(h.run.feedback).toMatchObject([
+      { stepId: 'plan', forAttempt: 2, kind: 'guidance', checkpointId: 'build:1' },
+    ]);
+    const { types } = h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB });
+    expect(types).toContain('feedbackForwarded');
+    expect(feedbackFor(h.run, 'build', 1)).toMatchObject([
+      { text: 'keep the API', forwardedFrom: { stepId: 'plan', forAttempt: 2 } },
+    ]);
+  });
+
+  it('a note kept for a later step that runs again stays with it when an earlier checkpoint is approved', () => {
+    const h = new Harness();
+    h.start(
+      wf(`
+id: review-loop
+steps:
+  - { id: plan, agent: planner, prompt: plan it, checkpoint: { when: after } }
+  - { id: build, agent: coder, prompt: build it }
+  - { id: review, agent: reviewer, prompt: review it, loop: { backTo: plan, max: 2 } }
+`),
+    );
+    h.finish();
+    h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB });
+    h.finish();
+    h.ok({ type: 'giveGuidance', actor: CAROL, text: 'check the logs' });
+    h.finish({ action: 'loop' });
+    expect(h.current).toBe('plan');
+    h.finish();
+    h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB });
+    expect(h.current).toBe('build');
+    expect(feedbackFor(h.run, 'build', 2)).toEqual([]);
+    expect(feedbackFor(h.run, 'review', 2).map((f) => f.text)).toEqual(['check the logs']);
+  });
+
+  it('a note the step’s retry already read does not move on to the next step', () => {
+    const h = new Harness();
+    h.start(
+      wf('id: two\nsteps: [{ id: plan, agent: p, prompt: p }, { id: build, agent: b, prompt: b }]'),
+    );
+    h.ok({ type: 'giveGuidance', actor: CAROL, text: 'smaller steps' });
+    h.fail();
+    h.ok({ type: 'retry' });
+    expect(feedbackFor(h.run, 'plan', 2).map((f) => f.text)).toEqual(['smaller steps']);
+    const { types } = h.finish();
+    expect(types).not.toContain('feedbackForwarded');
+    expect(feedbackFor(h.run, 'build', 1)).toEqual([]);
+  });
+
+  it('guidance at a gate the run came back to reaches the gated step’s next attempt', () => {
+    const h = new Harness();
+    h.start(GATED_BUILD);
+    h.finish();
+    h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB });
+    h.finish();
+    h.ok({ type: 'revert', toStepId: 'build', actor: BOB, source: 'command' });
+    expect(h.run.checkpoint?.id).toBe('build:2');
+    h.ok({ type: 'giveGuidance', actor: CAROL, text: 'second try: keep the API' });
+    expect(h.run.feedback?.at(-1)).toMatchObject({ stepId: 'plan', forAttempt: 2 });
+    h.ok({ type: 'answerCheckpoint', answer: 'approve', actor: BOB });
+    expect(feedbackFor(h.run, 'build', 2).map((f) => f.text)).toContain('second try: keep the API');
   });
 });

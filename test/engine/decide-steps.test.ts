@@ -205,3 +205,175 @@ describe('recoverInterrupted', () => {
     );
   });
 });
+
+describe('what a worker report must hold', () => {
+  it('a session needs an id and a whole monitoring number from 0; a chain a whole index from 0', () => {
+    const h = new Harness();
+    h.start(DEMO_WORKFLOW);
+    h.ok({ type: 'stepStarted', stepId: 'plan', attempt: 1 });
+    const session = { type: 'sessionInitialized', stepId: 'plan' } as const;
+    for (const bad of [
+      { sessionId: '', monitoringId: 1 },
+      { sessionId: 's', monitoringId: -1 },
+      { sessionId: 's', monitoringId: 1.5 },
+    ]) {
+      expect(h.rejected({ ...session, ...bad })).toEqual({
+        code: 'INVALID_INPUT',
+        message: 'sessionId must be non-empty and monitoringId an integer >= 0',
+      });
+    }
+    h.ok({ ...session, sessionId: 's', monitoringId: 0 });
+    for (const chainIndex of [-1, 0.5]) {
+      expect(h.rejected({ type: 'chainCompleted', stepId: 'plan', chainIndex })).toEqual({
+        code: 'INVALID_INPUT',
+        message: 'chainIndex must be an integer >= 0',
+      });
+    }
+  });
+
+  it('telemetry must be finite; zero is fine, and a failure’s telemetry counts', () => {
+    const h = new Harness();
+    h.start(RETRYING);
+    const finish = {
+      type: 'stepFinished',
+      stepId: 'build',
+      attempt: 1,
+      exitCode: 0,
+      directive: { action: 'continue' },
+    } as const;
+    for (const tokensIn of [Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(h.rejected({ ...finish, telemetry: { ...T1, tokensIn } }).code).toBe('INVALID_INPUT');
+    }
+    for (const field of ['tokensOut', 'cachedTokens'] as const) {
+      expect(h.rejected({ ...finish, telemetry: { ...T1, [field]: -1 } }).code).toBe(
+        'INVALID_INPUT',
+      );
+    }
+    expect(
+      h.rejected({
+        type: 'stepFailed',
+        stepId: 'build',
+        attempt: 1,
+        error: 'x',
+        telemetry: { ...T1, costUsd: -1 },
+      }).code,
+    ).toBe('INVALID_INPUT');
+    h.ok({ type: 'stepFailed', stepId: 'build', attempt: 1, error: 'x', telemetry: T1 });
+    expect(h.step('build').telemetry).toEqual(T1);
+    h.ok({
+      ...finish,
+      attempt: 2,
+      telemetry: { tokensIn: 0, tokensOut: 0, cachedTokens: 0, costUsd: 0 },
+    });
+    expect(h.current).toBe('test');
+  });
+
+  it('a step that allows no retries blocks at its first failure', () => {
+    const h = new Harness();
+    h.start(
+      wf('id: once\nsteps: [{ id: a, agent: x, prompt: p, retries: { count: 0, backoff: 1s } }]'),
+    );
+    expect(h.fail('no disk').types).toEqual(['stepFailed', 'runBlocked']);
+    expect(h.run.blocked).toEqual({ kind: 'failure', reason: 'step a failed: no disk' });
+  });
+
+  it('a report while the run is paused is stale, whatever the step', () => {
+    const h = new Harness();
+    h.start(DEMO_WORKFLOW);
+    h.ok({ type: 'pause' });
+    expect(h.rejected({ type: 'stepStarted', stepId: 'plan', attempt: 1 }).message).toBe(
+      `stale report for step plan: run ${RUN_ID} is blocked`,
+    );
+  });
+});
+
+describe('trigger reports', () => {
+  const TRIGGERED = wf(`
+id: triggered
+steps:
+  - { id: plan, agent: planner, prompt: plan it }
+  - { id: build, agent: coder, prompt: build it }
+`);
+
+  it('are refused when no trigger waits, and when they name another step', () => {
+    const h = new Harness();
+    h.start(TRIGGERED);
+    const report = { type: 'triggerFinished', stepId: 'plan', attempt: 1, exitCode: 0 } as const;
+    expect(h.rejected(report).message).toBe(
+      `stale trigger report for step plan: run ${RUN_ID} awaits no trigger`,
+    );
+    h.finish({ action: 'trigger', triggerAgentId: 'helper' });
+    expect(h.rejected({ ...report, stepId: 'build' }).message).toBe(
+      'stale trigger report: awaiting plan attempt 1',
+    );
+    h.ok({ type: 'pause' });
+    expect(h.rejected(report).message).toContain('awaits no trigger');
+  });
+
+  it('an error reported with exit 0 still blocks the run; the telemetry counts either way', () => {
+    const h = new Harness();
+    h.start(TRIGGERED);
+    h.finish({ action: 'trigger', triggerAgentId: 'helper' });
+    const before = h.step('plan').telemetry.tokensIn;
+    const { events } = h.ok({
+      type: 'triggerFinished',
+      stepId: 'plan',
+      attempt: 1,
+      exitCode: 0,
+      error: 'no answer',
+      telemetry: T1,
+    });
+    expect(events[0]).toMatchObject({ type: 'triggerFinished', error: 'no answer', exitCode: 0 });
+    expect(h.run.blocked).toEqual({
+      kind: 'failure',
+      reason: 'trigger agent helper of step plan failed: no answer',
+    });
+    expect(h.step('plan').telemetry.tokensIn).toBe(before + T1.tokensIn);
+  });
+
+  it('a trigger that succeeds records no error', () => {
+    const h = new Harness();
+    h.start(TRIGGERED);
+    h.finish({ action: 'trigger', triggerAgentId: 'helper' });
+    const { events } = h.ok({ type: 'triggerFinished', stepId: 'plan', attempt: 1, exitCode: 0 });
+    expect(events[0]).not.toHaveProperty('error');
+    expect(h.current).toBe('build');
+  });
+
+  it('a trigger report with bad telemetry is refused', () => {
+    const h = new Harness();
+    h.start(TRIGGERED);
+    h.finish({ action: 'trigger', triggerAgentId: 'helper' });
+    expect(
+      h.rejected({
+        type: 'triggerFinished',
+        stepId: 'plan',
+        attempt: 1,
+        exitCode: 0,
+        telemetry: { ...T1, costUsd: -2 },
+      }).code,
+    ).toBe('INVALID_INPUT');
+  });
+});
+
+describe('recoverInterrupted, more', () => {
+  it('a queued step counts as in flight; a paused run has nothing in flight', () => {
+    const h = new Harness();
+    h.start(DEMO_WORKFLOW);
+    expect(h.ok({ type: 'recoverInterrupted' }).types).toEqual(['stepInterrupted', 'stepQueued']);
+    h.ok({ type: 'pause' });
+    expect(h.rejected({ type: 'recoverInterrupted' }).message).toContain('nothing was interrupted');
+  });
+
+  it('a running attempt may fail; a triggered agent in flight is no interrupted step', () => {
+    const h = new Harness();
+    h.start(DEMO_WORKFLOW);
+    h.ok({ type: 'stepStarted', stepId: 'plan', attempt: 1 });
+    h.ok({ type: 'stepFailed', stepId: 'plan', attempt: 1, error: 'killed' });
+    expect(h.run.blocked?.reason).toBe('step plan failed: killed');
+    const t = new Harness();
+    t.start(DEMO_WORKFLOW);
+    t.finish({ action: 'trigger', triggerAgentId: 'helper' });
+    expect(t.rejected({ type: 'recoverInterrupted' }).message).toContain('nothing was interrupted');
+  });
+});
