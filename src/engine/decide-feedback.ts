@@ -62,17 +62,19 @@ export function recordApprovalReasons(ctx: DecideContext, cp: CheckpointState): 
 }
 
 /**
- * Moves the notes no attempt read yet that `pick` chooses to `to`'s next attempt: the run went
- * past the step they were kept for. Request changes and approval reasons are never moved.
+ * Moves the words no attempt read yet that `pick` chooses to `to`'s next attempt: the run went
+ * past the step they were kept for. Only guidance moves, unless `kinds` says more (a reason kept
+ * for a step that will never run again, enterStep's passed-over steps).
  */
 export function forwardNotes(
   ctx: DecideContext,
   to: StepState,
   pick: (f: FeedbackEntry) => boolean,
+  kinds: readonly FeedbackEntry['kind'][] = ['guidance'],
 ): void {
   const forAttempt = to.attempt + 1;
   const entries = (ctx.state.feedback ?? []).flatMap((f, i) =>
-    f.kind === 'guidance' &&
+    kinds.includes(f.kind) &&
     isUndelivered(ctx.state, f) &&
     pick(f) &&
     !(f.stepId === to.id && f.forAttempt === forAttempt)

@@ -8,7 +8,13 @@ import { forwardNotes } from './decide-feedback.ts';
 import type { Directive } from './directive.ts';
 import type { QueueMode } from './events.ts';
 import { layoutModule } from './layouts/index.ts';
-import { type CheckpointKind, type CheckpointState, type StepState, stepIndex } from './model.ts';
+import {
+  type CheckpointKind,
+  type CheckpointState,
+  type FeedbackEntry,
+  type StepState,
+  stepIndex,
+} from './model.ts';
 import { changesTargetOf } from './note-destination.ts';
 import { holdAtGate } from './pabcd/decide-phase.ts';
 import type { GateName } from './pabcd/phases.ts';
@@ -41,6 +47,15 @@ export function enterStep(ctx: DecideContext, index: number): void {
   }
   // Notes kept for an earlier step that is not run again go to this one (never dropped).
   forwardNotes(ctx, step, (f) => stepIndex(ctx.state, f.stepId) < step.index);
+  // So do the reasons kept for the steps passed over here: a Request changes whose loop goes
+  // back to a completed executeOnce step reaches the step that runs in its place.
+  if (i > index) {
+    const passedOver = (f: FeedbackEntry) => {
+      const at = stepIndex(ctx.state, f.stepId);
+      return at >= index && at < i;
+    };
+    forwardNotes(ctx, step, passedOver, ['changes', 'approval']);
+  }
   startStep(ctx, step, 'visit');
 }
 

@@ -67,16 +67,29 @@ export function approvalTargetOf(state: RunState, cp: CheckpointState): StepStat
   return stepAfter(state, at);
 }
 
+/**
+ * The step that runs when the run goes back to `step`: `step`, or the first after it when the
+ * run passes it over (excluded, skipped ahead, or an executeOnce step that completed), as
+ * decide-flow's enterStep does.
+ */
+function runsInPlaceOf(state: RunState, step: StepState | undefined): StepState | undefined {
+  if (step === undefined) return undefined;
+  return state.steps.slice(step.index).find((s) => {
+    const once = state.workflow.steps[s.index]?.executeOnce === true && s.status === 'completed';
+    return !s.excluded && s.status !== 'skipped' && !once;
+  });
+}
+
 /** Where a note given to the run now goes (empty for a run with no current step). */
 export function noteDestinations(state: RunState): NoteDestinations {
   const cp = state.checkpoint;
   if (cp) {
     const gated = findStep(state, cp.stepId);
     const approval = target(approvalTargetOf(state, cp));
-    const changes =
-      gated !== undefined && cp.answers.includes('loop')
-        ? target(changesTargetOf(state, gated, cp.when))
-        : undefined;
+    const back = gated !== undefined && cp.answers.includes('loop');
+    const changes = back
+      ? target(runsInPlaceOf(state, changesTargetOf(state, gated, cp.when)))
+      : undefined;
     return {
       atCheckpoint: true,
       ...(approval !== undefined && { withApproval: approval }),

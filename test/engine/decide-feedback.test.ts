@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_FEEDBACK_CHARS } from '../../src/engine/decide-feedback.ts';
 import { feedbackFor } from '../../src/engine/model.ts';
+import { noteDestinations } from '../../src/engine/note-destination.ts';
 import { runWords } from '../../src/engine/run-words.ts';
 import { BOB, CAROL, Harness, wf } from './harness.ts';
 
@@ -56,6 +57,36 @@ describe('feedback', () => {
     expect(h.rejected({ type: 'requestChanges', actor: BOB, reason: 'x' }).message).toBe(
       '"loop" is not an answer to checkpoint ship:1 (allowed: approve, reject)',
     );
+  });
+
+  it('Request changes looping back to a completed executeOnce step: its reason goes to the step that runs instead', () => {
+    const h = new Harness();
+    h.start(
+      wf(`
+id: once-changes
+steps:
+  - { id: scaffold, agent: a, prompt: p, executeOnce: true }
+  - id: code
+    agent: a
+    prompt: p
+    loop: { backTo: scaffold, max: 2 }
+    checkpoint: { when: after }
+`),
+    );
+    h.finish();
+    h.finish();
+    expect(h.run.checkpoint).toMatchObject({ id: 'code:1', when: 'after' });
+    // What chat tells a note's writer names the step that will read it, not the one passed over.
+    expect(noteDestinations(h.run).ifChanges).toEqual({ stepId: 'code', attempt: 2 });
+    h.ok({ type: 'requestChanges', actor: BOB, reason: 'handle the empty list' });
+    // scaffold is passed over: code runs again, and it is told why.
+    expect(h.current).toBe('code');
+    expect(h.step('scaffold')).toMatchObject({ status: 'completed', attempt: 1 });
+    const code = h.step('code');
+    expect(code.attempt).toBe(2);
+    expect(feedbackFor(h.run, 'code', code.attempt)).toMatchObject([
+      { kind: 'changes', by: BOB, text: 'handle the empty list' },
+    ]);
   });
 
   it('guidance is recorded for the current step’s next attempt; blank guidance is refused', () => {
