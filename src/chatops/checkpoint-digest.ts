@@ -88,8 +88,10 @@ function besideListed(
   const dirs = [...new Set([...known].map((p) => path.dirname(p)))].sort();
   let left = budget;
   for (const dir of dirs) {
+    // `dir` is normalized and a name has no separator: plain concatenation is path.join here.
+    const prefix = dir === '.' ? '' : `${dir}${path.sep}`;
     for (const name of cache.names(input.workspace, dir)) {
-      const rel = dir === '.' ? name : path.join(dir, name);
+      const rel = prefix + name;
       if (known.has(rel) || input.diffFile === rel) continue;
       if (left-- <= 0) return;
       add('beside', rel, 'present');

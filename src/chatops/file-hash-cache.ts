@@ -36,9 +36,18 @@ export class FileHashCache {
   /** Files read (not served from the cache) since creation: the bench and tests look at it. */
   reads = 0;
 
+  /** The last workspace asked for and its resolved root: a re-check asks thousands of times. */
+  #root = { workspace: '', root: '' };
+
+  #rootOf(workspace: string): string {
+    if (this.#root.workspace !== workspace)
+      this.#root = { workspace, root: path.resolve(workspace) };
+    return this.#root.root;
+  }
+
   /** The hash of `file` (workspace-relative or absolute inside `workspace`). */
   hash(workspace: string, file: string): FileHash {
-    const root = path.resolve(workspace);
+    const root = this.#rootOf(workspace);
     const abs = path.resolve(root, file);
     // A listed path is data the agent could write: one outside the workspace is not even lstat'ed.
     // (resolve() removed every `..`, so a prefix test is exact; it is cheaper than relative().)
@@ -70,7 +79,7 @@ export class FileHashCache {
    * its mtime. A directory outside the workspace, reached through a link, or absent has none.
    */
   names(workspace: string, dir: string): readonly string[] {
-    const root = path.resolve(workspace);
+    const root = this.#rootOf(workspace);
     const abs = path.resolve(root, dir);
     if (abs !== root && !abs.startsWith(root + path.sep)) return [];
     let st: fs.Stats | undefined;
