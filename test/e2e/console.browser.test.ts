@@ -15,12 +15,16 @@ import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatCost } from '../../src/bridges/web/pages/runs.ts';
 import type { RunState } from '../../src/engine/model.ts';
+import { slow } from '../support/slowdown.ts';
 import { type E2eBridge, prepareGitWorkspace, startE2eBridge } from './bridge.ts';
 import { findChromium, inCi, launchChromium, missingChromiumBanner } from './chromium.ts';
 import { axeProblems, screenshot, widths } from './page-checks.ts';
 
-/** Generous upper bound for anything to appear (not a timing assertion: it only avoids hanging). */
-const APPEAR_MS = 15_000;
+/**
+ * Generous upper bound for anything to appear (not a timing assertion: it only avoids hanging),
+ * scaled by PHASEBRIDGE_TEST_SLOWDOWN: under load a Request changes and its re-run took over 15 s.
+ */
+const APPEAR_MS = slow(15_000);
 
 const chromiumPath = findChromium();
 if (!chromiumPath && !inCi()) process.stderr.write(missingChromiumBanner());
@@ -64,6 +68,8 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
       viewport: { width: 1280, height: 800 },
       baseURL: e2e.bridge.url,
     });
+    // Playwright's own 30 s waits (clicks, navigations) scale like every other deadline.
+    context.setDefaultTimeout(slow(30_000));
     page = await context.newPage();
     page.on('pageerror', (err) => pageProblems.push(`page error: ${err.message}`));
     page.on('console', (m) => {
