@@ -199,24 +199,11 @@ export async function stageFileAtomicAsync(
     await pool.rm(tmp);
     throw err;
   }
-  const rename = async () => {
-    try {
-      await pool.rename(tmp, target);
-    } catch (err) {
-      await pool.rm(tmp);
-      throw err;
-    }
-  };
-  return {
+  return stagedWrite(
     dir,
-    rename,
-    publish: async (dirFd) => {
-      await rename();
-      if (dirFd === undefined) await fsyncDirAsync(dir);
-      else await fsyncAsync(dirFd);
-    },
-    discard: () => pool.rm(tmp),
-  };
+    () => pool.rename(tmp, target),
+    () => pool.rm(tmp),
+  );
 }
 
 /**
@@ -243,11 +230,27 @@ export async function stageFileAtomicFast(
     fs.rmSync(tmp, { force: true });
     throw err;
   }
+  return stagedWrite(
+    dir,
+    async () => fs.renameSync(tmp, target),
+    async () => fs.rmSync(tmp, { force: true }),
+  );
+}
+
+/**
+ * A staged temp file of `dir`: `rename` moves it into place (removing it when that fails),
+ * `publish` renames and fsyncs the folder, `discard` removes it.
+ */
+function stagedWrite(
+  dir: string,
+  move: () => Promise<void>,
+  remove: () => Promise<void>,
+): StagedWrite {
   const rename = async () => {
     try {
-      fs.renameSync(tmp, target);
+      await move();
     } catch (err) {
-      fs.rmSync(tmp, { force: true });
+      await remove();
       throw err;
     }
   };
@@ -259,7 +262,7 @@ export async function stageFileAtomicFast(
       if (dirFd === undefined) await fsyncDirAsync(dir);
       else await fsyncAsync(dirFd);
     },
-    discard: async () => fs.rmSync(tmp, { force: true }),
+    discard: remove,
   };
 }
 
