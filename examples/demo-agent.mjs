@@ -22,6 +22,9 @@
  *   together=N     before the work, wait until N agents of this run's step (tasks, say) have
  *                  started, so they surely run at the same time (each marks a file under
  *                  `.phasebridge/demo-together/` in the workspace; gives up after 30 s, saying so)
+ *   waitfor=PATH   before the work, wait until PATH (absolute, or relative to the workspace)
+ *                  exists, so a test holds agents until it has done something; the wait ends
+ *                  too when PATH's folder is gone (the test cleaned up)
  *   grandchild     start a grandchild process that hangs too, and print its pid
  *   ignoreterm     ignore SIGTERM (agent and grandchild), so only SIGKILL stops them
  *   noise=N        print about N bytes of filler output (to demo the output cap)
@@ -280,6 +283,20 @@ async function together(n) {
   console.log(`demo-agent: together=${n}: all started`);
 }
 
+/** Waits until `file` exists (a test's signal); its folder going away ends the wait too. */
+async function waitForFile(file) {
+  const dir = path.dirname(path.resolve(file));
+  for (;;) {
+    if (fs.existsSync(file)) break;
+    if (!fs.existsSync(dir)) {
+      console.log(`demo-agent: waitfor=${file}: its folder is gone, going on`);
+      return;
+    }
+    await sleep(20);
+  }
+  console.log(`demo-agent: waitfor=${file}: there`);
+}
+
 /** Appends a line to a file of the workspace (the agent's cwd), so the step has a diff. */
 function writeWorkFile(name) {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(name)) {
@@ -309,6 +326,7 @@ async function main() {
 
   const meet = int(b.together, 0);
   if (meet > 0) await together(meet);
+  if (b.waitfor !== undefined) await waitForFile(b.waitfor);
 
   const total = int(b.sleep, 300);
   const steps = int(b.progress, 0);

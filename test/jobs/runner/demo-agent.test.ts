@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runAgent } from '../../../src/jobs/runner/run-agent.ts';
+import { holdsFor } from '../../support/slowdown.ts';
 import { demoAgent, invocation, makeTempRun, type TempRun } from './helpers.ts';
 
 let run: TempRun;
@@ -61,6 +62,34 @@ describe('examples/demo-agent.mjs', () => {
       expect(out.ok).toBe(true);
       expect(out.outputTail).toContain('demo-agent: together=2: all started');
     }
+  });
+
+  it('waitfor=PATH: holds the agent until the file exists, or until its folder is gone', async () => {
+    const gate = path.join(run.workspace, 'gate', 'go');
+    fs.mkdirSync(path.dirname(gate));
+    let finished = false;
+    const held = runAgent(
+      demoAgent(),
+      invocation(run, { prompt: `demo: sleep=0 waitfor=${gate}` }),
+    );
+    void held.then(() => {
+      finished = true;
+    });
+    await holdsFor(() => !finished, 500, 'the agent finished before its file existed');
+    fs.writeFileSync(gate, '');
+    const out = await held;
+    expect(out.ok).toBe(true);
+    expect(out.outputTail).toContain(`demo-agent: waitfor=${gate}: there`);
+
+    const gone = path.join(run.workspace, 'gone', 'go');
+    const orphan = await runAgent(
+      demoAgent(),
+      invocation(run, { prompt: `demo: sleep=0 waitfor=${gone}`, attempt: 2 }),
+    );
+    expect(orphan.ok).toBe(true);
+    expect(orphan.outputTail).toContain(
+      `demo-agent: waitfor=${gone}: its folder is gone, going on`,
+    );
   });
 
   it('writes every directive action', async () => {
