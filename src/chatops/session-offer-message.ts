@@ -90,6 +90,8 @@ export function renderClosedOffer(
       ),
     ),
     buttons: [],
+    // Who chose what is a decision shown, as a checkpoint's: never held behind progress edits.
+    urgency: 'decision',
   };
 }
 
