@@ -18,6 +18,12 @@ export default defineConfig({
     allowOnly: !process.env.CI,
     // An error no test awaited (a watcher, a socket) fails the run: it is a defect, not noise.
     dangerouslyIgnoreUnhandledErrors: false,
+    // Agents at the suite's own CPU priority (PHASEBRIDGE_AGENT_NICE, default 10 in production,
+    // where agents are the heavy work). Here the demo agents are the critical path of the
+    // multi-process stories: lowered (and their autogroups with them) below three busy forks,
+    // each agent start waited seconds for CPU (a coordinator session to MERGING took 31 s instead
+    // of 3 s at load 17). test/cli/agent-priority.test.ts sets it itself.
+    env: { PHASEBRIDGE_AGENT_NICE: process.env.PHASEBRIDGE_AGENT_NICE ?? '0' },
     pool: 'forks',
     // Most slow tests wait on platform pacing or child processes, not the CPU: on 2 cores the
     // default (one fork) left the second core idle and the suite took 11 minutes.
