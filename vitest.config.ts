@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { LongestFirstSequencer } from './test/support/sequencer.ts';
 import { slow } from './test/support/slowdown.ts';
 import { SLOW_FILES, SLOW_GLOBS } from './test/support/tiers.ts';
 
@@ -24,6 +25,8 @@ export default defineConfig({
     // each agent start waited seconds for CPU (a coordinator session to MERGING took 31 s instead
     // of 3 s at load 17). test/cli/agent-priority.test.ts sets it itself.
     env: { PHASEBRIDGE_AGENT_NICE: process.env.PHASEBRIDGE_AGENT_NICE ?? '0' },
+    // Longest files first, both tiers in one queue, also on a fresh clone with no timing cache.
+    sequence: { sequencer: LongestFirstSequencer },
     pool: 'forks',
     // Most slow tests wait on platform pacing or child processes, not the CPU: on 2 cores the
     // default (one fork) left the second core idle and the suite took 11 minutes.

@@ -67,3 +67,30 @@ export const SLOW_FILES = [
   'test/jobs/runner/git-diff.test.ts',
   'test/jobs/runner/run-agent.test.ts',
 ];
+
+/**
+ * The longest files and about how long each takes (s, quiet 2-core machine): started first when
+ * vitest has no timing of its own (a fresh clone, CI), so no long file starts last and runs alone
+ * at the end (test/support/sequencer.ts). Order matters only among these; update them when the
+ * ten slowest in docs/test-reliability.md change.
+ */
+export const LONG_FILES: Readonly<Record<string, number>> = {
+  'test/contracts/telegram.test.ts': 60,
+  'test/e2e/console.browser.test.ts': 45,
+  'test/contracts/slack.test.ts': 35,
+  'test/cli/chaos.test.ts': 33,
+  'test/contracts/tool-approvals.test.ts': 30,
+  'test/contracts/files.test.ts': 28,
+  'test/jobs/workers/remote-workers.test.ts': 26,
+  'test/app/console-chat-signin.test.ts': 22,
+  'test/contracts/people-link.test.ts': 20,
+  'test/chatops/repeat-stories.test.ts': 20,
+  'test/contracts/web.test.ts': 19,
+  'test/contracts/one-truth.test.ts': 19,
+  'test/cli/sessions-sigkill.test.ts': 18,
+  'test/cli/sessions-sigkill-late.test.ts': 18,
+  'test/cli/sessions-sigkill-choices.test.ts': 15,
+  'test/app/unreachable-telegram.test.ts': 17,
+  'test/contracts/pabcd.test.ts': 15,
+  'test/contracts/discord.test.ts': 14,
+};
