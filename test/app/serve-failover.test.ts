@@ -4,7 +4,8 @@
  * The first leads (it polls Telegram), the second answers /readyz and /metrics as a standby. A
  * run reaches its plan checkpoint; the leader is SIGKILLed and Approve is pressed at once: the
  * standby takes the lease, starts polling, answers the press and applies it once (the run moves
- * on to review), and no update is applied twice (one run, each ledger key once).
+ * on to review), and no update is applied twice (one run, each ledger key once). A leader paused
+ * (SIGSTOP) past its lease wakes after the takeover, finds the lease gone and exits 75.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -76,77 +77,83 @@ if (!present && !inCi()) {
       await Promise.all([pg?.stop(), redis?.stop()]);
     }, slow(30_000));
 
+    /** A fresh database, workspace and fake Telegram, and how to start `serve` on them. */
+    const cluster = async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-failover-'));
+      cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+      const ws = path.join(dir, 'ws');
+      fs.mkdirSync(ws);
+      const url = await pg.createDatabase();
+      const fake = await FakeTelegram.start();
+      cleanups.push(() => fake.close());
+      fake.addChat(TEAM);
+
+      // The chat is bound and Alice may run and approve, in the shared database.
+      const setup = await openPostgresDb({ url, maxConnections: 1 });
+      try {
+        await migrateToLatest(setup);
+        const repos = createRepositories(setup);
+        const binding = await repos.bindings.bind({
+          chatRef: `telegram:${TEAM.id}`,
+          workspace: ws,
+        });
+        await repos.allowlist.allow(
+          { bindingId: binding.id },
+          'telegram',
+          String(ALICE.id),
+          'approver',
+        );
+      } finally {
+        await setup.close();
+      }
+
+      const start = async (name: string): Promise<Serve> => {
+        const port = await freePort();
+        const child = spawn(process.execPath, [BIN, 'serve'], {
+          cwd: dir,
+          env: {
+            PATH: process.env.PATH,
+            PHASEBRIDGE_HOME: path.join(dir, `home-${name}`),
+            PHASEBRIDGE_WORKSPACE: ws,
+            PHASEBRIDGE_PORT: String(port),
+            PHASEBRIDGE_METRICS_TOKEN: METRICS_TOKEN,
+            LOG_LEVEL: 'warn',
+            DEMO_AGENT_BEHAVIOUR: 'sleep=20',
+            TELEGRAM_BOT_TOKEN: fake.token,
+            TELEGRAM_API_ROOT: fake.apiRoot,
+            DATABASE_URL: url,
+            REDIS_URL: redis.url,
+          },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let out = '';
+        child.stdout?.on('data', (c: Buffer) => {
+          out += c.toString();
+        });
+        child.stderr?.on('data', (c: Buffer) => {
+          out += c.toString();
+        });
+        const exited = new Promise<number | null>((resolve) =>
+          child.once('exit', (code) => resolve(code)),
+        );
+        cleanups.push(async () => {
+          child.kill('SIGTERM');
+          await exited;
+        });
+        return { name, child, url: `http://127.0.0.1:${port}`, exited, output: () => out };
+      };
+      const roleIs = (s: Serve, role: string) =>
+        waitUntil(async () => (await roleOf(s)) === role, {
+          timeoutMs: 60_000,
+          message: `${s.name} is not ${role}:\n${s.output()}`,
+        });
+      return { ws, fake, start, roleIs };
+    };
+
     it(
       'the standby takes over a SIGKILLed leader; a press sent meanwhile is answered and applied once',
       async () => {
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-failover-'));
-        cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
-        const ws = path.join(dir, 'ws');
-        fs.mkdirSync(ws);
-        const url = await pg.createDatabase();
-        const fake = await FakeTelegram.start();
-        cleanups.push(() => fake.close());
-        fake.addChat(TEAM);
-
-        // The chat is bound and Alice may run and approve, in the shared database.
-        const setup = await openPostgresDb({ url, maxConnections: 1 });
-        try {
-          await migrateToLatest(setup);
-          const repos = createRepositories(setup);
-          const binding = await repos.bindings.bind({
-            chatRef: `telegram:${TEAM.id}`,
-            workspace: ws,
-          });
-          await repos.allowlist.allow(
-            { bindingId: binding.id },
-            'telegram',
-            String(ALICE.id),
-            'approver',
-          );
-        } finally {
-          await setup.close();
-        }
-
-        const start = async (name: string): Promise<Serve> => {
-          const port = await freePort();
-          const child = spawn(process.execPath, [BIN, 'serve'], {
-            cwd: dir,
-            env: {
-              PATH: process.env.PATH,
-              PHASEBRIDGE_HOME: path.join(dir, `home-${name}`),
-              PHASEBRIDGE_WORKSPACE: ws,
-              PHASEBRIDGE_PORT: String(port),
-              PHASEBRIDGE_METRICS_TOKEN: METRICS_TOKEN,
-              LOG_LEVEL: 'warn',
-              DEMO_AGENT_BEHAVIOUR: 'sleep=20',
-              TELEGRAM_BOT_TOKEN: fake.token,
-              TELEGRAM_API_ROOT: fake.apiRoot,
-              DATABASE_URL: url,
-              REDIS_URL: redis.url,
-            },
-            stdio: ['ignore', 'pipe', 'pipe'],
-          });
-          let out = '';
-          child.stdout?.on('data', (c: Buffer) => {
-            out += c.toString();
-          });
-          child.stderr?.on('data', (c: Buffer) => {
-            out += c.toString();
-          });
-          const exited = new Promise<number | null>((resolve) =>
-            child.once('exit', (code) => resolve(code)),
-          );
-          cleanups.push(async () => {
-            child.kill('SIGTERM');
-            await exited;
-          });
-          return { name, child, url: `http://127.0.0.1:${port}`, exited, output: () => out };
-        };
-        const roleIs = (s: Serve, role: string) =>
-          waitUntil(async () => (await roleOf(s)) === role, {
-            timeoutMs: 60_000,
-            message: `${s.name} is not ${role}:\n${s.output()}`,
-          });
+        const { ws, fake, start, roleIs } = await cluster();
 
         const a = await start('a');
         await roleIs(a, 'leader');
@@ -224,6 +231,68 @@ if (!present && !inCi()) {
           'phasebridge_bridge_info{role="leader",database="postgres",queue="bullmq"} 1',
         );
         expect(leaderMetrics).toMatch(/^phasebridge_leader_lease_age_seconds \d/m);
+      },
+      slow(300_000),
+    );
+
+    it(
+      'a leader paused past its lease wakes to find another leading: it stops (exit 75), applying nothing',
+      async () => {
+        const { ws, fake, start, roleIs } = await cluster();
+        const a = await start('a');
+        await roleIs(a, 'leader');
+        const b = await start('b');
+        await roleIs(b, 'standby');
+        fake.userSends({ chat: TEAM, from: ALICE, text: '/run demo add a login page' });
+        const plan = await waitUntil(
+          () =>
+            fake
+              .botMessages(TEAM.id)
+              .find(
+                (m) =>
+                  /Checkpoint plan/.test(m.text ?? '') &&
+                  JSON.stringify(m.replyMarkup ?? {}).includes('Approve'),
+              ),
+          { timeoutMs: 60_000, message: `no plan checkpoint in the chat:\n${a.output()}` },
+        );
+
+        // A stop-the-world pause (SIGSTOP: a long GC, a frozen VM) longer than the lease.
+        a.child.kill('SIGSTOP');
+        await roleIs(b, 'leader');
+        fake.userPresses({
+          chatId: TEAM.id,
+          messageId: plan.message_id,
+          from: ALICE,
+          label: 'Approve',
+        });
+        await waitUntil(
+          () => fake.botMessages(TEAM.id).some((m) => /Checkpoint review/.test(m.text ?? '')),
+          { timeoutMs: 90_000, message: `the run did not reach review:\n${b.output()}` },
+        );
+
+        // The old leader wakes: it finds the lease gone, stops leading and exits for a restart.
+        a.child.kill('SIGCONT');
+        const code = await Promise.race([
+          a.exited,
+          new Promise<'running'>((r) => setTimeout(() => r('running'), slow(60_000))),
+        ]);
+        expect(code, a.output()).toBe(75);
+        expect(a.output()).toContain('no longer the leader');
+
+        const runsDir = path.join(ws, '.phasebridge', 'runs');
+        const runs = fs.readdirSync(runsDir);
+        expect(runs).toHaveLength(1);
+        const lines = fs
+          .readFileSync(path.join(runsDir, runs[0]!, 'ledger.jsonl'), 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { key: string; events: { type: string }[] });
+        expect(new Set(lines.map((l) => l.key)).size).toBe(lines.length);
+        expect(
+          lines.flatMap((l) => l.events).filter((e) => e.type === 'checkpointResolved'),
+        ).toHaveLength(1);
+        // The new leader still leads.
+        expect(await roleOf(b)).toBe('leader');
       },
       slow(300_000),
     );

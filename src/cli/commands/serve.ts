@@ -5,6 +5,8 @@ import type { CliContext } from '../context.ts';
 
 /** Exit code of a leader that lost its lease (EX_TEMPFAIL: start it again, as a standby). */
 const LOST_LEASE_EXIT = 75;
+/** How long a leader that lost its lease tries to stop cleanly before it exits anyway. */
+const LOST_STOP_MS = 5_000;
 
 /** Most agent steps one process runs at once (each is a process of its own). */
 const MAX_CONCURRENCY = 64;
@@ -102,9 +104,15 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
         serve.lost.then((why) => ({ why })),
       ]);
       if ('why' in end) {
-        // Another bridge leads now: stop at once, and let the supervisor start us as a standby.
+        // Another bridge leads now. Every fenced write fails, so a graceful stop may never drain:
+        // stop what stops within a bound, then exit for the supervisor to start us as a standby.
         console.error(`phasebridge: no longer the leader (${end.why}); stopping`);
-        process.exitCode = LOST_LEASE_EXIT;
+        const stopped = await Promise.race([
+          serve.stop().then(() => true),
+          new Promise<false>((r) => setTimeout(() => r(false), LOST_STOP_MS).unref()),
+        ]);
+        if (!stopped) log.warn('no longer the leader: the stop did not finish in time, exiting');
+        process.exit(LOST_LEASE_EXIT);
       }
       log.info(end, 'stopping: no new updates; running steps finish or go back to the queue');
       await serve.stop();
