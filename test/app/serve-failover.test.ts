@@ -7,7 +7,6 @@
  * on to review), and no update is applied twice (one run, each ledger key once). A leader paused
  * (SIGSTOP) past its lease wakes after the takeover, finds the lease gone and exits 75.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,6 +15,7 @@ import { migrateToLatest } from '../../src/db/connection.ts';
 import { openPostgresDb } from '../../src/db/dialects/postgres/connection.ts';
 import { createRepositories } from '../../src/db/repositories/index.ts';
 import { type FakeChat, FakeTelegram, type FakeUser } from '../fakes/telegram.ts';
+import { roleOf, type ServeProcess, spawnServe } from '../support/ha-serve.ts';
 import {
   NO_POSTGRES_LINE,
   type PostgresHandle,
@@ -23,34 +23,14 @@ import {
   startPostgres,
 } from '../support/postgres.ts';
 import { inCi, type RedisHandle, redisAvailable, startRedis } from '../support/redis.ts';
-import { freePort } from '../support/server-process.ts';
 import { slow, waitUntil } from '../support/slowdown.ts';
 
-const BIN = path.resolve(import.meta.dirname, '../../bin/phasebridge.js');
 const TEAM: FakeChat = { id: -2201, type: 'supergroup', title: 'Team' };
 const ALICE: FakeUser = { id: 621, first_name: 'Alice', username: 'alice' };
 const METRICS_TOKEN = 'scrape-token-failover';
 const present = postgresBinDir() !== undefined && redisAvailable().ok;
 
-interface Serve {
-  readonly name: string;
-  readonly child: ChildProcess;
-  readonly url: string;
-  readonly exited: Promise<number | null>;
-  output(): string;
-}
-
-/** `/readyz`'s role, or undefined while nothing answers on the port. */
-async function roleOf(s: Serve): Promise<string | undefined> {
-  try {
-    const body = (await (await fetch(`${s.url}/readyz`)).json()) as { role?: string };
-    return body.role;
-  } catch {
-    return undefined;
-  }
-}
-
-async function metricsOf(s: Serve): Promise<string> {
+async function metricsOf(s: ServeProcess): Promise<string> {
   const res = await fetch(`${s.url}/metrics`, {
     headers: { authorization: `Bearer ${METRICS_TOKEN}` },
   });
@@ -107,15 +87,12 @@ if (!present && !inCi()) {
         await setup.close();
       }
 
-      const start = async (name: string): Promise<Serve> => {
-        const port = await freePort();
-        const child = spawn(process.execPath, [BIN, 'serve'], {
-          cwd: dir,
+      const start = async (name: string): Promise<ServeProcess> => {
+        const serve = await spawnServe({
+          name,
+          dir,
           env: {
-            PATH: process.env.PATH,
-            PHASEBRIDGE_HOME: path.join(dir, `home-${name}`),
             PHASEBRIDGE_WORKSPACE: ws,
-            PHASEBRIDGE_PORT: String(port),
             PHASEBRIDGE_METRICS_TOKEN: METRICS_TOKEN,
             LOG_LEVEL: 'warn',
             DEMO_AGENT_BEHAVIOUR: 'sleep=20',
@@ -124,25 +101,11 @@ if (!present && !inCi()) {
             DATABASE_URL: url,
             REDIS_URL: redis.url,
           },
-          stdio: ['ignore', 'pipe', 'pipe'],
         });
-        let out = '';
-        child.stdout?.on('data', (c: Buffer) => {
-          out += c.toString();
-        });
-        child.stderr?.on('data', (c: Buffer) => {
-          out += c.toString();
-        });
-        const exited = new Promise<number | null>((resolve) =>
-          child.once('exit', (code) => resolve(code)),
-        );
-        cleanups.push(async () => {
-          child.kill('SIGTERM');
-          await exited;
-        });
-        return { name, child, url: `http://127.0.0.1:${port}`, exited, output: () => out };
+        cleanups.push(() => serve.stop());
+        return serve;
       };
-      const roleIs = (s: Serve, role: string) =>
+      const roleIs = (s: ServeProcess, role: string) =>
         waitUntil(async () => (await roleOf(s)) === role, {
           timeoutMs: 60_000,
           message: `${s.name} is not ${role}:\n${s.output()}`,
