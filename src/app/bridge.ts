@@ -57,6 +57,9 @@ export interface Leadership {
   readonly onFenced: (err: FencedError) => void;
 }
 
+/** How long a leader's Postgres session may sit idle inside a transaction (a paused process). */
+const IDLE_IN_TRANSACTION_MS = 10_000;
+
 /** Options of startBridge beyond the config. */
 export interface StartBridgeOptions {
   /** In-process worker slots; false when only `phasebridge worker` processes run jobs. */
@@ -116,7 +119,13 @@ export async function startBridge(
     }
     // Postgres without Redis would leave the job queue in SQLite: refused before anything opens.
     refusePostgresWithoutRedis(config);
-    const db = await openConfiguredDb(config, 10);
+    // A leader paused inside a transaction must not hold its locks (the fence row's, the feed's
+    // advisory lock) against the bridge taking over: the server ends such a session.
+    const db = await openConfiguredDb(
+      config,
+      10,
+      opts.leadership ? IDLE_IN_TRANSACTION_MS : undefined,
+    );
     stack.push(() => db.close());
     const { applied } = await migrateToLatest(db);
     if (applied.length > 0) log.info({ applied }, 'bridge.db migrated');
