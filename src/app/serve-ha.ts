@@ -18,7 +18,7 @@ import { sendText } from '../http/respond.ts';
 import { HttpServer, isLoopbackHost, type RequestHandler } from '../http/server.ts';
 import type { Log } from '../log.ts';
 import { type RunningBridge, type StartBridgeOptions, startBridge } from './bridge.ts';
-import { LeaderLease } from './leader-lease.ts';
+import type { LeaderLease } from './leader-lease.ts';
 
 /** True when `serve` elects a leader: bridge.db on Postgres and jobs on Redis. */
 export function leaseWanted(config: Config): boolean {
@@ -56,6 +56,13 @@ export async function startServe(
       stop: () => bridge.stop(),
     };
   }
+  // Loaded only here: the embedded default never loads a Redis client for the lease.
+  const [{ assertRedisReachable }, { LeaderLease }] = await Promise.all([
+    import('../jobs/queue/bullmq-redis.ts'),
+    import('./leader-lease.ts'),
+  ]);
+  // A dead Redis is one line that says what to do, as for the queue, not a client's retries.
+  await assertRedisReachable(config.redisUrl!);
   const lease = await LeaderLease.connect({
     redisUrl: config.redisUrl!,
     ttlMs: config.leaderLeaseMs,
