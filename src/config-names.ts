@@ -43,6 +43,8 @@ export const FIXES: Record<string, string> = {
   coordinatorOnComplete: 'set PHASEBRIDGE_COORDINATOR_ON_COMPLETE to archive (default) or remove',
   jobLeaseMs:
     'set PHASEBRIDGE_JOB_LEASE_MS to milliseconds between 1000 and 3600000 (default 60000)',
+  leaderLeaseMs:
+    'set PHASEBRIDGE_LEADER_LEASE_MS to milliseconds between 1000 and 60000 (default 5000)',
   agentNice: 'set PHASEBRIDGE_AGENT_NICE to a number from 0 to 19 (default 10; 0 = no change)',
   logLevel: `set LOG_LEVEL to one of ${LOG_LEVELS.join(', ')}`,
   'inputs.maxBytes':
@@ -77,6 +79,7 @@ export const ENV_OF: Record<string, string> = {
   workspaceMode: 'PHASEBRIDGE_WORKSPACE_MODE',
   coordinatorOnComplete: 'PHASEBRIDGE_COORDINATOR_ON_COMPLETE',
   jobLeaseMs: 'PHASEBRIDGE_JOB_LEASE_MS',
+  leaderLeaseMs: 'PHASEBRIDGE_LEADER_LEASE_MS',
   agentNice: 'PHASEBRIDGE_AGENT_NICE',
   logLevel: 'LOG_LEVEL',
   'inputs.maxBytes': 'PHASEBRIDGE_MAX_INPUT_BYTES',

@@ -58,6 +58,11 @@ export const configSchema = z.strictObject({
   /** BullMQ job lease (ms): a job whose worker vanished is taken again within this time. */
   jobLeaseMs: z.pipe(z.coerce.number(), z.int().check(z.gte(1000), z.lte(3_600_000))),
   /**
+   * Leader lease in Redis (ms) when several `serve` share DATABASE_URL and REDIS_URL: a standby
+   * takes over within about this time after the leader dies.
+   */
+  leaderLeaseMs: z.pipe(z.coerce.number(), z.int().check(z.gte(1000), z.lte(60_000))),
+  /**
    * How much lower than ours the CPU priority of agents is (a `nice` increment, 0 = the same):
    * busy agents must not slow the bridge's answers and spawns.
    */
@@ -200,6 +205,7 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     workspaceMode: v('PHASEBRIDGE_WORKSPACE_MODE'),
     coordinatorOnComplete: v('PHASEBRIDGE_COORDINATOR_ON_COMPLETE'),
     jobLeaseMs: v('PHASEBRIDGE_JOB_LEASE_MS'),
+    leaderLeaseMs: v('PHASEBRIDGE_LEADER_LEASE_MS'),
     agentNice: v('PHASEBRIDGE_AGENT_NICE'),
     logLevel: v('LOG_LEVEL'),
     inputs: {
@@ -243,6 +249,7 @@ const DEFAULTS = {
   workspaceMode: 'shared',
   coordinatorOnComplete: 'archive',
   jobLeaseMs: 60_000,
+  leaderLeaseMs: 5_000,
   agentNice: 10,
   logLevel: 'info',
   inputs: { maxBytes: 10 * 1024 * 1024, maxFiles: 5 },

@@ -3,7 +3,8 @@
  * and the HTTP server (web console, health, metrics, webhooks), started and stopped in order.
  */
 
-import type { Platform } from '../bridges/channel.ts';
+import type { Kysely } from 'kysely';
+import type { InboundHandler, Platform } from '../bridges/channel.ts';
 import { type Outbox, withOutboxes } from '../bridges/outbox/index.ts';
 import { outboxStoreOf } from '../bridges/outbox/store-of.ts';
 import { CONSOLE_CHAT_REF, orchestratorRunsSource, WEB_ADMIN } from '../bridges/web/index.ts';
@@ -15,6 +16,7 @@ import { startControlServer } from '../control/server.ts';
 import { startBackgroundCheckpoints } from '../db/checkpointer.ts';
 import { migrateToLatest } from '../db/connection.ts';
 import { bridgeDbAnswers, countsBy } from '../db/health.ts';
+import { claimFence, currentFence, FencedError } from '../db/leader-fence.ts';
 import { openConfiguredDb } from '../db/open.ts';
 import { refusePostgresWithoutRedis } from '../db/postgres-support.ts';
 import {
@@ -22,6 +24,7 @@ import {
   type Repositories,
   type UnreachableChat,
 } from '../db/repositories/index.ts';
+import type { Database as Schema } from '../db/schema.ts';
 import { ConflictError } from '../errors.ts';
 import { makeDirs } from '../fs-errors.ts';
 import { healthRoutes, Readiness, type ReadyWithNote } from '../http/health.ts';
@@ -40,6 +43,23 @@ import { outboxRefusals, type RefusalTarget } from './outbox-refusals.ts';
 import { bullmqRetention, type PruneSchedule, schedulePrune } from './retention.ts';
 import { describeWorker, WorkerWatch } from './worker-watch.ts';
 
+/**
+ * This process leads several `serve` on one Postgres and Redis (serve-ha.ts): its lease's
+ * fencing token, checked by the outbox's writes and before each inbound update is applied.
+ */
+export interface Leadership {
+  readonly token: number;
+  /** This process as the lease names it. */
+  readonly holder: string;
+  /** Seconds since the lease was last renewed, for /metrics. */
+  readonly leaseAgeSeconds: () => Promise<number | undefined>;
+  /** A write or an update was refused by the fence: a newer leader exists, stop leading. */
+  readonly onFenced: (err: FencedError) => void;
+}
+
+/** How long a leader's Postgres session may sit idle inside a transaction (a paused process). */
+const IDLE_IN_TRANSACTION_MS = 10_000;
+
 /** Options of startBridge beyond the config. */
 export interface StartBridgeOptions {
   /** In-process worker slots; false when only `phasebridge worker` processes run jobs. */
@@ -52,6 +72,8 @@ export interface StartBridgeOptions {
   supervise?: { intervalMs?: number; leaseCheckMs?: number };
   /** When bridge.db is pruned (default: 10 s after start, then every 6 h). */
   prune?: PruneSchedule;
+  /** Set when this bridge won the leader lease; unset: the only bridge of its database. */
+  leadership?: Leadership;
 }
 
 /** A started bridge: where to reach it, and how to stop it. */
@@ -97,10 +119,21 @@ export async function startBridge(
     }
     // Postgres without Redis would leave the job queue in SQLite: refused before anything opens.
     refusePostgresWithoutRedis(config);
-    const db = await openConfiguredDb(config, 10);
+    // A leader paused inside a transaction must not hold its locks (the fence row's, the feed's
+    // advisory lock) against the bridge taking over: the server ends such a session.
+    const db = await openConfiguredDb(
+      config,
+      10,
+      opts.leadership ? IDLE_IN_TRANSACTION_MS : undefined,
+    );
     stack.push(() => db.close());
     const { applied } = await migrateToLatest(db);
     if (applied.length > 0) log.info({ applied }, 'bridge.db migrated');
+    const lead = opts.leadership;
+    // A newer leader took over between our lease and now: this one must not start leading.
+    if (lead && !(await claimFence(db.kysely, lead.token, lead.holder))) {
+      throw new FencedError(lead.token, await currentFence(db.kysely));
+    }
     if (db.dialect === 'sqlite') {
       // WAL checkpointing is SQLite's own; Postgres manages its log itself.
       const checkpoints = await startBackgroundCheckpoints(db, log);
@@ -143,8 +176,9 @@ export async function startBridge(
     }
     const metrics = new BridgeMetrics({
       log,
-      // One bridge per home or database until the leader lease exists: it is the leader.
+      // Alone on its home or database, or the lease's holder: it is the leader.
       info: { role: 'leader', database: db.dialect, queue: queue.driver },
+      ...(lead ? { leaseAgeSeconds: lead.leaseAgeSeconds } : {}),
       runsByStatus: () => countsBy(db, 'runs', 'status'),
       // Queue depth with either driver (BullMQ counts in Redis).
       ...(queue.counts ? { jobsByState: () => queue.counts!() } : {}),
@@ -180,8 +214,11 @@ export async function startBridge(
     );
     await bindConsole(repos, workspace);
     // Sends and edits to the chat platforms are rows in bridge.db before they are attempted.
-    const outboxStore = await outboxStoreOf(db, Date.now, (err) =>
-      log.warn({ err }, 'outbox: a delivered message id could not be written back'),
+    const outboxStore = await outboxStoreOf(
+      db,
+      Date.now,
+      (err) => log.warn({ err }, 'outbox: a delivered message id could not be written back'),
+      lead?.token,
     );
     stack.push(async () => outboxStore.close());
     // Set once chatops exists: a row the platform refuses goes through its refusals.
@@ -218,6 +255,12 @@ export async function startBridge(
     readiness.add('queue', async () => (await queue.get('probe:probe:0')) === null);
     // Chats that refuse us do not make the bridge unready (the others are served): a note.
     readiness.add('chats', async () => unreachableNote(await repos.unreachable.list()));
+    if (lead) {
+      readiness.add('leader', async () => ({
+        ready: true,
+        detail: `leader ${lead.holder} (fencing token ${lead.token})`,
+      }));
+    }
     const server = await HttpServer.start({
       host: config.host,
       port: config.port,
@@ -225,7 +268,7 @@ export async function startBridge(
       allowedHosts: config.publicUrl === undefined ? [] : [new URL(config.publicUrl).hostname],
       log: log.child({ component: 'http' }),
       routes: [
-        ...healthRoutes(readiness),
+        ...healthRoutes(readiness, lead ? () => 'leader' : undefined),
         {
           prefix: '/metrics',
           // Open only when asked for and on loopback (config refuses it elsewhere).
@@ -242,7 +285,7 @@ export async function startBridge(
 
     // An adapter whose platform does not answer retries in the background; /readyz names it.
     const adapters = new AdapterSupervisor({
-      handler: chatops.handle,
+      handler: lead ? fencedHandler(chatops.handle, db.kysely, lead) : chatops.handle,
       log,
       secrets: secretsOf(config),
     });
@@ -315,6 +358,26 @@ function recordDecisions(metrics: BridgeMetrics, update: RunUpdate): void {
     const cp = update.state.checkpoints.find((c) => c.id === event.checkpointId);
     if (cp) metrics.checkpointDecided(event.decision.answer, cp.openedAt, event.decision.at);
   }
+}
+
+/**
+ * Hands an update on only while `lead`'s token is the database's: a paused old leader that wakes
+ * after a takeover applies nothing it still had in hand (the new leader gets it again).
+ */
+function fencedHandler(
+  handle: InboundHandler,
+  db: Kysely<Schema>,
+  lead: Leadership,
+): InboundHandler {
+  return async (event) => {
+    const current = await currentFence(db);
+    if (current !== lead.token) {
+      const err = new FencedError(lead.token, current);
+      lead.onFenced(err);
+      throw err;
+    }
+    await handle(event);
+  };
 }
 
 /** The `/readyz` note naming chats that refuse us, or plain ready when none does. */

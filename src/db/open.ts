@@ -11,9 +11,15 @@ export async function openConfiguredDb(
   config: { readonly home: string; readonly databaseUrl?: string | undefined },
   /** Postgres pool size: 2 for a CLI command; `serve` (feed, outbox, console at once) more. */
   maxConnections = 2,
+  /** Postgres: sessions idle inside a transaction this long are ended by the server. */
+  idleInTransactionMs?: number,
 ): Promise<AnyBridgeDb> {
   if (config.databaseUrl === undefined)
     return openBridgeDb({ file: join(config.home, 'bridge.db') });
   const { openPostgresDb } = await import('./dialects/postgres/connection.ts');
-  return openPostgresDb({ url: config.databaseUrl, maxConnections });
+  return openPostgresDb({
+    url: config.databaseUrl,
+    maxConnections,
+    ...(idleInTransactionMs !== undefined ? { idleInTransactionMs } : {}),
+  });
 }

@@ -365,6 +365,17 @@ export interface Database {
   persons: PersonsTable;
   person_links: PersonLinksTable;
   link_codes: LinkCodesTable;
+  leader_fence: LeaderFenceTable;
+}
+
+/** `leader_fence` (0045): the newest leader lease's fencing token (issue 33; Postgres only in use). */
+export interface LeaderFenceTable {
+  /** Always `bridge`: one leader per database. */
+  name: string;
+  token: number;
+  /** The process that took it (host/pid/random), for messages. */
+  holder: string;
+  acquired_at: number;
 }
 
 /** `people` (0041): the name a person was last seen under, by actor id (issue 29). */

@@ -126,8 +126,12 @@ function onlyGet(req: IncomingMessage, res: ServerResponse): boolean {
   return false;
 }
 
-/** The `/healthz` and `/readyz` routes (public, GET/HEAD only). */
-export function healthRoutes(readiness: Readiness): Route[] {
+/**
+ * The `/healthz` and `/readyz` routes (public, GET/HEAD only). With `role` (several `serve` with
+ * a leader lease), `/readyz` says `leader` or `standby`, and `/readyz?role=leader` answers 503 on
+ * a standby: a load balancer sends webhooks only to the leader.
+ */
+export function healthRoutes(readiness: Readiness, role?: () => string): Route[] {
   return [
     {
       prefix: '/healthz',
@@ -140,8 +144,12 @@ export function healthRoutes(readiness: Readiness): Route[] {
       handler: async (req, res) => {
         if (!onlyGet(req, res)) return;
         const report = await readiness.check();
-        sendJson(res, report.ready ? 200 : 503, {
+        const now = role?.();
+        const wanted = new URL(req.url ?? '/', 'http://x').searchParams.get('role');
+        const ok = report.ready && (wanted === null || wanted === now);
+        sendJson(res, ok ? 200 : 503, {
           status: report.ready ? 'ready' : 'not ready',
+          ...(now !== undefined ? { role: now } : {}),
           checks: report.checks,
         });
       },

@@ -30,10 +30,12 @@ export interface BridgeMetricsOptions {
   readonly runningByKind?: CountCollector;
   /**
    * What this bridge is, as labels of `phasebridge_bridge_info` (always 1): its role (`leader`:
-   * it owns the platform connections; the only role until a leader lease exists), where
+   * it owns the platform connections; `standby`: it waits for the leader lease), where
    * bridge.db lives and which job queue it uses.
    */
   readonly info?: { readonly role: string; readonly database: string; readonly queue: string };
+  /** Seconds since the leader lease was last renewed (several `serve` with a lease only). */
+  readonly leaseAgeSeconds?: () => Promise<number | undefined>;
   /** Node process metrics (CPU, memory, event loop lag); default true. */
   readonly processMetrics?: boolean;
 }
@@ -97,6 +99,24 @@ export class BridgeMetrics {
         labelNames: ['role', 'database', 'queue'],
         registers,
       }).set({ ...options.info }, 1);
+    }
+    const leaseAge = options.leaseAgeSeconds;
+    if (leaseAge) {
+      const log = options.log;
+      new Gauge({
+        name: 'phasebridge_leader_lease_age_seconds',
+        help: 'Seconds since the leader lease was last renewed, as Redis says (absent: nobody holds it)',
+        registers,
+        async collect() {
+          try {
+            const age = await leaseAge();
+            this.reset();
+            if (age !== undefined) this.set(age);
+          } catch (err) {
+            log.warn({ err }, 'metrics: lease age not read');
+          }
+        },
+      });
     }
     if (options.processMetrics ?? true) {
       collectDefaultMetrics({ register: this.registry, prefix: 'phasebridge_' });

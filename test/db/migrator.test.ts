@@ -31,6 +31,7 @@ const TABLES = [
   'followed_workspaces',
   'full_access_workspaces',
   'jobs',
+  'leader_fence',
   'link_codes',
   'outbox',
   'pairing_codes',

@@ -198,6 +198,7 @@ const COLUMNS: Columns = {
   people: { actor_id: true, name: true, updated_at: true },
   persons: { person_id: true, name: true, created_at: true },
   person_links: { actor_id: true, person_id: true, linked_at: true },
+  leader_fence: { name: true, token: true, holder: true, acquired_at: true },
   link_codes: {
     code_hash: true,
     issuer_id: true,

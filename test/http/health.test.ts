@@ -11,17 +11,36 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function serve(readiness: Readiness): Promise<string> {
+async function serve(readiness: Readiness, role?: () => string): Promise<string> {
   server = await HttpServer.start({
     host: '127.0.0.1',
     port: 0,
     log: memoryLog(),
-    routes: healthRoutes(readiness),
+    routes: healthRoutes(readiness, role),
   });
   return server.url;
 }
 
 describe('health', () => {
+  it('/readyz says the role of a bridge with a leader lease; ?role=leader is 503 on a standby', async () => {
+    let role = 'standby';
+    const base = await serve(new Readiness(memoryLog()), () => role);
+    const standby = await fetch(`${base}/readyz`);
+    expect(standby.status).toBe(200);
+    expect(await standby.json()).toMatchObject({ status: 'ready', role: 'standby' });
+    // A load balancer checking ?role=leader sends webhooks and the console to the leader only.
+    expect((await fetch(`${base}/readyz?role=leader`)).status).toBe(503);
+    role = 'leader';
+    const leader = await fetch(`${base}/readyz?role=leader`);
+    expect(leader.status).toBe(200);
+    expect(await leader.json()).toMatchObject({ role: 'leader' });
+  });
+
+  it('/readyz of a lone bridge names no role', async () => {
+    const base = await serve(new Readiness(memoryLog()));
+    expect(await (await fetch(`${base}/readyz`)).json()).toEqual({ status: 'ready', checks: [] });
+  });
+
   it('/healthz answers 200 without a session', async () => {
     const base = await serve(new Readiness(memoryLog()));
     const res = await fetch(`${base}/healthz`);

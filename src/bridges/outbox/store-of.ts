@@ -5,14 +5,16 @@ import type { OutboxStorePort } from './store-port.ts';
 
 /**
  * Opens the outbox table of `db`: on SQLite its own fsyncing connection to the same file
- * (store.ts says why), on Postgres the pool of `db` (store-postgres.ts, loaded only then).
+ * (store.ts says why), on Postgres the pool of `db` (store-postgres.ts, loaded only then), its
+ * writes checked against the leader's fencing token `fence` when given.
  */
 export async function outboxStoreOf(
   db: AnyBridgeDb,
   now: () => number = Date.now,
   onOwnerError?: (err: unknown) => void,
+  fence?: number,
 ): Promise<OutboxStorePort> {
   if (db.dialect === 'sqlite') return OutboxStore.open(db.file, now, onOwnerError);
   const { PostgresOutboxStore } = await import('./store-postgres.ts');
-  return new PostgresOutboxStore(db, now, onOwnerError);
+  return new PostgresOutboxStore(db, now, onOwnerError, fence);
 }

@@ -2,10 +2,13 @@
  * The outbox table on Postgres, the twin of OutboxStore (store.ts): the same rows and rules,
  * through kysely's pool. Each method is one transaction (or one statement), committed with the
  * server's durability (`synchronous_commit`, on by default) before it resolves; the Outbox runs
- * them in order (WriteChain) and starts no call while its group commit is in flight.
+ * them in order (WriteChain) and starts no call while its group commit is in flight. Given a
+ * leader's fencing token, every write checks it in its own transaction (db/leader-fence.ts): a
+ * paused old leader that wakes after a takeover writes no row, claim or confirmation.
  */
 import { type Kysely, sql, type UpdateObject } from 'kysely';
 import type { PostgresDb } from '../../db/dialects/postgres/connection.ts';
+import { assertFence } from '../../db/leader-fence.ts';
 import type { Database as Schema } from '../../db/schema.ts';
 import type { MessageOwner, OutgoingMessage, Urgency } from '../channel.ts';
 import { applyOwnerKysely, ownerJson, parseOwner } from './owners.ts';
@@ -30,19 +33,37 @@ export class PostgresOutboxStore implements OutboxStorePort {
   readonly #db: Db;
   readonly #now: () => number;
   readonly #onOwnerError: ((err: unknown) => void) | undefined;
+  readonly #fence: number | undefined;
 
-  /** Uses `db`'s pool (closed by its owner, not by this store). */
-  constructor(db: PostgresDb, now: () => number = Date.now, onOwnerError?: (err: unknown) => void) {
+  /**
+   * Uses `db`'s pool (closed by its owner, not by this store). With `fence` (this leader's
+   * token) every write throws FencedError and lands nothing once a newer leader claimed.
+   */
+  constructor(
+    db: PostgresDb,
+    now: () => number = Date.now,
+    onOwnerError?: (err: unknown) => void,
+    fence?: number,
+  ) {
     this.#db = db.kysely;
     this.#now = now;
     this.#onOwnerError = onOwnerError;
+    this.#fence = fence;
+  }
+
+  /** One transaction, the fencing token checked first when there is one. */
+  #tx<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
+    return this.#db.transaction().execute(async (tx) => {
+      if (this.#fence !== undefined) await assertFence(tx, this.#fence);
+      return fn(tx);
+    });
   }
 
   async writeBatch(
     inserts: readonly NewOutboxRow[],
     replaces: readonly OutboxReplace[],
   ): Promise<OutboxBatch> {
-    return this.#db.transaction().execute(async (tx) => {
+    return this.#tx(async (tx) => {
       const found: (OutboxRow | undefined)[] = [];
       for (const row of inserts) found.push(await this.#keyed(tx, row));
       const ids: number[] = [];
@@ -117,7 +138,7 @@ export class PostgresOutboxStore implements OutboxStorePort {
   }
 
   async confirmed(id: number, ref: string | null): Promise<void> {
-    await this.#db.transaction().execute(async (tx) => {
+    await this.#tx(async (tx) => {
       await this.#set(id, { state: 'confirmed', result_ref: ref }, tx);
       const row = await tx
         .selectFrom('outbox')
@@ -203,11 +224,15 @@ export class PostgresOutboxStore implements OutboxStorePort {
   /** The pool belongs to bridge.db's owner: nothing to close here. */
   close(): void {}
 
-  async #set(id: number, changes: Changes, tx: Db = this.#db): Promise<void> {
-    await tx
-      .updateTable('outbox')
-      .set({ ...changes, updated_at: this.#now() })
-      .where('id', '=', id)
-      .execute();
+  async #set(id: number, changes: Changes, tx?: Db): Promise<void> {
+    const write = (db: Db) =>
+      db
+        .updateTable('outbox')
+        .set({ ...changes, updated_at: this.#now() })
+        .where('id', '=', id)
+        .execute();
+    // Unfenced, one statement is its own transaction; fenced, the check goes in with it.
+    if (tx !== undefined || this.#fence === undefined) await write(tx ?? this.#db);
+    else await this.#tx(write);
   }
 }

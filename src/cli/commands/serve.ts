@@ -3,6 +3,11 @@ import { InvalidInputError } from '../../errors.ts';
 import { makeDirs } from '../../fs-errors.ts';
 import type { CliContext } from '../context.ts';
 
+/** Exit code of a leader that lost its lease (EX_TEMPFAIL: start it again, as a standby). */
+const LOST_LEASE_EXIT = 75;
+/** How long a leader that lost its lease tries to stop cleanly before it exits anyway. */
+const LOST_STOP_MS = 5_000;
+
 /** Most agent steps one process runs at once (each is a process of its own). */
 const MAX_CONCURRENCY = 64;
 
@@ -31,11 +36,30 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
       // Created here by the mkdir that cannot hang: Node's own loops forever under /proc.
       makeDirs(config.workspace);
       // Loaded here, not at the top: every other CLI command would pay for the adapters' SDKs.
-      const { startBridge } = await import('../../app/bridge.ts');
+      const { startServe } = await import('../../app/serve-ha.ts');
       const { publicLink } = await import('../../app/public-url.ts');
-      const bridge = await startBridge(config, log, {
+      const serve = await startServe(config, log, {
         worker: concurrency > 0 ? { concurrency } : false,
       });
+      const signalled = new Promise<NodeJS.Signals>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+      if (serve.standbyUrl !== undefined) {
+        console.log(
+          `\nphasebridge is a standby: another bridge leads this database (${serve.standbyUrl}/readyz says which); this one takes over when it stops.\n`,
+        );
+      }
+      const first = await Promise.race([
+        serve.leading.then((bridge) => ({ bridge })),
+        signalled.then((signal) => ({ signal })),
+      ]);
+      if (!('bridge' in first) || first.bridge === undefined) {
+        log.info('stopping the standby');
+        await serve.stop();
+        return;
+      }
+      const bridge = first.bridge;
       const chats = [
         config.telegram.botToken && 'telegram',
         config.slack.botToken && 'slack',
@@ -75,15 +99,23 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
       console.log(
         `\n  Try it: open the console and type "run demo add a login page". Ctrl+C stops.\n`,
       );
-      const signal = await new Promise<NodeJS.Signals>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
-      });
-      log.info(
-        { signal },
-        'stopping: no new updates; running steps finish or go back to the queue',
-      );
-      await bridge.stop();
+      const end = await Promise.race([
+        signalled.then((signal) => ({ signal })),
+        serve.lost.then((why) => ({ why })),
+      ]);
+      if ('why' in end) {
+        // Another bridge leads now. Every fenced write fails, so a graceful stop may never drain:
+        // stop what stops within a bound, then exit for the supervisor to start us as a standby.
+        console.error(`phasebridge: no longer the leader (${end.why}); stopping`);
+        const stopped = await Promise.race([
+          serve.stop().then(() => true),
+          new Promise<false>((r) => setTimeout(() => r(false), LOST_STOP_MS).unref()),
+        ]);
+        if (!stopped) log.warn('no longer the leader: the stop did not finish in time, exiting');
+        process.exit(LOST_LEASE_EXIT);
+      }
+      log.info(end, 'stopping: no new updates; running steps finish or go back to the queue');
+      await serve.stop();
       log.info('stopped');
     });
 }

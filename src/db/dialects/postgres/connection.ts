@@ -31,11 +31,21 @@ export interface PostgresDb {
 export async function openPostgresDb(opts: {
   url: string;
   maxConnections?: number;
+  /**
+   * The server ends a session of this pool left idle inside a transaction this long (ms): a
+   * leader paused mid-transaction (its locks would stall the bridge taking over) is cut off.
+   */
+  idleInTransactionMs?: number;
 }): Promise<PostgresDb> {
   const where = redactedDatabaseUrl(opts.url);
   const pool = new pg.Pool({
     connectionString: opts.url,
     max: opts.maxConnections ?? 10,
+    ...(opts.idleInTransactionMs !== undefined
+      ? {
+          options: `-c idle_in_transaction_session_timeout=${Math.floor(opts.idleInTransactionMs)}`,
+        }
+      : {}),
     // bigint columns hold ms times and ids, all far below 2^53: numbers, as SQLite gives them.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>

@@ -1,0 +1,200 @@
+/**
+ * The leader lease of several `serve` on one Postgres and Redis (issue 33). One key holds the
+ * lease (`SET … NX PX ttl`, in one script with the `INCR` of its fencing token, so no lease is
+ * ever held without a token), renewed every third of the ttl by the holder only and deleted on a
+ * clean stop. A holder that cannot renew for 80 % of the ttl counts itself lost before the key
+ * can expire, so two processes never both believe they lead; the fencing token covers a process
+ * paused past that (db/leader-fence.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import { Redis } from 'ioredis';
+import type { Log } from '../log.ts';
+
+/** Takes the lease if free: its value is "token ttl holder"; returns the new token or nil. */
+const ACQUIRE = `
+if redis.call('exists', KEYS[1]) == 1 then return nil end
+local t = redis.call('incr', KEYS[2])
+redis.call('set', KEYS[1], t .. ' ' .. ARGV[2] .. ' ' .. ARGV[1], 'NX', 'PX', ARGV[2])
+return t`;
+/** Extends the lease only while it is still ours. */
+const RENEW = `
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
+return 0`;
+/** Deletes the lease only while it is still ours. */
+const RELEASE = `
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0`;
+
+/** Who holds the lease now, as Redis says. */
+export interface LeaseHolder {
+  readonly holder: string;
+  readonly token: number;
+  /** Time since the holder last renewed it (ms). */
+  readonly ageMs: number;
+}
+
+/** Options of {@link LeaderLease}. */
+export interface LeaderLeaseOptions {
+  readonly redisUrl: string;
+  readonly ttlMs: number;
+  readonly log: Log;
+  /** How often a standby tries to take the lease (default a tenth of the ttl). */
+  readonly pollMs?: number;
+  /** The Redis key (default `phasebridge:leader`; its token counter is `<key>:fence`). */
+  readonly key?: string;
+}
+
+/** One process's side of the lease: try, wait for, renew, release. */
+export class LeaderLease {
+  /** This process, as the lease and `/readyz` name it: host, pid and a random part. */
+  readonly holder = `${os.hostname()}/${process.pid}/${randomBytes(3).toString('hex')}`;
+  readonly #o: LeaderLeaseOptions;
+  readonly #redis: Redis;
+  readonly #key: string;
+  #value: string | undefined;
+  #token: number | undefined;
+  #renewer: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  private constructor(o: LeaderLeaseOptions, redis: Redis) {
+    this.#o = o;
+    this.#redis = redis;
+    this.#key = o.key ?? 'phasebridge:leader';
+  }
+
+  /** Connects to Redis; commands fail fast while it is unreachable (a lease cannot wait). */
+  static async connect(o: LeaderLeaseOptions): Promise<LeaderLease> {
+    const redis = new Redis(o.redisUrl, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      commandTimeout: Math.max(200, Math.floor(o.ttlMs / 4)),
+      retryStrategy: (n) => Math.min(n * 100, 1000),
+    });
+    redis.on('error', (err) => o.log.debug?.({ err }, 'leader lease: redis error'));
+    await redis.connect();
+    return new LeaderLease(o, redis);
+  }
+
+  /** The fencing token of the lease this process holds, or undefined. */
+  get token(): number | undefined {
+    return this.#token;
+  }
+
+  /** Takes the lease if nobody holds it; the new fencing token, or undefined. */
+  async tryAcquire(): Promise<number | undefined> {
+    const t = (await this.#redis.eval(
+      ACQUIRE,
+      2,
+      this.#key,
+      `${this.#key}:fence`,
+      this.holder,
+      String(this.#o.ttlMs),
+    )) as number | null;
+    if (t === null) return undefined;
+    this.#token = Number(t);
+    this.#value = `${t} ${this.#o.ttlMs} ${this.holder}`;
+    return this.#token;
+  }
+
+  /**
+   * Tries every poll interval until the lease is ours (its token) or `signal` aborts (undefined).
+   * A Redis error is logged and tried again: a standby waits out an outage.
+   */
+  async acquire(signal: AbortSignal): Promise<number | undefined> {
+    const pollMs = this.#o.pollMs ?? Math.max(100, Math.floor(this.#o.ttlMs / 10));
+    while (!signal.aborted && !this.#closed) {
+      try {
+        const token = await this.tryAcquire();
+        if (token !== undefined) return token;
+      } catch (err) {
+        this.#o.log.warn({ err }, 'leader lease: could not ask Redis; trying again');
+      }
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(t);
+          signal.removeEventListener('abort', done);
+          resolve();
+        };
+        const t = setTimeout(done, pollMs);
+        signal.addEventListener('abort', done, { once: true });
+      });
+    }
+    return undefined;
+  }
+
+  /**
+   * Renews every third of the ttl; `onLost` is called once when the lease was taken by another
+   * or could not be renewed for 80 % of the ttl (it may expire soon after: stop leading now).
+   */
+  keepRenewing(onLost: (why: string) => void): void {
+    const ttl = this.#o.ttlMs;
+    let lastOk = Date.now();
+    let lost = false;
+    const lose = (why: string) => {
+      if (lost) return;
+      lost = true;
+      this.#stopRenewing();
+      this.#token = undefined;
+      onLost(why);
+    };
+    const renew = async () => {
+      // Counted from before the call: the key's new expiry is at most ttl after the request.
+      const sent = Date.now();
+      try {
+        const ok = await this.#redis.eval(RENEW, 1, this.#key, this.#value ?? '', String(ttl));
+        if (Number(ok) === 1) lastOk = sent;
+        else return lose('another bridge holds the leader lease');
+      } catch (err) {
+        this.#o.log.warn({ err }, 'leader lease: renewal failed');
+      }
+      if (Date.now() - lastOk > ttl * 0.8) lose(`the lease was not renewed for ${ttl * 0.8} ms`);
+    };
+    this.#renewer = setInterval(() => void renew(), Math.max(100, Math.floor(ttl / 3)));
+  }
+
+  #stopRenewing(): void {
+    if (this.#renewer) clearInterval(this.#renewer);
+    this.#renewer = undefined;
+  }
+
+  /** Who holds the lease now, or undefined when nobody does (or Redis does not answer). */
+  async current(): Promise<LeaseHolder | undefined> {
+    try {
+      const [value, pttl] = await Promise.all([
+        this.#redis.get(this.#key),
+        this.#redis.pttl(this.#key),
+      ]);
+      if (value === null) return undefined;
+      const [token, ttl, ...holder] = value.split(' ');
+      return {
+        holder: holder.join(' '),
+        token: Number(token),
+        ageMs: Math.max(0, Number(ttl) - Math.max(0, pttl)),
+      };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Stops renewing and deletes the lease if it is still ours (a clean stop hands over at once). */
+  async release(): Promise<void> {
+    this.#stopRenewing();
+    const value = this.#value;
+    this.#token = undefined;
+    this.#value = undefined;
+    if (value === undefined) return;
+    await this.#redis.eval(RELEASE, 1, this.#key, value).catch((err: unknown) => {
+      this.#o.log.warn({ err }, 'leader lease: not released (it expires on its own)');
+    });
+  }
+
+  /** Releases and disconnects. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    await this.release();
+    this.#closed = true;
+    this.#redis.disconnect();
+  }
+}

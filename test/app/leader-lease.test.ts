@@ -1,0 +1,103 @@
+/**
+ * The leader lease in a real redis-server (issue 33): one holder at a time, a fencing token that
+ * goes up with each acquisition, renewal that keeps it, release that hands it over at once, a
+ * dead holder's lease taken after its ttl, and a holder whose lease was taken told it lost.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LeaderLease } from '../../src/app/leader-lease.ts';
+import { createLogger } from '../../src/log.ts';
+import {
+  inCi,
+  NO_REDIS_BANNER,
+  type RedisHandle,
+  redisAvailable,
+  startRedis,
+} from '../support/redis.ts';
+import { holdsFor, slow, waitUntil } from '../support/slowdown.ts';
+
+const log = createLogger({ level: 'silent' });
+const present = redisAvailable().ok;
+
+if (!present && !inCi()) {
+  describe('leader lease', () => {
+    console.warn(NO_REDIS_BANNER);
+    it.skip('needs redis-server', () => {});
+  });
+} else {
+  describe('leader lease', () => {
+    let redis: RedisHandle;
+    const leases: LeaderLease[] = [];
+    let n = 0;
+    beforeAll(async () => {
+      redis = await startRedis();
+    }, slow(30_000));
+    afterAll(async () => {
+      for (const l of leases) await l.close();
+      await redis?.stop();
+    }, slow(30_000));
+    // Each case its own key, so a lease of one never meets another's.
+    const pair = async (ttlMs: number) => {
+      const key = `test:leader:${process.pid}:${n++}`;
+      const make = () => LeaderLease.connect({ redisUrl: redis.url, ttlMs: slow(ttlMs), log, key });
+      const ab = [await make(), await make()] as const;
+      leases.push(...ab);
+      return ab;
+    };
+
+    it('has one holder; a release hands it over with a higher token', async () => {
+      const [a, b] = await pair(5_000);
+      const first = await a.tryAcquire();
+      expect(first).toBeGreaterThan(0);
+      expect(await b.tryAcquire()).toBeUndefined();
+      expect((await b.current())?.holder).toBe(a.holder);
+      await a.release();
+      const second = await b.tryAcquire();
+      expect(second).toBe(first! + 1);
+      expect((await a.current())?.token).toBe(second);
+    });
+
+    it('is kept while renewed; a holder that stops renewing (dies) loses it after the ttl', async () => {
+      const [a, b] = await pair(1_500);
+      const token = await a.tryAcquire();
+      const lost: string[] = [];
+      a.keepRenewing((why) => lost.push(why));
+      // Renewed: a standby polling all along never gets it, for well over one ttl.
+      const standby = new AbortController();
+      const taking = b.acquire(standby.signal);
+      await holdsFor(() => lost.length === 0 && b.token === undefined, 3_000);
+      standby.abort();
+      expect(await taking).toBeUndefined();
+
+      // A holder that took it and never renews (what a SIGKILL leaves): taken after its ttl.
+      const [c, d] = await pair(1_500);
+      const held = await c.tryAcquire();
+      const started = Date.now();
+      const took = await d.acquire(AbortSignal.timeout(slow(10_000)));
+      expect(took).toBe(held! + 1);
+      expect(Date.now() - started).toBeGreaterThan(1_000);
+      expect(token).toBeDefined();
+    });
+
+    it('tells a holder whose lease another took that it lost it, and stops it renewing', async () => {
+      const [a, b] = await pair(1_500);
+      const key = `test:leader:${process.pid}:${n - 1}`;
+      await a.tryAcquire();
+      const lost: string[] = [];
+      a.keepRenewing((why) => lost.push(why));
+      // A paused holder's key expired and another took it meanwhile.
+      const raw = new Redis(redis.url);
+      try {
+        await raw.del(key);
+      } finally {
+        raw.disconnect();
+      }
+      expect(await b.tryAcquire()).toBeDefined();
+      const why = await waitUntil(() => lost[0], { message: 'the old holder was not told' });
+      expect(why).toContain('another bridge holds the leader lease');
+      expect(a.token).toBeUndefined();
+      // The new holder keeps it: the old one's renewals stopped and never extend it.
+      expect((await b.current())?.holder).toBe(b.holder);
+    });
+  });
+}

@@ -1,0 +1,263 @@
+/**
+ * One leader, a hot standby (issue 33), as an operator meets it: two real `phasebridge serve`
+ * processes on one postgres and one redis-server, the fake Telegram, one shared workspace folder.
+ * The first leads (it polls Telegram), the second answers /readyz and /metrics as a standby. A
+ * run reaches its plan checkpoint; the leader is SIGKILLed and Approve is pressed at once: the
+ * standby takes the lease, starts polling, answers the press and applies it once (the run moves
+ * on to review), and no update is applied twice (one run, each ledger key once). A leader paused
+ * (SIGSTOP) past its lease wakes after the takeover, finds the lease gone and exits 75.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { migrateToLatest } from '../../src/db/connection.ts';
+import { openPostgresDb } from '../../src/db/dialects/postgres/connection.ts';
+import { createRepositories } from '../../src/db/repositories/index.ts';
+import { type FakeChat, FakeTelegram, type FakeUser } from '../fakes/telegram.ts';
+import { roleOf, type ServeProcess, spawnServe } from '../support/ha-serve.ts';
+import {
+  NO_POSTGRES_LINE,
+  type PostgresHandle,
+  postgresBinDir,
+  startPostgres,
+} from '../support/postgres.ts';
+import { inCi, type RedisHandle, redisAvailable, startRedis } from '../support/redis.ts';
+import { slow, waitUntil } from '../support/slowdown.ts';
+
+const TEAM: FakeChat = { id: -2201, type: 'supergroup', title: 'Team' };
+const ALICE: FakeUser = { id: 621, first_name: 'Alice', username: 'alice' };
+const METRICS_TOKEN = 'scrape-token-failover';
+const present = postgresBinDir() !== undefined && redisAvailable().ok;
+
+async function metricsOf(s: ServeProcess): Promise<string> {
+  const res = await fetch(`${s.url}/metrics`, {
+    headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+  });
+  return res.text();
+}
+
+if (!present && !inCi()) {
+  describe('serve failover', () => {
+    console.warn(`${NO_POSTGRES_LINE} (and redis-server): failover story skipped`);
+    it.skip(`${NO_POSTGRES_LINE}, or no redis-server`, () => {});
+  });
+} else {
+  describe('serve failover: one leader, a hot standby', () => {
+    let pg: PostgresHandle;
+    let redis: RedisHandle;
+    const cleanups: (() => Promise<void> | void)[] = [];
+    beforeAll(async () => {
+      [pg, redis] = await Promise.all([startPostgres(), startRedis()]);
+    }, slow(60_000));
+    afterEach(async () => {
+      for (const c of cleanups.splice(0).reverse()) await c();
+    }, slow(60_000));
+    afterAll(async () => {
+      await Promise.all([pg?.stop(), redis?.stop()]);
+    }, slow(30_000));
+
+    /** A fresh database, workspace and fake Telegram, and how to start `serve` on them. */
+    const cluster = async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-failover-'));
+      cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+      const ws = path.join(dir, 'ws');
+      fs.mkdirSync(ws);
+      const url = await pg.createDatabase();
+      const fake = await FakeTelegram.start();
+      cleanups.push(() => fake.close());
+      fake.addChat(TEAM);
+
+      // The chat is bound and Alice may run and approve, in the shared database.
+      const setup = await openPostgresDb({ url, maxConnections: 1 });
+      try {
+        await migrateToLatest(setup);
+        const repos = createRepositories(setup);
+        const binding = await repos.bindings.bind({
+          chatRef: `telegram:${TEAM.id}`,
+          workspace: ws,
+        });
+        await repos.allowlist.allow(
+          { bindingId: binding.id },
+          'telegram',
+          String(ALICE.id),
+          'approver',
+        );
+      } finally {
+        await setup.close();
+      }
+
+      const start = async (name: string): Promise<ServeProcess> => {
+        const serve = await spawnServe({
+          name,
+          dir,
+          env: {
+            PHASEBRIDGE_WORKSPACE: ws,
+            PHASEBRIDGE_METRICS_TOKEN: METRICS_TOKEN,
+            LOG_LEVEL: 'warn',
+            DEMO_AGENT_BEHAVIOUR: 'sleep=20',
+            TELEGRAM_BOT_TOKEN: fake.token,
+            TELEGRAM_API_ROOT: fake.apiRoot,
+            DATABASE_URL: url,
+            REDIS_URL: redis.url,
+          },
+        });
+        cleanups.push(() => serve.stop());
+        return serve;
+      };
+      const roleIs = (s: ServeProcess, role: string) =>
+        waitUntil(async () => (await roleOf(s)) === role, {
+          timeoutMs: 60_000,
+          message: `${s.name} is not ${role}:\n${s.output()}`,
+        });
+      return { ws, fake, start, roleIs };
+    };
+
+    it(
+      'the standby takes over a SIGKILLed leader; a press sent meanwhile is answered and applied once',
+      async () => {
+        const { ws, fake, start, roleIs } = await cluster();
+
+        const a = await start('a');
+        await roleIs(a, 'leader');
+        const b = await start('b');
+        await roleIs(b, 'standby');
+        // The standby says who leads, and its metrics say what it is.
+        const standbyReady = (await (await fetch(`${b.url}/readyz`)).json()) as {
+          checks: { name: string; detail?: string }[];
+        };
+        expect(standbyReady.checks.find((c) => c.name === 'leader')?.detail).toMatch(
+          /^standby: the leader is /,
+        );
+        expect((await fetch(`${b.url}/readyz?role=leader`)).status).toBe(503);
+        const standbyMetrics = await metricsOf(b);
+        expect(standbyMetrics).toContain(
+          'phasebridge_bridge_info{role="standby",database="postgres",queue="bullmq"} 1',
+        );
+        expect(standbyMetrics).toMatch(/^phasebridge_leader_lease_age_seconds \d/m);
+
+        fake.userSends({ chat: TEAM, from: ALICE, text: '/run demo add a login page' });
+        const plan = await waitUntil(
+          () =>
+            fake
+              .botMessages(TEAM.id)
+              .find(
+                (m) =>
+                  /Checkpoint plan/.test(m.text ?? '') &&
+                  JSON.stringify(m.replyMarkup ?? {}).includes('Approve'),
+              ),
+          { timeoutMs: 60_000, message: `no plan checkpoint in the chat:\n${a.output()}` },
+        );
+
+        // The leader dies; Approve is pressed before anyone polls Telegram again.
+        a.child.kill('SIGKILL');
+        const killedAt = Date.now();
+        await a.exited;
+        const press = fake.userPresses({
+          chatId: TEAM.id,
+          messageId: plan.message_id,
+          from: ALICE,
+          label: 'Approve',
+        });
+        await roleIs(b, 'leader');
+        const takeoverMs = Date.now() - killedAt;
+        console.log(`failover story: the standby led ${takeoverMs} ms after the SIGKILL`);
+
+        const pressId = (press as { callback_query?: { id: string } }).callback_query!.id;
+        await waitUntil(() => fake.callbackAnswers.has(pressId), {
+          timeoutMs: 60_000,
+          message: `the press was never answered:\n${b.output()}`,
+        });
+        await waitUntil(
+          () => fake.botMessages(TEAM.id).some((m) => /Checkpoint review/.test(m.text ?? '')),
+          { timeoutMs: 90_000, message: `the run did not reach review:\n${b.output()}` },
+        );
+
+        // Applied once: one run, its plan checkpoint resolved once, every ledger key once.
+        const runsDir = path.join(ws, '.phasebridge', 'runs');
+        const runs = fs.readdirSync(runsDir);
+        expect(runs).toHaveLength(1);
+        const lines = fs
+          .readFileSync(path.join(runsDir, runs[0]!, 'ledger.jsonl'), 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { key: string; events: { type: string }[] });
+        const keys = lines.map((l) => l.key);
+        expect(new Set(keys).size).toBe(keys.length);
+        const resolved = lines
+          .flatMap((l) => l.events)
+          .filter((e) => e.type === 'checkpointResolved');
+        expect(resolved).toHaveLength(1);
+
+        const leaderMetrics = await metricsOf(b);
+        expect(leaderMetrics).toContain(
+          'phasebridge_bridge_info{role="leader",database="postgres",queue="bullmq"} 1',
+        );
+        expect(leaderMetrics).toMatch(/^phasebridge_leader_lease_age_seconds \d/m);
+      },
+      slow(300_000),
+    );
+
+    it(
+      'a leader paused past its lease wakes to find another leading: it stops (exit 75), applying nothing',
+      async () => {
+        const { ws, fake, start, roleIs } = await cluster();
+        const a = await start('a');
+        await roleIs(a, 'leader');
+        const b = await start('b');
+        await roleIs(b, 'standby');
+        fake.userSends({ chat: TEAM, from: ALICE, text: '/run demo add a login page' });
+        const plan = await waitUntil(
+          () =>
+            fake
+              .botMessages(TEAM.id)
+              .find(
+                (m) =>
+                  /Checkpoint plan/.test(m.text ?? '') &&
+                  JSON.stringify(m.replyMarkup ?? {}).includes('Approve'),
+              ),
+          { timeoutMs: 60_000, message: `no plan checkpoint in the chat:\n${a.output()}` },
+        );
+
+        // A stop-the-world pause (SIGSTOP: a long GC, a frozen VM) longer than the lease.
+        a.child.kill('SIGSTOP');
+        await roleIs(b, 'leader');
+        fake.userPresses({
+          chatId: TEAM.id,
+          messageId: plan.message_id,
+          from: ALICE,
+          label: 'Approve',
+        });
+        await waitUntil(
+          () => fake.botMessages(TEAM.id).some((m) => /Checkpoint review/.test(m.text ?? '')),
+          { timeoutMs: 90_000, message: `the run did not reach review:\n${b.output()}` },
+        );
+
+        // The old leader wakes: it finds the lease gone, stops leading and exits for a restart.
+        a.child.kill('SIGCONT');
+        const code = await Promise.race([
+          a.exited,
+          new Promise<'running'>((r) => setTimeout(() => r('running'), slow(60_000))),
+        ]);
+        expect(code, a.output()).toBe(75);
+        expect(a.output()).toContain('no longer the leader');
+
+        const runsDir = path.join(ws, '.phasebridge', 'runs');
+        const runs = fs.readdirSync(runsDir);
+        expect(runs).toHaveLength(1);
+        const lines = fs
+          .readFileSync(path.join(runsDir, runs[0]!, 'ledger.jsonl'), 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { key: string; events: { type: string }[] });
+        expect(new Set(lines.map((l) => l.key)).size).toBe(lines.length);
+        expect(
+          lines.flatMap((l) => l.events).filter((e) => e.type === 'checkpointResolved'),
+        ).toHaveLength(1);
+        // The new leader still leads.
+        expect(await roleOf(b)).toBe('leader');
+      },
+      slow(300_000),
+    );
+  });
+}
