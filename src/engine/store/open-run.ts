@@ -10,9 +10,10 @@
  * Once the line is appended the command is committed: a projection failing after it is reported
  * as a warning of the commit and retried on the next commit or load, never thrown.
  *
- * The other layouts' files are not fsynced by the commit (layout-marker.ts): a durable marker
- * says since which seq they may be behind, {@link OpenRun.flush} (on release) makes them durable
- * and removes it, and a run opened with a marker re-projects them from the ledger.
+ * The other layouts' files are not fsynced by the commit (layout-marker.ts), except a layout's
+ * that declares `durableEachCommit` (codemachine): a durable marker says since which seq they
+ * may be behind, {@link OpenRun.flush} (on release) makes them durable and removes it, and a run
+ * opened with a marker re-projects them from the ledger.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -222,7 +223,7 @@ export class OpenRun {
       };
       staged = this.#stage(next, ctx, true);
       // The marker is made durable beside the ledger line, before any layout file moves.
-      if (staged.layouts.length > 0) this.#durability.ensure().catch(() => undefined);
+      if (staged.layouts.some(deferred)) this.#durability.ensure().catch(() => undefined);
     }
     try {
       await appended;
@@ -361,8 +362,8 @@ export class OpenRun {
   }
 
   #stageLayout(layout: LayoutProjection, state: RunState, ctx: StageContext): StagedLayout {
-    // No fsync here: the marker covers these files until flush() (see the top of this file).
-    const io = new DurableBatch({ durable: false });
+    // Unless the layout asks otherwise, no fsync: the marker covers its files until flush().
+    const io = new DurableBatch({ durable: layout.durableEachCommit === true });
     // The store's own workspace, never one a ledger line names.
     const full = { ...ctx, runDir: this.paths.runDir, workspace: this.paths.workspace, io };
     let done: Promise<void>;
@@ -402,7 +403,7 @@ export class OpenRun {
     }
     const staging = await Promise.allSettled(staged.layouts.map((l) => l.done));
     const failedAt = staging.findIndex((r) => r.status === 'rejected');
-    const marked = staged.layouts.length > 0 && failedAt < 0 ? this.#durability.ensure() : null;
+    const marked = staged.layouts.some(deferred) && failedAt < 0 ? this.#durability.ensure() : null;
     const marking = await marked?.then(
       () => null,
       (err: unknown) => ({ err }),
@@ -413,7 +414,7 @@ export class OpenRun {
       throw new ProjectionFailure(staged.layouts[Math.max(failedAt, 0)]!.layout.name, cause);
     }
     const published = await Promise.allSettled(staged.layouts.map((l) => l.io.publish()));
-    for (const l of staged.layouts) this.#durability.track(l.io.touched());
+    for (const l of staged.layouts.filter(deferred)) this.#durability.track(l.io.touched());
     const publishFailed = published.findIndex((r) => r.status === 'rejected');
     if (publishFailed >= 0) {
       // The other layouts' files are in place (idempotent on the retry); run.json is not.
@@ -469,6 +470,11 @@ interface Staged {
   /** run.json written beside its place; null when it is written whole (logs/ made first). */
   runJson: Promise<StagedWrite> | null;
   layouts: StagedLayout[];
+}
+
+/** True when the commit writes the layout's files without fsync (the marker covers them). */
+function deferred(l: StagedLayout): boolean {
+  return l.layout.durableEachCommit !== true;
 }
 
 /** Whether `layout` is written for `state` (default: the run's own layout). */

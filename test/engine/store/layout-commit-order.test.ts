@@ -4,7 +4,8 @@
  * Traced on node's own `fs` (test/support/fs-trace.ts): no layout file is renamed or appended to
  * before its commit's ledger line is durable, nor before the layouts' marker is durable in the
  * run folder (the commit does not fsync the layouts' files: layout-marker.ts); releasing the run
- * fsyncs every layout folder that changed and removes the marker; and a failed append leaves
+ * fsyncs every layout folder that changed and removes the marker. codemachine's files (read back
+ * as hand edits) are durable before run.json is renamed, every commit. A failed append leaves
  * every layout file as it was, with no temp file and no lock left behind.
  */
 import fs from 'node:fs';
@@ -123,6 +124,22 @@ function orderProblems(calls: readonly Traced[], ledger: string, layoutDir: stri
   return problems;
 }
 
+/** Layout folders a file was renamed into and not fsynced yet when a run.json rename came. */
+function runJsonBeforeLayoutSync(calls: readonly Traced[], layoutDir: string): string[] {
+  const problems: string[] = [];
+  const renamedDirs = new Set<string>();
+  calls.forEach((c, i) => {
+    if (c.op === 'rename' && isLayoutFile(c.file, layoutDir)) renamedDirs.add(path.dirname(c.file));
+    if (c.op === 'fsync') renamedDirs.delete(c.file);
+    if (c.op === 'rename' && path.basename(c.file) === 'run.json' && renamedDirs.size > 0) {
+      problems.push(
+        `call ${i}: run.json renamed before ${[...renamedDirs].join(', ')} was fsynced`,
+      );
+    }
+  });
+  return problems;
+}
+
 /** The layouts' markers in the run folder (layout-marker.ts). */
 function markers(runDir: string): string[] {
   return fs.readdirSync(runDir).filter((n) => n.startsWith('layouts-since-'));
@@ -130,7 +147,11 @@ function markers(runDir: string): string[] {
 
 describe('a layout projection is staged during the ledger fsync and published after it', () => {
   for (const c of CASES) {
-    it(`${c.layout}: no layout file moves before its ledger line and the marker are durable; the release fsyncs them`, async () => {
+    const everyCommit = c.layout === 'codemachine';
+    const title = everyCommit
+      ? 'no layout file moves before its ledger line is durable, run.json after they are'
+      : 'no layout file moves before its ledger line and the marker are durable; the release fsyncs them';
+    it(`${c.layout}: ${title}`, async () => {
       ws = fs.realpathSync(tempWorkspace());
       store = openStore(ws);
       const { ledger, dir: runDir } = runFiles(ws);
@@ -148,7 +169,7 @@ describe('a layout projection is staged during the ledger fsync and published af
           state = r.state;
           perCommit.push(trace.calls.slice(from));
           // While the run is open, its layouts' files may be ahead of the disk: the marker says so.
-          expect(markers(runDir)).toEqual(['layouts-since-0']);
+          expect(markers(runDir)).toEqual(everyCommit ? [] : ['layouts-since-0']);
         }
         const from = trace.calls.length;
         await store.release(RUN);
@@ -157,6 +178,19 @@ describe('a layout projection is staged during the ledger fsync and published af
         trace.restore();
       }
       const layoutDir = path.join(ws, c.dir);
+      // The trace saw the ledger's fsyncs and layout files change (an empty trace cannot pass).
+      const all = perCommit.flat();
+      expect(all.filter((t) => t.op === 'fsync' && t.file === ledger)).toHaveLength(
+        perCommit.length,
+      );
+      const layoutRenames = all.filter((t) => t.op === 'rename' && t.file.startsWith(layoutDir));
+      expect(layoutRenames.length).toBeGreaterThan(0);
+      for (const calls of perCommit) expect(orderProblems(calls, ledger, layoutDir)).toEqual([]);
+      if (everyCommit) {
+        for (const calls of perCommit)
+          expect(runJsonBeforeLayoutSync(calls, layoutDir)).toEqual([]);
+        return;
+      }
       // The marker was durable (its folder fsynced) before the first layout file moved.
       const firstMove = trace.calls.findIndex(
         (t) => isLayoutFile(t.file, layoutDir) && (t.op === 'rename' || t.op === 'write'),
@@ -178,14 +212,6 @@ describe('a layout projection is staged during the ledger fsync and published af
       const synced = new Set(released.filter((t) => t.op === 'fsync').map((t) => t.file));
       expect([...renamedDirs].filter((d) => !synced.has(d))).toEqual([]);
       expect(markers(runDir)).toEqual([]);
-      // The trace saw the ledger's fsyncs and layout files change (an empty trace cannot pass).
-      const all = perCommit.flat();
-      expect(all.filter((t) => t.op === 'fsync' && t.file === ledger)).toHaveLength(
-        perCommit.length,
-      );
-      const layoutRenames = all.filter((t) => t.op === 'rename' && t.file.startsWith(layoutDir));
-      expect(layoutRenames.length).toBeGreaterThan(0);
-      for (const calls of perCommit) expect(orderProblems(calls, ledger, layoutDir)).toEqual([]);
     });
   }
 
