@@ -65,7 +65,7 @@ export interface Touched {
 
 /** The durable writes of one layout's projection of one commit. */
 export class DurableBatch {
-  readonly #durable: boolean;
+  #durable: boolean;
   readonly #touched: Touched = { files: [], dirs: [] };
   readonly #writes: PendingWrite[] = [];
   readonly #appends: PendingAppend[] = [];
@@ -76,6 +76,22 @@ export class DurableBatch {
   /** `durable: false`: no fsync; {@link DurableBatch.touched} lists what to fsync later. */
   constructor(opts: { durable?: boolean } = {}) {
     this.#durable = opts.durable ?? true;
+  }
+
+  /**
+   * Makes this batch durable on publish after all (call before any write): for a projection
+   * whose settle step depends on its files being on disk (coordinator's archive at completion).
+   */
+  requireDurable(): void {
+    if (this.#writes.length > 0 || this.#appends.length > 0) {
+      throw new Error('requireDurable() must come before the batch has writes');
+    }
+    this.#durable = true;
+  }
+
+  /** True when publish makes every write durable (fsynced) before it resolves. */
+  get durable(): boolean {
+    return this.#durable;
   }
 
   /** What publish put in place (also after a publish that failed part-way). */

@@ -414,7 +414,7 @@ export class OpenRun {
       throw new ProjectionFailure(staged.layouts[Math.max(failedAt, 0)]!.layout.name, cause);
     }
     const published = await Promise.allSettled(staged.layouts.map((l) => l.io.publish()));
-    for (const l of staged.layouts.filter(deferred)) this.#durability.track(l.io.touched());
+    for (const l of staged.layouts) if (!l.io.durable) this.#durability.track(l.io.touched());
     const publishFailed = published.findIndex((r) => r.status === 'rejected');
     if (publishFailed >= 0) {
       // The other layouts' files are in place (idempotent on the retry); run.json is not.

@@ -21,6 +21,7 @@ import {
   FLOW_START_ISSUE_WORKFLOW,
   PABCD_WORKFLOW,
 } from '../../../src/engine/workflow/builtin.ts';
+import { traceFs } from '../../support/fs-trace.ts';
 import { nextCommand, startCommand } from './fixtures/demo-run.ts';
 import { RUN, runFiles, tempWorkspace } from './fixtures/workspace.ts';
 
@@ -120,4 +121,49 @@ describe("a power cut before the layouts' files were flushed", () => {
       expect(fs.readdirSync(runDir).filter((n) => n.startsWith('layouts-since-'))).toEqual([]);
     });
   }
+});
+
+describe("coordinator's archive at completion", () => {
+  it('moves .coordinator aside only once its state.json is fsynced (the marker does not cover an archive)', async () => {
+    ws = fs.realpathSync(tempWorkspace());
+    const store = openStore(ws);
+    const r0 = await store.commit(RUN, 'start', {
+      ...startCommand(RUN, ws),
+      layout: 'coordinator',
+      workflow: COORDINATOR_WORKFLOW,
+      selectedTrack: 'supervised',
+    });
+    if (!r0.ok) throw new Error(r0.rejection.message);
+    let state = r0.state;
+    const trace = traceFs();
+    try {
+      for (let n = 1; n <= 60 && state.status !== 'completed'; n++) {
+        state = await drive(store, state, n, n);
+      }
+    } finally {
+      trace.restore();
+      await store.close();
+    }
+    expect(state.status).toBe('completed');
+    const dir = path.join(ws, '.coordinator');
+    const archive = trace.calls.findIndex(
+      (t) => t.op === 'rename' && path.basename(t.file).startsWith('.coordinator.archive.'),
+    );
+    expect(archive).toBeGreaterThan(0);
+    // The last state.json put in place before the archive: its temp file and its folder were
+    // fsynced first (a commit's other coordinator writes are not: the marker covers those).
+    const before = trace.calls.slice(0, archive);
+    const stateJson = path.join(dir, 'state.json');
+    const placed = before.findLastIndex((t) => t.op === 'rename' && t.file === stateJson);
+    expect(placed).toBeGreaterThanOrEqual(0);
+    const tempSynced = before.findLastIndex(
+      (t, i) =>
+        i < placed && t.op === 'fsync' && /\/\.state\.json\.\d+\.[0-9a-f]{8}\.tmp$/.test(t.file),
+    );
+    const previousPlace = before.findLastIndex(
+      (t, i) => i < placed && t.op === 'rename' && t.file === stateJson,
+    );
+    expect(tempSynced).toBeGreaterThan(previousPlace);
+    expect(before.slice(placed).some((t) => t.op === 'fsync' && t.file === dir)).toBe(true);
+  });
 });
