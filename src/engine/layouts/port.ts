@@ -83,6 +83,13 @@ export interface LayoutProjection {
    * ledger line is being fsynced. Otherwise it runs after the line is durable (default).
    */
   readonly stages?: true;
+  /**
+   * true: every commit makes this layout's files durable before run.json (files read back as
+   * commands, e.g. codemachine's hand-edited template.json: a write lost in a power cut would
+   * read as an edit). Otherwise a commit writes them without fsync, covered by the run's marker
+   * until the run is released (store/layout-marker.ts).
+   */
+  readonly durableEachCommit?: true;
   /** Whether this layout is written for the run; default: `state.layout === name`. */
   appliesTo?(state: RunState): boolean;
   /** Writes the layout's files for `state`. */

@@ -160,6 +160,8 @@ export async function writeFileAtomicAsync(
 export interface StagedWrite {
   /** The target's folder (the one to fsync after {@link StagedWrite.rename}). */
   readonly dir: string;
+  /** The target (absolute). */
+  readonly file: string;
   /** Renames it over the target and fsyncs the folder (`dirFd` when given, kept open by the caller). */
   publish(dirFd?: number): Promise<void>;
   /** Renames it over the target only: the caller fsyncs {@link StagedWrite.dir} (with others). */
@@ -201,6 +203,7 @@ export async function stageFileAtomicAsync(
   }
   return stagedWrite(
     dir,
+    target,
     () => pool.rename(tmp, target),
     () => pool.rm(tmp),
   );
@@ -211,18 +214,19 @@ export async function stageFileAtomicAsync(
  * (short calls, as {@link writeFileAtomic} makes them) and only its fsync on the thread pool:
  * one round trip instead of four, for a commit that stages several files while its ledger line
  * is fsynced. `rename()` renames on the calling thread too (no fsync: the caller fsyncs `dir`).
+ * `durable: false`: no fsync at all (the caller makes the file durable later, or rebuilds it).
  */
 export async function stageFileAtomicFast(
   file: string,
   data: string | Uint8Array,
-  opts: Omit<AtomicWriteOptions, 'durable'> = {},
+  opts: AtomicWriteOptions = {},
 ): Promise<StagedWrite> {
   const { target, dir, root } = checked(file, opts);
   const { fd, tmp } = openTemp(target, opts.mode ?? STATE_FILE_MODE, root);
   try {
     try {
       fs.writeFileSync(fd, data);
-      await fsyncAsync(fd);
+      if (opts.durable ?? true) await fsyncAsync(fd);
     } finally {
       fs.closeSync(fd);
     }
@@ -232,6 +236,7 @@ export async function stageFileAtomicFast(
   }
   return stagedWrite(
     dir,
+    target,
     async () => fs.renameSync(tmp, target),
     async () => fs.rmSync(tmp, { force: true }),
   );
@@ -243,6 +248,7 @@ export async function stageFileAtomicFast(
  */
 function stagedWrite(
   dir: string,
+  file: string,
   move: () => Promise<void>,
   remove: () => Promise<void>,
 ): StagedWrite {
@@ -256,6 +262,7 @@ function stagedWrite(
   };
   return {
     dir,
+    file,
     rename,
     publish: async (dirFd) => {
       await rename();

@@ -14,6 +14,11 @@
  * the calling thread (as the layouts made them before), so a commit makes few thread-pool round
  * trips: on a busy machine each one waits for a core.
  *
+ * A batch made with `durable: false` (a commit's projection, issue 31) makes the same moves in
+ * the same order without any fsync: the temp files are written, renamed and appended, and the
+ * files and folders it touched are listed by `touched()` for the store to fsync later (when the
+ * run is released), a marker in the run folder telling a reopen to re-project them meanwhile.
+ *
  * `discard()` (the append failed, or staging did) removes the temp files and runs the
  * `onSettle` steps with `false`: nothing reached the layout's files, so a projection is never
  * ahead of the ledger. Without a ledger in between (a retry, a rebuild), a projection stages and
@@ -52,13 +57,47 @@ interface PendingAppend {
   mode: number;
 }
 
+/** What a batch put in place: files written and folders whose entries changed. */
+export interface Touched {
+  files: string[];
+  dirs: string[];
+}
+
 /** The durable writes of one layout's projection of one commit. */
 export class DurableBatch {
+  #durable: boolean;
+  readonly #touched: Touched = { files: [], dirs: [] };
   readonly #writes: PendingWrite[] = [];
   readonly #appends: PendingAppend[] = [];
   readonly #onPublish: (() => void)[] = [];
   readonly #onSettle: ((published: boolean) => void)[] = [];
   #settled = false;
+
+  /** `durable: false`: no fsync; {@link DurableBatch.touched} lists what to fsync later. */
+  constructor(opts: { durable?: boolean } = {}) {
+    this.#durable = opts.durable ?? true;
+  }
+
+  /**
+   * Makes this batch durable on publish after all (call before any write): for a projection
+   * whose settle step depends on its files being on disk (coordinator's archive at completion).
+   */
+  requireDurable(): void {
+    if (this.#writes.length > 0 || this.#appends.length > 0) {
+      throw new Error('requireDurable() must come before the batch has writes');
+    }
+    this.#durable = true;
+  }
+
+  /** True when publish makes every write durable (fsynced) before it resolves. */
+  get durable(): boolean {
+    return this.#durable;
+  }
+
+  /** What publish put in place (also after a publish that failed part-way). */
+  touched(): Touched {
+    return { files: [...this.#touched.files], dirs: [...this.#touched.dirs] };
+  }
 
   /** Stages `data` as the next content of `file` (temp file written and fsynced now). */
   writeFile(file: string, data: string | Uint8Array, opts: BatchWriteOptions): StagedFile {
@@ -66,6 +105,7 @@ export class DurableBatch {
       root: opts.root,
       mkdirs: opts.mkdirs ?? false,
       mode: opts.mode ?? STATE_FILE_MODE,
+      durable: this.#durable,
     });
     staged.catch(() => undefined); // awaited by publish or discard
     const write: PendingWrite = { staged, cancelled: false };
@@ -104,11 +144,16 @@ export class DurableBatch {
       await Promise.all(
         this.#writes.filter((w) => w.cancelled).map((w) => w.staged.then((s) => s.discard())),
       );
-      await Promise.all(staged.map((s) => s.rename()));
       const dirs = new Set(staged.map((s) => s.dir));
+      for (const s of staged) this.#touched.files.push(s.file);
+      this.#touched.dirs.push(...dirs);
+      await Promise.all(staged.map((s) => s.rename()));
       const syncs: Promise<void>[] = [];
-      for (const a of this.#appends) syncs.push(appendNow(a, dirs));
-      for (const dir of dirs) syncs.push(fsyncDirFast(dir));
+      for (const a of this.#appends) {
+        this.#touched.files.push(path.resolve(a.file));
+        syncs.push(appendNow(a, dirs, this.#durable, this.#touched));
+      }
+      if (this.#durable) for (const dir of dirs) syncs.push(fsyncDirFast(dir));
       await settleAll(syncs);
       published = true;
     } catch (err) {
@@ -153,16 +198,25 @@ export class DurableBatch {
 }
 
 /**
- * Appends in one write and fsyncs on the thread pool; a file created here adds its folder to
- * `dirs` (its entry must be durable too).
+ * Appends in one write and fsyncs on the thread pool (unless `durable` is false); a file created
+ * here adds its folder to `dirs` (its entry must be durable too) or to `touched`.
  */
-async function appendNow(a: PendingAppend, dirs: Set<string>): Promise<void> {
+async function appendNow(
+  a: PendingAppend,
+  dirs: Set<string>,
+  durable: boolean,
+  touched: Touched,
+): Promise<void> {
   const created = lstatNoSymlink(a.file) === null;
   const { O_WRONLY, O_APPEND, O_CREAT } = fs.constants;
   const fd = openInside(a.root, a.file, O_WRONLY | O_APPEND | O_CREAT, a.mode);
   try {
     fs.writeSync(fd, a.text);
     const dir = path.dirname(path.resolve(a.file));
+    if (!durable) {
+      if (created) touched.dirs.push(dir);
+      return;
+    }
     // The folder is fsynced by the caller when a rename happened there; otherwise here.
     await Promise.all([fsyncAsync(fd), created && !dirs.has(dir) ? fsyncDirFast(dir) : null]);
   } finally {

@@ -41,10 +41,23 @@ function procStat(pid: number): { start: number; zombie: boolean } | null | 'uns
   return { start: Number(fields[19]), zombie: state === 'Z' || state === 'X' };
 }
 
-/** The identity this process writes into its locks. */
+/** This process's identity, read once: its start time never changes (issue 31's profile). */
+let ownIdentity: { pid: number; start: number | null } | undefined;
+
+/**
+ * The identity this process writes into its locks. Read from /proc once per process: flow's
+ * commits take a lock per file written, and reading /proc/self/stat each time was the larger
+ * part of their CPU.
+ */
 export function currentLockIdentity(): { pid: number; start: number | null } {
-  const stat = procStat(process.pid);
-  return { pid: process.pid, start: typeof stat === 'object' && stat ? stat.start : null };
+  if (ownIdentity === undefined || ownIdentity.pid !== process.pid) {
+    const stat = procStat(process.pid);
+    ownIdentity = {
+      pid: process.pid,
+      start: typeof stat === 'object' && stat ? stat.start : null,
+    };
+  }
+  return { ...ownIdentity };
 }
 
 /** True when the lock's holder still runs (same pid AND same start time where knowable). */

@@ -3,7 +3,7 @@
  * folder and its first ledger line leaves a folder with no ledger line. That is not a run, so
  * it is neither listed nor kept: once older than a grace period (a start in progress takes
  * milliseconds) and holding nothing but what we put there first (an empty ledger, a lock whose
- * holder is gone, our own temp files, an empty logs folder), it is removed. Entries are
+ * holder is gone, our own temp files, the layouts' marker, an empty logs folder), it is removed. Entries are
  * lstat'ed, never followed; a folder with anything else in it (foreign content) is left alone.
  */
 import fs from 'node:fs';
@@ -11,6 +11,7 @@ import path from 'node:path';
 import { NATIVE_FILES } from '../layouts/native.ts';
 import { RunLock } from '../ledger/run-lock.ts';
 import { LOCK_TEMP, OWN_TEMP } from '../ledger/temp-sweep.ts';
+import { isLayoutMarker } from './layout-marker.ts';
 import { isValidRunId } from './run-id.ts';
 
 /** A folder with no ledger line younger than this may be a start in progress: left. */
@@ -50,7 +51,7 @@ function ownLeftovers(dir: string): { names: string[]; newest: number } | null {
 }
 
 const ours = (name: string): boolean =>
-  name === NATIVE_FILES.lock || OWN_TEMP.test(name) || LOCK_TEMP.test(name);
+  name === NATIVE_FILES.lock || OWN_TEMP.test(name) || LOCK_TEMP.test(name) || isLayoutMarker(name);
 
 /**
  * Removes the never-started run folders under `runsDir` older than `graceMs` (except those

@@ -9,6 +9,11 @@
  * folder fsyncs), then run.json is renamed (never ahead of the ledger or of another layout).
  * Once the line is appended the command is committed: a projection failing after it is reported
  * as a warning of the commit and retried on the next commit or load, never thrown.
+ *
+ * The other layouts' files are not fsynced by the commit (layout-marker.ts), except a layout's
+ * that declares `durableEachCommit` (codemachine): a durable marker says since which seq they
+ * may be behind, {@link OpenRun.flush} (on release) makes them durable and removes it, and a run
+ * opened with a marker re-projects them from the ledger.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -27,6 +32,7 @@ import { formatLedgerLine } from '../ledger/ledger-format.ts';
 import { RunLock } from '../ledger/run-lock.ts';
 import { sweepOwnTemps } from '../ledger/temp-sweep.ts';
 import type { RunState } from '../model.ts';
+import { LayoutDurability } from './layout-marker.ts';
 import {
   analyzeRun,
   type RunAnalysis,
@@ -84,11 +90,14 @@ export class OpenRun {
   #rebuild = false;
   /** The run folder, open for the fsync after each run.json rename (null: opened per write). */
   #dirFd: number | null = null;
+  /** The layouts' marker and the files they wrote without fsync since. */
+  readonly #durability: LayoutDurability;
 
   private constructor(paths: RunPaths, layouts: readonly LayoutProjection[], lock: RunLock) {
     this.paths = paths;
     this.#layouts = layouts;
     this.#lock = lock;
+    this.#durability = new LayoutDurability(paths.runDir, () => this.#dirFd);
   }
 
   /** Locks the run, reads it, truncates a torn tail and re-projects stale layouts. */
@@ -138,6 +147,8 @@ export class OpenRun {
     this.#projected = a.state;
     this.#pending = [];
     this.#rebuild = false;
+    const stale = a.projection.kind === 'stale' ? (a.projection.previous?.seq ?? 0) : null;
+    this.#durability.reset(stale ?? a.state?.seq ?? 0, a.layoutsSince);
     if (a.projection.kind === 'stale') {
       this.#projected = a.projection.previous;
       this.#pending = a.projection.events;
@@ -211,6 +222,8 @@ export class OpenRun {
         history: () => [...prior.flatMap((e) => e.events), ...events],
       };
       staged = this.#stage(next, ctx, true);
+      // The marker is made durable beside the ledger line, before any layout file moves.
+      if (staged.layouts.some(deferred)) this.#durability.ensure().catch(() => undefined);
     }
     try {
       await appended;
@@ -340,8 +353,17 @@ export class OpenRun {
     return staged;
   }
 
+  /**
+   * Makes the layouts' files written since the marker durable and removes it (before a release:
+   * nothing is left to re-project). A failure keeps the marker, so a reopen re-projects.
+   */
+  async flush(): Promise<void> {
+    await this.#durability.flush(this.#projected?.seq ?? 0);
+  }
+
   #stageLayout(layout: LayoutProjection, state: RunState, ctx: StageContext): StagedLayout {
-    const io = new DurableBatch();
+    // Unless the layout asks otherwise, no fsync: the marker covers its files until flush().
+    const io = new DurableBatch({ durable: layout.durableEachCommit === true });
     // The store's own workspace, never one a ledger line names.
     const full = { ...ctx, runDir: this.paths.runDir, workspace: this.paths.workspace, io };
     let done: Promise<void>;
@@ -381,12 +403,18 @@ export class OpenRun {
     }
     const staging = await Promise.allSettled(staged.layouts.map((l) => l.done));
     const failedAt = staging.findIndex((r) => r.status === 'rejected');
-    if (failedAt >= 0) {
+    const marked = staged.layouts.some(deferred) && failedAt < 0 ? this.#durability.ensure() : null;
+    const marking = await marked?.then(
+      () => null,
+      (err: unknown) => ({ err }),
+    );
+    if (failedAt >= 0 || marking) {
       await discardStaged(staged);
-      const cause = (staging[failedAt] as PromiseRejectedResult).reason;
-      throw new ProjectionFailure(staged.layouts[failedAt]!.layout.name, cause);
+      const cause = marking ? marking.err : (staging[failedAt] as PromiseRejectedResult).reason;
+      throw new ProjectionFailure(staged.layouts[Math.max(failedAt, 0)]!.layout.name, cause);
     }
     const published = await Promise.allSettled(staged.layouts.map((l) => l.io.publish()));
+    for (const l of staged.layouts) if (!l.io.durable) this.#durability.track(l.io.touched());
     const publishFailed = published.findIndex((r) => r.status === 'rejected');
     if (publishFailed >= 0) {
       // The other layouts' files are in place (idempotent on the retry); run.json is not.
@@ -442,6 +470,11 @@ interface Staged {
   /** run.json written beside its place; null when it is written whole (logs/ made first). */
   runJson: Promise<StagedWrite> | null;
   layouts: StagedLayout[];
+}
+
+/** True when the commit writes the layout's files without fsync (the marker covers them). */
+function deferred(l: StagedLayout): boolean {
+  return l.layout.durableEachCommit !== true;
 }
 
 /** Whether `layout` is written for `state` (default: the run's own layout). */

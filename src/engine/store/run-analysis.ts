@@ -11,6 +11,7 @@ import { formatRunJson, RUN_JSON_FORMAT, readRunJson } from '../layouts/native.t
 import { type LedgerResume, readLedger } from '../ledger/ledger-file.ts';
 import type { LedgerEntry } from '../ledger/ledger-format.ts';
 import type { RunState } from '../model.ts';
+import { readLayoutMarker } from './layout-marker.ts';
 
 /** A ledger line of the engine. */
 export type RunLedgerEntry = LedgerEntry<RunEvent, Effect>;
@@ -47,6 +48,8 @@ export interface RunAnalysis {
   projection: ProjectionNeed;
   /** The seq run.json is at (null when missing or unreadable). */
   projectedSeq: number | null;
+  /** The seq of the layouts' marker (their files may be behind since then), or null. */
+  layoutsSince: number | null;
   /** Where a later read of the ledger can go on from (only when the whole ledger was good). */
   resume?: LedgerResume;
 }
@@ -73,7 +76,13 @@ export function analyzeRun(
   const projectedSeq = runJson.kind === 'ok' ? runJson.seq : null;
   // A ledger may only describe the run of its own folder: never project into another workspace.
   const owner = { runId, workspace: path.resolve(runDir, '..', '..', '..') };
-  const replay = replayEntries(read.entries, projectedSeq ?? -1, owner, onState);
+  // The layouts' files may be behind since the marker's seq: the state there is kept.
+  const layoutsSince = readLayoutMarker(runDir);
+  let atMarker: { state: RunState; count: number } | undefined;
+  const replay = replayEntries(read.entries, projectedSeq ?? -1, owner, (count, state) => {
+    if (state.seq === layoutsSince) atMarker = { state, count };
+    onState?.(count, state);
+  });
   const entries = read.entries.slice(0, replay.goodCount);
   // A line that parses but cannot be replayed ends the good prefix too.
   const goodBytes =
@@ -82,13 +91,14 @@ export function analyzeRun(
       : (read.ends[replay.goodCount - 1] ?? 0);
   const base: Pick<
     RunAnalysis,
-    'entries' | 'goodBytes' | 'fileBytes' | 'tornTail' | 'projectedSeq' | 'resume'
+    'entries' | 'goodBytes' | 'fileBytes' | 'tornTail' | 'projectedSeq' | 'layoutsSince' | 'resume'
   > = {
     entries,
     goodBytes,
     fileBytes: read.fileBytes,
     tornTail: read.tornTail !== undefined,
     projectedSeq,
+    layoutsSince,
   };
 
   let corrupt: RunCorruption | null = null;
@@ -158,7 +168,29 @@ export function analyzeRun(
     );
     projection = rebuild;
   }
+  if (state !== null && layoutsSince !== null && layoutsSince < state.seq) {
+    projection = behindMarker(projection, layoutsSince, atMarker, entries, rebuild);
+  }
   return { ...base, state, warnings, corrupt: null, projection };
+}
+
+/**
+ * The projection needed when the layouts' files may be behind since `since` (a marker left by
+ * a stop before they were flushed, or by a process holding the run now): re-projected from the
+ * state there, unless `need` already goes back further (a rebuild, or run.json behind it). No
+ * warning: like a journal's replay, this is the routine way back after a stop.
+ */
+function behindMarker(
+  need: ProjectionNeed,
+  since: number,
+  at: { state: RunState; count: number } | undefined,
+  entries: readonly RunLedgerEntry[],
+  rebuild: ProjectionNeed,
+): ProjectionNeed {
+  if (need.kind === 'stale' && (need.rebuild || (need.previous?.seq ?? 0) <= since)) return need;
+  if (at === undefined) return rebuild;
+  const events = entries.slice(at.count).flatMap((e) => e.events);
+  return { kind: 'stale', previous: at.state, events, rebuild: false };
 }
 
 /** A copy of `state` shown as blocked because its files are corrupt. */

@@ -230,7 +230,7 @@ export class RunStore {
         return { runId, ...planFields(plan), repaired: false, backups, state, warnings: [] };
       }
       // A repair starts from the files as they are now, not from an open run's view of them.
-      this.#open.get(runId)?.close();
+      await settle(this.#open.get(runId));
       this.#open.delete(runId);
       let plan: RepairPlan | undefined;
       const run = await this.#openRun(paths, {
@@ -254,11 +254,14 @@ export class RunStore {
     });
   }
 
-  /** Closes one run: its lock file is removed so another process may take it. */
+  /**
+   * Closes one run: the layouts' files it wrote are made durable (layout-marker.ts), then its
+   * lock file is removed so another process may take it.
+   */
   async release(runId: string): Promise<void> {
     assertRunId(runId);
-    return this.#mutex.run(runId, () => {
-      this.#open.get(runId)?.close();
+    return this.#mutex.run(runId, async () => {
+      await settle(this.#open.get(runId));
       this.#open.delete(runId);
     });
   }
@@ -267,7 +270,7 @@ export class RunStore {
   async close(): Promise<void> {
     this.#closed = true;
     await this.#mutex.drain();
-    for (const run of this.#open.values()) run.close();
+    await Promise.all([...this.#open.values()].map(settle));
     this.#open.clear();
   }
 
@@ -308,6 +311,21 @@ export class RunStore {
     const run = await OpenRun.open(paths, this.#layouts, opts);
     this.#open.set(paths.runId, run);
     return run;
+  }
+}
+
+/**
+ * Flushes the run's layouts' files, then closes it. A flush that fails leaves the marker: the
+ * next open re-projects the layouts from the ledger, so the close goes on.
+ */
+async function settle(run: OpenRun | undefined): Promise<void> {
+  if (run === undefined) return;
+  try {
+    await run.flush();
+  } catch {
+    // The marker stays in the run folder (see above).
+  } finally {
+    run.close();
   }
 }
 

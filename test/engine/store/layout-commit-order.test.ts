@@ -2,8 +2,10 @@
  * Commit order with a layout projection (codemachine, codexclaw, flow, coordinator): each
  * layout's files are staged while the ledger line is fsynced and put in place only after it.
  * Traced on node's own `fs` (test/support/fs-trace.ts): no layout file is renamed or appended to
- * before its commit's ledger line is durable, run.json (the "projection complete" mark) is
- * renamed only after every layout folder that changed was fsynced, and a failed append leaves
+ * before its commit's ledger line is durable, nor before the layouts' marker is durable in the
+ * run folder (the commit does not fsync the layouts' files: layout-marker.ts); releasing the run
+ * fsyncs every layout folder that changed and removes the marker. codemachine's files (read back
+ * as hand edits) are durable before run.json is renamed, every commit. A failed append leaves
  * every layout file as it was, with no temp file and no lock left behind.
  */
 import fs from 'node:fs';
@@ -100,26 +102,34 @@ function temps(dir: string): string[] {
   return [...inodes(dir).keys()].filter((f) => f.endsWith('.tmp'));
 }
 
-/**
- * Checks one commit's calls: nothing in the layout folder renamed or written in place before
- * the ledger's fsync; run.json renamed after every layout rename and its folder's fsync.
- */
+/** True when `f` is a layout file under `layoutDir` (not a temp file). */
+function isLayoutFile(f: string, layoutDir: string): boolean {
+  return f.startsWith(`${layoutDir}${path.sep}`) && !path.basename(f).endsWith('.tmp');
+}
+
+/** Checks one commit's calls: nothing in the layout folder renamed or written in place before the ledger's fsync. */
 function orderProblems(calls: readonly Traced[], ledger: string, layoutDir: string): string[] {
   const problems: string[] = [];
-  const inLayout = (f: string) => f.startsWith(`${layoutDir}${path.sep}`);
-  const isTemp = (f: string) => path.basename(f).endsWith('.tmp');
   let durable = false;
-  const renamedDirs = new Set<string>();
   calls.forEach((c, i) => {
     if (c.file === ledger && c.op === 'fsync') durable = true;
     const touchesLayout =
-      inLayout(c.file) && !isTemp(c.file) && (c.op === 'rename' || c.op === 'write');
+      isLayoutFile(c.file, layoutDir) && (c.op === 'rename' || c.op === 'write');
     if (touchesLayout && !durable) {
       problems.push(
         `call ${i}: ${c.op} ${path.relative(layoutDir, c.file)} before the ledger fsync`,
       );
     }
-    if (c.op === 'rename' && inLayout(c.file)) renamedDirs.add(path.dirname(c.file));
+  });
+  return problems;
+}
+
+/** Layout folders a file was renamed into and not fsynced yet when a run.json rename came. */
+function runJsonBeforeLayoutSync(calls: readonly Traced[], layoutDir: string): string[] {
+  const problems: string[] = [];
+  const renamedDirs = new Set<string>();
+  calls.forEach((c, i) => {
+    if (c.op === 'rename' && isLayoutFile(c.file, layoutDir)) renamedDirs.add(path.dirname(c.file));
     if (c.op === 'fsync') renamedDirs.delete(c.file);
     if (c.op === 'rename' && path.basename(c.file) === 'run.json' && renamedDirs.size > 0) {
       problems.push(
@@ -130,14 +140,25 @@ function orderProblems(calls: readonly Traced[], ledger: string, layoutDir: stri
   return problems;
 }
 
+/** The layouts' markers in the run folder (layout-marker.ts). */
+function markers(runDir: string): string[] {
+  return fs.readdirSync(runDir).filter((n) => n.startsWith('layouts-since-'));
+}
+
 describe('a layout projection is staged during the ledger fsync and published after it', () => {
   for (const c of CASES) {
-    it(`${c.layout}: no layout file moves before its ledger line is durable, run.json last`, async () => {
+    const everyCommit = c.layout === 'codemachine';
+    const title = everyCommit
+      ? 'no layout file moves before its ledger line is durable, run.json after they are'
+      : 'no layout file moves before its ledger line and the marker are durable; the release fsyncs them';
+    it(`${c.layout}: ${title}`, async () => {
       ws = fs.realpathSync(tempWorkspace());
       store = openStore(ws);
+      const { ledger, dir: runDir } = runFiles(ws);
       // Traced from before the run is opened, so that the ledger's fd is known by its path.
       const trace = traceFs();
       const perCommit: Traced[][] = [];
+      let released: Traced[] = [];
       try {
         let state = await start(store, ws, c);
         for (let n = 1; n <= 12 && state.status !== 'completed'; n++) {
@@ -147,11 +168,15 @@ describe('a layout projection is staged during the ledger fsync and published af
           expect(r.warnings).toBeUndefined();
           state = r.state;
           perCommit.push(trace.calls.slice(from));
+          // While the run is open, its layouts' files may be ahead of the disk: the marker says so.
+          expect(markers(runDir)).toEqual(everyCommit ? [] : ['layouts-since-0']);
         }
+        const from = trace.calls.length;
+        await store.release(RUN);
+        released = trace.calls.slice(from);
       } finally {
         trace.restore();
       }
-      const { ledger } = runFiles(ws);
       const layoutDir = path.join(ws, c.dir);
       // The trace saw the ledger's fsyncs and layout files change (an empty trace cannot pass).
       const all = perCommit.flat();
@@ -161,6 +186,32 @@ describe('a layout projection is staged during the ledger fsync and published af
       const layoutRenames = all.filter((t) => t.op === 'rename' && t.file.startsWith(layoutDir));
       expect(layoutRenames.length).toBeGreaterThan(0);
       for (const calls of perCommit) expect(orderProblems(calls, ledger, layoutDir)).toEqual([]);
+      if (everyCommit) {
+        for (const calls of perCommit)
+          expect(runJsonBeforeLayoutSync(calls, layoutDir)).toEqual([]);
+        return;
+      }
+      // The marker was durable (its folder fsynced) before the first layout file moved.
+      const firstMove = trace.calls.findIndex(
+        (t) => isLayoutFile(t.file, layoutDir) && (t.op === 'rename' || t.op === 'write'),
+      );
+      // (The start's first ledger fsync comes after the new ledger's folder fsync: the marker's is later.)
+      const firstLine = trace.calls.findIndex((t) => t.op === 'fsync' && t.file === ledger);
+      const runDirSync = trace.calls.findIndex(
+        (t, i) => i > firstLine && t.op === 'fsync' && t.file === runDir,
+      );
+      expect(firstLine).toBeGreaterThanOrEqual(0);
+      expect(runDirSync).toBeGreaterThan(firstLine);
+      expect(runDirSync).toBeLessThan(firstMove);
+      // Released: every layout folder a file was renamed into is fsynced, and the marker is gone.
+      const renamedDirs = new Set(
+        trace.calls
+          .filter((t) => t.op === 'rename' && isLayoutFile(t.file, layoutDir))
+          .map((t) => path.dirname(t.file)),
+      );
+      const synced = new Set(released.filter((t) => t.op === 'fsync').map((t) => t.file));
+      expect([...renamedDirs].filter((d) => !synced.has(d))).toEqual([]);
+      expect(markers(runDir)).toEqual([]);
     });
   }
 

@@ -75,6 +75,8 @@ export class CodemachineLayout implements LayoutProjection {
   readonly name = 'codemachine';
   /** Writes only through the commit's batch: staged while the ledger line is fsynced. */
   readonly stages = true;
+  /** template.json is read back as hand edits: a lost write would read as one (port.ts). */
+  readonly durableEachCommit = true;
   readonly #opts: CodemachineLayoutOptions;
   /** Open registries by `.codemachine` folder, with the inode each was opened at. */
   readonly #registries = new Map<string, { db: RegistryDb; ino: number }>();

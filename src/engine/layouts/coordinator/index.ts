@@ -64,6 +64,8 @@ function projectCoordinator(state: RunState, workspaceArg: string, io: DurableBa
     );
   }
   if (state.status === 'completed' && head?.session_id !== ours) return; // archived already
+  // The archive below moves the folder once state.json is durable in place: fsynced now.
+  if (state.status === 'completed') io.requireDurable();
   const doc = coordinatorState(state);
   const text = `${JSON.stringify(doc, null, 2)}\n`;
   if (readTextInside(workspace, paths.state) !== text) {
