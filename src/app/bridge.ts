@@ -230,6 +230,8 @@ export async function startBridge(
       onConfirmed: (owner) => {
         if (owner.kind === 'checkpoint') refusalTarget?.chatops.showDecisions();
       },
+      // A resend's earlier copy, found and buttonless: chatops says what it was.
+      onRepeats: (owner, refs) => refusalTarget?.chatops.repeatsFound(owner, refs),
     });
     outboxes = paced.outboxes;
     // Stopped after chatops (unwinding runs backwards), so its last edits are still delivered.

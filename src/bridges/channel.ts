@@ -318,6 +318,23 @@ export interface Channel {
    * NOT_FOUND (NotFoundError) when the message no longer exists (deleted in the chat).
    */
   edit(messageRef: MessageRef, message: OutgoingMessage): Promise<void>;
+  /**
+   * A send handed to the platform before, its answer never recorded (the process died in the
+   * call): the message it made, where the platform can be asked (Slack: the send's `nonce` in the
+   * message's metadata), so it is not sent again; undefined when none is found.
+   */
+  findSent?(chatRef: ChatRef, message: OutgoingMessage): Promise<MessageRef | undefined>;
+  /**
+   * After such a send was made again as `sent`, on a platform that cannot be asked (Telegram):
+   * takes the buttons off the earlier copy it may have left, i.e. the bot's messages with buttons
+   * between the newest of `known` (every message the bridge knows in that chat) and `sent` that
+   * are not among `known`. Returns the refs of those whose text is `message`'s (its repeats).
+   */
+  clearRepeats?(
+    sent: MessageRef,
+    message: OutgoingMessage,
+    known: readonly MessageRef[],
+  ): Promise<MessageRef[]>;
   /** Answers a button press, privately to the presser or publicly in the chat. */
   answer(interaction: Interaction, text: string, options: AnswerOptions): Promise<void>;
   /**

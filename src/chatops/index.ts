@@ -8,7 +8,7 @@
  *   for (const channel of channels.values()) await channel.start(chatops.handle);
  */
 
-import type { ChatRef, InboundEvent } from '../bridges/channel.ts';
+import type { ChatRef, InboundEvent, MessageOwner } from '../bridges/channel.ts';
 import { prose } from '../bridges/render-text.ts';
 import { ActivityWatch } from './activity.ts';
 import { postAnswers } from './answer-post.ts';
@@ -199,6 +199,29 @@ export class ChatOps {
    */
   showDecisions(): void {
     this.#decisions.schedule();
+  }
+
+  /**
+   * Earlier copies of a send made again after a restart (`refs`, their buttons already taken off
+   * by the adapter): a checkpoint copy's repeat shows the decision, or the checkpoint pointing at
+   * the copy the bridge edits (closeStray); other owners' repeats keep their text, buttonless.
+   */
+  repeatsFound(owner: MessageOwner, refs: readonly string[]): void {
+    if (owner.kind !== 'checkpoint') return;
+    void (async () => {
+      const row = await this.#deps.repos.checkpointMessages.get(owner.id);
+      if (row === null) return;
+      await this.#inOrder(
+        row.runId,
+        async () => {
+          const state = await this.#deps.orchestrator.getRun(row.runId);
+          for (const ref of refs) await this.#presenter.closeStray(state, row, ref, 'decision');
+        },
+        'chatops: a repeated checkpoint message not put right',
+      );
+    })().catch((err: unknown) =>
+      this.#deps.log.warn({ err }, 'chatops: a repeated checkpoint message not put right'),
+    );
   }
 
   /** Unsubscribes, finishes the updates in hand and delivers pending status edits. */

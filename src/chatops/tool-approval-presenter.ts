@@ -29,6 +29,8 @@ export class ToolApprovalPresenter {
   readonly #waiters = new Map<string, Set<() => void>>();
   /** Posting and looking run one at a time, so a request is never posted twice. */
   #serial: Promise<unknown> = Promise.resolve();
+  /** When this process started: a copy stored before it and never queued died with its process. */
+  readonly #since = Date.now();
 
   /** `followers(runId)`: the chats that follow a run (where its checkpoints go). */
   constructor(
@@ -98,12 +100,29 @@ export class ToolApprovalPresenter {
     for (const done of [...(this.#waiters.get(id) ?? [])]) done();
   }
 
+  /**
+   * Posts a pending request to the chats without a copy of it. A copy stored by a process that
+   * died before its send was queued (no message id, nothing in the outbox) will never be sent:
+   * it is dropped and its chat gets the request now, else the agent waits for an answer nobody
+   * is asked for until the request expires (issue 39). A copy whose send is still queued is kept.
+   */
   async #postIfNew(r: ToolApprovalRecord): Promise<void> {
-    const copies = await this.#deps.repos.checkpointMessages.listByCheckpoint(
-      r.runId,
-      TOOL_PREFIX + r.id,
-    );
-    if (copies.length === 0) await this.#post(r);
+    const copies = this.#deps.repos.checkpointMessages;
+    const rows = await copies.listByCheckpoint(r.runId, TOOL_PREFIX + r.id);
+    const removed = new Set<number>();
+    for (const row of rows) {
+      const neverSent =
+        row.messageRef === null &&
+        row.state === 'open' &&
+        row.createdAt < this.#since &&
+        !(await copies.sendInFlight(row.id));
+      if (neverSent && (await copies.removeUnsent(row.id))) removed.add(row.id);
+    }
+    const kept = rows.filter((row) => !removed.has(row.id));
+    if (kept.length === 0) return this.#post(r);
+    const have = new Set(kept.map((row) => row.chatRef));
+    const lost = rows.filter((row) => removed.has(row.id) && !have.has(row.chatRef));
+    if (lost.length > 0) await this.#post(r, new Set(lost.map((row) => row.chatRef)));
   }
 
   async #look(): Promise<void> {
@@ -124,10 +143,12 @@ export class ToolApprovalPresenter {
     }
   }
 
-  async #post(r: ToolApprovalRecord): Promise<void> {
+  /** Posts the request to the run's chats (`only`: those of them). */
+  async #post(r: ToolApprovalRecord, only?: ReadonlySet<string>): Promise<void> {
     const { repos, log } = this.#deps;
     const fourEyes = await this.#fourEyes(r);
     for (const chat of await this.#followers(r.runId)) {
+      if (only !== undefined && !only.has(chat)) continue;
       const channel = channelFor(this.#deps, chat);
       if (!channel) continue;
       try {

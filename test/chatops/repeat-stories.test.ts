@@ -107,6 +107,85 @@ describe('a checkpoint message sent twice by a kill in the send window', () => {
   });
 });
 
+describe('a checkpoint message whose send a kill left unanswered, then sent again', () => {
+  /**
+   * What a kill between Telegram's answer and the outbox's confirmation leaves: the chat shows
+   * the copy (`plan`), bridge.db knows no id for it and its send is still `attempted`.
+   */
+  async function killedInTheSendWindow(plan: StoredMessage): Promise<void> {
+    await w.stop();
+    const db = new Database(path.join(w.home, 'bridge.db'));
+    const owner = db
+      .prepare(
+        `select owner_json from outbox where kind = 'send' and owner_json like '{"kind":"checkpoint",%'`,
+      )
+      .get() as { owner_json: string };
+    const { id } = JSON.parse(owner.owner_json) as { id: number };
+    db.prepare(`update outbox set state = 'attempted', result_ref = null where owner_json = ?`).run(
+      owner.owner_json,
+    );
+    db.prepare('update checkpoint_messages set message_ref = null where id = ?').run(id);
+    db.close();
+    expect(buttonsOf(w.fake.message(TEAM.id, plan.message_id)).length).toBeGreaterThan(0);
+  }
+
+  it('the first copy loses its buttons when the resend is confirmed, nobody pressing it', async () => {
+    w.say(ALICE, '/run demo add a login page');
+    const plan = await w.message(/Checkpoint plan:1/);
+    await killedInTheSendWindow(plan);
+    await w.start();
+
+    const copies = () =>
+      w.fake.botMessages(TEAM.id).filter((m) => /Checkpoint plan:1/.test(m.text ?? ''));
+    await until(() => copies().length === 2, 'the resend');
+    const resent = copies()[1]!;
+    await until(
+      () => buttonsOf(w.fake.message(TEAM.id, plan.message_id)).length === 0,
+      'the first copy to lose its buttons',
+    );
+    await until(
+      () => /sent twice by a restart/.test(w.fake.message(TEAM.id, plan.message_id)?.text ?? ''),
+      'the first copy to point at the other one',
+    );
+    expect(buttonsOf(w.fake.message(TEAM.id, resent.message_id)).length).toBeGreaterThan(0);
+
+    // Decided on the copy the bridge knows: no message of the checkpoint offers buttons.
+    expect(await w.answerTo(w.press(BOB, resent, 'Approve'))).toMatch(/^Approved/);
+    await until(
+      () => /^✅ Checkpoint plan:1/.test(w.fake.message(TEAM.id, resent.message_id)?.text ?? ''),
+      'the copy to show the decision',
+    );
+    expect(copies().filter((m) => buttonsOf(m).length > 0)).toEqual([]);
+  });
+
+  it('a person’s message and the bot’s other messages between the two copies are left alone', async () => {
+    w.say(ALICE, '/run demo add a login page');
+    const plan = await w.message(/Checkpoint plan:1/);
+    await killedInTheSendWindow(plan);
+    // Said in the chat while the bridge was down: its id lies between the two copies.
+    w.say(CAROL, 'is anyone looking at this?');
+    await w.start();
+
+    const copies = () =>
+      w.fake.botMessages(TEAM.id).filter((m) => /Checkpoint plan:1/.test(m.text ?? ''));
+    await until(
+      () => buttonsOf(w.fake.message(TEAM.id, plan.message_id)).length === 0,
+      'the first copy to lose its buttons',
+    );
+    const resent = copies()[1]!;
+    expect(buttonsOf(resent).length).toBeGreaterThan(0);
+    const edits = w.fake.calls.filter((c) => c.method === 'editMessageReplyMarkup');
+    // Only ids the bridge does not know, below the resend, were looked at; none of them landed
+    // on a message other than the first copy.
+    const touched = edits.filter((c) => c.ok).map((c) => Number(c.params.message_id));
+    expect(touched).toEqual([plan.message_id]);
+    for (const c of edits) {
+      expect(Number(c.params.message_id)).toBeLessThan(resent.message_id);
+      expect(Number(c.params.message_id)).toBeGreaterThanOrEqual(plan.message_id);
+    }
+  });
+});
+
 describe('an answer past Telegram’s callback window', () => {
   const EXPIRED =
     'Bad Request: query is too old and response timeout expired or query ID is invalid';

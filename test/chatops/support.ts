@@ -140,6 +140,7 @@ export class World {
         onConfirmed: (owner) => {
           if (owner.kind === 'checkpoint') this.bridge?.chatops.showDecisions();
         },
+        onRepeats: (owner, refs) => this.bridge?.chatops.repeatsFound(owner, refs),
       });
       served = new OutboxChannel(served, outbox);
       paced = { outbox, store };

@@ -6,6 +6,8 @@
  * unanswered request is denied at its expiry, and every message says what happened.
  */
 import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EXPIRED_REASON } from '../../src/db/repositories/tool-approvals.ts';
 import { decideRequest } from '../../src/jobs/runner/approvals/server.ts';
@@ -82,5 +84,35 @@ describe('tool approvals in chat', () => {
     const { decision } = await ask(1500);
     expect(await decision).toEqual({ allow: false, message: EXPIRED_REASON });
     await w.message(/⌛ Expired at .*: nobody answered, so it was denied/);
+  });
+});
+
+describe('a tool approval after a kill', () => {
+  it('stored but never queued by the killed process: the next one asks the chat, and the answer counts', async () => {
+    await w.cleanup();
+    w = await World.create({ outbox: true });
+    const { runId, message, decision } = await ask();
+    // The asking server's poll dies with the first process's bridge.db connection.
+    decision.catch(() => undefined);
+    const [copy] = await w.b.repos.checkpointMessages.listOpenWithPrefix('tool:');
+    await w.stop();
+    // What a kill between storing the copy and queueing its send leaves: a copy with no message
+    // id, no outbox row, and nothing in the chat.
+    const db = new Database(path.join(w.home, 'bridge.db'));
+    db.prepare('update checkpoint_messages set message_ref = null where id = ?').run(copy!.id);
+    db.prepare(`delete from outbox where owner_json = ?`).run(
+      JSON.stringify({ kind: 'checkpoint', id: copy!.id }),
+    );
+    db.close();
+    w.fake.message(TEAM.id, message.message_id)!.deleted = true;
+
+    await w.start();
+    const again = await w.message(/Tool approval — run/);
+    expect(again.message_id).not.toBe(message.message_id);
+    expect(buttonsOf(again)).toContain('Allow once');
+    expect(await w.answerTo(w.press(BOB, again, 'Allow once'))).toBe('Allowed once.');
+    const request = await w.b.repos.toolApprovals.get(copy!.checkpointId.slice('tool:'.length));
+    expect(request).toMatchObject({ runId, status: 'allowed' });
+    await w.message(/✅ Allowed once by @bob/);
   });
 });

@@ -154,6 +154,9 @@ export class FakeSlackWebApi {
         const profile = { display_name: u.name, real_name: u.name };
         return { user: { id: u.id, team_id: w.teamId, name: u.name, real_name: u.name, profile } };
       }
+      case 'conversations.history':
+      case 'conversations.replies':
+        return this.#history(method, p);
       case 'conversations.info':
         return { channel: { id: p.channel, name: 'ops', is_member: true } };
       default:
@@ -201,9 +204,39 @@ export class FakeSlackWebApi {
       blocks: p.blocks === undefined ? [] : checkBlocks(p.blocks),
       edits: 0,
       deleted: false,
+      ...(p.metadata !== undefined && { metadata: checkMetadata(p.metadata) }),
     };
     this.messages.set(m.channel, [...(this.messages.get(m.channel) ?? []), m]);
     return { channel: m.channel, ts: m.ts, message: { text: m.text, ts: m.ts } };
+  }
+
+  /**
+   * conversations.history (the channel's messages, newest first, thread replies left out) and
+   * conversations.replies (a thread: its parent, then the replies, oldest first), at most `limit`
+   * (default 100); a message's `metadata` only with `include_all_metadata`, as Slack does.
+   */
+  #history(method: string, p: Json): Json {
+    if (!p.channel) throw new ApiError('channel_not_found');
+    this.channels.checkPost(p.channel);
+    const all = (this.messages.get(p.channel) ?? []).filter((m) => !m.deleted);
+    const limit = Math.min(Number(p.limit ?? 100) || 100, 1000);
+    const withMetadata = p.include_all_metadata === true || p.include_all_metadata === 'true';
+    const wire = (m: StoredMessage): Json => ({
+      type: 'message',
+      ts: m.ts,
+      text: m.text,
+      ...(m.user === undefined ? { bot_id: 'B0FAKEBOT' } : { user: m.user }),
+      ...(m.threadTs !== undefined && { thread_ts: m.threadTs }),
+      ...(withMetadata && m.metadata !== undefined && { metadata: m.metadata }),
+    });
+    if (method === 'conversations.replies') {
+      if (!p.ts) throw new ApiError('thread_not_found');
+      const thread = all.filter((m) => m.ts === p.ts || m.threadTs === p.ts);
+      if (thread.length === 0) throw new ApiError('thread_not_found');
+      return { messages: thread.slice(0, limit).map(wire), has_more: thread.length > limit };
+    }
+    const top = all.filter((m) => m.threadTs === undefined || m.threadTs === m.ts).reverse();
+    return { messages: top.slice(0, limit).map(wire), has_more: top.length > limit };
   }
 
   #existing(p: Json): StoredMessage {
@@ -243,4 +276,13 @@ export const MAX_MESSAGE_TEXT = 40_000;
 function checkTextLength(text: unknown): void {
   if (typeof text === 'string' && text.length > MAX_MESSAGE_TEXT)
     throw new ApiError('msg_too_long');
+}
+
+/** A message's `metadata` as chat.postMessage takes it (a JSON string or object): an event type and payload. */
+function checkMetadata(raw: unknown): Json {
+  const m = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Json;
+  if (typeof m?.event_type !== 'string' || typeof m.event_payload !== 'object') {
+    throw new ApiError('invalid_metadata_format');
+  }
+  return m;
 }

@@ -38,6 +38,8 @@ export interface StoredMessage {
   blocks: Json[];
   edits: number;
   deleted: boolean;
+  /** The `metadata` the bot posted it with (event_type, event_payload), shown by history calls. */
+  metadata?: Json;
 }
 
 /** A modal opened with views.open. */

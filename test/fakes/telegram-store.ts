@@ -68,7 +68,11 @@ export class FakeMessageStore {
     const chat = this.#chats.get(Number(p.chat_id));
     if (chat) this.access.check(chat);
     const m = this.message(Number(p.chat_id), Number(p.message_id));
-    if (!m || m.deleted || m.from.id !== this.bot.id) throw bad(notFound);
+    if (!m || m.deleted) throw bad(notFound);
+    // A person's message: the bot may not edit it (deleting it needs admin rights it lacks here).
+    if (m.from.id !== this.bot.id) {
+      throw bad(notFound.includes('edit') ? "message can't be edited" : "message can't be deleted");
+    }
     return m;
   }
 

@@ -113,10 +113,15 @@ class TelegramChaos implements ChaosPlatform {
   }
 
   sends(): { chat: string; text: string }[] {
-    return this.fake.okCalls('sendMessage').map((call) => ({
-      chat: `telegram:${String(call.params.chat_id)}`,
-      text: String(call.params.text),
-    }));
+    // A reply (a press's answer after the callback window) is about the message it replies to:
+    // the same words answering two runs' checkpoints are two messages, not one sent twice.
+    return this.fake.okCalls('sendMessage').map((call) => {
+      const to = (call.params.reply_parameters as { message_id?: number } | undefined)?.message_id;
+      return {
+        chat: `telegram:${String(call.params.chat_id)}`,
+        text: `${String(call.params.text)}${to === undefined ? '' : ` ↩ ${to}`}`,
+      };
+    });
   }
 
   close(): Promise<void> {

@@ -27,6 +27,7 @@ export interface WithOutboxesOptions {
   readonly log?: ChannelLogger;
   readonly onFailure?: (failure: OutboxFailure) => void;
   readonly onConfirmed?: (owner: MessageOwner, ref: string | null) => void;
+  readonly onRepeats?: (owner: MessageOwner, refs: readonly string[]) => void;
   readonly timers?: OutboxTimers;
 }
 

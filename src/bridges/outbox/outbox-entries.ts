@@ -20,6 +20,11 @@ export interface Entry {
   message: OutgoingMessage;
   waiters: Waiter[];
   started: boolean;
+  /**
+   * A send the previous process handed over without its answer being recorded (found
+   * `attempted`): the platform may hold a copy of it already (outbox.ts, `#send`).
+   */
+  resent?: boolean;
   /** Older waiting edits of the same message this one carries (confirmed or failed with it). */
   absorbed?: { id: number; message: OutgoingMessage }[];
 }

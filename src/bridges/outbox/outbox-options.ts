@@ -52,4 +52,9 @@ export interface OutboxOptions {
   readonly onFailure?: (failure: OutboxFailure) => void;
   /** Told of every owned call confirmed, after its owner took the result (owners.ts). */
   readonly onConfirmed?: (owner: MessageOwner, ref: string | null) => void;
+  /**
+   * Told of the earlier copies of an owned send made again after a restart, found and stripped
+   * of their buttons by the adapter (`Channel.clearRepeats`): the owner may show more on them.
+   */
+  readonly onRepeats?: (owner: MessageOwner, refs: readonly string[]) => void;
 }

@@ -37,6 +37,7 @@ import {
   REAL_OUTBOX_TIMERS,
 } from './outbox-options.ts';
 import { type PaceItem, Pacer } from './pacer.ts';
+import { clearRepeats, resent, sendOrFind } from './resend.ts';
 import {
   type Maybe,
   type OutboxBatch,
@@ -133,6 +134,7 @@ export class Outbox {
         message: row.message,
         waiters: [],
         started: false,
+        resent: resent(row),
       });
     }
   }
@@ -377,6 +379,7 @@ export class Outbox {
       message: found.message,
       waiters: d.waiters,
       started: false,
+      resent: resent(found),
     });
   }
 
@@ -441,7 +444,7 @@ export class Outbox {
     const { store, inner } = this.#o;
     const id = entry.item.id;
     let call: Promise<string | null>;
-    if (entry.item.kind === 'send') call = inner.send(entry.target, entry.message);
+    if (entry.item.kind === 'send') call = sendOrFind(this.#o, entry);
     else call = inner.edit(entry.target, entry.message).then(() => null);
     // The pacer counts the call from its answer, before our own bookkeeping is written.
     call = call.finally(answered);
@@ -458,6 +461,7 @@ export class Outbox {
       for (const m of [entry.message, ...(entry.absorbed ?? []).map((a) => a.message)]) {
         if (m.owner) this.#o.onConfirmed?.(m.owner, m === entry.message ? ref : null);
       }
+      if (entry.resent && ref !== null) await clearRepeats(this.#o, entry, ref);
     } catch (err) {
       if (err instanceof RateLimitedError && !this.#stopped) {
         // The adapter waited as long as its policy allows; keep the row and try again later,

@@ -109,6 +109,7 @@ export interface OutboxStorePort {
   failed(id: number, code: string, message: string): Maybe<void>;
   open(platform: string): Maybe<OutboxRow[]>;
   recent(platform: string, since: number): Maybe<RecentCall[]>;
+  knownRefs(platform: string, lane: string): Maybe<string[]>;
   openFor(owner: MessageOwner): Maybe<boolean>;
   get(id: number): Maybe<OutboxRow | undefined>;
   prune(before: number): Maybe<number>;

@@ -193,6 +193,19 @@ export class PostgresOutboxStore implements OutboxStorePort {
       .execute();
   }
 
+  async knownRefs(platform: string, lane: string): Promise<string[]> {
+    const like = `${lane}%`;
+    const { rows } = await sql<{ ref: string }>`
+      select result_ref as ref from outbox where platform = ${platform} and lane = ${lane} and result_ref is not null
+      union select target from outbox where platform = ${platform} and lane = ${lane} and kind = 'edit'
+      union select message_ref from checkpoint_messages where message_ref like ${like}
+      union select message_ref from session_offers where message_ref like ${like}
+      union select message_ref from status_messages where message_ref like ${like}`.execute(
+      this.#db,
+    );
+    return rows.map((r) => r.ref);
+  }
+
   async openFor(owner: MessageOwner): Promise<boolean> {
     const row = await this.#db
       .selectFrom('outbox')

@@ -212,6 +212,25 @@ export class OutboxStore implements OutboxStorePort {
       .all(platform, since) as RecentCall[];
   }
 
+  /**
+   * The refs of the messages bridge.db knows in `lane` (sent or edited through the outbox, or
+   * kept by a checkpoint copy, session offer or status message), for `Channel.clearRepeats`;
+   * the owners' refs are matched by prefix, so a few of another chat's may come with them.
+   */
+  knownRefs(platform: string, lane: string): string[] {
+    const like = `${lane}%`;
+    const rows = this.#db
+      .prepare(
+        `select result_ref as ref from outbox where platform = ? and lane = ? and result_ref is not null
+         union select target from outbox where platform = ? and lane = ? and kind = 'edit'
+         union select message_ref from checkpoint_messages where message_ref like ?
+         union select message_ref from session_offers where message_ref like ?
+         union select message_ref from status_messages where message_ref like ?`,
+      )
+      .all(platform, lane, platform, lane, like, like, like) as { ref: string }[];
+    return rows.map((r) => r.ref);
+  }
+
   /** Whether a call owned by `owner` still waits or is in flight (its result will reach it). */
   openFor(owner: MessageOwner): boolean {
     const row = this.#db

@@ -64,6 +64,7 @@ import {
 } from './outbound.ts';
 import { boltLogger, SlackHttpReceiver } from './receiver.ts';
 import { responseUrlOrigins } from './response-url.ts';
+import { postedWith, sendMetadata } from './sent-lookup.ts';
 import { namedEvent, SlackUserNames } from './user-names.ts';
 
 type State = 'idle' | 'starting' | 'running' | 'stopped';
@@ -285,16 +286,31 @@ export class SlackChannel implements Channel {
     const parts = renderMessage(message);
     return this.#queues.run(chat.channel, async () => {
       const ts: string[] = [];
-      for (const part of parts) ts.push(...(await this.#post(chat, part)));
+      for (const part of parts) ts.push(...(await this.#post(chat, part, message.nonce)));
       return formatMessageRef(chat, ts);
     });
+  }
+
+  /**
+   * The message a send with this nonce made before (a kill between Slack's answer and the
+   * outbox's record of it), found by the nonce every post carries in its metadata; undefined
+   * when none, or only some of its parts, were posted (then it is sent whole again).
+   */
+  async findSent(chatRef: string, message: OutgoingMessage): Promise<string | undefined> {
+    if (message.nonce === undefined) return undefined;
+    const chat = this.#target(chatRef, message.thread, message.replyTo);
+    const parts = renderMessage(message).length;
+    const ts = await this.#queues.run(chat.channel, () =>
+      postedWith(this.#app.client, (m, run) => this.#call(m, run), chat, message.nonce!),
+    );
+    return ts.length >= parts ? formatMessageRef(chat, ts) : undefined;
   }
 
   /**
    * Posts one part; when Slack still finds it too long (its limits are partly undocumented), it
    * is split in two and both are posted, so the reader gets all of it, each part once.
    */
-  async #post(chat: SlackChat, part: RenderedPart, depth = 0): Promise<string[]> {
+  async #post(chat: SlackChat, part: RenderedPart, nonce?: string, depth = 0): Promise<string[]> {
     try {
       const sent = await this.#call('chat.postMessage', () =>
         this.#app.client.chat.postMessage({
@@ -304,6 +320,8 @@ export class SlackChannel implements Channel {
           unfurl_links: false,
           unfurl_media: false,
           ...(chat.thread !== undefined && { thread_ts: chat.thread }),
+          // The send's identity, so a restart can find it posted (sent-lookup.ts).
+          ...sendMetadata(nonce),
         }),
       );
       if (!sent.ts) throw new PlatformError('slack', 'chat.postMessage returned no ts');
@@ -312,7 +330,8 @@ export class SlackChannel implements Channel {
       if (depth >= MAX_SPLITS || !(err instanceof PhasebridgeError) || !isTooLong(err)) throw err;
       this.#log.info({ err }, 'slack: message too long, splitting it');
       const ts: string[] = [];
-      for (const half of halvePart(part)) ts.push(...(await this.#post(chat, half, depth + 1)));
+      for (const half of halvePart(part))
+        ts.push(...(await this.#post(chat, half, nonce, depth + 1)));
       return ts;
     }
   }

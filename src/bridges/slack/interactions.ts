@@ -9,8 +9,8 @@
  */
 import type { App } from '@slack/bolt';
 import { PhasebridgeError, PlatformError } from '../../errors.ts';
-import type { AnswerOptions, ChannelLogger, Interaction, ReasonAsk } from '../channel.ts';
-import { rich } from '../render-text.ts';
+import type { AnswerOptions, ChannelLogger, Interaction, ReasonAsk, RichText } from '../channel.ts';
+import { plain, plainTextOf, rich } from '../render-text.ts';
 import type { ChannelStateStore } from '../state.ts';
 import { isSpentResponseUrl, isSpentTrigger, slackErrorCode } from './errors.ts';
 import {
@@ -20,6 +20,8 @@ import {
   threadPromptKey,
 } from './inbound.ts';
 import {
+  answerKey,
+  formatChatRef,
   formatMessageRef,
   formatPromptRef,
   reasonModal,
@@ -82,11 +84,9 @@ export class SlackInteractions {
   /** See SlackChannel.answer. */
   async answer(interaction: Interaction, text: string, options: AnswerOptions): Promise<void> {
     const data = decodeInteraction(interaction);
-    const mrkdwn = renderMrkdwn(rich(text.slice(0, MAX_ANSWER_LENGTH)));
-    if (!options.private) {
-      await this.#post(data.chat, mrkdwn);
-      return;
-    }
+    const clipped = text.slice(0, MAX_ANSWER_LENGTH);
+    const mrkdwn = renderMrkdwn(rich(clipped));
+    if (!options.private) return this.#inChat(data, [plain(clipped)], options);
     try {
       await this.#call('chat.postEphemeral', () =>
         this.#s.client.chat.postEphemeral({
@@ -115,7 +115,29 @@ export class SlackInteractions {
       }
     }
     // Nothing private is left: the presser still gets the answer, addressed to them.
-    await this.#post(data.chat, `<@${data.u}> ${mrkdwn}`);
+    const presser = { kind: 'mention', text: `@${data.u}`, platform: 'slack', id: data.u } as const;
+    await this.#inChat(data, [presser, plain(` ${clipped}`)], options);
+  }
+
+  /**
+   * An answer that has to be a message in the chat (where the pressed message is): through the
+   * outbox when the channel has one (`options.post`: paced, and keyed by the pressed message, the
+   * presser and the words, so a press pressed again or redelivered posts it once), else straight.
+   */
+  async #inChat(
+    data: InteractionData & { chat: SlackChat },
+    text: RichText,
+    options: AnswerOptions,
+  ): Promise<void> {
+    if (options.post) {
+      // Interactive: the presser waits for it.
+      return options.post(formatChatRef(data.chat), {
+        text,
+        urgency: 'interactive',
+        key: answerKey(data.m, data.u, plainTextOf(text)),
+      });
+    }
+    await this.#post(data.chat, renderMrkdwn(text));
   }
 
   /** See SlackChannel.askForReason. */

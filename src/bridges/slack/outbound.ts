@@ -2,6 +2,7 @@
  * Outbound side of the Slack adapter, pure: chat/message refs, and rendering neutral messages to
  * Block Kit (mrkdwn sections, field sections, an actions block of buttons) and the reason modal.
  */
+import { createHash } from 'node:crypto';
 import type { types } from '@slack/bolt';
 import { InvalidInputError } from '../../errors.ts';
 import type {
@@ -48,6 +49,15 @@ const CHAT_REF = /^slack:([A-Za-z0-9]{1,40}):([A-Za-z0-9]{1,40})(?::(\d{1,12}\.\
 export function formatChatRef(chat: SlackChat): string {
   const base = `slack:${chat.team}:${chat.channel}`;
   return chat.thread === undefined ? base : `${base}:${chat.thread}`;
+}
+
+/**
+ * What an answer posted as a message is about: the pressed message, the presser and the text. A
+ * press pressed again for the same answer, or redelivered, posts it once (the outbox's key).
+ */
+export function answerKey(messageTs: string, userId: string, text: string): string {
+  const digest = createHash('sha256').update(text).digest('base64url').slice(0, 16);
+  return `press:${messageTs}:${userId}:${digest}`;
 }
 
 /** Parses a chat ref; anything else (channel names like #ops included) is INVALID_INPUT. */

@@ -32,15 +32,15 @@ export const SLACK_SCOPES: readonly SlackScope[] = [
   },
   {
     scope: 'channels:history',
-    methods: [],
+    methods: ['conversations.history', 'conversations.replies'],
     events: ['message.channels'],
-    why: 'see thread replies under run messages in public channels (guidance)',
+    why: 'see thread replies under run messages in public channels (guidance); find a message posted just before a restart, so it is not posted twice',
   },
   {
     scope: 'groups:history',
-    methods: [],
+    methods: ['conversations.history', 'conversations.replies'],
     events: ['message.groups'],
-    why: 'see thread replies under run messages in private channels (guidance)',
+    why: 'see thread replies under run messages in private channels (guidance); find a message posted just before a restart',
   },
   {
     scope: 'chat:write',

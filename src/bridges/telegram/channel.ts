@@ -56,6 +56,21 @@ function pressedChat(data: InteractionData): TelegramChat {
   return data.t === undefined ? { chatId: data.c } : { chatId: data.c, topic: data.t };
 }
 
+/**
+ * How many ids below a resend an earlier copy of it is looked for: the chat's other messages
+ * (people's, those sent meanwhile) sit between the two copies; each id looked at is one call.
+ */
+const REPEAT_SPAN = 10;
+
+/** A message ref of this adapter, or undefined for another's (or a malformed one). */
+function safeMessageRef(ref: string): ReturnType<typeof parseMessageRef> | undefined {
+  try {
+    return parseMessageRef(ref);
+  } catch {
+    return undefined;
+  }
+}
+
 /** HTML parse mode; link previews off so status messages stay compact. */
 const HTML_FORMAT = { parse_mode: 'HTML', link_preview_options: { is_disabled: true } } as const;
 
@@ -307,6 +322,48 @@ export class TelegramChannel implements Channel {
         });
       }
     });
+  }
+
+  /**
+   * Takes the buttons off an earlier copy of the send made again as `sent` (see
+   * Channel.clearRepeats). Telegram has no history for bots and no idempotency key, but a chat's
+   * message ids grow: the copy is one of the ids below `sent` and above the newest message the
+   * bridge knows there. Each unknown id in that span (at most REPEAT_SPAN) gets an empty
+   * keyboard: another person's message or one of ours without buttons is refused or left as it
+   * is by Telegram; ours with buttons, which bridge.db does not know, can only be a repeat. With
+   * nothing known below `sent` no span is guessed.
+   */
+  async clearRepeats(
+    sent: string,
+    message: OutgoingMessage,
+    known: readonly string[],
+  ): Promise<string[]> {
+    const { chat, messageIds } = parseMessageRef(sent);
+    const first = Math.min(...messageIds);
+    const ids = new Set<number>(messageIds);
+    for (const ref of known) {
+      const k = safeMessageRef(ref);
+      if (k?.chat.chatId === chat.chatId) for (const id of k.messageIds) ids.add(id);
+    }
+    const below = [...ids].filter((id) => id < first);
+    if (below.length === 0) return [];
+    const floor = Math.max(...below);
+    const expected = renderMessage(message).at(-1)?.visible.trim();
+    const found: string[] = [];
+    await this.#queues.run(String(chat.chatId), async () => {
+      for (let id = first - 1; id > floor && id >= first - REPEAT_SPAN; id--) {
+        if (ids.has(id)) continue;
+        const edited = await this.#call(() =>
+          this.#bot.api.editMessageReplyMarkup(chat.chatId, id, {
+            reply_markup: { inline_keyboard: [] },
+          }),
+        ).catch(() => undefined);
+        if (edited === undefined || edited === true) continue;
+        this.#log.info({ chat: chat.chatId, id }, 'telegram: buttons taken off a repeated send');
+        if (edited.text?.trim() === expected) found.push(formatMessageRef(chat, [id]));
+      }
+    });
+    return found;
   }
 
   /**

@@ -152,6 +152,8 @@ export function inlineKeyboard(buttons: readonly MessageButton[]): InlineKeyboar
 /** One Telegram message of a (possibly split) neutral message. */
 export interface RenderedPart {
   readonly html: string;
+  /** The text Telegram shows (and returns) once `html` is parsed. */
+  readonly visible: string;
   /** Only the last part carries the buttons. */
   readonly keyboard?: InlineKeyboardMarkup;
 }
@@ -171,6 +173,7 @@ export function renderMessage(message: OutgoingMessage, maxParts = Infinity): Re
     : splitRichText(body, MAX_TEXT_LENGTH);
   return chunks.map((chunk, i) => ({
     html: renderHtml(chunk),
+    visible: plainTextOf(chunk),
     ...(i === chunks.length - 1 && keyboard && { keyboard }),
   }));
 }

@@ -129,6 +129,16 @@ export class CheckpointMessagesRepo {
     return Number(r.numDeletedRows) > 0;
   }
 
+  /** One copy by id, or null. */
+  async get(id: number): Promise<CheckpointMessageRecord | null> {
+    const row = await this.#db
+      .selectFrom('checkpoint_messages')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row ? toRecord(row) : null;
+  }
+
   /** The message whose buttons carry `token`, or null. */
   async findByToken(token: string): Promise<CheckpointMessageRecord | null> {
     const row = await this.#db

@@ -113,6 +113,36 @@ describe.each(DIALECT_NAMES)('the outbox on %s', (dialect) => {
     expect((await s.open('telegram')).map((r) => r.id)).toEqual([retried.ids[0]]);
   });
 
+  it('knows the messages of a chat: sent, edited, and those its owners keep', async () => {
+    const { repos } = t();
+    await repos.runs.upsert({
+      id: '2026-01-01T000000Z-k',
+      workflowId: 'demo',
+      workspace: '/ws',
+      layout: 'native',
+      status: 'awaiting',
+    });
+    const copy = await repos.checkpointMessages.add({
+      runId: '2026-01-01T000000Z-k',
+      checkpointId: 'plan:1',
+      chatRef: CHAT,
+    });
+    await repos.checkpointMessages.setMessageRef(copy.id, `${CHAT}/40`);
+    const s = await store();
+    const [sent, other] = (
+      await s.writeBatch(
+        [send('a'), { ...send('b'), lane: 'telegram:7', target: 'telegram:7' }],
+        [],
+      )
+    ).ids as [number, number];
+    await s.confirmed(sent, `${CHAT}/41`);
+    await s.confirmed(other, 'telegram:7/9');
+    await s.writeBatch([{ ...send('e'), kind: 'edit', target: `${CHAT}/12` }], []);
+    expect((await s.knownRefs('telegram', CHAT)).sort()).toEqual(
+      [`${CHAT}/12`, `${CHAT}/40`, `${CHAT}/41`].sort(),
+    );
+  });
+
   describe('delivering through Telegram', () => {
     let fake: FakeTelegram;
     const outboxes: Outbox[] = [];
