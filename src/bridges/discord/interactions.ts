@@ -169,8 +169,9 @@ export class LiveInteraction {
 
   /**
    * The handler returned: send held answers, or acknowledge without a visible change. A press on
-   * a message with nothing held waits a moment first (UPDATE_GRACE_MS, within the ack timer): the
-   * edit its handler caused may still answer it.
+   * a message waits a moment first (UPDATE_GRACE_MS, within the ack timer): the edit its handler
+   * caused (the decision, queued in the outbox) may still answer it, and the held private
+   * answers then follow it up.
    */
   finish(): Promise<void> {
     this.#handling = false;
@@ -179,7 +180,7 @@ export class LiveInteraction {
     const onMessage = target.isButton() || target.isFromMessage();
     const wait = Math.min(UPDATE_GRACE_MS, this.#ackAt - Date.now());
     const open = !this.acknowledged && !this.#lost;
-    if (!onMessage || this.#held.length > 0 || !open || wait <= 0) {
+    if (!onMessage || !open || wait <= 0) {
       return this.#quietAck('finish');
     }
     this.#grace = true;

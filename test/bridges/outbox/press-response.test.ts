@@ -128,8 +128,11 @@ describe('Discord: the pressed message is updated through the interaction', () =
     const statusEdit = outbox.enqueue('edit', statusRef, { text: [plain('Run: step 2')] });
     await waitUntil(() => h.fake.calls.some((c) => c.status === 429));
     h.inbox.onEvent = async (e) => {
-      // The handler returns at once; the decision follows through the outbox, as in chatops.
-      if (e.kind === 'button') void outbox.enqueue('edit', cpRef, decided);
+      if (e.kind !== 'button') return;
+      // As chatops does: the presser is told privately, the handler returns, and the decision
+      // follows through the outbox.
+      await h.channel.answer(e.interaction, 'Your approval is recorded.', { private: true });
+      void outbox.enqueue('edit', cpRef, decided);
     };
     const press = h.fake.pressButton(h.fake.state.user('bob'), cpId, 'tok-approve');
     await h.inbox.next();
@@ -138,6 +141,11 @@ describe('Discord: the pressed message is updated through the interaction', () =
     expect(h.fake.state.messages.get(statusId)?.embeds[0]?.description).not.toMatch(/step 2/);
     expect(press.callbacks.map((c) => c.type)).toEqual([7]);
     expect(h.fake.okCalls('PATCH', new RegExp(`/messages/${cpId}$`))).toEqual([]);
+    // The private answer follows the update.
+    await waitUntil(() => press.followUps.length > 0);
+    expect(h.fake.state.messages.get(press.followUps[0]!)?.content).toBe(
+      'Your approval is recorded.',
+    );
     await statusEdit;
     expect(h.fake.state.messages.get(statusId)?.embeds[0]?.description).toMatch(/step 2/);
   });
