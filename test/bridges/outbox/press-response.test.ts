@@ -15,7 +15,7 @@ import type { Channel, InboundEvent, OutgoingMessage } from '../../../src/bridge
 import { limitsOf, Outbox, OutboxStore } from '../../../src/bridges/outbox/index.ts';
 import { plain } from '../../../src/bridges/render-text.ts';
 import { migrateToLatest, openBridgeDb } from '../../../src/db/connection.ts';
-import { waitUntil } from '../../support/slowdown.ts';
+import { slow, waitUntil } from '../../support/slowdown.ts';
 import { startHarness as startDiscord } from '../discord/support.ts';
 import { BOB, OPS, startHttpHarness as startSlack, tsOf } from '../slack/support.ts';
 
@@ -123,8 +123,10 @@ describe('Discord: the pressed message is updated through the interaction', () =
     const statusRef = (await outbox.enqueue('send', h.chatRef, { text: [plain('Run: step 1')] }))!;
     const cpId = cpRef.slice(cpRef.lastIndexOf('/') + 1);
     const statusId = statusRef.slice(statusRef.lastIndexOf('/') + 1);
-    // The chat's status edit is in flight, held by discord.js for 3 s (a 429 it waits out).
-    h.fake.rateLimitNext({ method: 'PATCH', path: new RegExp(`/messages/${statusId}$`) }, 3);
+    // The chat's status edit is in flight, held by discord.js for 3 s or more (a 429 it waits
+    // out; longer on a slowed machine, so the press below surely comes while it waits).
+    const held = Math.ceil(slow(3000) / 1000);
+    h.fake.rateLimitNext({ method: 'PATCH', path: new RegExp(`/messages/${statusId}$`) }, held);
     const statusEdit = outbox.enqueue('edit', statusRef, { text: [plain('Run: step 2')] });
     await waitUntil(() => h.fake.calls.some((c) => c.status === 429));
     h.inbox.onEvent = async (e) => {
