@@ -17,6 +17,9 @@
  *                   long as the presses last: every run posts and edits its status in every one
  *                   of them, paced by the outbox to the platform's limits (about a call a second
  *                   per chat), so the outbox always has fan-out calls waiting.
+ * `through_press_response`: how many of a phase's presses had their message edited through the
+ * press's own response (Slack response_url, Discord UPDATE_MESSAGE) rather than chat.update or
+ * a REST PATCH (docs/outbox.md, "Press → edit beside a fan-out").
  * Goals (issue 31): p50 ≤ 50 ms quiet, ≤ 300 ms beside the fan-out.
  *
  * Run: npx tsx bench/press-edit.ts [--platforms slack,discord] [--presses 6]
@@ -72,6 +75,11 @@ interface Platform {
   fanoutChats: string[];
   /** Calls the fake answered in the fan-out chats so far (sends and edits). */
   fanoutCalls: () => number;
+  /**
+   * Edits made so far through a press's own response (Slack: response_url posts replacing the
+   * pressed message; Discord: UPDATE_MESSAGE callbacks), not the platform's rate-limited edit.
+   */
+  pressResponses: () => number;
 }
 
 async function platform(name: string): Promise<Platform> {
@@ -85,6 +93,8 @@ async function platform(name: string): Promise<Platform> {
       fanoutChats: ids.map((id) => `slack:${driver.fake.workspace.teamId}:${id}`),
       fanoutCalls: () =>
         driver.fake.calls.filter((c) => c.ok && set.has(String(c.params.channel))).length,
+      pressResponses: () =>
+        driver.fake.responses.filter((r) => r.body.replace_original === true).length,
     };
   }
   if (name === 'discord') {
@@ -102,6 +112,9 @@ async function platform(name: string): Promise<Platform> {
         driver.fake.calls.filter(
           (c) => c.status < 300 && set.has(/^\/channels\/(\d+)\//.exec(c.path)?.[1] ?? ''),
         ).length,
+      pressResponses: () =>
+        [...state.interactions.values()].filter((i) => i.callbacks.some((c) => c.type === 7))
+          .length,
     };
   }
   if (name === 'telegram') {
@@ -114,6 +127,8 @@ async function platform(name: string): Promise<Platform> {
       fanoutChats: ids.map((id) => `telegram:${id}`),
       fanoutCalls: () =>
         driver.fake.calls.filter((c) => c.ok && set.has(Number(c.params.chat_id))).length,
+      // Telegram has no press response that edits a message.
+      pressResponses: () => 0,
     };
   }
   throw new Error(`press-edit: unknown platform ${name}`);
@@ -196,26 +211,31 @@ async function measure(name: string) {
     };
     const quietCps = await post(0);
     const quiet: number[] = [];
+    const viaBefore = p.pressResponses();
     for (const cp of quietCps) {
       quiet.push(await pressOnce(w, p.driver, cp));
       await sleep(THINK_MS);
     }
+    const quietVia = p.pressResponses() - viaBefore;
     const besideCps = await post(PRESSES);
     stop = await startFanout(w, p.fanoutChats);
     await sleep(2000); // the fan-out under way before the first press
     const callsBefore = p.fanoutCalls();
+    const besideViaBefore = p.pressResponses();
     const beside: number[] = [];
     for (const cp of besideCps) {
       beside.push(await pressOnce(w, p.driver, cp));
       await sleep(THINK_MS);
     }
+    const besideVia = p.pressResponses() - besideViaBefore;
     const runs = await stop();
     stop = undefined;
     const r = (v: number[]) => v.map((x) => Math.round(x));
     return {
-      quiet: summary(r(quiet)),
+      quiet: { ...summary(r(quiet)), through_press_response: quietVia },
       beside_fanout: {
         ...summary(r(beside)),
+        through_press_response: besideVia,
         fanout_chats: CHATS,
         fanout_runs_started: runs,
         fanout_calls_during_presses: p.fanoutCalls() - callsBefore,

@@ -335,6 +335,12 @@ export interface Channel {
     message: OutgoingMessage,
     known: readonly MessageRef[],
   ): Promise<MessageRef[]>;
+  /**
+   * True when an edit of `messageRef` made now would answer a person's press on that message
+   * through the press's own response (Discord's interaction callback, Slack's `response_url`),
+   * which counts in none of the platform's rate limits: the outbox neither paces nor counts it.
+   */
+  editsViaInteraction?(messageRef: MessageRef): boolean;
   /** Answers a button press, privately to the presser or publicly in the chat. */
   answer(interaction: Interaction, text: string, options: AnswerOptions): Promise<void>;
   /**

@@ -94,6 +94,24 @@ export class FakeSlackWebApi {
     return this.messages.get(channel)?.find((m) => m.ts === ts);
   }
 
+  /**
+   * A response_url post acting on the pressed message, as Slack documents ("Modifying messages":
+   * `replace_original: true` replaces it, `delete_original: true` deletes it); anything else is
+   * a new response (kept in `responses` only). Throws ApiError for blocks Slack would refuse.
+   */
+  respondTo(original: { channel: string; ts: string }, body: Json): void {
+    const m = this.message(original.channel, original.ts);
+    if (!m || m.deleted) return;
+    if (body.delete_original === true) {
+      m.deleted = true;
+    } else if (body.replace_original === true) {
+      checkTextLength(body.text);
+      m.blocks = body.blocks === undefined ? [] : checkBlocks(body.blocks);
+      m.text = body.text ?? m.text;
+      m.edits++;
+    }
+  }
+
   /** Runs one method; throws ApiError for an `ok: false` answer. */
   call(method: string, p: Json): Json {
     const w = this.workspace;

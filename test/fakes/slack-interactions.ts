@@ -17,12 +17,17 @@ export const RESPONSE_URL_MAX_USES = 5;
 export interface ResponseUrlAnswer {
   readonly status: number;
   readonly body: string;
+  /** The message the url's press was on (a button press on a message), if any. */
+  readonly original?: { readonly channel: string; readonly ts: string };
 }
 
 /** Issued trigger ids and response_urls. */
 export class FakeSlackInteractions {
   readonly #triggers = new Map<string, number>();
-  readonly #urls = new Map<string, { issuedAt: number; uses: number }>();
+  readonly #urls = new Map<
+    string,
+    { issuedAt: number; uses: number; original?: { channel: string; ts: string } }
+  >();
 
   /** `clock` is the fake's server-side clock. */
   constructor(readonly clock: FakeClock) {}
@@ -44,9 +49,12 @@ export class FakeSlackInteractions {
     if (this.clock.now() - issuedAt > TRIGGER_TTL_MS) throw new ApiError('expired_trigger_id');
   }
 
-  /** Records a response_url id issued now. */
-  issueResponseUrl(id: string): string {
-    this.#urls.set(id, { issuedAt: this.clock.now(), uses: 0 });
+  /**
+   * Records a response_url id issued now; `original` is the message whose button was pressed
+   * (Slack's `replace_original` / `delete_original` act on it).
+   */
+  issueResponseUrl(id: string, original?: { channel: string; ts: string }): string {
+    this.#urls.set(id, { issuedAt: this.clock.now(), uses: 0, ...(original && { original }) });
     return id;
   }
 
@@ -62,6 +70,6 @@ export class FakeSlackInteractions {
       return { status: 404, body: JSON.stringify({ ok: false, error: 'expired_url' }) };
     }
     url.uses++;
-    return { status: 200, body: 'ok' };
+    return { status: 200, body: 'ok', ...(url.original && { original: url.original }) };
   }
 }

@@ -342,7 +342,7 @@ export class FakeSlack {
       message,
       button,
       triggerId: this.api.issueTrigger(),
-      responseUrl: this.#responseUrl('a'),
+      responseUrl: this.#responseUrl('a', { channel: o.channel, ts: o.ts }),
       actionTs: this.api.ts(),
     });
     return this.retries.deliver({ kind: 'interactive', payload });
@@ -385,9 +385,12 @@ export class FakeSlack {
     return { ...(await this.postRaw(body, headers)), request };
   }
 
-  /** A new response_url, registered with Slack's limits; `kind` c (command) or a (action). */
-  #responseUrl(kind: 'c' | 'a'): string {
-    const id = this.api.interactions.issueResponseUrl(`${kind}${this.api.next()}`);
+  /**
+   * A new response_url, registered with Slack's limits; `kind` c (command) or a (action), whose
+   * `original` is the pressed message.
+   */
+  #responseUrl(kind: 'c' | 'a', original?: { channel: string; ts: string }): string {
+    const id = this.api.interactions.issueResponseUrl(`${kind}${this.api.next()}`, original);
     return `${this.origin}/response/${id}`;
   }
 
@@ -412,11 +415,7 @@ export class FakeSlack {
     const raw = Buffer.concat(chunks);
     const path = new URL(req.url ?? '/', this.origin).pathname;
     if (path.startsWith('/response/')) {
-      const id = path.slice('/response/'.length);
-      const answer = this.api.interactions.useResponseUrl(id);
-      if (answer.status === 200) this.responses.push({ id, body: JSON.parse(raw.toString()) });
-      else this.refusedResponses.push({ id, ...answer });
-      res.writeHead(answer.status).end(answer.body);
+      this.#respond(path.slice('/response/'.length), raw, res);
     } else if (path.startsWith('/upload/')) {
       const body = uploadedBytes(raw, String(req.headers['content-type'] ?? ''));
       const known = this.api.upload(path.slice('/upload/'.length), body);
@@ -435,6 +434,27 @@ export class FakeSlack {
       res.writeHead(404).end();
     }
     this.#notify();
+  }
+
+  /** A post to a response_url: refused once spent; `replace_original`/`delete_original` act. */
+  #respond(id: string, raw: Buffer, res: ServerResponse): void {
+    const answer = this.api.interactions.useResponseUrl(id);
+    if (answer.status !== 200) {
+      this.refusedResponses.push({ id, status: answer.status, body: answer.body });
+      res.writeHead(answer.status).end(answer.body);
+      return;
+    }
+    const body = JSON.parse(raw.toString()) as Json;
+    try {
+      if (answer.original) this.api.respondTo(answer.original, body);
+    } catch (err) {
+      const error = err instanceof ApiError ? err.code : 'invalid_payload';
+      this.refusedResponses.push({ id, status: 400, body: error });
+      res.writeHead(400).end(error);
+      return;
+    }
+    this.responses.push({ id, body });
+    res.writeHead(200).end(answer.body);
   }
 
   #api(method: string, req: IncomingMessage, raw: string, res: ServerResponse): void {

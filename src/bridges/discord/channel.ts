@@ -189,7 +189,7 @@ export class DiscordChannel implements Channel {
     if (this.#state === 'stopped' || this.#state === 'idle') return;
     this.#state = 'stopped';
     await Promise.all(this.#inFlight);
-    this.#live.clear();
+    await this.#live.clear();
     await this.#client.destroy();
   }
 
@@ -319,6 +319,10 @@ export class DiscordChannel implements Channel {
     const { place, messageIds } = parseMessageRef(messageRef);
     const channelId = channelIdOf(place);
     const parts = renderMessage(message, messageIds.length);
+    // The pressed message alone: its press's own response, outside the channel's queue (which
+    // may hold a call waiting in discord.js's REST queue) and the bot's global limit.
+    const pressed = messageIds.length === 1 ? this.#live.updatableFor(messageIds[0]!) : undefined;
+    if (pressed && parts[0] && (await pressed.update(editBody(parts[0])))) return;
     await this.#queues.run(channelId, async () => {
       for (const [i, id] of messageIds.entries()) {
         const part = parts[i];
@@ -338,6 +342,12 @@ export class DiscordChannel implements Channel {
         );
       }
     });
+  }
+
+  /** True while a press on this (one-part) message can still be answered by updating it. */
+  editsViaInteraction(messageRef: string): boolean {
+    const { messageIds } = parseMessageRef(messageRef);
+    return messageIds.length === 1 && this.#live.updatableFor(messageIds[0]!) !== undefined;
   }
 
   /** Private: an ephemeral message only the presser sees. Public: a message in the chat. */

@@ -24,6 +24,13 @@ import { contentOf, fitEscaped, reasonButtonRow, reasonModal } from './outbound.
 /** An interaction token stays usable this long after the interaction was created. */
 export const TOKEN_LIFETIME_MS = 15 * 60 * 1000;
 
+/**
+ * How long a press whose handler returned stays open for an edit of the pressed message: the
+ * edit of its decision comes a moment later, through the outbox, and answering the press with it
+ * (UPDATE_MESSAGE) keeps it out of the bot's REST queue and global limit. Bounded by the ack timer.
+ */
+export const UPDATE_GRACE_MS = 1000;
+
 /** A press or submission whose responses the adapter makes. */
 export type AnswerableInteraction = ButtonInteraction | ModalSubmitInteraction;
 
@@ -63,6 +70,9 @@ export class LiveInteraction {
   /** Private answers held back while the handler runs, in case it opens a modal next. */
   readonly #held: string[] = [];
   #handling = true;
+  /** The handler returned; the press waits (UPDATE_GRACE_MS at most) for an update of its message. */
+  #grace = false;
+  readonly #ackAt: number;
   #chain: Promise<unknown> = Promise.resolve();
   #timer: NodeJS.Timeout | undefined;
 
@@ -82,6 +92,7 @@ export class LiveInteraction {
     this.id = target.id;
     this.messageId = target.message?.id;
     this.createdAt = target.createdTimestamp;
+    this.#ackAt = Date.now() + ackAfterMs;
     this.#timer = setTimeout(() => void this.#quietAck('timer'), ackAfterMs);
     this.#timer.unref();
   }
@@ -91,9 +102,12 @@ export class LiveInteraction {
     return this.#target.deferred || this.#target.replied;
   }
 
-  /** True while the handler runs and no response was made: an update can still answer it. */
+  /**
+   * True while no response was made and the handler runs, or returned a moment ago from a press
+   * on a message (UPDATE_GRACE_MS): an update can still answer it.
+   */
   get updatable(): boolean {
-    return this.#handling && !this.acknowledged && !this.#lost;
+    return (this.#handling || this.#grace) && !this.acknowledged && !this.#lost;
   }
 
   /** Private: ephemeral (held back while the handler may still open a modal); public: in chat. */
@@ -153,16 +167,37 @@ export class LiveInteraction {
     });
   }
 
-  /** The handler returned: send held answers, or acknowledge without a visible change. */
+  /**
+   * The handler returned: send held answers, or acknowledge without a visible change. A press on
+   * a message waits a moment first (UPDATE_GRACE_MS, within the ack timer): the edit its handler
+   * caused (the decision, queued in the outbox) may still answer it, and the held private
+   * answers then follow it up.
+   */
   finish(): Promise<void> {
     this.#handling = false;
     clearTimeout(this.#timer);
-    return this.#quietAck('finish');
+    const target = this.#target;
+    const onMessage = target.isButton() || target.isFromMessage();
+    const wait = Math.min(UPDATE_GRACE_MS, this.#ackAt - Date.now());
+    const open = !this.acknowledged && !this.#lost;
+    if (!onMessage || !open || wait <= 0) {
+      return this.#quietAck('finish');
+    }
+    this.#grace = true;
+    this.#timer = setTimeout(() => void this.#endGrace(), wait);
+    this.#timer.unref();
+    return Promise.resolve();
   }
 
-  /** Stops the timer without responding (the channel is stopping). */
-  cancel(): void {
+  /** Stops the timer (the channel is stopping); a press still waiting for an update is acknowledged. */
+  cancel(): Promise<void> {
     clearTimeout(this.#timer);
+    return this.#grace ? this.#endGrace() : Promise.resolve();
+  }
+
+  #endGrace(): Promise<void> {
+    this.#grace = false;
+    return this.#quietAck('grace');
   }
 
   #quietAck(why: string): Promise<void> {
@@ -258,9 +293,10 @@ export class LiveInteractions {
     return undefined;
   }
 
-  /** Stops every timer (the channel is stopping). */
-  clear(): void {
-    for (const live of this.#byId.values()) live.cancel();
+  /** Stops every timer (the channel is stopping); presses waiting for an update are acknowledged. */
+  async clear(): Promise<void> {
+    const waiting = [...this.#byId.values()].map((live) => live.cancel());
     this.#byId.clear();
+    await Promise.all(waiting);
   }
 }

@@ -398,7 +398,7 @@ export class Outbox {
     absorbSuperseded(this.#entries);
     for (;;) {
       const now = this.#timers.now();
-      const waiting = [...this.#entries.values()].filter((e) => !e.started).map((e) => e.item);
+      const waiting = this.#waitingItems();
       const decision = this.#pacer.next(waiting, now);
       if ('start' in decision) {
         this.#begin(decision.start);
@@ -407,6 +407,24 @@ export class Outbox {
       if ('wakeAt' in decision) this.#wakeAt(decision.wakeAt);
       return;
     }
+  }
+
+  /**
+   * The pacer's items of the calls not started. An edit the adapter would make through a press's
+   * own response is `direct` (outside the limits), unless a call of the same message is in
+   * flight: it must not overtake that one.
+   */
+  #waitingItems(): PaceItem[] {
+    const via = this.#o.inner.editsViaInteraction?.bind(this.#o.inner);
+    const flying = new Set<string>();
+    if (via) for (const e of this.#entries.values()) if (e.started) flying.add(e.target);
+    const items: PaceItem[] = [];
+    for (const e of this.#entries.values()) {
+      if (e.started) continue;
+      const direct = via !== undefined && e.item.kind === 'edit' && !flying.has(e.target);
+      items.push(direct && via(e.target) ? { ...e.item, direct: true } : e.item);
+    }
+    return items;
   }
 
   #wakeAt(at: number): void {

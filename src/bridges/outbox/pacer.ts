@@ -14,6 +14,9 @@
  * the scope's bucket (`max + burst`, refilled at `max` per window), not the window's spacing; a
  * 429 in a lane (`rateLimited`) takes its burst away for `BURST_COOLDOWN_MS`.
  *
+ * A `direct` call (an edit answering a press through the press's own response, outside the
+ * platform's limits) counts in no limit and may start while its lane has a call in flight.
+ *
  * A call that `closes` a checkpoint's message (the edit, or re-post, that replaces its buttons by
  * the decision) is paced as an interactive one and goes before every other call its limits
  * allow, and a closing send may pass the lane's earlier sends: live buttons on a decided
@@ -40,6 +43,11 @@ export interface PaceItem {
   readonly notBefore: number;
   /** It shows a closed checkpoint's decision: first in its lane, even before earlier sends. */
   readonly closes?: boolean;
+  /**
+   * It answers a press through the press's own response (outside the platform's limits): it
+   * counts in no limit and may start beside its lane's call in flight (of another message).
+   */
+  readonly direct?: boolean;
 }
 
 /** What `next` decided. */
@@ -64,7 +72,8 @@ interface Bucket {
 export class Pacer {
   readonly #table: PlatformLimits;
   readonly #buckets = new Map<string, Bucket>();
-  readonly #busyLanes = new Set<string>();
+  /** Calls in flight per lane (more than one only beside a direct call). */
+  readonly #busyLanes = new Map<string, number>();
   /** Lanes without their burst until then (a 429 came back from them). */
   readonly #noBurstUntil = new Map<string, number>();
   readonly #longestWindow: number;
@@ -99,7 +108,7 @@ export class Pacer {
 
   /** Lanes with a call in flight. */
   get busyLanes(): ReadonlySet<string> {
-    return this.#busyLanes;
+    return new Set(this.#busyLanes.keys());
   }
 
   /** The call to start now, else the time to look again, else idle (nothing can start until a call finishes). */
@@ -113,7 +122,7 @@ export class Pacer {
     let best: PaceItem | undefined;
     let wakeAt = Number.POSITIVE_INFINITY;
     for (const item of items) {
-      if (this.#busyLanes.has(item.lane)) continue;
+      if (this.#busyLanes.has(item.lane) && !item.direct) continue;
       if (item.kind === 'send' && !item.closes && firstSend.get(item.lane) !== item.id) continue;
       const at = this.earliest(item, now);
       if (at > now) {
@@ -129,6 +138,7 @@ export class Pacer {
   /** The earliest time `item` may start, by its limits and back-off (Infinity: after a running call ends). */
   earliest(item: PaceItem, now: number): number {
     let at = Math.max(now, item.notBefore);
+    if (item.direct) return at;
     // A closing call is paced as an interactive one: a person looks at those buttons.
     const urgency = item.closes ? 'interactive' : item.urgency;
     const burst = urgency === 'interactive' && this.bursting(item.lane, now);
@@ -140,9 +150,9 @@ export class Pacer {
 
   /** A call starts: it counts in its buckets and holds its lane until `finished`. */
   started(item: PaceItem): BucketUse[] {
-    const uses = bucketsFor(this.#table, item.lane, item.kind);
+    const uses = item.direct ? [] : bucketsFor(this.#table, item.lane, item.kind);
     for (const use of uses) this.#bucket(use.key).running++;
-    this.#busyLanes.add(item.lane);
+    this.#busyLanes.set(item.lane, (this.#busyLanes.get(item.lane) ?? 0) + 1);
     return uses;
   }
 
@@ -157,7 +167,9 @@ export class Pacer {
         b.finished.shift();
       }
     }
-    this.#busyLanes.delete(item.lane);
+    const left = (this.#busyLanes.get(item.lane) ?? 1) - 1;
+    if (left > 0) this.#busyLanes.set(item.lane, left);
+    else this.#busyLanes.delete(item.lane);
   }
 
   /** A call made before this pacer existed (by the previous process), counted from `at`. */

@@ -62,6 +62,7 @@ import {
   replyThread,
   type SlackChat,
 } from './outbound.ts';
+import { PressUrls } from './press-urls.ts';
 import { boltLogger, SlackHttpReceiver } from './receiver.ts';
 import { responseUrlOrigins } from './response-url.ts';
 import { postedWith, sendMetadata } from './sent-lookup.ts';
@@ -97,6 +98,8 @@ export class SlackChannel implements Channel {
   readonly #log: ChannelLogger;
   readonly #queues = new SerialQueues();
   readonly #interactions: SlackInteractions;
+  /** Recent presses' response_urls: the pressed message's edit goes there (press-urls.ts). */
+  readonly #pressUrls: PressUrls;
   #state: State = 'idle';
   #handler: InboundHandler | undefined;
   #bot: BotContext | undefined;
@@ -142,11 +145,14 @@ export class SlackChannel implements Channel {
       // The handle, as presses and commands name people (`@bob`); else the profile's names.
       return found.user?.name || found.user?.profile?.display_name || found.user?.real_name;
     });
+    const origins = responseUrlOrigins(options.apiUrl);
+    this.#pressUrls = new PressUrls(origins, this.#log);
     this.#interactions = new SlackInteractions({
       client: this.#app.client,
       call: (method, run) => this.#call(method, run),
       queue: (channel, work) => this.#queues.run(channel, work),
-      origins: responseUrlOrigins(options.apiUrl),
+      origins,
+      pressUrls: this.#pressUrls,
       log: this.#log,
       botUserId: () => this.#bot?.botUserId,
       ...(options.state && { state: options.state }),
@@ -194,6 +200,11 @@ export class SlackChannel implements Channel {
       const actionId = 'action_id' in action ? action.action_id : undefined;
       const payload = body as unknown as BlockActionsPayload;
       const event = this.#bot && actionId && fromBlockAction(payload, actionId, this.#bot);
+      const channel = payload.channel?.id ?? payload.container?.channel_id;
+      const ts = payload.message?.ts ?? payload.container?.message_ts;
+      if (event && channel && ts && payload.response_url) {
+        this.#pressUrls.record(channel, ts, payload.response_url);
+      }
       if (event) await this.#deliver(event);
     });
     app.view(REASON_CALLBACK_ID, async ({ ack, body }) => {
@@ -343,6 +354,10 @@ export class SlackChannel implements Channel {
   async edit(messageRef: string, message: OutgoingMessage): Promise<void> {
     const { chat, ts } = parseMessageRef(messageRef);
     const parts = renderMessage(message, ts.length);
+    // The pressed message alone: through its press's response_url, outside chat.update's window
+    // and the conversation's queue (false: none, or Slack refused it; chat.update then).
+    const pressed = ts.length === 1 && parts[0];
+    if (pressed && (await this.#pressUrls.replace(chat.channel, ts[0]!, pressed))) return;
     await this.#queues.run(chat.channel, async () => {
       for (const [i, messageTs] of ts.entries()) {
         const part = parts[i];
@@ -364,6 +379,12 @@ export class SlackChannel implements Channel {
         );
       }
     });
+  }
+
+  /** True when a recent press on this (one-part) message left a response_url that can replace it. */
+  editsViaInteraction(messageRef: string): boolean {
+    const { chat, ts } = parseMessageRef(messageRef);
+    return ts.length === 1 && this.#pressUrls.usable(chat.channel, ts[0]!) !== undefined;
   }
 
   /**

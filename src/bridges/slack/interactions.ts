@@ -28,6 +28,7 @@ import {
   renderMrkdwn,
   type SlackChat,
 } from './outbound.ts';
+import type { PressUrls } from './press-urls.ts';
 import { postToResponseUrl } from './response-url.ts';
 import { ThreadPrompts } from './thread-prompts.ts';
 
@@ -45,6 +46,8 @@ export interface SlackCalls {
   queue<T>(channel: string, work: () => Promise<T>): Promise<T>;
   /** Where response_urls may point. */
   readonly origins: ReadonlySet<string>;
+  /** Uses of recent presses' response_urls (an answer posted there counts against Slack's 5). */
+  readonly pressUrls?: PressUrls;
   readonly log: ChannelLogger;
   /** Our bot user id, once started. */
   botUserId(): string | undefined;
@@ -102,6 +105,7 @@ export class SlackInteractions {
       if (code === undefined || !EPHEMERAL_FALLBACK.has(code)) throw err;
     }
     if (data.r !== undefined) {
+      this.#s.pressUrls?.spend(data.r);
       try {
         await postToResponseUrl(
           data.r,
@@ -111,6 +115,7 @@ export class SlackInteractions {
         return;
       } catch (err) {
         if (!isSpentResponseUrl(err)) throw err;
+        this.#s.pressUrls?.forget(data.r);
         this.#s.log.info({ err }, 'slack: response_url spent, answering in the chat');
       }
     }

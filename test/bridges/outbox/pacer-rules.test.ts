@@ -228,3 +228,33 @@ describe('when a call may start', () => {
     expect(p.earliest(call(2, 'a', { kind: 'edit' }), 20)).toBe(20);
   });
 });
+
+describe('an edit answering a press through its own response (direct)', () => {
+  it('starts beside its chat’s call in flight and in a full window; its chat waits for both', () => {
+    const p = new Pacer(table(CHAT, BOT));
+    const inFlight = call(1, 'a', { kind: 'edit' });
+    const uses = p.started(inFlight);
+    for (let i = 0; i < 3; i++) made(p, call(10 + i, `b${i}`), 0);
+    const plain = call(2, 'a', { kind: 'edit', urgency: 'interactive' });
+    const direct = { ...plain, direct: true };
+    // Not direct: the chat is busy and the bot's window is full.
+    expect(p.next([plain], 10)).toEqual({ idle: true });
+    expect(startedId(p, [direct], 10)).toBe(2);
+    const directUses = p.started(direct);
+    expect(directUses).toEqual([]);
+    // The chat's next call waits for both calls in flight.
+    p.finished(inFlight, uses, 20);
+    expect(p.next([call(4, 'a')], 30)).toEqual({ idle: true });
+    p.finished(direct, directUses, 40);
+    expect(p.busyLanes.has('a')).toBe(false);
+  });
+
+  it('counts in no window: five of them leave a four-a-second window free', () => {
+    const p = new Pacer(table(BOT));
+    for (let i = 0; i < 5; i++) made(p, call(i, `p${i}`, { kind: 'edit', direct: true }), 10);
+    expect(p.earliest(call(9, 'c'), 20)).toBe(20);
+    for (let i = 0; i < 3; i++) made(p, call(20 + i, `q${i}`), 10);
+    // Three ordinary calls do count: they fill what a notice may take (4 less the held slot).
+    expect(p.earliest(call(9, 'c'), 20)).toBe(1010);
+  });
+});
