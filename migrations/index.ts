@@ -25,6 +25,7 @@ import * as m0041 from './0041_people.ts';
 import * as m0042 from './0042_console_persons.ts';
 import * as m0043 from './0043_runs_keyset.ts';
 import * as m0044 from './0044_person_links.ts';
+import * as m0047 from './0047_run_messages.ts';
 
 /** Every migration this build knows, by name. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
@@ -48,6 +49,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0042_console_persons': m0042,
   '0043_runs_keyset': m0043,
   '0044_person_links': m0044,
+  '0047_run_messages': m0047,
 });
 
 /** A kysely MigrationProvider over `migrations` (default: every known migration). */

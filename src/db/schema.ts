@@ -337,6 +337,15 @@ export interface SessionOffersTable {
 }
 
 /** Every table of bridge.db (the kysely_migration tables are kysely's own). */
+/** `run_messages` (0047): the bot's other messages about a run, so a reply to one is answered. */
+export interface RunMessagesTable {
+  message_ref: string;
+  run_id: string;
+  /** What the message is: 'answer', 'outcome', 'ack', 'prompt' or 'status' (RunMessageKind). */
+  kind: string;
+  created_at: number;
+}
+
 export interface Database {
   channels: ChannelsTable;
   agents: AgentsTable;
@@ -365,6 +374,7 @@ export interface Database {
   persons: PersonsTable;
   person_links: PersonLinksTable;
   link_codes: LinkCodesTable;
+  run_messages: RunMessagesTable;
 }
 
 /** `people` (0041): the name a person was last seen under, by actor id (issue 29). */

@@ -110,6 +110,8 @@ export interface PlatformDriver {
     text: string,
     file: AttachedFile,
   ): Promise<void>;
+  /** `who` writes the bot's mention alone (`@phasebridge`) in the chat; absent on the console. */
+  mentionBot?(who: Persona): Promise<void>;
   /** The files the bot uploaded to the bound chat, oldest first. */
   sentFiles?(): Promise<SeenFile[]>;
   /** Stops the fake. */

@@ -258,6 +258,32 @@ export function toDirectText(m: MessageFacts, botId: string | undefined): Direct
 }
 
 /**
+ * The bot's mention alone (`@phasebridge`, no words) in a server channel or thread, as a bare
+ * `help` Command (a short help, issue 29); anything else is undefined. Discord sends the content
+ * of a message that mentions the bot even without the Message Content intent.
+ */
+export function toBareMention(m: MessageFacts, botId: string | undefined): Command | undefined {
+  if (botId === undefined || m.fromBot || m.guildId === null) return undefined;
+  if (m.type !== 0 || !new RegExp(`^<@!?${botId}>$`).test(m.content.trim())) return undefined;
+  const place: DiscordPlace =
+    m.threadParentId === null
+      ? { guild: m.guildId, channel: m.channelId }
+      : { guild: m.guildId, channel: m.threadParentId, thread: m.channelId };
+  return {
+    kind: 'command',
+    name: 'help',
+    args: [],
+    rawText: '',
+    chatRef: formatChatRef(place),
+    ...(place.thread !== undefined && { threadRef: place.thread }),
+    user: toChatUser(m.author),
+    addressed: true,
+    bare: true,
+    idempotencyKey: `discord:message:${m.id}`,
+  };
+}
+
+/**
  * A person's reply to a message (type 19), or a message in a thread, as a Reply to the message
  * replied to, or to the thread's starter message (a thread started from a message has that
  * message's id): guidance when that is a run's status or checkpoint message (chatops decides).

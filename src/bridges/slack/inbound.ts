@@ -258,6 +258,8 @@ export function fromMention(p: MentionPayload, bot: BotContext): Command | undef
     user: eventUser(e.user, e),
     ...(files.length > 0 && { files }),
     addressed: true,
+    // The mention alone asks what the bot is: a short help (issue 29).
+    ...(text === '' && files.length === 0 && { bare: true }),
     ...(isDirect(e.channel) && { direct: true }),
     idempotencyKey: p.event_id ? `slack:event:${p.event_id}` : `slack:msg:${e.channel}:${e.ts}`,
   };

@@ -172,11 +172,19 @@ export class SlackDriver implements PlatformDriver {
   }
 
   /** A thread reply under the message (Slack has no reply-to-message: the thread is the reply). */
+  /** `@phasebridge` alone in the channel (an app_mention with no words). */
+  async mentionBot(who: Persona): Promise<void> {
+    const delivery = await this.fake.sendMention({ user: PEOPLE[who], channel: OPS, text: '' });
+    expect(delivery.status).toBe(200);
+  }
+
   async replyTo(who: Persona, message: SeenMessage, text: string): Promise<void> {
+    // A reply to a message in a thread goes in that thread (Slack threads have one level).
+    const parent = (this.fake.messages.get(OPS) ?? []).find((m) => m.ts === message.id)?.threadTs;
     const delivery = await this.fake.sendThreadReply({
       user: PEOPLE[who],
       channel: OPS,
-      threadTs: message.id,
+      threadTs: parent ?? message.id,
       text,
     });
     expect(delivery.status).toBe(200);

@@ -159,6 +159,11 @@ export class TelegramDriver implements PlatformDriver {
     });
   }
 
+  /** `@phasebridge_bot` alone in the group (a mention entity, no command). */
+  async mentionBot(who: Persona): Promise<void> {
+    this.fake.userSends({ chat: TEAM, from: PEOPLE[who], text: `@${this.fake.bot.username}` });
+  }
+
   /** A Telegram reply to the bot's message. */
   async replyTo(who: Persona, message: SeenMessage, text: string): Promise<void> {
     this.fake.userReplies({
