@@ -67,6 +67,40 @@ export function wordsStories(subject: ContractSubject): void {
       ]);
     });
 
+    it('answers the edit of a note: the note keeps its first words', async (ctx) => {
+      const replyTo = d.replyTo?.bind(d);
+      const editLast = d.editLast?.bind(d);
+      if (replyTo === undefined || editLast === undefined) return ctx.skip();
+      await d.sendCommand('alice', 'run demo add login');
+      const plan = await w.message(d, /Checkpoint plan:1/);
+      const runId = runIdOf(plan);
+      await replyTo('bob', plan, 'hash passwords with bcrypt');
+      await w.message(d, NOTED);
+      await editLast('bob', 'hash passwords with argon2');
+      await w.message(
+        d,
+        new RegExp(
+          `^Edits are not applied: your note about run ${runId} is kept as you first sent it. To change it, reply again with the correction; both go to the agent.$`,
+        ),
+      );
+      const state = await w.bridge.orchestrator.getRun(runId);
+      expect(state.feedback?.map((f) => f.text)).toEqual(['hash passwords with bcrypt']);
+    });
+
+    it('answers the edit of a /run and starts no second run', async (ctx) => {
+      const editCommand = d.editCommand?.bind(d);
+      if (editCommand === undefined) return ctx.skip();
+      await d.sendCommand('alice', 'run demo add login');
+      const plan = await w.message(d, /Checkpoint plan:1/);
+      await editCommand('alice', 'run demo add logout');
+      await w.message(
+        d,
+        /^Edits are not applied: a command is read once, as first sent, so no second run was started\. To start a run with the new words, send \/run again as a new message\.$/,
+      );
+      const runs = await w.bridge.orchestrator.listRuns({});
+      expect(runs.map((r) => r.id)).toEqual([runIdOf(plan)]);
+    });
+
     it('answers the bot’s mention alone with a short help', async (ctx) => {
       const mention = d.mentionBot?.bind(d);
       if (mention === undefined) return ctx.skip();

@@ -31,6 +31,7 @@ import {
   fromBlockAction,
   fromDirectMessage,
   fromMention,
+  fromMessageEdit,
   fromPromptAnswer,
   fromSlashCommand,
   fromThreadReply,
@@ -181,6 +182,9 @@ export class SlackChannel implements Channel {
       const bot = this.#bot;
       const direct = bot && fromDirectMessage(payload, bot);
       if (direct) return this.#deliver(direct);
+      // An edit is never applied; chatops answers it when the message was for us (issue 29).
+      const edit = bot && fromMessageEdit(payload, bot);
+      if (edit) return this.#deliver(edit);
       const reply = bot && fromThreadReply(payload, bot);
       // A reply without our mention may still answer a reason asked in that thread.
       const event =

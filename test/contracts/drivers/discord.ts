@@ -201,7 +201,18 @@ export class DiscordDriver implements PlatformDriver {
     const { state } = this.fake;
     const at = state.messages.get(message.id)?.channelId;
     const channel = (at !== undefined && state.channels.get(at)) || state.text;
-    this.fake.userMessage(this.#people[who], channel, text, { replyTo: message.id });
+    const sent = this.fake.userMessage(this.#people[who], channel, text, { replyTo: message.id });
+    this.#last.set(who, sent);
+  }
+
+  /** The last reply each persona sent through the driver (what `editLast` edits). */
+  readonly #last = new Map<Persona, StoredMessage>();
+
+  /** A MESSAGE_UPDATE of the persona's last reply. */
+  async editLast(who: Persona, text: string): Promise<void> {
+    const last = this.#last.get(who);
+    if (last === undefined) throw new Error(`${who} sent nothing to edit`);
+    this.fake.userEdits(last, text);
   }
 
   /** A Discord reply to the bot's message with the file attached (MESSAGE_CREATE attachments). */
