@@ -23,6 +23,7 @@ import type {
 } from '../channel.ts';
 import { stderrLogger } from '../channel.ts';
 import { DEFAULT_RETRY_POLICY, SerialQueues, withRateLimitRetry } from '../delivery.ts';
+import { fromMessageEdit } from './edits.ts';
 import { isTooLong, toSlackError } from './errors.ts';
 import { downloadSlackFile } from './files.ts';
 import {
@@ -31,7 +32,6 @@ import {
   fromBlockAction,
   fromDirectMessage,
   fromMention,
-  fromMessageEdit,
   fromPromptAnswer,
   fromSlashCommand,
   fromThreadReply,

@@ -11,15 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type {
-  ButtonPress,
-  ChatUser,
-  Command,
-  DirectText,
-  Edit,
-  Interaction,
-  Reply,
-} from '../channel.ts';
+import type { ButtonPress, ChatUser, Command, DirectText, Interaction, Reply } from '../channel.ts';
 import { decodeHandle, encodeHandle } from '../interaction-handle.ts';
 import { filesOf, type SlackFileObject } from './files.ts';
 import {
@@ -113,7 +105,8 @@ export function triggerKey(triggerId: string): string {
   return `slack:trigger:${createHash('sha256').update(triggerId).digest('hex').slice(0, 32)}`;
 }
 
-const chatUser = (id: string, name?: string): ChatUser => ({
+/** The neutral user of a Slack user id (and handle, when the payload has one). */
+export const chatUser = (id: string, name?: string): ChatUser => ({
   platform: 'slack',
   id,
   display: name ? `@${name}` : id,
@@ -148,7 +141,7 @@ export function normalizeSlackText(text: string): string {
 }
 
 /** Splits command text into verb and words; an empty text asks for help. */
-function commandWords(text: string): { name: string; args: string[] } {
+export function commandWords(text: string): { name: string; args: string[] } {
   const [verb, ...args] = text.split(/\s+/).filter(Boolean);
   return { name: (verb ?? 'help').toLowerCase(), args };
 }
@@ -188,7 +181,7 @@ export function fromSlashCommand(p: SlashCommandPayload, bot: BotContext): Comma
 }
 
 /** The text after our mention, as plain text. */
-function mentionText(text: string, bot: BotContext): string {
+export function mentionText(text: string, bot: BotContext): string {
   const id = bot.botUserId.replace(/[^A-Za-z0-9]/g, '');
   const mention = new RegExp(`<@${id}(?:\\|[^>]*)?>`);
   const at = mention.exec(text);
@@ -308,45 +301,6 @@ export function fromThreadReply(p: MessagePayload, bot: BotContext): Reply | und
     user: eventUser(e.user, e),
     ...(files.length > 0 && { files }),
     idempotencyKey: `slack:msg:${e.channel}:${e.ts}`,
-  };
-}
-
-/** The fields of a `message_changed` event that are read (the message as it reads now). */
-interface ChangedMessage {
-  readonly user?: unknown;
-  readonly text?: unknown;
-  readonly ts?: unknown;
-  readonly thread_ts?: unknown;
-  readonly bot_id?: unknown;
-  /** Set only when a person edited it (not for an unfurl or a new reply count). */
-  readonly edited?: { readonly ts?: unknown };
-}
-
-/**
- * A person's edit of their message (`message_changed` with `edited`) as an Edit: with our mention
- * it was a command (its verb); its first key is a thread reply's (`slack:msg:<channel>:<ts>`).
- * Unfurls, reply counts, bots (ourselves included) and anything else yield undefined.
- */
-export function fromMessageEdit(p: MessagePayload, bot: BotContext): Edit | undefined {
-  const e = p.event as MessagePayload['event'] & { message?: ChangedMessage };
-  const m = e.subtype === 'message_changed' ? e.message : undefined;
-  if (m === undefined || typeof e.channel !== 'string') return undefined;
-  const { user, text, ts } = m;
-  if (typeof user !== 'string' || typeof text !== 'string' || typeof ts !== 'string') return;
-  if (m.bot_id !== undefined || user === bot.botUserId || typeof m.edited?.ts !== 'string') return;
-  const id = bot.botUserId.replace(/[^A-Za-z0-9]/g, '');
-  const mentioned = new RegExp(`<@${id}(?:\\|[^>]*)?>`).test(text);
-  const words = mentioned ? mentionText(text, bot) : normalizeSlackText(text).trim();
-  const thread = typeof m.thread_ts === 'string' && m.thread_ts !== ts ? m.thread_ts : undefined;
-  return {
-    kind: 'edit',
-    text: words,
-    chatRef: formatChatRef({ team: bot.team, channel: e.channel, thread }),
-    ...(thread !== undefined && { threadRef: thread }),
-    user: chatUser(user),
-    originalKey: `slack:msg:${e.channel}:${ts}`,
-    ...(mentioned && { command: commandWords(words).name }),
-    idempotencyKey: `slack:edit:${e.channel}:${ts}:${m.edited.ts}`,
   };
 }
 

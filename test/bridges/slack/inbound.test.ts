@@ -1,5 +1,6 @@
 /** Pure conversion of Slack payloads to neutral events, and the interaction handle. */
 import { describe, expect, it } from 'vitest';
+import { fromMessageEdit } from '../../../src/bridges/slack/edits.ts';
 import {
   type BotContext,
   decodeInteraction,
@@ -7,7 +8,6 @@ import {
   fromBlockAction,
   fromDirectMessage,
   fromMention,
-  fromMessageEdit,
   fromSlashCommand,
   fromThreadReply,
   fromViewSubmission,
