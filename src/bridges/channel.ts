@@ -182,6 +182,8 @@ export interface Command {
    * event came from (a console session signed in through that chat); answers still go to chatRef.
    */
   readonly accessChat?: AccessChat;
+  /** The bot's mention alone, no words (`help` then answers with a short help, issue 29). */
+  readonly bare?: boolean;
 }
 
 /** A chat (and thread) whose binding and roles apply to an event from elsewhere (the console). */
@@ -241,8 +243,28 @@ export interface DirectText {
   readonly idempotencyKey: string;
 }
 
+/**
+ * A person edited a message they sent earlier (Telegram `edited_message`, Slack
+ * `message_changed`, Discord MESSAGE_UPDATE). Edits are never applied (a command is not run
+ * again, a note keeps its first words); chatops says so when the message was for the bot.
+ */
+export interface Edit {
+  readonly kind: 'edit';
+  /** The message's text after the edit. */
+  readonly text: string;
+  readonly chatRef: ChatRef;
+  readonly threadRef?: string;
+  readonly user: ChatUser;
+  /** The idempotency key the message had when first sent: what it did is found by it. */
+  readonly originalKey: string;
+  /** The edited text is a command for this bot: its verb. */
+  readonly command?: string;
+  /** One per edit (the message and the edit's time): a redelivery carries the same key. */
+  readonly idempotencyKey: string;
+}
+
 /** Everything an adapter emits inbound. */
-export type InboundEvent = Command | ButtonPress | Reply | DirectText;
+export type InboundEvent = Command | ButtonPress | Reply | DirectText | Edit;
 
 /** Receives inbound events; a rejection is logged by the adapter and the event is not redelivered. */
 export type InboundHandler = (event: InboundEvent) => Promise<void>;

@@ -12,7 +12,7 @@ import { bold, plain, rich } from '../bridges/render-text.ts';
 import type { RunEvent } from '../engine/events.ts';
 import type { RunState } from '../engine/model.ts';
 import { postAgentFiles } from './agent-files.ts';
-import { type ChatOpsDeps, channelFor, runLink, urgencyIn } from './context.ts';
+import { type ChatOpsDeps, channelFor, rememberRunMessage, runLink, urgencyIn } from './context.ts';
 import { finalAnswer } from './final-answer.ts';
 
 /**
@@ -86,12 +86,15 @@ async function postOne(
   const QUIET = { silent: true, urgency, key: `answer:${runId}:${stepId}:${attempt}`, ...thread };
   const link =
     deps.consoleUrl === undefined ? '' : `\nDiff and log: ${runLink(deps, runId, stepId, attempt)}`;
+  // A reply to the answer is a note for the run, or told the run is over (issue 29).
+  const remember = (ref: string) => rememberRunMessage(deps, ref, runId, 'answer');
   if (answer.length <= ANSWER_MAX_CHARS) {
-    await channel.send(chat, { text: rich(...head, plain(`\n${answer}${link}`)), ...QUIET });
+    const text = rich(...head, plain(`\n${answer}${link}`));
+    await remember(await channel.send(chat, { text, ...QUIET }));
     return;
   }
   if (channel.capabilities.files) {
-    await channel.sendFile(chat, {
+    const file = await channel.sendFile(chat, {
       ...thread,
       name: `${stepId}-answer-${attempt}.md`,
       data: new TextEncoder().encode(answer),
@@ -100,8 +103,9 @@ async function postOne(
         plain(`\nThe answer is long (${answer.length} characters): attached.${link}`),
       ),
     });
+    await remember(file);
     return;
   }
   const cut = `${answer.slice(0, ANSWER_MAX_CHARS - 1)}…\n(cut: the full answer is in the step log: ${runLink(deps, runId, stepId, attempt)})`;
-  await channel.send(chat, { text: rich(...head, plain(`\n${cut}`)), ...QUIET });
+  await remember(await channel.send(chat, { text: rich(...head, plain(`\n${cut}`)), ...QUIET }));
 }

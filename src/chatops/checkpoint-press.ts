@@ -31,6 +31,7 @@ import {
   channelFor,
   type PressContext,
   pressContext,
+  rememberRunMessage,
 } from './context.ts';
 import { checkDigest } from './digest-check.ts';
 import { sendStepDiff } from './handlers/diff.ts';
@@ -329,6 +330,8 @@ export class CheckpointPresses {
       askedAt,
       expiresAt: askedAt + PENDING_TTL_MS,
     });
+    // Once its row is gone (expired, swept), a reply to the prompt is still told so (issue 29).
+    await rememberRunMessage(this.#deps, promptRef, runId, 'prompt');
   }
 
   /** Diff: any viewer gets the step's diff as a file in the chat; nothing changes. */

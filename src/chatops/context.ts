@@ -15,7 +15,7 @@ import type {
   Platform,
   Urgency,
 } from '../bridges/channel.ts';
-import type { BindingRecord, Repositories } from '../db/repositories/index.ts';
+import type { BindingRecord, Repositories, RunMessageKind } from '../db/repositories/index.ts';
 import type { AuditOutcome, Role } from '../db/schema.ts';
 import type { Actor } from '../engine/model.ts';
 import { NotFoundError } from '../errors.ts';
@@ -126,6 +126,24 @@ export function sendTo(
   const channel = channelFor(deps, chatRef);
   if (!channel) return Promise.reject(new NotFoundError(`no channel serves ${chatRef}`));
   return channel.send(chatRef, message);
+}
+
+/**
+ * Remembers a message the bot sent about a run (run_messages), so a reply to it is answered
+ * (issue 29); a failure is logged, never thrown: the message itself went out.
+ */
+export async function rememberRunMessage(
+  deps: ChatOpsDeps,
+  ref: MessageRef | undefined,
+  runId: string,
+  kind: RunMessageKind,
+): Promise<void> {
+  if (ref === undefined || ref === '') return;
+  try {
+    await deps.repos.runMessages.add(ref, runId, kind);
+  } catch (err) {
+    deps.log.warn({ err, runId, kind }, 'chatops: run message not remembered');
+  }
 }
 
 /**

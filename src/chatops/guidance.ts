@@ -3,21 +3,32 @@
  * reply, Slack thread reply, Discord reply or thread message) by an operator or above is recorded
  * in the run's ledger as a note for the next agent attempt and acknowledged where the reply was,
  * saying which attempt reads it ("Noted: goes to build with the approval; it goes to plan,
- * attempt 2 if changes are requested."). A viewer, or anyone without a role here, is
- * refused (privately where the channel can whisper) and nothing is recorded. Replies to other
- * messages are chatter and ignored.
+ * attempt 2 if changes are requested."). A reply to the bot's other messages about a run (a
+ * step's answer, the outcome, an acknowledgement: run_messages) is a note the same way. When the
+ * run is finished the person is told their words went nowhere and how to start a new run; a reply
+ * to a reason prompt whose question expired (its row swept) is told that nothing was applied
+ * (issue 29). A viewer, or anyone without a role here, is refused (privately where the channel
+ * can whisper) and nothing is recorded. Replies to messages of no run are chatter and ignored.
  */
 import type { Reply } from '../bridges/channel.ts';
 import { prose } from '../bridges/render-text.ts';
 import type { Role } from '../db/schema.ts';
+import { isTerminal } from '../engine/model.ts';
 import {
   type NoteDestinations,
   type NoteTarget,
   noteDestinations,
 } from '../engine/note-destination.ts';
 import { hasRole } from './authorize.ts';
-import { accessOfEvent, audit, type ChatOpsDeps, channelFor } from './context.ts';
+import {
+  accessOfEvent,
+  audit,
+  type ChatOpsDeps,
+  channelFor,
+  rememberRunMessage,
+} from './context.ts';
 import { fetchInputs } from './input-fetch.ts';
+import { commandHow } from './unbound-hints.ts';
 
 /** The role a guidance reply needs. */
 export const GUIDANCE_ROLE: Role = 'operator';
@@ -42,14 +53,34 @@ async function withFiles(
   return { text: `${words}Files with this guidance: ${paths.join(', ')}` };
 }
 
-/** Handles a Reply that was not an answer to a reason prompt; true when it was guidance. */
-export async function handleGuidanceReply(deps: ChatOpsDeps, ev: Reply): Promise<boolean> {
+/** The run a reply is about, and what the replied message was (null: a message of no run). */
+async function runOfReply(
+  deps: ChatOpsDeps,
+  ref: string,
+): Promise<{ runId: string; kind?: string } | null> {
   const { repos } = deps;
   const runId =
-    (await repos.statusMessages.runOfMessage(ev.replyToMessageRef)) ??
-    (await repos.checkpointMessages.runOfMessage(ev.replyToMessageRef));
+    (await repos.statusMessages.runOfMessage(ref)) ??
+    (await repos.checkpointMessages.runOfMessage(ref));
+  if (runId !== null) return { runId };
+  return repos.runMessages.find(ref);
+}
+
+/** The status of a run, or undefined when its ledger is no longer kept. */
+async function statusOf(deps: ChatOpsDeps, runId: string) {
+  try {
+    return (await deps.orchestrator.getRun(runId)).status;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Handles a Reply that was not an answer to a reason prompt; true when it was about a run. */
+export async function handleGuidanceReply(deps: ChatOpsDeps, ev: Reply): Promise<boolean> {
+  const about = await runOfReply(deps, ev.replyToMessageRef);
   // Files alone are guidance too (their names are the note); only a reply of nothing is not.
-  if (runId === null || (ev.text.trim() === '' && (ev.files ?? []).length === 0)) return false;
+  if (about === null || (ev.text.trim() === '' && (ev.files ?? []).length === 0)) return false;
+  const { runId } = about;
   const access = await accessOfEvent(deps, ev);
   const channel = channelFor(deps, ev.chatRef);
   // The answer to what the person just sent: they wait for it.
@@ -62,6 +93,14 @@ export async function handleGuidanceReply(deps: ChatOpsDeps, ev: Reply): Promise
     key: ev.idempotencyKey,
     target: runId,
   };
+  if (about.kind === 'prompt') {
+    // The question's row is gone (answered, expired and swept): nothing can apply the answer now.
+    await audit(deps, { ...base, outcome: 'refused', detail: 'the question expired' });
+    await say(
+      `That question about run ${runId} expired, so your answer decided nothing: press the button again to answer.`,
+    );
+    return true;
+  }
   if (access.binding === null || !hasRole(access.role, GUIDANCE_ROLE)) {
     await audit(deps, { ...base, outcome: 'refused', detail: `role ${access.role ?? 'none'}` });
     const why = 'only an operator or above can guide a run here; your reply was not passed on.';
@@ -70,6 +109,12 @@ export async function handleGuidanceReply(deps: ChatOpsDeps, ev: Reply): Promise
     if (channel?.whisper) {
       await channel.whisper(ev.chatRef, ev.user, `Your reply about run ${runId}: ${why}`);
     } else await say(`${access.actor.name ?? 'You'}: ${why}`);
+    return true;
+  }
+  const status = await statusOf(deps, runId);
+  if (status === undefined || isTerminal(status)) {
+    await audit(deps, { ...base, outcome: 'refused', detail: `run ${status ?? 'gone'}` });
+    await say(finishedWords(runId, status, ev.user.platform));
     return true;
   }
   const text = await withFiles(deps, runId, ev);
@@ -90,8 +135,20 @@ export async function handleGuidanceReply(deps: ChatOpsDeps, ev: Reply): Promise
   }
   const where = noteWhereWords(noteDestinations(result.state));
   await audit(deps, { ...base, outcome: 'allowed', detail: `guidance: ${where}` });
-  await say(`Noted: ${where}.`);
+  // A reply to the acknowledgement itself is a note too.
+  await rememberRunMessage(deps, await say(`Noted: ${where}.`), runId, 'ack');
   return true;
+}
+
+/** The answer to words sent to a finished run: they went nowhere, and how to start a new run. */
+export function finishedWords(
+  runId: string,
+  status: string | undefined,
+  platform: Reply['user']['platform'],
+): string {
+  const how = commandHow(platform, 'run <workflow> <task>');
+  const state = status === undefined ? 'no longer kept here' : `finished (${status})`;
+  return `Run ${runId} is ${state}, so your words went nowhere: no agent will read them. To start a new run: ${how}.`;
 }
 
 const at = (t: NoteTarget) => (t.attempt > 1 ? `${t.stepId}, attempt ${t.attempt}` : t.stepId);

@@ -14,7 +14,14 @@ import type { RunEvent } from '../engine/events.ts';
 import { isTerminal, type RunState } from '../engine/model.ts';
 import { PhasebridgeError } from '../errors.ts';
 import { Coalescer, REAL_TIMERS, type Timers } from './coalescer.ts';
-import { bindingChatRef, type ChatOpsDeps, channelFor, sendTo, urgencyIn } from './context.ts';
+import {
+  bindingChatRef,
+  type ChatOpsDeps,
+  channelFor,
+  rememberRunMessage,
+  sendTo,
+  urgencyIn,
+} from './context.ts';
 import { ChatRefusals } from './refusals.ts';
 import { outcomeMessage, renderStatus } from './status-message.ts';
 import { fullAccessSteps } from './step-permissions.ts';
@@ -105,13 +112,17 @@ export class Notifier {
         this.#refusals
           .deliver(
             chat,
-            (to) =>
-              sendTo(this.#deps, to, {
+            async (to) => {
+              const ref = await sendTo(this.#deps, to, {
                 ...outcomeMessage(state),
                 urgency: 'notice',
                 // A restart replaying the end finds it sent (keyed by what it is about).
                 key: ended ? `end:${state.id}` : `block:${state.id}:${state.updatedAt}`,
-              }),
+              });
+              // A reply to the outcome is answered (a note, or: the run is over), issue 29.
+              await rememberRunMessage(this.#deps, ref, state.id, 'outcome');
+              return ref;
+            },
             { runId: state.id, chats },
           )
           .catch((err: unknown) =>
@@ -240,7 +251,17 @@ export class Notifier {
     }
     for (const map of [this.#followers, this.#latest, this.#chats, this.#progress])
       map.delete(runId);
-    await this.#deps.repos.statusMessages.deleteRun(runId);
+    // A reply to an ended run's status message is told the run is over (issue 29).
+    const refs = this.#deps.repos.statusMessages;
+    for (const chat of await refs.chatsOf(runId)) {
+      await rememberRunMessage(
+        this.#deps,
+        (await refs.get(runId, chat)) ?? undefined,
+        runId,
+        'status',
+      );
+    }
+    await refs.deleteRun(runId);
   }
 }
 

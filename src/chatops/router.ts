@@ -1,6 +1,7 @@
 /**
  * Routes inbound events: a duplicate delivery is dropped; a command is parsed, authorized, handled
- * and audited, and its answer posted in the chat; presses and replies go to the checkpoint side.
+ * and audited, and its answer posted in the chat; presses and replies go to the checkpoint side;
+ * an edit of a message is never applied, and answered when that message was for us (edits.ts).
  * In an unbound chat only `whoami`, `help`, `pair`, `console` and `link` work; any other known verb gets one short
  * answer saying how to pair (and is audited). An unknown command there is answered ("did you
  * mean", how to pair) in a private chat or when addressed to us, and plain text in a private chat
@@ -28,6 +29,7 @@ import {
   resolveAccess,
 } from './context.ts';
 import { RecentKeys } from './dedupe.ts';
+import { handleEdit } from './edits.ts';
 import { argumentText, failureText, type ParsedCommand, parseCommand } from './grammar.ts';
 import { handleGuidanceReply } from './guidance.ts';
 import { agentsCommand, allowCommand, bindCommand, denyCommand } from './handlers/admin.ts';
@@ -98,6 +100,7 @@ export class Router {
       if (event.kind === 'command') await this.#command(event);
       else if (event.kind === 'button') await this.#press(event);
       else if (event.kind === 'text') await this.#directText(event);
+      else if (event.kind === 'edit') await handleEdit(this.#deps, event);
       else if (!(await this.#presses.reply(event))) await handleGuidanceReply(this.#deps, event);
     } catch (err) {
       this.#deps.log.error(

@@ -12,7 +12,14 @@ import type { ReasonPromptRecord } from '../db/repositories/reason-prompts.ts';
 import type { ToolApprovalRecord } from '../db/repositories/tool-approvals.ts';
 import { type Actor, samePerson } from '../engine/model.ts';
 import { ANSWER_ROLE, hasRole, refusalText } from './authorize.ts';
-import { accessOfEvent, audit, type ChatOpsDeps, channelFor, pressContext } from './context.ts';
+import {
+  accessOfEvent,
+  audit,
+  type ChatOpsDeps,
+  channelFor,
+  pressContext,
+  rememberRunMessage,
+} from './context.ts';
 import { declaredPermissions } from './step-permissions.ts';
 import { parseToolButton, TOOL_PREFIX } from './tool-approval-message.ts';
 import { ruleOf, type ToolApprovalPresenter } from './tool-approval-presenter.ts';
@@ -82,6 +89,7 @@ export class ToolApprovalPresses {
         askedAt,
         expiresAt: askedAt + REASON_TTL_MS,
       });
+      await rememberRunMessage(this.#deps, promptRef, row.runId, 'prompt');
       await note('allowed', `deny of ${id}: asked for the reason`, row.runId);
       return;
     }

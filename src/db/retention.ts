@@ -1,6 +1,6 @@
 /**
  * Retention of bridge.db: finished jobs and audit rows are kept for a configured time, then
- * dropped, so the file grows with active work, not history. Audit rows are exported first, as
+ * dropped (and the bot's run messages, run_messages, after RUN_MESSAGES_KEEP_MS), so the file grows with active work, not history. Audit rows are exported first, as
  * JSON Lines under `<home>/audit/`, and only the rows the export holds (fsynced and renamed into
  * place) are deleted. A crash between the two leaves the rows in place: the next prune writes
  * the same file again (same name: the first row's time and id) with them, so no row is lost and
@@ -12,6 +12,7 @@ import { sql } from 'kysely';
 import { fsyncDir } from '../engine/ledger/atomic-write.ts';
 import type { BridgeDb } from './connection.ts';
 import type { AnyBridgeDb } from './migrator.ts';
+import { RUN_MESSAGES_KEEP_MS } from './repositories/run-messages.ts';
 
 /** How long finished work is kept (ms). */
 export interface RetentionPolicy {
@@ -85,6 +86,10 @@ export async function pruneBridgeDb(db: AnyBridgeDb, opts: PruneOptions): Promis
     };
   }
   const deleted = await sql`DELETE ${prunableJobs(jobsBefore)}`.execute(k);
+  await k
+    .deleteFrom('run_messages')
+    .where('created_at', '<', now - RUN_MESSAGES_KEEP_MS)
+    .execute();
   const jobs = Number(deleted.numAffectedRows ?? 0);
   const file = new AuditExport(opts.exportDir);
   try {
@@ -139,6 +144,9 @@ function pruneSqlite(
   }
   const del = jobsSql('DELETE');
   const jobs = sqlite.prepare(del.sql).run(...del.parameters).changes;
+  sqlite
+    .prepare('DELETE FROM run_messages WHERE created_at < ?')
+    .run((opts.now ?? Date.now()) - RUN_MESSAGES_KEEP_MS);
   const exported = exportAuditSqlite(db, auditBefore, opts.exportDir);
   let audit = 0;
   if (exported !== null) {

@@ -337,6 +337,15 @@ export interface SessionOffersTable {
 }
 
 /** Every table of bridge.db (the kysely_migration tables are kysely's own). */
+/** `run_messages` (0047): the bot's other messages about a run, so a reply to one is answered. */
+export interface RunMessagesTable {
+  message_ref: string;
+  run_id: string;
+  /** What the message is: 'answer', 'outcome', 'ack', 'prompt' or 'status' (RunMessageKind). */
+  kind: string;
+  created_at: number;
+}
+
 export interface Database {
   channels: ChannelsTable;
   agents: AgentsTable;
@@ -366,6 +375,7 @@ export interface Database {
   person_links: PersonLinksTable;
   link_codes: LinkCodesTable;
   leader_fence: LeaderFenceTable;
+  run_messages: RunMessagesTable;
 }
 
 /** `leader_fence` (0045): the newest leader lease's fencing token (issue 33; Postgres only in use). */

@@ -155,10 +155,12 @@ describe('Discord replies and thread messages as guidance', () => {
       'the Notes line with mentions',
     );
 
-    // Not guidance: a plain channel message, a reply to a message of no run, another bot.
-    const noted = fake.state.channelMessages(fake.state.text.id).at(-1)!;
+    // Not guidance: a plain channel message, a reply to a message of no run (the answer to
+    // whoami; a reply to the acknowledgement is a note, words-stories.ts), another bot.
+    await d.sendCommand('bob', 'whoami');
+    const other = await world.message(d, /^You are /);
     fake.userMessage(person('bob'), fake.state.text, 'lunch?');
-    fake.userMessage(person('bob'), fake.state.text, 'thanks', { replyTo: noted.id });
+    fake.userMessage(person('bob'), fake.state.text, 'thanks', { replyTo: other.id });
     fake.userMessage(wireUser('42', 'otherbot', true), fake.state.text, 'beep', {
       replyTo: cp.id,
     });

@@ -110,6 +110,18 @@ export interface PlatformDriver {
     text: string,
     file: AttachedFile,
   ): Promise<void>;
+  /**
+   * `who` edits the last message they sent through this driver (a command or a reply) to read
+   * `text` (written as they would type it: a command without its slash); absent on the console.
+   */
+  editLast?(who: Persona, text: string): Promise<void>;
+  /**
+   * `who` edits the last command they sent to the command `text` (no slash), where the platform
+   * lets a command's author edit it (Telegram); absent elsewhere (slash commands are not edited).
+   */
+  editCommand?(who: Persona, text: string): Promise<void>;
+  /** `who` writes the bot's mention alone (`@phasebridge`) in the chat; absent on the console. */
+  mentionBot?(who: Persona): Promise<void>;
   /** The files the bot uploaded to the bound chat, oldest first. */
   sentFiles?(): Promise<SeenFile[]>;
   /** Stops the fake. */

@@ -41,6 +41,7 @@ const TABLES = [
   'reason_prompts',
   'run_changes',
   'run_feed',
+  'run_messages',
   'runs',
   'session_offers',
   'status_messages',

@@ -211,6 +211,7 @@ const COLUMNS: Columns = {
     used_at: true,
     created_at: true,
   },
+  run_messages: { message_ref: true, run_id: true, kind: true, created_at: true },
 };
 
 describe('schema.ts', () => {

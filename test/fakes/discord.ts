@@ -296,8 +296,24 @@ export class FakeDiscord {
     return message;
   }
 
+  /**
+   * The author edits a person's message: its content changes and MESSAGE_UPDATE (with
+   * `edited_timestamp`) goes out as the intents allow, as Discord sends it.
+   */
+  userEdits(message: StoredMessage, content: string): void {
+    message.content = content;
+    message.editedAt = new Date(Date.parse(message.createdAt) + 1000 * ++this.#edits).toISOString();
+    this.#dispatchMessage('MESSAGE_UPDATE', message);
+  }
+
+  #edits = 0;
+
   /** Dispatches MESSAGE_CREATE for a stored message (again: a replay), as the intents allow. */
   redeliver(message: StoredMessage): void {
+    this.#dispatchMessage('MESSAGE_CREATE', message);
+  }
+
+  #dispatchMessage(event: 'MESSAGE_CREATE' | 'MESSAGE_UPDATE', message: StoredMessage): void {
     const intents = this.gateway.intents;
     // A DM's MESSAGE_CREATE needs DirectMessages, a guild's GuildMessages.
     const dm = message.guildId === undefined;
@@ -309,7 +325,7 @@ export class FakeDiscord {
       ...(!dm && (intents & MESSAGE_CONTENT) === 0 && { content: '', attachments: [] }),
       ...(message.guildId !== undefined && { member: { roles: [], joined_at: wire.timestamp } }),
     };
-    this.gateway.dispatch('MESSAGE_CREATE', d as unknown as Json);
+    this.gateway.dispatch(event, d as unknown as Json);
   }
 
   /** Starts a public thread from a message (its id becomes the thread's), THREAD_CREATE. */

@@ -308,6 +308,45 @@ export class FakeSlack {
   }
 
   /**
+   * A person edits their message `ts` (in the thread `threadTs`) to read `text`: a `message`
+   * event of subtype `message_changed` carrying the message as it reads now, with `edited`.
+   */
+  editMessage(o: {
+    user: FakeUser;
+    channel: string;
+    ts: string;
+    threadTs?: string;
+    text: string;
+  }): Promise<Delivery> {
+    const at = this.api.ts();
+    const envelope = mentionEnvelope(this.workspace, {
+      user: o.user,
+      channel: o.channel,
+      text: o.text,
+      ts: at,
+      eventId: `Ev0${this.api.next()}`,
+    });
+    envelope.event = {
+      type: 'message',
+      subtype: 'message_changed',
+      hidden: true,
+      channel: o.channel,
+      channel_type: 'channel',
+      ts: at,
+      event_ts: at,
+      message: {
+        type: 'message',
+        user: o.user.id,
+        text: o.text,
+        ts: o.ts,
+        ...(o.threadTs !== undefined && { thread_ts: o.threadTs }),
+        edited: { user: o.user.id, ts: at },
+      },
+    };
+    return this.deliver({ kind: 'events_api', payload: envelope });
+  }
+
+  /**
    * A person writes `text` to the app in a direct message (a top-level `message` event from
    * message.im; `channel` is the IM's id, starting with D).
    */

@@ -274,6 +274,25 @@ export class FakeTelegram {
     return this.pushUpdate({ message: wire });
   }
 
+  /**
+   * The author of a message edits its text: an `edited_message` update (with `edit_date`, the
+   * bot_command entity again for a leading /command, and its reply, as Telegram sends them).
+   */
+  userEdits(o: { chatId: number; messageId: number; text: string }): Update {
+    const target = this.message(o.chatId, o.messageId);
+    if (!target) throw new Error(`no message ${o.chatId}/${o.messageId}`);
+    target.text = o.text;
+    target.edits += 1;
+    const wire = toWireMessage(target);
+    wire.edit_date = 1_700_000_000 + target.edits;
+    const command = /^\/\S+/.exec(o.text);
+    if (command) wire.entities = [{ type: 'bot_command', offset: 0, length: command[0].length }];
+    const replied =
+      target.replyToId === undefined ? undefined : this.message(o.chatId, target.replyToId);
+    if (replied) wire.reply_to_message = toWireMessage(replied);
+    return this.pushUpdate({ edited_message: wire });
+  }
+
   /** A user replies to a message (in its topic, if any). */
   userReplies(o: { chatId: number; messageId: number; from: FakeUser; text: string }): Update {
     const target = this.message(o.chatId, o.messageId);

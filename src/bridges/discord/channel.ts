@@ -75,7 +75,13 @@ import {
   reasonRef,
   targetOf,
 } from './refs.ts';
-import { chooseIntents, directMessage, guidanceOfMessage, whisper } from './replies.ts';
+import {
+  chooseIntents,
+  directMessage,
+  editOfMessage,
+  guidanceOfMessage,
+  whisper,
+} from './replies.ts';
 import { ReplyThreads } from './threads.ts';
 
 type State = 'idle' | 'starting' | 'running' | 'stopped';
@@ -136,8 +142,14 @@ export class DiscordChannel implements Channel {
     });
     // Raw, so a message in a thread not yet cached is not dropped; only replies matter here.
     this.#client.on(Events.Raw, (packet: { t?: string; d?: unknown }) => {
-      if (packet.t !== 'MESSAGE_CREATE' || !this.#accepting()) return;
-      const work = guidanceOfMessage(this.#client, packet.d).then((e) => e && this.#deliver(e));
+      const read =
+        packet.t === 'MESSAGE_CREATE'
+          ? guidanceOfMessage
+          : packet.t === 'MESSAGE_UPDATE'
+            ? editOfMessage // never applied; answered when it was for us (issue 29)
+            : undefined;
+      if (read === undefined || !this.#accepting()) return;
+      const work = read(this.#client, packet.d).then((e) => e && this.#deliver(e));
       void this.#track(
         work.catch((err) =>
           this.#log.error({ err: toDiscordError(err) }, 'discord: message failed'),

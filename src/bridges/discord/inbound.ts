@@ -11,6 +11,7 @@ import type {
   ChatUser,
   Command,
   DirectText,
+  Edit,
   InboundFile,
   Interaction,
   Reply,
@@ -253,6 +254,58 @@ export function toDirectText(m: MessageFacts, botId: string | undefined): Direct
     text,
     chatRef: formatChatRef({ guild: DM_GUILD, channel: m.channelId }),
     user: toChatUser(m.author),
+    idempotencyKey: `discord:message:${m.id}`,
+  };
+}
+
+/**
+ * A person's edit of their message in a server (MESSAGE_UPDATE with `edited_timestamp`) as an
+ * Edit; its first key is the message's (`discord:message:<id>`). Embed unfurls (no edit time),
+ * bots and DMs yield undefined.
+ */
+export function toEdit(
+  m: MessageFacts,
+  editedAt: string | null,
+  botId: string | undefined,
+): Edit | undefined {
+  if (editedAt === null || m.fromBot || m.author.id === botId || m.guildId === null) return;
+  const place: DiscordPlace =
+    m.threadParentId === null
+      ? { guild: m.guildId, channel: m.channelId }
+      : { guild: m.guildId, channel: m.threadParentId, thread: m.channelId };
+  return {
+    kind: 'edit',
+    text: m.content.trim(),
+    chatRef: formatChatRef(place),
+    ...(place.thread !== undefined && { threadRef: place.thread }),
+    user: toChatUser(m.author),
+    originalKey: `discord:message:${m.id}`,
+    idempotencyKey: `discord:edit:${m.id}:${editedAt}`,
+  };
+}
+
+/**
+ * The bot's mention alone (`@phasebridge`, no words) in a server channel or thread, as a bare
+ * `help` Command (a short help, issue 29); anything else is undefined. Discord sends the content
+ * of a message that mentions the bot even without the Message Content intent.
+ */
+export function toBareMention(m: MessageFacts, botId: string | undefined): Command | undefined {
+  if (botId === undefined || m.fromBot || m.guildId === null) return undefined;
+  if (m.type !== 0 || !new RegExp(`^<@!?${botId}>$`).test(m.content.trim())) return undefined;
+  const place: DiscordPlace =
+    m.threadParentId === null
+      ? { guild: m.guildId, channel: m.channelId }
+      : { guild: m.guildId, channel: m.threadParentId, thread: m.channelId };
+  return {
+    kind: 'command',
+    name: 'help',
+    args: [],
+    rawText: '',
+    chatRef: formatChatRef(place),
+    ...(place.thread !== undefined && { threadRef: place.thread }),
+    user: toChatUser(m.author),
+    addressed: true,
+    bare: true,
     idempotencyKey: `discord:message:${m.id}`,
   };
 }

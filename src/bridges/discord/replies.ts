@@ -5,11 +5,11 @@
  * ephemeral for plain messages), pinging them alone in the chat when their DMs are closed.
  */
 import { type Client, IntentsBitField, Routes } from 'discord.js';
-import type { ChannelLogger, ChatUser, DirectText, Reply } from '../channel.ts';
+import type { ChannelLogger, ChatUser, Command, DirectText, Edit, Reply } from '../channel.ts';
 import type { SerialQueues } from '../delivery.ts';
 import { rich } from '../render-text.ts';
 import { discordCall as call } from './errors.ts';
-import { messageFactsOf, toDirectText, toGuidanceReply } from './inbound.ts';
+import { messageFactsOf, toBareMention, toDirectText, toEdit, toGuidanceReply } from './inbound.ts';
 import { MAX_CONTENT, NO_MENTIONS, renderDescriptions } from './outbound.ts';
 import {
   DISCORD_INTENTS,
@@ -64,13 +64,13 @@ async function threadParent(client: Client, channelId: string): Promise<string |
 }
 
 /**
- * A MESSAGE_CREATE's `d` as a guidance Reply (see toGuidanceReply), a DM's as DirectText, or
- * undefined.
+ * A MESSAGE_CREATE's `d` as a guidance Reply (see toGuidanceReply), the bot's mention alone as a
+ * bare help Command (toBareMention), a DM's as DirectText, or undefined.
  */
 export async function guidanceOfMessage(
   client: Client,
   d: unknown,
-): Promise<Reply | DirectText | undefined> {
+): Promise<Reply | DirectText | Command | undefined> {
   const channelId = (d as { channel_id?: unknown } | undefined)?.channel_id;
   if (typeof channelId !== 'string') return undefined;
   if ((d as { guild_id?: unknown }).guild_id === undefined) {
@@ -78,7 +78,16 @@ export async function guidanceOfMessage(
     return facts && toDirectText(facts, client.user?.id);
   }
   const facts = messageFactsOf(d, await threadParent(client, channelId));
-  return facts && toGuidanceReply(facts, client.user?.id);
+  if (facts === undefined) return undefined;
+  return toBareMention(facts, client.user?.id) ?? toGuidanceReply(facts, client.user?.id);
+}
+
+/** A MESSAGE_UPDATE's `d` as a person's Edit (see toEdit), or undefined. */
+export async function editOfMessage(client: Client, d: unknown): Promise<Edit | undefined> {
+  const raw = d as { channel_id?: unknown; edited_timestamp?: unknown } | undefined;
+  if (typeof raw?.channel_id !== 'string' || typeof raw.edited_timestamp !== 'string') return;
+  const facts = messageFactsOf(d, await threadParent(client, raw.channel_id));
+  return facts && toEdit(facts, raw.edited_timestamp, client.user?.id);
 }
 
 /** What `whisper` needs from the channel. */

@@ -23,6 +23,7 @@ import type {
 } from '../channel.ts';
 import { stderrLogger } from '../channel.ts';
 import { DEFAULT_RETRY_POLICY, SerialQueues, withRateLimitRetry } from '../delivery.ts';
+import { fromMessageEdit } from './edits.ts';
 import { isTooLong, toSlackError } from './errors.ts';
 import { downloadSlackFile } from './files.ts';
 import {
@@ -188,6 +189,9 @@ export class SlackChannel implements Channel {
       const bot = this.#bot;
       const direct = bot && fromDirectMessage(payload, bot);
       if (direct) return this.#deliver(direct);
+      // An edit is never applied; chatops answers it when the message was for us (issue 29).
+      const edit = bot && fromMessageEdit(payload, bot);
+      if (edit) return this.#deliver(edit);
       const reply = bot && fromThreadReply(payload, bot);
       // A reply without our mention may still answer a reason asked in that thread.
       const event =

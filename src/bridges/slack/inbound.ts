@@ -105,7 +105,8 @@ export function triggerKey(triggerId: string): string {
   return `slack:trigger:${createHash('sha256').update(triggerId).digest('hex').slice(0, 32)}`;
 }
 
-const chatUser = (id: string, name?: string): ChatUser => ({
+/** The neutral user of a Slack user id (and handle, when the payload has one). */
+export const chatUser = (id: string, name?: string): ChatUser => ({
   platform: 'slack',
   id,
   display: name ? `@${name}` : id,
@@ -140,7 +141,7 @@ export function normalizeSlackText(text: string): string {
 }
 
 /** Splits command text into verb and words; an empty text asks for help. */
-function commandWords(text: string): { name: string; args: string[] } {
+export function commandWords(text: string): { name: string; args: string[] } {
   const [verb, ...args] = text.split(/\s+/).filter(Boolean);
   return { name: (verb ?? 'help').toLowerCase(), args };
 }
@@ -180,7 +181,7 @@ export function fromSlashCommand(p: SlashCommandPayload, bot: BotContext): Comma
 }
 
 /** The text after our mention, as plain text. */
-function mentionText(text: string, bot: BotContext): string {
+export function mentionText(text: string, bot: BotContext): string {
   const id = bot.botUserId.replace(/[^A-Za-z0-9]/g, '');
   const mention = new RegExp(`<@${id}(?:\\|[^>]*)?>`);
   const at = mention.exec(text);
@@ -258,6 +259,8 @@ export function fromMention(p: MentionPayload, bot: BotContext): Command | undef
     user: eventUser(e.user, e),
     ...(files.length > 0 && { files }),
     addressed: true,
+    // The mention alone asks what the bot is: a short help (issue 29).
+    ...(text === '' && files.length === 0 && { bare: true }),
     ...(isDirect(e.channel) && { direct: true }),
     idempotencyKey: p.event_id ? `slack:event:${p.event_id}` : `slack:msg:${e.channel}:${e.ts}`,
   };

@@ -145,6 +145,11 @@ function fromMessage(message: Message, bot: BotIdentity): InboundEvent | undefin
   }
   if (startsWithCommand(entities)) return undefined; // addressed to another bot
   if (replyTo?.from?.id !== bot.id) {
+    // `@ourbot` alone asks what the bot is: a short help (issue 29), in a group too.
+    if (text.trim().toLowerCase() === `@${bot.username.toLowerCase()}`) {
+      const help = { name: 'help', args: [], rawText: '', addressed: true, bare: true } as const;
+      return { kind: 'command', ...help, ...base, ...(direct && { direct }) };
+    }
     // Chatter in a group is not for us; in a private chat everything is.
     if (!direct) return undefined;
     const { chatRef, user, idempotencyKey } = base;
@@ -155,6 +160,27 @@ function fromMessage(message: Message, bot: BotIdentity): InboundEvent | undefin
     text,
     replyToMessageRef: formatMessageRef(chat, [replyTo.message_id]),
     ...base,
+  };
+}
+
+/** An edit of a person's message as an Edit (whether it was for us, chatops finds out). */
+function fromEdit(message: Message, bot: BotIdentity): InboundEvent | undefined {
+  if (!message.from || message.from.is_bot || message.sender_chat) return undefined;
+  const text = message.text ?? message.caption;
+  if (text === undefined) return undefined;
+  const entities = message.text !== undefined ? message.entities : message.caption_entities;
+  const chat = chatOf(message);
+  const command = parseCommand(text, entities, bot.username);
+  const at = `${message.chat.id}:${message.message_id}`;
+  return {
+    kind: 'edit',
+    text,
+    chatRef: formatChatRef(chat),
+    ...(chat.topic !== undefined && { threadRef: String(chat.topic) }),
+    user: toChatUser(message.from),
+    originalKey: `telegram:msg:${at}`,
+    ...(command !== undefined && { command: command.name }),
+    idempotencyKey: `telegram:edit:${at}:${message.edit_date ?? 0}`,
   };
 }
 
@@ -191,6 +217,7 @@ export function toInbound(update: Update, bot: BotIdentity): InboundEvent | unde
   // A webhook body is only as well-formed as its sender: the fields read are checked first.
   if (!updateShape.safeParse(update).success) return undefined;
   if (update.message) return fromMessage(update.message, bot);
+  if (update.edited_message) return fromEdit(update.edited_message, bot);
   if (update.callback_query) return fromCallback(update.callback_query);
   return undefined;
 }
@@ -214,6 +241,7 @@ const wireMessage = z.looseObject({
 /** The fields of an update this file reads, with their types (everything else passes). */
 const updateShape = z.looseObject({
   message: wireMessage.optional(),
+  edited_message: wireMessage.optional(),
   callback_query: z
     .looseObject({
       id: z.string(),
@@ -224,5 +252,5 @@ const updateShape = z.looseObject({
     .optional(),
 });
 
-/** Update types the adapter asks Telegram for. */
-export const ALLOWED_UPDATES = ['message', 'callback_query'] as const;
+/** Update types the adapter asks Telegram for (edits: to say they are not applied, issue 29). */
+export const ALLOWED_UPDATES = ['message', 'edited_message', 'callback_query'] as const;

@@ -15,6 +15,7 @@ import { PairingRepo } from './pairing.ts';
 import { PeopleRepo } from './people.ts';
 import { PersonLinksRepo } from './person-links.ts';
 import { ReasonPromptsRepo } from './reason-prompts.ts';
+import { RunMessagesRepo } from './run-messages.ts';
 import { RunsRepo } from './runs.ts';
 import { SessionOffersRepo } from './session-offers.ts';
 import { StatusMessagesRepo } from './status-messages.ts';
@@ -58,6 +59,12 @@ export {
 } from './person-links.ts';
 export { type ReasonPromptRecord, ReasonPromptsRepo } from './reason-prompts.ts';
 export {
+  RUN_MESSAGES_KEEP_MS,
+  type RunMessageKind,
+  type RunMessageRecord,
+  RunMessagesRepo,
+} from './run-messages.ts';
+export {
   type RunIndexInput,
   type RunIndexRecord,
   type RunListFilter,
@@ -100,6 +107,8 @@ export interface Repositories {
   personLinks: PersonLinksRepo;
   reasonPrompts: ReasonPromptsRepo;
   runs: RunsRepo;
+  /** The bot's other messages about a run (a reply to one is answered, issue 29). */
+  runMessages: RunMessagesRepo;
   statusMessages: StatusMessagesRepo;
   /** Tool approvals of `permissions: ask`. */
   toolApprovals: ToolApprovalsRepo;
@@ -132,6 +141,7 @@ export function createRepositories(
     personLinks: new PersonLinksRepo(k, opts),
     reasonPrompts: new ReasonPromptsRepo(k, opts),
     runs: new RunsRepo(k, opts),
+    runMessages: new RunMessagesRepo(k, opts),
     statusMessages: new StatusMessagesRepo(k, opts),
     toolApprovals: new ToolApprovalsRepo(k, opts),
     unreachable: new UnreachableChatsRepo(k, opts),

@@ -1,5 +1,6 @@
 /** Pure conversion of Slack payloads to neutral events, and the interaction handle. */
 import { describe, expect, it } from 'vitest';
+import { fromMessageEdit } from '../../../src/bridges/slack/edits.ts';
 import {
   type BotContext,
   decodeInteraction,
@@ -289,5 +290,55 @@ describe('fromDirectMessage', () => {
     ]) {
       expect([extra, fromDirectMessage(im(extra), BOT)]).toEqual([extra, undefined]);
     }
+  });
+});
+
+describe('fromMessageEdit', () => {
+  const changed = (message: Record<string, unknown>) => ({
+    event: { type: 'message', subtype: 'message_changed', channel: 'C1', ts: '9.0', message },
+    event_id: 'Ev9',
+  });
+  const edited = { edited: { user: 'U1', ts: '9.0' } };
+
+  it('reads an edited mention as an edit of a command, keyed by the message and the edit', () => {
+    const edit = fromMessageEdit(
+      changed({ user: 'U1', text: '<@UBOT> run demo add logout', ts: '1.0', ...edited }),
+      BOT,
+    );
+    expect(edit).toEqual({
+      kind: 'edit',
+      text: 'run demo add logout',
+      chatRef: 'slack:T01:C1',
+      user: { platform: 'slack', id: 'U1', display: 'U1' },
+      originalKey: 'slack:msg:C1:1.0',
+      command: 'run',
+      idempotencyKey: 'slack:edit:C1:1.0:9.0',
+    });
+  });
+
+  it('reads an edited thread reply in its thread; unfurls, bots and new messages are no edit', () => {
+    const reply = changed({
+      user: 'U1',
+      text: 'use argon2',
+      ts: '2.0',
+      thread_ts: '1.0',
+      ...edited,
+    });
+    expect(fromMessageEdit(reply, BOT)).toMatchObject({
+      chatRef: 'slack:T01:C1:1.0',
+      threadRef: '1.0',
+      originalKey: 'slack:msg:C1:2.0',
+    });
+    expect(fromMessageEdit(reply, BOT)).not.toHaveProperty('command');
+    // An unfurl or a new reply count changes the message without `edited`.
+    expect(fromMessageEdit(changed({ user: 'U1', text: 'x', ts: '2.0' }), BOT)).toBeUndefined();
+    expect(
+      fromMessageEdit(changed({ user: 'UBOT', text: 'x', ts: '2.0', ...edited }), BOT),
+    ).toBeUndefined();
+    expect(
+      fromMessageEdit(changed({ bot_id: 'B1', user: 'U2', text: 'x', ts: '2.0', ...edited }), BOT),
+    ).toBeUndefined();
+    const plain = { event: { type: 'message', user: 'U1', text: 'x', ts: '3.0', channel: 'C1' } };
+    expect(fromMessageEdit(plain, BOT)).toBeUndefined();
   });
 });

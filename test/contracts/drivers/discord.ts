@@ -190,8 +190,29 @@ export class DiscordDriver implements PlatformDriver {
   }
 
   /** A Discord reply (message_reference) to the bot's message in the channel. */
+  /** `@phasebridge` alone in the channel (a MESSAGE_CREATE whose content is the mention). */
+  async mentionBot(who: Persona): Promise<void> {
+    const { state } = this.fake;
+    this.fake.userMessage(this.#people[who], state.text, `<@${state.bot.id}>`);
+  }
+
   async replyTo(who: Persona, message: SeenMessage, text: string): Promise<void> {
-    this.fake.userMessage(this.#people[who], this.fake.state.text, text, { replyTo: message.id });
+    // A reply is written where the message is: in its thread when it is in one.
+    const { state } = this.fake;
+    const at = state.messages.get(message.id)?.channelId;
+    const channel = (at !== undefined && state.channels.get(at)) || state.text;
+    const sent = this.fake.userMessage(this.#people[who], channel, text, { replyTo: message.id });
+    this.#last.set(who, sent);
+  }
+
+  /** The last reply each persona sent through the driver (what `editLast` edits). */
+  readonly #last = new Map<Persona, StoredMessage>();
+
+  /** A MESSAGE_UPDATE of the persona's last reply. */
+  async editLast(who: Persona, text: string): Promise<void> {
+    const last = this.#last.get(who);
+    if (last === undefined) throw new Error(`${who} sent nothing to edit`);
+    this.fake.userEdits(last, text);
   }
 
   /** A Discord reply to the bot's message with the file attached (MESSAGE_CREATE attachments). */

@@ -172,12 +172,39 @@ export class SlackDriver implements PlatformDriver {
   }
 
   /** A thread reply under the message (Slack has no reply-to-message: the thread is the reply). */
+  /** `@phasebridge` alone in the channel (an app_mention with no words). */
+  async mentionBot(who: Persona): Promise<void> {
+    const delivery = await this.fake.sendMention({ user: PEOPLE[who], channel: OPS, text: '' });
+    expect(delivery.status).toBe(200);
+  }
+
   async replyTo(who: Persona, message: SeenMessage, text: string): Promise<void> {
+    // A reply to a message in a thread goes in that thread (Slack threads have one level).
+    const parent = (this.fake.messages.get(OPS) ?? []).find((m) => m.ts === message.id)?.threadTs;
+    const threadTs = parent ?? message.id;
     const delivery = await this.fake.sendThreadReply({
       user: PEOPLE[who],
       channel: OPS,
-      threadTs: message.id,
+      threadTs,
       text,
+    });
+    expect(delivery.status).toBe(200);
+    const ts = String((delivery.request.payload.event as { ts?: unknown }).ts);
+    this.#last.set(who, { ts, threadTs });
+  }
+
+  /** The last reply each persona sent through the driver (what `editLast` edits). */
+  readonly #last = new Map<Persona, { ts: string; threadTs: string }>();
+
+  /** A `message_changed` of the persona's last thread reply. */
+  async editLast(who: Persona, text: string): Promise<void> {
+    const last = this.#last.get(who);
+    if (last === undefined) throw new Error(`${who} sent nothing to edit`);
+    const delivery = await this.fake.editMessage({
+      user: PEOPLE[who],
+      channel: OPS,
+      text,
+      ...last,
     });
     expect(delivery.status).toBe(200);
   }

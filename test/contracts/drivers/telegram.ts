@@ -83,8 +83,24 @@ export class TelegramDriver implements PlatformDriver {
     return PEOPLE[who];
   }
 
+  /** The last message each persona sent through the driver (what `editLast` edits). */
+  readonly #last = new Map<Persona, number>();
+
   async sendCommand(who: Persona, text: string): Promise<void> {
-    this.fake.userSends({ chat: TEAM, from: PEOPLE[who], text: `/${text}` });
+    const sent = this.fake.userSends({ chat: TEAM, from: PEOPLE[who], text: `/${text}` });
+    this.#last.set(who, Number((sent.message as { message_id?: unknown }).message_id));
+  }
+
+  /** An `edited_message` of the persona's last message. */
+  async editLast(who: Persona, text: string): Promise<void> {
+    const messageId = this.#last.get(who);
+    if (messageId === undefined) throw new Error(`${who} sent nothing to edit`);
+    this.fake.userEdits({ chatId: TEAM.id, messageId, text });
+  }
+
+  /** The persona's last command, edited to another command (Telegram lets its author). */
+  async editCommand(who: Persona, text: string): Promise<void> {
+    await this.editLast(who, `/${text}`);
   }
 
   /** The same message delivered in a second update, as Telegram does after a failed delivery. */
@@ -159,14 +175,20 @@ export class TelegramDriver implements PlatformDriver {
     });
   }
 
+  /** `@phasebridge_bot` alone in the group (a mention entity, no command). */
+  async mentionBot(who: Persona): Promise<void> {
+    this.fake.userSends({ chat: TEAM, from: PEOPLE[who], text: `@${this.fake.bot.username}` });
+  }
+
   /** A Telegram reply to the bot's message. */
   async replyTo(who: Persona, message: SeenMessage, text: string): Promise<void> {
-    this.fake.userReplies({
+    const sent = this.fake.userReplies({
       chatId: TEAM.id,
       messageId: Number(message.id),
       from: PEOPLE[who],
       text,
     });
+    this.#last.set(who, Number((sent.message as { message_id?: unknown }).message_id));
   }
 
   async sendCommandWithFile(who: Persona, text: string, file: AttachedFile): Promise<void> {
