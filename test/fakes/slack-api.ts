@@ -105,6 +105,12 @@ export class FakeSlackWebApi {
     if (body.delete_original === true) {
       m.deleted = true;
     } else if (body.replace_original === true) {
+      // Slack does not document whether the team's edit window binds response_url edits; the
+      // fake takes the strict reading, so the bridge's chat.update and thread fallbacks are tested.
+      const window = this.editWindowMs;
+      if (window !== undefined && this.clock.now() - m.postedAt > window) {
+        throw new ApiError('cant_update_message');
+      }
       checkTextLength(body.text);
       m.blocks = body.blocks === undefined ? [] : checkBlocks(body.blocks);
       m.text = body.text ?? m.text;
