@@ -56,6 +56,12 @@ export async function openPostgresDb(opts: {
   });
   // An idle connection dropped by the server must not crash the process; the next query reconnects.
   pool.on('error', () => {});
+  // A checked-out connection the server ends (idle_in_transaction_session_timeout cutting off a
+  // paused leader, a restart) emits 'error' on its client: without a listener that kills the
+  // process. The query it was running rejects, and that is where the failure is handled.
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   try {
     const client = await pool.connect();
     client.release();
