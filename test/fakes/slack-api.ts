@@ -107,10 +107,7 @@ export class FakeSlackWebApi {
     } else if (body.replace_original === true) {
       // Slack does not document whether the team's edit window binds response_url edits; the
       // fake takes the strict reading, so the bridge's chat.update and thread fallbacks are tested.
-      const window = this.editWindowMs;
-      if (window !== undefined && this.clock.now() - m.postedAt > window) {
-        throw new ApiError('cant_update_message');
-      }
+      this.#refuseOutsideEditWindow(m);
       checkTextLength(body.text);
       m.blocks = body.blocks === undefined ? [] : checkBlocks(body.blocks);
       m.text = body.text ?? m.text;
@@ -275,11 +272,16 @@ export class FakeSlackWebApi {
       throw new ApiError('cant_update_message');
     }
     const m = this.#existing(p);
+    this.#refuseOutsideEditWindow(m);
+    return m;
+  }
+
+  /** The team's edit window, when set, refuses any edit of a message older than it. */
+  #refuseOutsideEditWindow(m: StoredMessage): void {
     const window = this.editWindowMs;
     if (window !== undefined && this.clock.now() - m.postedAt > window) {
       throw new ApiError('cant_update_message');
     }
-    return m;
   }
 
   #complete(p: Json): Json {
