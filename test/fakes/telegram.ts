@@ -85,8 +85,11 @@ export class FakeTelegram {
     arrive: () => void;
     released: Promise<void>;
   }[] = [];
-  /** Called as each request arrives, before it is applied (a test can look at the world then). */
-  onArrival: ((method: string, params: Json) => void) | undefined;
+  /**
+   * Called as each request arrives, before it is applied (a test can look at the world then);
+   * a returned promise is awaited, so an asynchronous look sees the world of that moment.
+   */
+  onArrival: ((method: string, params: Json) => void | Promise<void>) | undefined;
 
   private constructor(server: Server, options: FakeTelegramOptions) {
     this.#server = server;
@@ -365,7 +368,7 @@ export class FakeTelegram {
       if (!match) throw new ApiError(404, 'Not Found');
       if (match[1] !== this.#token) throw new ApiError(401, 'Unauthorized');
       params = await readParams(req);
-      this.onArrival?.(method, params);
+      await this.onArrival?.(method, params);
       const result = await this.#dispatch(method, params, res);
       this.calls.push({ method, params, ok: true, at: Date.now() });
       for (const watcher of this.#callWatchers) if (watcher()) this.#callWatchers.delete(watcher);

@@ -444,10 +444,16 @@ export class Outbox {
     const entry = this.#entries.get(paced.id)!;
     entry.started = true;
     const { store } = this.#o;
-    this.#logged(this.#write(() => store.attempted(paced.id)));
+    // Committed before the call is made (Postgres: awaited in #deliver): a process killed with
+    // the call in flight leaves the row `attempted`, so the next leader knows a copy may exist.
+    const attempted = this.#write(() => store.attempted(paced.id));
     const uses = this.#pacer.started(paced);
     // The platform had the call at the latest when its answer came back: counted from then.
-    const run = this.#deliver(entry, () => this.#pacer.finished(paced, uses, this.#timers.now()));
+    const run = this.#deliver(
+      entry,
+      () => this.#pacer.finished(paced, uses, this.#timers.now()),
+      attempted,
+    );
     this.#running.add(run);
     run
       .catch((err: unknown) => this.#o.log?.error({ err }, 'outbox: bridge.db write failed'))
@@ -458,9 +464,14 @@ export class Outbox {
       });
   }
 
-  async #deliver(entry: Entry, answered: () => void): Promise<void> {
+  async #deliver(
+    entry: Entry,
+    answered: () => void,
+    attempted: Promise<void> | undefined,
+  ): Promise<void> {
     const { store, inner } = this.#o;
     const id = entry.item.id;
+    if (attempted && !(await this.#marked(entry, attempted, answered))) return;
     let call: Promise<string | null>;
     if (entry.item.kind === 'send') call = sendOrFind(this.#o, entry);
     else call = inner.edit(entry.target, entry.message).then(() => null);
@@ -527,6 +538,24 @@ export class Outbox {
         this.#abandon(entry.item.lane, err);
       }
       this.#o.onFailure?.({ ...report, moved: false });
+    }
+  }
+
+  /**
+   * Waits for the `attempted` mark; when it cannot be written the call is not made: the entry
+   * waits and is tried again in a second (the row is still `pending` in bridge.db).
+   */
+  async #marked(entry: Entry, attempted: Promise<void>, answered: () => void): Promise<boolean> {
+    try {
+      await attempted;
+      return true;
+    } catch (err) {
+      answered();
+      this.#o.log?.error({ err, id: entry.item.id }, 'outbox: bridge.db write failed, retrying');
+      entry.started = false;
+      entry.item = { ...entry.item, notBefore: this.#timers.now() + 1000 };
+      this.#wakeAt(entry.item.notBefore);
+      return false;
     }
   }
 

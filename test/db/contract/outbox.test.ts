@@ -5,6 +5,7 @@
  * against the fake Bot API: edits of one message coalesce, and rows a stopped bridge left open
  * are delivered by the next one, once.
  */
+import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { limitsOf, Outbox } from '../../../src/bridges/outbox/index.ts';
 import { outboxStoreOf } from '../../../src/bridges/outbox/store-of.ts';
@@ -179,6 +180,29 @@ describe.each(DIALECT_NAMES)('the outbox on %s', (dialect) => {
         { kind: 'send', state: 'confirmed' },
         { kind: 'edit', state: 'confirmed' },
       ]);
+    });
+
+    it('the platform is handed a call only once bridge.db shows it attempted', async () => {
+      // A leader killed with the call in flight must leave the row `attempted`: the next one
+      // then knows a copy may exist (a repeat loses its buttons, a press on it counts).
+      const { db } = t();
+      if (db.dialect === 'postgres') {
+        // The mark's commit takes 300 ms: a call made before it would see the row `pending`.
+        await sql`create function slow_mark() returns trigger language plpgsql as
+          $$ begin perform pg_sleep(0.3); return new; end $$`.execute(db.kysely);
+        await sql`create trigger slow_mark before update on outbox for each row
+          when (new.state = 'attempted') execute function slow_mark()`.execute(db.kysely);
+      }
+      const seen: string[] = [];
+      fake.onArrival = async (method) => {
+        if (method !== 'sendMessage') return;
+        const row = await db.kysely.selectFrom('outbox').select('state').executeTakeFirst();
+        seen.push(row?.state ?? 'no row');
+      };
+      const o = await outbox();
+      o.start();
+      await o.enqueue('send', CHAT, text('hello'));
+      expect(seen).toEqual(['attempted']);
     });
 
     it('rows a stopped bridge left queued are delivered by the next, once', async () => {
