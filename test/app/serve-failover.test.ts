@@ -39,6 +39,21 @@ async function metricsOf(s: ServeProcess): Promise<string> {
   return res.text();
 }
 
+/** Applied once: one run in `ws`, its plan checkpoint resolved once, every ledger key once. */
+function expectAppliedOnce(ws: string): void {
+  const runsDir = path.join(ws, '.phasebridge', 'runs');
+  const runs = fs.readdirSync(runsDir);
+  expect(runs).toHaveLength(1);
+  const lines = fs
+    .readFileSync(path.join(runsDir, runs[0]!, 'ledger.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { key: string; events: { type: string }[] });
+  expect(new Set(lines.map((l) => l.key)).size).toBe(lines.length);
+  const resolved = lines.flatMap((l) => l.events).filter((e) => e.type === 'checkpointResolved');
+  expect(resolved).toHaveLength(1);
+}
+
 if (!present && !inCi()) {
   describe('serve failover', () => {
     console.warn(`${NO_POSTGRES_LINE} (and redis-server): failover story skipped`);
@@ -112,18 +127,34 @@ if (!present && !inCi()) {
           timeoutMs: 60_000,
           message: `${s.name} is not ${role}:\n${s.output()}`,
         });
-      return { ws, fake, start, roleIs };
+      /** `a` leading and `b` its standby. */
+      const leaderAndStandby = async () => {
+        const a = await start('a');
+        await roleIs(a, 'leader');
+        const b = await start('b');
+        await roleIs(b, 'standby');
+        return { a, b };
+      };
+      /** Waits for the review checkpoint; the failure names the calls, answers and `b`'s log. */
+      const reachesReview = (b: ServeProcess) =>
+        waitUntil(
+          () => fake.botMessages(TEAM.id).some((m) => /Checkpoint review/.test(m.text ?? '')),
+          {
+            timeoutMs: 90_000,
+            message: `the run did not reach review:\n${JSON.stringify(fake.calls.slice(-30))}\n${JSON.stringify([...fake.callbackAnswers.values()])}\n${fake
+              .botMessages(TEAM.id)
+              .map((m) => m.text)
+              .join('\n---\n')}\n${b.output()}`,
+          },
+        );
+      return { ws, fake, roleIs, leaderAndStandby, reachesReview };
     };
 
     it(
       'the standby takes over a SIGKILLed leader; a press sent meanwhile is answered and applied once',
       async () => {
-        const { ws, fake, start, roleIs } = await cluster();
-
-        const a = await start('a');
-        await roleIs(a, 'leader');
-        const b = await start('b');
-        await roleIs(b, 'standby');
+        const { ws, fake, roleIs, leaderAndStandby, reachesReview } = await cluster();
+        const { a, b } = await leaderAndStandby();
         // The standby says who leads, and its metrics say what it is.
         const standbyReady = (await (await fetch(`${b.url}/readyz`)).json()) as {
           checks: { name: string; detail?: string }[];
@@ -170,32 +201,9 @@ if (!present && !inCi()) {
           timeoutMs: 60_000,
           message: `the press was never answered:\n${b.output()}`,
         });
-        await waitUntil(
-          () => fake.botMessages(TEAM.id).some((m) => /Checkpoint review/.test(m.text ?? '')),
-          {
-            timeoutMs: 90_000,
-            message: `the run did not reach review:\n${JSON.stringify(fake.calls.slice(-30))}\n${JSON.stringify([...fake.callbackAnswers.values()])}\n${fake
-              .botMessages(TEAM.id)
-              .map((m) => m.text)
-              .join('\n---\n')}\n${b.output()}`,
-          },
-        );
+        await reachesReview(b);
 
-        // Applied once: one run, its plan checkpoint resolved once, every ledger key once.
-        const runsDir = path.join(ws, '.phasebridge', 'runs');
-        const runs = fs.readdirSync(runsDir);
-        expect(runs).toHaveLength(1);
-        const lines = fs
-          .readFileSync(path.join(runsDir, runs[0]!, 'ledger.jsonl'), 'utf8')
-          .trim()
-          .split('\n')
-          .map((l) => JSON.parse(l) as { key: string; events: { type: string }[] });
-        const keys = lines.map((l) => l.key);
-        expect(new Set(keys).size).toBe(keys.length);
-        const resolved = lines
-          .flatMap((l) => l.events)
-          .filter((e) => e.type === 'checkpointResolved');
-        expect(resolved).toHaveLength(1);
+        expectAppliedOnce(ws);
 
         const leaderMetrics = await metricsOf(b);
         expect(leaderMetrics).toContain(
@@ -209,11 +217,8 @@ if (!present && !inCi()) {
     it(
       'a leader killed after the platform took its checkpoint send, before the answer: the press on the copy the chat shows is applied once',
       async () => {
-        const { ws, fake, start, roleIs } = await cluster();
-        const a = await start('a');
-        await roleIs(a, 'leader');
-        const b = await start('b');
-        await roleIs(b, 'standby');
+        const { ws, fake, roleIs, leaderAndStandby, reachesReview } = await cluster();
+        const { a, b } = await leaderAndStandby();
         // The checkpoint's message reaches the chat, but its answer never reaches the leader.
         const held = fake.answerLater('sendMessage', (p) => /Checkpoint plan/.test(String(p.text)));
         fake.userSends({ chat: TEAM, from: ALICE, text: '/run demo add a login page' });
@@ -239,13 +244,7 @@ if (!present && !inCi()) {
           JSON.stringify(fake.callbackAnswers.get(pressId)),
           `${JSON.stringify(fake.calls.slice(-20))}\n${b.output()}`,
         ).not.toMatch(/not valid/);
-        await waitUntil(
-          () => fake.botMessages(TEAM.id).some((m) => /Checkpoint review/.test(m.text ?? '')),
-          {
-            timeoutMs: 90_000,
-            message: `the run did not reach review:\n${JSON.stringify([...fake.callbackAnswers.values()])}\n${b.output()}`,
-          },
-        );
+        await reachesReview(b);
         // No copy of the decided checkpoint keeps a live button.
         await waitUntil(
           () =>
@@ -258,14 +257,7 @@ if (!present && !inCi()) {
             message: `a copy of the decided checkpoint still has buttons:\n${JSON.stringify(fake.botMessages(TEAM.id))}\n${JSON.stringify(fake.calls.slice(-30))}\n${b.output()}`,
           },
         );
-        const runsDir = path.join(ws, '.phasebridge', 'runs');
-        const [run] = fs.readdirSync(runsDir);
-        const events = fs
-          .readFileSync(path.join(runsDir, run!, 'ledger.jsonl'), 'utf8')
-          .trim()
-          .split('\n')
-          .flatMap((l) => (JSON.parse(l) as { events: { type: string }[] }).events);
-        expect(events.filter((e) => e.type === 'checkpointResolved')).toHaveLength(1);
+        expectAppliedOnce(ws);
       },
       slow(300_000),
     );
@@ -273,11 +265,8 @@ if (!present && !inCi()) {
     it(
       'a leader paused past its lease wakes to find another leading: it stops (exit 75), applying nothing',
       async () => {
-        const { ws, fake, start, roleIs } = await cluster();
-        const a = await start('a');
-        await roleIs(a, 'leader');
-        const b = await start('b');
-        await roleIs(b, 'standby');
+        const { ws, fake, roleIs, leaderAndStandby, reachesReview } = await cluster();
+        const { a, b } = await leaderAndStandby();
         fake.userSends({ chat: TEAM, from: ALICE, text: '/run demo add a login page' });
         const plan = await waitUntil(
           () =>
@@ -300,16 +289,7 @@ if (!present && !inCi()) {
           from: ALICE,
           label: 'Approve',
         });
-        await waitUntil(
-          () => fake.botMessages(TEAM.id).some((m) => /Checkpoint review/.test(m.text ?? '')),
-          {
-            timeoutMs: 90_000,
-            message: `the run did not reach review:\n${JSON.stringify(fake.calls.slice(-30))}\n${JSON.stringify([...fake.callbackAnswers.values()])}\n${fake
-              .botMessages(TEAM.id)
-              .map((m) => m.text)
-              .join('\n---\n')}\n${b.output()}`,
-          },
-        );
+        await reachesReview(b);
 
         // The old leader wakes: it finds the lease gone, stops leading and exits for a restart.
         a.child.kill('SIGCONT');
@@ -320,18 +300,7 @@ if (!present && !inCi()) {
         expect(code, a.output()).toBe(75);
         expect(a.output()).toContain('no longer the leader');
 
-        const runsDir = path.join(ws, '.phasebridge', 'runs');
-        const runs = fs.readdirSync(runsDir);
-        expect(runs).toHaveLength(1);
-        const lines = fs
-          .readFileSync(path.join(runsDir, runs[0]!, 'ledger.jsonl'), 'utf8')
-          .trim()
-          .split('\n')
-          .map((l) => JSON.parse(l) as { key: string; events: { type: string }[] });
-        expect(new Set(lines.map((l) => l.key)).size).toBe(lines.length);
-        expect(
-          lines.flatMap((l) => l.events).filter((e) => e.type === 'checkpointResolved'),
-        ).toHaveLength(1);
+        expectAppliedOnce(ws);
         // The new leader still leads.
         expect(await roleOf(b)).toBe('leader');
       },

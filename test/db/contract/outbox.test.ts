@@ -205,6 +205,31 @@ describe.each(DIALECT_NAMES)('the outbox on %s', (dialect) => {
       expect(seen).toEqual(['attempted']);
     });
 
+    // SQLite writes the mark synchronously: a failure there throws at once, as any write does.
+    it.runIf(dialect === 'postgres')(
+      'a mark that cannot be written holds the call back; it is made once the mark is in',
+      async () => {
+        const { db } = t();
+        await sql`create sequence mark_tries`.execute(db.kysely);
+        await sql`create function fail_first_mark() returns trigger language plpgsql as
+          $$ begin if nextval('mark_tries') = 1 then raise exception 'disk full'; end if;
+          return new; end $$`.execute(db.kysely);
+        await sql`create trigger fail_first_mark before update on outbox for each row
+          when (new.state = 'attempted') execute function fail_first_mark()`.execute(db.kysely);
+        const seen: string[] = [];
+        fake.onArrival = async (method) => {
+          if (method !== 'sendMessage') return;
+          const row = await db.kysely.selectFrom('outbox').select('state').executeTakeFirst();
+          seen.push(row?.state ?? 'no row');
+        };
+        const o = await outbox();
+        o.start();
+        expect(await o.enqueue('send', CHAT, text('hello'))).toMatch(/^telegram:-1001\/\d+$/);
+        expect(seen).toEqual(['attempted']);
+        expect(fake.botMessages(GROUP.id).map((m) => m.text)).toEqual(['hello']);
+      },
+    );
+
     it('rows a stopped bridge left queued are delivered by the next, once', async () => {
       const first = await outbox();
       const left = [
