@@ -50,6 +50,8 @@ interface Entry {
   failures: number;
   lastError?: string;
   retryAt?: number;
+  /** When the attempt in progress began (`/readyz` says how long it has been going). */
+  attemptAt?: number;
   timer?: NodeJS.Timeout;
   attempt?: Promise<void>;
 }
@@ -98,6 +100,7 @@ export class AdapterSupervisor {
 
   #attempt(e: Entry): Promise<void> {
     e.state = 'starting';
+    e.attemptAt = Date.now();
     e.attempt = e.channel.start(this.#opts.handler).then(
       () => this.#started(e),
       (err: unknown) => this.#failed(e, err),
@@ -178,11 +181,15 @@ export class AdapterSupervisor {
     if (fault !== undefined) return { ready: false, detail: `${e.platform} stopped: ${fault}` };
     if (e.state === 'running' && running(e.channel)) return true;
     if (e.state === 'running') return { ready: false, detail: `${e.platform} is not running` };
-    if (e.lastError === undefined) return { ready: false, detail: `${e.platform} is starting` };
+    const going = e.attemptAt === undefined ? 0 : Math.floor((Date.now() - e.attemptAt) / 1000);
+    if (e.lastError === undefined) {
+      const since = going > 0 ? ` (for ${going} s, waiting for ${e.platform} to answer)` : '';
+      return { ready: false, detail: `${e.platform} is starting${since}` };
+    }
     const next =
       e.state === 'waiting' && e.retryAt !== undefined
         ? `next attempt in ${Math.max(0, Math.ceil((e.retryAt - Date.now()) / 1000))} s`
-        : 'attempt in progress';
+        : `attempt in progress for ${going} s`;
     return {
       ready: false,
       detail: `${e.platform} could not start (${e.failures} attempt(s), ${next}): ${e.lastError}`,

@@ -94,7 +94,7 @@ describe('an adapter whose platform is unreachable at start', () => {
     const telegram = before.checks.find((c) => c.name === 'telegram');
     expect(telegram).toMatchObject({ ok: false, error: 'not ready' });
     expect(telegram?.detail).toMatch(
-      /^telegram could not start \(\d+ attempt\(s\), (next attempt in \d+ s|attempt in progress)\): telegram: /,
+      /^telegram could not start \(\d+ attempt\(s\), (next attempt in \d+ s|attempt in progress for \d+ s)\): telegram: /,
     );
     expect(telegram?.detail).not.toContain(TELEGRAM_TOKEN);
     for (const name of ['bridge.db', 'queue', 'web', 'discord']) {

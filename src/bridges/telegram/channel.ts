@@ -31,7 +31,11 @@ import {
   type InteractionData,
   toInbound,
 } from './inbound.ts';
-import { type TelegramChannelOptions, validateTelegramOptions } from './options.ts';
+import {
+  requestTimeoutSeconds,
+  type TelegramChannelOptions,
+  validateTelegramOptions,
+} from './options.ts';
 import {
   answerKey,
   callbackAnswerText,
@@ -121,7 +125,10 @@ export class TelegramChannel implements Channel {
     this.#options = options;
     this.#log = options.logger ?? stderrLogger;
     const apiRoot = options.apiRoot?.replace(/\/+$/, '');
-    this.#bot = new Bot(options.token, { client: apiRoot ? { apiRoot } : {} });
+    const timeoutSeconds = requestTimeoutSeconds(options);
+    this.#bot = new Bot(options.token, {
+      client: apiRoot ? { apiRoot, timeoutSeconds } : { timeoutSeconds },
+    });
     this.#applied = new AppliedUpdates(options.state, this.#log);
     this.#bot.use((ctx) =>
       this.#track(this.#applied.once(ctx.update.update_id, () => this.#dispatch(ctx.update))),

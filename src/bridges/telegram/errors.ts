@@ -70,7 +70,11 @@ export function toTelegramError(err: unknown): PhasebridgeError {
     return new PlatformError(PLATFORM, what, { cause: err });
   }
   if (err instanceof HttpError) {
-    return new PlatformError(PLATFORM, `network error: ${err.message}`, { cause: err });
+    // grammY words its own timeout in the inner error only (no token in it): say it.
+    const inner = err.error instanceof Error ? err.error.message : '';
+    const timedOut = /timed out after \d+ seconds/.exec(inner)?.[0];
+    const what = timedOut === undefined ? err.message : `${err.message} (${timedOut})`;
+    return new PlatformError(PLATFORM, `network error: ${what}`, { cause: err });
   }
   const message = err instanceof Error ? err.message : String(err);
   return new PlatformError(PLATFORM, message, { cause: err });

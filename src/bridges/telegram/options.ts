@@ -30,6 +30,16 @@ export interface TelegramChannelOptions {
   readonly state?: ChannelStateStore;
   /** Long-polling hold time; default 30 s. */
   readonly pollingTimeoutSeconds?: number;
+  /**
+   * Longest wait for any one Bot API answer; default the polling hold + 15 s. grammY's own is
+   * 500 s: a server that takes a request and goes silent would stall start-up or polling that long.
+   */
+  readonly requestTimeoutSeconds?: number;
+}
+
+/** The request timeout in effect: the option, else the polling hold plus a margin. */
+export function requestTimeoutSeconds(o: TelegramChannelOptions): number {
+  return o.requestTimeoutSeconds ?? (o.pollingTimeoutSeconds ?? 30) + 15;
 }
 
 const TOKEN = /^\d+:[A-Za-z0-9_-]+$/;
@@ -57,6 +67,13 @@ export function validateTelegramOptions(o: TelegramChannelOptions): ConfigProble
     if (!isWebhookUrl(o.webhook.url, o.apiRoot !== undefined)) {
       add('telegram.webhook.url', 'not a usable webhook URL', 'use a public https:// URL');
     }
+  }
+  if (o.webhook === undefined && requestTimeoutSeconds(o) <= (o.pollingTimeoutSeconds ?? 30)) {
+    add(
+      'telegram.requestTimeoutSeconds',
+      'not longer than the long-polling hold: every getUpdates would time out',
+      'leave it unset, or make it a few seconds longer than pollingTimeoutSeconds',
+    );
   }
   for (const [i, c] of o.commands.entries()) {
     if (!COMMAND.test(c.command) || c.description.length < 1 || c.description.length > 256) {
