@@ -38,6 +38,10 @@ export default defineConfig({
           name: 'fast',
           include: ALL,
           exclude: SLOW,
+          // One module graph per fork, not per file: importing the source afresh for each of the
+          // ~150 files was most of the tier's time (import 456 s of 452 s wall on 2 forks, load
+          // 11-18; 51 s of 105 s without). Green in file order and shuffled (docs/test-reliability.md).
+          isolate: false,
           // A fast file that starts a child process fails at once, saying it belongs in the slow tier.
           setupFiles: ['test/support/fast-tier-guard.ts'],
         },
