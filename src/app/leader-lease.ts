@@ -126,7 +126,6 @@ export class LeaderLease {
    * A Redis error is logged and tried again: a standby waits out an outage.
    */
   async acquire(signal: AbortSignal): Promise<number | undefined> {
-    const pollMs = this.#o.pollMs ?? Math.max(100, Math.floor(this.#o.ttlMs / 10));
     while (!signal.aborted && !this.#closed) {
       try {
         const token = await this.tryAcquire();
@@ -134,17 +133,23 @@ export class LeaderLease {
       } catch (err) {
         this.#o.log.warn({ err }, 'leader lease: could not ask Redis; trying again');
       }
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(t);
-          signal.removeEventListener('abort', done);
-          resolve();
-        };
-        const t = setTimeout(done, pollMs);
-        signal.addEventListener('abort', done, { once: true });
-      });
+      await this.#pause(signal);
     }
     return undefined;
+  }
+
+  /** One poll interval, or less when `signal` aborts. */
+  #pause(signal: AbortSignal): Promise<void> {
+    const pollMs = this.#o.pollMs ?? Math.max(100, Math.floor(this.#o.ttlMs / 10));
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(t);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const t = setTimeout(done, pollMs);
+      signal.addEventListener('abort', done, { once: true });
+    });
   }
 
   /**
@@ -192,6 +197,31 @@ export class LeaderLease {
     const record = `${this.#token} ${this.forwardKey} ${url}`;
     const ok = await this.#redis.eval(ADVERTISE, 2, this.#key, this.#consoleKey, value, record);
     return Number(ok) === 1;
+  }
+
+  /**
+   * {@link advertise}, tried again every poll interval while Redis does not answer (a hiccup must
+   * not leave the standbys without the address). True once written; false once the lease is not
+   * ours, or `signal` aborted first.
+   */
+  async advertiseUntilIn(url: string, signal: AbortSignal): Promise<boolean> {
+    let warned = false;
+    while (!signal.aborted && !this.#closed) {
+      try {
+        return await this.advertise(url);
+      } catch (err) {
+        // The message only: a Redis error carries the command's arguments, the forward key too.
+        if (!warned) {
+          this.#o.log.warn(
+            { error: (err as Error).message },
+            'leader lease: the console address was not advertised; trying again',
+          );
+        }
+        warned = true;
+      }
+      await this.#pause(signal);
+    }
+    return false;
   }
 
   /** Who holds the lease now, or undefined when nobody does (or Redis does not answer). */

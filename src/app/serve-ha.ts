@@ -7,7 +7,6 @@
  * lease's fencing token, and advertises its console address once that serves. A leader that loses its lease stops leading: `lost` resolves, and the
  * serve command stops the bridge and exits for its supervisor to start it again as a standby.
  */
-import { setTimeout as delay } from 'node:timers/promises';
 import type { Config } from '../config.ts';
 import { migrateToLatest } from '../db/connection.ts';
 import { bridgeDbAnswers, countsBy } from '../db/health.ts';
@@ -124,8 +123,10 @@ export async function startServe(
         'leader: bound to a wildcard address, so standbys cannot forward the console here: set PHASEBRIDGE_ADVERTISE_URL to an address the other bridges reach',
       );
     } else {
-      const retryMs = Math.max(100, Math.floor(config.leaderLeaseMs / 10));
-      advertising = advertiseConsole(lease, url, log, stopping.signal, retryMs);
+      advertising = lease.advertiseUntilIn(url, stopping.signal).then((advertised) => {
+        // Not advertised: the lease is gone (`lost` says so) or this bridge is stopping.
+        if (advertised) log.info({ url }, 'leader: console address advertised to the standbys');
+      });
     }
     return bridge;
   })();
@@ -142,39 +143,6 @@ export async function startServe(
       await lease.close();
     },
   };
-}
-
-/**
- * Advertises the leader's console address in Redis, again after each failure (a Redis hiccup)
- * until it is in, the lease is no longer ours, or `signal` aborts.
- */
-async function advertiseConsole(
-  lease: LeaderLease,
-  url: string,
-  log: Log,
-  signal: AbortSignal,
-  retryMs: number,
-): Promise<void> {
-  let warned = false;
-  while (!signal.aborted) {
-    try {
-      // False: the lease is not ours any more; `lost` tells the serve command so.
-      if (await lease.advertise(url)) {
-        log.info({ url }, 'leader: console address advertised; standbys forward the console here');
-      }
-      return;
-    } catch (err) {
-      // The message only: a Redis error names the command's arguments, the forward key among them.
-      if (!warned) {
-        log.warn(
-          { error: (err as Error).message },
-          'leader: the console address was not advertised (Redis); trying again',
-        );
-      }
-      warned = true;
-    }
-    await delay(retryMs, undefined, { signal }).catch(() => undefined);
-  }
 }
 
 interface StandbyServer {

@@ -2,7 +2,8 @@
  * The leader lease in a real redis-server (issue 33): one holder at a time, a fencing token that
  * goes up with each acquisition, renewal that keeps it, release that hands it over at once, a
  * dead holder's lease taken after its ttl, and a holder whose lease was taken told it lost. The
- * console address a holder advertises is seen with the lease it was advertised under only.
+ * console address a holder advertises is seen with the lease it was advertised under only, and
+ * is advertised through a Redis hiccup.
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -134,6 +135,28 @@ if (!present && !inCi()) {
         expect(await raw.exists(`${key}:console`)).toBe(0);
         expect(await a.current()).toBeUndefined();
       } finally {
+        raw.disconnect();
+      }
+    });
+
+    it('advertises through a Redis hiccup: a write that times out is tried again until it is in', async () => {
+      const [a, b] = await pair(8_000);
+      await a.tryAcquire();
+      const raw = new Redis(redis.url);
+      try {
+        // Writes wait longer than two command timeouts (a quarter of the ttl each), well inside
+        // the ttl; reads (the standby's) still answer.
+        await raw.call('client', 'pause', String(slow(5_000)), 'WRITE');
+        await expect(a.advertise('http://a.example:7717')).rejects.toThrow();
+        const advertised = a.advertiseUntilIn(
+          'http://a.example:7717',
+          AbortSignal.timeout(slow(20_000)),
+        );
+        expect(await b.current()).not.toHaveProperty('url');
+        expect(await advertised).toBe(true);
+        expect((await b.current())?.url).toBe('http://a.example:7717');
+      } finally {
+        await raw.call('client', 'unpause');
         raw.disconnect();
       }
     });
