@@ -36,6 +36,8 @@ export const FIXES: Record<string, string> = {
     'set PHASEBRIDGE_BULLMQ_KEEP_FAILED to a whole number from 0 to 1000000 (default 5000)',
   publicUrl:
     'set PHASEBRIDGE_PUBLIC_URL to the https URL browsers open the console at, e.g. https://pb.example.com',
+  advertiseUrl:
+    'set PHASEBRIDGE_ADVERTISE_URL to the http(s) address other bridges reach this one at, e.g. http://bridge-1:7717',
   redisUrl: 'set REDIS_URL to redis://host:6379, or unset it to use the embedded queue',
   databaseUrl:
     'set DATABASE_URL to postgres://user:password@host:5432/dbname, or unset it to keep bridge.db in SQLite',
@@ -74,6 +76,7 @@ export const ENV_OF: Record<string, string> = {
   host: 'PHASEBRIDGE_HOST',
   port: 'PHASEBRIDGE_PORT',
   publicUrl: 'PHASEBRIDGE_PUBLIC_URL',
+  advertiseUrl: 'PHASEBRIDGE_ADVERTISE_URL',
   redisUrl: 'REDIS_URL',
   databaseUrl: 'DATABASE_URL',
   workspaceMode: 'PHASEBRIDGE_WORKSPACE_MODE',

@@ -40,6 +40,13 @@ export const configSchema = z.strictObject({
   publicUrl: z.optional(
     z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }),
   ),
+  /**
+   * Where the other `serve` of a leader election reach this bridge's console (its standbys
+   * forward to it); default the bound address unless that is 0.0.0.0 or ::.
+   */
+  advertiseUrl: z.optional(
+    z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }),
+  ),
   redisUrl: z.optional(matching(/^rediss?:\/\//, 'must start with redis:// or rediss://')),
   /** bridge.db on Postgres (postgres://…); unset: the embedded SQLite file in `home`. */
   databaseUrl: z.optional(
@@ -200,6 +207,7 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     host: v('PHASEBRIDGE_HOST'),
     port: v('PHASEBRIDGE_PORT'),
     publicUrl: v('PHASEBRIDGE_PUBLIC_URL'),
+    advertiseUrl: v('PHASEBRIDGE_ADVERTISE_URL'),
     redisUrl: v('REDIS_URL'),
     databaseUrl: v('DATABASE_URL'),
     workspaceMode: v('PHASEBRIDGE_WORKSPACE_MODE'),

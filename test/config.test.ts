@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { advertiseUrlOf } from '../src/app/public-url.ts';
 import { loadConfig, secretsOf } from '../src/config.ts';
 import { ConfigError } from '../src/errors.ts';
 
@@ -64,6 +65,23 @@ describe('loadConfig', () => {
         ),
       ]);
     }
+  });
+
+  it('takes PHASEBRIDGE_ADVERTISE_URL as an http(s) URL; without it a leader advertises its concrete bound address', () => {
+    const cwd = tmp();
+    const env = { PHASEBRIDGE_ADVERTISE_URL: 'http://bridge-1:7717', PHASEBRIDGE_HOST: '0.0.0.0' };
+    const set = loadConfig({ env, cwd });
+    expect(advertiseUrlOf(set, 'http://0.0.0.0:7717')).toBe('http://bridge-1:7717');
+    expect(
+      problemsOf(() => loadConfig({ env: { PHASEBRIDGE_ADVERTISE_URL: 'bridge-1:7717' }, cwd })),
+    ).toEqual([
+      'PHASEBRIDGE_ADVERTISE_URL | must be an absolute http(s) URL | set PHASEBRIDGE_ADVERTISE_URL to the http(s) address other bridges reach this one at, e.g. http://bridge-1:7717',
+    ]);
+    const bound = (host: string) => loadConfig({ env: { PHASEBRIDGE_HOST: host }, cwd });
+    expect(advertiseUrlOf(bound('10.0.0.5'), 'http://10.0.0.5:7717')).toBe('http://10.0.0.5:7717');
+    // No peer connects to a wildcard: nothing is advertised (serve warns).
+    expect(advertiseUrlOf(bound('0.0.0.0'), 'http://0.0.0.0:7717')).toBeUndefined();
+    expect(advertiseUrlOf(bound('::'), 'http://[::]:7717')).toBeUndefined();
   });
 
   it('takes PHASEBRIDGE_PUBLIC_URL as an http(s) URL and refuses anything else', () => {

@@ -27,6 +27,7 @@ import {
 import type { Database as Schema } from '../db/schema.ts';
 import { ConflictError } from '../errors.ts';
 import { makeDirs } from '../fs-errors.ts';
+import { isForwardedWith } from '../http/forward.ts';
 import { healthRoutes, Readiness, type ReadyWithNote } from '../http/health.ts';
 import { BridgeMetrics, bearerOr } from '../http/metrics.ts';
 import { HttpServer, isLoopbackHost } from '../http/server.ts';
@@ -55,6 +56,8 @@ export interface Leadership {
   readonly leaseAgeSeconds: () => Promise<number | undefined>;
   /** A write or an update was refused by the fence: a newer leader exists, stop leading. */
   readonly onFenced: (err: FencedError) => void;
+  /** What requests the standbys forward to this leader carry (http/forward.ts); a secret. */
+  readonly forwardKey?: string;
 }
 
 /** How long a leader's Postgres session may sit idle inside a transaction (a paused process). */
@@ -268,6 +271,7 @@ export async function startBridge(
       port: config.port,
       // The public URL's host is served too (a reverse proxy forwards it); others get 421.
       allowedHosts: config.publicUrl === undefined ? [] : [new URL(config.publicUrl).hostname],
+      forwardedByStandby: (req) => isForwardedWith(req, lead?.forwardKey),
       log: log.child({ component: 'http' }),
       routes: [
         ...healthRoutes(readiness, lead ? () => 'leader' : undefined),

@@ -4,7 +4,11 @@
  * ever held without a token), renewed every third of the ttl by the holder only and deleted on a
  * clean stop. A holder that cannot renew for 80 % of the ttl counts itself lost before the key
  * can expire, so two processes never both believe they lead; the fencing token covers a process
- * paused past that (db/leader-fence.ts).
+ * paused past that (db/leader-fence.ts). The holder advertises where its console answers in a
+ * second key, `<key>:console` ("token forward-key url"), written only while the lease is ours:
+ * standbys forward the console there (http/forward.ts), and only while its token is the lease's,
+ * so a stale leader's address is never used. A separate key, not the lease's value: changing
+ * that value would race the holder's own renewals, which compare it.
  */
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
@@ -21,10 +25,18 @@ return t`;
 const RENEW = `
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
 return 0`;
-/** Deletes the lease only while it is still ours. */
+/** Deletes the lease (and the console address advertised under it) only while it is ours. */
 const RELEASE = `
-if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  redis.call('del', KEYS[2])
+  return redis.call('del', KEYS[1])
+end
 return 0`;
+/** Writes the console address only while the lease is ours. */
+const ADVERTISE = `
+if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('set', KEYS[2], ARGV[2])
+return 1`;
 
 /** Who holds the lease now, as Redis says. */
 export interface LeaseHolder {
@@ -32,6 +44,10 @@ export interface LeaseHolder {
   readonly token: number;
   /** Time since the holder last renewed it (ms). */
   readonly ageMs: number;
+  /** Where the holder's console answers, when it advertised it under this token. */
+  readonly url?: string;
+  /** The key its forwarded requests carry (a secret: never logged), with `url`. */
+  readonly forwardKey?: string;
 }
 
 /** Options of {@link LeaderLease}. */
@@ -49,9 +65,15 @@ export interface LeaderLeaseOptions {
 export class LeaderLease {
   /** This process, as the lease and `/readyz` name it: host, pid and a random part. */
   readonly holder = `${os.hostname()}/${process.pid}/${randomBytes(3).toString('hex')}`;
+  /**
+   * What requests forwarded to this process carry, advertised with its console address: only
+   * bridges that read the lease (Redis) know it, so only they skip this leader's Host check.
+   */
+  readonly forwardKey = randomBytes(24).toString('base64url');
   readonly #o: LeaderLeaseOptions;
   readonly #redis: Redis;
   readonly #key: string;
+  readonly #consoleKey: string;
   #value: string | undefined;
   #token: number | undefined;
   #renewer: NodeJS.Timeout | undefined;
@@ -61,6 +83,7 @@ export class LeaderLease {
     this.#o = o;
     this.#redis = redis;
     this.#key = o.key ?? 'phasebridge:leader';
+    this.#consoleKey = `${this.#key}:console`;
   }
 
   /** Connects to Redis; commands fail fast while it is unreachable (a lease cannot wait). */
@@ -103,7 +126,6 @@ export class LeaderLease {
    * A Redis error is logged and tried again: a standby waits out an outage.
    */
   async acquire(signal: AbortSignal): Promise<number | undefined> {
-    const pollMs = this.#o.pollMs ?? Math.max(100, Math.floor(this.#o.ttlMs / 10));
     while (!signal.aborted && !this.#closed) {
       try {
         const token = await this.tryAcquire();
@@ -111,17 +133,23 @@ export class LeaderLease {
       } catch (err) {
         this.#o.log.warn({ err }, 'leader lease: could not ask Redis; trying again');
       }
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(t);
-          signal.removeEventListener('abort', done);
-          resolve();
-        };
-        const t = setTimeout(done, pollMs);
-        signal.addEventListener('abort', done, { once: true });
-      });
+      await this.#pause(signal);
     }
     return undefined;
+  }
+
+  /** One poll interval, or less when `signal` aborts. */
+  #pause(signal: AbortSignal): Promise<void> {
+    const pollMs = this.#o.pollMs ?? Math.max(100, Math.floor(this.#o.ttlMs / 10));
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(t);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const t = setTimeout(done, pollMs);
+      signal.addEventListener('abort', done, { once: true });
+    });
   }
 
   /**
@@ -159,19 +187,60 @@ export class LeaderLease {
     this.#renewer = undefined;
   }
 
+  /**
+   * Advertises `url` as this leader's console, for standbys to forward to. True when written;
+   * false when the lease is not ours (any more); rejects when Redis does not answer (try again).
+   */
+  async advertise(url: string): Promise<boolean> {
+    const value = this.#value;
+    if (value === undefined) return false;
+    const record = `${this.#token} ${this.forwardKey} ${url}`;
+    const ok = await this.#redis.eval(ADVERTISE, 2, this.#key, this.#consoleKey, value, record);
+    return Number(ok) === 1;
+  }
+
+  /**
+   * {@link advertise}, tried again every poll interval while Redis does not answer (a hiccup must
+   * not leave the standbys without the address). True once written; false once the lease is not
+   * ours, or `signal` aborted first.
+   */
+  async advertiseUntilIn(url: string, signal: AbortSignal): Promise<boolean> {
+    let warned = false;
+    while (!signal.aborted && !this.#closed) {
+      try {
+        return await this.advertise(url);
+      } catch (err) {
+        // The message only: a Redis error carries the command's arguments, the forward key too.
+        if (!warned) {
+          this.#o.log.warn(
+            { error: (err as Error).message },
+            'leader lease: the console address was not advertised; trying again',
+          );
+        }
+        warned = true;
+      }
+      await this.#pause(signal);
+    }
+    return false;
+  }
+
   /** Who holds the lease now, or undefined when nobody does (or Redis does not answer). */
   async current(): Promise<LeaseHolder | undefined> {
     try {
-      const [value, pttl] = await Promise.all([
-        this.#redis.get(this.#key),
+      // One MGET: the lease and the address are read at one instant.
+      const [[value, advertised], pttl] = await Promise.all([
+        this.#redis.mget(this.#key, this.#consoleKey),
         this.#redis.pttl(this.#key),
       ]);
-      if (value === null) return undefined;
+      if (value === null || value === undefined) return undefined;
       const [token, ttl, ...holder] = value.split(' ');
+      const [adToken, forwardKey, url] = (advertised ?? '').split(' ');
       return {
         holder: holder.join(' '),
         token: Number(token),
         ageMs: Math.max(0, Number(ttl) - Math.max(0, pttl)),
+        // An address advertised under another token is a former leader's: never used.
+        ...(adToken === token && forwardKey && url ? { url, forwardKey } : {}),
       };
     } catch {
       return undefined;
@@ -185,7 +254,7 @@ export class LeaderLease {
     this.#token = undefined;
     this.#value = undefined;
     if (value === undefined) return;
-    await this.#redis.eval(RELEASE, 1, this.#key, value).catch((err: unknown) => {
+    await this.#redis.eval(RELEASE, 2, this.#key, this.#consoleKey, value).catch((err: unknown) => {
       this.#o.log.warn({ err }, 'leader lease: not released (it expires on its own)');
     });
   }

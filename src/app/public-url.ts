@@ -1,6 +1,8 @@
 /**
  * PHASEBRIDGE_PUBLIC_URL: the console's address as browsers reach it (usually a TLS proxy). It
- * decides the links phasebridge prints and whether the console's cookies are `Secure`.
+ * decides the links phasebridge prints and whether the console's cookies are `Secure`. And
+ * PHASEBRIDGE_ADVERTISE_URL: the console's address as the other bridges of a leader election
+ * reach it (their standbys forward to it).
  */
 import type { Config } from '../config.ts';
 import { isLoopbackHost } from '../http/server.ts';
@@ -39,4 +41,16 @@ export function consoleExposure(
 export function publicLink(link: string, serverUrl: string, publicUrl: string | undefined): string {
   if (publicUrl === undefined || !link.startsWith(serverUrl)) return link;
   return `${publicUrl.replace(/\/+$/, '')}${link.slice(serverUrl.replace(/\/+$/, '').length)}`;
+}
+
+/**
+ * Where standbys forward the console to this bridge: PHASEBRIDGE_ADVERTISE_URL, else the address
+ * it is bound to (`boundUrl`), unless that is a wildcard no peer could connect to.
+ */
+export function advertiseUrlOf(
+  config: Pick<Config, 'advertiseUrl' | 'host'>,
+  boundUrl: string,
+): string | undefined {
+  if (config.advertiseUrl !== undefined) return config.advertiseUrl;
+  return config.host === '0.0.0.0' || config.host === '::' ? undefined : boundUrl;
 }

@@ -4,7 +4,7 @@
  * `/healthz`, `/readyz` (role `standby`, who leads and how fresh the lease is), `/metrics` (role
  * and lease age) and a console page that says it is a standby. It waits for the leader lease;
  * once it holds it, it closes that server and starts the whole bridge (startBridge) with the
- * lease's fencing token. A leader that loses its lease stops leading: `lost` resolves, and the
+ * lease's fencing token, and advertises its console address once that serves. A leader that loses its lease stops leading: `lost` resolves, and the
  * serve command stops the bridge and exits for its supervisor to start it again as a standby.
  */
 import type { Config } from '../config.ts';
@@ -19,6 +19,8 @@ import { HttpServer, isLoopbackHost, type RequestHandler } from '../http/server.
 import type { Log } from '../log.ts';
 import { type RunningBridge, type StartBridgeOptions, startBridge } from './bridge.ts';
 import type { LeaderLease } from './leader-lease.ts';
+import { advertiseUrlOf } from './public-url.ts';
+import { standbyConsoleRoute } from './standby-console.ts';
 
 /** True when `serve` elects a leader: bridge.db on Postgres and jobs on Redis. */
 export function leaseWanted(config: Config): boolean {
@@ -69,6 +71,7 @@ export async function startServe(
     log: log.child({ component: 'lease' }),
   });
   const stopping = new AbortController();
+  let advertising: Promise<void> | undefined;
   let standby: StandbyServer | undefined;
   let bridge: RunningBridge | undefined;
   let loseOnce: (why: string) => void = () => {};
@@ -104,12 +107,26 @@ export async function startServe(
           holder: lease.holder,
           leaseAgeSeconds,
           onFenced: (err) => loseOnce(err.message),
+          forwardKey: lease.forwardKey,
         },
       });
     } catch (err) {
       // Not leading after all: the lease goes at once, so another bridge need not wait it out.
       await lease.close();
       throw err;
+    }
+    // Advertised once the console answers, so a standby never forwards to a server not up yet.
+    const url = advertiseUrlOf(config, bridge.url);
+    if (url === undefined) {
+      log.warn(
+        { host: config.host },
+        'leader: bound to a wildcard address, so standbys cannot forward the console here: set PHASEBRIDGE_ADVERTISE_URL to an address the other bridges reach',
+      );
+    } else {
+      advertising = lease.advertiseUntilIn(url, stopping.signal).then((advertised) => {
+        // Not advertised: the lease is gone (`lost` says so) or this bridge is stopping.
+        if (advertised) log.info({ url }, 'leader: console address advertised to the standbys');
+      });
     }
     return bridge;
   })();
@@ -121,6 +138,7 @@ export async function startServe(
       stopping.abort();
       await standby?.close();
       await leading.catch(() => undefined);
+      await advertising;
       await bridge?.stop();
       await lease.close();
     },
@@ -146,12 +164,13 @@ async function startStandby(
     readiness.add('bridge.db', () => bridgeDbAnswers(db));
     readiness.add('leader', async () => {
       const held = await lease.current();
+      const forwarding = held?.url === undefined ? 'not advertised yet' : 'forwarded to it';
       return {
         ready: true,
         detail:
           held === undefined
             ? 'standby: no leader holds the lease (taking it)'
-            : `standby: the leader is ${held.holder} (fencing token ${held.token}, lease renewed ${held.ageMs} ms ago)`,
+            : `standby: the leader is ${held.holder} (fencing token ${held.token}, lease renewed ${held.ageMs} ms ago; console ${forwarding})`,
       };
     });
     const metrics = new BridgeMetrics({
@@ -163,15 +182,6 @@ async function startStandby(
     // No console sessions here: a scraper's bearer token, or loopback when asked for.
     const refuse: RequestHandler = (_req, res) =>
       sendText(res, 401, 'a standby serves /metrics to PHASEBRIDGE_METRICS_TOKEN only\n');
-    const console: RequestHandler = async (_req, res) => {
-      const held = await lease.current();
-      sendText(
-        res,
-        503,
-        `This phasebridge bridge is a hot standby. The leader is ${held?.holder ?? 'being elected'}: open its console. This page answers as the console once this bridge leads.\n`,
-        { 'retry-after': '2' },
-      );
-    };
     const server = await HttpServer.start({
       host: config.host,
       port: config.port,
@@ -188,7 +198,14 @@ async function startStandby(
               ? metrics.handler()
               : bearerOr(config.metricsToken, () => refuse, metrics.handler()),
         },
-        { prefix: '/', handler: console },
+        standbyConsoleRoute(
+          config,
+          async () => {
+            const held = await lease.current();
+            return held && { holder: held.holder, url: held.url, key: held.forwardKey };
+          },
+          log.child({ component: 'forward' }),
+        ),
       ],
     });
     log.info({ url: server.url }, 'standby: waiting for the leader lease');

@@ -41,6 +41,11 @@ export interface HttpServerOptions {
   readonly closeGraceMs?: number;
   /** Host names served besides loopback names and `host` (the public URL's); others get 421. */
   readonly allowedHosts?: readonly string[];
+  /**
+   * True for a request a standby forwarded with this leader's key (http/forward.ts): its Host
+   * names the standby, which checked it for its own address, so it is not checked again here.
+   */
+  readonly forwardedByStandby?: (req: IncomingMessage) => boolean;
 }
 
 /** Slow clients: headers must arrive, and a whole request be received, within this (ms). */
@@ -96,6 +101,7 @@ export class HttpServer {
   readonly #graceMs: number;
   readonly #hosts: ReadonlySet<string>;
   readonly #anyHost: boolean;
+  readonly #forwarded: (req: IncomingMessage) => boolean;
   #closing: Promise<void> | undefined;
   #port = 0;
 
@@ -103,6 +109,7 @@ export class HttpServer {
     this.#log = options.log;
     this.#host = options.host;
     this.#graceMs = options.closeGraceMs ?? 5000;
+    this.#forwarded = options.forwardedByStandby ?? (() => false);
     for (const r of options.routes ?? []) this.mount(r);
     // Bound to every address: this machine's own names and addresses are its hosts too.
     const bound =
@@ -187,7 +194,7 @@ export class HttpServer {
   /** True when the request's Host is one this server answers to (DNS rebinding defence). */
   #hostAllowed(req: IncomingMessage): boolean {
     // Bound to every address with no public URL: the operator opened it to any name.
-    if (this.#anyHost) return true;
+    if (this.#anyHost || this.#forwarded(req)) return true;
     const name = hostNameOf(req.headers.host ?? '');
     return isLoopbackHost(name) || this.#hosts.has(name);
   }

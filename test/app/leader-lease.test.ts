@@ -1,7 +1,9 @@
 /**
  * The leader lease in a real redis-server (issue 33): one holder at a time, a fencing token that
  * goes up with each acquisition, renewal that keeps it, release that hands it over at once, a
- * dead holder's lease taken after its ttl, and a holder whose lease was taken told it lost.
+ * dead holder's lease taken after its ttl, and a holder whose lease was taken told it lost. The
+ * console address a holder advertises is seen with the lease it was advertised under only, and
+ * is advertised through a Redis hiccup.
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -98,6 +100,65 @@ if (!present && !inCi()) {
       expect(a.token).toBeUndefined();
       // The new holder keeps it: the old one's renewals stopped and never extend it.
       expect((await b.current())?.holder).toBe(b.holder);
+    });
+
+    it('shows the console address advertised under the current token only; a former holder cannot advertise', async () => {
+      const [a, b] = await pair(5_000);
+      const key = `test:leader:${process.pid}:${n - 1}`;
+      expect(await a.advertise('http://a.example:7717')).toBe(false);
+      await a.tryAcquire();
+      expect(await b.current()).not.toHaveProperty('url');
+      expect(await a.advertise('http://a.example:7717')).toBe(true);
+      expect(await b.current()).toMatchObject({
+        holder: a.holder,
+        url: 'http://a.example:7717',
+        forwardKey: a.forwardKey,
+      });
+      expect(a.forwardKey).not.toBe(b.forwardKey);
+
+      // `a` paused past its lease: the key expired and `b` took it. a's address is a stale
+      // leader's: still in Redis, never shown with b's lease, and `a` cannot write it again.
+      const raw = new Redis(redis.url);
+      try {
+        await raw.del(key);
+        await b.tryAcquire();
+        expect(await raw.exists(`${key}:console`)).toBe(1);
+        const now = await a.current();
+        expect(now?.holder).toBe(b.holder);
+        expect(now).not.toHaveProperty('url');
+        expect(await a.advertise('http://a.example:7717')).toBe(false);
+        expect(await b.advertise('http://b.example:7717')).toBe(true);
+        expect(await a.current()).toMatchObject({ url: 'http://b.example:7717' });
+
+        // A clean release takes the address with the lease.
+        await b.release();
+        expect(await raw.exists(`${key}:console`)).toBe(0);
+        expect(await a.current()).toBeUndefined();
+      } finally {
+        raw.disconnect();
+      }
+    });
+
+    it('advertises through a Redis hiccup: a write that times out is tried again until it is in', async () => {
+      const [a, b] = await pair(8_000);
+      await a.tryAcquire();
+      const raw = new Redis(redis.url);
+      try {
+        // Writes wait longer than two command timeouts (a quarter of the ttl each), well inside
+        // the ttl; reads (the standby's) still answer.
+        await raw.call('client', 'pause', String(slow(5_000)), 'WRITE');
+        await expect(a.advertise('http://a.example:7717')).rejects.toThrow();
+        const advertised = a.advertiseUntilIn(
+          'http://a.example:7717',
+          AbortSignal.timeout(slow(20_000)),
+        );
+        expect(await b.current()).not.toHaveProperty('url');
+        expect(await advertised).toBe(true);
+        expect((await b.current())?.url).toBe('http://a.example:7717');
+      } finally {
+        await raw.call('client', 'unpause');
+        raw.disconnect();
+      }
     });
   });
 }

@@ -77,6 +77,8 @@ export const SLOW_FILES = [
 export const LONG_FILES: Readonly<Record<string, number>> = {
   'test/contracts/telegram.test.ts': 60,
   'test/e2e/console.browser.test.ts': 45,
+  // Two `serve` on postgres and redis-server, a kill and a takeover, a third start.
+  'test/app/serve-standby-console.test.ts': 36,
   'test/contracts/slack.test.ts': 35,
   'test/cli/chaos.test.ts': 33,
   'test/contracts/tool-approvals.test.ts': 30,

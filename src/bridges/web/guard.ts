@@ -24,7 +24,11 @@ export interface GuardOptions {
  * True when the request may be served: always unless `httpsOnly`; then only with a trusted
  * `X-Forwarded-Proto: https` (a TLS proxy in front). Else answers 403 saying how to fix it.
  */
-export function requireHttps(g: GuardOptions, req: IncomingMessage, res: ServerResponse): boolean {
+export function requireHttps(
+  g: Pick<GuardOptions, 'httpsOnly'>,
+  req: IncomingMessage,
+  res: ServerResponse,
+): boolean {
   if (g.httpsOnly === undefined) return true;
   const proto = req.headers['x-forwarded-proto'];
   const first = (Array.isArray(proto) ? proto[0] : proto)?.split(',')[0]?.trim().toLowerCase();

@@ -47,7 +47,7 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
       });
       if (serve.standbyUrl !== undefined) {
         console.log(
-          `\nphasebridge is a standby: another bridge leads this database (${serve.standbyUrl}/readyz says which); this one takes over when it stops.\n`,
+          `\nphasebridge is a standby: another bridge leads this database (${serve.standbyUrl}/readyz says which). Its console at ${serve.standbyUrl} is forwarded to the leader's; this one takes over when the leader stops.\n`,
         );
       }
       const first = await Promise.race([
