@@ -1,29 +1,49 @@
 /**
  * Events: the facts a run's ledger records, folded by evolve(). Plain JSON data only. Also the
  * effects decide() asks the caller to carry out (enqueue jobs, schedule timers), and its result.
+ * The run's own events are here; those of its steps, checkpoints and tasks are in
+ * step-events.ts, checkpoint-events.ts and task-events.ts.
  */
-
-import type { EditSource } from './commands.ts';
-import type { Directive } from './directive.ts';
 import type {
-  Actor,
-  BlockKind,
-  CheckpointState,
-  CheckpointVote,
-  FeedbackEntry,
-  Layout,
-  RunInput,
-  Telemetry,
-} from './model.ts';
+  CheckpointDigestRecordedEvent,
+  CheckpointExpiredEvent,
+  CheckpointOpenedEvent,
+  CheckpointResolvedEvent,
+  CheckpointVotedEvent,
+  CheckpointWithdrawnEvent,
+} from './checkpoint-events.ts';
+import type { EditSource } from './commands.ts';
+import type { EventBase } from './event-base.ts';
+import type { Actor, BlockKind, FeedbackEntry, Layout, RunInput } from './model.ts';
 import type { PhaseMove } from './pabcd/phases.ts';
-import type { TaskResult, TaskSpec } from './tasks/types.ts';
+import type {
+  ChainCompletedEvent,
+  SessionInitializedEvent,
+  StepCancelledEvent,
+  StepCompletedEvent,
+  StepFailedEvent,
+  StepInterruptedEvent,
+  StepQueuedEvent,
+  StepSkippedEvent,
+  StepStartedEvent,
+  TriggerFinishedEvent,
+  TriggerQueuedEvent,
+} from './step-events.ts';
+import type {
+  TaskCancelledEvent,
+  TaskCompletedEvent,
+  TaskFailedEvent,
+  TaskQueuedEvent,
+  TaskSkippedEvent,
+  TaskStartedEvent,
+  TasksPlannedEvent,
+} from './task-events.ts';
 import type { Workflow } from './workflow/types.ts';
 
-/** Fields every event has. */
-export interface EventBase {
-  /** ISO time (the time of the command that produced it). */
-  at: string;
-}
+export type * from './checkpoint-events.ts';
+export type * from './event-base.ts';
+export type * from './step-events.ts';
+export type * from './task-events.ts';
 
 /** A run was created; its steps are laid out from the workflow snapshot. */
 export interface RunStartedEvent extends EventBase {
@@ -39,87 +59,6 @@ export interface RunStartedEvent extends EventBase {
   selectedTrack?: string;
   selectedConditions: string[];
   resumeFromLastStep: boolean;
-}
-
-/** A job for the step was enqueued; the step becomes the current one. */
-export interface StepQueuedEvent extends EventBase {
-  type: 'stepQueued';
-  stepId: string;
-  attempt: number;
-  delayMs: number;
-  mode: QueueMode;
-}
-
-/**
- * Why a step is queued: `visit` = a new visit (clears session, chains, tries = 1);
- * `auto-retry` = retry after a failure (tries + 1); `retry` = a human's retry (tries = 1, keeps
- * the session); `resume` = after a pause or crash (tries unchanged, keeps the session).
- */
-export type QueueMode = 'visit' | 'auto-retry' | 'retry' | 'resume';
-
-/** A worker started the step's attempt. */
-export interface StepStartedEvent extends EventBase {
-  type: 'stepStarted';
-  stepId: string;
-  attempt: number;
-}
-
-/** The step's engine session is known. */
-export interface SessionInitializedEvent extends EventBase {
-  type: 'sessionInitialized';
-  stepId: string;
-  sessionId: string;
-  monitoringId: number;
-}
-
-/** A chained prompt of the step completed. */
-export interface ChainCompletedEvent extends EventBase {
-  type: 'chainCompleted';
-  stepId: string;
-  chainIndex: number;
-}
-
-/** The step's attempt succeeded with this directive. */
-export interface StepCompletedEvent extends EventBase {
-  type: 'stepCompleted';
-  stepId: string;
-  attempt: number;
-  exitCode: number;
-  directive: Directive;
-  telemetry: Telemetry;
-}
-
-/** The step's attempt failed; `retryInMs` is set when a retry was queued. */
-export interface StepFailedEvent extends EventBase {
-  type: 'stepFailed';
-  stepId: string;
-  attempt: number;
-  error: string;
-  telemetry: Telemetry;
-  retryInMs?: number;
-}
-
-/** A human skipped the step (CodeMachine marks it done). */
-export interface StepSkippedEvent extends EventBase {
-  type: 'stepSkipped';
-  stepId: string;
-  reason: string;
-  by: Actor;
-}
-
-/** The in-flight attempt was cancelled (pause, revert, …); the step is pending again. */
-export interface StepCancelledEvent extends EventBase {
-  type: 'stepCancelled';
-  stepId: string;
-  attempt: number;
-  reason: string;
-}
-
-/** The process died while the attempt was in flight. */
-export interface StepInterruptedEvent extends EventBase {
-  type: 'stepInterrupted';
-  stepId: string;
-  attempt: number;
 }
 
 /** A loop sent the run back; steps from `toStepId` to `fromStepId` run again. */
@@ -145,73 +84,6 @@ export interface RunResetEvent extends EventBase {
   type: 'runReset';
   source: EditSource;
   by: Actor;
-}
-
-/** A checkpoint opened; the run awaits an answer. */
-export interface CheckpointOpenedEvent extends EventBase {
-  type: 'checkpointOpened';
-  checkpoint: CheckpointState;
-}
-
-/** Someone voted on the open checkpoint. */
-export interface CheckpointVotedEvent extends EventBase {
-  type: 'checkpointVoted';
-  checkpointId: string;
-  vote: CheckpointVote;
-}
-
-/** The open checkpoint was decided; it moves to the history. */
-export interface CheckpointResolvedEvent extends EventBase {
-  type: 'checkpointResolved';
-  checkpointId: string;
-  decision: NonNullable<CheckpointState['decision']>;
-}
-
-/**
- * The content digest of the open checkpoint was recorded. With `previous` it replaced an earlier
- * one (the content changed after the message was posted): the votes given so far, for the old
- * content, no longer count.
- */
-export interface CheckpointDigestRecordedEvent extends EventBase {
-  type: 'checkpointDigestRecorded';
-  checkpointId: string;
-  digest: string;
-  label: string;
-  previous?: string;
-  /** What changed, in words ("plan.md changed"), with `previous`. */
-  change?: string;
-}
-
-/** The open checkpoint expired and stays open (onExpiry 'keep'). */
-export interface CheckpointExpiredEvent extends EventBase {
-  type: 'checkpointExpired';
-  checkpointId: string;
-}
-
-/** The open checkpoint was closed without a decision (run cancelled, reverted, …). */
-export interface CheckpointWithdrawnEvent extends EventBase {
-  type: 'checkpointWithdrawn';
-  checkpointId: string;
-  reason: string;
-}
-
-/** A `trigger` directive's sub-agent job was enqueued. */
-export interface TriggerQueuedEvent extends EventBase {
-  type: 'triggerQueued';
-  stepId: string;
-  agent: string;
-  prompt: string;
-  attempt: number;
-}
-
-/** The trigger sub-agent exited; `error` is set when it failed. */
-export interface TriggerFinishedEvent extends EventBase {
-  type: 'triggerFinished';
-  stepId: string;
-  attempt: number;
-  exitCode: number;
-  error?: string;
-  telemetry: Telemetry;
 }
 
 /** The run needs a human. */
@@ -260,72 +132,6 @@ export interface PhaseStopBlockedEvent extends EventBase {
   reason: string;
 }
 
-/** The task list of a `tasks` step was read; every task starts pending. */
-export interface TasksPlannedEvent extends EventBase {
-  type: 'tasksPlanned';
-  stepId: string;
-  tasks: TaskSpec[];
-}
-
-/** A job for one task of a `tasks` step was enqueued (`tries`: attempts in this round). */
-export interface TaskQueuedEvent extends EventBase {
-  type: 'taskQueued';
-  stepId: string;
-  taskId: string;
-  attempt: number;
-  tries: number;
-  delayMs: number;
-}
-
-/** A worker started a task's attempt. */
-export interface TaskStartedEvent extends EventBase {
-  type: 'taskStarted';
-  stepId: string;
-  taskId: string;
-  attempt: number;
-  /** The queue's id of the worker that took the job. */
-  worker?: string;
-}
-
-/** A task's attempt succeeded. */
-export interface TaskCompletedEvent extends EventBase {
-  type: 'taskCompleted';
-  stepId: string;
-  taskId: string;
-  attempt: number;
-  telemetry: Telemetry;
-  result?: TaskResult;
-}
-
-/** A task's attempt failed; `retryInMs` is set when a retry was queued. */
-export interface TaskFailedEvent extends EventBase {
-  type: 'taskFailed';
-  stepId: string;
-  taskId: string;
-  attempt: number;
-  error: string;
-  telemetry: Telemetry;
-  retryInMs?: number;
-}
-
-/** A task's in-flight attempt was cancelled or lost; the task is pending again. */
-export interface TaskCancelledEvent extends EventBase {
-  type: 'taskCancelled';
-  stepId: string;
-  taskId: string;
-  attempt: number;
-  reason: string;
-}
-
-/** A task will not run: a task it depends on failed (policy `continue`). */
-export interface TaskSkippedEvent extends EventBase {
-  type: 'taskSkipped';
-  stepId: string;
-  taskId: string;
-  reason: string;
-}
-
-/** Every event of a run's ledger, discriminated on `type`. */
 /** Reviewers' words recorded for a step's next attempt (request changes, approval, guidance). */
 export interface FeedbackRecordedEvent extends EventBase {
   type: 'feedbackRecorded';
@@ -344,6 +150,7 @@ export interface FeedbackForwardedEvent extends EventBase {
   forAttempt: number;
 }
 
+/** Every event of a run's ledger, discriminated on `type`. */
 export type RunEvent =
   | FeedbackRecordedEvent
   | FeedbackForwardedEvent

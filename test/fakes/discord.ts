@@ -12,6 +12,15 @@ import type { AddressInfo } from 'node:net';
 import type { APIUser } from 'discord.js';
 import { slow } from '../support/slowdown.ts';
 import { FakeGateway } from './discord-gateway.ts';
+import { modalSubmitData, slashCommandData } from './discord-interaction-data.ts';
+import {
+  type CallMatch,
+  type Injection,
+  parseBody,
+  rateLimitInjection,
+  readAll,
+  takeInjection,
+} from './discord-requests.ts';
 import { type RestContext, route } from './discord-rest.ts';
 import { FakeDiscordState, type FakeInteraction } from './discord-store.ts';
 import {
@@ -34,6 +43,7 @@ const DIRECT_MESSAGES = 1 << 12;
 const MESSAGE_CONTENT = 1 << 15;
 const MESSAGE_CONTENT_FLAGS = (1 << 18) | (1 << 19);
 
+export type { CallMatch } from './discord-requests.ts';
 export type { FakeInteraction } from './discord-store.ts';
 export type { FakeChannel, RecordedCall, StoredMessage } from './discord-wire.ts';
 
@@ -46,19 +56,6 @@ export interface FakeDiscordOptions {
   ackDeadlineMs?: number;
   /** The application has the Message Content intent enabled; default off, as Discord's. */
   messageContent?: boolean;
-}
-
-/** Which calls an injected failure applies to. */
-export interface CallMatch {
-  readonly method: string;
-  readonly path: RegExp;
-}
-
-interface Injection {
-  readonly match: CallMatch;
-  readonly status: number;
-  readonly body: JsonObject;
-  readonly headers: Record<string, string>;
 }
 
 /** The fake server; start with `FakeDiscord.start()`, always `close()` it. */
@@ -148,25 +145,7 @@ export class FakeDiscord {
     retryAfterSeconds: number,
     options: { global?: boolean } = {},
   ): void {
-    const seconds = String(retryAfterSeconds);
-    this.#injections.push({
-      match,
-      status: 429,
-      body: {
-        message: 'You are being rate limited.',
-        retry_after: retryAfterSeconds,
-        global: options.global === true,
-      },
-      headers: {
-        'retry-after': seconds,
-        'x-ratelimit-limit': '5',
-        'x-ratelimit-remaining': '0',
-        'x-ratelimit-reset-after': seconds,
-        'x-ratelimit-bucket': 'fake-bucket',
-        'x-ratelimit-scope': options.global ? 'global' : 'user',
-        ...(options.global && { 'x-ratelimit-global': 'true' }),
-      },
-    });
+    this.#injections.push(rateLimitInjection(match, retryAfterSeconds, options));
   }
 
   /** Makes the next matching call fail with this status, Discord error code and message. */
@@ -190,31 +169,7 @@ export class FakeDiscord {
     const registered = this.state.globalCommands.find((c) => c.name === name);
     // Attachment options (type 11): the value is the attachment id, its object in `resolved`.
     const attachments = files.map((f) => this.#attach(channel.id, f.name, f.data));
-    const specs = (registered?.options ?? []) as JsonObject[];
-    const typeOf = (n: string) => Number(specs.find((o) => o.name === n)?.type ?? 3);
-    const users = options
-      .filter(([n]) => typeOf(n) === 6)
-      .map(([, v]) => [
-        v,
-        { id: v, username: `user${v}`, discriminator: '0', global_name: null, avatar: null },
-      ]);
-    const data: JsonObject = {
-      id: String(registered?.id ?? '1'),
-      name,
-      type: 1,
-      options: [
-        ...options.map(([n, value]) => ({ name: n, type: typeOf(n), value })),
-        ...attachments.map((a) => ({ name: 'file', type: 11, value: a.id })),
-      ],
-      ...((users.length > 0 || attachments.length > 0) && {
-        resolved: {
-          ...(users.length > 0 && { users: Object.fromEntries(users) }),
-          ...(attachments.length > 0 && {
-            attachments: Object.fromEntries(attachments.map((a) => [a.id, a])),
-          }),
-        },
-      }),
-    };
+    const data = slashCommandData(registered, name, options, attachments);
     return this.#interact(2, user, channel, data);
   }
 
@@ -251,22 +206,7 @@ export class FakeDiscord {
   ): FakeInteraction {
     const modal = opened.modal;
     if (!modal) throw new Error(`fake discord: interaction ${opened.id} opened no modal`);
-    let n = 0;
-    const input = (c: JsonObject) => {
-      const value = values[c.custom_id as string] ?? '';
-      // Discord's client will not submit a required input (the default) left empty.
-      if (value === '' && c.required !== false) {
-        throw new Error(`fake discord: input ${String(c.custom_id)} is required`);
-      }
-      return { type: 4, id: ++n, custom_id: c.custom_id as string, value };
-    };
-    const components = (modal.components as JsonObject[]).map((c) => {
-      if (c.type === 18) return { type: 18, id: ++n, component: input(c.component as JsonObject) };
-      if (c.type === 1)
-        return { type: 1, id: ++n, components: (c.components as JsonObject[]).map(input) };
-      return { type: c.type as number, id: ++n };
-    });
-    const data = { custom_id: modal.custom_id as string, components } as unknown as JsonObject;
+    const data = modalSubmitData(modal, values);
     return this.#interact(5, user, opened.channel, data, opened.messageId);
   }
 
@@ -414,7 +354,7 @@ export class FakeDiscord {
         .writeHead(status, { ...headers, ...(text && { 'content-type': 'application/json' }) })
         .end(text);
     };
-    const injected = this.#takeInjection(call.method, call.path);
+    const injected = takeInjection(this.#injections, call.method, call.path);
     if (injected) return reply(injected.status, injected.body, injected.headers);
     if (!url.pathname.startsWith('/api/v10/'))
       return reply(404, { code: 0, message: '404: Not Found' });
@@ -431,44 +371,4 @@ export class FakeDiscord {
       else reply(500, { code: 0, message: String(err) });
     }
   }
-
-  #takeInjection(method: string, path: string): Injection | undefined {
-    const i = this.#injections.findIndex(
-      (x) => x.match.method === method && x.match.path.test(path),
-    );
-    return i < 0 ? undefined : this.#injections.splice(i, 1)[0];
-  }
-}
-
-function readAll(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-
-/** JSON bodies as they are; multipart bodies (file uploads) as `payload_json` plus the files. */
-async function parseBody(
-  raw: Buffer,
-  contentType: string,
-): Promise<{ body: Json | undefined; files: { name: string; size: number; data: Buffer }[] }> {
-  if (raw.length === 0) return { body: undefined, files: [] };
-  if (!contentType.startsWith('multipart/form-data'))
-    return { body: JSON.parse(raw.toString('utf8')) as Json, files: [] };
-  const form = await new Response(raw, { headers: { 'content-type': contentType } }).formData();
-  const files: { name: string; size: number; data: Buffer }[] = [];
-  let body: Json | undefined;
-  for (const [key, value] of form.entries()) {
-    if (key === 'payload_json' && typeof value === 'string') body = JSON.parse(value) as Json;
-    else if (typeof value !== 'string') {
-      files.push({
-        name: value.name,
-        size: value.size,
-        data: Buffer.from(await value.arrayBuffer()),
-      });
-    }
-  }
-  return { body, files };
 }

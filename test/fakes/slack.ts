@@ -10,20 +10,27 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { FakeSlackWebApi } from './slack-api.ts';
 import { FakeClock } from './slack-clock.ts';
+import { FakeSlackHttp } from './slack-http.ts';
+import {
+  type DirectMessageInput,
+  directMessageRequest,
+  type MentionInput,
+  type MessageEditInput,
+  mentionRequest,
+  messageEditRequest,
+  type ThreadReplyInput,
+  threadReplyRequest,
+} from './slack-people.ts';
 import { type Attempt, FakeSlackRetries, type RetryReason } from './slack-retries.ts';
 import { FakeSocketMode } from './slack-socket.ts';
 import {
-  ApiError,
   blockActionsPayload,
   commandForm,
   type Delivery,
   type FakeUser,
   httpBody,
   type Json,
-  json,
-  mentionEnvelope,
   type RecordedCall,
-  readParams,
   type SlackRequest,
   type StoredMessage,
   type StoredView,
@@ -81,9 +88,9 @@ export class FakeSlack {
   now: () => number = Date.now;
 
   readonly #server: Server;
-  readonly #failNext: { method: string; error?: string; retryAfter?: number }[] = [];
+  /** Web API calls, response_urls, uploads and file downloads (slack-http.ts). */
+  readonly #http: FakeSlackHttp;
   readonly #watchers = new Set<() => boolean>();
-  readonly #whenCalled: { method: string; run: () => void }[] = [];
 
   private constructor(server: Server, o: FakeSlackOptions) {
     this.#server = server;
@@ -96,6 +103,7 @@ export class FakeSlack {
       () => this.now(),
       this.clock,
     );
+    this.#http = new FakeSlackHttp(this);
     this.socketMode = new FakeSocketMode(this.workspace.appId, () => this.api.next());
     this.retries = new FakeSlackRetries(
       this.clock,
@@ -166,7 +174,7 @@ export class FakeSlack {
 
   /** The next call of `method` answers `{ok: false, error}`. */
   failNext(method: string, error: string): void {
-    this.#failNext.push({ method, error });
+    this.#http.failNext.push({ method, error });
   }
 
   /**
@@ -174,12 +182,12 @@ export class FakeSlack {
    * the clock there ("the bridge took 3 s to get here") and the fake's own state decides.
    */
   whenCalled(method: string, run: () => void): void {
-    this.#whenCalled.push({ method, run });
+    this.#http.whenCalled.push({ method, run });
   }
 
   /** The next call of `method` answers HTTP 429 with `Retry-After: seconds`. */
   rateLimitNext(method: string, seconds: number): void {
-    this.#failNext.push({ method, retryAfter: seconds });
+    this.#http.failNext.push({ method, retryAfter: seconds });
   }
 
   /** Successful calls of one method, in order. */
@@ -257,108 +265,32 @@ export class FakeSlack {
   }
 
   /** A user posts a message mentioning the bot (`<@bot> text`). */
-  sendMention(o: {
-    user: FakeUser;
-    channel: string;
-    text: string;
-    threadTs?: string;
-    /** Files shared with the message (the event's `files`). */
-    files?: { name: string; data: Buffer }[];
-  }): Promise<Delivery> {
-    this.api.users.set(o.user.id, o.user);
-    const envelope = mentionEnvelope(this.workspace, {
-      ...o,
-      text: `<@${this.workspace.botUserId}> ${o.text}`,
-      ts: this.api.ts(),
-      eventId: `Ev0${this.api.next()}`,
-      ...(o.files && { files: o.files.map((f) => this.api.share(f.name, f.data)) }),
-    });
-    return this.retries.deliver({ kind: 'events_api', payload: envelope });
+  sendMention(o: MentionInput): Promise<Delivery> {
+    return this.retries.deliver(mentionRequest(this.workspace, this.api, o));
   }
 
   /**
    * A person posts `text` in the thread under the message `threadTs` (a `message` event, as
    * message.channels delivers it); `extra` adds event fields (subtype, bot_id…).
    */
-  sendThreadReply(o: {
-    user: FakeUser;
-    channel: string;
-    threadTs: string;
-    text: string;
-    extra?: Json;
-    /** Files shared with the reply: the event gets subtype `file_share` and `files`, as Slack sends. */
-    files?: { name: string; data: Buffer }[];
-  }): Promise<Delivery> {
-    this.api.users.set(o.user.id, o.user);
-    const { files, ...rest } = o;
-    const envelope = mentionEnvelope(this.workspace, {
-      ...rest,
-      ts: this.api.ts(),
-      eventId: `Ev0${this.api.next()}`,
-      ...(files && { files: files.map((f) => this.api.share(f.name, f.data)) }),
-    });
-    envelope.event = {
-      ...envelope.event,
-      type: 'message',
-      channel_type: 'channel',
-      ...(files && { subtype: 'file_share' }),
-      ...o.extra,
-    };
-    return this.deliver({ kind: 'events_api', payload: envelope });
+  sendThreadReply(o: ThreadReplyInput): Promise<Delivery> {
+    return this.deliver(threadReplyRequest(this.workspace, this.api, o));
   }
 
   /**
    * A person edits their message `ts` (in the thread `threadTs`) to read `text`: a `message`
    * event of subtype `message_changed` carrying the message as it reads now, with `edited`.
    */
-  editMessage(o: {
-    user: FakeUser;
-    channel: string;
-    ts: string;
-    threadTs?: string;
-    text: string;
-  }): Promise<Delivery> {
-    const at = this.api.ts();
-    const envelope = mentionEnvelope(this.workspace, {
-      user: o.user,
-      channel: o.channel,
-      text: o.text,
-      ts: at,
-      eventId: `Ev0${this.api.next()}`,
-    });
-    envelope.event = {
-      type: 'message',
-      subtype: 'message_changed',
-      hidden: true,
-      channel: o.channel,
-      channel_type: 'channel',
-      ts: at,
-      event_ts: at,
-      message: {
-        type: 'message',
-        user: o.user.id,
-        text: o.text,
-        ts: o.ts,
-        ...(o.threadTs !== undefined && { thread_ts: o.threadTs }),
-        edited: { user: o.user.id, ts: at },
-      },
-    };
-    return this.deliver({ kind: 'events_api', payload: envelope });
+  editMessage(o: MessageEditInput): Promise<Delivery> {
+    return this.deliver(messageEditRequest(this.workspace, this.api, o));
   }
 
   /**
    * A person writes `text` to the app in a direct message (a top-level `message` event from
    * message.im; `channel` is the IM's id, starting with D).
    */
-  sendDirectMessage(o: { user: FakeUser; channel: string; text: string }): Promise<Delivery> {
-    this.api.users.set(o.user.id, o.user);
-    const envelope = mentionEnvelope(this.workspace, {
-      ...o,
-      ts: this.api.ts(),
-      eventId: `Ev0${this.api.next()}`,
-    });
-    envelope.event = { ...envelope.event, type: 'message', channel_type: 'im' };
-    return this.deliver({ kind: 'events_api', payload: envelope });
+  sendDirectMessage(o: DirectMessageInput): Promise<Delivery> {
+    return this.deliver(directMessageRequest(this.workspace, this.api, o));
   }
 
   /** A user presses the button labelled `label` on a bot message. */
@@ -449,104 +381,7 @@ export class FakeSlack {
   }
 
   async #route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks);
-    const path = new URL(req.url ?? '/', this.origin).pathname;
-    if (path.startsWith('/response/')) {
-      this.#respond(path.slice('/response/'.length), raw, res);
-    } else if (path.startsWith('/upload/')) {
-      const body = uploadedBytes(raw, String(req.headers['content-type'] ?? ''));
-      const known = this.api.upload(path.slice('/upload/'.length), body);
-      res.writeHead(known ? 200 : 404).end(`OK - ${raw.length}`);
-    } else if (path.startsWith('/files-pri/')) {
-      // Slack serves private files only with a token that can see them (Bearer, files:read).
-      const file = this.api.shared.get(path);
-      const authorised = req.headers.authorization === `Bearer ${this.botToken}`;
-      if (file && authorised && this.scopes.includes('files:read')) {
-        this.api.downloads.push(path);
-        res.writeHead(200, { 'content-length': file.data.length }).end(file.data);
-      } else res.writeHead(file ? 403 : 404).end();
-    } else if (path.startsWith('/api/')) {
-      this.#api(path.slice('/api/'.length), req, raw.toString(), res);
-    } else {
-      res.writeHead(404).end();
-    }
+    await this.#http.route(req, res);
     this.#notify();
   }
-
-  /** A post to a response_url: refused once spent; `replace_original`/`delete_original` act. */
-  #respond(id: string, raw: Buffer, res: ServerResponse): void {
-    const answer = this.api.interactions.useResponseUrl(id);
-    if (answer.status !== 200) {
-      this.refusedResponses.push({ id, status: answer.status, body: answer.body });
-      res.writeHead(answer.status).end(answer.body);
-      return;
-    }
-    const body = JSON.parse(raw.toString()) as Json;
-    try {
-      if (answer.original) this.api.respondTo(answer.original, body);
-    } catch (err) {
-      const error = err instanceof ApiError ? err.code : 'invalid_payload';
-      this.refusedResponses.push({ id, status: 400, body: error });
-      res.writeHead(400).end(error);
-      return;
-    }
-    this.responses.push({ id, body });
-    res.writeHead(200).end(answer.body);
-  }
-
-  #api(method: string, req: IncomingMessage, raw: string, res: ServerResponse): void {
-    const params = readParams(raw, req.headers['content-type'] ?? '');
-    const hook = this.#whenCalled.findIndex((h) => h.method === method);
-    if (hook >= 0) this.#whenCalled.splice(hook, 1)[0]!.run();
-    const record = (ok: boolean, error?: string) =>
-      this.calls.push({ method, params, ok, ...(error !== undefined && { error }) });
-    const fail = this.#failNext.findIndex((f) => f.method === method);
-    if (fail >= 0) {
-      const [f] = this.#failNext.splice(fail, 1);
-      record(false, f!.error ?? 'ratelimited');
-      if (f!.retryAfter !== undefined) {
-        res.writeHead(429, {
-          'retry-after': String(f!.retryAfter),
-          'content-type': 'application/json',
-        });
-        res.end(JSON.stringify({ ok: false, error: 'ratelimited' }));
-      } else json(res, { ok: false, error: f!.error });
-      return;
-    }
-    try {
-      const expected = method === 'apps.connections.open' ? this.appToken : this.botToken;
-      if (req.headers.authorization !== `Bearer ${expected}`) throw new ApiError('invalid_auth');
-      const result = this.api.call(method, params);
-      record(true);
-      json(res, { ok: true, ...result }, { 'x-oauth-scopes': this.scopes.join(',') });
-    } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
-      record(false, err.code);
-      json(res, { ok: false, error: err.code });
-    }
-  }
-}
-
-/**
- * The file bytes of a POST to an upload URL: Slack takes the raw body or a multipart form (what
- * the SDK sends), whose first part with a filename is the file.
- */
-function uploadedBytes(raw: Buffer, contentType: string): Buffer {
-  const boundary = /boundary=(?:"([^"]+)"|([^;]+))/.exec(contentType);
-  if (!contentType.startsWith('multipart/form-data') || !boundary) return raw;
-  const sep = Buffer.from(`--${boundary[1] ?? boundary[2]}`);
-  let at = raw.indexOf(sep);
-  while (at >= 0) {
-    const next = raw.indexOf(sep, at + sep.length);
-    if (next < 0) break;
-    const part = raw.subarray(at + sep.length + 2, next - 2); // after CRLF, before CRLF
-    const headEnd = part.indexOf('\r\n\r\n');
-    if (headEnd >= 0 && /filename=/.test(part.subarray(0, headEnd).toString())) {
-      return part.subarray(headEnd + 4);
-    }
-    at = next;
-  }
-  return raw;
 }

@@ -115,6 +115,23 @@ export class FakeMessageStore {
     );
   }
 
+  /** sendDocument (a caption of at most 1024 visible characters). */
+  sendDocument(p: Json): StoredMessage {
+    const doc = p.document as { fileName: string; data: Buffer } | undefined;
+    if (!doc?.data) throw bad('there is no document in the request');
+    const caption = p.caption === undefined ? undefined : this.visible(p, String(p.caption), 1024);
+    return this.store(
+      {
+        chat: this.chat(p),
+        from: this.bot,
+        document: doc,
+        ...(caption && { caption }),
+        edits: 0,
+      },
+      threadOf(p),
+    );
+  }
+
   /** editMessageText / editMessageReplyMarkup. */
   edit(method: string, p: Json): StoredMessage {
     const m = this.botMessage(p, 'message to edit not found');

@@ -8,7 +8,19 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { FakeCallbackQueries } from './telegram-access.ts';
 import { FakeFileStore } from './telegram-files.ts';
+import { InjectedAnswers } from './telegram-injections.ts';
 import { type FakeTelegramLimits, LimitEnforcer } from './telegram-limits.ts';
+import {
+  type UserEdit,
+  type UserFile,
+  type UserPress,
+  type UserText,
+  userEditedMessage,
+  userFileMessage,
+  userPressQuery,
+  userTextMessage,
+} from './telegram-people.ts';
+import { PendingUpdates } from './telegram-polling.ts';
 import { FakeMessageStore } from './telegram-store.ts';
 import { type FakeWebhookOptions, WebhookDelivery } from './telegram-webhook.ts';
 import {
@@ -20,9 +32,6 @@ import {
   type RecordedCall,
   readParams,
   type StoredMessage,
-  TERMINATED_BY_OTHER_POLLER,
-  threadOf,
-  topicRootMessage,
   toWireMessage,
   type Update,
 } from './telegram-wire.ts';
@@ -67,24 +76,14 @@ export class FakeTelegram {
   readonly #server: Server;
   readonly #token: string;
   readonly #callbacks: FakeCallbackQueries;
-  #updates: Update[] = [];
+  /** Updates queued for getUpdates and the polls held on them (telegram-polling.ts). */
+  readonly #pending = new PendingUpdates();
   #nextUpdateId = 1000;
-  #waiters = new Set<() => void>();
-  readonly #heldPolls = new Set<() => void>(); // held getUpdates; another poller ends them (409)
   #deliveries: Promise<number>[] = [];
-  #failRule:
-    | { every: number; retryAfter: number; methods?: Set<string>; count: number }
-    | undefined;
-  #failNext: { method: string; error: ApiError }[] = [];
   readonly #callWatchers = new Set<() => boolean>();
   readonly #limits: LimitEnforcer | undefined;
-  readonly #held = new Set<string>();
-  readonly #later: {
-    method: string;
-    match: (params: Json) => boolean;
-    arrive: () => void;
-    released: Promise<void>;
-  }[] = [];
+  /** Failures, holds and late answers a test asked for (telegram-injections.ts). */
+  readonly #injected = new InjectedAnswers();
   /**
    * Called as each request arrives, before it is applied (a test can look at the world then);
    * a returned promise is awaited, so an asynchronous look sees the world of that moment.
@@ -124,7 +123,7 @@ export class FakeTelegram {
 
   /** getUpdates requests being held, waiting for an update. */
   get waitingPolls(): number {
-    return this.#waiters.size;
+    return this.#pending.waitingPolls;
   }
 
   /** The value for grammY's `apiRoot` (no trailing slash). */
@@ -134,7 +133,7 @@ export class FakeTelegram {
 
   /** Closes keep-alive connections first (grammY keeps them open), then the server. */
   async close(): Promise<void> {
-    for (const wake of this.#waiters) wake();
+    this.#pending.wake();
     this.delivery.close();
     await Promise.allSettled(this.#deliveries);
     this.#server.closeAllConnections();
@@ -143,18 +142,12 @@ export class FakeTelegram {
 
   /** Makes every `every`-th call (of `methods`, default all but getUpdates) answer 429. */
   failEvery(every: number, options: { retry_after?: number; methods?: string[] } = {}): void {
-    const methods = options.methods ? new Set(options.methods) : undefined;
-    this.#failRule = {
-      every,
-      retryAfter: options.retry_after ?? 0,
-      count: 0,
-      ...(methods && { methods }),
-    };
+    this.#injected.failEvery(every, options);
   }
 
   /** Applies the next call of `method` but never answers it (the client cannot know it arrived). */
   holdNext(method: string): void {
-    this.#held.add(method);
+    this.#injected.holdNext(method);
   }
 
   /**
@@ -166,21 +159,12 @@ export class FakeTelegram {
     method: string,
     match: (params: Json) => boolean = () => true,
   ): { arrived: Promise<void>; release: () => void } {
-    let arrive = () => {};
-    let release = () => {};
-    const arrived = new Promise<void>((r) => {
-      arrive = r;
-    });
-    const released = new Promise<void>((r) => {
-      release = r;
-    });
-    this.#later.push({ method, match, arrive, released });
-    return { arrived, release };
+    return this.#injected.answerLater(method, match);
   }
 
   /** Makes the next call of `method` fail with the given Bot API error. */
   failNext(method: string, code: number, description: string, parameters?: Json): void {
-    this.#failNext.push({ method, error: new ApiError(code, description, parameters) });
+    this.#injected.failNext(method, new ApiError(code, description, parameters));
   }
 
   /** Resolves once `count` successful calls of `method` have been received. */
@@ -217,83 +201,24 @@ export class FakeTelegram {
   }
 
   /** A user posts text; a leading /command gets its bot_command entity, as Telegram adds it. */
-  userSends(o: {
-    chat: FakeChat;
-    from: FakeUser;
-    text: string;
-    topic?: number;
-    replyTo?: number;
-  }): Update {
-    this.addChat(o.chat);
-    const stored = this.store.store(
-      { chat: o.chat, from: o.from, text: o.text, edits: 0 },
-      o.topic,
-    );
-    if (o.replyTo !== undefined) stored.replyToId = o.replyTo;
-    const wire = toWireMessage(stored);
-    const command = /^\/\S+/.exec(o.text);
-    if (command) wire.entities = [{ type: 'bot_command', offset: 0, length: command[0].length }];
-    const replied = o.replyTo === undefined ? undefined : this.message(o.chat.id, o.replyTo);
-    if (replied) wire.reply_to_message = toWireMessage(replied);
-    else if (o.topic !== undefined)
-      wire.reply_to_message = topicRootMessage(o.chat, o.topic, o.from);
-    return this.pushUpdate({ message: wire });
+  userSends(o: UserText): Update {
+    return this.pushUpdate({ message: userTextMessage(this.store, o) });
   }
 
   /**
    * A user sends a photo or a document with a caption (a leading /command in the caption gets
    * its bot_command caption entity, as Telegram adds it).
    */
-  userSendsFile(o: {
-    chat: FakeChat;
-    from: FakeUser;
-    caption: string;
-    photo?: Buffer;
-    document?: { fileName: string; data: Buffer };
-    replyTo?: number;
-  }): Update {
-    this.addChat(o.chat);
-    const stored = this.store.store({ chat: o.chat, from: o.from, edits: 0 }, undefined);
-    if (o.replyTo !== undefined) stored.replyToId = o.replyTo;
-    const wire = toWireMessage(stored);
-    wire.caption = o.caption;
-    const command = /^\/\S+/.exec(o.caption);
-    if (command) {
-      wire.caption_entities = [{ type: 'bot_command', offset: 0, length: command[0].length }];
-    }
-    if (o.photo) wire.photo = this.files.photoSizes(o.photo);
-    if (o.document) {
-      const ext = /\.([A-Za-z0-9]+)$/.exec(o.document.fileName)?.[1] ?? 'bin';
-      const id = this.files.add(o.document.data, 'documents', ext);
-      wire.document = {
-        file_id: id,
-        file_unique_id: `${id}u`,
-        file_name: o.document.fileName,
-        file_size: o.document.data.length,
-      };
-    }
-    const replied = o.replyTo === undefined ? undefined : this.message(o.chat.id, o.replyTo);
-    if (replied) wire.reply_to_message = toWireMessage(replied);
-    return this.pushUpdate({ message: wire });
+  userSendsFile(o: UserFile): Update {
+    return this.pushUpdate({ message: userFileMessage(this.store, this.files, o) });
   }
 
   /**
    * The author of a message edits its text: an `edited_message` update (with `edit_date`, the
    * bot_command entity again for a leading /command, and its reply, as Telegram sends them).
    */
-  userEdits(o: { chatId: number; messageId: number; text: string }): Update {
-    const target = this.message(o.chatId, o.messageId);
-    if (!target) throw new Error(`no message ${o.chatId}/${o.messageId}`);
-    target.text = o.text;
-    target.edits += 1;
-    const wire = toWireMessage(target);
-    wire.edit_date = 1_700_000_000 + target.edits;
-    const command = /^\/\S+/.exec(o.text);
-    if (command) wire.entities = [{ type: 'bot_command', offset: 0, length: command[0].length }];
-    const replied =
-      target.replyToId === undefined ? undefined : this.message(o.chatId, target.replyToId);
-    if (replied) wire.reply_to_message = toWireMessage(replied);
-    return this.pushUpdate({ edited_message: wire });
+  userEdits(o: UserEdit): Update {
+    return this.pushUpdate({ edited_message: userEditedMessage(this.store, o) });
   }
 
   /** A user replies to a message (in its topic, if any). */
@@ -310,20 +235,10 @@ export class FakeTelegram {
   }
 
   /** A user presses the inline button labelled `label` on a bot message. */
-  userPresses(o: { chatId: number; messageId: number; from: FakeUser; label: string }): Update {
-    const target = this.message(o.chatId, o.messageId);
-    const rows = (target?.replyMarkup?.inline_keyboard ?? []) as Json[][];
-    const button = rows.flat().find((b) => b.text === o.label);
-    if (!target || !button) throw new Error(`no button "${o.label}" on ${o.chatId}/${o.messageId}`);
+  userPresses(o: UserPress): Update {
     const id = String(4_000_000_000_000 + this.#nextUpdateId);
+    const query = userPressQuery(this.store, o, id);
     this.#callbacks.open(id);
-    const query = {
-      id,
-      from: o.from,
-      message: toWireMessage(target),
-      chat_instance: `ci${o.chatId}`,
-      data: button.callback_data,
-    };
     return this.pushUpdate({ callback_query: query });
   }
 
@@ -331,8 +246,8 @@ export class FakeTelegram {
   pushUpdate(body: Json): Update {
     const update: Update = { update_id: this.#nextUpdateId++, ...body };
     if (this.webhook.url) this.#deliveries.push(this.#deliver(update));
-    else this.#updates.push(update);
-    for (const wake of this.#waiters) wake();
+    else this.#pending.push(update);
+    this.#pending.wake();
     return update;
   }
 
@@ -354,7 +269,7 @@ export class FakeTelegram {
     return this.delivery.deliver(
       update,
       () => this.webhook,
-      (u) => this.#updates.push(u),
+      (u) => this.#pending.push(u),
     );
   }
 
@@ -372,12 +287,11 @@ export class FakeTelegram {
       const result = await this.#dispatch(method, params, res);
       this.calls.push({ method, params, ok: true, at: Date.now() });
       for (const watcher of this.#callWatchers) if (watcher()) this.#callWatchers.delete(watcher);
-      if (this.#held.delete(method)) return;
-      const later = this.#later.findIndex((l) => l.method === method && l.match(params));
-      if (later >= 0) {
-        const [l] = this.#later.splice(later, 1);
-        l!.arrive();
-        await l!.released;
+      if (this.#injected.takeHold(method)) return;
+      const later = this.#injected.takeLater(method, params);
+      if (later) {
+        later.arrive();
+        await later.released;
       }
       if (!res.writableEnded)
         res
@@ -398,19 +312,8 @@ export class FakeTelegram {
     }
   }
 
-  #injectedFailure(method: string): ApiError | undefined {
-    const i = this.#failNext.findIndex((f) => f.method === method);
-    if (i >= 0) return this.#failNext.splice(i, 1)[0]!.error;
-    const rule = this.#failRule;
-    const counted = rule && (rule.methods ? rule.methods.has(method) : method !== 'getUpdates');
-    if (!rule || !counted || ++rule.count % rule.every !== 0) return undefined;
-    return new ApiError(429, `Too Many Requests: retry after ${rule.retryAfter}`, {
-      retry_after: rule.retryAfter,
-    });
-  }
-
   async #dispatch(method: string, p: Json, res: ServerResponse): Promise<unknown> {
-    const failure = this.#injectedFailure(method) ?? this.#limits?.admit(method, p);
+    const failure = this.#injected.failureFor(method) ?? this.#limits?.admit(method, p);
     if (failure) throw failure;
     switch (method) {
       case 'getMe':
@@ -430,19 +333,19 @@ export class FakeTelegram {
         return {
           url: this.webhook.url,
           has_custom_certificate: false,
-          pending_update_count: this.#updates.length + this.delivery.pending,
+          pending_update_count: this.#pending.length + this.delivery.pending,
           ...this.webhookError,
         };
       case 'deleteWebhook':
         this.webhook = { url: '', secret: undefined };
-        if (p.drop_pending_updates) this.#updates = [];
+        if (p.drop_pending_updates) this.#pending.clear();
         return true;
       case 'setWebhook': {
         const secret = p.secret_token as string | undefined;
         if (secret !== undefined && !/^[A-Za-z0-9_-]{1,256}$/.test(secret))
           throw bad('secret token contains unallowed characters');
         this.webhook = { url: String(p.url ?? ''), secret };
-        for (const u of this.#updates.splice(0)) this.#deliveries.push(this.#deliver(u));
+        for (const u of this.#pending.takeAll()) this.#deliveries.push(this.#deliver(u));
         return true;
       }
       case 'getUpdates':
@@ -471,24 +374,8 @@ export class FakeTelegram {
         this.callbackAnswers.set(id, p);
         return true;
       }
-      case 'sendDocument': {
-        const doc = p.document as { fileName: string; data: Buffer } | undefined;
-        if (!doc?.data) throw bad('there is no document in the request');
-        const caption =
-          p.caption === undefined ? undefined : this.store.visible(p, String(p.caption), 1024);
-        return toWireMessage(
-          this.store.store(
-            {
-              chat: this.store.chat(p),
-              from: this.bot,
-              document: doc,
-              ...(caption && { caption }),
-              edits: 0,
-            },
-            threadOf(p),
-          ),
-        );
-      }
+      case 'sendDocument':
+        return toWireMessage(this.store.sendDocument(p));
       default:
         throw new ApiError(404, 'Not Found: method not found');
     }
@@ -500,28 +387,6 @@ export class FakeTelegram {
         409,
         "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first",
       );
-    const offset = Number(p.offset ?? 0);
-    // Asking with an offset confirms (drops) every earlier update, as Telegram does.
-    if (offset > 0) this.#updates = this.#updates.filter((u) => u.update_id >= offset);
-    // A second poller on the token ends the poll being held, as Telegram does (409).
-    for (const end of this.#heldPolls) end();
-    const timeoutMs = Number(p.timeout ?? 0) * 1000;
-    if (this.#updates.length === 0 && timeoutMs > 0) {
-      const ended = await new Promise<boolean>((resolve) => {
-        const done = (byOther = false) => {
-          clearTimeout(timer);
-          this.#waiters.delete(done);
-          this.#heldPolls.delete(terminate);
-          resolve(byOther);
-        };
-        const terminate = () => done(true);
-        const timer = setTimeout(done, timeoutMs);
-        this.#waiters.add(done);
-        this.#heldPolls.add(terminate);
-        res.once('close', () => done()); // the client gave up (grammY aborts on stop)
-      });
-      if (ended) throw new ApiError(409, TERMINATED_BY_OTHER_POLLER);
-    }
-    return this.#updates.slice(0, Number(p.limit ?? 100));
+    return this.#pending.poll(p, res);
   }
 }

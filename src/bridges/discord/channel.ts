@@ -6,7 +6,6 @@
  * limits longer than `maxRateLimitWaitMs` fail with RATE_LIMITED.
  */
 import {
-  type APIMessage,
   type ButtonInteraction,
   type ChatInputCommandInteraction,
   type Client,
@@ -53,28 +52,15 @@ import { LiveInteraction, LiveInteractions, TOKEN_LIFETIME_MS } from './interact
 import { type DiscordChannelOptions, validateDiscordOptions } from './options.ts';
 import {
   commandEcho,
-  editBody,
   keptPrompt,
   keptPromptValue,
-  MAX_CONTENT,
   MAX_CUSTOM_ID,
   MAX_DESCRIPTION,
-  NO_MENTIONS,
-  postBody,
   REASON_ID_PREFIX,
   REASON_INPUT_ID,
   reasonModal,
-  renderDescriptions,
-  renderMessage,
 } from './outbound.ts';
-import {
-  channelIdOf,
-  formatMessageRef,
-  parseChatRef,
-  parseMessageRef,
-  reasonRef,
-  targetOf,
-} from './refs.ts';
+import { channelIdOf, parseChatRef, parseMessageRef, reasonRef, targetOf } from './refs.ts';
 import {
   chooseIntents,
   directMessage,
@@ -82,6 +68,7 @@ import {
   guidanceOfMessage,
   whisper,
 } from './replies.ts';
+import { editMessage, type MessageRestContext, postFile, postMessage } from './rest-messages.ts';
 import { ReplyThreads } from './threads.ts';
 
 type State = 'idle' | 'starting' | 'running' | 'stopped';
@@ -305,21 +292,7 @@ export class DiscordChannel implements Channel {
   /** Posts the message (split over several when the text is long); the last part has the buttons. */
   async send(chatRef: string, message: OutgoingMessage): Promise<string> {
     const place = await this.#place(chatRef, message.thread, message.replyTo, message.text);
-    const channelId = channelIdOf(place);
-    const parts = renderMessage(message);
-    return this.#queues.run(channelId, async () => {
-      const ids: string[] = [];
-      for (const [i, part] of parts.entries()) {
-        // A split message pings once, for its first part.
-        const nonce = message.nonce === undefined ? undefined : `${message.nonce}.${i}`;
-        const body = postBody(part, message.silent === true || i > 0, nonce);
-        const sent = (await discordCall(() =>
-          this.#client.rest.post(Routes.channelMessages(channelId), { body }),
-        )) as APIMessage;
-        ids.push(sent.id);
-      }
-      return formatMessageRef(place, ids);
-    });
+    return postMessage(this.#rest(), place, message);
   }
 
   /**
@@ -328,32 +301,7 @@ export class DiscordChannel implements Channel {
    * than were sent is cut short with a marker; parts no longer needed are deleted.
    */
   async edit(messageRef: string, message: OutgoingMessage): Promise<void> {
-    const { place, messageIds } = parseMessageRef(messageRef);
-    const channelId = channelIdOf(place);
-    const parts = renderMessage(message, messageIds.length);
-    // The pressed message alone: its press's own response, outside the channel's queue (which
-    // may hold a call waiting in discord.js's REST queue) and the bot's global limit.
-    const pressed = messageIds.length === 1 ? this.#live.updatableFor(messageIds[0]!) : undefined;
-    if (pressed && parts[0] && (await pressed.update(editBody(parts[0])))) return;
-    await this.#queues.run(channelId, async () => {
-      for (const [i, id] of messageIds.entries()) {
-        const part = parts[i];
-        if (part === undefined) {
-          await discordCall(() =>
-            this.#client.rest.delete(Routes.channelMessage(channelId, id)),
-          ).catch((err) =>
-            this.#log.warn({ err, messageRef }, 'discord: could not delete surplus part'),
-          );
-          continue;
-        }
-        const body = editBody(part);
-        const live = this.#live.updatableFor(id);
-        if (live && (await live.update(body))) continue;
-        await discordCall(() =>
-          this.#client.rest.patch(Routes.channelMessage(channelId, id), { body }),
-        );
-      }
-    });
+    await editMessage(this.#rest(), messageRef, message);
   }
 
   /** True while a press on this (one-part) message can still be answered by updating it. */
@@ -402,20 +350,7 @@ export class DiscordChannel implements Channel {
   /** Uploads a file as an attachment (multipart), with the caption as the message text. */
   async sendFile(chatRef: string, file: OutgoingFile): Promise<string> {
     const place = await this.#place(chatRef, file.thread, file.replyTo, file.caption ?? []);
-    const channelId = channelIdOf(place);
-    const content = file.caption && renderDescriptions(file.caption, 1, MAX_CONTENT)[0];
-    const body = {
-      ...(content && { content }),
-      allowed_mentions: NO_MENTIONS,
-      attachments: [{ id: 0, filename: file.name }],
-    };
-    const files = [{ name: file.name, data: Buffer.from(file.data) }];
-    return this.#queues.run(channelId, async () => {
-      const sent = (await discordCall(() =>
-        this.#client.rest.post(Routes.channelMessages(channelId), { body, files }),
-      )) as APIMessage;
-      return formatMessageRef(place, [sent.id]);
-    });
+    return postFile(this.#rest(), place, file);
   }
 
   /** Trigger Typing Indicator (shown about 10 s, or until the bot's next message there). */
@@ -429,6 +364,11 @@ export class DiscordChannel implements Channel {
     if (thread !== undefined || replyTo === undefined) return targetOf(chatRef, thread);
     const name = plainTextOf(text).split('\n')[0] ?? '';
     return this.#threads.placeOf(chatRef, replyTo, name);
+  }
+
+  /** What posting, editing and uploading over REST need. */
+  #rest(): MessageRestContext {
+    return { client: this.#client, queues: this.#queues, live: this.#live, log: this.#log };
   }
 
   #liveOf(data: InteractionData): LiveInteraction {

@@ -1,11 +1,12 @@
 /**
  * The Slack Channel (@slack/bolt): Socket Mode when an app token is set, otherwise HTTP through
- * `handleRequest`, mounted by the shared HTTP server. Every listener acks first and works after,
- * so Slack always gets its answer within 3 s. Inbound payloads become neutral events (inbound.ts);
- * outbound calls go through one per-conversation queue with 429 retries (../delivery.ts).
+ * `handleRequest`, mounted by the shared HTTP server. Every listener (bolt-app.ts) acks first and
+ * works after, so Slack always gets its answer within 3 s. Inbound payloads become neutral events
+ * (inbound.ts); outbound calls go through one per-conversation queue with 429 retries
+ * (../delivery.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { App } from '@slack/bolt';
+import type { App } from '@slack/bolt';
 import { ConfigError, ConflictError, PhasebridgeError, PlatformError } from '../../errors.ts';
 import type {
   AnswerOptions,
@@ -23,30 +24,12 @@ import type {
 } from '../channel.ts';
 import { stderrLogger } from '../channel.ts';
 import { DEFAULT_RETRY_POLICY, SerialQueues, withRateLimitRetry } from '../delivery.ts';
-import { fromMessageEdit } from './edits.ts';
+import { createSlackApp, listenForEvents } from './bolt-app.ts';
 import { isTooLong, toSlackError } from './errors.ts';
 import { downloadSlackFile } from './files.ts';
-import {
-  type BlockActionsPayload,
-  type BotContext,
-  fromBlockAction,
-  fromDirectMessage,
-  fromMention,
-  fromPromptAnswer,
-  fromSlashCommand,
-  fromThreadReply,
-  fromViewSubmission,
-  type MentionPayload,
-  type MessagePayload,
-  type ViewSubmissionPayload,
-} from './inbound.ts';
+import type { BotContext } from './inbound.ts';
 import { SlackInteractions } from './interactions.ts';
-import {
-  DEFAULT_COMMAND,
-  DEFAULT_WEB_CLIENT_RETRIES,
-  type SlackChannelOptions,
-  validateSlackOptions,
-} from './options.ts';
+import { DEFAULT_COMMAND, type SlackChannelOptions, validateSlackOptions } from './options.ts';
 import {
   formatFileRef,
   formatMessageRef,
@@ -56,7 +39,6 @@ import {
   parseChatRef,
   parseMessageRef,
   parseThread,
-  REASON_CALLBACK_ID,
   type RenderedPart,
   renderMessage,
   renderMrkdwn,
@@ -64,7 +46,7 @@ import {
   type SlackChat,
 } from './outbound.ts';
 import { PressUrls } from './press-urls.ts';
-import { boltLogger, SlackHttpReceiver } from './receiver.ts';
+import type { SlackHttpReceiver } from './receiver.ts';
 import { responseUrlOrigins } from './response-url.ts';
 import { postedWith, sendMetadata } from './sent-lookup.ts';
 import { namedEvent, SlackUserNames } from './user-names.ts';
@@ -115,32 +97,9 @@ export class SlackChannel implements Channel {
     if (problems.length > 0) throw new ConfigError(problems);
     this.#options = options;
     this.#log = options.logger ?? stderrLogger;
-    // Bolt writes its logger into clientOptions, so each app gets a fresh object.
-    const clientOptions = {
-      ...(options.apiUrl !== undefined && { slackApiUrl: options.apiUrl }),
-      retryConfig: { ...(options.webClientRetries ?? DEFAULT_WEB_CLIENT_RETRIES) },
-      // 429s come back to us (../delivery.ts) instead of pausing the WebClient's shared queue.
-      rejectRateLimitedCalls: true,
-      timeout: 30_000,
-    };
-    const common = {
-      token: options.botToken,
-      logger: boltLogger(this.#log),
-      clientOptions,
-      // start() runs auth.test itself; nothing may call Slack from a constructor.
-      deferInitialization: true,
-    };
-    if (options.appToken !== undefined) {
-      this.#receiver = undefined;
-      this.#app = new App({ ...common, appToken: options.appToken, socketMode: true });
-    } else {
-      this.#receiver = new SlackHttpReceiver({
-        signingSecret: options.signingSecret ?? '',
-        now: options.now ?? Date.now,
-        log: this.#log,
-      });
-      this.#app = new App({ ...common, receiver: this.#receiver });
-    }
+    const { app, receiver } = createSlackApp(options, this.#log);
+    this.#app = app;
+    this.#receiver = receiver;
     this.#names = new SlackUserNames(async (user) => {
       const found = await this.#call('users.info', () => this.#app.client.users.info({ user }));
       // The handle, as presses and commands name people (`@bob`); else the profile's names.
@@ -167,57 +126,13 @@ export class SlackChannel implements Channel {
   }
 
   #listen(): void {
-    const app = this.#app;
-    app.command(/.*/, async ({ command, ack }) => {
-      const event = this.#bot && fromSlashCommand(command, this.#bot);
-      await ack(event ? undefined : `This app answers ${this.#command} only.`);
-      if (event) await this.#deliver(event);
-    });
-    app.event('app_mention', async ({ body }) => {
-      const payload = body as unknown as MentionPayload;
-      const bot = this.#bot;
-      const event =
-        bot &&
-        ((await fromPromptAnswer(payload, bot, this.#interactions.takeThreadPrompt)) ??
-          fromMention(payload, bot));
-      if (event) await this.#deliver(event);
-    });
-    // Thread replies under our run messages (guidance, or a reason asked there); needs
-    // message.channels / message.groups. A direct message to the app (message.im) is DirectText.
-    app.event('message', async ({ body }) => {
-      const payload = body as unknown as MessagePayload;
-      const bot = this.#bot;
-      const direct = bot && fromDirectMessage(payload, bot);
-      if (direct) return this.#deliver(direct);
-      // An edit is never applied; chatops answers it when the message was for us (issue 29).
-      const edit = bot && fromMessageEdit(payload, bot);
-      if (edit) return this.#deliver(edit);
-      const reply = bot && fromThreadReply(payload, bot);
-      // A reply without our mention may still answer a reason asked in that thread.
-      const event =
-        reply &&
-        ((await fromPromptAnswer(payload, bot, this.#interactions.takeThreadPrompt)) ?? reply);
-      if (event) await this.#deliver(event);
-    });
-    app.action({ type: 'block_actions' }, async ({ ack, body, action }) => {
-      await ack();
-      const actionId = 'action_id' in action ? action.action_id : undefined;
-      const payload = body as unknown as BlockActionsPayload;
-      const event = this.#bot && actionId && fromBlockAction(payload, actionId, this.#bot);
-      const channel = payload.channel?.id ?? payload.container?.channel_id;
-      const ts = payload.message?.ts ?? payload.container?.message_ts;
-      if (event && channel && ts && payload.response_url) {
-        this.#pressUrls.record(channel, ts, payload.response_url);
-      }
-      if (event) await this.#deliver(event);
-    });
-    app.view(REASON_CALLBACK_ID, async ({ ack, body }) => {
-      await ack();
-      const event = fromViewSubmission(body as unknown as ViewSubmissionPayload);
-      if (event) await this.#deliver(event);
-    });
-    app.error(async (err) => {
-      this.#log.error({ err: toSlackError(err) }, 'slack: listener failed');
+    listenForEvents(this.#app, {
+      bot: () => this.#bot,
+      deliver: (event) => this.#deliver(event),
+      interactions: this.#interactions,
+      pressUrls: this.#pressUrls,
+      command: this.#command,
+      log: this.#log,
     });
   }
 

@@ -64,13 +64,8 @@ export {
   type RunMessageRecord,
   RunMessagesRepo,
 } from './run-messages.ts';
-export {
-  type RunIndexInput,
-  type RunIndexRecord,
-  type RunListFilter,
-  RunsRepo,
-  TERMINAL_RUN_STATUSES,
-} from './runs.ts';
+export { type RunIndexInput, type RunListFilter, RunsRepo } from './runs.ts';
+export { type RunIndexRecord, TERMINAL_RUN_STATUSES } from './runs-record.ts';
 export {
   type SessionKey,
   type SessionOfferRecord,

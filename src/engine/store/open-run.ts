@@ -2,11 +2,8 @@
  * One run held open for writing by a RunStore: its lock file, its ledger writer, the replayed
  * state and the key→outcome index. All methods must be called under the store's per-run mutex.
  *
- * Commit order: decide → append the line + fsync → project layouts (extra ones, then run.json).
- * While the line is fsynced, run.json's temp file and the other layouts' files (those that
- * declare `stages`, each in a DurableBatch) are written and fsynced beside their places. Once the
- * line is durable the layouts' batches are published together (renames, appends, one round of
- * folder fsyncs), then run.json is renamed (never ahead of the ledger or of another layout).
+ * Commit order: decide → append the line + fsync → project layouts (extra ones, then run.json),
+ * staged while the line is fsynced and published once it is durable (staged-projection.ts).
  * Once the line is appended the command is committed: a projection failing after it is reported
  * as a warning of the commit and retried on the next commit or load, never thrown.
  *
@@ -23,10 +20,9 @@ import type { Command } from '../commands.ts';
 import { decide } from '../decide.ts';
 import type { RunEvent } from '../events.ts';
 import { evolve } from '../evolve.ts';
-import { NATIVE_FILES, nativeLayout, stageRunJson } from '../layouts/native.ts';
+import { NATIVE_FILES, nativeLayout } from '../layouts/native.ts';
 import type { LayoutProjection, ProjectionContext } from '../layouts/port.ts';
-import { fsyncDirAsync, type StagedWrite } from '../ledger/atomic-write.ts';
-import { DurableBatch } from '../ledger/durable-batch.ts';
+import { fsyncDirAsync } from '../ledger/atomic-write.ts';
 import { LedgerWriter } from '../ledger/ledger-file.ts';
 import { formatLedgerLine } from '../ledger/ledger-format.ts';
 import { RunLock } from '../ledger/run-lock.ts';
@@ -38,43 +34,29 @@ import {
   type RunAnalysis,
   type RunCorruption,
   type RunLedgerEntry,
+  SNAPSHOT_EVERY,
+  stateAfterLines,
 } from './run-analysis.ts';
-import type { CommitResult, LoadedRun } from './types.ts';
-
-/** Paths of one run. */
-export interface RunPaths {
-  runId: string;
-  workspace: string;
-  runDir: string;
-  ledger: string;
-}
-
-/** Options of {@link OpenRun.open}. */
-export interface OpenRunOptions {
-  /**
-   * Sees the analysis under the run's lock before anything is written, and may replace it (an
-   * explicit repair: back up, then load the good prefix with every projection rebuilt).
-   */
-  beforeLoad?: (a: RunAnalysis) => RunAnalysis;
-}
-
-/** Options of one {@link OpenRun.commit}. */
-export interface CommitOptions {
-  /**
-   * When only the native run.json is to be written, leave it to {@link OpenRun.projectPending}:
-   * the caller enqueues the command's jobs first (the next agent needs the ledger line, not
-   * run.json), then writes run.json (durable before the commit's caller is answered).
-   */
-  deferProjection?: boolean;
-}
-
-/** States kept every this many ledger lines, so an old duplicate key replays only a few lines. */
-const SNAPSHOT_EVERY = 256;
+import {
+  applies,
+  deferred,
+  discardStaged,
+  ProjectionFailure,
+  type ProjectionTarget,
+  projectionWarning,
+  publishLayouts,
+  type StageContext,
+  type Staged,
+  stageLayout,
+  stageProjection,
+} from './staged-projection.ts';
+import type { CommitOptions, CommitResult, LoadedRun, OpenRunOptions, RunPaths } from './types.ts';
 
 /** An open, locked run. */
 export class OpenRun {
   readonly paths: RunPaths;
-  readonly #layouts: readonly LayoutProjection[];
+  /** Where the projection goes: the run's folder, its workspace and the layouts. */
+  readonly #target: ProjectionTarget;
   readonly #lock: RunLock;
   #writer: LedgerWriter | null = null;
   #entries: RunLedgerEntry[] = [];
@@ -95,7 +77,7 @@ export class OpenRun {
 
   private constructor(paths: RunPaths, layouts: readonly LayoutProjection[], lock: RunLock) {
     this.paths = paths;
-    this.#layouts = layouts;
+    this.#target = { runDir: paths.runDir, workspace: paths.workspace, layouts };
     this.#lock = lock;
     this.#durability = new LayoutDurability(paths.runDir, () => this.#dirFd);
   }
@@ -262,7 +244,7 @@ export class OpenRun {
 
   /** True when no layout but the native one applies to `state`. */
   #onlyNative(state: RunState): boolean {
-    return !this.#layouts.some((l) => applies(l, state));
+    return !this.#target.layouts.some((l) => applies(l, state));
   }
 
   /** decide(), with a throw on a state no valid ledger yields reported as corruption. */
@@ -295,13 +277,7 @@ export class OpenRun {
   /** The state after the first `count` ledger lines, replayed from the nearest snapshot. */
   #stateAfter(count: number): RunState | null {
     if (count === this.#entries.length) return this.#state;
-    let from = Math.floor(count / SNAPSHOT_EVERY) * SNAPSHOT_EVERY;
-    let state = from === 0 ? null : (this.#snapshots.get(from) ?? null);
-    if (state === null) from = 0;
-    for (const entry of this.#entries.slice(from, count)) {
-      for (const event of entry.events) state = evolve(state, event);
-    }
-    return state;
+    return stateAfterLines(this.#entries, this.#snapshots, count);
   }
 
   /**
@@ -335,22 +311,10 @@ export class OpenRun {
     }
   }
 
-  /**
-   * Stages `state`'s projection: run.json beside its place (unless the run's logs/ folder may be
-   * missing: its first or a rebuilt projection) and each applicable layout's files in a batch of
-   * its own. `early` (before the ledger line is durable): only the layouts that declare
-   * `stages`. Nothing is in place until {@link OpenRun.#project} publishes it.
-   */
+  /** Stages `state`'s projection (stageProjection; whole when first or rebuilt): see #project. */
   #stage(state: RunState, ctx: StageContext, early: boolean): Staged {
     const whole = this.#projected === null || ctx.rebuild;
-    const runJson = whole ? null : stageRunJson(state, this.paths.runDir);
-    runJson?.catch(() => undefined); // awaited when publishing or discarding
-    const staged: Staged = { ctx, runJson, layouts: [] };
-    for (const layout of this.#layouts) {
-      if (!applies(layout, state) || (early && layout.stages !== true)) continue;
-      staged.layouts.push(this.#stageLayout(layout, state, ctx));
-    }
-    return staged;
+    return stageProjection(this.#target, state, ctx, { early, whole });
   }
 
   /**
@@ -359,21 +323,6 @@ export class OpenRun {
    */
   async flush(): Promise<void> {
     await this.#durability.flush(this.#projected?.seq ?? 0);
-  }
-
-  #stageLayout(layout: LayoutProjection, state: RunState, ctx: StageContext): StagedLayout {
-    // Unless the layout asks otherwise, no fsync: the marker covers its files until flush().
-    const io = new DurableBatch({ durable: layout.durableEachCommit === true });
-    // The store's own workspace, never one a ledger line names.
-    const full = { ...ctx, runDir: this.paths.runDir, workspace: this.paths.workspace, io };
-    let done: Promise<void>;
-    try {
-      done = layout.project(state, full);
-    } catch (err) {
-      done = Promise.reject(err);
-    }
-    done.catch(() => undefined); // awaited when publishing or discarding
-    return { layout, io, done };
   }
 
   /**
@@ -397,31 +346,11 @@ export class OpenRun {
         },
         false,
       );
-    for (const layout of this.#layouts) {
+    for (const layout of this.#target.layouts) {
       if (!applies(layout, state) || staged.layouts.some((l) => l.layout === layout)) continue;
-      staged.layouts.push(this.#stageLayout(layout, state, staged.ctx));
+      staged.layouts.push(stageLayout(this.#target, layout, state, staged.ctx));
     }
-    const staging = await Promise.allSettled(staged.layouts.map((l) => l.done));
-    const failedAt = staging.findIndex((r) => r.status === 'rejected');
-    const marked = staged.layouts.some(deferred) && failedAt < 0 ? this.#durability.ensure() : null;
-    const marking = await marked?.then(
-      () => null,
-      (err: unknown) => ({ err }),
-    );
-    if (failedAt >= 0 || marking) {
-      await discardStaged(staged);
-      const cause = marking ? marking.err : (staging[failedAt] as PromiseRejectedResult).reason;
-      throw new ProjectionFailure(staged.layouts[Math.max(failedAt, 0)]!.layout.name, cause);
-    }
-    const published = await Promise.allSettled(staged.layouts.map((l) => l.io.publish()));
-    for (const l of staged.layouts) if (!l.io.durable) this.#durability.track(l.io.touched());
-    const publishFailed = published.findIndex((r) => r.status === 'rejected');
-    if (publishFailed >= 0) {
-      // The other layouts' files are in place (idempotent on the retry); run.json is not.
-      await discardRunJson(staged);
-      const cause = (published[publishFailed] as PromiseRejectedResult).reason;
-      throw new ProjectionFailure(staged.layouts[publishFailed]!.layout.name, cause);
-    }
+    await publishLayouts(staged, this.#durability);
     try {
       if (staged.runJson) await (await staged.runJson).publish(this.#dirFd ?? undefined);
       else await nativeLayout.project(state, this.#nativeContext());
@@ -452,69 +381,6 @@ export class OpenRun {
     this.#dirFd = null;
     this.#lock.release();
   }
-}
-
-/** What a staged projection is told (the store adds its own folders and the batch). */
-type StageContext = Omit<ProjectionContext, 'runDir' | 'workspace' | 'io'>;
-
-/** One layout's projection of a state, staged in its batch (`done`: staging finished). */
-interface StagedLayout {
-  layout: LayoutProjection;
-  io: DurableBatch;
-  done: Promise<void>;
-}
-
-/** A state's projection staged while its ledger line is fsynced (see {@link OpenRun.commit}). */
-interface Staged {
-  ctx: StageContext;
-  /** run.json written beside its place; null when it is written whole (logs/ made first). */
-  runJson: Promise<StagedWrite> | null;
-  layouts: StagedLayout[];
-}
-
-/** True when the commit writes the layout's files without fsync (the marker covers them). */
-function deferred(l: StagedLayout): boolean {
-  return l.layout.durableEachCommit !== true;
-}
-
-/** Whether `layout` is written for `state` (default: the run's own layout). */
-function applies(layout: LayoutProjection, state: RunState): boolean {
-  return layout.appliesTo ? layout.appliesTo(state) : layout.name === state.layout;
-}
-
-/** Removes a staged run.json. */
-async function discardRunJson(staged: Staged): Promise<void> {
-  await staged.runJson?.then(
-    (w) => w.discard(),
-    () => undefined,
-  );
-}
-
-/** Drops everything staged (the ledger line did not become durable, or staging failed). */
-async function discardStaged(staged: Staged): Promise<void> {
-  await Promise.all([
-    discardRunJson(staged),
-    ...staged.layouts.map((l) =>
-      l.done.then(
-        () => l.io.discard(),
-        () => l.io.discard(),
-      ),
-    ),
-  ]).catch(() => undefined);
-}
-
-/** A layout's projection threw `cause` (the message is the cause's). */
-class ProjectionFailure extends Error {
-  readonly layout: string;
-  constructor(layout: string, cause: unknown) {
-    super(cause instanceof Error ? cause.message : String(cause), { cause });
-    this.layout = layout;
-  }
-}
-
-/** The warning of a commit whose projection by `layout` failed. */
-function projectionWarning(layout: string, message: string, runId: string): string {
-  return `the ${layout} projection failed (${message}); the ledger has the run, the projection is retried on the next commit (\`phasebridge repair ${runId}\` rebuilds damaged files)`;
 }
 
 /** The run folder opened for fsync (not following a symlink). */

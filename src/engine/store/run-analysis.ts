@@ -305,3 +305,21 @@ function oddHead(s: RunState): string | null {
   if (typeof s.updatedAt !== 'string') return 'has no time';
   return null;
 }
+
+/** States are kept every this many ledger lines, so an old duplicate key replays only a few lines. */
+export const SNAPSHOT_EVERY = 256;
+
+/** The state after the first `count` of `entries`, replayed from the nearest of `snapshots`. */
+export function stateAfterLines(
+  entries: readonly RunLedgerEntry[],
+  snapshots: ReadonlyMap<number, RunState>,
+  count: number,
+): RunState | null {
+  let from = Math.floor(count / SNAPSHOT_EVERY) * SNAPSHOT_EVERY;
+  let state = from === 0 ? null : (snapshots.get(from) ?? null);
+  if (state === null) from = 0;
+  for (const entry of entries.slice(from, count)) {
+    for (const event of entry.events) state = evolve(state, event);
+  }
+  return state;
+}

@@ -8,9 +8,8 @@ import path from 'node:path';
 import { NATIVE_FILES } from '../layouts/native.ts';
 import type { LayoutProjection } from '../layouts/port.ts';
 import { fsyncDir, lstatNoSymlink, writeFileAtomic } from '../ledger/atomic-write.ts';
-import type { RunPaths } from './open-run.ts';
 import { type RunAnalysis, replayEntries } from './run-analysis.ts';
-import type { DroppedLine } from './types.ts';
+import type { DroppedLine, RunPaths } from './types.ts';
 
 /** What a repair would do, worked out from an analysis. */
 export interface RepairPlan {

@@ -20,15 +20,18 @@ import type { LayoutProjection } from '../layouts/port.ts';
 import { ensureRealDir, fsyncDirAsync, lstatNoSymlink } from '../ledger/atomic-write.ts';
 import { KeyedMutex } from '../ledger/keyed-mutex.ts';
 import { hasNoLedgerLine, sweepNeverStarted } from './never-started.ts';
-import { type CommitOptions, OpenRun, type OpenRunOptions, type RunPaths } from './open-run.ts';
+import { OpenRun } from './open-run.ts';
 import { analyzeRun, replayEntries } from './run-analysis.ts';
 import { assertRunId, isValidRunId } from './run-id.ts';
 import { carryOut, planRepair, type RepairPlan } from './run-repair.ts';
 import type {
+  CommitOptions,
   CommitResult,
   LoadedRun,
+  OpenRunOptions,
   RecoveredRun,
   RepairReport,
+  RunPaths,
   RunStoreOptions,
 } from './types.ts';
 

@@ -1,8 +1,8 @@
-/** Public result types of the RunStore. */
+/** Types of the RunStore: its options and results, and the paths and options of an open run. */
 import type { Effect, Rejection, RunEvent } from '../events.ts';
 import type { LayoutProjection } from '../layouts/port.ts';
 import type { RunState } from '../model.ts';
-import type { RunCorruption } from './run-analysis.ts';
+import type { RunAnalysis, RunCorruption } from './run-analysis.ts';
 
 export type { RunCorruption } from './run-analysis.ts';
 
@@ -80,4 +80,31 @@ export interface RepairReport {
   state: RunState | null;
   /** What is still wrong after the repair (e.g. a projection that keeps failing). */
   warnings: string[];
+}
+
+/** Paths of one run. */
+export interface RunPaths {
+  runId: string;
+  workspace: string;
+  runDir: string;
+  ledger: string;
+}
+
+/** Options of {@link OpenRun.open}. */
+export interface OpenRunOptions {
+  /**
+   * Sees the analysis under the run's lock before anything is written, and may replace it (an
+   * explicit repair: back up, then load the good prefix with every projection rebuilt).
+   */
+  beforeLoad?: (a: RunAnalysis) => RunAnalysis;
+}
+
+/** Options of one {@link OpenRun.commit}. */
+export interface CommitOptions {
+  /**
+   * When only the native run.json is to be written, leave it to {@link OpenRun.projectPending}:
+   * the caller enqueues the command's jobs first (the next agent needs the ledger line, not
+   * run.json), then writes run.json (durable before the commit's caller is answered).
+   */
+  deferProjection?: boolean;
 }

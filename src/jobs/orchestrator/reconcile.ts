@@ -12,7 +12,8 @@
  * expiry get their timers back; idle runs' locks are released.
  */
 import fs from 'node:fs';
-import type { RunIndexRecord, RunsRepo } from '../../db/repositories/runs.ts';
+import type { RunsRepo } from '../../db/repositories/runs.ts';
+import type { RunIndexRecord } from '../../db/repositories/runs-record.ts';
 import type { RunIndexStatus } from '../../db/schema.ts';
 import { currentStep, type RunState, SYSTEM_ACTOR, stepJobId } from '../../engine/model.ts';
 import type { LoadedRun } from '../../engine/store/types.ts';

@@ -1,6 +1,6 @@
 /** The runs list's query over bridge.db's index: filters, search, keyed pages, capped counts. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RUN_COUNT_CAP } from '../../../src/db/repositories/runs.ts';
+import { RUN_COUNT_CAP } from '../../../src/db/repositories/runs-search.ts';
 import type { RunIndexStatus } from '../../../src/db/schema.ts';
 import { DIALECT_NAMES, type DialectTestDb, testDbOn } from '../contract/dialects.ts';
 
