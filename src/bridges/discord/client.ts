@@ -5,11 +5,19 @@
  * logged. The channel adds its inbound handlers.
  */
 import { Client, Events, Partials } from 'discord.js';
+import { Agent } from 'undici';
 import type { ChannelLogger } from '../channel.ts';
 import type { DiscordChannelOptions } from './options.ts';
 import { DISCORD_INTENTS } from './permissions.ts';
 
 const DEFAULT_API = 'https://discord.com/api';
+
+/**
+ * discord.js's REST dispatcher, of the undici it was built for (6). Left to the process-wide one,
+ * it gets whichever undici loaded first: @slack/bolt's 7 broke multipart uploads ("action is not
+ * a function", discord.js issues #10946, #11525). One per process, as the global one it replaces.
+ */
+const REST_AGENT = new Agent();
 
 /** A client set up for `options`, not logged in. */
 export function createDiscordClient(options: DiscordChannelOptions, log: ChannelLogger): Client {
@@ -22,6 +30,7 @@ export function createDiscordClient(options: DiscordChannelOptions, log: Channel
     rest: {
       api: (options.apiUrl ?? DEFAULT_API).replace(/\/+$/, ''),
       version: '10',
+      agent: REST_AGENT,
       rejectOnRateLimit: (limit) => Math.max(limit.retryAfter, limit.sublimitTimeout) > maxWait,
     },
   });
