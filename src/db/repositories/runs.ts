@@ -4,6 +4,7 @@ import { NotFoundError } from '../../errors.ts';
 import { dialectOf } from '../dialects/index.ts';
 import type { Database, Row, RunIndexStatus } from '../schema.ts';
 import { withConstraintErrors } from '../sqlite-errors.ts';
+import { runRecordOf } from './run-record.ts';
 import { type Clock, quoted, type RepoOptions } from './support.ts';
 
 /** Statuses that never change again; reaching one sets `finishedAt`. */
@@ -164,7 +165,7 @@ export class RunsRepo {
         .returningAll()
         .executeTakeFirstOrThrow(),
     );
-    return toRecord(row);
+    return runRecordOf(row);
   }
 
   /** The run with this id, or null. */
@@ -174,7 +175,7 @@ export class RunsRepo {
       .selectAll()
       .where('id', '=', id)
       .executeTakeFirst();
-    return row ? toRecord(row) : null;
+    return row ? runRecordOf(row) : null;
   }
 
   /** Runs matching `filter`, most recently updated first. */
@@ -189,7 +190,7 @@ export class RunsRepo {
     if (filter.originChat !== undefined) query = query.where('origin_chat', '=', filter.originChat);
     if (filter.limit !== undefined) query = query.limit(filter.limit);
     const rows = await query.orderBy('updated_at', 'desc').orderBy('id', 'desc').execute();
-    return rows.map(toRecord);
+    return rows.map(runRecordOf);
   }
 
   /** Every workspace with an indexed run. */
@@ -223,7 +224,7 @@ export class RunsRepo {
       .where('finished_at', '<', before);
     if (workspace !== undefined) query = query.where('workspace', '=', workspace);
     const rows = await query.orderBy('finished_at').orderBy('id').execute();
-    return rows.map((r) => ({ ...toRecord(r), archivedAt: r.archived_at ?? null }));
+    return rows.map((r) => ({ ...runRecordOf(r), archivedAt: r.archived_at ?? null }));
   }
 
   /** Records that a finished run's folder went into an archive at `at` (ms). */
@@ -320,7 +321,7 @@ export class RunsRepo {
     if (q.text !== undefined && q.text !== '') {
       // A text search is not counted past its page: counting would read the whole history.
       return {
-        items: items.map(toRecord),
+        items: items.map(runRecordOf),
         total: items.length,
         ...((hasOlder || hasNewer) && { totalCapped: true }),
         hasNewer,
@@ -338,7 +339,7 @@ export class RunsRepo {
       .executeTakeFirstOrThrow();
     const n = Number(counted.n);
     return {
-      items: items.map(toRecord),
+      items: items.map(runRecordOf),
       total: Math.min(n, RUN_COUNT_CAP),
       ...(n > RUN_COUNT_CAP && { totalCapped: true }),
       hasNewer,
@@ -386,7 +387,7 @@ export class RunsRepo {
         .executeTakeFirst(),
     );
     if (!row) throw new NotFoundError(`no run ${quoted(id)} in the index`);
-    return toRecord(row);
+    return runRecordOf(row);
   }
 
   /** Runs started from a chat that got a new id follow it there (see BindingsRepo.moveChat). */
@@ -409,20 +410,4 @@ function searchStatuses(q: RunSearch): readonly RunIndexStatus[] | undefined {
 
 function key(row: Row<'runs'>): RunKey {
   return { updatedAt: row.updated_at, id: row.id };
-}
-
-function toRecord(row: Row<'runs'>): RunIndexRecord {
-  return {
-    id: row.id,
-    workflowId: row.workflow_id,
-    workspace: row.workspace,
-    layout: row.layout,
-    status: row.status,
-    startedBy: row.started_by,
-    originChat: row.origin_chat,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    finishedAt: row.finished_at,
-    spec: row.spec ?? null,
-  };
 }
