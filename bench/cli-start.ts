@@ -19,6 +19,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import { isBuiltin } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -117,7 +118,9 @@ function librariesLoaded(commandModules: 'all' | 'fast'): string[] {
     for (const i of inputs[file]!.imports) {
       if (i.kind !== 'import-statement' && i.kind !== 'require-call') continue;
       if (!i.external) todo.push(i.path);
-      else if (!i.path.startsWith('node:')) libs.add(i.path);
+      // Not libraries: Node's own modules (better-sqlite3 names them without `node:`) and the
+      // `<define:…>` entries esbuild lists for a value defined at build time.
+      else if (!isBuiltin(i.path) && !i.path.startsWith('<define:')) libs.add(i.path);
     }
   }
   return [...libs].sort();
