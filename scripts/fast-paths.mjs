@@ -28,7 +28,7 @@ export function migrationNames(root) {
 
 /**
  * esbuild options of dist/fast-status.cjs, on top of the main bundle's `common` ones: a plain
- * CommonJS module under a fixed name, required by the bin as it is (~85 kB compile in less time
+ * CommonJS module under a fixed name, required by the bin as it is (~33 kB compile in less time
  * than a code cache takes to read). `plugin` resolves the libraries as for the main bundle; none
  * of its large ones is imported (Kysely, commander, zod, pino).
  */
