@@ -9,7 +9,8 @@
  * each alike; wall time of spawn to exit, and CPU time (user + system, all threads; from
  * /proc/self/stat's children ticks, so 10 ms steps: averaged), which other load disturbs less.
  * Also reported: the cost of the bin's staleness check, and the libraries `--help` and `status`
- * load before running (from dist/meta.json): a lazy import turned eager shows there.
+ * load before running (from dist/meta.json, and dist/fast-status.meta.json for `status`: the
+ * bin answers a plain `status` from that bundle): a lazy import turned eager shows there.
  * The timed calls run with the V8 code cache dist/main.js keeps per command (the seeding and
  * warm-up calls write it, as any first call of a command does).
  * Goal: each CLI case's median ≤ 2× the bare-Node median (issue 31).
@@ -18,6 +19,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import { isBuiltin } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -89,21 +91,25 @@ async function staleCheckMs(): Promise<number> {
 
 /**
  * Libraries a command loads: the static import closure (dist/meta.json) of src/cli/main.ts and of
- * the command modules it imports for that command (src/cli/program.ts: all of them for `--help`,
- * status.ts alone for `status`). A lazy `import()` is a lazy module init in the CommonJS bundle;
- * a lazy import turned eager shows here.
+ * the command modules it imports for that command (src/cli/program.ts: all of them for `--help`).
+ * A lazy `import()` is a lazy module init in the CommonJS bundle; a lazy import turned eager shows
+ * here. `fast`: the closure of the fast bundle (dist/fast-status.meta.json), which answers a plain
+ * `status` without the main bundle.
  */
-function librariesLoaded(commandModules: readonly string[] | 'all'): string[] {
+function librariesLoaded(commandModules: 'all' | 'fast'): string[] {
   type Input = { imports: { path: string; kind: string; external?: boolean }[] };
-  const meta = JSON.parse(fs.readFileSync(path.join(repo, 'dist', 'meta.json'), 'utf8'));
+  const metaFile = commandModules === 'fast' ? 'fast-status.meta.json' : 'meta.json';
+  const meta = JSON.parse(fs.readFileSync(path.join(repo, 'dist', metaFile), 'utf8'));
   const inputs = meta.inputs as Record<string, Input>;
-  const modules =
-    commandModules === 'all'
-      ? Object.keys(inputs).filter((f) => f.startsWith('src/cli/commands/'))
-      : commandModules;
   const libs = new Set<string>();
   const seen = new Set<string>();
-  const todo = ['src/cli/main.ts', ...modules];
+  const todo =
+    commandModules === 'fast'
+      ? ['src/cli/fast-status.ts']
+      : [
+          'src/cli/main.ts',
+          ...Object.keys(inputs).filter((f) => f.startsWith('src/cli/commands/')),
+        ];
   for (let file = todo.pop(); file !== undefined; file = todo.pop()) {
     if (seen.has(file) || inputs[file] === undefined) continue;
     seen.add(file);
@@ -112,7 +118,9 @@ function librariesLoaded(commandModules: readonly string[] | 'all'): string[] {
     for (const i of inputs[file]!.imports) {
       if (i.kind !== 'import-statement' && i.kind !== 'require-call') continue;
       if (!i.external) todo.push(i.path);
-      else if (!i.path.startsWith('node:')) libs.add(i.path);
+      // Not libraries: Node's own modules (better-sqlite3 names them without `node:`) and the
+      // `<define:…>` entries esbuild lists for a value defined at build time.
+      else if (!isBuiltin(i.path) && !i.path.startsWith('<define:')) libs.add(i.path);
     }
   }
   return [...libs].sort();
@@ -170,7 +178,7 @@ try {
     rebuilt_while_timing: rebuilds,
     stale_check_ms: await staleCheckMs(),
     help_loads_libraries: librariesLoaded('all'),
-    status_loads_libraries: librariesLoaded(['src/cli/commands/status.ts']),
+    status_loads_libraries: librariesLoaded('fast'),
     node_bare: {
       ...bare,
       cpu_ms_mean: Number(cpuMean('node_bare').toFixed(1)),

@@ -14,7 +14,8 @@
  * dist/vendor/<name>-<hash>.cjs, loaded on first use only. dist/launcher.cjs (from
  * scripts/launcher.cjs; the bin requires it, dist/main.js runs it) runs them through a V8 code
  * cache kept in dist/cache/: Node 20 has no compile cache for ES modules, and compiling them
- * was the largest part of a CLI command's start.
+ * was the largest part of a CLI command's start. dist/fast-status.cjs and dist/help.txt answer a
+ * plain `status`/`runs` and `--help` without the main bundle (scripts/fast-paths.mjs).
  */
 import {
   mkdirSync,
@@ -29,9 +30,10 @@ import {
 } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fastStatusOptions, writeHelpText } from './fast-paths.mjs';
 import stale from './stale.cjs';
 
-/** `dist/` and `dist/main.js` of the package at `root` (see scripts/stale.cjs). */
+/** The paths under `dist/` of the package at `root` (see scripts/stale.cjs). */
 export const distPaths = stale.distPaths;
 /** Why dist/ must be rebuilt, or null (see scripts/stale.cjs). */
 export const staleReason = stale.staleReason;
@@ -216,7 +218,7 @@ function filesUnder(dir) {
  */
 export async function buildBundle(root, { external = false } = {}) {
   const { build } = await import('esbuild');
-  const { outdir, entry } = distPaths(root);
+  const { outdir, entry, fastStatus, help } = distPaths(root);
   const started = Date.now();
   // The SDKs first: the main bundle names their files, whose hashes follow their contents.
   const vendored = external ? [] : VENDOR;
@@ -257,7 +259,9 @@ export async function buildBundle(root, { external = false } = {}) {
   groupNames.forEach((name, i) => {
     for (const spec of VENDOR_GROUPS[name]) groupFiles.set(spec, relative(groupResults[i]));
   });
-  const result = await build({
+  // The bin's answers without the main bundle (scripts/fast-paths.mjs), built alongside it.
+  const fastBuild = build(fastStatusOptions(root, outdir, COMMON, externalsPlugin(external)));
+  const mainBuild = build({
     ...COMMON,
     absWorkingDir: root,
     ...WRAPPER,
@@ -267,6 +271,10 @@ export async function buildBundle(root, { external = false } = {}) {
     // dist/meta.json: which library ends up in the bundle (bench/cli-start.ts reports it).
     metafile: true,
   });
+  const [result, fast] = await Promise.all([mainBuild, fastBuild]);
+  if (!fast.outputFiles.some((f) => f.path === fastStatus)) {
+    throw new Error(`the fast status bundle is not ${fastStatus}, where the bin requires it`);
+  }
   const bundles = [...vendorResults, result].flatMap((r) =>
     r.outputFiles.filter((f) => f.path.endsWith('.cjs')),
   );
@@ -291,18 +299,25 @@ export async function buildBundle(root, { external = false } = {}) {
     ...vendorResults.flatMap((r) => r.outputFiles),
     ...result.outputFiles,
     { path: path.join(outdir, 'meta.json'), contents: JSON.stringify(result.metafile) },
+    ...fast.outputFiles,
+    { path: path.join(outdir, 'fast-status.meta.json'), contents: JSON.stringify(fast.metafile) },
     // The bin requires launcher.cjs itself (CommonJS: no ES module loader at start-up); main.js,
     // for `npm start` and the image, names the same bundle and requires it too.
     { path: path.join(outdir, 'launcher.cjs'), contents: launcher },
-    { path: entry, contents: mainModule(bundleName) },
   ];
-  for (const file of outputs) {
-    mkdirSync(path.dirname(file.path), { recursive: true });
-    const tmp = `${file.path}.${process.pid}.tmp`;
-    writeFileSync(tmp, file.contents);
-    renameSync(tmp, file.path);
-    written.add(path.relative(outdir, file.path));
-  }
+  const writeOut = (file, contents) => {
+    mkdirSync(path.dirname(file), { recursive: true });
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, contents);
+    renameSync(tmp, file);
+    written.add(path.relative(outdir, file));
+  };
+  for (const file of outputs) writeOut(file.path, file.contents);
+  // Run by the bundle just written; main.js last, so a fresh dist/ always has its own help text.
+  writeHelpText(path.join(outdir, 'launcher.cjs'), help, writeOut);
+  const main = { path: entry, contents: mainModule(bundleName) };
+  outputs.push(main);
+  writeOut(main.path, main.contents);
   // Dated from the build's start: a source saved while esbuild ran still counts as newer.
   utimesSync(entry, started / 1000, started / 1000);
   // Code caches are named after their bundle (scripts/launcher.cjs): this build's ones stay.

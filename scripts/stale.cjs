@@ -13,14 +13,24 @@ const INPUT_FILES = [
   'package.json',
   'package-lock.json',
   'scripts/bundle.mjs',
+  'scripts/fast-paths.mjs',
   'scripts/stale.cjs',
   'scripts/launcher.cjs',
 ];
 
-/** `dist/` and `dist/main.js` of the package at `root`. */
+/**
+ * `dist/`, `dist/main.js`, and what the bin answers without the main bundle (scripts/fast-paths.mjs):
+ * `dist/fast-status.cjs` (a plain `status`/`runs`) and `dist/help.txt` (`--help`), of the package
+ * at `root`.
+ */
 function distPaths(root) {
   const outdir = path.join(root, 'dist');
-  return { outdir, entry: path.join(outdir, 'main.js') };
+  return {
+    outdir,
+    entry: path.join(outdir, 'main.js'),
+    fastStatus: path.join(outdir, 'fast-status.cjs'),
+    help: path.join(outdir, 'help.txt'),
+  };
 }
 
 /**
@@ -38,12 +48,17 @@ function newestMtime(dir) {
 }
 
 /**
- * Why dist/main.js must be rebuilt ('dist/main.js missing', 'sources changed'), or null when it
- * is newer than every source, migration, package.json, the lockfile and the build scripts.
+ * Why dist/ must be rebuilt ('dist/main.js missing', 'dist/fast-status.cjs missing', 'sources
+ * changed'), or null when dist/main.js is newer than every source, migration, package.json, the
+ * lockfile and the build scripts (the build writes it last).
  */
 function staleReason(root) {
-  const built = statSync(distPaths(root).entry, { throwIfNoEntry: false })?.mtimeMs;
+  const { entry, fastStatus } = distPaths(root);
+  const built = statSync(entry, { throwIfNoEntry: false })?.mtimeMs;
   if (built === undefined) return 'dist/main.js missing';
+  if (statSync(fastStatus, { throwIfNoEntry: false }) === undefined) {
+    return 'dist/fast-status.cjs missing';
+  }
   for (const dir of INPUT_DIRS) {
     if (newestMtime(path.join(root, dir)) > built) return 'sources changed';
   }

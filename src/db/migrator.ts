@@ -9,18 +9,16 @@ import { MIGRATIONS, migrationProvider } from '../../migrations/index.ts';
 import { CorruptStateError } from '../errors.ts';
 import type { PostgresDb } from './dialects/postgres/connection.ts';
 import type { BridgeDb } from './dialects/sqlite/connection.ts';
+import {
+  appliedMigrations,
+  byName,
+  MIGRATION_TABLE,
+  schemaVersion,
+  upToDate,
+} from './migration-check.ts';
 
 /** bridge.db on either dialect. */
 export type AnyBridgeDb = BridgeDb | PostgresDb;
-
-/** kysely's bookkeeping table: one row (name, ISO timestamp) per applied migration. */
-const MIGRATION_TABLE = 'kysely_migration';
-
-/**
- * Order of migration names, which are ASCII `NNNN_what`: a plain comparison, not localeCompare
- * (loading ICU's collator costs every CLI command several milliseconds).
- */
-const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Options for tests and tools; production code passes none. */
 export interface MigrateOptions {
@@ -49,14 +47,14 @@ export async function migrateToLatest(
   if (db.dialect === 'postgres') return migratePostgres(db, migrations);
   refuseNewerSchema(db, migrations);
   // The common case (every CLI command): nothing to do, seen with one read and no write lock.
-  if (upToDate(appliedMigrations(db), migrations)) return { applied: [] };
+  if (upToDate(appliedMigrations(db.sqlite), Object.keys(migrations))) return { applied: [] };
   // SQLite's DDL is transactional even though kysely's SQLite adapter does not say so.
   db.sqlite.exec('BEGIN IMMEDIATE');
   try {
-    refuseNewerDatabase(appliedMigrations(db), migrations, describe(db));
+    refuseNewerDatabase(appliedMigrations(db.sqlite), migrations, describe(db));
     const applied = await runMigrator(db, migrations);
     const known = Object.keys(migrations).length;
-    if (Number(db.sqlite.pragma('user_version', { simple: true })) < known) {
+    if (schemaVersion(db.sqlite) < known) {
       db.sqlite.pragma(`user_version = ${known}`);
     }
     db.sqlite.exec('COMMIT');
@@ -76,7 +74,7 @@ async function migratePostgres(
   migrations: Readonly<Record<string, Migration>>,
 ): Promise<{ applied: string[] }> {
   const applied = await appliedPostgresMigrations(db);
-  if (upToDate(applied, migrations)) return { applied: [] };
+  if (upToDate(applied, Object.keys(migrations))) return { applied: [] };
   refuseNewerDatabase(applied, migrations, describe(db));
   return { applied: await runMigrator(db, migrations) };
 }
@@ -119,7 +117,7 @@ export async function migrationStatus(
 ): Promise<MigrationState[]> {
   const known = Object.keys(opts.migrations ?? MIGRATIONS).sort();
   const applied =
-    db.dialect === 'postgres' ? await appliedPostgresMigrations(db) : appliedMigrations(db);
+    db.dialect === 'postgres' ? await appliedPostgresMigrations(db) : appliedMigrations(db.sqlite);
   const states: MigrationState[] = known.map((name) => {
     const appliedAt = applied.get(name);
     return appliedAt === undefined ? { name } : { name, appliedAt };
@@ -131,30 +129,11 @@ export async function migrationStatus(
 }
 
 /**
- * Whether every migration in `migrations` is applied and nothing else is, in the order kysely's
- * Migrator checks (by time applied, then name): then it would apply nothing and report no error,
- * and loading and running it (~10 ms for a CLI command) can be skipped. Anything else (pending,
- * unknown or out of order) goes through the Migrator and its errors as before.
- */
-function upToDate(
-  appliedNow: ReadonlyMap<string, string>,
-  migrations: Readonly<Record<string, Migration>>,
-): boolean {
-  const known = Object.keys(migrations).sort();
-  const applied = [...appliedNow];
-  if (known.length === 0 || applied.length !== known.length) return false;
-  applied.sort(([a, at], [b, bt]) =>
-    at === bt ? byName(a, b) : new Date(at).getTime() - new Date(bt).getTime(),
-  );
-  return applied.every(([name], i) => name === known[i]);
-}
-
-/**
  * Refuses a bridge.db whose `user_version` (the schema number: how many migrations made it) is
  * above this build's: its tables may mean something this version would misread.
  */
 function refuseNewerSchema(db: BridgeDb, migrations: Readonly<Record<string, Migration>>): void {
-  const schema = Number(db.sqlite.pragma('user_version', { simple: true }));
+  const schema = schemaVersion(db.sqlite);
   const known = Object.keys(migrations).length;
   if (schema <= known) return;
   throw new CorruptStateError(
@@ -174,19 +153,6 @@ function refuseNewerDatabase(
     `${where} was written by a newer phasebridge (migration ${unknown.join(', ')} ` +
       'unknown to this version); upgrade phasebridge or point PHASEBRIDGE_HOME elsewhere',
   );
-}
-
-/** Applied migration names → ISO timestamps (empty when never migrated). */
-function appliedMigrations(db: BridgeDb): Map<string, string> {
-  const table = db.sqlite
-    .prepare("select 1 from sqlite_master where type = 'table' and name = ?")
-    .get(MIGRATION_TABLE);
-  if (table === undefined) return new Map();
-  const rows = db.sqlite.prepare(`select name, timestamp from ${MIGRATION_TABLE}`).all() as {
-    name: string;
-    timestamp: string;
-  }[];
-  return new Map(rows.map((r) => [r.name, r.timestamp]));
 }
 
 /** Applied migration names → ISO timestamps on Postgres (empty when never migrated). */

@@ -77,6 +77,7 @@ describe('bin/phasebridge.js', () => {
       expect(first.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
     }
     expect(fs.existsSync(path.join(copy, 'dist', 'main.js'))).toBe(true);
+    expect(fs.existsSync(path.join(copy, 'dist', 'fast-status.cjs'))).toBe(true);
 
     const second = cli(['status']);
     expect(second.status, second.stderr).toBe(0);
@@ -90,17 +91,19 @@ describe('bin/phasebridge.js', () => {
     if (!fs.existsSync(path.join(copy, 'dist', 'main.js'))) cli(['--version']);
     const { cache } = bundleAndCache('status');
     fs.rmSync(cache, { force: true });
-    const first = cli(['status']);
+    // With an option: a plain `status` may be answered by dist/fast-status.cjs instead.
+    const status = ['status', '--limit', '20'];
+    const first = cli(status);
     expect(first.status, first.stderr).toBe(0);
     expect(fs.existsSync(cache)).toBe(true);
-    const cached = cli(['status']);
+    const cached = cli(status);
     expect(cached.status, cached.stderr).toBe(0);
     expect(cached.stdout).toBe(first.stdout);
     expect(cached.stderr).toBe(first.stderr);
 
     // A damaged cache is rejected by V8: the command runs from source, then writes a good one.
     fs.writeFileSync(cache, 'not a code cache');
-    const damaged = cli(['status']);
+    const damaged = cli(status);
     expect(damaged.status, damaged.stderr).toBe(0);
     expect(damaged.stdout).toBe(first.stdout);
     expect(fs.readFileSync(cache, 'utf8')).not.toBe('not a code cache');
@@ -130,6 +133,73 @@ describe('bin/phasebridge.js', () => {
     const doctor = cli(['doctor'], { REDIS_URL: 'redis://127.0.0.1:1' });
     expect(doctor.stdout).toMatch(/^failed {2}redis: /m);
     expect(doctor.stderr).toBe('');
+  });
+
+  it('answers a plain `status` or `runs` from dist/fast-status.cjs, without the main bundle', {
+    timeout: slow(120_000),
+  }, () => {
+    if (!fs.existsSync(path.join(copy, 'dist', 'main.js'))) cli(['--version']);
+    // A home of its own: another test's detached run would change the table meanwhile.
+    const home = { PHASEBRIDGE_HOME: path.join(copy, 'fast-home') };
+    // The first call makes the home and bridge.db: only the main bundle does that.
+    expect(cli(['status', '--limit', '20'], home).status).toBe(0);
+    const { cache } = bundleAndCache('status');
+    fs.rmSync(cache, { force: true });
+    const full = spawnSync(process.execPath, [path.join(copy, 'dist', 'main.js'), 'status'], {
+      cwd: copy,
+      env: env(home),
+      encoding: 'utf8',
+    });
+    fs.rmSync(cache, { force: true });
+    for (const command of ['status', 'runs']) {
+      const res = cli([command], home);
+      expect(res.status, res.stderr).toBe(0);
+      expect(res.stdout).toBe(full.stdout);
+      expect(res.stdout).toMatch(/^no runs yet/);
+    }
+    // The main bundle never ran: it would have written its code cache at exit.
+    expect(fs.existsSync(cache)).toBe(false);
+
+    // A dist/ without the fast bundle is stale: rebuilt by the next call, whatever it is.
+    fs.rmSync(path.join(copy, 'dist', 'fast-status.cjs'));
+    const next = cli(['status'], home);
+    expect(next.status, next.stderr).toBe(0);
+    expect(BUILDING.exec(next.stderr)?.[1]).toBe('dist/fast-status.cjs missing');
+    expect(next.stdout).toBe(full.stdout);
+    expect(fs.existsSync(path.join(copy, 'dist', 'fast-status.cjs'))).toBe(true);
+  });
+
+  it('prints `--help` to a pipe from dist/help.txt, as the main bundle does', {
+    timeout: slow(120_000),
+  }, () => {
+    if (!fs.existsSync(path.join(copy, 'dist', 'main.js'))) cli(['--version']);
+    const main = (args: string[]) =>
+      spawnSync(process.execPath, [path.join(copy, 'dist', 'main.js'), ...args], {
+        cwd: copy,
+        env: env(),
+        encoding: 'utf8',
+      });
+    const full = main(['--help']);
+    expect(full.status).toBe(0);
+    const { cache } = bundleAndCache('help');
+    fs.rmSync(cache, { force: true });
+    for (const flag of ['--help', '-h']) {
+      const res = cli([flag]);
+      expect(res.status, res.stderr).toBe(0);
+      expect(res.stdout).toBe(full.stdout);
+      expect(res.stderr).toBe('');
+    }
+    // The main bundle never ran (it would have written its code cache at exit)…
+    expect(fs.existsSync(cache)).toBe(false);
+    // …and a command's own help is still the main bundle's.
+    const sub = cli(['status', '--help']);
+    expect(sub.stdout).toBe(main(['status', '--help']).stdout);
+    expect(sub.stdout).toMatch(/^Usage: phasebridge status \[options\] \[run\]/);
+    // Without the text (a build that could not write it), the main bundle answers, unchanged.
+    fs.rmSync(path.join(copy, 'dist', 'help.txt'));
+    const fallback = cli(['--help']);
+    expect(fallback.stdout).toBe(full.stdout);
+    expect(fallback.stderr).not.toMatch(BUILDING);
   });
 
   it('rebuilds once when a source changes, however many calls start at once', {
