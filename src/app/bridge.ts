@@ -55,6 +55,8 @@ export interface Leadership {
   readonly leaseAgeSeconds: () => Promise<number | undefined>;
   /** A write or an update was refused by the fence: a newer leader exists, stop leading. */
   readonly onFenced: (err: FencedError) => void;
+  /** Bound of the queue's Redis commands (leader-lease.ts says why it follows the lease). */
+  readonly redisCommandTimeoutMs?: number;
 }
 
 /** How long a leader's Postgres session may sit idle inside a transaction (a paused process). */
@@ -149,6 +151,9 @@ export async function startBridge(
         redisUrl: config.redisUrl,
         jobLeaseMs: config.jobLeaseMs,
         retention: bullmqRetention(config),
+        ...(opts.leadership?.redisCommandTimeoutMs === undefined
+          ? {}
+          : { commandTimeoutMs: opts.leadership.redisCommandTimeoutMs }),
         onError: (err) => log.error({ err }, 'queue error'),
       }),
     );
