@@ -6,8 +6,11 @@
  * Telegram and still writing Postgres, takes the press and commits it, but the enqueue of the
  * next step goes into the silence. The standby takes the lease; the step the ledger queued gets
  * its job (once, the same attempt), the run reaches its review checkpoint, the press is
- * answered, the decision is in the ledger once, and the old leader exits 75.
+ * answered, the decision is in the ledger once, and the old leader exits 75. A leader cut off
+ * while its agent works takes that agent down with it when it exits 75: a detached agent left
+ * running would work on beside the worker that takes the step again.
  */
+import fs from 'node:fs';
 import os from 'node:os';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { TcpProxy } from '../fakes/tcp-proxy.ts';
@@ -23,6 +26,33 @@ import { inCi, type RedisHandle, redisAvailable, startRedis } from '../support/r
 import { slow, waitUntil } from '../support/slowdown.ts';
 
 const present = postgresBinDir() !== undefined && redisAvailable().ok;
+
+/** Pids of the demo agents whose parent is `ppid` (read from /proc). */
+function demoAgentsOf(ppid: number): number[] {
+  const pids: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const cmd = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (parent === ppid && cmd.includes('demo-agent')) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+/** True while `pid` is a live process (not gone, not a zombie). */
+function alive(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^[ZX]$/.test(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? '');
+  } catch {
+    return false;
+  }
+}
 
 if (!present && !inCi()) {
   describe('serve network cut', () => {
@@ -99,6 +129,47 @@ if (!present && !inCi()) {
           expect.objectContaining({ attempt: 1 }),
         ]);
         expect(await roleOf(b)).toBe('leader');
+      },
+      slow(300_000),
+    );
+
+    it(
+      'a leader cut off while its agent works: when it exits 75 the agent is gone too, not left running beside the retake',
+      async () => {
+        const { fake, leaderAndStandby } = await haCluster({ pg, redis, cleanups });
+        const target = new URL(redis.url);
+        const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port) });
+        cleanups.push(() => proxy.close());
+        const viaProxy = new URL(redis.url);
+        viaProxy.hostname = '127.0.0.1';
+        viaProxy.port = String(proxy.port);
+        const { a } = await leaderAndStandby({
+          REDIS_URL: viaProxy.toString(),
+          DEMO_AGENT_BEHAVIOUR: 'hang',
+        });
+        fake.userSends({ chat: TEAM, from: ALICE, text: '/run demo add a login page' });
+        const [agent] = await waitUntil(
+          () => {
+            const pids = demoAgentsOf(a.child.pid!);
+            return pids.length > 0 ? pids : undefined;
+          },
+          { timeoutMs: 60_000, message: `no agent started:\n${a.output()}` },
+        );
+
+        // A failing run must not leave a hanging agent behind.
+        cleanups.push(() => {
+          if (alive(agent!)) process.kill(-agent!, 'SIGKILL');
+        });
+        proxy.cut('blackhole');
+        const code = await Promise.race([
+          a.exited,
+          new Promise<'running'>((r) => setTimeout(() => r('running'), slow(60_000))),
+        ]);
+        expect(code, a.output()).toBe(75);
+        await waitUntil(() => !alive(agent!), {
+          timeoutMs: 5_000,
+          message: `the agent ${agent} of the old leader still runs after its exit`,
+        });
       },
       slow(300_000),
     );
