@@ -5,6 +5,7 @@
 
 import type { Kysely } from 'kysely';
 import type { InboundHandler, Platform } from '../bridges/channel.ts';
+import { UpdateDeclined } from '../bridges/declined.ts';
 import { type Outbox, withOutboxes } from '../bridges/outbox/index.ts';
 import { outboxStoreOf } from '../bridges/outbox/store-of.ts';
 import { CONSOLE_CHAT_REF, orchestratorRunsSource, WEB_ADMIN } from '../bridges/web/index.ts';
@@ -381,7 +382,8 @@ function fencedHandler(
     if (current !== lead.token) {
       const err = new FencedError(lead.token, current);
       lead.onFenced(err);
-      throw err;
+      // Declined, not failed: the adapter leaves the update for the new leader (declined.ts).
+      throw new UpdateDeclined(err.message, { cause: err });
     }
     await handle(event);
   };

@@ -20,6 +20,7 @@ import type {
   OutgoingMessage,
 } from '../channel.ts';
 import { stderrLogger } from '../channel.ts';
+import { isDeclined } from '../declined.ts';
 import { DEFAULT_RETRY_POLICY, SerialQueues, withRateLimitRetry } from '../delivery.ts';
 import { rich, splitRichTextInto } from '../render-text.ts';
 import { isExpiredQuery, isNotModified, pollingFault, toTelegramError } from './errors.ts';
@@ -262,6 +263,11 @@ export class TelegramChannel implements Channel {
     try {
       await handler(event);
     } catch (err) {
+      if (isDeclined(err)) {
+        // Left as it came: the process that leads now answers the press.
+        this.#pendingCallbacks.delete(callbackId ?? '');
+        throw err;
+      }
       this.#log.error(
         { err, kind: event.kind, key: event.idempotencyKey },
         'telegram: handler failed',

@@ -13,6 +13,7 @@
 import { type Api, GrammyError } from 'grammy';
 import type { Update } from 'grammy/types';
 import type { ChannelLogger } from '../channel.ts';
+import { isDeclined } from '../declined.ts';
 import { ALLOWED_UPDATES } from './inbound.ts';
 
 /** Wait after a failed getUpdates (grammY's): Telegram down, a network error. */
@@ -85,9 +86,13 @@ export class UpdatePoller {
       for (const update of updates) {
         // A stop between two updates of a batch leaves the rest unconfirmed, for the next poller.
         if (signal.aborted) return;
-        await this.#o.handle(update).catch((err: unknown) => {
+        try {
+          await this.#o.handle(update);
+        } catch (err) {
+          // Declined (another process leads now): this one and the rest stay unconfirmed for it.
+          if (isDeclined(err)) return;
           this.#o.log.error({ err }, 'telegram: update handling failed');
-        });
+        }
         this.#offset = update.update_id + 1;
       }
     }

@@ -1,11 +1,13 @@
 /**
  * A poller stopped while it handles an update (a leader that lost its lease mid-press, issue 33)
  * leaves that update unconfirmed: the next poller on the token (the new leader) gets it and
- * applies it. An update the first one finished is passed over by the next one when both keep
- * the applied ids in one store (bridge.db's channel state under several bridges).
+ * applies it. So does an update the first one's handler declined because a newer leader took over
+ * (nothing applied, nothing recorded). An update the first one finished is passed over by the
+ * next one when both keep the applied ids in one store (bridge.db's channel state).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Command, InboundEvent } from '../../../src/bridges/channel.ts';
+import { UpdateDeclined } from '../../../src/bridges/declined.ts';
 import { MemoryChannelState } from '../../../src/bridges/state.ts';
 import type { TelegramChannel } from '../../../src/bridges/telegram/index.ts';
 import { waitUntil } from '../../support/slowdown.ts';
@@ -63,6 +65,27 @@ describe('a Telegram poller stopped with an update in hand', () => {
 
     release();
     await stopped;
+  });
+
+  it('an update the handler declines (a newer leader took over) is left to the next poller', async () => {
+    const { fake, state } = await setup();
+    const first = channelFor(fake, { state });
+    cleanups.push(() => first.stop());
+    let declined = 0;
+    await first.start(async () => {
+      declined++;
+      throw new UpdateDeclined('this bridge is no longer the leader');
+    });
+    fake.userSends({ chat: ALICE_DM, from: ALICE, text: '/status' });
+    await waitUntil(() => declined === 1, { message: 'the update never arrived' });
+    await first.stop();
+
+    const second = await poller(fake, state);
+    cleanups.push(() => second.channel.stop());
+    await waitUntil(() => second.entered.length === 1, {
+      message: 'the declined update was recorded or confirmed: the next poller never got it',
+    });
+    expect((second.entered[0] as Command).name).toBe('status');
   });
 
   it('an update finished before the stop and delivered again is passed over', async () => {
