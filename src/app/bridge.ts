@@ -5,6 +5,7 @@
 
 import type { Kysely } from 'kysely';
 import type { InboundHandler, Platform } from '../bridges/channel.ts';
+import { UpdateDeclined } from '../bridges/declined.ts';
 import { type Outbox, withOutboxes } from '../bridges/outbox/index.ts';
 import { outboxStoreOf } from '../bridges/outbox/store-of.ts';
 import { CONSOLE_CHAT_REF, orchestratorRunsSource, WEB_ADMIN } from '../bridges/web/index.ts';
@@ -58,6 +59,8 @@ export interface Leadership {
   readonly onFenced: (err: FencedError) => void;
   /** What requests the standbys forward to this leader carry (http/forward.ts); a secret. */
   readonly forwardKey?: string;
+  /** Bound of the queue's Redis commands (leader-lease.ts says why it follows the lease). */
+  readonly redisCommandTimeoutMs?: number;
 }
 
 /** How long a leader's Postgres session may sit idle inside a transaction (a paused process). */
@@ -152,6 +155,9 @@ export async function startBridge(
         redisUrl: config.redisUrl,
         jobLeaseMs: config.jobLeaseMs,
         retention: bullmqRetention(config),
+        ...(opts.leadership?.redisCommandTimeoutMs === undefined
+          ? {}
+          : { commandTimeoutMs: opts.leadership.redisCommandTimeoutMs }),
         onError: (err) => log.error({ err }, 'queue error'),
       }),
     );
@@ -380,7 +386,8 @@ function fencedHandler(
     if (current !== lead.token) {
       const err = new FencedError(lead.token, current);
       lead.onFenced(err);
-      throw err;
+      // Declined, not failed: the adapter leaves the update for the new leader (declined.ts).
+      throw new UpdateDeclined(err.message, { cause: err });
     }
     await handle(event);
   };

@@ -38,6 +38,17 @@ if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('set', KEYS[2], ARGV[2])
 return 1`;
 
+/**
+ * How long a leader's Redis command may go unanswered before it fails: a quarter of the ttl. A
+ * renewal must fail in time to be tried again before 80 % of the ttl; the queue's commands of a
+ * leader use it too, so an enqueue into a silent Redis (a network cut dropping packets) fails
+ * after its four tries (effects.ts) in about the ttl plus 1.3 s, within the 5 s a leader that lost
+ * its lease is given to stop, instead of hanging with the run's mutex and an update in hand.
+ */
+export function leaseCommandTimeoutMs(ttlMs: number): number {
+  return Math.max(200, Math.floor(ttlMs / 4));
+}
+
 /** Who holds the lease now, as Redis says. */
 export interface LeaseHolder {
   readonly holder: string;
@@ -92,7 +103,8 @@ export class LeaderLease {
       lazyConnect: true,
       maxRetriesPerRequest: 0,
       enableOfflineQueue: false,
-      commandTimeout: Math.max(200, Math.floor(o.ttlMs / 4)),
+      commandTimeout: leaseCommandTimeoutMs(o.ttlMs),
+      connectTimeout: Math.max(1_000, leaseCommandTimeoutMs(o.ttlMs)),
       retryStrategy: (n) => Math.min(n * 100, 1000),
     });
     redis.on('error', (err) => o.log.debug?.({ err }, 'leader lease: redis error'));

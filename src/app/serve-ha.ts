@@ -59,7 +59,7 @@ export async function startServe(
     };
   }
   // Loaded only here: the embedded default never loads a Redis client for the lease.
-  const [{ assertRedisReachable }, { LeaderLease }] = await Promise.all([
+  const [{ assertRedisReachable }, { LeaderLease, leaseCommandTimeoutMs }] = await Promise.all([
     import('../jobs/queue/bullmq-redis.ts'),
     import('./leader-lease.ts'),
   ]);
@@ -106,6 +106,7 @@ export async function startServe(
           token,
           holder: lease.holder,
           leaseAgeSeconds,
+          redisCommandTimeoutMs: leaseCommandTimeoutMs(config.leaderLeaseMs),
           onFenced: (err) => loseOnce(err.message),
           forwardKey: lease.forwardKey,
         },

@@ -9,15 +9,9 @@
  * killed while the platform holds its checkpoint send unanswered leaves that send `attempted`:
  * the new leader sends it again, a press on the first copy counts, and no copy keeps buttons.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { migrateToLatest } from '../../src/db/connection.ts';
-import { openPostgresDb } from '../../src/db/dialects/postgres/connection.ts';
-import { createRepositories } from '../../src/db/repositories/index.ts';
-import { type FakeChat, FakeTelegram, type FakeUser } from '../fakes/telegram.ts';
-import { roleOf, type ServeProcess, spawnServe } from '../support/ha-serve.ts';
+import { ALICE, expectAppliedOnce, haCluster, metricsOf, TEAM } from '../support/ha-cluster.ts';
+import { roleOf } from '../support/ha-serve.ts';
 import {
   NO_POSTGRES_LINE,
   type PostgresHandle,
@@ -27,32 +21,7 @@ import {
 import { inCi, type RedisHandle, redisAvailable, startRedis } from '../support/redis.ts';
 import { slow, waitUntil } from '../support/slowdown.ts';
 
-const TEAM: FakeChat = { id: -2201, type: 'supergroup', title: 'Team' };
-const ALICE: FakeUser = { id: 621, first_name: 'Alice', username: 'alice' };
-const METRICS_TOKEN = 'scrape-token-failover';
 const present = postgresBinDir() !== undefined && redisAvailable().ok;
-
-async function metricsOf(s: ServeProcess): Promise<string> {
-  const res = await fetch(`${s.url}/metrics`, {
-    headers: { authorization: `Bearer ${METRICS_TOKEN}` },
-  });
-  return res.text();
-}
-
-/** Applied once: one run in `ws`, its plan checkpoint resolved once, every ledger key once. */
-function expectAppliedOnce(ws: string): void {
-  const runsDir = path.join(ws, '.phasebridge', 'runs');
-  const runs = fs.readdirSync(runsDir);
-  expect(runs).toHaveLength(1);
-  const lines = fs
-    .readFileSync(path.join(runsDir, runs[0]!, 'ledger.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as { key: string; events: { type: string }[] });
-  expect(new Set(lines.map((l) => l.key)).size).toBe(lines.length);
-  const resolved = lines.flatMap((l) => l.events).filter((e) => e.type === 'checkpointResolved');
-  expect(resolved).toHaveLength(1);
-}
 
 if (!present && !inCi()) {
   describe('serve failover', () => {
@@ -74,81 +43,7 @@ if (!present && !inCi()) {
       await Promise.all([pg?.stop(), redis?.stop()]);
     }, slow(30_000));
 
-    /** A fresh database, workspace and fake Telegram, and how to start `serve` on them. */
-    const cluster = async () => {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-failover-'));
-      cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
-      const ws = path.join(dir, 'ws');
-      fs.mkdirSync(ws);
-      const url = await pg.createDatabase();
-      const fake = await FakeTelegram.start();
-      cleanups.push(() => fake.close());
-      fake.addChat(TEAM);
-
-      // The chat is bound and Alice may run and approve, in the shared database.
-      const setup = await openPostgresDb({ url, maxConnections: 1 });
-      try {
-        await migrateToLatest(setup);
-        const repos = createRepositories(setup);
-        const binding = await repos.bindings.bind({
-          chatRef: `telegram:${TEAM.id}`,
-          workspace: ws,
-        });
-        await repos.allowlist.allow(
-          { bindingId: binding.id },
-          'telegram',
-          String(ALICE.id),
-          'approver',
-        );
-      } finally {
-        await setup.close();
-      }
-
-      const start = async (name: string): Promise<ServeProcess> => {
-        const serve = await spawnServe({
-          name,
-          dir,
-          env: {
-            PHASEBRIDGE_WORKSPACE: ws,
-            PHASEBRIDGE_METRICS_TOKEN: METRICS_TOKEN,
-            LOG_LEVEL: 'warn',
-            DEMO_AGENT_BEHAVIOUR: 'sleep=20',
-            TELEGRAM_BOT_TOKEN: fake.token,
-            TELEGRAM_API_ROOT: fake.apiRoot,
-            DATABASE_URL: url,
-            REDIS_URL: redis.url,
-          },
-        });
-        cleanups.push(() => serve.stop());
-        return serve;
-      };
-      const roleIs = (s: ServeProcess, role: string) =>
-        waitUntil(async () => (await roleOf(s)) === role, {
-          timeoutMs: 60_000,
-          message: `${s.name} is not ${role}:\n${s.output()}`,
-        });
-      /** `a` leading and `b` its standby. */
-      const leaderAndStandby = async () => {
-        const a = await start('a');
-        await roleIs(a, 'leader');
-        const b = await start('b');
-        await roleIs(b, 'standby');
-        return { a, b };
-      };
-      /** Waits for the review checkpoint; the failure names the calls, answers and `b`'s log. */
-      const reachesReview = (b: ServeProcess) =>
-        waitUntil(
-          () => fake.botMessages(TEAM.id).some((m) => /Checkpoint review/.test(m.text ?? '')),
-          {
-            timeoutMs: 90_000,
-            message: `the run did not reach review:\n${JSON.stringify(fake.calls.slice(-30))}\n${JSON.stringify([...fake.callbackAnswers.values()])}\n${fake
-              .botMessages(TEAM.id)
-              .map((m) => m.text)
-              .join('\n---\n')}\n${b.output()}`,
-          },
-        );
-      return { ws, fake, roleIs, leaderAndStandby, reachesReview };
-    };
+    const cluster = () => haCluster({ pg, redis, cleanups });
 
     it(
       'the standby takes over a SIGKILLed leader; a press sent meanwhile is answered and applied once',

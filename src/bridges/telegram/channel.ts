@@ -20,6 +20,7 @@ import type {
   OutgoingMessage,
 } from '../channel.ts';
 import { stderrLogger } from '../channel.ts';
+import { isDeclined } from '../declined.ts';
 import { DEFAULT_RETRY_POLICY, SerialQueues, withRateLimitRetry } from '../delivery.ts';
 import { rich, splitRichTextInto } from '../render-text.ts';
 import { isExpiredQuery, isNotModified, pollingFault, toTelegramError } from './errors.ts';
@@ -53,6 +54,7 @@ import {
   sendTarget,
   type TelegramChat,
 } from './outbound.ts';
+import { UpdatePoller } from './polling.ts';
 import { AppliedUpdates } from './updates.ts';
 
 /** The chat (and topic) of the pressed message. */
@@ -113,7 +115,7 @@ export class TelegramChannel implements Channel {
   #state: State = 'idle';
   #handler: InboundHandler | undefined;
   #identity: BotIdentity | undefined;
-  #polling: Promise<void> | undefined;
+  #poller: UpdatePoller | undefined;
   #fault: string | undefined;
   /** Events being handled, so stop() can wait for them (webhook calls run concurrently). */
   readonly #inFlight = new Set<Promise<void>>();
@@ -132,9 +134,6 @@ export class TelegramChannel implements Channel {
     this.#applied = new AppliedUpdates(options.state, this.#log);
     this.#bot.use((ctx) =>
       this.#track(this.#applied.once(ctx.update.update_id, () => this.#dispatch(ctx.update))),
-    );
-    this.#bot.catch((err) =>
-      this.#log.error({ err: err.error }, 'telegram: update handling failed'),
     );
     this.#webhookCallback = options.webhook
       ? webhookCallback(this.#bot, 'http', {
@@ -165,7 +164,9 @@ export class TelegramChannel implements Channel {
           }),
         );
       } else {
-        await this.#startPolling();
+        // grammY's start did this: getUpdates is refused while a webhook is set.
+        await this.#call(() => this.#bot.api.deleteWebhook());
+        this.#startPolling();
       }
       this.#state = 'running';
       this.#log.info(
@@ -179,21 +180,21 @@ export class TelegramChannel implements Channel {
     }
   }
 
-  #startPolling(): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const run = this.#bot.start({
-        allowed_updates: ALLOWED_UPDATES,
-        timeout: this.#options.pollingTimeoutSeconds ?? 30,
-        onStart: () => resolve(),
-      });
-      this.#polling = run.catch((err: unknown) => {
-        // Before onStart this rejects start(); afterwards (401/409) polling is dead: say so once.
-        reject(toTelegramError(err));
+  /** Our loop, not grammY's: an update is confirmed only once handled (polling.ts says why). */
+  #startPolling(): void {
+    this.#poller = new UpdatePoller({
+      api: this.#bot.api,
+      handle: (update) => this.#bot.handleUpdate(update),
+      timeoutSeconds: this.#options.pollingTimeoutSeconds ?? 30,
+      log: this.#log,
+      onFatal: (err) => {
+        // 401 or 409 after start: polling is dead; say so once.
         if (this.#state === 'stopped') return;
         this.#fault = pollingFault(err);
         this.#log.error({ err: toTelegramError(err) }, `telegram: ${this.#fault}`);
-      });
+      },
     });
+    this.#poller.start();
   }
 
   /** Set when long polling died after start (409: another poller; 401: token revoked). */
@@ -207,16 +208,15 @@ export class TelegramChannel implements Channel {
     return username ? `https://t.me/${username}?start=${encodeURIComponent(code)}` : undefined;
   }
 
-  /** Stops polling (or refuses further webhook calls), then waits for events being handled. */
+  /**
+   * Stops polling (or refuses further webhook calls), then waits for events being handled. An
+   * update still in hand is not confirmed to Telegram: if this process dies first, the next
+   * poller gets it (polling.ts).
+   */
   async stop(): Promise<void> {
     if (this.#state === 'stopped' || this.#state === 'idle') return;
     this.#state = 'stopped';
-    if (this.#polling) {
-      await this.#bot.stop().catch((err: unknown) => {
-        this.#log.warn({ err: toTelegramError(err) }, 'telegram: could not confirm last update');
-      });
-      await this.#polling;
-    }
+    await this.#poller?.stop();
     await Promise.all(this.#inFlight);
   }
 
@@ -263,6 +263,11 @@ export class TelegramChannel implements Channel {
     try {
       await handler(event);
     } catch (err) {
+      if (isDeclined(err)) {
+        // Left as it came: the process that leads now answers the press.
+        this.#pendingCallbacks.delete(callbackId ?? '');
+        throw err;
+      }
       this.#log.error(
         { err, kind: event.kind, key: event.idempotencyKey },
         'telegram: handler failed',

@@ -7,6 +7,7 @@
  * that time (Telegram restarts them at random only after a week without updates).
  */
 import type { ChannelLogger } from '../channel.ts';
+import { isDeclined } from '../declined.ts';
 import { type ChannelStateStore, MemoryChannelState } from '../state.ts';
 
 /** Telegram keeps an update it could not deliver for 24 hours. */
@@ -28,7 +29,8 @@ export class AppliedUpdates {
 
   /**
    * Runs `apply` unless this update was applied before or is being applied now; records it once
-   * `apply` settled (a crash part-way leaves it unrecorded: the redelivery is applied then).
+   * `apply` settled (a crash part-way leaves it unrecorded: the redelivery is applied then),
+   * unless `apply` declined it (declined.ts: another process leads now and will apply it).
    */
   async once(updateId: number, apply: () => Promise<void>): Promise<void> {
     if (this.#inHand.has(updateId) || (await this.#seen(updateId))) {
@@ -36,13 +38,23 @@ export class AppliedUpdates {
       return;
     }
     this.#inHand.add(updateId);
+    let declined = false;
     try {
       await apply();
+    } catch (err) {
+      // Not applied here at all: left unrecorded for the process that leads now.
+      declined = isDeclined(err);
+      throw err;
     } finally {
-      await this.#store
-        .set(keyOf(updateId), '1', UPDATE_MEMORY_MS)
-        .catch((err: unknown) => this.#log.warn({ err, updateId }, 'telegram: update not recorded'))
-        .finally(() => this.#inHand.delete(updateId));
+      if (declined) this.#inHand.delete(updateId);
+      else {
+        await this.#store
+          .set(keyOf(updateId), '1', UPDATE_MEMORY_MS)
+          .catch((err: unknown) =>
+            this.#log.warn({ err, updateId }, 'telegram: update not recorded'),
+          )
+          .finally(() => this.#inHand.delete(updateId));
+      }
     }
   }
 

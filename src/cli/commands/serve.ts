@@ -112,6 +112,11 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
           new Promise<false>((r) => setTimeout(() => r(false), LOST_STOP_MS).unref()),
         ]);
         if (!stopped) log.warn('no longer the leader: the stop did not finish in time, exiting');
+        // Agents lead process groups of their own and would outlive us, running on while another
+        // worker takes their steps again (their queue locks lapse): a step would run twice.
+        const { killAgentGroups } = await import('../../jobs/runner/spawn.ts');
+        const killed = killAgentGroups();
+        if (killed > 0) log.warn({ killed }, 'no longer the leader: agents still running killed');
         process.exit(LOST_LEASE_EXIT);
       }
       log.info(end, 'stopping: no new updates; running steps finish or go back to the queue');

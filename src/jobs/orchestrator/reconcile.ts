@@ -6,8 +6,12 @@
  *   job active in a worker process of this host that is gone → handed back to the queue now
  *   (not after its lease), as a task's job is;
  *   job finished while we were down → its stored outcome is applied;
- *   job unknown (or cancelled) → recoverInterrupted (the engine re-queues the step when the run
- *   has resumeFromLastStep, else blocks it "interrupted during step X: resume or retry").
+ *   job unknown and the step never started (its enqueue never landed: the process that committed
+ *   it died or lost Redis first) → the ledger's enqueue done again, same attempt and job id
+ *   (requeue.ts), also for a run another live process still holds (an old leader stopping);
+ *   job unknown (or cancelled) otherwise → recoverInterrupted (the engine re-queues the step
+ *   when the run has resumeFromLastStep, else blocks it "interrupted during step X: resume or
+ *   retry").
  * Only the in-flight attempt is touched: no completed step runs again. Open checkpoints with an
  * expiry get their timers back; idle runs' locks are released.
  */
@@ -23,6 +27,7 @@ import { errorMessage } from '../queue/outcome.ts';
 import { type JobQueue, jobIdOf } from '../queue/port.ts';
 import { triggerQueueStepId } from './job-payload.ts';
 import { type JobRef, type KeyedCommand, outcomeCommands } from './job-results.ts';
+import { requeueUnstarted } from './requeue.ts';
 import { indexRow, type RunDriver } from './run-driver.ts';
 import { ensureSpecFile } from './run-files.ts';
 import { isRunLockConflict, type RunStores } from './run-stores.ts';
@@ -119,9 +124,11 @@ export async function reconcile(deps: ReconcileDeps): Promise<string[]> {
       run = await deps.stores.for(t.workspace).load(t.runId);
     } catch (err) {
       if (isRunLockConflict(err)) {
-        // Another live process (a running bridge) holds the run: it drives it, nothing to do.
+        // Another live process holds the run and drives it, except a step whose enqueue it never
+        // got through (an old leader cut from Redis): that job is queued here, once.
         deps.log.debug({ runId: t.runId }, 'run held by a live process; left to it');
         seen.push(t.runId);
+        await requeueHeld(deps, t.runId, t.workspace);
       } else if (err instanceof NotFoundError) {
         deps.log.warn({ runId: t.runId, workspace: t.workspace }, 'indexed run not found on disk');
       } else {
@@ -190,6 +197,8 @@ async function reconcileRun(
         'applying a job outcome from while we were down',
       );
       await driver.commitPlanned(state.id, (s) => outcomeCommands(s, job, outcome));
+    } else if (status === null && (await requeueUnstarted(deps, state, job)) !== 'not-mine') {
+      // The step never started: its own job is in the queue now, nothing was interrupted.
     } else {
       log.warn(
         { runId: state.id, jobId: job.id },
@@ -199,6 +208,18 @@ async function reconcileRun(
     }
   }
   await driver.settle(state.id);
+}
+
+/** A run another live process holds: its unstarted step's missing job is queued (requeue.ts). */
+async function requeueHeld(deps: ReconcileDeps, runId: string, workspace: string): Promise<void> {
+  try {
+    const { state } = await deps.stores.for(workspace).peek(runId);
+    deps.driver.remember(runId, { workspace: state.workspace, layout: state.layout });
+    const job = inFlightJob(state);
+    if (job !== null) await requeueUnstarted(deps, state, job);
+  } catch (err) {
+    deps.log.warn({ runId, err: errorMessage(err) }, 'the job of a held run was not checked');
+  }
 }
 
 /**

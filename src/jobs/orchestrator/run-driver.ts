@@ -7,6 +7,7 @@
  */
 import type { RunFeedStore } from '../../db/repositories/run-feed.ts';
 import type { RunIndexInput, RunsRepo } from '../../db/repositories/runs.ts';
+import type { Effect } from '../../engine/events.ts';
 import { KeyedMutex } from '../../engine/ledger/keyed-mutex.ts';
 import { isTerminal, type Layout, type RunState } from '../../engine/model.ts';
 import type { RunStore } from '../../engine/store/run-store.ts';
@@ -130,6 +131,24 @@ export class RunDriver {
         return { state };
       }),
     );
+  }
+
+  /**
+   * Carries out a ledger effect again, outside any commit (requeue.ts): under the run's mutex, so
+   * after a commit of this process in flight, and only while `wanted` holds for the run's state
+   * then. Takes no run lock (another live process may hold it) and writes no file.
+   */
+  async redo(
+    runId: string,
+    effect: Effect,
+    wanted: (state: RunState) => boolean | Promise<boolean>,
+  ): Promise<boolean> {
+    return this.#mutex.run(runId, async () => {
+      const state = await this.peek(runId);
+      if (!(await wanted(state))) return false;
+      await this.#deps.effects.run(state, [effect]);
+      return true;
+    });
   }
 
   /** Releases the run's lock if it is idle (after start-up reconciliation loaded it). */

@@ -6,7 +6,9 @@
  *   once (progress is never reset).
  * - the job of each active run's running step, checked every `leaseCheckMs`: a job the queue no
  *   longer knows (Redis restarted empty) is recovered after two checks in a row (the step runs
- *   again); an outcome that never reached us is applied.
+ *   again); an outcome that never reached us is applied. A step that never started and whose
+ *   job the queue never got (its enqueue was cut off: an old leader's Redis gone silent) gets
+ *   that very job enqueued at once (requeue.ts): nothing of it ran, so nothing runs twice.
  * One run's failure is logged and reported; it never stops the checks of the others.
  */
 import fs from 'node:fs';
@@ -19,6 +21,7 @@ import type { JobQueue } from '../queue/port.ts';
 import { applyHandEdit } from './hand-edits.ts';
 import { outcomeCommands } from './job-results.ts';
 import { inFlightJob, interruptedCommands } from './reconcile.ts';
+import { requeueUnstarted } from './requeue.ts';
 import type { RunDriver } from './run-driver.ts';
 import { isRunLockConflict } from './run-stores.ts';
 import type { RunNotice } from './types.ts';
@@ -134,6 +137,10 @@ export class RunSupervisor {
         const outcome = status.outcome;
         log.info({ runId, jobId: job.id }, 'applying a job outcome that was not reported');
         await driver.commitPlanned(runId, (s) => outcomeCommands(s, job, outcome));
+        return;
+      }
+      if (status === null && (await requeueUnstarted(this.#deps, state, job)) !== 'not-mine') {
+        this.#suspects.delete(runId);
         return;
       }
       const suspect = this.#suspects.get(runId);

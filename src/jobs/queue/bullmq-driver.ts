@@ -64,7 +64,19 @@ export interface BullmqQueueOptions {
   workerHeartbeatMs?: number;
   /** How long and how many finished jobs Redis keeps (default `DEFAULT_BULLMQ_RETENTION`). */
   retention?: Partial<BullmqRetention>;
+  /**
+   * How long a Redis command of the queue's own connections may go unanswered before it fails
+   * (default `DEFAULT_COMMAND_TIMEOUT_MS`; blocking connections have none, they wait by design).
+   */
+  commandTimeoutMs?: number;
 }
+
+/**
+ * Without a bound, a command sent into a network that drops packets (a cut, not a refusal: no
+ * error ever comes) waits for TCP to give up, about 15 minutes: an enqueue hung so, with the run's
+ * mutex held. 5 s is far above any healthy Redis answer; a leader passes a shorter one.
+ */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 5_000;
 
 /** How long a cancelled job's marker is kept (refuses its start and its re-enqueue). */
 const CANCEL_MARK_TTL_MS = 30 * 24 * 3600 * 1000;
@@ -76,7 +88,10 @@ export async function createBullmqQueue(opts: BullmqQueueOptions): Promise<JobQu
   const queueName = opts.queueName ?? 'phasebridge-jobs';
   const keys = new QueueKeys(prefix, queueName);
   const onError = opts.onError ?? warnOnError;
-  const commands = new Redis(opts.url);
+  const commandTimeout = opts.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+  // connectTimeout too: a reconnect into a network that drops packets must fail as well.
+  const bounded = { commandTimeout, connectTimeout: Math.max(commandTimeout, 1_000) };
+  const commands = new Redis(opts.url, bounded);
   commands.on('error', (err) => onError(err, 'bullmq driver connection'));
   const lockDurationMs = opts.lockDurationMs ?? 30_000;
   const deps: BullmqWorkerDeps = {
@@ -99,9 +114,10 @@ export async function createBullmqQueue(opts: BullmqQueueOptions): Promise<JobQu
     heartbeatMs: opts.workerHeartbeatMs ?? WORKER_HEARTBEAT_MS,
   };
   const keep = keepJobsOf({ ...DEFAULT_BULLMQ_RETENTION, ...opts.retention });
-  // The Queue keeps ioredis' bounded retries: an enqueue during an outage fails instead of hanging.
+  // The Queue keeps ioredis' bounded retries: an enqueue during an outage fails instead of hanging;
+  // the command timeout does the same when Redis is silent rather than gone.
   const queue = new Queue<BullJobData, Record<string, unknown>, 'step'>(queueName, {
-    connection: { url: opts.url },
+    connection: { url: opts.url, ...bounded },
     prefix,
   });
   queue.on('error', (err) => onError(err, 'bullmq queue'));

@@ -35,9 +35,13 @@ export function queueConfigFor(opts: {
   jobLeaseMs?: number;
   /** BullMQ: how long finished jobs stay in Redis (PHASEBRIDGE_RETAIN_JOBS), with count caps. */
   retention?: Partial<BullmqRetention>;
+  /** BullMQ: bound of a Redis command of the queue (see BullmqQueueOptions). */
+  commandTimeoutMs?: number;
   onError?: ErrorReporter;
 }): QueueConfig {
   const base = opts.onError === undefined ? {} : { onError: opts.onError };
+  const bound =
+    opts.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: opts.commandTimeoutMs };
   const retention = opts.retention === undefined ? {} : { retention: opts.retention };
   if (opts.redisUrl !== undefined && opts.redisUrl !== '') {
     return {
@@ -46,6 +50,7 @@ export function queueConfigFor(opts: {
       ...base,
       ...bullmqLease(opts.jobLeaseMs),
       ...retention,
+      ...bound,
     };
   }
   if (opts.db.dialect !== 'sqlite') {

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
+import { signalGroup } from './kill-tree.ts';
 import type { AgentCommand } from './types.ts';
 
 /** How a started process ended. */
@@ -66,6 +67,21 @@ export function lowerPriority(pid: number, increment: number): void {
   }
 }
 
+/** Process groups of the agents this process started whose leader has not exited yet. */
+const liveGroups = new Set<number>();
+
+/**
+ * SIGKILLs every agent process group this process started that still runs; returns how many.
+ * For a process about to exit without waiting for its steps (a leader that lost its lease): a
+ * detached agent would outlive it and run on while another worker takes its step again.
+ */
+export function killAgentGroups(): number {
+  const groups = [...liveGroups];
+  for (const pgid of groups) signalGroup(pgid, 'SIGKILL');
+  liveGroups.clear();
+  return groups.length;
+}
+
 /**
  * Starts `cmd` without a shell, as the leader of its own process group (detached) so the whole
  * tree can be signalled, with stdout/stderr piped and the prompt (if any) written to stdin.
@@ -87,8 +103,13 @@ export function spawnProcess(cmd: AgentCommand, opts: SpawnOptions): Promise<Spa
     // Synchronous failures: bad argument types, NUL bytes in argv.
     return Promise.resolve({ ok: false, error: err as NodeJS.ErrnoException });
   }
+  const pgid = child.pid;
+  if (pgid !== undefined) liveGroups.add(pgid);
   const exit = new Promise<ProcessExit>((resolve) => {
-    child.once('exit', (code, signal) => resolve({ code, signal }));
+    child.once('exit', (code, signal) => {
+      if (pgid !== undefined) liveGroups.delete(pgid);
+      resolve({ code, signal });
+    });
   });
   return new Promise<SpawnResult>((resolve) => {
     child.once('error', (error: NodeJS.ErrnoException) => {

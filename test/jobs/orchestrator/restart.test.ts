@@ -75,7 +75,7 @@ describe('restart', () => {
     expect(state.steps[0]!.attempt).toBe(1);
   });
 
-  it('re-enqueues the step of a run whose job vanished while nobody ran (no step runs twice)', async () => {
+  it('enqueues again the job of a queued step that never reached the queue: same attempt, once', async () => {
     env = await makeEnv();
     const first = await env.open({ worker: false });
     const run = await first.startRun({
@@ -87,19 +87,44 @@ describe('restart', () => {
     const jobId = `${run.id}:plan:1`;
     expect((await env.queue.get(jobId))?.state).toBe('waiting');
     await first.close();
+    // As if the process died (or lost its queue) between the commit and the enqueue.
     env.db.sqlite.prepare('DELETE FROM jobs WHERE id = ?').run(jobId);
 
     const second = await env.open();
     const state = await second.waitUntilIdle(run.id);
     expect(state.status).toBe('awaiting');
-    expect(state.steps[0]).toMatchObject({ status: 'completed', attempt: 2 });
+    // The step never started: its own job ran, not a second attempt.
+    expect(state.steps[0]).toMatchObject({ status: 'completed', attempt: 1 });
     const entries = ledgerOf(state);
-    expect(entries.map((e) => e.key)).toContain(`recover:${run.id}:plan:1`);
+    expect(entries.map((e) => e.key).filter((k) => k.startsWith('recover:'))).toEqual([]);
     const events = entries.flatMap((e) => e.events);
-    expect(events.filter((e) => e.type === 'stepInterrupted')).toEqual([
-      expect.objectContaining({ stepId: 'plan', attempt: 1 }),
-    ]);
+    expect(events.filter((e) => e.type === 'stepInterrupted')).toEqual([]);
     expect(events.filter((e) => e.type === 'stepCompleted')).toHaveLength(1);
+    expect((await env.queue.get(jobId))?.state).toBe('completed');
+  });
+
+  it('a run another live process holds, its queued step without a job: the job is enqueued at start-up', async () => {
+    env = await makeEnv();
+    // The old leader: it committed the step and keeps the run's lock, its enqueue never landed.
+    const holder = await env.open({ worker: false });
+    const run = await holder.startRun({
+      workflow: 'demo',
+      workspace: env.workspace,
+      spec: 'enqueue cut off',
+      actor: ALICE,
+    });
+    const jobId = `${run.id}:plan:1`;
+    env.db.sqlite.prepare('DELETE FROM jobs WHERE id = ?').run(jobId);
+
+    const next = await env.open();
+    // The holder still drives the run: it applies the outcome of the job the new one queued.
+    const state = await holder.waitUntilIdle(run.id);
+    expect(state.status).toBe('awaiting');
+    expect(state.steps[0]).toMatchObject({ status: 'completed', attempt: 1 });
+    const events = ledgerOf(state).flatMap((e) => e.events);
+    expect(events.filter((e) => e.type === 'stepQueued')).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'stepCompleted')).toHaveLength(1);
+    await next.close();
   });
 
   it('hands back at once the step job a dead process held (not after its 30 s lease)', async () => {
