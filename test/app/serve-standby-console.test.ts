@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { signIn } from '../support/console-login.ts';
-import { roleOf, type ServeProcess, spawnServe } from '../support/ha-serve.ts';
+import { roleOf, type ServeProcess, spawnServe, waitForRole } from '../support/ha-serve.ts';
 import {
   NO_POSTGRES_LINE,
   type PostgresHandle,
@@ -109,11 +109,7 @@ if (!present && !inCi()) {
           cleanups.push(() => serve.stop());
           return serve;
         };
-        const roleIs = (s: ServeProcess, role: string) =>
-          waitUntil(async () => (await roleOf(s)) === role, {
-            timeoutMs: 60_000,
-            message: `${s.name} is not ${role}:\n${s.output()}`,
-          });
+        const roleIs = waitForRole;
         /** Waits until standby `s` sees a console address advertised by the leader. */
         const forwarding = (s: ServeProcess) =>
           waitUntil(async () => (await leaderDetail(s)).includes('console forwarded to it'), {

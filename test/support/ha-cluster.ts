@@ -12,7 +12,7 @@ import { migrateToLatest } from '../../src/db/connection.ts';
 import { openPostgresDb } from '../../src/db/dialects/postgres/connection.ts';
 import { createRepositories } from '../../src/db/repositories/index.ts';
 import { type FakeChat, FakeTelegram, type FakeUser } from '../fakes/telegram.ts';
-import { roleOf, type ServeProcess, spawnServe } from './ha-serve.ts';
+import { type ServeProcess, spawnServe, waitForRole } from './ha-serve.ts';
 import type { PostgresHandle } from './postgres.ts';
 import type { RedisHandle } from './redis.ts';
 import { waitUntil } from './slowdown.ts';
@@ -116,11 +116,7 @@ export async function haCluster(deps: HaClusterDeps) {
     cleanups.push(() => serve.stop());
     return serve;
   };
-  const roleIs = (s: ServeProcess, role: string) =>
-    waitUntil(async () => (await roleOf(s)) === role, {
-      timeoutMs: 60_000,
-      message: `${s.name} is not ${role}:\n${s.output()}`,
-    });
+  const roleIs = waitForRole;
   /** `a` leading and `b` its standby; `aEnv` overrides `a`'s environment. */
   const leaderAndStandby = async (aEnv: Readonly<Record<string, string>> = {}) => {
     const a = await start('a', aEnv);

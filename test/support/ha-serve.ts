@@ -6,6 +6,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { freePort } from './server-process.ts';
+import { waitUntil } from './slowdown.ts';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/phasebridge.js');
 
@@ -72,4 +73,13 @@ export async function roleOf(s: ServeProcess): Promise<string | undefined> {
   } catch {
     return undefined;
   }
+}
+
+/** Waits until `s`'s /readyz names `role`; the failure shows its log. */
+export function waitForRole(s: ServeProcess, role: string): Promise<unknown> {
+  return waitUntil(async () => (await roleOf(s)) === role, {
+    timeoutMs: 60_000,
+    message: `${s.name} is not ${role}:
+${s.output()}`,
+  });
 }
