@@ -63,6 +63,9 @@ export interface Leadership {
   readonly redisCommandTimeoutMs?: number;
 }
 
+/** How long a stop lets deliveries in hand finish before leaving the rest queued (see unwind). */
+const STOP_DELIVERY_GRACE_MS = 3000;
+
 /** How long a leader's Postgres session may sit idle inside a transaction (a paused process). */
 const IDLE_IN_TRANSACTION_MS = 10_000;
 
@@ -110,9 +113,19 @@ export async function startBridge(
   opts: StartBridgeOptions = {},
 ): Promise<RunningBridge> {
   const stack: (() => Promise<void>)[] = [];
+  let stopDeliveries = async (): Promise<void> => {};
   const unwind = async () => {
-    for (const stop of stack.reverse()) {
-      await stop().catch((err: unknown) => log.error({ err }, 'bridge: error while stopping'));
+    // Deliveries in hand get a moment; then what waits for a platform's limits (a busy group: a
+    // minute, a 429: its retry_after) stays queued for the next start instead of holding the stop.
+    const grace = setTimeout(() => {
+      stopDeliveries().catch((err: unknown) => log.error({ err }, 'bridge: outbox not stopped'));
+    }, STOP_DELIVERY_GRACE_MS);
+    try {
+      for (const stop of stack.reverse()) {
+        await stop().catch((err: unknown) => log.error({ err }, 'bridge: error while stopping'));
+      }
+    } finally {
+      clearTimeout(grace);
     }
   };
   try {
@@ -243,10 +256,11 @@ export async function startBridge(
       onRepeats: (owner, refs) => refusalTarget?.chatops.repeatsFound(owner, refs),
     });
     outboxes = paced.outboxes;
-    // Stopped after chatops (unwinding runs backwards), so its last edits are still delivered.
-    stack.push(async () => {
+    stopDeliveries = async () => {
       await Promise.all(paced.outboxes.map((o) => o.stop()));
-    });
+    };
+    // Stopped after chatops (unwinding runs backwards), so its last edits are still delivered.
+    stack.push(() => stopDeliveries());
     const chatops = new ChatOps({
       orchestrator,
       repos,

@@ -18,7 +18,7 @@ import {
   ChatUnreachableError,
   PhasebridgeError,
   RateLimitedError,
-  ResourceError,
+  StoppingError,
 } from '../../errors.ts';
 import type { OutgoingMessage, Urgency } from '../channel.ts';
 import { laneOf, type OutboxKind } from './limits.ts';
@@ -604,8 +604,8 @@ export class Outbox {
 }
 
 /** The answer to a caller whose call stays queued for the next process. */
-function deferred(): ResourceError {
-  return new ResourceError('the bridge is stopping: the message stays queued for its next start');
+function deferred(): StoppingError {
+  return new StoppingError();
 }
 
 /** The row fields of a draft. */
