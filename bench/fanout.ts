@@ -31,7 +31,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import type { Channel, Platform, Urgency } from '../src/bridges/channel.ts';
-import { prose } from '../src/bridges/render-text.ts';
 import { TelegramChannel } from '../src/bridges/telegram/index.ts';
 import type { ChatOpsDeps } from '../src/chatops/context.ts';
 import { Notifier } from '../src/chatops/notifier.ts';
@@ -43,9 +42,9 @@ import { decide } from '../src/engine/decide.ts';
 import type { RunEvent } from '../src/engine/events.ts';
 import { evolve } from '../src/engine/evolve.ts';
 import type { RunState, Workflow } from '../src/engine/model.ts';
-import { RateLimitedError } from '../src/errors.ts';
 import { FakeTelegram } from '../test/fakes/telegram.ts';
 import { idealFinish, type Necessary } from './fanout-ideal.ts';
+import { InteractiveLoops, summary } from './fanout-interactive.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -59,14 +58,6 @@ const STEPS = 4;
 const PROGRESS_MS = 300;
 const STAGGER_MS = 250;
 const PRESSES = Number(arg('presses', '5'));
-/** Counts a call refused with a 429 past the adapter's own wait; anything else is a bench error. */
-function failedIfRateLimited(err: unknown): void {
-  if (!(err instanceof RateLimitedError)) throw err;
-  interactiveFailures++;
-}
-
-/** Presses and /runs of the current scenario that failed (`--mode direct`: a 429 past the adapter's wait). */
-let interactiveFailures = 0;
 /** How long after the checkpoint message appears the person presses. */
 const REACTION_MS = 300;
 const PRESS_CHAT = 4242;
@@ -82,6 +73,15 @@ const THINK_MS = Number(arg('think-ms', '4000'));
 /** The urgencies of before issue 31 (no `interactive`): the pacing as it was. */
 const BEFORE = process.argv.includes('--no-interactive');
 const waited = (then: Urgency): Urgency => (BEFORE ? then : 'interactive');
+const loops = new InteractiveLoops({
+  presses: PRESSES,
+  reactionMs: REACTION_MS,
+  thinkMs: THINK_MS,
+  agentMs: AGENT_MS,
+  pressChat: PRESS_CHAT,
+  runChat: RUN_CHAT,
+  waited,
+});
 /**
  * The fake's limits: Telegram's, its per-chat burst as the outbox's table assumes it. The ideal
  * ignores the burst: the fan-out's messages are not interactive, none of them may use it.
@@ -126,87 +126,8 @@ interface Scenario {
   chats: number;
 }
 
-/** p50 and max of a list of durations (ms). */
-function summary(ms: readonly number[]) {
-  const sorted = [...ms].sort((a, b) => a - b);
-  return {
-    n: sorted.length,
-    p50: sorted[Math.floor(sorted.length / 2)] ?? null,
-    max: sorted.at(-1) ?? null,
-  };
-}
-
-/**
- * `PRESSES` times: a checkpoint message to the private chat, a person's reaction time, then the
- * press's edit of it; returns press → edit answered (ms) per press.
- */
-async function pressLoop(channel: Channel): Promise<number[]> {
-  const took: number[] = [];
-  for (let i = 0; i < PRESSES; i++) {
-    try {
-      const ref = await channel.send(`telegram:${PRESS_CHAT}`, {
-        text: prose(`checkpoint ${i}`),
-        urgency: 'decision',
-      });
-      await sleep(REACTION_MS);
-      const t = performance.now();
-      await channel.edit(ref, {
-        text: prose(`checkpoint ${i}: approved`),
-        urgency: waited('decision'),
-      });
-      took.push(Math.round(performance.now() - t));
-    } catch (err) {
-      // `--mode direct` has no outbox: a 429 past the adapter's own wait fails the call.
-      if (!(err instanceof RateLimitedError)) throw err;
-      interactiveFailures++;
-    }
-    if (i < PRESSES - 1) await sleep(THINK_MS);
-  }
-  return took;
-}
-
-/**
- * `PRESSES` times: `/run` in a private chat, as chatops answers it there (the status message,
- * its edit when the step starts; after the agent's time the answer, the checkpoint and the
- * status edit); returns /run → checkpoint answered, minus the agent's time (ms), per run.
- */
-async function runLoop(channel: Channel): Promise<number[]> {
-  const chat = `telegram:${RUN_CHAT}`;
-  const took: number[] = [];
-  for (let i = 0; i < PRESSES; i++) {
-    const t = performance.now();
-    const calls: Promise<void>[] = [];
-    // Every call gets its handler at once; a 429 past the adapter's wait (`--mode direct`) counts.
-    const track = <T>(call: Promise<T>): Promise<T> => {
-      calls.push(call.then(() => undefined, failedIfRateLimited));
-      return call;
-    };
-    try {
-      const status = await track(
-        channel.send(chat, { text: prose(`run ${i}`), urgency: waited('notice') }),
-      );
-      track(channel.edit(status, { text: prose(`run ${i}: plan running`), urgency: 'status' }));
-      await sleep(AGENT_MS);
-      track(channel.send(chat, { text: prose(`💬 plan ${i}`), urgency: waited('decision') }));
-      await track(
-        channel.send(chat, {
-          text: prose(`checkpoint plan:1 of run ${i}`),
-          urgency: waited('decision'),
-        }),
-      );
-      took.push(Math.round(performance.now() - t - AGENT_MS));
-      track(channel.edit(status, { text: prose(`run ${i}: awaiting`), urgency: 'notice' }));
-    } catch {
-      // Counted by its tracked copy.
-    }
-    await Promise.all(calls);
-    if (i < PRESSES - 1) await sleep(THINK_MS);
-  }
-  return took;
-}
-
 async function scenario({ mode, chats }: Scenario) {
-  interactiveFailures = 0;
+  loops.failures = 0;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-fanout-'));
   const file = path.join(dir, 'bridge.db');
   const fake = await FakeTelegram.start({ limits: LIMITS });
@@ -300,8 +221,8 @@ async function scenario({ mode, chats }: Scenario) {
       updates.push(notifier.update(state, events, chatRefs));
     }
   };
-  const presses = chats > 0 && PRESSES > 0 ? pressLoop(channel) : Promise.resolve([]);
-  const runPresses = chats > 0 && PRESSES > 0 ? runLoop(channel) : Promise.resolve([]);
+  const presses = chats > 0 && PRESSES > 0 ? loops.pressLoop(channel) : Promise.resolve([]);
+  const runPresses = chats > 0 && PRESSES > 0 ? loops.runLoop(channel) : Promise.resolve([]);
   await Promise.all(Array.from({ length: RUNS }, (_, r) => runOne(r)));
   await Promise.all(updates);
   const pressMs = await presses;
@@ -366,13 +287,13 @@ async function scenario({ mode, chats }: Scenario) {
     press_during_fanout_ms: summary(pressMs),
     run_to_checkpoint_during_fanout_ms: summary(runMs),
     interactive_chats_429: interactive429,
-    interactive_failed: interactiveFailures,
+    interactive_failed: loops.failures,
   };
 }
 
 /** Press → edit in a quiet bridge: only the private chat, through the outbox or straight. */
 async function quietPresses(mode: string) {
-  interactiveFailures = 0;
+  loops.failures = 0;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-press-'));
   const file = path.join(dir, 'bridge.db');
   const fake = await FakeTelegram.start({ limits: LIMITS });
@@ -395,7 +316,7 @@ async function quietPresses(mode: string) {
       store.close();
     };
   }
-  const [took, runs] = await Promise.all([pressLoop(channel), runLoop(channel)]);
+  const [took, runs] = await Promise.all([loops.pressLoop(channel), loops.runLoop(channel)]);
   await close();
   await fake.close();
   fs.rmSync(dir, { recursive: true, force: true });
@@ -403,7 +324,7 @@ async function quietPresses(mode: string) {
     press_to_edit_ms: summary(took),
     run_to_checkpoint_ms: summary(runs),
     rate_limited_429: fake.calls.filter((c) => c.errorCode === 429).length,
-    interactive_failed: interactiveFailures,
+    interactive_failed: loops.failures,
   };
 }
 
