@@ -194,3 +194,21 @@ export function answerKey(messageId: number, userId: number, text: string): stri
   const digest = createHash('sha256').update(text).digest('base64url').slice(0, 16);
   return `press:${messageId}:${userId}:${digest}`;
 }
+
+/** HTML parse mode; link previews off so status messages stay compact. */
+export const HTML_FORMAT = {
+  parse_mode: 'HTML',
+  link_preview_options: { is_disabled: true },
+} as const;
+
+/** The options of a sendMessage (or sendDocument) to `chat`: HTML, topic, keyboard, reply. */
+export function sendOptions(chat: TelegramChat, part: RenderedPart | undefined, replyToId?: number) {
+  return {
+    ...HTML_FORMAT,
+    ...(chat.topic !== undefined && { message_thread_id: chat.topic }),
+    ...(part?.keyboard && { reply_markup: part.keyboard }),
+    ...(replyToId !== undefined && {
+      reply_parameters: { message_id: replyToId, allow_sending_without_reply: true },
+    }),
+  };
+}
