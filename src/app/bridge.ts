@@ -4,7 +4,8 @@
  */
 
 import type { Kysely } from 'kysely';
-import type { InboundHandler, Platform } from '../bridges/channel.ts';
+import type { InboundHandler } from '../bridges/events.ts';
+import type { Platform } from '../bridges/channel.ts';
 import { UpdateDeclined } from '../bridges/declined.ts';
 import { type Outbox, withOutboxes } from '../bridges/outbox/index.ts';
 import { outboxStoreOf } from '../bridges/outbox/store-of.ts';

@@ -14,7 +14,8 @@
  * open. A Request changes at the step's loop max is refused at
  * the press, with the limit, before anyone types a reason.
  */
-import type { ButtonPress, Channel, Reply } from '../bridges/channel.ts';
+import type { ButtonPress, Reply } from '../bridges/events.ts';
+import type { Channel } from '../bridges/channel.ts';
 import { prose } from '../bridges/render-text.ts';
 import type { CheckpointMessageRecord } from '../db/repositories/index.ts';
 import type { ReasonPromptRecord } from '../db/repositories/reason-prompts.ts';

@@ -8,7 +8,8 @@
  *   for (const channel of channels.values()) await channel.start(chatops.handle);
  */
 
-import type { ChatRef, InboundEvent, MessageOwner } from '../bridges/channel.ts';
+import type { InboundEvent } from '../bridges/events.ts';
+import type { ChatRef, MessageOwner } from '../bridges/messages.ts';
 import { prose } from '../bridges/render-text.ts';
 import { StoppingError } from '../errors.ts';
 import { ActivityWatch } from './activity.ts';

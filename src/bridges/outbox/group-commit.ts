@@ -4,7 +4,7 @@
  * that answers later (Postgres) nothing starts while the commit is in flight.
  */
 import { PhasebridgeError } from '../../errors.ts';
-import type { OutgoingMessage, Urgency } from '../channel.ts';
+import type { OutgoingMessage, Urgency } from '../messages.ts';
 import type { OutboxKind } from './limits.ts';
 import { closes, deferred, type Entry, item, moreUrgent, type Waiter } from './outbox-entries.ts';
 import type { OutboxOptions } from './outbox-options.ts';

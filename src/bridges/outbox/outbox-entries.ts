@@ -4,7 +4,7 @@
  * out as one call, the newest).
  */
 import { StoppingError } from '../../errors.ts';
-import type { OutgoingMessage, Urgency } from '../channel.ts';
+import type { OutgoingMessage, Urgency } from '../messages.ts';
 import { type OutboxKind, URGENCY_RANK } from './limits.ts';
 import type { PaceItem } from './pacer.ts';
 

@@ -17,7 +17,7 @@
  * outbox-delivery.ts.
  */
 import { randomBytes } from 'node:crypto';
-import type { OutgoingMessage } from '../channel.ts';
+import type { OutgoingMessage } from '../messages.ts';
 import { type CommitContext, GroupCommit } from './group-commit.ts';
 import { laneOf, type OutboxKind } from './limits.ts';
 import { type DeliveryContext, deliver } from './outbox-delivery.ts';

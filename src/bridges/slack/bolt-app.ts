@@ -4,7 +4,8 @@
  * neutral events (inbound.ts) for the channel to deliver.
  */
 import { App } from '@slack/bolt';
-import type { ChannelLogger, InboundEvent } from '../channel.ts';
+import type { ChannelLogger } from '../channel.ts';
+import type { InboundEvent } from '../events.ts';
 import { fromMessageEdit } from './edits.ts';
 import { toSlackError } from './errors.ts';
 import {

@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { ButtonPress, ChatUser, Command, DirectText, Interaction, Reply } from '../channel.ts';
+import type { ButtonPress, ChatUser, Command, DirectText, Interaction, Reply } from '../events.ts';
 import { decodeHandle, encodeHandle } from '../interaction-handle.ts';
 import { filesOf, type SlackFileObject } from './files.ts';
 import {

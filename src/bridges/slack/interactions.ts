@@ -9,7 +9,9 @@
  */
 import type { App } from '@slack/bolt';
 import { PhasebridgeError, PlatformError } from '../../errors.ts';
-import type { AnswerOptions, ChannelLogger, Interaction, ReasonAsk, RichText } from '../channel.ts';
+import type { AnswerOptions, ChannelLogger, ReasonAsk } from '../channel.ts';
+import type { Interaction } from '../events.ts';
+import type { RichText } from '../messages.ts';
 import { plain, plainTextOf, rich } from '../render-text.ts';
 import type { ChannelStateStore } from '../state.ts';
 import { isSpentResponseUrl, isSpentTrigger, slackErrorCode } from './errors.ts';

@@ -6,22 +6,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Bot, InputFile, webhookCallback } from 'grammy';
 import type { Update } from 'grammy/types';
-import { ConfigError, ConflictError, PhasebridgeError } from '../../errors.ts';
-import type {
-  AnswerOptions,
-  Channel,
-  ChannelCapabilities,
-  ChannelLogger,
-  ChatUser,
-  InboundFile,
-  InboundHandler,
-  Interaction,
-  OutgoingFile,
-  OutgoingMessage,
-} from '../channel.ts';
+import { ConfigError, ConflictError, type PhasebridgeError } from '../../errors.ts';
+import type { AnswerOptions, Channel, ChannelCapabilities, ChannelLogger } from '../channel.ts';
 import { stderrLogger } from '../channel.ts';
 import { isDeclined } from '../declined.ts';
 import { DEFAULT_RETRY_POLICY, SerialQueues, withRateLimitRetry } from '../delivery.ts';
+import type { ChatUser, InboundFile, InboundHandler, Interaction } from '../events.ts';
+import type { OutgoingFile, OutgoingMessage } from '../messages.ts';
 import { rich, splitRichTextInto } from '../render-text.ts';
 import { isNotModified, pollingFault, toTelegramError } from './errors.ts';
 import { downloadTelegramFile } from './files.ts';
@@ -315,7 +306,11 @@ export class TelegramChannel implements Channel {
   }
 
   /** Takes the buttons off an earlier copy of a send made again (repeats.ts). */
-  clearRepeats(sent: string, message: OutgoingMessage, known: readonly string[]): Promise<string[]> {
+  clearRepeats(
+    sent: string,
+    message: OutgoingMessage,
+    known: readonly string[],
+  ): Promise<string[]> {
     return clearRepeats(this.#calls, sent, message, known);
   }
 

@@ -3,7 +3,8 @@
  * prompt that asks the presser for a reason.
  */
 import { PhasebridgeError } from '../../errors.ts';
-import type { AnswerOptions, Interaction } from '../channel.ts';
+import type { AnswerOptions } from '../channel.ts';
+import type { Interaction } from '../events.ts';
 import { rich } from '../render-text.ts';
 import type { TelegramCalls } from './api-calls.ts';
 import { isExpiredQuery } from './errors.ts';
@@ -102,8 +103,10 @@ export async function askForReason(
 
 /** Stops the pressed button's spinner (an empty callback answer); a failure is only logged. */
 function stopSpinner(c: TelegramCalls, callbackId: string): Promise<void> {
-  return c.call(() => c.api.answerCallbackQuery(callbackId)).then(
-    () => undefined,
-    (err) => c.log.warn({ err }, 'telegram: could not answer callback query'),
-  );
+  return c
+    .call(() => c.api.answerCallbackQuery(callbackId))
+    .then(
+      () => undefined,
+      (err) => c.log.warn({ err }, 'telegram: could not answer callback query'),
+    );
 }

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { InlineKeyboardButton, InlineKeyboardMarkup } from 'grammy/types';
 import { InvalidInputError } from '../../errors.ts';
-import type { MessageButton, OutgoingMessage, RichSegment, RichText } from '../channel.ts';
+import type { MessageButton, OutgoingMessage, RichSegment, RichText } from '../messages.ts';
 import { composeBody, plainTextOf, splitRichText, splitRichTextInto } from '../render-text.ts';
 
 /** Telegram's limit on a message's visible text (after entity parsing). */
@@ -202,7 +202,11 @@ export const HTML_FORMAT = {
 } as const;
 
 /** The options of a sendMessage (or sendDocument) to `chat`: HTML, topic, keyboard, reply. */
-export function sendOptions(chat: TelegramChat, part: RenderedPart | undefined, replyToId?: number) {
+export function sendOptions(
+  chat: TelegramChat,
+  part: RenderedPart | undefined,
+  replyToId?: number,
+) {
   return {
     ...HTML_FORMAT,
     ...(chat.topic !== undefined && { message_thread_id: chat.topic }),

@@ -2,7 +2,7 @@
  * Telegram's side of a send made again after a restart (Channel.clearRepeats): the earlier copy,
  * which bridge.db does not know, loses its buttons.
  */
-import type { OutgoingMessage } from '../channel.ts';
+import type { OutgoingMessage } from '../messages.ts';
 import type { TelegramCalls } from './api-calls.ts';
 import { formatMessageRef, parseMessageRef, renderMessage } from './outbound.ts';
 
