@@ -15,12 +15,7 @@ import type { RichText } from '../messages.ts';
 import { plain, plainTextOf, rich } from '../render-text.ts';
 import type { ChannelStateStore } from '../state.ts';
 import { isSpentResponseUrl, isSpentTrigger, slackErrorCode } from './errors.ts';
-import {
-  decodeInteraction,
-  type InteractionData,
-  promptMetadata,
-  threadPromptKey,
-} from './inbound.ts';
+import { threadPromptKey } from './inbound.ts';
 import {
   answerKey,
   formatChatRef,
@@ -31,6 +26,7 @@ import {
   type SlackChat,
 } from './outbound.ts';
 import type { PressUrls } from './press-urls.ts';
+import { decodeInteraction, type InteractionData, promptMetadata } from './presses.ts';
 import { postToResponseUrl } from './response-url.ts';
 import { ThreadPrompts } from './thread-prompts.ts';
 
