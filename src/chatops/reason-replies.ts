@@ -37,21 +37,30 @@ export class ReasonReplies {
 
   /** Handles a Reply; true when it answered one of our reason prompts (the answer is committed). */
   async reply(ev: Reply): Promise<boolean> {
-    const pending = await this.#deps.repos.reasonPrompts.take(
-      ev.replyToMessageRef,
-      ev.user.platform,
-      ev.user.id,
-      this.#deps.clock().getTime(),
-    );
+    const prompts = this.#deps.repos.reasonPrompts;
+    const ask = [ev.replyToMessageRef, ev.user.platform, ev.user.id] as const;
+    // Read, not claimed: closed once handled, so an answer whose process died before its vote
+    // was committed (a leader killed) finds its prompt open when it is delivered again.
+    const pending = await prompts.find(...ask, this.#deps.clock().getTime());
     if (!pending) return this.#notTaken(ev);
     // Only an approval's comment may be empty; an empty reason leaves the prompt open, and the
     // person is told so (issue 29: what a human writes is never silently nothing).
     if (ev.text.trim() === '' && pending.answer !== 'approve') {
-      await this.#deps.repos.reasonPrompts.add(pending);
       const channel = channelFor(this.#deps, ev.chatRef);
       await sendText(channel, ev.chatRef, emptyReasonWords(pending));
       return true;
     }
+    try {
+      return await this.#answer(pending, ev);
+    } finally {
+      await prompts.take(...ask, 0).catch((err: unknown) => {
+        this.#deps.log.warn({ err }, 'chatops: an answered reason prompt was not closed');
+      });
+    }
+  }
+
+  /** Applies the answer `pending` waited for: a tool's, or a vote with its reason or comment. */
+  async #answer(pending: ReasonPromptRecord, ev: Reply): Promise<true> {
     if (pending.checkpointId.startsWith(TOOL_PREFIX) && this.#tools) {
       await this.#tools.reply(pending, ev);
       return true;
@@ -67,15 +76,9 @@ export class ReasonReplies {
     };
     // The role is checked again: it may have been removed while the prompt was open.
     if (access.binding === null || !hasRole(access.role, ANSWER_ROLE)) {
-      await audit(this.#deps, {
-        ...base,
-        outcome: 'refused',
-        detail: `role ${access.role ?? 'none'}`,
-      });
-      await channel?.send(ev.chatRef, {
-        text: prose(refusalText('answer')),
-        urgency: 'interactive',
-      });
+      const detail = `role ${access.role ?? 'none'}`;
+      await audit(this.#deps, { ...base, outcome: 'refused', detail });
+      await sendText(channel, ev.chatRef, refusalText('answer'));
       return true;
     }
     // An approval's comment is its reason, as `approve --comment` makes it; empty: a plain approve.
