@@ -99,6 +99,11 @@ export interface Reply {
   readonly text: string;
   /** The message replied to, in the form `askForReason` returned. */
   readonly replyToMessageRef: MessageRef;
+  /**
+   * The replied message's text as the platform carried it (Telegram): names the run when the
+   * message's id is not known yet (its send not confirmed yet, or a repeat sent before a crash).
+   */
+  readonly replyToText?: string;
   readonly chatRef: ChatRef;
   readonly threadRef?: string;
   readonly user: ChatUser;

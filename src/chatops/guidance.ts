@@ -8,12 +8,14 @@
  * run is finished the person is told their words went nowhere and how to start a new run; a reply
  * to a reason prompt whose question expired (its row swept) is told that nothing was applied
  * (issue 29). A viewer, or anyone without a role here, is refused (privately where the channel
- * can whisper) and nothing is recorded. Replies to messages of no run are chatter and ignored.
+ * can whisper) and nothing is recorded. A reply to our message whose id is not known yet (its
+ * send unconfirmed, or a crash's repeat) is about the run the message names. Replies to messages
+ * of no run are chatter and ignored.
  */
 import type { Reply } from '../bridges/events.ts';
 import { prose } from '../bridges/render-text.ts';
 import type { Role } from '../db/schema.ts';
-import { isTerminal } from '../engine/model.ts';
+import { isTerminal, RUN_ID_PATTERN } from '../engine/model.ts';
 import {
   type NoteDestinations,
   type NoteTarget,
@@ -56,14 +58,34 @@ async function withFiles(
 /** The run a reply is about, and what the replied message was (null: a message of no run). */
 async function runOfReply(
   deps: ChatOpsDeps,
-  ref: string,
+  ev: Reply,
 ): Promise<{ runId: string; kind?: string } | null> {
   const { repos } = deps;
+  const ref = ev.replyToMessageRef;
   const runId =
     (await repos.statusMessages.runOfMessage(ref)) ??
     (await repos.checkpointMessages.runOfMessage(ref));
   if (runId !== null) return { runId };
-  return repos.runMessages.find(ref);
+  const known = await repos.runMessages.find(ref);
+  if (known !== null) return known;
+  const named = await runNamedIn(deps, ev);
+  return named === null ? null : { runId: named };
+}
+
+/** Run ids inside a message's text ("Checkpoint plan:1 — run <id>"). */
+const RUN_ID_IN_TEXT = new RegExp(RUN_ID_PATTERN.source.slice(1, -1), 'g');
+
+/**
+ * The run our replied message names, when its id is not known (yet): its send's answer not
+ * confirmed when the reply came, or a copy repeated by a crash in the send window. Only a
+ * message naming one run, and a run this chat follows (its status message is here).
+ */
+async function runNamedIn(deps: ChatOpsDeps, ev: Reply): Promise<string | null> {
+  const ids = new Set(ev.replyToText?.match(RUN_ID_IN_TEXT) ?? []);
+  if (ids.size !== 1) return null;
+  const [runId] = [...ids] as [string];
+  const chats = await deps.repos.statusMessages.chatsOf(runId);
+  return chats.includes(ev.chatRef) ? runId : null;
 }
 
 /** The status of a run, or undefined when its ledger is no longer kept. */
@@ -77,7 +99,7 @@ async function statusOf(deps: ChatOpsDeps, runId: string) {
 
 /** Handles a Reply that was not an answer to a reason prompt; true when it was about a run. */
 export async function handleGuidanceReply(deps: ChatOpsDeps, ev: Reply): Promise<boolean> {
-  const about = await runOfReply(deps, ev.replyToMessageRef);
+  const about = await runOfReply(deps, ev);
   // Files alone are guidance too (their names are the note); only a reply of nothing is not.
   if (about === null || (ev.text.trim() === '' && (ev.files ?? []).length === 0)) return false;
   const { runId } = about;

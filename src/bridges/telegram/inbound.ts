@@ -113,6 +113,11 @@ function realReplyTo(message: Message): Message | undefined {
   return to;
 }
 
+/** The text of a replied message (a photo's or document's caption). */
+function replyText(to: Message): string | undefined {
+  return to.text ?? to.caption;
+}
+
 function fromMessage(message: Message, bot: BotIdentity): InboundEvent | undefined {
   // Channel posts, anonymous admins and other bots have no person behind them to authorise.
   if (!message.from || message.from.is_bot || message.sender_chat) return undefined;
@@ -159,6 +164,7 @@ function fromMessage(message: Message, bot: BotIdentity): InboundEvent | undefin
     kind: 'reply',
     text,
     replyToMessageRef: formatMessageRef(chat, [replyTo.message_id]),
+    ...(replyText(replyTo) !== undefined && { replyToText: replyText(replyTo) }),
     ...base,
   };
 }
