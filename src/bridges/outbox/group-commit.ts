@@ -44,6 +44,8 @@ export class GroupCommit {
   /** Callers of `queue` told when this turn's group commit is written (or failed). */
   #committing: Waiter[] = [];
   #flushing: NodeJS.Immediate | undefined;
+  /** A group commit is due in a microtask (an interactive row waits: `flushSoon`). */
+  #soon = false;
   /** A group commit in flight (a store that answers later): nothing starts until it is done. */
   #commit: Promise<void> | undefined;
   /** New calls in that commit (counted in `size` until they are entries). */
@@ -78,6 +80,22 @@ export class GroupCommit {
   add(draft: Draft): void {
     this.#drafts.push(draft);
     this.#flushing ??= setImmediate(() => this.flush());
+    if (draft.urgency === 'interactive') this.flushSoon();
+  }
+
+  /**
+   * A person waits for an interactive row: it is committed once this task's other work is done
+   * (a microtask), not at the end of the event loop's turn, where other queued work (a job's
+   * claim, whose spawn forks synchronously) ran first: ~20 ms of a press → edit. Rows queued
+   * later in the turn take the next group commit.
+   */
+  flushSoon(): void {
+    if (this.#soon) return;
+    this.#soon = true;
+    queueMicrotask(() => {
+      this.#soon = false;
+      this.flush();
+    });
   }
 
   /**

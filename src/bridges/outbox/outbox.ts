@@ -184,6 +184,7 @@ export class Outbox {
           draft.message = message;
           draft.urgency = moreUrgent(draft.urgency, urgency);
           draft.waiters.push(waiter);
+          if (draft.urgency === 'interactive') this.#commits.flushSoon();
           return;
         }
         const waiting = this.#waitingEdit(target);

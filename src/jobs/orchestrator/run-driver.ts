@@ -227,9 +227,26 @@ export class RunDriver {
     if (!r.ok || r.duplicate) return r;
     const previous = this.#last.get(runId);
     this.#last.set(runId, r.state);
+    for (const e of r.events) {
+      if (e.type === 'checkpointResolved' || e.type === 'checkpointWithdrawn') {
+        this.#deps.timers.disarm(runId, e.checkpointId);
+      }
+    }
+    if (isTerminal(r.state.status)) this.#last.delete(runId);
+    const update = { runId, state: r.state, events: r.events };
+    let early = false;
     let late: string | null = null;
     try {
+      // A start's spec file and index row (its origin chat) come first: listeners read them.
       await hooks.beforeEffects?.(r.state);
+      // The ledger line is durable, so the chats may show the commit now: a person who pressed
+      // waits for it, and the next agent's spawn (a synchronous fork) and run.json's fsyncs
+      // took ~25 ms of a ~60 ms press → edit. Updates still leave in commit order (under the
+      // run's mutex), listeners read the state from the ledger (never run.json), and a crash
+      // before the enqueue is requeued at start-up. An idle state (nothing to queue) is told
+      // after run.json, as before: whoever waits for the run to be idle finds it on disk.
+      early = !isIdle(r.state);
+      if (early) this.#deps.emit(update);
       await this.#deps.effects.run(r.state, r.effects);
       const abandoned = abandonedTriggerJob(previous, r.state, r.events);
       if (abandoned !== null) await this.#deps.effects.cancel(abandoned);
@@ -239,13 +256,7 @@ export class RunDriver {
       late = await store.project(runId);
       this.#warnProjection(runId, late === null ? undefined : [late]);
     }
-    for (const e of r.events) {
-      if (e.type === 'checkpointResolved' || e.type === 'checkpointWithdrawn') {
-        this.#deps.timers.disarm(runId, e.checkpointId);
-      }
-    }
-    if (isTerminal(r.state.status)) this.#last.delete(runId);
-    this.#deps.emit({ runId, state: r.state, events: r.events });
+    if (!early) this.#deps.emit(update);
     this.#scheduleIndex(r.state);
     // The caller hears of a failed projection as before (its reply says what failed).
     return late === null ? r : { ...r, warnings: [...(r.warnings ?? []), late] };

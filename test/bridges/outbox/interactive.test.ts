@@ -83,6 +83,22 @@ describe('interactive calls on a simulated clock (Telegram’s table)', () => {
     }
   });
 
+  it('a press’s edit starts before work queued earlier in its turn (the next agent’s spawn); a status edit after it', async () => {
+    for (const [urgency, callsBefore] of [
+      ['interactive', 1],
+      ['status', 0],
+    ] as const) {
+      const { clock, outbox, platform } = await simOutbox();
+      // Queued first in the same turn, as the worker's claim of the approved run's next job is:
+      // its spawn forks synchronously, and the person waits for the edit, not for the fork.
+      const other = new Promise<number>((r) => setImmediate(() => r(platform.calls.length)));
+      const edit = outbox.enqueue('edit', `${PRIVATE}/7`, say('approved', urgency));
+      expect(await other, urgency).toBe(callsBefore);
+      await clock.runAll();
+      await edit;
+    }
+  });
+
   it('three interactive calls at once, then one a second: the chat’s bucket refills at its rate', async () => {
     const { clock, outbox, platform } = await simOutbox();
     for (const i of [1, 2, 3, 4, 5])

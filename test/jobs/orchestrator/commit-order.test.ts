@@ -4,7 +4,8 @@
  * sqlite queue's enqueue (observed, passed through): an approval's job is queued only once the
  * approval's ledger line is fsynced; run.json is written after the enqueue (not on the
  * approval → spawn path) and is durable (fsynced, renamed, folder fsynced) before the command's
- * caller is answered.
+ * caller is answered. The chats hear of the approval once its line is fsynced, before the job is
+ * queued (the person who pressed waits for the edit; the next agent's spawn forks synchronously).
  */
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -23,7 +24,7 @@ afterEach(async () => {
 });
 
 describe('approval commit order', () => {
-  it('queues the next job after the ledger fsync, and answers after run.json is durable', async () => {
+  it('tells the chats once the ledger line is fsynced, queues the next job next, and answers after run.json is durable', async () => {
     const o = await env.open();
     const run = await o.startRun({
       workflow: 'gate',
@@ -43,12 +44,14 @@ describe('approval commit order', () => {
       t.mark(`enqueue ${job.stepId}`);
       return enqueue(job, opts);
     };
+    const off = o.onUpdate((u) => t.mark(`update ${u.state.status}`));
     const r = await o.command(run.id, 'approve-1', {
       type: 'answerCheckpoint',
       answer: 'approve',
       actor: ALICE,
     });
     t.mark('answered');
+    off();
     t.restore();
     expect(r.ok).toBe(true);
     const order = t.calls.flatMap((c: Traced) => {
@@ -64,6 +67,7 @@ describe('approval commit order', () => {
     expect(order.slice(0, answered + 1)).toEqual([
       'ledger write',
       'ledger fsync',
+      'update active',
       'enqueue b',
       'run.json fsync',
       'run.json rename',
