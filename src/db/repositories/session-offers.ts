@@ -8,9 +8,9 @@
  * (issue 39).
  */
 import { type Kysely, sql } from 'kysely';
+import { dialectOf } from '../dialects/index.ts';
 import type { Database, Row } from '../schema.ts';
 import { newButtonToken } from './checkpoint-messages.ts';
-import { dialectOf } from '../dialects/index.ts';
 import { type Clock, type RepoOptions, sendAttemptedTwice, sendInFlightFor } from './support.ts';
 
 /** Which session an offer is about (and in which state it was offered). */
