@@ -184,8 +184,11 @@ export class SessionOffers {
     }
   }
 
-  /** The `sessions` command: offers each interrupted session of the workspace here; the reply. */
-  async offerIn(chat: ChatRef, workspace: string): Promise<string> {
+  /**
+   * The `sessions` command (`command`: its idempotency key): offers each interrupted session of
+   * the workspace here; the reply.
+   */
+  async offerIn(chat: ChatRef, workspace: string, command?: string): Promise<string> {
     const ws = resolve(workspace);
     const sessions = await this.#read(ws);
     if (sessions.length === 0) return `No interrupted session in ${ws}.`;
@@ -197,7 +200,7 @@ export class SessionOffers {
         lines.push(`${s.kind} session ${s.session}: being resumed (chosen by ${by})`);
         continue;
       }
-      await this.#post(ws, s, chat);
+      await this.#post(ws, s, chat, command);
       lines.push(`${s.kind} session ${s.session}: ${s.state}`);
     }
     return `${sessions.length} interrupted session(s) in ${ws}:\n${lines.join('\n')}`;
@@ -313,7 +316,13 @@ export class SessionOffers {
     return now ? last : null;
   }
 
-  async #post(workspace: string, s: InterruptedSession, chat: ChatRef): Promise<void> {
+  /** Offers `s` in `chat`; `command`: the key of the `sessions` command that asked. */
+  async #post(
+    workspace: string,
+    s: InterruptedSession,
+    chat: ChatRef,
+    command?: string,
+  ): Promise<void> {
     const channel = channelFor(this.#deps, chat);
     if (!channel) return;
     const offers = this.#deps.repos.sessionOffers;
@@ -323,7 +332,17 @@ export class SessionOffers {
       const ref = await channel.send(chat, {
         ...renderOpenOffer(s, workspace, row.buttonToken),
         owner: { kind: 'offer', id: row.id },
+        // A command redelivered after a restart (killed before its audit) finds its offer sent.
+        ...(command === undefined
+          ? {}
+          : { key: `sessions:${command}:${s.kind}:${s.session}:${s.state}` }),
       });
+      const copies = await offers.copies(keyOf(workspace, s));
+      if (copies.some((c) => c.id !== row.id && c.messageRef === ref)) {
+        // The outbox answered with that earlier copy's message: it stays the copy here.
+        await offers.removeUnsent(row.id);
+        return;
+      }
       await offers.setMessageRef(row.id, ref);
     } catch (err) {
       await offers.removeUnsent(row.id);

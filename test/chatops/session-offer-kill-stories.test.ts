@@ -7,7 +7,9 @@
  * - killed between the choice's record and its application: the next start applies it, once;
  * - killed after the choice was applied, before it was recorded so and the copies edited: the
  *   next start shows it, and the engine's keys keep it applied once;
- * - killed, then the session moved on: its new offer replaces the old one, which goes dead.
+ * - killed, then the session moved on: its new offer replaces the old one, which goes dead;
+ * - a `sessions` command redelivered after a kill (before or after its audit) offers nothing
+ *   again.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -190,6 +192,36 @@ describe('a session offer across a kill', () => {
     const state = await w.b.orchestrator.getRun(runId);
     expect(state.steps[0]!.attempt).toBe(2);
     expect(stepsQueued(runId)).toBe(2);
+  });
+
+  it('a sessions command redelivered after a kill offers nothing again, audited or not', async () => {
+    coordinatorStopped('EXECUTING');
+    const command = w.say(ALICE, '/sessions');
+    await w.message(/^1 interrupted session/);
+    expect(offers()).toHaveLength(1);
+    // The kill came before Telegram heard the update was handled: the next process gets it again.
+    await restart();
+    w.fake.pushUpdate(command);
+    await until(() => w.fake.unconfirmedUpdates === 0, 'the update handled');
+    expect(offers()).toHaveLength(1);
+    expect(w.messages(/^1 interrupted session/)).toHaveLength(1);
+    // The kill came before the command's audit was written, too.
+    await w.stop();
+    const db = new Database(path.join(w.home, 'bridge.db'));
+    expect(db.prepare(`delete from audit where action = 'command:sessions'`).run().changes).toBe(1);
+    db.close();
+    await w.start();
+    w.fake.pushUpdate(command);
+    await until(() => w.messages(/^1 interrupted session/).length === 2, 'the command answered');
+    expect(offers()).toHaveLength(1);
+    expect(live()).toHaveLength(1);
+    const copies = await w.b.repos.sessionOffers.copies({
+      workspace: path.resolve(w.workspace),
+      kind: 'coordinator',
+      session: 'coord-2026-01-20-abc123',
+      state: 'EXECUTING',
+    });
+    expect(copies.map((c) => c.messageRef)).toEqual([`${TEAM_REF}/${offers()[0]!.message_id}`]);
   });
 
   it('killed, then the session moved on: the new offer replaces the old one', async () => {
