@@ -31,7 +31,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import type { Channel, Platform, Urgency } from '../src/bridges/channel.ts';
-import { prose } from '../src/bridges/render-text.ts';
 import { TelegramChannel } from '../src/bridges/telegram/index.ts';
 import type { ChatOpsDeps } from '../src/chatops/context.ts';
 import { Notifier } from '../src/chatops/notifier.ts';
@@ -45,6 +44,7 @@ import { evolve } from '../src/engine/evolve.ts';
 import type { RunState, Workflow } from '../src/engine/model.ts';
 import { FakeTelegram } from '../test/fakes/telegram.ts';
 import { idealFinish, type Necessary } from './fanout-ideal.ts';
+import { InteractiveLoops, summary } from './fanout-interactive.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -73,6 +73,15 @@ const THINK_MS = Number(arg('think-ms', '4000'));
 /** The urgencies of before issue 31 (no `interactive`): the pacing as it was. */
 const BEFORE = process.argv.includes('--no-interactive');
 const waited = (then: Urgency): Urgency => (BEFORE ? then : 'interactive');
+const loops = new InteractiveLoops({
+  presses: PRESSES,
+  reactionMs: REACTION_MS,
+  thinkMs: THINK_MS,
+  agentMs: AGENT_MS,
+  pressChat: PRESS_CHAT,
+  runChat: RUN_CHAT,
+  waited,
+});
 /**
  * The fake's limits: Telegram's, its per-chat burst as the outbox's table assumes it. The ideal
  * ignores the burst: the fan-out's messages are not interactive, none of them may use it.
@@ -117,67 +126,8 @@ interface Scenario {
   chats: number;
 }
 
-/** p50 and max of a list of durations (ms). */
-function summary(ms: readonly number[]) {
-  const sorted = [...ms].sort((a, b) => a - b);
-  return {
-    n: sorted.length,
-    p50: sorted[Math.floor(sorted.length / 2)] ?? null,
-    max: sorted.at(-1) ?? null,
-  };
-}
-
-/**
- * `PRESSES` times: a checkpoint message to the private chat, a person's reaction time, then the
- * press's edit of it; returns press → edit answered (ms) per press.
- */
-async function pressLoop(channel: Channel): Promise<number[]> {
-  const took: number[] = [];
-  for (let i = 0; i < PRESSES; i++) {
-    const ref = await channel.send(`telegram:${PRESS_CHAT}`, {
-      text: prose(`checkpoint ${i}`),
-      urgency: 'decision',
-    });
-    await sleep(REACTION_MS);
-    const t = performance.now();
-    await channel.edit(ref, {
-      text: prose(`checkpoint ${i}: approved`),
-      urgency: waited('decision'),
-    });
-    took.push(Math.round(performance.now() - t));
-    if (i < PRESSES - 1) await sleep(THINK_MS);
-  }
-  return took;
-}
-
-/**
- * `PRESSES` times: `/run` in a private chat, as chatops answers it there (the status message,
- * its edit when the step starts; after the agent's time the answer, the checkpoint and the
- * status edit); returns /run → checkpoint answered, minus the agent's time (ms), per run.
- */
-async function runLoop(channel: Channel): Promise<number[]> {
-  const chat = `telegram:${RUN_CHAT}`;
-  const took: number[] = [];
-  for (let i = 0; i < PRESSES; i++) {
-    const t = performance.now();
-    const status = await channel.send(chat, { text: prose(`run ${i}`), urgency: waited('notice') });
-    void channel.edit(status, { text: prose(`run ${i}: plan running`), urgency: 'status' });
-    await sleep(AGENT_MS);
-    const answer = channel.send(chat, { text: prose(`💬 plan ${i}`), urgency: waited('decision') });
-    const checkpoint = channel.send(chat, {
-      text: prose(`checkpoint plan:1 of run ${i}`),
-      urgency: waited('decision'),
-    });
-    const edit = channel.edit(status, { text: prose(`run ${i}: awaiting`), urgency: 'notice' });
-    await checkpoint;
-    took.push(Math.round(performance.now() - t - AGENT_MS));
-    await Promise.all([answer, edit]);
-    if (i < PRESSES - 1) await sleep(THINK_MS);
-  }
-  return took;
-}
-
 async function scenario({ mode, chats }: Scenario) {
+  loops.failures = 0;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-fanout-'));
   const file = path.join(dir, 'bridge.db');
   const fake = await FakeTelegram.start({ limits: LIMITS });
@@ -271,8 +221,8 @@ async function scenario({ mode, chats }: Scenario) {
       updates.push(notifier.update(state, events, chatRefs));
     }
   };
-  const presses = chats > 0 && PRESSES > 0 ? pressLoop(channel) : Promise.resolve([]);
-  const runPresses = chats > 0 && PRESSES > 0 ? runLoop(channel) : Promise.resolve([]);
+  const presses = chats > 0 && PRESSES > 0 ? loops.pressLoop(channel) : Promise.resolve([]);
+  const runPresses = chats > 0 && PRESSES > 0 ? loops.runLoop(channel) : Promise.resolve([]);
   await Promise.all(Array.from({ length: RUNS }, (_, r) => runOne(r)));
   await Promise.all(updates);
   const pressMs = await presses;
@@ -337,11 +287,13 @@ async function scenario({ mode, chats }: Scenario) {
     press_during_fanout_ms: summary(pressMs),
     run_to_checkpoint_during_fanout_ms: summary(runMs),
     interactive_chats_429: interactive429,
+    interactive_failed: loops.failures,
   };
 }
 
 /** Press → edit in a quiet bridge: only the private chat, through the outbox or straight. */
 async function quietPresses(mode: string) {
+  loops.failures = 0;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-press-'));
   const file = path.join(dir, 'bridge.db');
   const fake = await FakeTelegram.start({ limits: LIMITS });
@@ -364,7 +316,7 @@ async function quietPresses(mode: string) {
       store.close();
     };
   }
-  const [took, runs] = await Promise.all([pressLoop(channel), runLoop(channel)]);
+  const [took, runs] = await Promise.all([loops.pressLoop(channel), loops.runLoop(channel)]);
   await close();
   await fake.close();
   fs.rmSync(dir, { recursive: true, force: true });
@@ -372,6 +324,7 @@ async function quietPresses(mode: string) {
     press_to_edit_ms: summary(took),
     run_to_checkpoint_ms: summary(runs),
     rate_limited_429: fake.calls.filter((c) => c.errorCode === 429).length,
+    interactive_failed: loops.failures,
   };
 }
 

@@ -13,6 +13,8 @@ const INPUT_FILES = [
   'package.json',
   'package-lock.json',
   'scripts/bundle.mjs',
+  'scripts/bundle-config.mjs',
+  'scripts/build-lock.mjs',
   'scripts/fast-paths.mjs',
   'scripts/stale.cjs',
   'scripts/launcher.cjs',

@@ -124,6 +124,17 @@ export class ResourceError extends PhasebridgeError {
   }
 }
 
+/**
+ * The bridge is stopping: a message it was waiting to deliver stays queued (a row in bridge.db)
+ * for its next start. Whoever waited must not count the message as delivered (the run feed keeps
+ * its cursor, so the next start replays what this cut short).
+ */
+export class StoppingError extends ResourceError {
+  constructor(message = 'the bridge is stopping: the message stays queued for its next start') {
+    super(message);
+  }
+}
+
 /** Where a refusal applies: the whole chat, or only the thread/topic inside it. */
 export type RefusalScope = 'chat' | 'thread';
 

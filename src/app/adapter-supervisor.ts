@@ -4,7 +4,8 @@
  * `/readyz` names such an adapter with its last error until it has started, and an adapter that
  * stopped on its own later (its `fault`): that one is not retried, a restart with a fix is needed.
  */
-import type { Channel, InboundHandler, Platform } from '../bridges/channel.ts';
+import type { Channel, Platform } from '../bridges/channel.ts';
+import type { InboundHandler } from '../bridges/events.ts';
 import type { NotReady, Readiness } from '../http/health.ts';
 import { type Log, secretRedactor } from '../log.ts';
 

@@ -3,9 +3,7 @@
  * and the HTTP server (web console, health, metrics, webhooks), started and stopped in order.
  */
 
-import type { Kysely } from 'kysely';
-import type { InboundHandler, Platform } from '../bridges/channel.ts';
-import { UpdateDeclined } from '../bridges/declined.ts';
+import type { Platform } from '../bridges/channel.ts';
 import { type Outbox, withOutboxes } from '../bridges/outbox/index.ts';
 import { outboxStoreOf } from '../bridges/outbox/store-of.ts';
 import { CONSOLE_CHAT_REF, orchestratorRunsSource, WEB_ADMIN } from '../bridges/web/index.ts';
@@ -16,7 +14,7 @@ import { controlSocketPath } from '../control/protocol.ts';
 import { startControlServer } from '../control/server.ts';
 import { startBackgroundCheckpoints } from '../db/checkpointer.ts';
 import { migrateToLatest } from '../db/connection.ts';
-import { bridgeDbAnswers, countsBy } from '../db/health.ts';
+import { bridgeDbAnswers } from '../db/health.ts';
 import { claimFence, currentFence, FencedError } from '../db/leader-fence.ts';
 import { openConfiguredDb } from '../db/open.ts';
 import { refusePostgresWithoutRedis } from '../db/postgres-support.ts';
@@ -25,43 +23,29 @@ import {
   type Repositories,
   type UnreachableChat,
 } from '../db/repositories/index.ts';
-import type { Database as Schema } from '../db/schema.ts';
 import { ConflictError } from '../errors.ts';
 import { makeDirs } from '../fs-errors.ts';
 import { isForwardedWith } from '../http/forward.ts';
 import { healthRoutes, Readiness, type ReadyWithNote } from '../http/health.ts';
-import { BridgeMetrics, bearerOr } from '../http/metrics.ts';
+import { bearerOr } from '../http/metrics.ts';
 import { HttpServer, isLoopbackHost } from '../http/server.ts';
-import { Orchestrator, type RunUpdate } from '../jobs/orchestrator/orchestrator.ts';
+import { Orchestrator } from '../jobs/orchestrator/orchestrator.ts';
 import { createJobQueue, queueConfigFor } from '../jobs/queue/create-queue.ts';
 import type { JobQueue } from '../jobs/queue/port.ts';
 import type { Log } from '../log.ts';
 import { AdapterSupervisor } from './adapter-supervisor.ts';
+import { bridgeMetrics, recordDecisions } from './bridge-metrics.ts';
 import { buildChannels } from './channels.ts';
 import { consoleAdmin } from './console-admin.ts';
 import { consoleQueue } from './console-queue.ts';
+import { fencedHandler, type Leadership } from './leadership.ts';
 import { namedRunsIndex } from './named-runs-index.ts';
 import { outboxRefusals, type RefusalTarget } from './outbox-refusals.ts';
 import { bullmqRetention, type PruneSchedule, schedulePrune } from './retention.ts';
 import { describeWorker, WorkerWatch } from './worker-watch.ts';
 
-/**
- * This process leads several `serve` on one Postgres and Redis (serve-ha.ts): its lease's
- * fencing token, checked by the outbox's writes and before each inbound update is applied.
- */
-export interface Leadership {
-  readonly token: number;
-  /** This process as the lease names it. */
-  readonly holder: string;
-  /** Seconds since the lease was last renewed, for /metrics. */
-  readonly leaseAgeSeconds: () => Promise<number | undefined>;
-  /** A write or an update was refused by the fence: a newer leader exists, stop leading. */
-  readonly onFenced: (err: FencedError) => void;
-  /** What requests the standbys forward to this leader carry (http/forward.ts); a secret. */
-  readonly forwardKey?: string;
-  /** Bound of the queue's Redis commands (leader-lease.ts says why it follows the lease). */
-  readonly redisCommandTimeoutMs?: number;
-}
+/** How long a stop lets deliveries in hand finish before leaving the rest queued (see unwind). */
+const STOP_DELIVERY_GRACE_MS = 3000;
 
 /** How long a leader's Postgres session may sit idle inside a transaction (a paused process). */
 const IDLE_IN_TRANSACTION_MS = 10_000;
@@ -110,9 +94,19 @@ export async function startBridge(
   opts: StartBridgeOptions = {},
 ): Promise<RunningBridge> {
   const stack: (() => Promise<void>)[] = [];
+  let stopDeliveries = async (): Promise<void> => {};
   const unwind = async () => {
-    for (const stop of stack.reverse()) {
-      await stop().catch((err: unknown) => log.error({ err }, 'bridge: error while stopping'));
+    // Deliveries in hand get a moment; then what waits for a platform's limits (a busy group: a
+    // minute, a 429: its retry_after) stays queued for the next start instead of holding the stop.
+    const grace = setTimeout(() => {
+      stopDeliveries().catch((err: unknown) => log.error({ err }, 'bridge: outbox not stopped'));
+    }, STOP_DELIVERY_GRACE_MS);
+    try {
+      for (const stop of stack.reverse()) {
+        await stop().catch((err: unknown) => log.error({ err }, 'bridge: error while stopping'));
+      }
+    } finally {
+      clearTimeout(grace);
     }
   };
   try {
@@ -183,24 +177,7 @@ export async function startBridge(
       await watch.start();
       stack.push(async () => watch.stop());
     }
-    const metrics = new BridgeMetrics({
-      log,
-      // Alone on its home or database, or the lease's holder: it is the leader.
-      info: { role: 'leader', database: db.dialect, queue: queue.driver },
-      ...(lead ? { leaseAgeSeconds: lead.leaseAgeSeconds } : {}),
-      runsByStatus: () => countsBy(db, 'runs', 'status'),
-      // Queue depth with either driver (BullMQ counts in Redis).
-      ...(queue.counts ? { jobsByState: () => queue.counts!() } : {}),
-      ...(watch
-        ? {
-            workersByKind: async () => {
-              await watch.refresh(); // a scrape sees workers as of now, not 5 s ago
-              return watch.counts();
-            },
-            runningByKind: async () => watch.running(),
-          }
-        : {}),
-    });
+    const metrics = bridgeMetrics(log, db, queue, watch, lead);
     const offDecisions = orchestrator.onUpdate((u) => recordDecisions(metrics, u));
     let outboxes: readonly Outbox[] = []; // set below, once the channels are wrapped
     stack.push(async () => offDecisions());
@@ -245,10 +222,11 @@ export async function startBridge(
       onRepeats: (owner, refs) => refusalTarget?.chatops.repeatsFound(owner, refs),
     });
     outboxes = paced.outboxes;
-    // Stopped after chatops (unwinding runs backwards), so its last edits are still delivered.
-    stack.push(async () => {
+    stopDeliveries = async () => {
       await Promise.all(paced.outboxes.map((o) => o.stop()));
-    });
+    };
+    // Stopped after chatops (unwinding runs backwards), so its last edits are still delivered.
+    stack.push(() => stopDeliveries());
     const chatops = new ChatOps({
       orchestrator,
       repos,
@@ -356,43 +334,6 @@ export async function startBridge(
     await unwind();
     throw err;
   }
-}
-
-/** Feeds the decision-latency and step-duration histograms from the engine's events. */
-function recordDecisions(metrics: BridgeMetrics, update: RunUpdate): void {
-  for (const event of update.events) {
-    if (event.type === 'stepCompleted' || event.type === 'stepFailed') {
-      const step = update.state.steps.find((s) => s.id === event.stepId);
-      const outcome = event.type === 'stepCompleted' ? 'completed' : 'failed';
-      if (step?.startedAt)
-        metrics.stepFinished(outcome, step.startedAt, step.finishedAt ?? event.at);
-      continue;
-    }
-    if (event.type !== 'checkpointResolved') continue;
-    const cp = update.state.checkpoints.find((c) => c.id === event.checkpointId);
-    if (cp) metrics.checkpointDecided(event.decision.answer, cp.openedAt, event.decision.at);
-  }
-}
-
-/**
- * Hands an update on only while `lead`'s token is the database's: a paused old leader that wakes
- * after a takeover applies nothing it still had in hand (the new leader gets it again).
- */
-function fencedHandler(
-  handle: InboundHandler,
-  db: Kysely<Schema>,
-  lead: Leadership,
-): InboundHandler {
-  return async (event) => {
-    const current = await currentFence(db);
-    if (current !== lead.token) {
-      const err = new FencedError(lead.token, current);
-      lead.onFenced(err);
-      // Declined, not failed: the adapter leaves the update for the new leader (declined.ts).
-      throw new UpdateDeclined(err.message, { cause: err });
-    }
-    await handle(event);
-  };
 }
 
 /** The `/readyz` note naming chats that refuse us, or plain ready when none does. */

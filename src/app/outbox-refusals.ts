@@ -4,7 +4,8 @@
  * is, a thread's refusal sends the message to its chat, and a chat that moved is re-bound (the
  * outbox itself re-sends the row and the chat's other queued sends to the new id).
  */
-import type { Channel, ChatRef, Platform } from '../bridges/channel.ts';
+import type { Channel, Platform } from '../bridges/channel.ts';
+import type { ChatRef } from '../bridges/messages.ts';
 import type { OutboxFailure } from '../bridges/outbox/index.ts';
 import type { ChatOps } from '../chatops/index.ts';
 import { ChatUnreachableError } from '../errors.ts';

@@ -5,7 +5,8 @@
  */
 import type { z } from 'zod';
 import { InvalidInputError } from '../errors.ts';
-import type { Interaction, Platform } from './channel.ts';
+import type { Platform } from './channel.ts';
+import type { Interaction } from './events.ts';
 
 /** Packs an adapter's data into an opaque, serialisable handle of `platform`. */
 export function encodeHandle(platform: Platform, data: object): Interaction {

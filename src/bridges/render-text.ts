@@ -2,7 +2,7 @@
  * Platform-neutral helpers for `RichText`: building it, measuring it, and splitting it into chunks
  * a platform accepts. Pure functions; adapters turn the chunks into their own markup.
  */
-import type { MessageField, RichSegment, RichText } from './channel.ts';
+import type { MessageField, RichSegment, RichText } from './messages.ts';
 
 /** A plain-text segment. */
 export const plain = (text: string): RichSegment => ({ kind: 'plain', text });

@@ -8,7 +8,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Channel, RichText } from '../bridges/channel.ts';
+import type { Channel } from '../bridges/channel.ts';
+import type { RichText } from '../bridges/messages.ts';
 import { bold, plain, rich } from '../bridges/render-text.ts';
 import { openInside, UnsafePathError } from '../engine/ledger/safe-path.ts';
 import { type ChatOpsDeps, channelFor } from './context.ts';

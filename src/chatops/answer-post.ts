@@ -7,7 +7,7 @@
  * ANSWER_MAX_CHARS goes as a file where the platform takes files, else it is cut with a pointer to
  * the step log.
  */
-import type { RichText, Urgency } from '../bridges/channel.ts';
+import type { RichText, Urgency } from '../bridges/messages.ts';
 import { bold, plain, rich } from '../bridges/render-text.ts';
 import type { RunEvent } from '../engine/events.ts';
 import type { RunState } from '../engine/model.ts';

@@ -9,7 +9,7 @@ import type {
   MessageField,
   OutgoingMessage,
   RichSegment,
-} from '../bridges/channel.ts';
+} from '../bridges/messages.ts';
 import { bold, code, plain, plainTextOf, rich, richField } from '../bridges/render-text.ts';
 import type { Actor, CheckpointAnswer, CheckpointState } from '../engine/model.ts';
 import type { StepChanges } from '../jobs/runner/git-changes.ts';

@@ -12,23 +12,18 @@
  * way for an optional comment, committed as the approval's reason (as `approve --comment`; empty:
  * a plain approve). An empty reason decides nothing: it is answered out loud and its prompt stays
  * open. A Request changes at the step's loop max is refused at
- * the press, with the limit, before anyone types a reason.
+ * the press, with the limit, before anyone types a reason. The replies are reason-replies.ts.
  */
-import type { ButtonPress, Channel, Reply } from '../bridges/channel.ts';
-import { prose } from '../bridges/render-text.ts';
+import type { ButtonPress, Reply } from '../bridges/events.ts';
 import type { CheckpointMessageRecord } from '../db/repositories/index.ts';
 import type { ReasonPromptRecord } from '../db/repositories/reason-prompts.ts';
 import { changesRefusal, closedMessage, evaluateVote } from '../engine/checkpoint-policy.ts';
 import type { CheckpointAnswer, CheckpointState, RunState } from '../engine/model.ts';
-import { peopleNames } from '../engine/person-name.ts';
 import { ANSWER_ROLE, hasRole, refusalText } from './authorize.ts';
-import { type ParsedButton, parseButtonId, voteResultWords } from './checkpoint-message.ts';
+import { type ParsedButton, parseButtonId } from './checkpoint-message.ts';
+import { voteOnCheckpoint } from './checkpoint-vote.ts';
 import {
-  type Access,
-  accessOfEvent,
-  audit,
   type ChatOpsDeps,
-  channelFor,
   type PressContext,
   pressContext,
   rememberRunMessage,
@@ -36,7 +31,7 @@ import {
 import { checkDigest } from './digest-check.ts';
 import { sendStepDiff } from './handlers/diff.ts';
 import { findCheckpoint, isCurrentCopy } from './presenter.ts';
-import { TOOL_PREFIX } from './tool-approval-message.ts';
+import { ReasonReplies } from './reason-replies.ts';
 import { ToolApprovalPresses } from './tool-approval-press.ts';
 
 /** Unanswered reason prompts are dropped after this long. */
@@ -49,13 +44,6 @@ const COMMENT_ASKED =
   'Write your comment in the dialog: it goes to the next step with your approval. Send it empty to approve without one.';
 /** The comment modal: its title, its field, and that the field may stay empty. */
 const COMMENT_ASK = { title: 'Approve with comment', label: 'Comment', optional: true } as const;
-
-/** What failed, in the answer to a reason or comment that could not be committed. */
-const WHAT: Readonly<Record<CheckpointAnswer, string>> = {
-  reject: 'reject',
-  loop: 'request changes',
-  approve: 'approve',
-};
 
 /** What a press puts right in the chat besides its own answer (ChatOps wires the presenter). */
 export interface PressHooks {
@@ -70,6 +58,7 @@ export class CheckpointPresses {
   readonly #deps: ChatOpsDeps;
   readonly #tools: ToolApprovalPresses | undefined;
   readonly #hooks: PressHooks;
+  readonly #replies: ReasonReplies;
 
   /**
    * Uses the shared chatops dependencies; tool approval buttons and reasons go to `tools`; a
@@ -81,6 +70,7 @@ export class CheckpointPresses {
     this.#deps = deps;
     this.#tools = tools;
     this.#hooks = hooks;
+    this.#replies = new ReasonReplies(deps, tools);
   }
 
   /** Handles one press; always answers the presser privately. */
@@ -189,9 +179,17 @@ export class CheckpointPresses {
       await note('refused', `approve ${cp.id}: ${bound.text}`, row.runId);
       return say(bound.text);
     }
-    const text = await this.#vote(access, ev.idempotencyKey, row.runId, cp.id, parsed.answer, {
-      digest: bound?.digest,
-    });
+    const text = await voteOnCheckpoint(
+      this.#deps,
+      access,
+      ev.idempotencyKey,
+      row.runId,
+      cp.id,
+      parsed.answer,
+      {
+        digest: bound?.digest,
+      },
+    );
     const content = bound === undefined ? '' : ` (content ${bound.label}, sha256 ${bound.digest})`;
     await note(
       text.ok ? 'allowed' : 'failed',
@@ -201,112 +199,9 @@ export class CheckpointPresses {
     return say(capital(text.text));
   }
 
-  /** Handles a Reply; true when it answered one of our reason prompts (the answer is committed). */
-  async reply(ev: Reply): Promise<boolean> {
-    const pending = await this.#deps.repos.reasonPrompts.take(
-      ev.replyToMessageRef,
-      ev.user.platform,
-      ev.user.id,
-      this.#deps.clock().getTime(),
-    );
-    if (!pending) return this.#notTaken(ev);
-    // Only an approval's comment may be empty; an empty reason leaves the prompt open, and the
-    // person is told so (issue 29: what a human writes is never silently nothing).
-    if (ev.text.trim() === '' && pending.answer !== 'approve') {
-      await this.#deps.repos.reasonPrompts.add(pending);
-      const channel = channelFor(this.#deps, ev.chatRef);
-      await sendText(channel, ev.chatRef, emptyReasonWords(pending));
-      return true;
-    }
-    if (pending.checkpointId.startsWith(TOOL_PREFIX) && this.#tools) {
-      await this.#tools.reply(pending, ev);
-      return true;
-    }
-    const access = await accessOfEvent(this.#deps, ev);
-    const channel = channelFor(this.#deps, ev.chatRef);
-    const base = {
-      actor: access.actor,
-      action: `reply:${pending.answer}`,
-      chatRef: ev.chatRef,
-      key: ev.idempotencyKey,
-      target: pending.runId,
-    };
-    // The role is checked again: it may have been removed while the prompt was open.
-    if (access.binding === null || !hasRole(access.role, ANSWER_ROLE)) {
-      await audit(this.#deps, {
-        ...base,
-        outcome: 'refused',
-        detail: `role ${access.role ?? 'none'}`,
-      });
-      await channel?.send(ev.chatRef, {
-        text: prose(refusalText('answer')),
-        urgency: 'interactive',
-      });
-      return true;
-    }
-    // An approval's comment is its reason, as `approve --comment` makes it; empty: a plain approve.
-    const words = pending.answer === 'approve' ? ev.text.trim() || undefined : ev.text;
-    // An approval with a comment approves what was shown, as a plain press does.
-    let digest: string | undefined;
-    if (pending.answer === 'approve') {
-      const state = await this.#deps.orchestrator.getRun(pending.runId);
-      const cp = findCheckpoint(state, pending.checkpointId);
-      const bound =
-        cp && state.checkpoint?.id === cp.id ? await checkDigest(this.#deps, state, cp) : undefined;
-      if (bound?.ok === false) {
-        await audit(this.#deps, { ...base, outcome: 'refused', detail: bound.text });
-        await sendText(channel, ev.chatRef, bound.text);
-        return true;
-      }
-      digest = bound?.digest;
-    }
-    const result = await this.#vote(
-      access,
-      ev.idempotencyKey,
-      pending.runId,
-      pending.checkpointId,
-      pending.answer,
-      words === undefined ? { digest } : { reason: words, digest },
-    );
-    await audit(this.#deps, {
-      ...base,
-      outcome: result.ok ? 'allowed' : 'failed',
-      detail: result.text,
-    });
-    // On success the checkpoint copies are edited and the run's end is announced; say nothing more.
-    const what = WHAT[pending.answer];
-    if (!result.ok) await sendText(channel, ev.chatRef, `Could not ${what}: ${result.text}`);
-    return true;
-  }
-
-  /**
-   * A reply to one of our questions that is not an answer to it: the question asks someone else,
-   * or it expired. Said out loud (never silently dropped, issue 29); false when it is no question.
-   */
-  async #notTaken(ev: Reply): Promise<boolean> {
-    const asked = await this.#deps.repos.reasonPrompts.listByPrompt(ev.replyToMessageRef);
-    const first = asked[0];
-    if (first === undefined) return false;
-    const mine = asked.find((p) => p.platform === ev.user.platform && p.userId === ev.user.id);
-    const ids = asked.map((p) => `${p.platform}:${p.userId}`);
-    const people = await this.#deps.repos.people.lookup(ids);
-    const askedOf = peopleNames(ids.map((id) => people.get(id) ?? { id }));
-    const expired = mine !== undefined;
-    const text = expired
-      ? `That question about run ${first.runId} expired, so your answer decided nothing: press the button again to answer.`
-      : `That question about run ${first.runId} is for ${askedOf}; your reply was not passed on. To guide the run, reply to its status or checkpoint message.`;
-    const access = await accessOfEvent(this.#deps, ev);
-    await audit(this.#deps, {
-      actor: access.actor,
-      action: `reply:${first.answer}`,
-      chatRef: ev.chatRef,
-      key: ev.idempotencyKey,
-      target: first.runId,
-      outcome: 'refused',
-      detail: expired ? 'the question expired' : `the question is for ${askedOf}`,
-    });
-    await sendText(channelFor(this.#deps, ev.chatRef), ev.chatRef, text);
-    return true;
+  /** Handles a Reply; true when it answered one of our reason prompts (reason-replies.ts). */
+  reply(ev: Reply): Promise<boolean> {
+    return this.#replies.reply(ev);
   }
 
   /** Keeps the ask open (bridge.db) until the presser's text answers it, or it expires. */
@@ -352,28 +247,6 @@ export class CheckpointPresses {
     await note(sent.sent ? 'allowed' : 'failed', `diff ${step.id}#${step.attempt}`, row.runId);
     return say(sent.text);
   }
-
-  async #vote(
-    access: Access,
-    key: string,
-    runId: string,
-    checkpointId: string,
-    answer: CheckpointAnswer,
-    extra: { reason?: string; digest?: string | undefined } = {},
-  ): Promise<{ ok: boolean; text: string }> {
-    const { reason, digest } = extra;
-    const base = { checkpointId, actor: access.actor, ...(digest !== undefined && { digest }) };
-    const result = await this.#deps.orchestrator.command(
-      runId,
-      key,
-      answer === 'loop'
-        ? { ...base, type: 'requestChanges', reason: reason ?? '' }
-        : { ...base, type: 'answerCheckpoint', answer, ...(reason !== undefined && { reason }) },
-    );
-    if (!result.ok) return { ok: false, text: result.rejection.message };
-    const cp = findCheckpoint(result.state, checkpointId);
-    return { ok: true, text: cp ? voteResultWords(cp) : `${answer} recorded` };
-  }
 }
 
 /** Why a Request changes cannot be asked for now (the step's max is used up), or null. */
@@ -385,20 +258,3 @@ function limitRefusal(state: RunState, cp: CheckpointState, answer: CheckpointAn
 }
 
 const capital = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
-
-/** The answer to an empty reason: nothing was decided, and the question is still open. */
-function emptyReasonWords(pending: ReasonPromptRecord): string {
-  const name = pending.checkpointId.startsWith(TOOL_PREFIX)
-    ? `deny the tool request of run ${pending.runId}`
-    : `${pending.answer === 'loop' ? 'request changes at' : 'reject'} checkpoint ${pending.checkpointId} of run ${pending.runId}`;
-  return `Your answer was empty, so nothing was decided: to ${name}, answer the question again with your reason.`;
-}
-
-async function sendText(
-  channel: Channel | undefined,
-  chatRef: string,
-  text: string,
-): Promise<void> {
-  // The answer to the reason the person just typed: they wait for it.
-  await channel?.send(chatRef, { text: prose(text), urgency: 'interactive' });
-}

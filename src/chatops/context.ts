@@ -4,17 +4,9 @@
  * in a chat, audit entries).
  */
 
-import type {
-  AccessChat,
-  ButtonPress,
-  Channel,
-  ChatRef,
-  ChatUser,
-  MessageRef,
-  OutgoingMessage,
-  Platform,
-  Urgency,
-} from '../bridges/channel.ts';
+import type { Channel, Platform } from '../bridges/channel.ts';
+import type { AccessChat, ButtonPress, ChatUser } from '../bridges/events.ts';
+import type { ChatRef, MessageRef, OutgoingMessage, Urgency } from '../bridges/messages.ts';
 import type { BindingRecord, Repositories, RunMessageKind } from '../db/repositories/index.ts';
 import type { AuditOutcome, Role } from '../db/schema.ts';
 import type { Actor } from '../engine/model.ts';

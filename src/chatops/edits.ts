@@ -5,7 +5,7 @@
  * is answered out loud, saying so and what to do instead; edits of anything else (chatter) stay
  * silent. What the message did is found by its first idempotency key in the audit log.
  */
-import type { Edit } from '../bridges/channel.ts';
+import type { Edit } from '../bridges/events.ts';
 import { prose } from '../bridges/render-text.ts';
 import type { AuditEntry } from '../db/repositories/audit.ts';
 import { accessOfEvent, audit, type ChatOpsDeps, channelFor, keyMarker } from './context.ts';

@@ -10,7 +10,7 @@
  * (issue 29). A viewer, or anyone without a role here, is refused (privately where the channel
  * can whisper) and nothing is recorded. Replies to messages of no run are chatter and ignored.
  */
-import type { Reply } from '../bridges/channel.ts';
+import type { Reply } from '../bridges/events.ts';
 import { prose } from '../bridges/render-text.ts';
 import type { Role } from '../db/schema.ts';
 import { isTerminal } from '../engine/model.ts';

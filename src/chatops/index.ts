@@ -8,8 +8,10 @@
  *   for (const channel of channels.values()) await channel.start(chatops.handle);
  */
 
-import type { ChatRef, InboundEvent, MessageOwner } from '../bridges/channel.ts';
+import type { InboundEvent } from '../bridges/events.ts';
+import type { ChatRef, MessageOwner } from '../bridges/messages.ts';
 import { prose } from '../bridges/render-text.ts';
+import { StoppingError } from '../errors.ts';
 import { ActivityWatch } from './activity.ts';
 import { postAnswers } from './answer-post.ts';
 import { CheckpointDigests } from './checkpoint-digest.ts';
@@ -254,11 +256,16 @@ export class ChatOps {
 
   /** Applies an update in the run's order; resolves once its messages went out. */
   #enqueue(update: RunUpdate): Promise<void> {
-    return this.#inOrder(
-      update.runId,
-      () => this.#apply(update),
-      'chatops: run update not applied',
-    );
+    let cut: StoppingError | undefined;
+    const apply = () =>
+      this.#apply(update).catch((err: unknown) => {
+        if (!(err instanceof StoppingError)) throw err;
+        cut = err;
+      });
+    // A stop that cut the update short rejects, so the feed keeps it for the next start.
+    return this.#inOrder(update.runId, apply, 'chatops: run update not applied').then(() => {
+      if (cut) throw cut;
+    });
   }
 
   /** Sends a notice about a run to every chat following it. */
@@ -278,7 +285,11 @@ export class ChatOps {
     const previous = this.#chains.get(runId) ?? Promise.resolve();
     const next = previous
       .then(task)
-      .catch((err: unknown) => this.#deps.log.error({ err, runId }, failure))
+      .catch((err: unknown) => {
+        // The bridge is stopping: what was queued goes at its next start.
+        if (err instanceof StoppingError) this.#deps.log.debug({ runId }, `${failure}: stopping`);
+        else this.#deps.log.error({ err, runId }, failure);
+      })
       .finally(() => {
         if (this.#chains.get(runId) === next) this.#chains.delete(runId);
       });

@@ -3,7 +3,7 @@
  * refused file refuses the whole set (a run never starts with part of what its requester sent),
  * and the answer names the file and the limit it broke.
  */
-import type { InboundFile } from '../bridges/channel.ts';
+import type { InboundFile } from '../bridges/events.ts';
 import { PhasebridgeError } from '../errors.ts';
 import { type ChatOpsDeps, channelFor } from './context.ts';
 import {

@@ -9,7 +9,7 @@
  * update may come for hours.
  */
 import { resolve } from 'node:path';
-import type { OutgoingMessage } from '../bridges/channel.ts';
+import type { OutgoingMessage } from '../bridges/messages.ts';
 import type { RunEvent } from '../engine/events.ts';
 import { isTerminal, type RunState } from '../engine/model.ts';
 import { PhasebridgeError } from '../errors.ts';

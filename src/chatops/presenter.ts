@@ -7,7 +7,7 @@
  * current one, and the older copies' tokens are no longer accepted (`isCurrentCopy`).
  */
 
-import type { OutgoingMessage } from '../bridges/channel.ts';
+import type { OutgoingMessage } from '../bridges/messages.ts';
 import { plain } from '../bridges/render-text.ts';
 import type { CheckpointMessageRecord } from '../db/repositories/index.ts';
 import { changesMax } from '../engine/checkpoint-policy.ts';

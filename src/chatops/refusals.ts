@@ -10,7 +10,7 @@
  *
  * One entry point, `refused(chat, error)`, so the outbox's permanent-failure hook can call it.
  */
-import type { ChatRef } from '../bridges/channel.ts';
+import type { ChatRef } from '../bridges/messages.ts';
 import { parseChatRef } from '../bridges/refs.ts';
 import { prose } from '../bridges/render-text.ts';
 import { CONSOLE_CHAT_REF } from '../bridges/web/outbound.ts';

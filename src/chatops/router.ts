@@ -8,13 +8,8 @@
  * gets what the bot is; both at most once a minute per chat (unbound-hints.ts). In groups an
  * unaddressed unknown command and plain text stay silent, as other bots' commands would. User mistakes (typos, bad arguments, refused input) are logged at info, one line.
  */
-import type {
-  ButtonPress,
-  Command,
-  DirectText,
-  InboundEvent,
-  OutgoingMessage,
-} from '../bridges/channel.ts';
+import type { ButtonPress, Command, DirectText, InboundEvent } from '../bridges/events.ts';
+import type { OutgoingMessage } from '../bridges/messages.ts';
 import type { Platform } from '../bridges/refs.ts';
 import { ROLES } from '../db/repositories/index.ts';
 import { describeError, PhasebridgeError } from '../errors.ts';

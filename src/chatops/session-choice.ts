@@ -3,7 +3,7 @@
  * or, after a kill between the choice's record and its application, by the next start: both
  * under the press's idempotency key, so the engine commits nothing twice.
  */
-import type { ChatRef } from '../bridges/channel.ts';
+import type { ChatRef } from '../bridges/messages.ts';
 import type { Actor, RunState } from '../engine/model.ts';
 import {
   abortSession,

@@ -11,7 +11,7 @@
  * Looked at on start and after every confirmed session offer send.
  */
 
-import type { MessageRef } from '../bridges/channel.ts';
+import type { MessageRef } from '../bridges/messages.ts';
 import type { SessionOfferRecord } from '../db/repositories/session-offers.ts';
 import type { ChatOpsDeps } from './context.ts';
 import { channelFor } from './context.ts';

@@ -5,7 +5,7 @@
  * session_offers plus `.c` (resume: continue), `.f` (restart: fresh) or `.x` (abort).
  */
 
-import type { MessageButton, OutgoingMessage } from '../bridges/channel.ts';
+import type { MessageButton, OutgoingMessage } from '../bridges/messages.ts';
 import { bold, plain, rich } from '../bridges/render-text.ts';
 import type { SessionOfferRecord } from '../db/repositories/session-offers.ts';
 import { type Person, personName } from '../engine/person-name.ts';

@@ -20,7 +20,8 @@
  */
 
 import { resolve } from 'node:path';
-import type { ButtonPress, ChatRef } from '../bridges/channel.ts';
+import type { ButtonPress } from '../bridges/events.ts';
+import type { ChatRef } from '../bridges/messages.ts';
 import { prose } from '../bridges/render-text.ts';
 import type { SessionKey, SessionOfferRecord } from '../db/repositories/session-offers.ts';
 import type { Actor } from '../engine/model.ts';

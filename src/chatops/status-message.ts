@@ -2,7 +2,7 @@
  * Renders a run's status message: a header, what the run is doing, the step list with done /
  * running / failed marks and elapsed times, and tokens and cost so far. Pure; `now` is given.
  */
-import type { MessageField, OutgoingMessage, RichSegment } from '../bridges/channel.ts';
+import type { MessageField, OutgoingMessage, RichSegment } from '../bridges/messages.ts';
 import { bold, plain, rich } from '../bridges/render-text.ts';
 import { layoutModule } from '../engine/layouts/index.ts';
 import {

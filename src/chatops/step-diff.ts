@@ -5,7 +5,7 @@
  * Used by the checkpoint's Diff button, the `diff` chat verb and `phasebridge diff`.
  */
 import fs from 'node:fs';
-import type { RichText } from '../bridges/channel.ts';
+import type { RichText } from '../bridges/messages.ts';
 import { code, plain, rich } from '../bridges/render-text.ts';
 import { lstatNoSymlink, openInside } from '../engine/ledger/safe-path.ts';
 import type { RunState, StepState } from '../engine/model.ts';

@@ -4,7 +4,7 @@
  * Button ids are the message's token from checkpoint_messages plus `.o`, `.u` or `.d`.
  */
 
-import type { MessageButton, OutgoingMessage, RichSegment } from '../bridges/channel.ts';
+import type { MessageButton, OutgoingMessage, RichSegment } from '../bridges/messages.ts';
 import { bold, code, plain, rich } from '../bridges/render-text.ts';
 import type { ToolApprovalRecord } from '../db/repositories/tool-approvals.ts';
 import type { Person } from '../engine/person-name.ts';

@@ -6,7 +6,7 @@
  * decided once; every copy in every chat is then edited. Every press is audited. With four-eyes
  * the run's starter may not allow (only deny) its tool requests.
  */
-import type { ButtonPress, Reply } from '../bridges/channel.ts';
+import type { ButtonPress, Reply } from '../bridges/events.ts';
 import { prose } from '../bridges/render-text.ts';
 import type { ReasonPromptRecord } from '../db/repositories/reason-prompts.ts';
 import type { ToolApprovalRecord } from '../db/repositories/tool-approvals.ts';

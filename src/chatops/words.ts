@@ -1,6 +1,6 @@
 /** Small pure formatters for chat text: durations, token counts, cost, policies, people, times. */
 
-import type { RichSegment } from '../bridges/channel.ts';
+import type { RichSegment } from '../bridges/messages.ts';
 import { mention, plain } from '../bridges/render-text.ts';
 import type { Actor, CheckpointPolicy, Telemetry } from '../engine/model.ts';
 import { type Person, peopleNames, personName } from '../engine/person-name.ts';

@@ -1,5 +1,6 @@
 /** Test helpers shared by the adapter suites: an inbox of inbound events and a recording logger. */
-import type { ChannelLogger, InboundEvent } from '../../src/bridges/channel.ts';
+import type { ChannelLogger } from '../../src/bridges/channel.ts';
+import type { InboundEvent } from '../../src/bridges/events.ts';
 
 /** Inbound events in arrival order; `next()` waits for the next one. */
 export class Inbox {

@@ -4,8 +4,8 @@
  * each adapter's own outbound code, with no markup of another platform leaking into it.
  */
 import { describe, expect, it } from 'vitest';
-import type { OutgoingMessage } from '../../src/bridges/channel.ts';
 import { renderMessage as renderDiscord } from '../../src/bridges/discord/outbound.ts';
+import type { OutgoingMessage } from '../../src/bridges/messages.ts';
 import { mention, plainTextOf, rich } from '../../src/bridges/render-text.ts';
 import { renderMessage as renderSlack } from '../../src/bridges/slack/outbound.ts';
 import { renderMessage as renderTelegram } from '../../src/bridges/telegram/outbound.ts';

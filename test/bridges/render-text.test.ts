@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { RichSegment } from '../../src/bridges/channel.ts';
+import type { RichSegment } from '../../src/bridges/messages.ts';
 import {
   bold,
   code,

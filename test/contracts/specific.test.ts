@@ -1,7 +1,7 @@
 /**
  * What only one platform has, through the whole bridge: Slack's request signatures on the
  * bridge's /slack/ route (with Slack's documented example), Discord's gateway resume in the
- * middle of a run, and Telegram's webhook secret in webhook mode.
+ * middle of a run, Telegram's webhook secret in webhook mode, and Slack's edited mention command.
  */
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -163,6 +163,37 @@ describe('Telegram webhook mode', () => {
     expect(await d.answerTo(await d.press('bob', plan, 'Approve'))).toMatch(/^Approved/);
     expect(new Set(await d.fake.webhookStatuses())).toEqual(new Set([200]));
     expect(d.fake.calls.some((c) => c.method === 'getUpdates')).toBe(false);
+  });
+});
+
+describe('Slack: an edited `@phasebridge run`', () => {
+  it('is answered, and starts no second run', async () => {
+    // A slash command cannot be edited; a command written as a mention can (words-stories.ts
+    // covers Telegram's edited /run the same way).
+    const d = await SlackDriver.start();
+    w = await World.create([d]);
+    const sent = await d.fake.sendMention({
+      user: d.user('alice'),
+      channel: OPS,
+      text: 'run demo add login',
+    });
+    expect(sent.status).toBe(200);
+    const ts = String((sent.request.payload.event as { ts?: unknown }).ts);
+    const plan = await w.message(d, /Checkpoint plan:1/);
+    const bot = d.fake.workspace.botUserId;
+    const edit = await d.fake.editMessage({
+      user: d.user('alice'),
+      channel: OPS,
+      ts,
+      text: `<@${bot}> run demo add logout`,
+    });
+    expect(edit.status).toBe(200);
+    await w.message(
+      d,
+      /^Edits are not applied: a command is read once, as first sent, so no second run was started\. To start a run with the new words, send \/pb run again as a new message\.$/,
+    );
+    const runs = await w.bridge.orchestrator.listRuns({});
+    expect(runs.map((r) => r.id)).toEqual([runIdOf(plan)]);
   });
 });
 

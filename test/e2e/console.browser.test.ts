@@ -6,8 +6,10 @@
  * workspace is a git repository and the demo agent writes a file); take a `status` snapshot;
  * attach a photo to `run` and a file to a reply on its checkpoint;
  * filter and search the runs list; give a role on the Access page; filter and export the audit
- * log. Every page is checked at 1280 and 375 px for sideways scrolling, screenshotted to
- * test-artifacts/, and scanned with axe-core (no serious or critical violation).
+ * log (console-admin-story.ts). Every page is checked at 1280 and 375 px for sideways scrolling,
+ * screenshotted to test-artifacts/, and scanned with axe-core (no serious or critical violation;
+ * console-guard-story.ts). One story on one page: the steps in those files run in this file's
+ * describe, on its chromium and bridge, in the order they are registered here.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,13 +20,9 @@ import type { RunState } from '../../src/engine/model.ts';
 import { slow } from '../support/slowdown.ts';
 import { type E2eBridge, prepareGitWorkspace, startE2eBridge } from './bridge.ts';
 import { findChromium, inCi, launchChromium, missingChromiumBanner } from './chromium.ts';
-import { axeProblems, screenshot, widths } from './page-checks.ts';
-
-/**
- * Generous upper bound for anything to appear (not a timing assertion: it only avoids hanging),
- * scaled by PHASEBRIDGE_TEST_SLOWDOWN: under load a Request changes and its re-run took over 15 s.
- */
-const APPEAR_MS = slow(15_000);
+import { adminPageSteps } from './console-admin-story.ts';
+import { pageGuardSteps } from './console-guard-story.ts';
+import { type ConsoleStory, chatMessage, visible } from './console-story.ts';
 
 const chromiumPath = findChromium();
 if (!chromiumPath && !inCi()) process.stderr.write(missingChromiumBanner());
@@ -39,15 +37,32 @@ const pageProblems: string[] = [];
 let runId = '';
 let run: RunState | undefined;
 
+/** The story's state as the steps in other files read it (console-story.ts), when they run. */
+const story: ConsoleStory = {
+  get e2e() {
+    return e2e;
+  },
+  get browser() {
+    return browser;
+  },
+  get context() {
+    return context;
+  },
+  get page() {
+    return page;
+  },
+  pageProblems,
+  get runId() {
+    return runId;
+  },
+  get run() {
+    return run;
+  },
+};
+
 /** A message of the console chat containing `text` (optionally one with a given button). */
 function message(text: string | RegExp, button?: string): Locator {
-  const base = page.locator('#messages article.msg', { hasText: text });
-  return button ? base.filter({ has: page.getByRole('button', { name: button }) }) : base;
-}
-
-async function visible(locator: Locator): Promise<Locator> {
-  await locator.first().waitFor({ state: 'visible', timeout: APPEAR_MS });
-  return locator.first();
+  return chatMessage(page, text, button);
 }
 
 /** Answers the run page's open checkpoint `id` with `button`, giving `reason` when set. */
@@ -188,121 +203,8 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
     expect(pageProblems).toEqual([]);
   });
 
-  it('filters and searches the runs list; ids do not wrap at 1280 px', async () => {
-    await page.goto('/');
-    const box = page.getByRole('textbox', { name: 'Command' });
-    await box.fill('run demo write the release notes');
-    await box.press('Enter');
-    await visible(message('Checkpoint plan:1', 'Approve').filter({ hasNotText: runId }));
-    await page.getByRole('link', { name: 'Runs', exact: true }).click();
-    await page.waitForURL(/\/runs$/);
-    await visible(page.locator('#runs-count', { hasText: 'Showing 2 of 2 runs' }));
-
-    await page.getByLabel('Status').selectOption('awaiting');
-    await page.getByRole('button', { name: 'Filter' }).click();
-    await page.waitForURL(/status=awaiting/);
-    const ids = () => page.locator('#runs tbody tr td:first-child').allTextContents();
-    expect(await ids()).toHaveLength(1);
-    expect((await ids())[0]).not.toBe(runId);
-
-    // Person waiting and age are filters of the URL too: a shared link shows the same list.
-    await page.goto('/runs');
-    await page.getByLabel('Person waiting').selectOption({ index: 1 });
-    await page.getByLabel('Updated').selectOption('24h');
-    await page.getByRole('button', { name: 'Filter' }).click();
-    await page.waitForURL(/waiting=.*age=24h/);
-    expect(await ids()).toHaveLength(1);
-    await page.goto('/runs?idle=7d');
-    await visible(page.locator('#runs-count', { hasText: 'No run matches these filters.' }));
-    // A bad value is answered, not ignored.
-    const bad = await page.goto('/runs?status=stuck');
-    expect(bad?.status()).toBe(400);
-    expect(await page.textContent('main')).toContain('Unknown status "stuck"');
-    pageProblems.length = 0; // the browser logs the 400 itself
-
-    await page.goto('/runs');
-    await page.getByLabel('Search id or spec').fill('login page');
-    await page.getByRole('button', { name: 'Filter' }).click();
-    await page.waitForURL(/q=login/);
-    expect(await ids()).toEqual([runId]);
-
-    // One line per id: the link is no taller than one line of text.
-    const link = page.getByRole('link', { name: runId });
-    // The list refreshes live while the other run moves on: measure a rendered link.
-    await visible(link);
-    const lineHeight = await link.evaluate((el) =>
-      Number.parseFloat(
-        (
-          globalThis as unknown as { getComputedStyle(e: unknown): { lineHeight: string } }
-        ).getComputedStyle(el).lineHeight,
-      ),
-    );
-    await expect
-      .poll(async () => (await link.boundingBox())?.height ?? Number.POSITIVE_INFINITY)
-      .toBeLessThan(lineHeight * 1.5);
-    // Exact time on hover.
-    expect(await page.locator('#runs time').first().getAttribute('title')).toMatch(/UTC$/);
-    expect(pageProblems).toEqual([]);
-  });
-
-  it('gives a role on the Access page and refuses a malformed user without a change', async () => {
-    await page.getByRole('link', { name: 'Access', exact: true }).click();
-    await page.waitForURL(/\/admin\/access$/);
-    const form = page.getByRole('form', { name: 'Give a role' });
-    await form.getByLabel('User (platform:id)').fill('alice');
-    await form.getByRole('button', { name: 'Give role' }).click();
-    await visible(page.getByRole('status').filter({ hasText: 'Refused' }));
-    expect(await page.locator('#roles').textContent()).not.toContain('alice');
-
-    await form.getByLabel('User (platform:id)').fill('telegram:123456');
-    await form.getByLabel('Role').selectOption('approver');
-    await form.getByRole('button', { name: 'Give role' }).click();
-    await visible(
-      page.getByRole('status').filter({ hasText: 'telegram:123456 is now approver globally' }),
-    );
-    const row = page.locator('#roles tr', { hasText: 'telegram:123456' });
-    expect(await row.locator('td').nth(1).textContent()).toBe('approver');
-    const roles = await e2e.bridge.repos.allowlist.list({ scope: 'global' });
-    expect(roles.filter((r) => r.userId === '123456').map((r) => r.role)).toEqual(['approver']);
-    expect(pageProblems).toEqual([]);
-  });
-
-  it('filters the audit log and exports it as CSV and JSON', async () => {
-    await page.getByRole('link', { name: 'Audit', exact: true }).click();
-    await page.waitForURL(/\/admin\/audit$/);
-    // The run page's Request changes went through the chat's command path: `command:changes`.
-    await page.getByLabel('Action').fill('command:changes');
-    await page.getByRole('button', { name: 'Filter' }).click();
-    await page.waitForURL(/action=command%3Achanges/);
-    const rows = page.locator('#audit tbody tr');
-    expect(await rows.count()).toBe(1);
-    expect(await rows.first().textContent()).toContain(runId);
-
-    const [download] = await Promise.all([
-      page.waitForEvent('download'),
-      page.getByRole('link', { name: 'CSV' }).click(),
-    ]);
-    const csv = fs
-      .readFileSync((await download.path())!, 'utf8')
-      .trim()
-      .split('\r\n');
-    expect(csv[0]).toBe('id,at,actor,action,target,chatRef,outcome,detail,actorName');
-    expect(csv).toHaveLength(2);
-    expect(csv[1]).toContain(`"web:admin","command:changes","${runId}","web:console","allowed"`);
-
-    const cookie = (await context.cookies(e2e.bridge.url))
-      .map((c) => `${c.name}=${c.value}`)
-      .join('; ');
-    const json = await fetch(`${e2e.bridge.url}/admin/audit.json?actor=web%3Aadmin&action=allow`, {
-      headers: { cookie },
-    });
-    expect(json.headers.get('content-type')).toContain('application/json');
-    const entries = (await json.json()) as { action: string; target: string; outcome: string }[];
-    expect(entries.map((e) => [e.action, e.target, e.outcome])).toEqual([
-      ['allow', 'telegram:123456', 'allowed'],
-    ]);
-    expect(pageProblems).toEqual([]);
-  });
+  // The runs list, Access and Audit pages (console-admin-story.ts).
+  adminPageSteps(story);
 
   it("follows a running step's log live", async () => {
     await page.goto('/');
@@ -382,89 +284,6 @@ describe.skipIf(!chromiumPath && !inCi())('web console in a real browser', () =>
     expect(pageProblems).toEqual([]);
   });
 
-  it('fits 1280 and 375 px without sideways scrolling and passes an axe scan', async () => {
-    const pages = {
-      console: '/',
-      runs: '/runs',
-      runsFiltered: '/runs?status=awaiting&age=24h&idle=15m',
-      run: `/runs/${runId}`,
-      log: `/runs/${runId}/logs/plan?attempt=1`,
-      access: '/admin/access',
-      audit: '/admin/audit',
-    };
-    const shots: string[] = [];
-    for (const width of [1280, 375]) {
-      await page.setViewportSize({ width, height: width === 375 ? 812 : 800 });
-      for (const [name, url] of Object.entries(pages)) {
-        await page.goto(url);
-        const w = await widths(page);
-        expect(w.scrollWidth, `${name} at ${width} px`).toBeLessThanOrEqual(w.viewport);
-        expect(await axeProblems(page), `${name} at ${width} px`).toEqual([]);
-        if (['console', 'runs', 'run'].includes(name))
-          shots.push(await screenshot(page, `${name}-${width}`));
-      }
-    }
-    // At phone width the runs table is a list: its header row is out of view, cells are labelled.
-    await page.goto('/runs');
-    // One evaluation: the runs list re-renders live, so two calls may see two different theads.
-    const right = await page
-      .locator('#runs thead')
-      .evaluate((el) => el.getBoundingClientRect().right); // positioned off-screen
-    expect(right).toBeLessThanOrEqual(0);
-    process.stdout.write(`screenshots: ${shots.join(', ')}\n`);
-    expect(pageProblems).toEqual([]);
-  });
-
-  it('answers 401 to requests without the session, and the login link works only once', async () => {
-    const { url, loginUrl } = e2e.bridge;
-    for (const p of [
-      '/',
-      '/runs',
-      `/runs/${runId}`,
-      '/events',
-      '/metrics',
-      '/admin/access',
-      '/admin/audit.csv',
-    ]) {
-      expect((await fetch(`${url}${p}`)).status, p).toBe(401);
-    }
-    const before = (await e2e.bridge.orchestrator.listRuns()).length;
-    for (const [p, body] of [
-      ['/api/command', { text: 'run demo sneaky', key: 'k1k1k1k1' }],
-      ['/api/run-action', { run: runId, action: 'approve' }],
-      ['/api/access', { op: 'allow', user: 'telegram:666', role: 'admin' }],
-    ] as const) {
-      const post = await fetch(`${url}${p}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json', origin: url },
-        body: JSON.stringify(body),
-      });
-      expect(post.status, p).toBe(401);
-    }
-    expect((await e2e.bridge.orchestrator.listRuns()).length).toBe(before);
-    expect((await e2e.bridge.repos.allowlist.list()).some((r) => r.userId === '666')).toBe(false);
-
-    // With the session but from another origin, or without the CSRF token: 403, nothing done.
-    const cookie = (await context.cookies(url)).map((c) => `${c.name}=${c.value}`).join('; ');
-    const foreign = await fetch(`${url}/api/access`, {
-      method: 'POST',
-      headers: { cookie, 'content-type': 'application/json', origin: 'https://evil.example' },
-      body: JSON.stringify({ op: 'allow', user: 'telegram:666', role: 'admin' }),
-    });
-    expect(foreign.status).toBe(403);
-    expect((await e2e.bridge.repos.allowlist.list()).some((r) => r.userId === '666')).toBe(false);
-
-    const stranger = await browser.newContext();
-    try {
-      const p = await stranger.newPage();
-      expect((await p.goto(loginUrl))?.status()).toBe(200);
-      const [res] = await Promise.all([
-        p.waitForResponse((r) => new URL(r.url()).pathname === '/login'),
-        p.getByRole('button', { name: 'Sign in' }).click(),
-      ]);
-      expect(res.status()).toBe(401);
-    } finally {
-      await stranger.close();
-    }
-  });
+  // Every page's layout and axe scan, and the refusals without a session (console-guard-story.ts).
+  pageGuardSteps(story);
 });

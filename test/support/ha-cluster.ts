@@ -93,14 +93,19 @@ export async function haCluster(deps: HaClusterDeps) {
     await setup.close();
   }
 
-  /** Starts `serve` named `name`; `env` overrides the shared environment (a proxied REDIS_URL). */
+  /**
+   * Starts `serve` named `name`; `env` overrides the shared environment (a proxied REDIS_URL),
+   * `args` follow `serve` (`--concurrency 0`).
+   */
   const start = async (
     name: string,
     env: Readonly<Record<string, string>> = {},
+    args: readonly string[] = [],
   ): Promise<ServeProcess> => {
     const serve = await spawnServe({
       name,
       dir,
+      args,
       env: {
         PHASEBRIDGE_WORKSPACE: ws,
         PHASEBRIDGE_METRICS_TOKEN: METRICS_TOKEN,
@@ -117,11 +122,17 @@ export async function haCluster(deps: HaClusterDeps) {
     return serve;
   };
   const roleIs = waitForRole;
-  /** `a` leading and `b` its standby; `aEnv` overrides `a`'s environment. */
-  const leaderAndStandby = async (aEnv: Readonly<Record<string, string>> = {}) => {
-    const a = await start('a', aEnv);
+  /**
+   * `a` leading and `b` its standby; `aEnv` overrides `a`'s environment, `args` follow both
+   * `serve`.
+   */
+  const leaderAndStandby = async (
+    aEnv: Readonly<Record<string, string>> = {},
+    args: readonly string[] = [],
+  ) => {
+    const a = await start('a', aEnv, args);
     await roleIs(a, 'leader');
-    const b = await start('b');
+    const b = await start('b', {}, args);
     await roleIs(b, 'standby');
     return { a, b };
   };
@@ -152,5 +163,5 @@ export async function haCluster(deps: HaClusterDeps) {
     const update = fake.userPresses({ chatId: TEAM.id, messageId, from: ALICE, label });
     return (update as { callback_query?: { id: string } }).callback_query!.id;
   };
-  return { ws, fake, start, roleIs, leaderAndStandby, reachesPlan, reachesReview, press };
+  return { dir, ws, url, fake, start, roleIs, leaderAndStandby, reachesPlan, reachesReview, press };
 }

@@ -23,14 +23,18 @@ export interface ServeProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `serve` in `dir` with home `<dir>/home-<name>` and `env` on top of PATH. */
+/**
+ * Starts `serve` in `dir` with home `<dir>/home-<name>`, `env` on top of PATH and `args` after
+ * `serve` (`--concurrency 0`: only `phasebridge worker` processes run the steps).
+ */
 export async function spawnServe(o: {
   name: string;
   dir: string;
   env: Readonly<Record<string, string>>;
+  args?: readonly string[];
 }): Promise<ServeProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [BIN, 'serve'], {
+  const child = spawn(process.execPath, [BIN, 'serve', ...(o.args ?? [])], {
     cwd: o.dir,
     env: {
       PATH: process.env.PATH,

@@ -20,18 +20,18 @@ import type {
   Channel,
   ChannelCapabilities,
   ChannelLogger,
+  ReasonAsk,
+} from '../channel.ts';
+import { stderrLogger } from '../channel.ts';
+import { SerialQueues } from '../delivery.ts';
+import type {
   ChatUser,
   InboundEvent,
   InboundFile,
   InboundHandler,
   Interaction,
-  OutgoingFile,
-  OutgoingMessage,
-  ReasonAsk,
-  RichText,
-} from '../channel.ts';
-import { stderrLogger } from '../channel.ts';
-import { SerialQueues } from '../delivery.ts';
+} from '../events.ts';
+import type { OutgoingFile, OutgoingMessage, RichText } from '../messages.ts';
 import { plainTextOf } from '../render-text.ts';
 import { type ChannelStateStore, MemoryChannelState } from '../state.ts';
 import { createDiscordClient } from './client.ts';

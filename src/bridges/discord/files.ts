@@ -6,8 +6,8 @@
  * fetched; a URL anywhere else is refused unfetched.
  */
 import { InvalidInputError } from '../../errors.ts';
-import type { InboundFile } from '../channel.ts';
 import { fetchCapped, tooBig } from '../download.ts';
+import type { InboundFile } from '../events.ts';
 
 /** Where Discord serves attachments. */
 const CDN_ORIGINS = ['https://cdn.discordapp.com', 'https://media.discordapp.net'];

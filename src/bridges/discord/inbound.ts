@@ -15,7 +15,7 @@ import type {
   InboundFile,
   Interaction,
   Reply,
-} from '../channel.ts';
+} from '../events.ts';
 import { decodeHandle, encodeHandle } from '../interaction-handle.ts';
 import { invocationText, type OptionValue, type SlashCommandSpec } from './commands.ts';
 import { toInboundFile } from './files.ts';

@@ -18,14 +18,14 @@ import {
   TextInputStyle,
 } from 'discord.js';
 import { InvalidInputError } from '../../errors.ts';
+import type { ReasonAsk } from '../channel.ts';
 import type {
   MessageButton,
   MessageField,
   OutgoingMessage,
-  ReasonAsk,
   RichSegment,
   RichText,
-} from '../channel.ts';
+} from '../messages.ts';
 import { plainTextOf, splitRichText, splitRichTextInto } from '../render-text.ts';
 
 /** Discord's limit on an embed description (markdown characters). */

@@ -5,8 +5,9 @@
  * ephemeral for plain messages), pinging them alone in the chat when their DMs are closed.
  */
 import { type Client, IntentsBitField, Routes } from 'discord.js';
-import type { ChannelLogger, ChatUser, Command, DirectText, Edit, Reply } from '../channel.ts';
+import type { ChannelLogger } from '../channel.ts';
 import type { SerialQueues } from '../delivery.ts';
+import type { ChatUser, Command, DirectText, Edit, Reply } from '../events.ts';
 import { rich } from '../render-text.ts';
 import { discordCall as call } from './errors.ts';
 import { messageFactsOf, toBareMention, toDirectText, toEdit, toGuidanceReply } from './inbound.ts';

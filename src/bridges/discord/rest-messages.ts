@@ -4,8 +4,9 @@
  * and a file uploaded as an attachment. Each call waits its turn in the channel's queue.
  */
 import { type APIMessage, type Client, Routes } from 'discord.js';
-import type { ChannelLogger, OutgoingFile, OutgoingMessage } from '../channel.ts';
+import type { ChannelLogger } from '../channel.ts';
 import type { SerialQueues } from '../delivery.ts';
+import type { OutgoingFile, OutgoingMessage } from '../messages.ts';
 import { discordCall } from './errors.ts';
 import type { LiveInteractions } from './interactions.ts';
 import {

@@ -3,7 +3,8 @@
  * bridge.db before it is attempted, delivered at the pace of the platform's limits table.
  * docs/outbox.md describes the tables, the order rules and what a crash can and cannot repeat.
  */
-import type { Channel, ChannelLogger, MessageOwner, Platform } from '../channel.ts';
+import type { Channel, ChannelLogger, Platform } from '../channel.ts';
+import type { MessageOwner } from '../messages.ts';
 import { limitsOf } from './limits.ts';
 import { Outbox, type OutboxFailure, type OutboxTimers } from './outbox.ts';
 import { OutboxChannel } from './outbox-channel.ts';

@@ -7,10 +7,10 @@
  * `burst` lets the call a person waits for (`interactive`) go at once where the platform allows
  * short bursts over its rate (docs/outbox.md, "Interactive latency").
  */
-import type { Urgency } from '../channel.ts';
+import type { Urgency } from '../messages.ts';
 import { parseChatRef } from '../refs.ts';
 
-export type { Urgency } from '../channel.ts';
+export type { Urgency } from '../messages.ts';
 
 /**
  * Rank of an urgency: lower goes first (what a person waits for, a checkpoint/decision, a

@@ -4,19 +4,9 @@
  * (Telegram 15 s, Slack's trigger 3 s), a private word to one person answers something they just
  * did, and files are rare and large.
  */
-import type {
-  AnswerOptions,
-  Channel,
-  ChatRef,
-  ChatUser,
-  InboundFile,
-  InboundHandler,
-  Interaction,
-  MessageRef,
-  OutgoingFile,
-  OutgoingMessage,
-  ReasonAsk,
-} from '../channel.ts';
+import type { AnswerOptions, Channel, ReasonAsk } from '../channel.ts';
+import type { ChatUser, InboundFile, InboundHandler, Interaction } from '../events.ts';
+import type { ChatRef, MessageRef, OutgoingFile, OutgoingMessage } from '../messages.ts';
 import type { Outbox } from './outbox.ts';
 
 /** Wraps `inner` so its sends and edits are queued in `outbox` (which calls `inner`). */

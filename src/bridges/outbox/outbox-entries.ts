@@ -3,7 +3,8 @@
  * the absorption of superseded waiting edits (several edits of one message waiting at once go
  * out as one call, the newest).
  */
-import type { OutgoingMessage, Urgency } from '../channel.ts';
+import { StoppingError } from '../../errors.ts';
+import type { OutgoingMessage, Urgency } from '../messages.ts';
 import { type OutboxKind, URGENCY_RANK } from './limits.ts';
 import type { PaceItem } from './pacer.ts';
 
@@ -22,7 +23,7 @@ export interface Entry {
   started: boolean;
   /**
    * A send the previous process handed over without its answer being recorded (found
-   * `attempted`): the platform may hold a copy of it already (outbox.ts, `#send`).
+   * `attempted`): the platform may hold a copy of it already (resend.ts, `sendOrFind`).
    */
   resent?: boolean;
   /** Older waiting edits of the same message this one carries (confirmed or failed with it). */
@@ -76,4 +77,9 @@ export function absorbSuperseded(entries: Map<number, Entry>): void {
     top.waiters.push(...e.waiters);
     top.absorbed = [...(top.absorbed ?? []), { id, message: e.message }, ...(e.absorbed ?? [])];
   }
+}
+
+/** The answer to a caller whose call stays queued for the next process. */
+export function deferred(): StoppingError {
+  return new StoppingError();
 }

@@ -3,7 +3,8 @@
  * the failure it tells `onFailure` about.
  */
 import type { PhasebridgeError } from '../../errors.ts';
-import type { Channel, ChannelLogger, MessageOwner, OutgoingMessage } from '../channel.ts';
+import type { Channel, ChannelLogger } from '../channel.ts';
+import type { MessageOwner, OutgoingMessage } from '../messages.ts';
 import type { OutboxKind, PlatformLimits } from './limits.ts';
 import type { OutboxStorePort } from './store-port.ts';
 

@@ -8,7 +8,7 @@
 import type Database from 'better-sqlite3';
 import { type Kysely, sql } from 'kysely';
 import type { Database as Schema } from '../../db/schema.ts';
-import type { MessageOwner } from '../channel.ts';
+import type { MessageOwner } from '../messages.ts';
 
 /** The owner stored with a row (`owner_json`), or null when the JSON is not one we write. */
 export function parseOwner(json: string | null): MessageOwner | null {

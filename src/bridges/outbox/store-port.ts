@@ -4,7 +4,7 @@
  * later). A synchronous answer is used at once, so the SQLite outbox behaves as it always did.
  */
 import type { OutboxState } from '../../db/schema.ts';
-import type { MessageOwner, OutgoingMessage, Urgency } from '../channel.ts';
+import type { MessageOwner, OutgoingMessage, Urgency } from '../messages.ts';
 import type { OutboxKind } from './limits.ts';
 import { parseOwner } from './owners.ts';
 

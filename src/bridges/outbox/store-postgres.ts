@@ -10,7 +10,7 @@ import { type Kysely, sql, type UpdateObject } from 'kysely';
 import type { PostgresDb } from '../../db/dialects/postgres/connection.ts';
 import { assertFence } from '../../db/leader-fence.ts';
 import type { Database as Schema } from '../../db/schema.ts';
-import type { MessageOwner, OutgoingMessage, Urgency } from '../channel.ts';
+import type { MessageOwner, OutgoingMessage, Urgency } from '../messages.ts';
 import { applyOwnerKysely, ownerJson, parseOwner } from './owners.ts';
 import {
   type NewOutboxRow,

@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { BUSY_TIMEOUT_MS } from '../../db/connection.ts';
 import { sqliteStorageError } from '../../fs-errors.ts';
 import { nativeBindingOption } from '../../sqlite-addon.ts';
-import type { MessageOwner, OutgoingMessage, Urgency } from '../channel.ts';
+import type { MessageOwner, OutgoingMessage, Urgency } from '../messages.ts';
 import { applyOwner, ownerJson, parseOwner } from './owners.ts';
 import {
   type NewOutboxRow,

@@ -1,30 +1,33 @@
 /**
  * The Bolt app behind the Slack channel: Socket Mode when an app token is set, otherwise HTTP
  * through our own receiver; and its listeners, which ack first and turn Slack's payloads into
- * neutral events (inbound.ts) for the channel to deliver.
+ * neutral events (inbound.ts, presses.ts) for the channel to deliver.
  */
 import { App } from '@slack/bolt';
-import type { ChannelLogger, InboundEvent } from '../channel.ts';
+import type { ChannelLogger } from '../channel.ts';
+import type { InboundEvent } from '../events.ts';
 import { fromMessageEdit } from './edits.ts';
 import { toSlackError } from './errors.ts';
 import {
-  type BlockActionsPayload,
   type BotContext,
-  fromBlockAction,
   fromDirectMessage,
   fromMention,
   fromPromptAnswer,
   fromSlashCommand,
   fromThreadReply,
-  fromViewSubmission,
   type MentionPayload,
   type MessagePayload,
-  type ViewSubmissionPayload,
 } from './inbound.ts';
 import type { SlackInteractions } from './interactions.ts';
 import { DEFAULT_WEB_CLIENT_RETRIES, type SlackChannelOptions } from './options.ts';
 import { REASON_CALLBACK_ID } from './outbound.ts';
 import type { PressUrls } from './press-urls.ts';
+import {
+  type BlockActionsPayload,
+  fromBlockAction,
+  fromViewSubmission,
+  type ViewSubmissionPayload,
+} from './presses.ts';
 import { boltLogger, SlackHttpReceiver } from './receiver.ts';
 
 /** The Bolt app for `options`, with the HTTP receiver when there is no app token (Socket Mode). */

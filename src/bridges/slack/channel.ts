@@ -13,17 +13,18 @@ import type {
   Channel,
   ChannelCapabilities,
   ChannelLogger,
+  ReasonAsk,
+} from '../channel.ts';
+import { stderrLogger } from '../channel.ts';
+import { DEFAULT_RETRY_POLICY, SerialQueues, withRateLimitRetry } from '../delivery.ts';
+import type {
   ChatUser,
   InboundEvent,
   InboundFile,
   InboundHandler,
   Interaction,
-  OutgoingFile,
-  OutgoingMessage,
-  ReasonAsk,
-} from '../channel.ts';
-import { stderrLogger } from '../channel.ts';
-import { DEFAULT_RETRY_POLICY, SerialQueues, withRateLimitRetry } from '../delivery.ts';
+} from '../events.ts';
+import type { OutgoingFile, OutgoingMessage } from '../messages.ts';
 import { createSlackApp, listenForEvents } from './bolt-app.ts';
 import { isTooLong, toSlackError } from './errors.ts';
 import { downloadSlackFile } from './files.ts';

@@ -3,7 +3,7 @@
  * `edited` becomes a neutral Edit, which chatops answers (never applies) when the message was for
  * the bot. Link unfurls and new reply counts change a message without `edited`: no edit.
  */
-import type { Edit } from '../channel.ts';
+import type { Edit } from '../events.ts';
 import {
   type BotContext,
   chatUser,

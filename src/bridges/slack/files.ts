@@ -6,8 +6,8 @@
  * URL's origin (a test fake, a proxy): a URL pointing anywhere else is refused unfetched.
  */
 import { InvalidInputError } from '../../errors.ts';
-import type { InboundFile } from '../channel.ts';
 import { fetchCapped, tooBig } from '../download.ts';
+import type { InboundFile } from '../events.ts';
 
 /** Where Slack serves private files. */
 const SLACK_FILES_ORIGIN = 'https://files.slack.com';

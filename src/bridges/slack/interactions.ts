@@ -9,16 +9,13 @@
  */
 import type { App } from '@slack/bolt';
 import { PhasebridgeError, PlatformError } from '../../errors.ts';
-import type { AnswerOptions, ChannelLogger, Interaction, ReasonAsk, RichText } from '../channel.ts';
+import type { AnswerOptions, ChannelLogger, ReasonAsk } from '../channel.ts';
+import type { Interaction } from '../events.ts';
+import type { RichText } from '../messages.ts';
 import { plain, plainTextOf, rich } from '../render-text.ts';
 import type { ChannelStateStore } from '../state.ts';
 import { isSpentResponseUrl, isSpentTrigger, slackErrorCode } from './errors.ts';
-import {
-  decodeInteraction,
-  type InteractionData,
-  promptMetadata,
-  threadPromptKey,
-} from './inbound.ts';
+import { threadPromptKey } from './inbound.ts';
 import {
   answerKey,
   formatChatRef,
@@ -29,6 +26,7 @@ import {
   type SlackChat,
 } from './outbound.ts';
 import type { PressUrls } from './press-urls.ts';
+import { decodeInteraction, type InteractionData, promptMetadata } from './presses.ts';
 import { postToResponseUrl } from './response-url.ts';
 import { ThreadPrompts } from './thread-prompts.ts';
 

@@ -5,14 +5,14 @@
 import { createHash } from 'node:crypto';
 import type { types } from '@slack/bolt';
 import { InvalidInputError } from '../../errors.ts';
+import type { ReasonAsk } from '../channel.ts';
 import type {
   MessageButton,
   MessageField,
   OutgoingMessage,
-  ReasonAsk,
   RichSegment,
   RichText,
-} from '../channel.ts';
+} from '../messages.ts';
 import { plainTextOf, splitRichText, splitRichTextInto } from '../render-text.ts';
 
 /** Visible characters per Slack message; longer text is split into several messages. */

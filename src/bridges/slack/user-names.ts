@@ -7,7 +7,7 @@
  * bounded, one call per id in flight.
  */
 
-import type { InboundEvent } from '../channel.ts';
+import type { InboundEvent } from '../events.ts';
 
 /** How long an event waits for `users.info` before it goes on with the id. */
 export const LOOKUP_WAIT_MS = 1500;

@@ -6,79 +6,39 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Bot, InputFile, webhookCallback } from 'grammy';
 import type { Update } from 'grammy/types';
-import { ConfigError, ConflictError, PhasebridgeError } from '../../errors.ts';
-import type {
-  AnswerOptions,
-  Channel,
-  ChannelCapabilities,
-  ChannelLogger,
-  ChatUser,
-  InboundFile,
-  InboundHandler,
-  Interaction,
-  OutgoingFile,
-  OutgoingMessage,
-} from '../channel.ts';
+import { ConfigError, ConflictError, type PhasebridgeError } from '../../errors.ts';
+import type { AnswerOptions, Channel, ChannelCapabilities, ChannelLogger } from '../channel.ts';
 import { stderrLogger } from '../channel.ts';
 import { isDeclined } from '../declined.ts';
 import { DEFAULT_RETRY_POLICY, SerialQueues, withRateLimitRetry } from '../delivery.ts';
+import type { ChatUser, InboundFile, InboundHandler, Interaction } from '../events.ts';
+import type { OutgoingFile, OutgoingMessage } from '../messages.ts';
 import { rich, splitRichTextInto } from '../render-text.ts';
-import { isExpiredQuery, isNotModified, pollingFault, toTelegramError } from './errors.ts';
+import { isNotModified, pollingFault, toTelegramError } from './errors.ts';
 import { downloadTelegramFile } from './files.ts';
-import {
-  ALLOWED_UPDATES,
-  type BotIdentity,
-  decodeInteraction,
-  type InteractionData,
-  toInbound,
-} from './inbound.ts';
+import { ALLOWED_UPDATES, type BotIdentity, toInbound } from './inbound.ts';
+import { answerPress, askForReason, type PressCalls } from './interactions.ts';
 import {
   requestTimeoutSeconds,
   type TelegramChannelOptions,
   validateTelegramOptions,
 } from './options.ts';
 import {
-  answerKey,
-  callbackAnswerText,
-  escapeHtml,
-  formatChatRef,
   formatMessageRef,
+  HTML_FORMAT,
   MAX_CALLBACK_DATA_BYTES,
   MAX_CAPTION_LENGTH,
   MAX_TEXT_LENGTH,
   parseChatRef,
   parseMessageRef,
-  type RenderedPart,
   renderHtml,
   renderMessage,
+  sendOptions,
   sendTarget,
-  type TelegramChat,
 } from './outbound.ts';
 import { UpdatePoller } from './polling.ts';
+import { clearRepeats } from './repeats.ts';
 import { AppliedUpdates } from './updates.ts';
-
-/** The chat (and topic) of the pressed message. */
-function pressedChat(data: InteractionData): TelegramChat {
-  return data.t === undefined ? { chatId: data.c } : { chatId: data.c, topic: data.t };
-}
-
-/**
- * How many ids below a resend an earlier copy of it is looked for: the chat's other messages
- * (people's, those sent meanwhile) sit between the two copies; each id looked at is one call.
- */
-const REPEAT_SPAN = 10;
-
-/** A message ref of this adapter, or undefined for another's (or a malformed one). */
-function safeMessageRef(ref: string): ReturnType<typeof parseMessageRef> | undefined {
-  try {
-    return parseMessageRef(ref);
-  } catch {
-    return undefined;
-  }
-}
-
-/** HTML parse mode; link previews off so status messages stay compact. */
-const HTML_FORMAT = { parse_mode: 'HTML', link_preview_options: { is_disabled: true } } as const;
 
 type State = 'idle' | 'starting' | 'running' | 'stopped';
 
@@ -119,6 +79,8 @@ export class TelegramChannel implements Channel {
   #fault: string | undefined;
   /** Events being handled, so stop() can wait for them (webhook calls run concurrently). */
   readonly #inFlight = new Set<Promise<void>>();
+  /** What interactions.ts and repeats.ts use of this channel. */
+  readonly #calls: PressCalls;
 
   /** Validates the options (ConfigError listing every problem) and prepares the bot. */
   constructor(options: TelegramChannelOptions) {
@@ -132,6 +94,13 @@ export class TelegramChannel implements Channel {
       client: apiRoot ? { apiRoot, timeoutSeconds } : { timeoutSeconds },
     });
     this.#applied = new AppliedUpdates(options.state, this.#log);
+    this.#calls = {
+      api: this.#bot.api,
+      queues: this.#queues,
+      log: this.#log,
+      call: (call) => this.#call(call),
+      pendingCallbacks: this.#pendingCallbacks,
+    };
     this.#bot.use((ctx) =>
       this.#track(this.#applied.once(ctx.update.update_id, () => this.#dispatch(ctx.update))),
     );
@@ -282,12 +251,12 @@ export class TelegramChannel implements Channel {
     }
   }
 
-  /** Sends the message, split into several when longer than 4096 characters. */
   /** A message in the user's private chat with the bot (its id is the user's); rejects when blocked or never started. */
   async directMessage(user: ChatUser, text: string): Promise<void> {
     await this.send(`telegram:${user.id}`, { text: rich(text) });
   }
 
+  /** Sends the message, split into several when longer than 4096 characters. */
   async send(chatRef: string, message: OutgoingMessage): Promise<string> {
     const { chat, replyToId } = sendTarget(chatRef, message.thread, message.replyTo);
     const parts = renderMessage(message);
@@ -296,7 +265,7 @@ export class TelegramChannel implements Channel {
       for (const [i, part] of parts.entries()) {
         const sent = await this.#call(() =>
           this.#bot.api.sendMessage(chat.chatId, part.html, {
-            ...this.#sendOptions(chat, part, replyToId),
+            ...sendOptions(chat, part, replyToId),
             // A split message pings once, for its first part.
             disable_notification: message.silent === true || i > 0,
           }),
@@ -336,107 +305,23 @@ export class TelegramChannel implements Channel {
     });
   }
 
-  /**
-   * Takes the buttons off an earlier copy of the send made again as `sent` (see
-   * Channel.clearRepeats). Telegram has no history for bots and no idempotency key, but a chat's
-   * message ids grow: the copy is one of the ids below `sent` and above the newest message the
-   * bridge knows there. Each unknown id in that span (at most REPEAT_SPAN) gets an empty
-   * keyboard: another person's message or one of ours without buttons is refused or left as it
-   * is by Telegram; ours with buttons, which bridge.db does not know, can only be a repeat. With
-   * nothing known below `sent` no span is guessed.
-   */
-  async clearRepeats(
+  /** Takes the buttons off an earlier copy of a send made again (repeats.ts). */
+  clearRepeats(
     sent: string,
     message: OutgoingMessage,
     known: readonly string[],
   ): Promise<string[]> {
-    const { chat, messageIds } = parseMessageRef(sent);
-    const first = Math.min(...messageIds);
-    const ids = new Set<number>(messageIds);
-    for (const ref of known) {
-      const k = safeMessageRef(ref);
-      if (k?.chat.chatId === chat.chatId) for (const id of k.messageIds) ids.add(id);
-    }
-    const below = [...ids].filter((id) => id < first);
-    if (below.length === 0) return [];
-    const floor = Math.max(...below);
-    const expected = renderMessage(message).at(-1)?.visible.trim();
-    const found: string[] = [];
-    await this.#queues.run(String(chat.chatId), async () => {
-      for (let id = first - 1; id > floor && id >= first - REPEAT_SPAN; id--) {
-        if (ids.has(id)) continue;
-        const edited = await this.#call(() =>
-          this.#bot.api.editMessageReplyMarkup(chat.chatId, id, {
-            reply_markup: { inline_keyboard: [] },
-          }),
-        ).catch(() => undefined);
-        if (edited === undefined || edited === true) continue;
-        this.#log.info({ chat: chat.chatId, id }, 'telegram: buttons taken off a repeated send');
-        if (edited.text?.trim() === expected) found.push(formatMessageRef(chat, [id]));
-      }
-    });
-    return found;
+    return clearRepeats(this.#calls, sent, message, known);
   }
 
-  /**
-   * Private: a callback alert only the presser sees (an alert, not a toast, because a toast
-   * vanishes in seconds and private answers are mostly refusals). Public: a reply in the chat.
-   */
-  async answer(interaction: Interaction, text: string, options: AnswerOptions): Promise<void> {
-    const data = decodeInteraction(interaction);
-    const pending = this.#pendingCallbacks.delete(data.q);
-    if (options.private) {
-      try {
-        await this.#call(() =>
-          this.#bot.api.answerCallbackQuery(data.q, {
-            text: callbackAnswerText(text),
-            show_alert: true,
-          }),
-        );
-        return;
-      } catch (err) {
-        // Telegram takes an answer for about 15 s only: later, a normal reply still reaches them.
-        if (!(err instanceof PhasebridgeError && isExpiredQuery(err))) throw err;
-        this.#log.info({}, 'telegram: callback query expired, answering with a message');
-      }
-    } else if (pending) await this.#stopSpinner(data.q);
-    const chat = pressedChat(data);
-    if (options.post) {
-      // Interactive: the presser waits for it (in a busy group it still waits for the limits).
-      return options.post(formatChatRef(chat), {
-        text: rich(text),
-        replyTo: formatMessageRef(chat, [data.m]),
-        urgency: 'interactive',
-        key: answerKey(data.m, data.u, text),
-      });
-    }
-    const [reply] = renderMessage({ text: rich(text) }, 1);
-    await this.#queues.run(String(chat.chatId), () =>
-      this.#call(() =>
-        this.#bot.api.sendMessage(chat.chatId, reply!.html, {
-          ...this.#sendOptions(chat, undefined),
-          reply_parameters: { message_id: data.m, allow_sending_without_reply: true },
-        }),
-      ),
-    );
+  /** A private alert or a public reply to a press (interactions.ts). */
+  answer(interaction: Interaction, text: string, options: AnswerOptions): Promise<void> {
+    return answerPress(this.#calls, interaction, text, options);
   }
 
   /** Sends a ForceReply prompt mentioning the presser; their reply arrives as a Reply. */
-  async askForReason(interaction: Interaction, prompt: string): Promise<string> {
-    const data = decodeInteraction(interaction);
-    if (this.#pendingCallbacks.delete(data.q)) await this.#stopSpinner(data.q);
-    const chat = pressedChat(data);
-    // `selective` targets users mentioned in the text, so only the presser gets the reply box.
-    const mention = `<a href="tg://user?id=${data.u}">${escapeHtml(data.n)}</a>`;
-    return this.#queues.run(String(chat.chatId), async () => {
-      const sent = await this.#call(() =>
-        this.#bot.api.sendMessage(chat.chatId, `${mention} ${escapeHtml(prompt)}`, {
-          ...this.#sendOptions(chat, undefined),
-          reply_markup: { force_reply: true, selective: true, input_field_placeholder: 'Reason' },
-        }),
-      );
-      return formatMessageRef(chat, [sent.message_id]);
-    });
+  askForReason(interaction: Interaction, prompt: string): Promise<string> {
+    return askForReason(this.#calls, interaction, prompt);
   }
 
   /** Downloads an attached photo or document (getFile, then the file URL). */
@@ -451,7 +336,7 @@ export class TelegramChannel implements Channel {
     return this.#queues.run(String(chat.chatId), async () => {
       const sent = await this.#call(() =>
         this.#bot.api.sendDocument(chat.chatId, new InputFile(file.data, file.name), {
-          ...this.#sendOptions(chat, undefined, replyToId),
+          ...sendOptions(chat, undefined, replyToId),
           ...(caption && { caption: renderHtml(caption), parse_mode: 'HTML' as const }),
         }),
       );
@@ -464,24 +349,6 @@ export class TelegramChannel implements Channel {
     const chat = parseChatRef(chatRef);
     const topic = chat.topic !== undefined ? { message_thread_id: chat.topic } : {};
     await this.#call(() => this.#bot.api.sendChatAction(chat.chatId, 'typing', topic));
-  }
-
-  #sendOptions(chat: TelegramChat, part: RenderedPart | undefined, replyToId?: number) {
-    return {
-      ...HTML_FORMAT,
-      ...(chat.topic !== undefined && { message_thread_id: chat.topic }),
-      ...(part?.keyboard && { reply_markup: part.keyboard }),
-      ...(replyToId !== undefined && {
-        reply_parameters: { message_id: replyToId, allow_sending_without_reply: true },
-      }),
-    };
-  }
-
-  #stopSpinner(callbackId: string): Promise<void> {
-    return this.#call(() => this.#bot.api.answerCallbackQuery(callbackId)).then(
-      () => undefined,
-      (err) => this.#log.warn({ err }, 'telegram: could not answer callback query'),
-    );
   }
 
   #call<T>(call: () => Promise<T>): Promise<T> {

@@ -5,8 +5,8 @@
  */
 import type { Api } from 'grammy';
 import type { Message } from 'grammy/types';
-import type { InboundFile } from '../channel.ts';
 import { fetchCapped, tooBig } from '../download.ts';
+import type { InboundFile } from '../events.ts';
 
 /** The Bot API's own root, when none is configured. */
 const DEFAULT_API_ROOT = 'https://api.telegram.org';

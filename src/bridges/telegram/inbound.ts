@@ -4,7 +4,7 @@
  */
 import type { CallbackQuery, Message, MessageEntity, Update, User } from 'grammy/types';
 import { z } from 'zod';
-import type { ChatUser, InboundEvent, Interaction } from '../channel.ts';
+import type { ChatUser, InboundEvent, Interaction } from '../events.ts';
 import { decodeHandle, encodeHandle } from '../interaction-handle.ts';
 import { filesOf } from './files.ts';
 import { formatChatRef, formatMessageRef, type TelegramChat } from './outbound.ts';

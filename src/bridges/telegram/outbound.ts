@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { InlineKeyboardButton, InlineKeyboardMarkup } from 'grammy/types';
 import { InvalidInputError } from '../../errors.ts';
-import type { MessageButton, OutgoingMessage, RichSegment, RichText } from '../channel.ts';
+import type { MessageButton, OutgoingMessage, RichSegment, RichText } from '../messages.ts';
 import { composeBody, plainTextOf, splitRichText, splitRichTextInto } from '../render-text.ts';
 
 /** Telegram's limit on a message's visible text (after entity parsing). */
@@ -193,4 +193,26 @@ export function callbackAnswerText(text: string): string {
 export function answerKey(messageId: number, userId: number, text: string): string {
   const digest = createHash('sha256').update(text).digest('base64url').slice(0, 16);
   return `press:${messageId}:${userId}:${digest}`;
+}
+
+/** HTML parse mode; link previews off so status messages stay compact. */
+export const HTML_FORMAT = {
+  parse_mode: 'HTML',
+  link_preview_options: { is_disabled: true },
+} as const;
+
+/** The options of a sendMessage (or sendDocument) to `chat`: HTML, topic, keyboard, reply. */
+export function sendOptions(
+  chat: TelegramChat,
+  part: RenderedPart | undefined,
+  replyToId?: number,
+) {
+  return {
+    ...HTML_FORMAT,
+    ...(chat.topic !== undefined && { message_thread_id: chat.topic }),
+    ...(part?.keyboard && { reply_markup: part.keyboard }),
+    ...(replyToId !== undefined && {
+      reply_parameters: { message_id: replyToId, allow_sending_without_reply: true },
+    }),
+  };
 }

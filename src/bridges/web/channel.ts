@@ -10,20 +10,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InputLimits } from '../../chatops/input-files.ts';
 import { ConflictError } from '../../errors.ts';
 import type { RequestHandler, Route } from '../../http/server.ts';
-import type {
-  AnswerOptions,
-  Channel,
-  ChannelCapabilities,
-  ChannelLogger,
-  InboundEvent,
-  InboundFile,
-  InboundHandler,
-  Interaction,
-  MessageRef,
-  OutgoingFile,
-  OutgoingMessage,
-} from '../channel.ts';
+import type { AnswerOptions, Channel, ChannelCapabilities, ChannelLogger } from '../channel.ts';
 import { stderrLogger } from '../channel.ts';
+import type { InboundEvent, InboundFile, InboundHandler, Interaction } from '../events.ts';
+import type { MessageRef, OutgoingFile, OutgoingMessage } from '../messages.ts';
 import { link, rich } from '../render-text.ts';
 import { type ChannelStateStore, MemoryChannelState } from '../state.ts';
 import { Flash } from './admin-routes.ts';

@@ -7,7 +7,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { UnauthorizedError } from '../../errors.ts';
 import { BASE_HEADERS, requestUrl, sendJson } from '../../http/respond.ts';
-import type { ChannelLogger, InboundEvent, InboundFile } from '../channel.ts';
+import type { ChannelLogger } from '../channel.ts';
+import type { InboundEvent, InboundFile } from '../events.ts';
 import { type Flash, handleAdminPage, postAccessEdit } from './admin-routes.ts';
 import type { AdminSource } from './admin-source.ts';
 import { apiError } from './errors.ts';

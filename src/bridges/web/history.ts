@@ -5,7 +5,7 @@
  * a restart `restore` brings them back (same refs, versions going on); files stay in memory only.
  */
 import { randomBytes } from 'node:crypto';
-import type { MessageRef } from '../channel.ts';
+import type { MessageRef } from '../messages.ts';
 import { formatMessageRef } from './outbound.ts';
 import type { StateWriter } from './state-writer.ts';
 

@@ -13,10 +13,10 @@ import type {
   Command,
   InboundFile,
   Interaction,
-  MessageRef,
   Reply,
-} from '../channel.ts';
+} from '../events.ts';
 import { decodeHandle, encodeHandle } from '../interaction-handle.ts';
+import type { MessageRef } from '../messages.ts';
 import { CONSOLE_CHAT_REF } from './outbound.ts';
 import type { ConsolePerson } from './session.ts';
 

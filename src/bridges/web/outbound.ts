@@ -4,7 +4,7 @@
  * console builds message markup.
  */
 import { InvalidInputError } from '../../errors.ts';
-import type { MessageRef, OutgoingMessage, RichSegment, RichText } from '../channel.ts';
+import type { MessageRef, OutgoingMessage, RichSegment, RichText } from '../messages.ts';
 import { splitRichTextInto } from '../render-text.ts';
 
 /** The one chat of the console: every browser session shares it (see index.ts). */

@@ -3,7 +3,7 @@
  * tab) that pressed the button; only that session can answer it. Served from memory and written
  * behind to the console's state store: sessions survive a restart, and so do their prompts.
  */
-import type { MessageRef } from '../channel.ts';
+import type { MessageRef } from '../messages.ts';
 import type { StateWriter } from './state-writer.ts';
 
 /** One open prompt. */

@@ -10,8 +10,8 @@ import type { IncomingMessage } from 'node:http';
 import { DEFAULT_INPUT_LIMITS, type InputLimits, limitsLine } from '../../chatops/input-files.ts';
 import { ConflictError, InvalidInputError, NotFoundError } from '../../errors.ts';
 import { BodyTooLargeError } from '../../http/respond.ts';
-import type { InboundFile } from '../channel.ts';
 import { tooBig } from '../download.ts';
+import type { InboundFile } from '../events.ts';
 import { type MultipartForm, readMultipart, type UploadedFile } from './multipart.ts';
 
 /** Text fields of an upload together (the command or reply text, key, csrf…). */

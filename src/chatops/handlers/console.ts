@@ -4,7 +4,8 @@
  * never in the chat. The session acts with the person's roles in the chat they asked in (from an
  * unbound private chat: their global role), and needs one to be given at all.
  */
-import type { Channel, ChatUser } from '../../bridges/channel.ts';
+import type { Channel } from '../../bridges/channel.ts';
+import type { ChatUser } from '../../bridges/events.ts';
 import {
   CHAT_LOGIN_TOKEN_TTL_MS,
   type ConsolePerson,

@@ -3,7 +3,7 @@
  * a file in the chat (a Telegram document, a Slack file, a Discord attachment), bounded to 1 MB
  * with a note when cut, its caption listing the files with +/-. It changes nothing.
  */
-import type { ChatRef } from '../../bridges/channel.ts';
+import type { ChatRef } from '../../bridges/messages.ts';
 import type { RunState, StepState } from '../../engine/model.ts';
 import { NotFoundError } from '../../errors.ts';
 import { type ChatOpsDeps, channelFor, runLink } from '../context.ts';

@@ -1,5 +1,5 @@
 /** `run`, `status`, `runs` and `workflows`: starting runs and looking at them. */
-import type { OutgoingMessage } from '../../bridges/channel.ts';
+import type { OutgoingMessage } from '../../bridges/messages.ts';
 import type { RunIndexRecord } from '../../db/repositories/index.ts';
 import { isTerminal, type RunState, type RunStatus } from '../../engine/model.ts';
 import type { ParsedCommand } from '../grammar.ts';

@@ -1,7 +1,8 @@
 /** What every command handler gets and returns, and lookups several handlers share. */
 
 import { resolve } from 'node:path';
-import type { Command, OutgoingMessage } from '../../bridges/channel.ts';
+import type { Command } from '../../bridges/events.ts';
+import type { OutgoingMessage } from '../../bridges/messages.ts';
 import { prose } from '../../bridges/render-text.ts';
 import type { BindingRecord, RunIndexRecord } from '../../db/repositories/index.ts';
 import type { AuditOutcome } from '../../db/schema.ts';

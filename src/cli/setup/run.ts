@@ -4,7 +4,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { type Config, isLoopbackHost } from '../../config.ts';
+import type { Config } from '../../config.ts';
+import { isLoopbackHost } from '../../config-checks.ts';
 import type { CheckResult } from '../doctor-checks.ts';
 import { API_ROOTS, checkDiscord, checkSlack, checkTelegram } from '../doctor-platforms.ts';
 import { probe } from '../platform-probe.ts';

@@ -45,6 +45,28 @@ export class ReasonPromptsRepo {
   }
 
   /**
+   * The user's open prompt, or null (unknown, answered, or expired at `now`), left open: the
+   * answer's handler closes it with `take` once the answer is handled, so a process that dies
+   * in between leaves it for the same answer delivered again.
+   */
+  async find(
+    promptRef: string,
+    platform: string,
+    userId: string,
+    now: number,
+  ): Promise<ReasonPromptRecord | null> {
+    const row = await this.#db
+      .selectFrom('reason_prompts')
+      .selectAll()
+      .where('prompt_ref', '=', promptRef)
+      .where('platform', '=', platform)
+      .where('user_id', '=', userId)
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
+    return row ? toRecord(row) : null;
+  }
+
+  /**
    * Closes the user's open prompt and returns it, or null (unknown, answered, or expired at
    * `now`). One DELETE claims it, so of two answers (even in two processes) only one gets it.
    */

@@ -14,6 +14,7 @@ import type { RunFeedStore } from '../../db/repositories/run-feed.ts';
 import type { RunEvent } from '../../engine/events.ts';
 import { isTerminal, type RunState } from '../../engine/model.ts';
 import type { RunLedgerEntry } from '../../engine/store/run-analysis.ts';
+import { StoppingError } from '../../errors.ts';
 import type { Log } from '../../log.ts';
 import { errorMessage } from '../queue/outcome.ts';
 import type { RunUpdate } from './types.ts';
@@ -73,6 +74,8 @@ export class RunFeed {
     this.#dataVersion = await repo.dataVersion();
     this.#open();
     for (const p of await repo.pending()) {
+      // Stopping: what is not replayed yet waits for the next start (the cursors say where).
+      if (this.#closed) break;
       if (p.cursor !== null) this.#cursors.set(p.runId, p.cursor);
       await this.poke(p.runId, p.firstSeq);
     }
@@ -213,6 +216,11 @@ export class RunFeed {
       .then(() => this.#gate)
       .then(task)
       .catch((err: unknown) => {
+        // Cut short by the bridge's stop: the cursor stays, the next start delivers it again.
+        if (err instanceof StoppingError) {
+          this.#deps.log.debug({ runId }, 'change feed: update left for the next start');
+          return;
+        }
         this.#deps.log.warn({ runId, err: errorMessage(err) }, 'change feed: update not delivered');
       })
       .finally(() => {

@@ -1,9 +1,10 @@
 /**
  * The orchestrator's subscribers: run updates (awaited, so the change feed moves its cursor only
  * after the chats were told), notices and progress lines. A failing listener is logged and never
- * keeps the others from hearing.
+ * keeps the others from hearing; one cut short by the bridge's stop makes the update undelivered.
  */
 import type { RunState } from '../../engine/model.ts';
+import { StoppingError } from '../../errors.ts';
 import type { Log } from '../../log.ts';
 import { errorMessage } from '../queue/outcome.ts';
 import { isIdle } from './run-driver.ts';
@@ -50,9 +51,14 @@ export class RunListeners {
         this.#failed(u.runId, 'run update', err);
       }
     }
+    let cut: StoppingError | undefined;
     for (const r of await Promise.allSettled(pending)) {
-      if (r.status === 'rejected') this.#failed(u.runId, 'run update', r.reason);
+      if (r.status !== 'rejected') continue;
+      if (r.reason instanceof StoppingError) cut = r.reason;
+      else this.#failed(u.runId, 'run update', r.reason);
     }
+    // The bridge stopped before the chats were told all of it: not delivered (the feed replays it).
+    if (cut) throw cut;
   }
 
   /** Tells every notice listener. */

@@ -5,7 +5,7 @@
  * message in the channel that mentions them, and the pressed message still gets its edit.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ButtonPress, InboundEvent } from '../../../src/bridges/channel.ts';
+import type { ButtonPress, InboundEvent } from '../../../src/bridges/events.ts';
 import { rich } from '../../../src/bridges/render-text.ts';
 import { INTERACTION_TOKEN_TTL_MS } from '../../fakes/discord.ts';
 import { type Harness, startHarness } from './support.ts';

@@ -4,8 +4,8 @@
  * answers reaches Discord as the right interaction response.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ButtonPress, Command, InboundEvent, Reply } from '../../../src/bridges/channel.ts';
 import { DiscordChannel } from '../../../src/bridges/discord/index.ts';
+import type { ButtonPress, Command, InboundEvent, Reply } from '../../../src/bridges/events.ts';
 import { rich } from '../../../src/bridges/render-text.ts';
 import { openTestDb } from '../../db/helpers.ts';
 import type { FakeDiscord, FakeInteraction } from '../../fakes/discord.ts';

@@ -4,8 +4,8 @@
  * message as a Reply to the thread's starter message, DMs for a private word).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Reply } from '../../../src/bridges/channel.ts';
 import { type MessageFacts, toGuidanceReply } from '../../../src/bridges/discord/inbound.ts';
+import type { Reply } from '../../../src/bridges/events.ts';
 import { rich } from '../../../src/bridges/render-text.ts';
 import { type Harness, startHarness } from './support.ts';
 

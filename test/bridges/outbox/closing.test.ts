@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { MessageOwner, OutgoingMessage, Urgency } from '../../../src/bridges/channel.ts';
+import type { MessageOwner, OutgoingMessage, Urgency } from '../../../src/bridges/messages.ts';
 import { limitsOf, Outbox, OutboxStore } from '../../../src/bridges/outbox/index.ts';
 import { plain } from '../../../src/bridges/render-text.ts';
 import { TelegramChannel } from '../../../src/bridges/telegram/index.ts';

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { OutgoingMessage, Urgency } from '../../../src/bridges/channel.ts';
+import type { OutgoingMessage, Urgency } from '../../../src/bridges/messages.ts';
 import {
   limitsOf,
   Outbox,

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { MessageOwner } from '../../../src/bridges/channel.ts';
+import type { MessageOwner } from '../../../src/bridges/messages.ts';
 import { limitsOf, Outbox, OutboxStore } from '../../../src/bridges/outbox/index.ts';
 import { plain } from '../../../src/bridges/render-text.ts';
 import { TelegramChannel } from '../../../src/bridges/telegram/index.ts';

@@ -9,7 +9,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Urgency } from '../../../src/bridges/channel.ts';
+import type { Urgency } from '../../../src/bridges/messages.ts';
 import {
   bucketsFor,
   laneOf,

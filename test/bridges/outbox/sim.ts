@@ -2,12 +2,8 @@
  * A simulated clock for the outbox and a recording chat platform on it: each call takes a
  * given latency of simulated time, and the platform keeps what it received and when.
  */
-import type {
-  Channel,
-  ChannelCapabilities,
-  OutgoingMessage,
-  Platform,
-} from '../../../src/bridges/channel.ts';
+import type { Channel, ChannelCapabilities, Platform } from '../../../src/bridges/channel.ts';
+import type { OutgoingMessage } from '../../../src/bridges/messages.ts';
 import type { OutboxTimers } from '../../../src/bridges/outbox/outbox.ts';
 import { plainTextOf } from '../../../src/bridges/render-text.ts';
 import { PlatformError } from '../../../src/errors.ts';

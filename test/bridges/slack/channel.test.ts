@@ -3,7 +3,7 @@
  * and posted to the adapter's node:http handler as Slack would.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ButtonPress, Command, Reply } from '../../../src/bridges/channel.ts';
+import type { ButtonPress, Command, Reply } from '../../../src/bridges/events.ts';
 import { bold, code, rich } from '../../../src/bridges/render-text.ts';
 import { SlackChannel } from '../../../src/bridges/slack/index.ts';
 import {

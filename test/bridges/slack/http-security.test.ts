@@ -4,7 +4,7 @@
  * Bolt or the handler. Includes the worked example of Slack's "Verifying requests" page.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Command } from '../../../src/bridges/channel.ts';
+import type { Command } from '../../../src/bridges/events.ts';
 import { ALICE, type Harness, OPS, startHttpHarness } from './support.ts';
 
 let h: Harness | undefined;

@@ -3,18 +3,20 @@ import { describe, expect, it } from 'vitest';
 import { fromMessageEdit } from '../../../src/bridges/slack/edits.ts';
 import {
   type BotContext,
-  decodeInteraction,
-  encodeInteraction,
-  fromBlockAction,
   fromDirectMessage,
   fromMention,
   fromSlashCommand,
   fromThreadReply,
-  fromViewSubmission,
   normalizeSlackText,
-  promptMetadata,
   triggerKey,
 } from '../../../src/bridges/slack/inbound.ts';
+import {
+  decodeInteraction,
+  encodeInteraction,
+  fromBlockAction,
+  fromViewSubmission,
+  promptMetadata,
+} from '../../../src/bridges/slack/presses.ts';
 
 const BOT: BotContext = { team: 'T01', botUserId: 'UBOT', command: '/pb' };
 

@@ -5,7 +5,7 @@
  * a post to a channel that refuses the bot is a ChatUnreachableError naming Slack's reason.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ButtonPress } from '../../../src/bridges/channel.ts';
+import type { ButtonPress } from '../../../src/bridges/events.ts';
 import { rich } from '../../../src/bridges/render-text.ts';
 import { ChatUnreachableError, type PhasebridgeError } from '../../../src/errors.ts';
 import { ALICE, BOB, type Harness, OPS, startHttpHarness, tsOf } from './support.ts';

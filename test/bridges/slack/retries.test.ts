@@ -8,7 +8,7 @@
  * slow handler alone never delays the ack: the clock is moved while the request is on its way.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Command } from '../../../src/bridges/channel.ts';
+import type { Command } from '../../../src/bridges/events.ts';
 import { ALICE, type Harness, OPS, startHttpHarness } from './support.ts';
 
 let h: Harness;

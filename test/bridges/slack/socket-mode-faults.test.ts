@@ -5,7 +5,7 @@
  * abrupt drop makes it reconnect; either way commands keep arriving.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Command } from '../../../src/bridges/channel.ts';
+import type { Command } from '../../../src/bridges/events.ts';
 import { SlackChannel } from '../../../src/bridges/slack/index.ts';
 import { FakeSlack } from '../../fakes/slack.ts';
 import { ALICE, Inbox, OPS, recordingLogger, testOptions } from './support.ts';

@@ -3,7 +3,7 @@
  * the fake's apps.connections.open and WebSocket, envelopes acked over the socket.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ButtonPress, Command, Reply } from '../../../src/bridges/channel.ts';
+import type { ButtonPress, Command, Reply } from '../../../src/bridges/events.ts';
 import { rich } from '../../../src/bridges/render-text.ts';
 import { SlackChannel } from '../../../src/bridges/slack/index.ts';
 import { FakeSlack } from '../../fakes/slack.ts';

@@ -4,7 +4,8 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ChannelLogger, InboundEvent } from '../../../src/bridges/channel.ts';
+import type { ChannelLogger } from '../../../src/bridges/channel.ts';
+import type { InboundEvent } from '../../../src/bridges/events.ts';
 import { SlackChannel, type SlackChannelOptions } from '../../../src/bridges/slack/index.ts';
 import { FakeSlack, type FakeUser } from '../../fakes/slack.ts';
 import { Inbox, recordingLogger } from '../inbox.ts';

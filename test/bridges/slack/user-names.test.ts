@@ -4,7 +4,7 @@
  * a failed lookup leaves the id and is not retried at once; a press never waits for a lookup.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { InboundEvent } from '../../../src/bridges/channel.ts';
+import type { InboundEvent } from '../../../src/bridges/events.ts';
 import type { FakeUser } from '../../fakes/slack.ts';
 import { type Harness, OPS, startHttpHarness } from './support.ts';
 

@@ -3,7 +3,7 @@
  * Bot API server.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ButtonPress, Command, InboundEvent, Reply } from '../../../src/bridges/channel.ts';
+import type { ButtonPress, Command, InboundEvent, Reply } from '../../../src/bridges/events.ts';
 import { bold, code, link, rich } from '../../../src/bridges/render-text.ts';
 import type { TelegramChannel } from '../../../src/bridges/telegram/index.ts';
 import { ChatUnreachableError, PlatformError, RateLimitedError } from '../../../src/errors.ts';

@@ -4,7 +4,7 @@
  * private answer to an expired press still reaches the presser, as a reply in the chat.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ButtonPress, InboundEvent } from '../../../src/bridges/channel.ts';
+import type { ButtonPress, InboundEvent } from '../../../src/bridges/events.ts';
 import { rich } from '../../../src/bridges/render-text.ts';
 import type { TelegramChannel } from '../../../src/bridges/telegram/index.ts';
 import { CALLBACK_QUERY_TTL_MS } from '../../fakes/telegram.ts';

@@ -4,7 +4,7 @@
  * own 500 s, so start-up fails in time to be retried and polling carries on.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Command } from '../../../src/bridges/channel.ts';
+import type { Command } from '../../../src/bridges/events.ts';
 import type { TelegramChannel } from '../../../src/bridges/telegram/index.ts';
 import { validateTelegramOptions } from '../../../src/bridges/telegram/options.ts';
 import { slow } from '../../support/slowdown.ts';

@@ -6,8 +6,8 @@
  * next one when both keep the applied ids in one store (bridge.db's channel state).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Command, InboundEvent } from '../../../src/bridges/channel.ts';
 import { UpdateDeclined } from '../../../src/bridges/declined.ts';
+import type { Command, InboundEvent } from '../../../src/bridges/events.ts';
 import { MemoryChannelState } from '../../../src/bridges/state.ts';
 import type { TelegramChannel } from '../../../src/bridges/telegram/index.ts';
 import { waitUntil } from '../../support/slowdown.ts';

@@ -5,7 +5,7 @@
  * keeps receiving.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Command } from '../../../src/bridges/channel.ts';
+import type { Command } from '../../../src/bridges/events.ts';
 import type { TelegramChannel } from '../../../src/bridges/telegram/index.ts';
 import { ALICE, ALICE_DM, channelFor, FakeTelegram, Inbox, recordingLogger } from './support.ts';
 

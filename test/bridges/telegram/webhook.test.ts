@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Command } from '../../../src/bridges/channel.ts';
+import type { Command } from '../../../src/bridges/events.ts';
 import { MemoryChannelState } from '../../../src/bridges/state.ts';
 import { TelegramChannel, validateTelegramOptions } from '../../../src/bridges/telegram/index.ts';
 import { ConfigError } from '../../../src/errors.ts';

@@ -1,6 +1,6 @@
 /** The web console over real HTTP: login, sessions, CSRF, commands, live messages, buttons. */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ButtonPress, Command, Reply } from '../../../src/bridges/channel.ts';
+import type { ButtonPress, Command, Reply } from '../../../src/bridges/events.ts';
 import { bold, rich } from '../../../src/bridges/render-text.ts';
 import { signIn } from '../../support/console-login.ts';
 import {

@@ -2,7 +2,7 @@
  * Test set-up of the web console: a real HttpServer on 127.0.0.1:0 with the console mounted, a
  * login helper (real token, real cookie), and a reader of the real /events stream.
  */
-import type { InboundEvent, InboundHandler } from '../../../src/bridges/channel.ts';
+import type { InboundEvent, InboundHandler } from '../../../src/bridges/events.ts';
 import { WebChannel, type WebChannelOptions } from '../../../src/bridges/web/index.ts';
 import { HttpServer, type Route } from '../../../src/http/server.ts';
 import { signIn } from '../../support/console-login.ts';

@@ -6,7 +6,7 @@
  * POST that takes none are refused.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Command, InboundEvent, Reply } from '../../../src/bridges/channel.ts';
+import type { Command, InboundEvent, Reply } from '../../../src/bridges/events.ts';
 import { rich } from '../../../src/bridges/render-text.ts';
 import { type Browser, login, startConsole, type TestConsole } from './support.ts';
 

@@ -64,6 +64,19 @@ describe.each(DIALECT_NAMES)('durable chat state on %s', (dialect) => {
       expect([a, b].filter((p) => p !== null)).toEqual([ask]);
     });
 
+    it('finds the open prompt of its presser, leaving it open until it is taken', async () => {
+      await t.repos.reasonPrompts.add(ask);
+      const other = await reopened();
+      expect(await other.reasonPrompts.find(ask.promptRef, 'telegram', '503', 2_000)).toBeNull();
+      expect(await other.reasonPrompts.find(ask.promptRef, 'telegram', '502', 5_000)).toBeNull();
+      expect(await other.reasonPrompts.find(ask.promptRef, 'telegram', '502', 2_000)).toEqual(ask);
+      expect(await t.repos.reasonPrompts.find(ask.promptRef, 'telegram', '502', 2_000)).toEqual(
+        ask,
+      );
+      expect(await t.repos.reasonPrompts.take(ask.promptRef, 'telegram', '502', 0)).toEqual(ask);
+      expect(await other.reasonPrompts.find(ask.promptRef, 'telegram', '502', 2_000)).toBeNull();
+    });
+
     it('does not hand out an expired prompt, and purges it', async () => {
       await t.repos.reasonPrompts.add(ask);
       await t.repos.reasonPrompts.add({ ...ask, userId: '504', expiresAt: 9_000 });

@@ -5,6 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { StoppingError } from '../../../src/errors.ts';
 import type { RunUpdate } from '../../../src/jobs/orchestrator/types.ts';
 import { startChild } from './fixtures/child.ts';
 import { ALICE, ledgerOf, makeEnv, type TestEnv, waitFor } from './helpers.ts';
@@ -98,5 +99,38 @@ describe('the change feed', () => {
     expect(got).toHaveLength(1);
     expect(got[0]!.state.seq - got[0]!.events.length).toBe(shownBefore);
     expect(got[0]!.state.checkpoint?.id).toBe('b:1');
+  });
+
+  it('replays at the next start an update the bridge’s stop cut short', async () => {
+    env = await makeEnv();
+    env.workflow('three', THREE);
+    const first = await env.open({ feed: {}, worker: { concurrency: 1 } });
+    let cutFrom: number | undefined;
+    // The chats were not told all of it: the outbox stopped with its messages still queued.
+    first.onUpdate(async (u) => {
+      if (u.state.checkpoint?.id !== 'a:1' || cutFrom !== undefined) return;
+      cutFrom = u.state.seq - u.events.length;
+      throw new StoppingError();
+    });
+    await first.startFeed();
+    const run = await first.startRun({
+      workflow: 'three',
+      workspace: env.workspace,
+      spec: 'x',
+      actor: ALICE,
+    });
+    await waitFor(() => cutFrom !== undefined, 20_000, 'the update cut short');
+    await first.close();
+
+    const second = await env.open({ feed: {}, worker: false });
+    const got: RunUpdate[] = [];
+    second.onUpdate((u) => {
+      got.push(u);
+    });
+    await second.startFeed();
+    await waitFor(() => got.length > 0, 10_000, 'the replay');
+    expect(got[0]!.state.seq - got[0]!.events.length).toBe(cutFrom);
+    expect(got[0]!.state.checkpoint?.id).toBe('a:1');
+    expect(ledgerOf(run).at(-1)!.seq).toBe(got[0]!.state.seq);
   });
 });

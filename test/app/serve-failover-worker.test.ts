@@ -1,0 +1,128 @@
+/**
+ * A step on a separate `phasebridge worker` across a takeover (issue 33), as an operator meets
+ * it: two `serve --concurrency 0` (they run no steps themselves) on one postgres and one
+ * redis-server, one worker process, the fake Telegram. The plan is approved; the worker takes
+ * the build step and its agent waits; the leader is SIGKILLed and only then the agent finishes,
+ * so the step's result reaches the queue while no bridge leads (the leader held a 15 s lease).
+ * The standby takes over, applies that result once (build's attempt 1 started and finished once,
+ * on the worker: nothing ran it again) and the run reaches its review checkpoint.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { stepLogPath } from '../../src/jobs/orchestrator/run-files.ts';
+import { ALICE, expectAppliedOnce, haCluster, TEAM } from '../support/ha-cluster.ts';
+import { roleOf } from '../support/ha-serve.ts';
+import {
+  NO_POSTGRES_LINE,
+  type PostgresHandle,
+  postgresBinDir,
+  startPostgres,
+} from '../support/postgres.ts';
+import { inCi, type RedisHandle, redisAvailable, startRedis } from '../support/redis.ts';
+import { slow, waitUntil } from '../support/slowdown.ts';
+import { startWorkerProcess, workerPidOfLog } from '../support/worker-processes.ts';
+
+const present = postgresBinDir() !== undefined && redisAvailable().ok;
+
+/** Events of the one run in `ws` so far (a line still being written is left for later). */
+function eventsOf(ws: string): { type: string; stepId?: string; attempt?: number }[] {
+  const runsDir = path.join(ws, '.phasebridge', 'runs');
+  const runs = fs.existsSync(runsDir) ? fs.readdirSync(runsDir) : [];
+  if (runs.length !== 1) return [];
+  const file = path.join(runsDir, runs[0]!, 'ledger.jsonl');
+  if (!fs.existsSync(file)) return [];
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .flatMap((line) => {
+      try {
+        return (JSON.parse(line) as { events: { type: string }[] }).events;
+      } catch {
+        return [];
+      }
+    });
+}
+
+if (!present && !inCi()) {
+  describe('serve failover with a worker', () => {
+    console.warn(`${NO_POSTGRES_LINE} (and redis-server): failover-with-a-worker story skipped`);
+    it.skip(`${NO_POSTGRES_LINE}, or no redis-server`, () => {});
+  });
+} else {
+  describe('serve failover: the step runs on a separate worker', () => {
+    let pg: PostgresHandle;
+    let redis: RedisHandle;
+    const cleanups: (() => Promise<void> | void)[] = [];
+    beforeAll(async () => {
+      [pg, redis] = await Promise.all([startPostgres(), startRedis()]);
+    }, slow(60_000));
+    afterEach(async () => {
+      for (const c of cleanups.splice(0).reverse()) await c();
+    }, slow(60_000));
+    afterAll(async () => {
+      await Promise.all([pg?.stop(), redis?.stop()]);
+    }, slow(30_000));
+
+    it(
+      'a step that ends on the worker while nobody leads is applied once by the new leader; the run reaches review',
+      async () => {
+        const { dir, ws, fake, roleIs, leaderAndStandby, reachesPlan, reachesReview, press } =
+          await haCluster({ pg, redis, cleanups });
+        // The agents wait while this file is missing: there at first, so the plan runs through.
+        const hold = path.join(dir, 'agents-may-finish');
+        fs.writeFileSync(hold, '');
+        const worker = await startWorkerProcess({
+          home: path.join(dir, 'worker-home'),
+          redisUrl: redis.url,
+          concurrency: 1,
+          env: { DEMO_AGENT_BEHAVIOUR: `sleep=20 waitfor=${hold}` },
+        });
+        cleanups.push(() => worker.stop());
+        // A long lease for the leader: the standby cannot lead before the build's result is in.
+        const { a, b } = await leaderAndStandby({ PHASEBRIDGE_LEADER_LEASE_MS: '15000' }, [
+          '--concurrency',
+          '0',
+        ]);
+
+        fake.userSends({ chat: TEAM, from: ALICE, text: '/run demo add a login page' });
+        const plan = await reachesPlan(a);
+        fs.rmSync(hold);
+        const pressId = press(plan.message_id, 'Approve');
+        await waitUntil(
+          () => eventsOf(ws).some((e) => e.type === 'stepStarted' && e.stepId === 'build'),
+          { timeoutMs: 60_000, message: `build never started on the worker:\n${worker.output()}` },
+        );
+
+        // The leader dies while the worker holds the build job; then the agent finishes.
+        a.child.kill('SIGKILL');
+        await a.exited;
+        fs.writeFileSync(hold, '');
+        const runId = fs.readdirSync(path.join(ws, '.phasebridge', 'runs'))[0]!;
+        const log = stepLogPath(ws, runId, 'build', 1);
+        await waitUntil(
+          () => fs.existsSync(log) && /"type":"result"/.test(fs.readFileSync(log, 'utf8')),
+          {
+            timeoutMs: 30_000,
+            message: `the build agent never finished:\n${worker.output()}`,
+          },
+        );
+        // Its result is in the queue while nobody leads.
+        expect(await roleOf(b)).toBe('standby');
+
+        await roleIs(b, 'leader');
+        await reachesReview(b);
+        expect(fake.callbackAnswers.has(pressId)).toBe(true);
+        expectAppliedOnce(ws);
+        const build = eventsOf(ws).filter((e) => e.stepId === 'build');
+        expect(build.filter((e) => e.type === 'stepStarted').map((e) => e.attempt)).toEqual([1]);
+        expect(build.filter((e) => e.type === 'stepCompleted').map((e) => e.attempt)).toEqual([1]);
+        // The worker process ran it, once: one agent in the attempt's log.
+        const text = fs.readFileSync(log, 'utf8');
+        expect(workerPidOfLog(text)).toBe(worker.pid);
+        expect(text.match(/demo-agent: pid \d+, worker pid/g)).toHaveLength(1);
+      },
+      slow(300_000),
+    );
+  });
+}
