@@ -27,6 +27,7 @@ import * as m0043 from './0043_runs_keyset.ts';
 import * as m0044 from './0044_person_links.ts';
 import * as m0045 from './0045_leader_fence.ts';
 import * as m0047 from './0047_run_messages.ts';
+import * as m0048 from './0048_session_offer_choices.ts';
 
 /** Every migration this build knows, by name. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
@@ -52,6 +53,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = Object.freeze({
   '0044_person_links': m0044,
   '0045_leader_fence': m0045,
   '0047_run_messages': m0047,
+  '0048_session_offer_choices': m0048,
 });
 
 /** A kysely MigrationProvider over `migrations` (default: every known migration). */

@@ -212,9 +212,11 @@ export async function startBridge(
     const paced = withOutboxes(channels.all, outboxStore, {
       log: log.child({ component: 'outbox' }),
       onFailure: outboxRefusals(() => refusalTarget, log.child({ component: 'outbox' })),
-      // A checkpoint copy learnt its message id (maybe queued before a crash): decided since?
+      // A checkpoint or offer copy learnt its message id (maybe queued before a crash): decided since?
       onConfirmed: (owner) => {
-        if (owner.kind === 'checkpoint') refusalTarget?.chatops.showDecisions();
+        if (owner.kind === 'checkpoint' || owner.kind === 'offer') {
+          refusalTarget?.chatops.showDecisions();
+        }
       },
       // A resend's earlier copy, found and buttonless: chatops says what it was.
       onRepeats: (owner, refs) => refusalTarget?.chatops.repeatsFound(owner, refs),

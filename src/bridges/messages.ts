@@ -92,13 +92,14 @@ export interface OutgoingMessage {
  * Who waits for a call's result in bridge.db: a checkpoint copy (`checkpoint_messages`, also
  * tool approvals) or a session offer copy (`session_offers`) takes the sent message's id; a
  * status message (`status_messages`) is recorded; `decision` marks a checkpoint copy's message
- * as showing its decision (an edit or a re-post).
+ * as showing its decision (an edit or a re-post), `offerClosed` a session offer copy's.
  */
 export type MessageOwner =
   | { readonly kind: 'checkpoint'; readonly id: number }
   | { readonly kind: 'offer'; readonly id: number }
   | { readonly kind: 'status'; readonly runId: string; readonly chatRef: string }
-  | { readonly kind: 'decision'; readonly id: number };
+  | { readonly kind: 'decision'; readonly id: number }
+  | { readonly kind: 'offerClosed'; readonly id: number };
 
 /** A file to upload (logs, long reports). */
 export interface OutgoingFile {

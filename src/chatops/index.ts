@@ -158,6 +158,10 @@ export class ChatOps {
     // Decided checkpoints whose message still shows buttons (a crash between the two).
     this.#decisions.closeStale(await this.#openCopies(), 'decision');
     this.#decisions.schedule();
+    // Session choices a kill left recorded but unapplied, and closed offers still live.
+    await this.#sessions
+      .settle()
+      .catch((err: unknown) => this.#deps.log.error({ err }, 'chatops: session choices'));
     await this.#catchUpAwaitingRuns();
     await this.#watchActiveRuns();
     // Interrupted coordinator sessions and flow runs of the bound workspaces (issue 14).
@@ -196,19 +200,30 @@ export class ChatOps {
   }
 
   /**
-   * A checkpoint copy's send was confirmed (maybe queued by an earlier process, its message id
-   * written back just now): if its checkpoint was decided meanwhile, the copy is edited to show it.
+   * A checkpoint copy's or session offer copy's send was confirmed (maybe queued by an earlier
+   * process, its message id written back just now): if it was decided meanwhile, the copy is
+   * edited to show it.
    */
   showDecisions(): void {
     this.#decisions.schedule();
+    this.#sessions.display.schedule();
   }
 
   /**
    * Earlier copies of a send made again after a restart (`refs`, their buttons already taken off
    * by the adapter): a checkpoint copy's repeat shows the decision, or the checkpoint pointing at
-   * the copy the bridge edits (closeStray); other owners' repeats keep their text, buttonless.
+   * the copy the bridge edits (closeStray); a session offer's repeat becomes a copy of the offer
+   * (it shows the choice once made); other owners' repeats keep their text, buttonless.
    */
   repeatsFound(owner: MessageOwner, refs: readonly string[]): void {
+    if (owner.kind === 'offer') {
+      void this.#sessions.display
+        .repeated(owner.id, refs)
+        .catch((err: unknown) =>
+          this.#deps.log.warn({ err }, 'chatops: a repeated session offer not recorded'),
+        );
+      return;
+    }
     if (owner.kind !== 'checkpoint') return;
     void (async () => {
       const row = await this.#deps.repos.checkpointMessages.get(owner.id);
@@ -234,6 +249,7 @@ export class ChatOps {
     await this.#activity.stop();
     await this.#tools.stop();
     await this.#decisions.idle();
+    await this.#sessions.display.idle();
     await Promise.all(this.#chains.values());
     await this.#notifier.flush();
   }

@@ -46,7 +46,8 @@ import { SessionOffers } from './session-offers.ts';
 import { introText, pairingHint, UnboundHints, unknownInUnboundText } from './unbound-hints.ts';
 
 /** Verbs with effects outside the engine's ledger: deduplicated through the audit table too. */
-const AUDIT_DEDUPED = new Set(['bind', 'allow', 'deny', 'pair', 'unbind', 'link']);
+// `sessions` posts offers: redelivered after a restart, it would offer each session again.
+const AUDIT_DEDUPED = new Set(['bind', 'allow', 'deny', 'pair', 'unbind', 'link', 'sessions']);
 
 /** The one answer to a command in a chat nobody bound. */
 export function unboundText(platform: Platform): string {

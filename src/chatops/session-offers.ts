@@ -12,7 +12,11 @@
  *    above; a viewer is refused privately), decided once for every copy (a duplicate press is
  *    told who chose), applied through the CLI's own code (session-actions.ts), and every copy is
  *    edited to show who chose what;
- *  - a session resumed by this bridge is not offered again while it runs.
+ *  - a session resumed by this bridge is not offered again while it runs;
+ *  - across a kill of the bridge (issue 39): a choice recorded but not applied is applied at the
+ *    next start under the press's own engine keys (so once), every closed copy shows its
+ *    closing (session-offer-display.ts), and a chat is offered a session once: the copy of an
+ *    earlier state is closed when the session is offered in its new one.
  */
 
 import { resolve } from 'node:path';
@@ -20,33 +24,23 @@ import type { ButtonPress } from '../bridges/events.ts';
 import type { ChatRef } from '../bridges/messages.ts';
 import { prose } from '../bridges/render-text.ts';
 import type { SessionKey, SessionOfferRecord } from '../db/repositories/session-offers.ts';
-import type { Actor, RunState } from '../engine/model.ts';
+import type { Actor } from '../engine/model.ts';
 import { type Person, personName } from '../engine/person-name.ts';
 import { describeError } from '../errors.ts';
-import {
-  abortSession,
-  actionWords,
-  restartSession,
-  resumeSession,
-  type SessionAction,
-} from '../jobs/orchestrator/session-actions.ts';
+import type { SessionAction } from '../jobs/orchestrator/session-actions.ts';
 import { findInterruptedSessions, type InterruptedSession } from '../jobs/orchestrator/sessions.ts';
 import { hasRole } from './authorize.ts';
 import { bindingChatRef, type ChatOpsDeps, channelFor, pressContext } from './context.ts';
-import { parseSessionButton, renderClosedOffer, renderOpenOffer } from './session-offer-message.ts';
+import { applyChoice, type SessionOfferHooks } from './session-choice.ts';
+import { SessionOfferDisplay } from './session-offer-display.ts';
+import { parseSessionButton, renderOpenOffer } from './session-offer-message.ts';
 
 /** The role a Resume / Restart / Abort press needs (as the `resume` command). */
 export const SESSION_ROLE = 'operator';
 
-const INVALID_BUTTON = 'This button is not valid any more.';
+export type { SessionOfferHooks };
 
-/** What the offers need from the rest of chatops. */
-export interface SessionOfferHooks {
-  /** Makes a chat follow a run (status message, checkpoints). */
-  follow(runId: string, chat: ChatRef): void;
-  /** Posts a run's open checkpoint again in a chat (resume of a plan waiting for confirmation). */
-  showCheckpoint(state: RunState, chat: ChatRef): Promise<void>;
-}
+const INVALID_BUTTON = 'This button is not valid any more.';
 
 const keyOf = (workspace: string, s: InterruptedSession): SessionKey => ({
   workspace,
@@ -61,11 +55,84 @@ export class SessionOffers {
   readonly #hooks: SessionOfferHooks;
   /** Choices made before this bridge started belong to a process that is gone. */
   readonly #since: number;
+  /** Shows closed copies their closing (on start, and as their sends are confirmed). */
+  readonly display: SessionOfferDisplay;
+  /** Sessions whose Resume, chosen before a kill, this process finished (`settle`). */
+  readonly #resumedAtStart = new Set<string>();
 
   constructor(deps: ChatOpsDeps, hooks: SessionOfferHooks) {
     this.#deps = deps;
     this.#hooks = hooks;
     this.#since = deps.clock().getTime();
+    this.display = new SessionOfferDisplay(deps, this.#since);
+  }
+
+  /**
+   * Start-up, before `announce`: applies the choices a killed process recorded but did not
+   * finish (the copies closed, the run untouched or half done), each under the press's own
+   * engine keys so nothing is committed twice, and shows every closed copy its closing.
+   */
+  async settle(): Promise<void> {
+    const offers = this.#deps.repos.sessionOffers;
+    const done = new Set<string>();
+    for (const row of await offers.unapplied()) {
+      // A choice of this process is being applied by its press.
+      if ((row.decidedAt ?? 0) >= this.#since) continue;
+      const key = `${row.workspace}\n${row.kind}\n${row.session}\n${row.state}`;
+      if (done.has(key)) continue;
+      done.add(key);
+      await this.#finish(row).catch((err: unknown) =>
+        this.#deps.log.error({ err, offer: row.id }, 'chatops: a session choice not finished'),
+      );
+    }
+    this.display.schedule();
+  }
+
+  /** Applies `row`'s recorded choice again (keyed: once in the engine) and closes the copies. */
+  async #finish(row: SessionOfferRecord): Promise<void> {
+    const offers = this.#deps.repos.sessionOffers;
+    const action = row.decision as SessionAction;
+    const current = (await this.#read(row.workspace)).find(
+      (x) => x.kind === row.kind && x.session === row.session,
+    );
+    // The session's files may be gone already (an abort or restart got that far).
+    const s: InterruptedSession = current ?? {
+      kind: row.kind,
+      session: row.session,
+      state: row.state,
+      ...(row.runId === null ? {} : { runId: row.runId }),
+      completed: [],
+      inProgress: [],
+      nextAction: '',
+    };
+    const person = await this.#deps.repos.people.person(row.decidedBy ?? '');
+    const actor: Actor = {
+      id: row.decidedBy ?? '',
+      ...(person.name === undefined ? {} : { name: person.name }),
+    };
+    const chat = row.decidedIn ?? row.chatRef;
+    let outcome: string;
+    try {
+      outcome = await applyChoice(this.#deps.orchestrator, this.#hooks, action, s, row.workspace, {
+        actor,
+        key: row.decisionKey ?? '',
+        chat,
+        pressed: false,
+      });
+    } catch (err) {
+      if (current !== undefined) {
+        // Still interrupted and the choice cannot be made: open again, as after a press.
+        await offers.reopen(row);
+        await this.#reopenCopies(row, current);
+        return;
+      }
+      this.#deps.log.warn({ err, offer: row.id }, 'chatops: a session choice not applied again');
+      outcome = 'The session is no longer interrupted.';
+    }
+    await offers.applied(row, outcome);
+    // Chosen for this interruption: not offered again now (as a resume this process made).
+    if (action === 'resume' && current !== undefined) this.#resumedAtStart.add(sessionId(row));
+    await this.#closeCopies(row, outcome);
   }
 
   /** True when `token` is a session offer button id. */
@@ -101,6 +168,16 @@ export class SessionOffers {
         }
         if (copies.some((c) => c.chatRef === chat && c.status === 'open')) continue;
         if (await this.#beingResumed(workspace, s)) continue;
+        // Offered here in an earlier state (a kill, then the run moved on): one live offer.
+        if (
+          (await repos.sessionOffers.supersede(
+            keyOf(workspace, s),
+            chat,
+            `The session is ${s.state} now: see the newer offer.`,
+          )) > 0
+        ) {
+          this.display.schedule();
+        }
         await this.#post(workspace, s, chat).catch((err: unknown) =>
           log.warn({ err, chat }, 'chatops: interrupted session not announced'),
         );
@@ -108,8 +185,11 @@ export class SessionOffers {
     }
   }
 
-  /** The `sessions` command: offers each interrupted session of the workspace here; the reply. */
-  async offerIn(chat: ChatRef, workspace: string): Promise<string> {
+  /**
+   * The `sessions` command (`command`: its idempotency key): offers each interrupted session of
+   * the workspace here; the reply.
+   */
+  async offerIn(chat: ChatRef, workspace: string, command?: string): Promise<string> {
     const ws = resolve(workspace);
     const sessions = await this.#read(ws);
     if (sessions.length === 0) return `No interrupted session in ${ws}.`;
@@ -121,7 +201,7 @@ export class SessionOffers {
         lines.push(`${s.kind} session ${s.session}: being resumed (chosen by ${by})`);
         continue;
       }
-      await this.#post(ws, s, chat);
+      await this.#post(ws, s, chat, command);
       lines.push(`${s.kind} session ${s.session}: ${s.state}`);
     }
     return `${sessions.length} interrupted session(s) in ${ws}:\n${lines.join('\n')}`;
@@ -135,6 +215,12 @@ export class SessionOffers {
     const parsed = parseSessionButton(ev.token);
     const offers = this.#deps.repos.sessionOffers;
     const row = parsed ? await offers.findByToken(parsed.token) : null;
+    if (row && row.chatRef === ev.chatRef && (await this.#isRepeat(row, ev.messageRef))) {
+      // Pressed on a second message of the copy's send: it counts, and shows the closing too.
+      await offers.addRepeat(row, ev.messageRef);
+      row.messageRef = ev.messageRef;
+      if (row.status !== 'open') this.display.schedule();
+    }
     if (
       !parsed ||
       !row ||
@@ -161,14 +247,15 @@ export class SessionOffers {
       (x) => x.kind === row.kind && x.session === row.session,
     );
     if (s === undefined) {
-      await offers.markStale(row);
+      await offers.markStale(row, 'The session is no longer interrupted.');
       await note('failed', 'session no longer interrupted', target);
       // The presser first: editing the copies may wait for the chat's pacing (a busy group).
       await say('This session is no longer interrupted.');
       return this.#closeCopies(row, 'The session is no longer interrupted.');
     }
     const by = access.actor.id;
-    if (!(await offers.decide(row, parsed.action, by))) {
+    const made = { key: `chat:${ev.idempotencyKey}`, chat: ev.chatRef };
+    if (!(await offers.decide(row, parsed.action, by, made))) {
       const now = await offers.findByToken(parsed.token);
       await note('failed', 'offer already decided', target);
       return say(now ? closedWords(now, await this.#decider(now)) : INVALID_BUTTON);
@@ -179,7 +266,19 @@ export class SessionOffers {
     if (early) await say(`${ING[parsed.action]} session ${s.session}…`);
     let outcome: string;
     try {
-      outcome = await this.#apply(parsed.action, s, row, ev, access.actor);
+      outcome = await applyChoice(
+        this.#deps.orchestrator,
+        this.#hooks,
+        parsed.action,
+        s,
+        row.workspace,
+        {
+          actor: access.actor,
+          key: made.key,
+          chat: ev.chatRef,
+          pressed: true,
+        },
+      );
     } catch (err) {
       // Not applied: the choice is open again, and the presser hears why.
       const why = `Could not ${parsed.action} session ${s.session}: ${describeError(err).chatReply}`;
@@ -192,42 +291,12 @@ export class SessionOffers {
         .catch(() => undefined);
       return;
     }
+    // Recorded before the copies are edited: a kill from here on does not apply it again.
+    await offers.applied(row, outcome);
     await note('allowed', `${parsed.action} ${target}: ${outcome}`, target);
     // The presser first (a button answer expires): the copies' edits may wait for pacing.
     if (!early) await say(capital(outcome));
     await this.#closeCopies(row, outcome);
-  }
-
-  /** Applies a choice through the CLI's code; the words for the presser and the copies. */
-  async #apply(
-    action: SessionAction,
-    s: InterruptedSession,
-    row: SessionOfferRecord,
-    ev: ButtonPress,
-    actor: Actor,
-  ): Promise<string> {
-    const o = this.#deps.orchestrator;
-    // The presser as every decision names them (named from the people table when the press is not).
-    const by = {
-      actor,
-      key: `chat:${ev.idempotencyKey}`,
-      originChat: ev.chatRef,
-    };
-    const control = s.runId === undefined ? null : o;
-    if (action === 'abort') {
-      return actionWords(action, s, await abortSession(control, s, row.workspace, by));
-    }
-    if (action === 'restart') {
-      const run = await restartSession(control, s, row.workspace, by);
-      if (run !== null) this.#hooks.follow(run.id, ev.chatRef);
-      return actionWords(action, s, run);
-    }
-    const run = await resumeSession(o, s, by);
-    this.#hooks.follow(run.id, ev.chatRef);
-    if (run.status === 'awaiting' && run.checkpoint !== null) {
-      await this.#hooks.showCheckpoint(run, ev.chatRef);
-    }
-    return actionWords(action, s, run);
   }
 
   /** The interrupted sessions of one workspace (its current state files only). */
@@ -243,20 +312,38 @@ export class SessionOffers {
   /** The resume choice made for this session since the bridge started, if any. */
   async #beingResumed(workspace: string, s: InterruptedSession) {
     const last = await this.#deps.repos.sessionOffers.lastDecision(keyOf(workspace, s));
-    return last?.decision === 'resume' && (last.decidedAt ?? 0) >= this.#since ? last : null;
+    if (last?.decision !== 'resume') return null;
+    const now = (last.decidedAt ?? 0) >= this.#since || this.#resumedAtStart.has(sessionId(last));
+    return now ? last : null;
   }
 
-  async #post(workspace: string, s: InterruptedSession, chat: ChatRef): Promise<void> {
+  /** Offers `s` in `chat`; `command`: the key of the `sessions` command that asked. */
+  async #post(
+    workspace: string,
+    s: InterruptedSession,
+    chat: ChatRef,
+    command?: string,
+  ): Promise<void> {
     const channel = channelFor(this.#deps, chat);
     if (!channel) return;
     const offers = this.#deps.repos.sessionOffers;
     // Stored before sending, so a press racing the send finds its token.
-    const row = await offers.add(keyOf(workspace, s), chat);
+    const row = await offers.add(keyOf(workspace, s), chat, s.runId);
     try {
       const ref = await channel.send(chat, {
         ...renderOpenOffer(s, workspace, row.buttonToken),
         owner: { kind: 'offer', id: row.id },
+        // A command redelivered after a restart (killed before its audit) finds its offer sent.
+        ...(command === undefined
+          ? {}
+          : { key: `sessions:${command}:${s.kind}:${s.session}:${s.state}` }),
       });
+      const copies = await offers.copies(keyOf(workspace, s));
+      if (copies.some((c) => c.id !== row.id && c.messageRef === ref)) {
+        // The outbox answered with that earlier copy's message: it stays the copy here.
+        await offers.removeUnsent(row.id);
+        return;
+      }
       await offers.setMessageRef(row.id, ref);
     } catch (err) {
       await offers.removeUnsent(row.id);
@@ -268,7 +355,9 @@ export class SessionOffers {
   async #reopenCopies(key: SessionKey, s: InterruptedSession): Promise<void> {
     for (const copy of await this.#deps.repos.sessionOffers.copies(key)) {
       const channel = channelFor(this.#deps, copy.chatRef);
-      if (copy.messageRef === null || copy.status !== 'open' || !channel) continue;
+      // A repeat (a message sent twice by a kill) stays buttonless: its copy offers the choice.
+      if (copy.messageRef === null || copy.status !== 'open' || copy.repeatOf !== null) continue;
+      if (!channel) continue;
       await channel
         .edit(copy.messageRef, renderOpenOffer(s, copy.workspace, copy.buttonToken))
         .catch((err: unknown) => {
@@ -277,24 +366,35 @@ export class SessionOffers {
     }
   }
 
+  /**
+   * Whether `pressed` is another message of `copy`'s send in its chat: its send was handed to
+   * the platform twice (a kill before its answer was recorded, the restart sent it again), and
+   * that repeat kept its buttons (the outbox could not find it).
+   */
+  async #isRepeat(copy: SessionOfferRecord, pressed: string): Promise<boolean> {
+    if (copy.messageRef === null || copy.messageRef === pressed) return false;
+    return this.#deps.repos.sessionOffers.sendAttemptedTwice(copy.id);
+  }
+
   /** Who decided the offer, named as they go by. */
   #decider(r: SessionOfferRecord): Promise<Person> {
     return this.#deps.repos.people.person(r.decidedBy ?? '');
   }
 
-  /** Edits every copy of the offer (all chats) to its outcome. */
+  /**
+   * Edits every copy of the offer (all chats) to its outcome; a copy whose send is still
+   * unanswered is edited once its id is known (the display's look after its confirmation).
+   */
   async #closeCopies(key: SessionKey, outcome: string): Promise<void> {
     for (const copy of await this.#deps.repos.sessionOffers.copies(key)) {
-      const channel = channelFor(this.#deps, copy.chatRef);
-      if (copy.messageRef === null || !channel) continue;
-      await channel
-        .edit(copy.messageRef, renderClosedOffer(copy, outcome, await this.#decider(copy)))
-        .catch((err: unknown) => {
-          this.#deps.log.warn({ err, chat: copy.chatRef }, 'chatops: session offer not edited');
-        });
+      await this.display.close(copy, outcome);
     }
   }
 }
+
+/** A session's identity, whatever state it is offered in. */
+const sessionId = (k: Omit<SessionKey, 'state'>): string =>
+  `${k.workspace}\n${k.kind}\n${k.session}`;
 
 function closedWords(r: SessionOfferRecord, decider: Person): string {
   return r.status === 'decided'

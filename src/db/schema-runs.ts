@@ -114,6 +114,18 @@ export interface SessionOffersTable {
   decided_at: number | null;
   created_at: number;
   updated_at: number;
+  /** The phasebridge run behind the session, when phasebridge wrote it (0048). */
+  run_id: string | null;
+  /** The choosing press's idempotency key (`chat:<key>`), so a choice is applied once (0048). */
+  decision_key: string | null;
+  /** The chat the choice was made in (0048). */
+  decided_in: string | null;
+  /** What the choice did, in words; null while it is being applied (0048). */
+  outcome: string | null;
+  /** 1 once the copy's message shows its closing (0048; 0 from the choice to the edit). */
+  decision_shown: Defaulted<number>;
+  /** The copy whose send this message repeats (a kill in the send window), or null (0048). */
+  repeat_of: number | null;
 }
 
 /** `leader_fence` (0045): the newest leader lease's fencing token (issue 33; Postgres only in use). */

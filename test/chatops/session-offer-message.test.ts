@@ -26,6 +26,12 @@ const decided: SessionOfferRecord = {
   decidedBy: 'telegram:502',
   decidedAt: Date.UTC(2026, 11, 4, 18, 15),
   createdAt: Date.UTC(2026, 11, 4, 18, 14),
+  runId: null,
+  decisionKey: 'chat:telegram:callback:1',
+  decidedIn: GROUP,
+  outcome: null,
+  decisionShown: false,
+  repeatOf: null,
 };
 
 describe('a session offer closed in a busy group', () => {

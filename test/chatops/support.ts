@@ -130,6 +130,8 @@ export class World {
     });
     let served: Channel = this.#options.forgetMessages ? forgetful(channel) : channel;
     let paced: Bridge['outbox'];
+    // Set below: the outbox may confirm a resend before this.bridge is (during the catch-up).
+    let ops: ChatOps | undefined;
     if (this.#options.outbox) {
       const store = OutboxStore.open(db.file);
       const outbox = new Outbox({
@@ -138,9 +140,11 @@ export class World {
         limits: limitsOf('telegram'),
         // As serve wires it: a confirmed checkpoint send may show a decision taken meanwhile.
         onConfirmed: (owner) => {
-          if (owner.kind === 'checkpoint') this.bridge?.chatops.showDecisions();
+          if (owner.kind === 'checkpoint' || owner.kind === 'offer') {
+            ops?.showDecisions();
+          }
         },
-        onRepeats: (owner, refs) => this.bridge?.chatops.repeatsFound(owner, refs),
+        onRepeats: (owner, refs) => ops?.repeatsFound(owner, refs),
       });
       served = new OutboxChannel(served, outbox);
       paced = { outbox, store };
@@ -157,8 +161,11 @@ export class World {
         toolApprovalIntervalMs: this.#options.toolApprovalIntervalMs,
       }),
     });
-    await chatops.start();
+    ops = chatops;
+    // As serve does with an outbox: the catch-up's sends (offers, checkpoints) once it delivers.
+    await chatops.start(this.#options.outbox ? { catchUp: false } : {});
     await served.start(chatops.handle);
+    if (this.#options.outbox) await chatops.catchUp();
     this.bridge = {
       db,
       repos,

@@ -142,10 +142,14 @@ export async function setup() {
     // Up once it polls Telegram (its chats were caught up before): a long poll is held.
     await when(root, () => fake.waitingPolls > 0, 'serve to poll Telegram');
   };
-  const kill = async () => {
+  /** Agents started from now on wait for `release()` again. */
+  const hold = () => fs.rmSync(gate, { force: true });
+  /** SIGKILLs serve; `release`: lets agents it held go first (they must finish before). */
+  const kill = async (opts: { release?: boolean } = {}) => {
     const c = child!;
     c.kill('SIGKILL');
     if (c.exitCode === null && c.signalCode === null) await new Promise((r) => c.once('exit', r));
+    if (opts.release) release();
     // The agents it started live on (their own process groups): wait for them to finish.
     await when(ws, () => agentsIn(ws).length === 0, 'the orphaned agents to finish');
   };
@@ -194,8 +198,11 @@ export async function setup() {
     ).flatMap((e) => e.events);
   return {
     ws,
+    home,
+    fake,
     serve,
     release,
+    hold,
     kill,
     stateJson,
     messages,

@@ -187,6 +187,12 @@ const COLUMNS: Columns = {
     decided_at: true,
     created_at: true,
     updated_at: true,
+    run_id: true,
+    decision_key: true,
+    decided_in: true,
+    outcome: true,
+    decision_shown: true,
+    repeat_of: true,
   },
   flow_run_cache: {
     workspace: true,

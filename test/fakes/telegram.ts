@@ -121,6 +121,11 @@ export class FakeTelegram {
     return this.#token;
   }
 
+  /** Updates no getUpdates has confirmed yet (the bot confirms one once it handled it). */
+  get unconfirmedUpdates(): number {
+    return this.#pending.length;
+  }
+
   /** getUpdates requests being held, waiting for an update. */
   get waitingPolls(): number {
     return this.#pending.waitingPolls;

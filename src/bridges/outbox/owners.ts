@@ -1,8 +1,9 @@
 /**
  * The write-back of a delivered call to the row that asked for it (issue 39), run inside the
  * transaction that confirms the outbox row: whichever process delivers a send, the checkpoint
- * copy, status message or session offer learns its message id, and a decision edit is marked
- * shown. A crash can no longer leave a delivered checkpoint message without its id.
+ * copy, status message or session offer learns its message id, and a decision edit (of a
+ * checkpoint copy, or a session offer's closing) is marked shown. A crash can no longer leave a
+ * delivered checkpoint message without its id.
  */
 import type Database from 'better-sqlite3';
 import { type Kysely, sql } from 'kysely';
@@ -18,7 +19,10 @@ export function parseOwner(json: string | null): MessageOwner | null {
       return { kind: 'status', runId: o.runId, chatRef: o.chatRef };
     }
     if (
-      (o.kind === 'checkpoint' || o.kind === 'offer' || o.kind === 'decision') &&
+      (o.kind === 'checkpoint' ||
+        o.kind === 'offer' ||
+        o.kind === 'decision' ||
+        o.kind === 'offerClosed') &&
       typeof o.id === 'number'
     ) {
       return { kind: o.kind, id: o.id };
@@ -62,6 +66,12 @@ export function applyOwner(
         `update checkpoint_messages set decision_shown = 1, message_ref = coalesce(?, message_ref), updated_at = ? where id = ?`,
       ).run(ref, now, owner.id);
       return;
+    case 'offerClosed':
+      // A session offer copy's closing edit, or its closing re-posted (then its message).
+      db.prepare(
+        `update session_offers set decision_shown = 1, message_ref = coalesce(?, message_ref), updated_at = ? where id = ?`,
+      ).run(ref, now, owner.id);
+      return;
     case 'offer':
       if (ref === null) return;
       db.prepare(
@@ -99,6 +109,17 @@ export async function applyOwnerKysely(
     case 'decision':
       await tx
         .updateTable('checkpoint_messages')
+        .set({
+          decision_shown: 1,
+          message_ref: sql<string | null>`coalesce(${ref}, message_ref)`,
+          updated_at: now,
+        })
+        .where('id', '=', owner.id)
+        .execute();
+      return;
+    case 'offerClosed':
+      await tx
+        .updateTable('session_offers')
         .set({
           decision_shown: 1,
           message_ref: sql<string | null>`coalesce(${ref}, message_ref)`,

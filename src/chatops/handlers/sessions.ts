@@ -11,6 +11,10 @@ export async function sessionsCommand(ctx: CommandContext): Promise<HandlerResul
       reply: 'Sessions are not offered here.',
     };
   }
-  const reply = await ctx.sessions.offerIn(ctx.event.chatRef, binding.workspace);
+  const reply = await ctx.sessions.offerIn(
+    ctx.event.chatRef,
+    binding.workspace,
+    ctx.event.idempotencyKey,
+  );
   return { outcome: 'allowed', target: binding.workspace, reply };
 }

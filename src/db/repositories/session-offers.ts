@@ -3,11 +3,15 @@
  * An offer is keyed by workspace, kind, session and the state it was offered in; each copy (one
  * per chat, or per `sessions` command) has its own button token. `decide` closes every open
  * copy of the key at once and says whether this call did it, so a choice is applied once.
+ * A choice keeps the press's idempotency key until its outcome is recorded, and a closed copy is
+ * `decision_shown = 0` until its edit is confirmed: the next process finishes what a kill left
+ * (issue 39).
  */
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { dialectOf } from '../dialects/index.ts';
 import type { Database, Row } from '../schema.ts';
 import { newButtonToken } from './checkpoint-messages.ts';
-import { type Clock, type RepoOptions, sendInFlightFor } from './support.ts';
+import { type Clock, type RepoOptions, sendAttemptedTwice, sendInFlightFor } from './support.ts';
 
 /** Which session an offer is about (and in which state it was offered). */
 export interface SessionKey {
@@ -28,6 +32,24 @@ export interface SessionOfferRecord extends SessionKey {
   decidedBy: string | null;
   decidedAt: number | null;
   createdAt: number;
+  /** The phasebridge run behind the session, when known. */
+  runId: string | null;
+  /** The choosing press's idempotency key, while its outcome is not recorded (else kept). */
+  decisionKey: string | null;
+  /** The chat the choice was made in. */
+  decidedIn: string | null;
+  /** What the choice did (or why the offer closed), once known. */
+  outcome: string | null;
+  /** The message shows the closing (meaningful once closed). */
+  decisionShown: boolean;
+  /** The copy whose send this message repeats, or null. */
+  repeatOf: number | null;
+}
+
+/** How a choice was made: the press's key (engine commands are keyed by it) and its chat. */
+export interface ChoiceMade {
+  key: string;
+  chat: string;
 }
 
 /** Reads and writes `session_offers`. */
@@ -41,7 +63,7 @@ export class SessionOffersRepo {
   }
 
   /** Stores a copy before it is sent (a press racing the send finds its token); then `setMessageRef`. */
-  async add(key: SessionKey, chatRef: string): Promise<SessionOfferRecord> {
+  async add(key: SessionKey, chatRef: string, runId?: string): Promise<SessionOfferRecord> {
     const now = this.#now();
     const row = await this.#db
       .insertInto('session_offers')
@@ -51,6 +73,7 @@ export class SessionOffersRepo {
         session: key.session,
         session_state: key.state,
         chat_ref: chatRef,
+        run_id: runId ?? null,
         button_token: newButtonToken(),
         created_at: now,
         updated_at: now,
@@ -72,6 +95,11 @@ export class SessionOffersRepo {
   /** Whether the copy's send still waits in the outbox (the confirmation will record its ref). */
   async sendInFlight(id: number): Promise<boolean> {
     return sendInFlightFor(this.#db, 'offer', id);
+  }
+
+  /** Whether the copy's send was handed to the platform twice (a restart resent it). */
+  async sendAttemptedTwice(id: number): Promise<boolean> {
+    return sendAttemptedTwice(this.#db, 'offer', id);
   }
 
   /** Removes a copy that was never sent (its chat refused it). */
@@ -121,12 +149,25 @@ export class SessionOffersRepo {
     return row ? toRecord(row) : null;
   }
 
-  /** Closes every open copy with the choice; true only for the call that closed them. */
-  async decide(key: SessionKey, decision: string, by: string): Promise<boolean> {
+  /**
+   * Closes every open copy with the choice; true only for the call that closed them. The
+   * choice is not applied until `applied` records its outcome.
+   */
+  async decide(key: SessionKey, decision: string, by: string, made: ChoiceMade): Promise<boolean> {
     const now = this.#now();
     const r = await this.#db
       .updateTable('session_offers')
-      .set({ status: 'decided', decision, decided_by: by, decided_at: now, updated_at: now })
+      .set({
+        status: 'decided',
+        decision,
+        decided_by: by,
+        decided_at: now,
+        decision_key: made.key,
+        decided_in: made.chat,
+        outcome: null,
+        decision_shown: 0,
+        updated_at: now,
+      })
       .where('workspace', '=', key.workspace)
       .where('kind', '=', key.kind)
       .where('session', '=', key.session)
@@ -140,7 +181,15 @@ export class SessionOffersRepo {
   async reopen(key: SessionKey): Promise<void> {
     await this.#db
       .updateTable('session_offers')
-      .set({ status: 'open', decision: null, decided_by: null, decided_at: null })
+      .set({
+        status: 'open',
+        decision: null,
+        decided_by: null,
+        decided_at: null,
+        decision_key: null,
+        decided_in: null,
+        outcome: null,
+      })
       .where('workspace', '=', key.workspace)
       .where('kind', '=', key.kind)
       .where('session', '=', key.session)
@@ -149,17 +198,152 @@ export class SessionOffersRepo {
       .execute();
   }
 
-  /** Marks the open copies of an offer stale (the session moved on or is gone). */
-  async markStale(key: SessionKey): Promise<void> {
-    await this.#db
+  /** Records what the choice did: applied, never to be applied again. */
+  async applied(key: SessionKey, outcome: string): Promise<void> {
+    await this.#ofKey(key)
+      .set({ outcome, updated_at: this.#now() })
+      .where('status', '=', 'decided')
+      .where('outcome', 'is', null)
+      .execute();
+  }
+
+  /** Copies decided by a process that died before the choice's outcome was recorded. */
+  async unapplied(): Promise<SessionOfferRecord[]> {
+    const rows = await this.#db
+      .selectFrom('session_offers')
+      .selectAll()
+      .where('status', '=', 'decided')
+      .where('outcome', 'is', null)
+      .where('decision_key', 'is not', null)
+      .orderBy('id')
+      .execute();
+    return rows.map(toRecord);
+  }
+
+  /** Marks the open copies of an offer stale (the session moved on or is gone), with why. */
+  async markStale(key: SessionKey, outcome?: string): Promise<void> {
+    await this.#ofKey(key)
+      .set({
+        status: 'stale',
+        outcome: outcome ?? null,
+        decision_shown: 0,
+        updated_at: this.#now(),
+      })
+      .where('status', '=', 'open')
+      .execute();
+  }
+
+  /**
+   * Marks stale the open copies in `chatRef` of the same session offered in another state (a
+   * newer offer replaces them); the ones marked.
+   */
+  async supersede(key: SessionKey, chatRef: string, outcome: string): Promise<number> {
+    const r = await this.#db
       .updateTable('session_offers')
-      .set({ status: 'stale', updated_at: this.#now() })
+      .set({ status: 'stale', outcome, decision_shown: 0, updated_at: this.#now() })
       .where('workspace', '=', key.workspace)
       .where('kind', '=', key.kind)
       .where('session', '=', key.session)
-      .where('session_state', '=', key.state)
+      .where('session_state', '<>', key.state)
+      .where('chat_ref', '=', chatRef)
       .where('status', '=', 'open')
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows);
+  }
+
+  /**
+   * Closed copies whose message does not show it yet, each with whether a call of it (its send,
+   * or its closing edit) still waits in the outbox (its confirmation will tell).
+   */
+  async unshown(): Promise<(SessionOfferRecord & { inFlight: boolean })[]> {
+    const { jsonText, asText } = dialectOf(this.#db);
+    const owner = sql.ref('o.owner_json');
+    const rows = await this.#db
+      .selectFrom('session_offers as s')
+      .selectAll('s')
+      .select(
+        sql<
+          number | boolean
+        >`exists (select 1 from outbox o where o.state in ('pending', 'attempted')
+          and ${jsonText(owner, 'id')} = ${asText(sql.ref('s.id'))}
+          and ${jsonText(owner, 'kind')} in ('offer', 'offerClosed'))`.as('in_flight'),
+      )
+      .where('s.status', '<>', 'open')
+      .where('s.decision_shown', '=', 0)
+      .orderBy('s.id')
       .execute();
+    // SQLite answers 0/1, Postgres a boolean.
+    return rows.map((r) => ({
+      ...toRecord(r),
+      inFlight: r.in_flight === 1 || r.in_flight === true,
+    }));
+  }
+
+  /** The copy's message shows its closing (or never will: it could not be delivered). */
+  async markShown(id: number): Promise<void> {
+    await this.#db
+      .updateTable('session_offers')
+      .set({ decision_shown: 1, updated_at: this.#now() })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** The copy with id `id`, or null. */
+  async get(id: number): Promise<SessionOfferRecord | null> {
+    const row = await this.#db
+      .selectFrom('session_offers')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row ? toRecord(row) : null;
+  }
+
+  /**
+   * Keeps `messageRef`, a second message of copy `of`'s send (buttonless since), as a copy of
+   * the same offer, so its closing is shown there too; none when that message is known already.
+   */
+  async addRepeat(of: SessionOfferRecord, messageRef: string): Promise<void> {
+    const known = await this.#db
+      .selectFrom('session_offers')
+      .select('id')
+      .where('message_ref', '=', messageRef)
+      .executeTakeFirst();
+    if (known) return;
+    const now = this.#now();
+    await this.#db
+      .insertInto('session_offers')
+      .values({
+        workspace: of.workspace,
+        kind: of.kind,
+        session: of.session,
+        session_state: of.state,
+        chat_ref: of.chatRef,
+        message_ref: messageRef,
+        // Never on a button: the repeat's buttons were taken off.
+        button_token: newButtonToken(),
+        status: of.status,
+        decision: of.decision,
+        decided_by: of.decidedBy,
+        decided_at: of.decidedAt,
+        run_id: of.runId,
+        decision_key: of.decisionKey,
+        decided_in: of.decidedIn,
+        outcome: of.outcome,
+        decision_shown: of.status === 'open' ? 1 : 0,
+        repeat_of: of.id,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+  }
+
+  #ofKey(key: SessionKey) {
+    return this.#db
+      .updateTable('session_offers')
+      .where('workspace', '=', key.workspace)
+      .where('kind', '=', key.kind)
+      .where('session', '=', key.session)
+      .where('session_state', '=', key.state);
   }
 }
 
@@ -178,5 +362,11 @@ function toRecord(row: Row<'session_offers'>): SessionOfferRecord {
     decidedBy: row.decided_by,
     decidedAt: row.decided_at,
     createdAt: row.created_at,
+    runId: row.run_id,
+    decisionKey: row.decision_key,
+    decidedIn: row.decided_in,
+    outcome: row.outcome,
+    decisionShown: row.decision_shown === 1,
+    repeatOf: row.repeat_of,
   };
 }

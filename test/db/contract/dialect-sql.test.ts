@@ -83,6 +83,33 @@ describe.each(DIALECT_NAMES)('dialect SQL on %s', (dialect) => {
     expect(await repos.sessionOffers.sendInFlight(second.id)).toBe(false);
   });
 
+  it('sees a closed session offer copy whose send or closing edit still waits in the outbox', async () => {
+    const { repos } = t();
+    const key = { workspace: '/w', kind: 'flow' as const, session: 's1', state: 'blocked' };
+    const sending = await repos.sessionOffers.add(key, 'telegram:1');
+    const closing = await repos.sessionOffers.add(key, 'telegram:2');
+    const done = await repos.sessionOffers.add(key, 'telegram:3');
+    expect(await repos.sessionOffers.unshown()).toEqual([]);
+    await repos.sessionOffers.decide(key, 'abort', 'telegram:7', { key: 'chat:k', chat: 'x' });
+    await outboxCall({ kind: 'offer', id: sending.id }, 'pending');
+    await outboxCall({ kind: 'offerClosed', id: closing.id }, 'pending');
+    await outboxCall({ kind: 'offerClosed', id: done.id }, 'confirmed');
+    const unshown = await repos.sessionOffers.unshown();
+    expect(unshown.map((m) => [m.id, m.inFlight])).toEqual([
+      [sending.id, true],
+      [closing.id, true],
+      [done.id, false],
+    ]);
+    expect(unshown[0]).toMatchObject({ decisionKey: 'chat:k', decidedIn: 'x', outcome: null });
+    expect((await repos.sessionOffers.unapplied()).map((m) => m.id)).toEqual([
+      sending.id,
+      closing.id,
+      done.id,
+    ]);
+    await repos.sessionOffers.applied(key, 'aborted');
+    expect(await repos.sessionOffers.unapplied()).toEqual([]);
+  });
+
   it('searches runs ignoring case, with % and _ as plain text', async () => {
     const { repos } = t();
     for (const [id, spec] of [

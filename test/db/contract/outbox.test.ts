@@ -114,6 +114,35 @@ describe.each(DIALECT_NAMES)('the outbox on %s', (dialect) => {
     expect((await s.open('telegram')).map((r) => r.id)).toEqual([retried.ids[0]]);
   });
 
+  it("a session offer's send tells the copy its id; its closing's confirmation marks it shown", async () => {
+    const { repos } = t();
+    const key = { workspace: '/ws', kind: 'flow' as const, session: 's1', state: 'blocked' };
+    const copy = await repos.sessionOffers.add(key, CHAT, 'run-1');
+    const s = await store();
+    const [id] = (
+      await s.writeBatch([send('offer', { owner: { kind: 'offer', id: copy.id } })], [])
+    ).ids as [number];
+    await s.attempted(id);
+    await s.confirmed(id, `${CHAT}/78`);
+    await repos.sessionOffers.decide(key, 'abort', 'telegram:7', { key: 'chat:k', chat: CHAT });
+    expect((await repos.sessionOffers.unshown()).map((c) => c.messageRef)).toEqual([`${CHAT}/78`]);
+    const closing = { kind: 'offerClosed' as const, id: copy.id };
+    const edit = {
+      ...send('closed', { owner: closing }),
+      kind: 'edit' as const,
+      target: `${CHAT}/78`,
+    };
+    const [editId] = (await s.writeBatch([edit], [])).ids as [number];
+    await s.attempted(editId);
+    await s.confirmed(editId, null);
+    expect(await repos.sessionOffers.unshown()).toEqual([]);
+    expect(await repos.sessionOffers.get(copy.id)).toMatchObject({
+      messageRef: `${CHAT}/78`,
+      runId: 'run-1',
+      decisionShown: true,
+    });
+  });
+
   it('knows the messages of a chat: sent, edited, and those its owners keep', async () => {
     const { repos } = t();
     await repos.runs.upsert({
