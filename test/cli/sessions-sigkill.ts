@@ -13,7 +13,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, expect } from 'vitest';
+import { expect, onTestFinished } from 'vitest';
 import { migrateToLatest, openBridgeDb } from '../../src/db/connection.ts';
 import { createRepositories } from '../../src/db/repositories/index.ts';
 import type { RunEvent } from '../../src/engine/events.ts';
@@ -41,10 +41,11 @@ export type State = {
 };
 
 const cleanups: (() => Promise<void> | void)[] = [];
-// Registered on the importing test file (imported while it is collected).
-afterEach(async () => {
+
+/** Undoes what `setup` did, last first. */
+async function cleanUp(): Promise<void> {
   for (const c of cleanups.splice(0).reverse()) await c();
-});
+}
 
 /** Resolves when `check` holds, looking again on every change under `dir` (and every 25 ms). */
 export function when<T>(
@@ -84,6 +85,9 @@ export function when<T>(
 
 /** One interruption: a home, a workspace bound to the team chat, Telegram and serve processes. */
 export async function setup() {
+  // Per test, not a module-level afterEach: the slow tier's files share this module per fork,
+  // so a hook registered at import would belong to the first file that imported it only.
+  onTestFinished(cleanUp);
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-sigkill-'));
   const home = path.join(root, 'home');
   const ws = path.join(root, 'ws');

@@ -21,8 +21,6 @@ import {
 import { createLogger } from '../../../src/log.ts';
 import { slow } from '../../support/slowdown.ts';
 
-process.env.DEMO_AGENT_BEHAVIOUR = 'sleep=20';
-
 /** The actor of test commands. */
 export const ALICE: Actor = { id: 'cli:alice' };
 
@@ -72,6 +70,9 @@ export async function makeEnv(
   queueOpts: Omit<SqliteQueueOptions, 'db'> = {},
   makeQueue?: (db: BridgeDb) => Promise<JobQueue>,
 ): Promise<TestEnv> {
+  // Here, not at import: the slow tier imports this module once per fork and puts each file's
+  // env back after it (test/support/shared-fork.ts). A test that set its own keeps it.
+  process.env.DEMO_AGENT_BEHAVIOUR ??= 'sleep=20';
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-orch-'));
   const home = path.join(dir, 'home');
   const workspace = path.join(dir, 'ws');

@@ -1,0 +1,42 @@
+/**
+ * Setup file of the slow tier, whose files share one process (and module graph) per fork
+ * (`isolate: false`, docs/test-reliability.md "Tiers"). Whatever a file changes in the process
+ * is put back when it ends, so no file depends on which one ran before it in the same fork:
+ * `process.env` (many files set DEMO_AGENT_BEHAVIOUR at top level, some to `exit=1`), the working
+ * folder and the umask. What cannot be put back (a server, a Redis client or a child process
+ * left running) is a defect of the file that left it: PB_LEAK_REPORT=1 prints, after each file,
+ * the handles still open, to find it.
+ */
+import { afterAll } from 'vitest';
+
+const env = { ...process.env };
+const cwd = process.cwd();
+const umask = process.umask();
+const before = resourceCounts();
+
+// biome-ignore lint/correctness/noEmptyPattern: vitest 4 passes the suite second, after a fixture object.
+afterAll(({}, suite) => {
+  for (const name of Object.keys(process.env)) if (!(name in env)) delete process.env[name];
+  Object.assign(process.env, env);
+  if (process.cwd() !== cwd) process.chdir(cwd);
+  process.umask(umask);
+  if (process.env.PB_LEAK_REPORT) report(suite.file.filepath);
+});
+
+/** Open handles by kind (TCPWrap, Timeout, ProcessWrap, …). */
+function resourceCounts(): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const kind of process.getActiveResourcesInfo())
+    counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  return counts;
+}
+
+/** Prints the kinds of handles that grew during the file (afterAll of the file's own hooks). */
+function report(file: string): void {
+  const grown = [...resourceCounts()]
+    .map(([kind, n]) => [kind, n - (before.get(kind) ?? 0)] as const)
+    .filter(([, n]) => n > 0);
+  if (grown.length === 0) return;
+  const what = grown.map(([kind, n]) => `${kind} +${n}`).join(', ');
+  process.stderr.write(`[leak] ${file}: ${what}\n`);
+}
