@@ -8,6 +8,7 @@ import { type SpawnSyncReturns, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../../migrations/index.ts';
 import { migrateToLatest, openBridgeDb } from '../../src/db/connection.ts';
@@ -231,10 +232,10 @@ describe('when the full command would answer otherwise, the fast path steps asid
   it('a database with a pending migration is migrated by the full command', async () => {
     const home = await homeWithRuns('pending', 2);
     const db = openBridgeDb({ file: path.join(home, 'bridge.db') });
-    // As a bridge.db from before 0047: its table and its record gone.
-    db.sqlite.exec(
-      "drop table run_messages; delete from kysely_migration where name = '0047_run_messages'",
-    );
+    // As a bridge.db from before the newest migration: undone, and its record gone.
+    const newest = Object.keys(MIGRATIONS).sort().at(-1)!;
+    await MIGRATIONS[newest]!.down!(db.kysely as Kysely<unknown>);
+    db.sqlite.prepare('delete from kysely_migration where name = ?').run(newest);
     await db.close();
     expect(fastOnly(['status'], home).code).toBe(3);
     const res = viaBin(['status'], home);
