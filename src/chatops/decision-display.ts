@@ -10,6 +10,7 @@ import type { CheckpointMessageRecord } from '../db/repositories/index.ts';
 import type { ChatOpsDeps } from './context.ts';
 import { channelFor } from './context.ts';
 import { type CheckpointPresenter, currentCopies } from './presenter.ts';
+import { SerialPass } from './serial-pass.ts';
 import { TOOL_PREFIX } from './tool-approval-message.ts';
 import type { ToolApprovalPresenter } from './tool-approval-presenter.ts';
 
@@ -24,8 +25,10 @@ export class DecisionDisplay {
   readonly #inOrder: InOrder;
   /** Copies tried in this process (`id:ref`): one whose edit fails is not retried at every look. */
   readonly #tried = new Set<string>();
-  #pass: Promise<void> | undefined;
-  #again = false;
+  readonly #passes = new SerialPass(
+    () => this.#look(),
+    (err: unknown) => this.#deps.log.error({ err }, 'chatops: decisions not shown'),
+  );
 
   /** `inOrder` keeps each run's edits in the order of its other chatops work. */
   constructor(
@@ -66,24 +69,12 @@ export class DecisionDisplay {
 
   /** Schedules a look (one at a time; asked during one, another follows it). */
   schedule(): void {
-    if (this.#pass) {
-      this.#again = true;
-      return;
-    }
-    this.#pass = this.#look()
-      .catch((err: unknown) => this.#deps.log.error({ err }, 'chatops: decisions not shown'))
-      .finally(() => {
-        this.#pass = undefined;
-        if (this.#again) {
-          this.#again = false;
-          this.schedule();
-        }
-      });
+    this.#passes.schedule();
   }
 
   /** Resolves once no look runs (tests, stop). */
-  async idle(): Promise<void> {
-    while (this.#pass) await this.#pass;
+  idle(): Promise<void> {
+    return this.#passes.idle();
   }
 
   async #look(): Promise<void> {

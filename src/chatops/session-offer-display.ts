@@ -15,6 +15,7 @@ import type { MessageRef } from '../bridges/messages.ts';
 import type { SessionOfferRecord } from '../db/repositories/session-offers.ts';
 import type { ChatOpsDeps } from './context.ts';
 import { channelFor } from './context.ts';
+import { SerialPass } from './serial-pass.ts';
 import { renderClosedOffer } from './session-offer-message.ts';
 
 /** Finds closed session offer copies that do not show their closing and shows it. */
@@ -24,8 +25,10 @@ export class SessionOfferDisplay {
   readonly #since: number;
   /** Copies tried in this process (`id:ref`): one whose edit fails is not retried at every look. */
   readonly #tried = new Set<string>();
-  #pass: Promise<void> | undefined;
-  #again = false;
+  readonly #passes = new SerialPass(
+    () => this.#look(),
+    (err: unknown) => this.#deps.log.error({ err }, 'chatops: offer closings not shown'),
+  );
 
   /** `since`: when this process started (copies stored before it belong to a dead one). */
   constructor(deps: ChatOpsDeps, since: number) {
@@ -35,24 +38,12 @@ export class SessionOfferDisplay {
 
   /** Schedules a look (one at a time; asked during one, another follows it). */
   schedule(): void {
-    if (this.#pass) {
-      this.#again = true;
-      return;
-    }
-    this.#pass = this.#look()
-      .catch((err: unknown) => this.#deps.log.error({ err }, 'chatops: offer closings not shown'))
-      .finally(() => {
-        this.#pass = undefined;
-        if (this.#again) {
-          this.#again = false;
-          this.schedule();
-        }
-      });
+    this.#passes.schedule();
   }
 
   /** Resolves once no look runs (tests, stop). */
-  async idle(): Promise<void> {
-    while (this.#pass) await this.#pass;
+  idle(): Promise<void> {
+    return this.#passes.idle();
   }
 
   /** Shows `copy`'s closing on its message (an edit whose confirmation marks it shown). */
