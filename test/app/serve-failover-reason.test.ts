@@ -8,112 +8,85 @@
  * again with it) and nobody is told their answer "decided nothing".
  */
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { ALICE, haCluster, ledgerLinesOf, TEAM } from '../support/ha-cluster.ts';
-import {
-  NO_POSTGRES_LINE,
-  type PostgresHandle,
-  postgresBinDir,
-  startPostgres,
-} from '../support/postgres.ts';
-import { inCi, type RedisHandle, redisAvailable, startRedis } from '../support/redis.ts';
+import { describeHa } from '../support/ha-suite.ts';
 import { slow, waitUntil } from '../support/slowdown.ts';
 
-const present = postgresBinDir() !== undefined && redisAvailable().ok;
 const REASON = 'cover the login form with tests';
 
-if (!present && !inCi()) {
-  describe('serve failover with a reason in hand', () => {
-    console.warn(`${NO_POSTGRES_LINE} (and redis-server): reason-in-hand story skipped`);
-    it.skip(`${NO_POSTGRES_LINE}, or no redis-server`, () => {});
-  });
-} else {
-  describe('serve failover: a Request changes reason in hand', () => {
-    let postgres: PostgresHandle;
-    let redis: RedisHandle;
-    const cleanups: (() => Promise<void> | void)[] = [];
-    beforeAll(async () => {
-      [postgres, redis] = await Promise.all([startPostgres(), startRedis()]);
-    }, slow(60_000));
-    afterEach(async () => {
-      for (const c of cleanups.splice(0).reverse()) await c();
-    }, slow(60_000));
-    afterAll(async () => {
-      await Promise.all([postgres?.stop(), redis?.stop()]);
-    }, slow(30_000));
+describeHa('serve failover: a Request changes reason in hand', 'reason-in-hand story', (suite) => {
+  it(
+    'the leader dies between reading the prompt and the vote: the new leader applies the reason once',
+    async () => {
+      const { ws, url, fake, roleIs, leaderAndStandby, reachesPlan, reachesReview, press } =
+        await haCluster(suite);
+      const { a, b } = await leaderAndStandby();
+      fake.userSends({ chat: TEAM, from: ALICE, text: '/run demo add a login page' });
+      const plan = await reachesPlan(a);
+      press(plan.message_id, 'Request changes');
+      const prompt = await waitUntil(
+        () =>
+          fake
+            .botMessages(TEAM.id)
+            .find((m) => /what should change at checkpoint plan:1/.test(m.text ?? '')),
+        { timeoutMs: 60_000, message: `no reason prompt:\n${a.output()}` },
+      );
 
-    it(
-      'the leader dies between reading the prompt and the vote: the new leader applies the reason once',
-      async () => {
-        const { ws, url, fake, roleIs, leaderAndStandby, reachesPlan, reachesReview, press } =
-          await haCluster({ pg: postgres, redis, cleanups });
-        const { a, b } = await leaderAndStandby();
-        fake.userSends({ chat: TEAM, from: ALICE, text: '/run demo add a login page' });
-        const plan = await reachesPlan(a);
-        press(plan.message_id, 'Request changes');
-        const prompt = await waitUntil(
-          () =>
-            fake
-              .botMessages(TEAM.id)
-              .find((m) => /what should change at checkpoint plan:1/.test(m.text ?? '')),
-          { timeoutMs: 60_000, message: `no reason prompt:\n${a.output()}` },
-        );
+      // The allowlist is locked: the leader's handling of the reply stops at its role check.
+      const locker = new pg.Client({ connectionString: url });
+      await locker.connect();
+      suite.cleanups.push(() => locker.end());
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE allowlist IN ACCESS EXCLUSIVE MODE');
+      fake.userReplies({
+        chatId: TEAM.id,
+        messageId: prompt.message_id,
+        from: ALICE,
+        text: REASON,
+      });
+      await waitUntil(
+        async () =>
+          (
+            await locker.query(
+              `SELECT 1 FROM pg_locks WHERE NOT granted AND relation = 'allowlist'::regclass`,
+            )
+          ).rowCount! > 0,
+        { timeoutMs: 60_000, message: `the leader never reached the role check:\n${a.output()}` },
+      );
+      a.child.kill('SIGKILL');
+      await a.exited;
+      await locker.query('ROLLBACK');
 
-        // The allowlist is locked: the leader's handling of the reply stops at its role check.
-        const locker = new pg.Client({ connectionString: url });
-        await locker.connect();
-        cleanups.push(() => locker.end());
-        await locker.query('BEGIN');
-        await locker.query('LOCK TABLE allowlist IN ACCESS EXCLUSIVE MODE');
-        fake.userReplies({
-          chatId: TEAM.id,
-          messageId: prompt.message_id,
-          from: ALICE,
-          text: REASON,
-        });
-        await waitUntil(
-          async () =>
-            (
-              await locker.query(
-                `SELECT 1 FROM pg_locks WHERE NOT granted AND relation = 'allowlist'::regclass`,
-              )
-            ).rowCount! > 0,
-          { timeoutMs: 60_000, message: `the leader never reached the role check:\n${a.output()}` },
-        );
-        a.child.kill('SIGKILL');
-        await a.exited;
-        await locker.query('ROLLBACK');
-
-        await roleIs(b, 'leader');
-        const again = await waitUntil(
-          () =>
-            fake
-              .botMessages(TEAM.id)
-              .find(
-                (m) =>
-                  /Checkpoint plan:2/.test(m.text ?? '') &&
-                  JSON.stringify(m.replyMarkup ?? {}).includes('Approve'),
-              ),
-          {
-            timeoutMs: 90_000,
-            message: `the reason was never applied:\n${fake
-              .botMessages(TEAM.id)
-              .map((m) => m.text)
-              .join('\n---\n')}\n${b.output()}`,
-          },
-        );
-        expect(fake.botMessages(TEAM.id).map((m) => m.text)).not.toContainEqual(
-          expect.stringMatching(/decided nothing/),
-        );
-        const recorded = ledgerLinesOf(ws)
-          .flatMap((l) => l.events as { type: string; entry?: { kind: string; text: string } }[])
-          .filter((e) => e.type === 'feedbackRecorded' && e.entry?.kind === 'changes');
-        expect(recorded.map((e) => e.entry?.text)).toEqual([REASON]);
-        // The run goes on from there as usual.
-        press(again.message_id, 'Approve');
-        await reachesReview(b);
-      },
-      slow(300_000),
-    );
-  });
-}
+      await roleIs(b, 'leader');
+      const again = await waitUntil(
+        () =>
+          fake
+            .botMessages(TEAM.id)
+            .find(
+              (m) =>
+                /Checkpoint plan:2/.test(m.text ?? '') &&
+                JSON.stringify(m.replyMarkup ?? {}).includes('Approve'),
+            ),
+        {
+          timeoutMs: 90_000,
+          message: `the reason was never applied:\n${fake
+            .botMessages(TEAM.id)
+            .map((m) => m.text)
+            .join('\n---\n')}\n${b.output()}`,
+        },
+      );
+      expect(fake.botMessages(TEAM.id).map((m) => m.text)).not.toContainEqual(
+        expect.stringMatching(/decided nothing/),
+      );
+      const recorded = ledgerLinesOf(ws)
+        .flatMap((l) => l.events as { type: string; entry?: { kind: string; text: string } }[])
+        .filter((e) => e.type === 'feedbackRecorded' && e.entry?.kind === 'changes');
+      expect(recorded.map((e) => e.entry?.text)).toEqual([REASON]);
+      // The run goes on from there as usual.
+      press(again.message_id, 'Approve');
+      await reachesReview(b);
+    },
+    slow(300_000),
+  );
+});

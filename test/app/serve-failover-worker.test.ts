@@ -9,21 +9,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { stepLogPath } from '../../src/jobs/orchestrator/run-files.ts';
 import { ALICE, expectAppliedOnce, haCluster, TEAM } from '../support/ha-cluster.ts';
 import { roleOf } from '../support/ha-serve.ts';
-import {
-  NO_POSTGRES_LINE,
-  type PostgresHandle,
-  postgresBinDir,
-  startPostgres,
-} from '../support/postgres.ts';
-import { inCi, type RedisHandle, redisAvailable, startRedis } from '../support/redis.ts';
+import { describeHa } from '../support/ha-suite.ts';
 import { slow, waitUntil } from '../support/slowdown.ts';
 import { startWorkerProcess, workerPidOfLog } from '../support/worker-processes.ts';
-
-const present = postgresBinDir() !== undefined && redisAvailable().ok;
 
 /** Events of the one run in `ws` so far (a line still being written is left for later). */
 function eventsOf(ws: string): { type: string; stepId?: string; attempt?: number }[] {
@@ -44,41 +36,25 @@ function eventsOf(ws: string): { type: string; stepId?: string; attempt?: number
     });
 }
 
-if (!present && !inCi()) {
-  describe('serve failover with a worker', () => {
-    console.warn(`${NO_POSTGRES_LINE} (and redis-server): failover-with-a-worker story skipped`);
-    it.skip(`${NO_POSTGRES_LINE}, or no redis-server`, () => {});
-  });
-} else {
-  describe('serve failover: the step runs on a separate worker', () => {
-    let pg: PostgresHandle;
-    let redis: RedisHandle;
-    const cleanups: (() => Promise<void> | void)[] = [];
-    beforeAll(async () => {
-      [pg, redis] = await Promise.all([startPostgres(), startRedis()]);
-    }, slow(60_000));
-    afterEach(async () => {
-      for (const c of cleanups.splice(0).reverse()) await c();
-    }, slow(60_000));
-    afterAll(async () => {
-      await Promise.all([pg?.stop(), redis?.stop()]);
-    }, slow(30_000));
-
+describeHa(
+  'serve failover: the step runs on a separate worker',
+  'failover-with-a-worker story',
+  (suite) => {
     it(
       'a step that ends on the worker while nobody leads is applied once by the new leader; the run reaches review',
       async () => {
         const { dir, ws, fake, roleIs, leaderAndStandby, reachesPlan, reachesReview, press } =
-          await haCluster({ pg, redis, cleanups });
+          await haCluster(suite);
         // The agents wait while this file is missing: there at first, so the plan runs through.
         const hold = path.join(dir, 'agents-may-finish');
         fs.writeFileSync(hold, '');
         const worker = await startWorkerProcess({
           home: path.join(dir, 'worker-home'),
-          redisUrl: redis.url,
+          redisUrl: suite.redis.url,
           concurrency: 1,
           env: { DEMO_AGENT_BEHAVIOUR: `sleep=20 waitfor=${hold}` },
         });
-        cleanups.push(() => worker.stop());
+        suite.cleanups.push(() => worker.stop());
         // A long lease for the leader: the standby cannot lead before the build's result is in.
         const { a, b } = await leaderAndStandby({ PHASEBRIDGE_LEADER_LEASE_MS: '15000' }, [
           '--concurrency',
@@ -124,5 +100,5 @@ if (!present && !inCi()) {
       },
       slow(300_000),
     );
-  });
-}
+  },
+);
