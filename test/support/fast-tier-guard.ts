@@ -5,6 +5,7 @@
  */
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { afterAll } from 'vitest';
+import { startCpuReport } from './cpu-report.ts';
 
 const childProcess = createRequire(import.meta.url)(
   'node:child_process',
@@ -38,7 +39,10 @@ function message(what: string): string {
 }
 
 // Code that catches the error (a "tool missing?" probe) would turn the file into a silent skip.
-afterAll(() => {
+const cpuReport = startCpuReport();
+// biome-ignore lint/correctness/noEmptyPattern: vitest 4 passes the suite second, after a fixture object.
+afterAll(({}, suite) => {
+  cpuReport(suite.file.filepath);
   if (attempts.length > 0) throw new Error(message(attempts.join('; ')));
 });
 // ESM `import { spawn } from 'node:child_process'` reads the builtin's exports: update them too.

@@ -5,14 +5,16 @@
  * `process.env` (many files set DEMO_AGENT_BEHAVIOUR at top level, some to `exit=1`), the working
  * folder and the umask. What cannot be put back (a server, a Redis client or a child process
  * left running) is a defect of the file that left it: PB_LEAK_REPORT=1 prints, after each file,
- * the handles still open, to find it.
+ * the handles still open, to find it. PB_CPU_REPORT=FILE records each file's CPU (cpu-report.ts).
  */
 import { afterAll } from 'vitest';
+import { startCpuReport } from './cpu-report.ts';
 
 const env = { ...process.env };
 const cwd = process.cwd();
 const umask = process.umask();
 const before = resourceCounts();
+const cpuReport = startCpuReport();
 
 // biome-ignore lint/correctness/noEmptyPattern: vitest 4 passes the suite second, after a fixture object.
 afterAll(({}, suite) => {
@@ -21,6 +23,7 @@ afterAll(({}, suite) => {
   if (process.cwd() !== cwd) process.chdir(cwd);
   process.umask(umask);
   if (process.env.PB_LEAK_REPORT) report(suite.file.filepath);
+  cpuReport(suite.file.filepath);
 });
 
 /** Open handles by kind (TCPWrap, Timeout, ProcessWrap, …). */
