@@ -210,13 +210,14 @@ async function reconcileRun(
   await driver.settle(state.id);
 }
 
-/** A run another live process holds: its unstarted step's missing job is queued (requeue.ts). */
+/** A run another live process holds: its unstarted jobs missing from the queue are queued (requeue.ts). */
 async function requeueHeld(deps: ReconcileDeps, runId: string, workspace: string): Promise<void> {
   try {
     const { state } = await deps.stores.for(workspace).peek(runId);
     deps.driver.remember(runId, { workspace: state.workspace, layout: state.layout });
-    const job = inFlightJob(state);
-    if (job !== null) await requeueUnstarted(deps, state, job);
+    for (const job of [inFlightJob(state), ...inFlightTaskJobs(state)]) {
+      if (job !== null) await requeueUnstarted(deps, state, job);
+    }
   } catch (err) {
     deps.log.warn({ runId, err: errorMessage(err) }, 'the job of a held run was not checked');
   }
@@ -225,7 +226,8 @@ async function requeueHeld(deps: ReconcileDeps, runId: string, workspace: string
 /**
  * A tasks step at start-up: a task list never read (the process died first) is read again; each
  * in-flight task's job is left alone while the queue has it, its stored outcome applied when it
- * finished meanwhile, and a vanished one is re-run as a new attempt (completed tasks never are).
+ * finished meanwhile, enqueued again when it never reached the queue (requeue.ts), and a vanished
+ * started one is re-run as a new attempt (completed tasks never are).
  */
 async function reconcileTasks(deps: ReconcileDeps, state: RunState): Promise<void> {
   const step = currentStep(state);
@@ -247,6 +249,8 @@ async function reconcileTasks(deps: ReconcileDeps, state: RunState): Promise<voi
     if (status?.outcome && status.state !== 'cancelled') {
       const outcome = status.outcome;
       await deps.driver.commitPlanned(state.id, (s) => outcomeCommands(s, job, outcome));
+    } else if (status === null && (await requeueUnstarted(deps, state, job)) !== 'not-mine') {
+      // The task never started: its own job is in the queue now, same attempt.
     } else {
       deps.log.warn({ runId: state.id, jobId: job.id }, 'the job of a running task vanished');
       await deps.driver.commitPlanned(state.id, (s) => taskInterruptedCommands(s, job));

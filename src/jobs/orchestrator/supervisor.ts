@@ -8,13 +8,15 @@
  *   longer knows (Redis restarted empty) is recovered after two checks in a row (the step runs
  *   again); an outcome that never reached us is applied. A step that never started and whose
  *   job the queue never got (its enqueue was cut off: an old leader's Redis gone silent) gets
- *   that very job enqueued at once (requeue.ts): nothing of it ran, so nothing runs twice.
+ *   that very job enqueued at once (requeue.ts): nothing of it ran, so nothing runs twice. So
+ *   does a queued task's job or a trigger's that the queue never got.
  * One run's failure is logged and reported; it never stops the checks of the others.
  */
 import fs from 'node:fs';
 import type { RunsRepo } from '../../db/repositories/runs.ts';
 import { layoutModule } from '../../engine/layouts/index.ts';
 import type { HandEditHooks } from '../../engine/layouts/module.ts';
+import type { RunState } from '../../engine/model.ts';
 import type { Log } from '../../log.ts';
 import { errorMessage } from '../queue/outcome.ts';
 import type { JobQueue } from '../queue/port.ts';
@@ -24,6 +26,7 @@ import { inFlightJob, interruptedCommands } from './reconcile.ts';
 import { requeueUnstarted } from './requeue.ts';
 import type { RunDriver } from './run-driver.ts';
 import { isRunLockConflict } from './run-stores.ts';
+import { inFlightTaskJobs } from './task-jobs.ts';
 import type { RunNotice } from './types.ts';
 
 /** What the supervisor needs. */
@@ -127,6 +130,7 @@ export class RunSupervisor {
     const { driver, queue, log } = this.#deps;
     try {
       const state = await driver.peek(runId);
+      await this.#requeueTasks(state);
       const job = inFlightJob(state);
       const status = job === null ? null : await queue.get(job.id);
       if (job === null || status?.state === 'waiting' || status?.state === 'active') {
@@ -158,6 +162,14 @@ export class RunSupervisor {
     } catch (err) {
       if (isRunLockConflict(err)) return;
       log.warn({ runId, err: errorMessage(err) }, 'checking the running job failed');
+    }
+  }
+
+  /** A task job the ledger queued that never reached the queue (a commit that landed late). */
+  async #requeueTasks(state: RunState): Promise<void> {
+    for (const job of inFlightTaskJobs(state)) {
+      if ((await this.#deps.queue.get(job.id)) === null)
+        await requeueUnstarted(this.#deps, state, job);
     }
   }
 
