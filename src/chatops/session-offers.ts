@@ -32,8 +32,9 @@ import { findInterruptedSessions, type InterruptedSession } from '../jobs/orches
 import { hasRole } from './authorize.ts';
 import { bindingChatRef, type ChatOpsDeps, channelFor, pressContext } from './context.ts';
 import { applyChoice, type SessionOfferHooks } from './session-choice.ts';
+import { offerKey, SessionOfferCopies } from './session-offer-copies.ts';
 import { SessionOfferDisplay } from './session-offer-display.ts';
-import { parseSessionButton, renderOpenOffer } from './session-offer-message.ts';
+import { parseSessionButton } from './session-offer-message.ts';
 
 /** The role a Resume / Restart / Abort press needs (as the `resume` command). */
 export const SESSION_ROLE = 'operator';
@@ -41,13 +42,6 @@ export const SESSION_ROLE = 'operator';
 export type { SessionOfferHooks };
 
 const INVALID_BUTTON = 'This button is not valid any more.';
-
-const keyOf = (workspace: string, s: InterruptedSession): SessionKey => ({
-  workspace,
-  kind: s.kind,
-  session: s.session,
-  state: s.state,
-});
 
 /** Posts, decides and closes session offers. */
 export class SessionOffers {
@@ -57,6 +51,7 @@ export class SessionOffers {
   readonly #since: number;
   /** Shows closed copies their closing (on start, and as their sends are confirmed). */
   readonly display: SessionOfferDisplay;
+  readonly #copies: SessionOfferCopies;
   /** Sessions whose Resume, chosen before a kill, this process finished (`settle`). */
   readonly #resumedAtStart = new Set<string>();
 
@@ -65,6 +60,7 @@ export class SessionOffers {
     this.#hooks = hooks;
     this.#since = deps.clock().getTime();
     this.display = new SessionOfferDisplay(deps, this.#since);
+    this.#copies = new SessionOfferCopies(deps, this.display);
   }
 
   /**
@@ -123,7 +119,7 @@ export class SessionOffers {
       if (current !== undefined) {
         // Still interrupted and the choice cannot be made: open again, as after a press.
         await offers.reopen(row);
-        await this.#reopenCopies(row, current);
+        await this.#copies.reopen(row, current);
         return;
       }
       this.#deps.log.warn({ err, offer: row.id }, 'chatops: a session choice not applied again');
@@ -132,7 +128,7 @@ export class SessionOffers {
     await offers.applied(row, outcome);
     // Chosen for this interruption: not offered again now (as a resume this process made).
     if (action === 'resume' && current !== undefined) this.#resumedAtStart.add(sessionId(row));
-    await this.#closeCopies(row, outcome);
+    await this.#copies.close(row, outcome);
   }
 
   /** True when `token` is a session offer button id. */
@@ -149,7 +145,7 @@ export class SessionOffers {
       const chat = bindingChatRef(b);
       if (!found.has(workspace)) found.set(workspace, await this.#read(workspace));
       for (const s of found.get(workspace) ?? []) {
-        const copies = await repos.sessionOffers.copies(keyOf(workspace, s));
+        const copies = await repos.sessionOffers.copies(offerKey(workspace, s));
         for (const c of copies) {
           // Stored, then the process died before the send's reference was recorded: whether it
           // reached the chat is unknown, and a copy without a reference is never edited. Dropped
@@ -171,16 +167,18 @@ export class SessionOffers {
         // Offered here in an earlier state (a kill, then the run moved on): one live offer.
         if (
           (await repos.sessionOffers.supersede(
-            keyOf(workspace, s),
+            offerKey(workspace, s),
             chat,
             `The session is ${s.state} now: see the newer offer.`,
           )) > 0
         ) {
           this.display.schedule();
         }
-        await this.#post(workspace, s, chat).catch((err: unknown) =>
-          log.warn({ err, chat }, 'chatops: interrupted session not announced'),
-        );
+        await this.#copies
+          .post(workspace, s, chat)
+          .catch((err: unknown) =>
+            log.warn({ err, chat }, 'chatops: interrupted session not announced'),
+          );
       }
     }
   }
@@ -201,7 +199,7 @@ export class SessionOffers {
         lines.push(`${s.kind} session ${s.session}: being resumed (chosen by ${by})`);
         continue;
       }
-      await this.#post(ws, s, chat, command);
+      await this.#copies.post(ws, s, chat, command);
       lines.push(`${s.kind} session ${s.session}: ${s.state}`);
     }
     return `${sessions.length} interrupted session(s) in ${ws}:\n${lines.join('\n')}`;
@@ -251,7 +249,7 @@ export class SessionOffers {
       await note('failed', 'session no longer interrupted', target);
       // The presser first: editing the copies may wait for the chat's pacing (a busy group).
       await say('This session is no longer interrupted.');
-      return this.#closeCopies(row, 'The session is no longer interrupted.');
+      return this.#copies.close(row, 'The session is no longer interrupted.');
     }
     const by = access.actor.id;
     const made = { key: `chat:${ev.idempotencyKey}`, chat: ev.chatRef };
@@ -283,7 +281,7 @@ export class SessionOffers {
       // Not applied: the choice is open again, and the presser hears why.
       const why = `Could not ${parsed.action} session ${s.session}: ${describeError(err).chatReply}`;
       await offers.reopen(row);
-      await this.#reopenCopies(row, s);
+      await this.#copies.reopen(row, s);
       await note('failed', why, target);
       if (!early) return say(why);
       await channelFor(this.#deps, ev.chatRef)
@@ -296,7 +294,7 @@ export class SessionOffers {
     await note('allowed', `${parsed.action} ${target}: ${outcome}`, target);
     // The presser first (a button answer expires): the copies' edits may wait for pacing.
     if (!early) await say(capital(outcome));
-    await this.#closeCopies(row, outcome);
+    await this.#copies.close(row, outcome);
   }
 
   /** The interrupted sessions of one workspace (its current state files only). */
@@ -311,59 +309,10 @@ export class SessionOffers {
 
   /** The resume choice made for this session since the bridge started, if any. */
   async #beingResumed(workspace: string, s: InterruptedSession) {
-    const last = await this.#deps.repos.sessionOffers.lastDecision(keyOf(workspace, s));
+    const last = await this.#deps.repos.sessionOffers.lastDecision(offerKey(workspace, s));
     if (last?.decision !== 'resume') return null;
     const now = (last.decidedAt ?? 0) >= this.#since || this.#resumedAtStart.has(sessionId(last));
     return now ? last : null;
-  }
-
-  /** Offers `s` in `chat`; `command`: the key of the `sessions` command that asked. */
-  async #post(
-    workspace: string,
-    s: InterruptedSession,
-    chat: ChatRef,
-    command?: string,
-  ): Promise<void> {
-    const channel = channelFor(this.#deps, chat);
-    if (!channel) return;
-    const offers = this.#deps.repos.sessionOffers;
-    // Stored before sending, so a press racing the send finds its token.
-    const row = await offers.add(keyOf(workspace, s), chat, s.runId);
-    try {
-      const ref = await channel.send(chat, {
-        ...renderOpenOffer(s, workspace, row.buttonToken),
-        owner: { kind: 'offer', id: row.id },
-        // A command redelivered after a restart (killed before its audit) finds its offer sent.
-        ...(command === undefined
-          ? {}
-          : { key: `sessions:${command}:${s.kind}:${s.session}:${s.state}` }),
-      });
-      const copies = await offers.copies(keyOf(workspace, s));
-      if (copies.some((c) => c.id !== row.id && c.messageRef === ref)) {
-        // The outbox answered with that earlier copy's message: it stays the copy here.
-        await offers.removeUnsent(row.id);
-        return;
-      }
-      await offers.setMessageRef(row.id, ref);
-    } catch (err) {
-      await offers.removeUnsent(row.id);
-      throw err;
-    }
-  }
-
-  /** Puts the buttons back on every copy after a choice that could not be applied. */
-  async #reopenCopies(key: SessionKey, s: InterruptedSession): Promise<void> {
-    for (const copy of await this.#deps.repos.sessionOffers.copies(key)) {
-      const channel = channelFor(this.#deps, copy.chatRef);
-      // A repeat (a message sent twice by a kill) stays buttonless: its copy offers the choice.
-      if (copy.messageRef === null || copy.status !== 'open' || copy.repeatOf !== null) continue;
-      if (!channel) continue;
-      await channel
-        .edit(copy.messageRef, renderOpenOffer(s, copy.workspace, copy.buttonToken))
-        .catch((err: unknown) => {
-          this.#deps.log.warn({ err, chat: copy.chatRef }, 'chatops: session offer not reopened');
-        });
-    }
   }
 
   /**
@@ -379,16 +328,6 @@ export class SessionOffers {
   /** Who decided the offer, named as they go by. */
   #decider(r: SessionOfferRecord): Promise<Person> {
     return this.#deps.repos.people.person(r.decidedBy ?? '');
-  }
-
-  /**
-   * Edits every copy of the offer (all chats) to its outcome; a copy whose send is still
-   * unanswered is edited once its id is known (the display's look after its confirmation).
-   */
-  async #closeCopies(key: SessionKey, outcome: string): Promise<void> {
-    for (const copy of await this.#deps.repos.sessionOffers.copies(key)) {
-      await this.display.close(copy, outcome);
-    }
   }
 }
 

@@ -12,20 +12,11 @@
  */
 import fs from 'node:fs';
 import os from 'node:os';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { TcpProxy } from '../fakes/tcp-proxy.ts';
+import { expect, it } from 'vitest';
 import { ALICE, expectAppliedOnce, haCluster, ledgerLinesOf, TEAM } from '../support/ha-cluster.ts';
 import { roleOf } from '../support/ha-serve.ts';
-import {
-  NO_POSTGRES_LINE,
-  type PostgresHandle,
-  postgresBinDir,
-  startPostgres,
-} from '../support/postgres.ts';
-import { inCi, type RedisHandle, redisAvailable, startRedis } from '../support/redis.ts';
+import { describeHa, redisBehindProxy } from '../support/ha-suite.ts';
 import { slow, waitUntil } from '../support/slowdown.ts';
-
-const present = postgresBinDir() !== undefined && redisAvailable().ok;
 
 /** Pids of the demo agents whose parent is `ppid` (read from /proc). */
 function demoAgentsOf(ppid: number): number[] {
@@ -54,124 +45,94 @@ function alive(pid: number): boolean {
   }
 }
 
-if (!present && !inCi()) {
-  describe('serve network cut', () => {
-    console.warn(`${NO_POSTGRES_LINE} (and redis-server): network-cut story skipped`);
-    it.skip(`${NO_POSTGRES_LINE}, or no redis-server`, () => {});
-  });
-} else {
-  describe('serve network cut: the leader loses Redis silently', () => {
-    let pg: PostgresHandle;
-    let redis: RedisHandle;
-    const cleanups: (() => Promise<void> | void)[] = [];
-    beforeAll(async () => {
-      [pg, redis] = await Promise.all([startPostgres(), startRedis()]);
-    }, slow(60_000));
-    afterEach(async () => {
-      for (const c of cleanups.splice(0).reverse()) await c();
-    }, slow(60_000));
-    afterAll(async () => {
-      await Promise.all([pg?.stop(), redis?.stop()]);
-    }, slow(30_000));
+describeHa('serve network cut: the leader loses Redis silently', 'network-cut story', (suite) => {
+  it(
+    'black-holed Redis: the standby takes over, the pressed Approve is applied once and answered, the run reaches review',
+    async () => {
+      const { ws, fake, roleIs, leaderAndStandby, reachesPlan, reachesReview, press } =
+        await haCluster(suite);
+      const { proxy, url: viaProxy } = await redisBehindProxy(suite);
+      const { a, b } = await leaderAndStandby({ REDIS_URL: viaProxy });
 
-    it(
-      'black-holed Redis: the standby takes over, the pressed Approve is applied once and answered, the run reaches review',
-      async () => {
-        const { ws, fake, roleIs, leaderAndStandby, reachesPlan, reachesReview, press } =
-          await haCluster({ pg, redis, cleanups });
-        const target = new URL(redis.url);
-        const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port) });
-        cleanups.push(() => proxy.close());
-        const viaProxy = new URL(redis.url);
-        viaProxy.hostname = '127.0.0.1';
-        viaProxy.port = String(proxy.port);
-        const { a, b } = await leaderAndStandby({ REDIS_URL: viaProxy.toString() });
+      fake.userSends({ chat: TEAM, from: ALICE, text: '/run demo add a login page' });
+      const plan = await reachesPlan(a);
 
-        fake.userSends({ chat: TEAM, from: ALICE, text: '/run demo add a login page' });
-        const plan = await reachesPlan(a);
+      // Packets to and from Redis are dropped from now on; the leader is told nothing.
+      proxy.cut('blackhole');
+      const cutAt = Date.now();
+      const exitedAt = a.exited.then(() => Date.now());
+      const pressId = press(plan.message_id, 'Approve');
 
-        // Packets to and from Redis are dropped from now on; the leader is told nothing.
-        proxy.cut('blackhole');
-        const cutAt = Date.now();
-        const exitedAt = a.exited.then(() => Date.now());
-        const pressId = press(plan.message_id, 'Approve');
+      await roleIs(b, 'leader');
+      const takeoverMs = Date.now() - cutAt;
+      await waitUntil(() => fake.callbackAnswers.has(pressId), {
+        timeoutMs: 60_000,
+        message: `the press was never answered:\n${a.output()}\n---\n${b.output()}`,
+      });
+      await reachesReview(b);
+      const reviewMs = Date.now() - cutAt;
 
-        await roleIs(b, 'leader');
-        const takeoverMs = Date.now() - cutAt;
-        await waitUntil(() => fake.callbackAnswers.has(pressId), {
-          timeoutMs: 60_000,
-          message: `the press was never answered:\n${a.output()}\n---\n${b.output()}`,
-        });
-        await reachesReview(b);
-        const reviewMs = Date.now() - cutAt;
+      const code = await Promise.race([
+        a.exited,
+        new Promise<'running'>((r) => setTimeout(() => r('running'), slow(60_000))),
+      ]);
+      expect(code, a.output()).toBe(75);
+      const exitMs = (await exitedAt) - cutAt;
+      expect(a.output()).toContain('no longer the leader');
+      console.log(
+        `network-cut story: the standby led ${takeoverMs} ms after the cut, the run was at review after ${reviewMs} ms, the old leader exited 75 after ${exitMs} ms (load ${os
+          .loadavg()
+          .map((l) => l.toFixed(1))
+          .join(' ')})`,
+      );
 
-        const code = await Promise.race([
-          a.exited,
-          new Promise<'running'>((r) => setTimeout(() => r('running'), slow(60_000))),
-        ]);
-        expect(code, a.output()).toBe(75);
-        const exitMs = (await exitedAt) - cutAt;
-        expect(a.output()).toContain('no longer the leader');
-        console.log(
-          `network-cut story: the standby led ${takeoverMs} ms after the cut, the run was at review after ${reviewMs} ms, the old leader exited 75 after ${exitMs} ms (load ${os
-            .loadavg()
-            .map((l) => l.toFixed(1))
-            .join(' ')})`,
-        );
+      // The decision once, and the step after it queued once and run once: no attempt 2.
+      expectAppliedOnce(ws);
+      const events = ledgerLinesOf(ws).flatMap((l) => l.events);
+      expect(events.filter((e) => e.type === 'stepInterrupted')).toEqual([]);
+      const build = events.filter((e) => e.stepId === 'build');
+      expect(build.filter((e) => e.type === 'stepQueued')).toHaveLength(1);
+      expect(build.filter((e) => e.type === 'stepCompleted')).toEqual([
+        expect.objectContaining({ attempt: 1 }),
+      ]);
+      expect(await roleOf(b)).toBe('leader');
+    },
+    slow(300_000),
+  );
 
-        // The decision once, and the step after it queued once and run once: no attempt 2.
-        expectAppliedOnce(ws);
-        const events = ledgerLinesOf(ws).flatMap((l) => l.events);
-        expect(events.filter((e) => e.type === 'stepInterrupted')).toEqual([]);
-        const build = events.filter((e) => e.stepId === 'build');
-        expect(build.filter((e) => e.type === 'stepQueued')).toHaveLength(1);
-        expect(build.filter((e) => e.type === 'stepCompleted')).toEqual([
-          expect.objectContaining({ attempt: 1 }),
-        ]);
-        expect(await roleOf(b)).toBe('leader');
-      },
-      slow(300_000),
-    );
+  it(
+    'a leader cut off while its agent works: when it exits 75 the agent is gone too, not left running beside the retake',
+    async () => {
+      const { fake, leaderAndStandby } = await haCluster(suite);
+      const { proxy, url: viaProxy } = await redisBehindProxy(suite);
+      const { a } = await leaderAndStandby({
+        REDIS_URL: viaProxy,
+        DEMO_AGENT_BEHAVIOUR: 'hang',
+      });
+      fake.userSends({ chat: TEAM, from: ALICE, text: '/run demo add a login page' });
+      const [agent] = await waitUntil(
+        () => {
+          const pids = demoAgentsOf(a.child.pid!);
+          return pids.length > 0 ? pids : undefined;
+        },
+        { timeoutMs: 60_000, message: `no agent started:\n${a.output()}` },
+      );
 
-    it(
-      'a leader cut off while its agent works: when it exits 75 the agent is gone too, not left running beside the retake',
-      async () => {
-        const { fake, leaderAndStandby } = await haCluster({ pg, redis, cleanups });
-        const target = new URL(redis.url);
-        const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port) });
-        cleanups.push(() => proxy.close());
-        const viaProxy = new URL(redis.url);
-        viaProxy.hostname = '127.0.0.1';
-        viaProxy.port = String(proxy.port);
-        const { a } = await leaderAndStandby({
-          REDIS_URL: viaProxy.toString(),
-          DEMO_AGENT_BEHAVIOUR: 'hang',
-        });
-        fake.userSends({ chat: TEAM, from: ALICE, text: '/run demo add a login page' });
-        const [agent] = await waitUntil(
-          () => {
-            const pids = demoAgentsOf(a.child.pid!);
-            return pids.length > 0 ? pids : undefined;
-          },
-          { timeoutMs: 60_000, message: `no agent started:\n${a.output()}` },
-        );
-
-        // A failing run must not leave a hanging agent behind.
-        cleanups.push(() => {
-          if (alive(agent!)) process.kill(-agent!, 'SIGKILL');
-        });
-        proxy.cut('blackhole');
-        const code = await Promise.race([
-          a.exited,
-          new Promise<'running'>((r) => setTimeout(() => r('running'), slow(60_000))),
-        ]);
-        expect(code, a.output()).toBe(75);
-        await waitUntil(() => !alive(agent!), {
-          timeoutMs: 5_000,
-          message: `the agent ${agent} of the old leader still runs after its exit`,
-        });
-      },
-      slow(300_000),
-    );
-  });
-}
+      // A failing run must not leave a hanging agent behind.
+      suite.cleanups.push(() => {
+        if (alive(agent!)) process.kill(-agent!, 'SIGKILL');
+      });
+      proxy.cut('blackhole');
+      const code = await Promise.race([
+        a.exited,
+        new Promise<'running'>((r) => setTimeout(() => r('running'), slow(60_000))),
+      ]);
+      expect(code, a.output()).toBe(75);
+      await waitUntil(() => !alive(agent!), {
+        timeoutMs: 5_000,
+        message: `the agent ${agent} of the old leader still runs after its exit`,
+      });
+    },
+    slow(300_000),
+  );
+});

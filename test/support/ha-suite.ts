@@ -4,6 +4,7 @@
  * installs them).
  */
 import { afterAll, afterEach, beforeAll, describe, it } from 'vitest';
+import { TcpProxy } from '../fakes/tcp-proxy.ts';
 import {
   NO_POSTGRES_LINE,
   type PostgresHandle,
@@ -45,4 +46,15 @@ export function describeHa(title: string, what: string, stories: (suite: HaSuite
     }, slow(30_000));
     stories(suite);
   });
+}
+
+/** A proxy in front of the suite's Redis, closed after the story, and the URL through it. */
+export async function redisBehindProxy(suite: HaSuite): Promise<{ proxy: TcpProxy; url: string }> {
+  const target = new URL(suite.redis.url);
+  const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port) });
+  suite.cleanups.push(() => proxy.close());
+  const via = new URL(suite.redis.url);
+  via.hostname = '127.0.0.1';
+  via.port = String(proxy.port);
+  return { proxy, url: via.toString() };
 }

@@ -66,6 +66,7 @@ export const SLOW_FILES = [
   'test/jobs/runner/demo-agent.test.ts',
   'test/jobs/runner/disk-full.test.ts',
   'test/jobs/runner/git-diff.test.ts',
+  'test/jobs/runner/kill-tree.test.ts',
   'test/jobs/runner/run-agent.test.ts',
 ];
 

@@ -15,32 +15,24 @@ import { createRepositories, type Repositories } from '../../db/repositories/ind
 import { type RunFeedStore, runFeedStoreOf } from '../../db/repositories/run-feed.ts';
 import { layoutModule, loadProjectionFactories } from '../../engine/layouts/index.ts';
 import type { ProjectionFactory } from '../../engine/layouts/module.ts';
-import { findStep, type RunState, SYSTEM_ACTOR } from '../../engine/model.ts';
+import { findStep, type RunState } from '../../engine/model.ts';
 import type { CommitResult } from '../../engine/store/types.ts';
 import { InvalidInputError, NotFoundError } from '../../errors.ts';
 import type { Log } from '../../log.ts';
 import { markStage } from '../../trace.ts';
 import { errorMessage } from '../queue/outcome.ts';
-import type { JobOutcome, JobQueue, JobSpec, Worker } from '../queue/port.ts';
+import type { JobQueue, Worker } from '../queue/port.ts';
 import { AgentResolver } from './agent-resolver.ts';
+import { CheckpointExpiry } from './checkpoint-expiry.ts';
 import { EffectRunner } from './effects.ts';
 import { ExpiryTimers } from './expiry-timers.ts';
 import { applyHandEdit } from './hand-edits.ts';
-import { parseQueueStepId, parseStepReport } from './job-payload.ts';
 import { JobPreparer } from './job-prep.ts';
-import {
-  type CommandInput,
-  chainCommands,
-  type JobRef,
-  outcomeCommands,
-  type StartInfo,
-  startedCommands,
-} from './job-results.ts';
+import { JobReports } from './job-reports.ts';
+import type { CommandInput } from './job-results.ts';
 import { JobSignals } from './job-signals.ts';
-import { landJobOutcome } from './land-outcome.ts';
 import { LedgerTails } from './ledger-read.ts';
 import { reconcile } from './reconcile.ts';
-import { RemoteLogs } from './remote-log.ts';
 import { resumeInterrupted } from './resume-interrupted.ts';
 import { RunDriver } from './run-driver.ts';
 import { RunFeed } from './run-feed.ts';
@@ -87,7 +79,6 @@ export class Orchestrator {
   readonly #repos: Repositories;
   readonly #agents: AgentResolver;
   readonly #prep: JobPreparer;
-  readonly #remoteLogs: RemoteLogs;
   readonly #workflows: WorkflowRegistry;
   readonly #coordinatorOnComplete: 'archive' | 'remove' | undefined;
   readonly #endSessionsOnClose: boolean;
@@ -95,6 +86,8 @@ export class Orchestrator {
   readonly #timers: ExpiryTimers;
   readonly #driver: RunDriver;
   readonly #signals: JobSignals;
+  readonly #reports: JobReports;
+  readonly #expiry: CheckpointExpiry;
   readonly #listeners: RunListeners;
   /** Set in a bridge (`feed` option): every process's commits, in order, exactly once. */
   readonly #feed: RunFeed | null;
@@ -102,7 +95,6 @@ export class Orchestrator {
   readonly #supervisor: RunSupervisor | null;
   #worker: Worker | null = null;
   readonly #workspaceOf = async (runId: string) => (await this.#driver.peek(runId)).workspace;
-  readonly #logsSettled = (runId: string) => this.#remoteLogs.settled(runId);
   #unsubscribe: (() => void)[] = [];
   #closing: Promise<void> | null = null;
 
@@ -145,7 +137,7 @@ export class Orchestrator {
       prepare: (state, effect) => this.#prep.prepare(state, effect),
       timers: this.#timers,
       log: opts.log,
-      onExpiry: (runId, checkpointId) => this.#expire(runId, checkpointId),
+      onExpiry: (runId, checkpointId) => this.#expiry.expire(runId, checkpointId),
       onLoadTasks: (state, effect) =>
         loadTaskList(state, effect, opts.workspaceMode === 'git', (plan) =>
           this.#signals.apply(state.id, `task list of ${effect.stepId}`, plan),
@@ -165,7 +157,13 @@ export class Orchestrator {
       changes,
     });
     this.#signals = new JobSignals({ driver: this.#driver, log: opts.log });
-    this.#remoteLogs = new RemoteLogs({ workspaceOf: this.#workspaceOf, log: opts.log });
+    this.#expiry = new CheckpointExpiry(this.#timers, this.#signals);
+    this.#reports = new JobReports({
+      signals: this.#signals,
+      listeners: this.#listeners,
+      workspaceOf: this.#workspaceOf,
+      log: opts.log,
+    });
     this.#supervisor = opts.supervise
       ? new RunSupervisor({
           runs: this.#repos.runs,
@@ -184,8 +182,8 @@ export class Orchestrator {
     const changes = await runFeedStoreOf(opts.db, () => clock().getTime());
     const o = new Orchestrator(opts, await loadProjectionFactories(), changes);
     o.#unsubscribe = [
-      opts.queue.onOutcome((id, job, outcome) => o.#onOutcome(id, job, outcome)),
-      opts.queue.onProgress((id, job, data) => o.#onReport(id, job, data)),
+      opts.queue.onOutcome((id, job, outcome) => o.#reports.outcome(id, job, outcome)),
+      opts.queue.onProgress((id, job, data) => o.#reports.report(id, job, data)),
     ];
     try {
       await o.#agents.knownNames(); // fills the engine/model cache the codemachine layout shows
@@ -195,7 +193,7 @@ export class Orchestrator {
         runs: o.#repos.runs,
         queue: opts.queue,
         log: opts.log,
-        armExpiry: (state) => o.#armExpiry(state),
+        armExpiry: (state) => o.#expiry.arm(state),
         knownWorkspaces: async () => [
           ...(await o.#repos.bindings.list()).map((b) => b.workspace),
           ...(await o.#repos.followed.list()).map((f) => f.workspace),
@@ -367,74 +365,9 @@ export class Orchestrator {
     });
   }
 
-  /** The agent of a step job started, or its engine announced a session: engine commands. */
-  #onStarted(id: string, job: JobSpec, info: StartInfo): Promise<void> {
-    const ref = refOf(id, job);
-    return this.#signals.apply(job.runId, `${id} started`, (s) => startedCommands(s, ref, info));
-  }
-
-  /**
-   * A report of a running job, from any worker process. (The queue's own `onStarted`, a job
-   * being taken, is not used: the agent's start report carries its session and registry ids.)
-   */
-  #onReport(id: string, job: JobSpec, data: Record<string, unknown>): void {
-    const report = parseStepReport(data);
-    if (report?.kind === 'started') {
-      const { kind: _kind, ...info } = report;
-      if (info.pid !== undefined) this.#remoteLogs.started(job, info.pid);
-      void this.#onStarted(id, job, info);
-    } else if (report?.kind === 'session') {
-      const { kind: _kind, ...info } = report;
-      void this.#onStarted(id, job, { ...info, engine: true });
-    } else if (report?.kind === 'chain') {
-      const ref = refOf(id, job);
-      const plan = (s: RunState) => chainCommands(s, ref, [report.index]);
-      void this.#signals.apply(job.runId, `${id} chain ${report.index}`, plan);
-    } else if (report?.kind === 'progress') {
-      const { runId, stepId, attempt } = job;
-      this.#listeners.progress({ runId, stepId, attempt, text: report.text });
-    } else if (report?.kind === 'log') {
-      this.#remoteLogs.write(job, { offset: report.offset, data: report.data });
-    }
-  }
-
-  #onOutcome(id: string, job: JobSpec, outcome: JobOutcome): void {
-    const ref = refOf(id, job);
-    const land = { workspaceOf: this.#workspaceOf, logsSettled: this.#logsSettled, log: this.#log };
-    void landJobOutcome(job, outcome, land).then((landed) =>
-      this.#signals.apply(job.runId, `${id} finished`, (s) => outcomeCommands(s, ref, landed)),
-    );
-  }
-
-  #expire(runId: string, checkpointId: string): void {
-    void this.#signals.apply(runId, `expiry of ${checkpointId}`, () => [
-      {
-        key: `expire:${checkpointId}`,
-        command: { type: 'expireCheckpoint', checkpointId, actor: SYSTEM_ACTOR },
-      },
-    ]);
-  }
-
-  #armExpiry(state: RunState): void {
-    const cp = state.checkpoint;
-    if (!cp?.expiresAt || cp.expiredAt !== undefined) return;
-    this.#timers.arm(state.id, cp.id, cp.expiresAt, () => this.#expire(state.id, cp.id));
-  }
-
   /** Hands an update to every listener; resolves once their work on it is done. */
   async #deliver(u: RunUpdate): Promise<void> {
-    // Another process's commit may open or close a checkpoint with an expiry: timers follow.
-    for (const e of u.events) {
-      if (e.type === 'checkpointResolved' || e.type === 'checkpointWithdrawn') {
-        this.#timers.disarm(u.runId, e.checkpointId);
-      }
-    }
-    if (u.state.status === 'awaiting') this.#armExpiry(u.state);
+    this.#expiry.follow(u);
     await this.#listeners.update(u);
   }
-}
-
-function refOf(id: string, job: Pick<JobSpec, 'stepId' | 'attempt'>): JobRef {
-  const { stepId, kind, taskId } = parseQueueStepId(job.stepId);
-  return { id, stepId, attempt: job.attempt, kind, ...(taskId === undefined ? {} : { taskId }) };
 }
