@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TelegramDriver } from '../contracts/drivers/telegram.ts';
 import { runIdOf, World } from '../contracts/world.ts';
+import { waitUntil } from '../support/slowdown.ts';
 
 const NOTED = /^Noted: goes to build with the approval; it goes to plan, attempt 2 if changes/;
 
@@ -24,8 +25,30 @@ afterEach(async () => {
   await w.cleanup();
 });
 
+/**
+ * Waits until every send and edit of the outbox has its answer recorded: a confirmation landing
+ * after forgetCopies (seconds late on a loaded machine) would record the ids again.
+ */
+async function outboxSettled(home: string): Promise<void> {
+  await waitUntil(
+    () => {
+      const db = new Database(path.join(home, 'bridge.db'), { readonly: true });
+      try {
+        const row = db
+          .prepare(`select count(*) as n from outbox where state in ('pending', 'attempted')`)
+          .get() as { n: number };
+        return row.n === 0;
+      } finally {
+        db.close();
+      }
+    },
+    { timeoutMs: 30_000, message: 'the outbox never had every answer recorded' },
+  );
+}
+
 /** bridge.db as a crash in the send window leaves it: the copy's message id never recorded. */
-function forgetCopies(home: string, runId: string): number {
+async function forgetCopies(home: string, runId: string): Promise<number> {
+  await outboxSettled(home);
   const db = new Database(path.join(home, 'bridge.db'));
   try {
     db.prepare(`delete from run_messages where run_id = ?`).run(runId);
@@ -42,7 +65,7 @@ describe('a reply to a checkpoint message whose id the bridge does not know', ()
     await tg.sendCommand('alice', 'run demo add login');
     const plan = await w.message(tg, /Checkpoint plan:1/);
     const runId = runIdOf(plan);
-    expect(forgetCopies(w.home, runId)).toBeGreaterThan(0);
+    expect(await forgetCopies(w.home, runId)).toBeGreaterThan(0);
 
     await tg.replyTo('bob', plan, 'keep the form small');
     await w.message(tg, NOTED);
@@ -56,7 +79,7 @@ describe('a reply to a checkpoint message whose id the bridge does not know', ()
     await tg.sendCommand('alice', 'run demo add login');
     const plan = await w.message(tg, /Checkpoint plan:1/);
     const runId = runIdOf(plan);
-    forgetCopies(w.home, runId);
+    await forgetCopies(w.home, runId);
     const db = new Database(path.join(w.home, 'bridge.db'));
     db.prepare(`delete from status_messages where run_id = ?`).run(runId);
     db.close();
