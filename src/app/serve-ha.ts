@@ -1,6 +1,7 @@
 /**
  * Several `serve` on one Postgres (DATABASE_URL) and Redis (REDIS_URL): one leader, hot
- * standbys (issue 33). A standby keeps a small HTTP server of its own on the bridge's address:
+ * standbys (issue 33). A standby is hot: it opens bridge.db, the job queue and the modules a start
+ * needs while it waits (bridge-prep.ts), and keeps a small HTTP server of its own on the bridge's address:
  * `/healthz`, `/readyz` (role `standby`, who leads and how fresh the lease is), `/metrics` (role
  * and lease age) and a console page that says it is a standby. It waits for the leader lease;
  * once it holds it, it closes that server and starts the whole bridge (startBridge) with the
