@@ -13,10 +13,8 @@ import { probeBridge } from '../control/client.ts';
 import { controlSocketPath } from '../control/protocol.ts';
 import { startControlServer } from '../control/server.ts';
 import { startBackgroundCheckpoints } from '../db/checkpointer.ts';
-import { migrateToLatest } from '../db/connection.ts';
 import { bridgeDbAnswers } from '../db/health.ts';
 import { claimFence, currentFence, FencedError } from '../db/leader-fence.ts';
-import { openConfiguredDb } from '../db/open.ts';
 import { refusePostgresWithoutRedis } from '../db/postgres-support.ts';
 import {
   createRepositories,
@@ -30,25 +28,23 @@ import { healthRoutes, Readiness, type ReadyWithNote } from '../http/health.ts';
 import { bearerOr } from '../http/metrics.ts';
 import { HttpServer, isLoopbackHost } from '../http/server.ts';
 import { Orchestrator } from '../jobs/orchestrator/orchestrator.ts';
-import { createJobQueue, queueConfigFor } from '../jobs/queue/create-queue.ts';
 import type { JobQueue } from '../jobs/queue/port.ts';
 import type { Log } from '../log.ts';
 import { AdapterSupervisor } from './adapter-supervisor.ts';
 import { bridgeMetrics, recordDecisions } from './bridge-metrics.ts';
+import { openBridgeDb, openBridgeQueue, type PreparedBridge } from './bridge-prep.ts';
 import { buildChannels } from './channels.ts';
 import { consoleAdmin } from './console-admin.ts';
 import { consoleQueue } from './console-queue.ts';
 import { fencedHandler, type Leadership } from './leadership.ts';
 import { namedRunsIndex } from './named-runs-index.ts';
 import { outboxRefusals, type RefusalTarget } from './outbox-refusals.ts';
-import { bullmqRetention, type PruneSchedule, schedulePrune } from './retention.ts';
+import { type PruneSchedule, schedulePrune } from './retention.ts';
+import { type StartClock, startClock } from './start-clock.ts';
 import { describeWorker, WorkerWatch } from './worker-watch.ts';
 
 /** How long a stop lets deliveries in hand finish before leaving the rest queued (see unwind). */
 const STOP_DELIVERY_GRACE_MS = 3000;
-
-/** How long a leader's Postgres session may sit idle inside a transaction (a paused process). */
-const IDLE_IN_TRANSACTION_MS = 10_000;
 
 /** Options of startBridge beyond the config. */
 export interface StartBridgeOptions {
@@ -64,6 +60,10 @@ export interface StartBridgeOptions {
   prune?: PruneSchedule;
   /** Set when this bridge won the leader lease; unset: the only bridge of its database. */
   leadership?: Leadership;
+  /** Times each step at debug level (a takeover passes the one started at its lease). */
+  clock?: StartClock;
+  /** What a standby opened while it waited (bridge-prep.ts); the bridge owns it from here. */
+  prepared?: PreparedBridge;
 }
 
 /** A started bridge: where to reach it, and how to stop it. */
@@ -94,6 +94,13 @@ export async function startBridge(
   opts: StartBridgeOptions = {},
 ): Promise<RunningBridge> {
   const stack: (() => Promise<void>)[] = [];
+  const clock = opts.clock ?? startClock(log, 'bridge start');
+  const prepared = opts.prepared;
+  if (prepared) {
+    // The bridge owns what the standby prepared: closed on any failure below, and on its stop.
+    stack.push(() => prepared.db.close());
+    if (prepared.queue) stack.push(() => prepared.queue!.close());
+  }
   let stopDeliveries = async (): Promise<void> => {};
   const unwind = async () => {
     // Deliveries in hand get a moment; then what waits for a platform's limits (a busy group: a
@@ -117,23 +124,18 @@ export async function startBridge(
         `a bridge already runs on ${config.home} (pid ${other.pid}, since ${other.startedAt}); stop it first, or give this one another PHASEBRIDGE_HOME`,
       );
     }
+    clock.mark('other bridge probed');
     // Postgres without Redis would leave the job queue in SQLite: refused before anything opens.
     refusePostgresWithoutRedis(config);
-    // A leader paused inside a transaction must not hold its locks (the fence row's, the feed's
-    // advisory lock) against the bridge taking over: the server ends such a session.
-    const db = await openConfiguredDb(
-      config,
-      10,
-      opts.leadership ? IDLE_IN_TRANSACTION_MS : undefined,
-    );
-    stack.push(() => db.close());
-    const { applied } = await migrateToLatest(db);
-    if (applied.length > 0) log.info({ applied }, 'bridge.db migrated');
+    const db = prepared?.db ?? (await openBridgeDb(config, log, opts.leadership !== undefined));
+    if (!prepared) stack.push(() => db.close());
+    clock.mark('bridge.db opened, migrations checked');
     const lead = opts.leadership;
     // A newer leader took over between our lease and now: this one must not start leading.
     if (lead && !(await claimFence(db.kysely, lead.token, lead.holder))) {
       throw new FencedError(lead.token, await currentFence(db.kysely));
     }
+    clock.mark('fence claimed');
     if (db.dialect === 'sqlite') {
       // WAL checkpointing is SQLite's own; Postgres manages its log itself.
       const checkpoints = await startBackgroundCheckpoints(db, log);
@@ -143,19 +145,17 @@ export async function startBridge(
     const workspace = config.workspace;
     makeDirs(workspace);
 
-    const queue = await createJobQueue(
-      queueConfigFor({
-        db,
-        redisUrl: config.redisUrl,
-        jobLeaseMs: config.jobLeaseMs,
-        retention: bullmqRetention(config),
-        ...(opts.leadership?.redisCommandTimeoutMs === undefined
-          ? {}
-          : { commandTimeoutMs: opts.leadership.redisCommandTimeoutMs }),
-        onError: (err) => log.error({ err }, 'queue error'),
-      }),
-    );
-    stack.push(() => queue.close());
+    let opened = prepared?.queue;
+    if (opened) {
+      // Opened by the standby: outcomes count from the takeover, as for a queue opened now.
+      await opened.outcomesFromNow?.();
+    } else {
+      opened = await openBridgeQueue(config, db, log, lead?.redisCommandTimeoutMs);
+      const own = opened;
+      stack.push(() => own.close());
+    }
+    const queue = opened;
+    clock.mark('queue connected');
     const orchestrator = await Orchestrator.create({
       db,
       queue,
@@ -171,12 +171,14 @@ export async function startBridge(
       supervise: opts.supervise ?? {},
     });
     stack.push(() => orchestrator.close());
+    clock.mark('orchestrator created (reconciled)');
 
     const watch = queue.listWorkers ? new WorkerWatch(() => queue.listWorkers!(), log) : null;
     if (watch) {
       await watch.start();
       stack.push(async () => watch.stop());
     }
+    clock.mark('worker watch started');
     const metrics = bridgeMetrics(log, db, queue, watch, lead);
     const offDecisions = orchestrator.onUpdate((u) => recordDecisions(metrics, u));
     let outboxes: readonly Outbox[] = []; // set below, once the channels are wrapped
@@ -199,6 +201,7 @@ export async function startBridge(
       },
     );
     await bindConsole(repos, workspace);
+    clock.mark('channels built, console bound');
     // Sends and edits to the chat platforms are rows in bridge.db before they are attempted.
     const outboxStore = await outboxStoreOf(
       db,
@@ -239,6 +242,7 @@ export async function startBridge(
     });
     refusalTarget = { chatops, channels: paced.channels };
     await chatops.start({ catchUp: false });
+    clock.mark('outbox and chatops started');
     stack.push(() => chatops.stop());
 
     const readiness = new Readiness(log.child({ component: 'readiness' }));
@@ -274,6 +278,7 @@ export async function startBridge(
       ],
     });
     stack.push(() => server.close());
+    clock.mark('http server up (/readyz says leader)');
 
     // An adapter whose platform does not answer retries in the background; /readyz names it.
     const adapters = new AdapterSupervisor({
@@ -284,6 +289,7 @@ export async function startBridge(
     stack.push(() => adapters.stop());
     await adapters.start(paced.channels, readiness);
     channels.web.setChatStates(() => adapters.status());
+    clock.mark('adapters started');
     if (watch) {
       channels.web.setWorkerStates(() =>
         watch.latest.map((w) => ({ name: `${w.host}/${w.pid}`, detail: describeWorker(w) })),
@@ -310,6 +316,7 @@ export async function startBridge(
       tools: { awaitDecision: (id, signal) => chatops.awaitToolDecision(id, signal) },
     });
     stack.push(() => control.close());
+    clock.mark('control socket up');
     stack.push(schedulePrune(db, config, log.child({ component: 'retention' }), opts.prune));
 
     const pairingCode = await createPairingCode(repos);
@@ -318,6 +325,7 @@ export async function startBridge(
       const link = channel.pairingLink?.(pairingCode);
       if (link) pairingLinks[platform] = link;
     }
+    clock.mark('pairing code made');
     return {
       url: server.url,
       loginUrl: await channels.web.loginUrl(server.url),

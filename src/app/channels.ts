@@ -134,3 +134,15 @@ export async function buildChannels(
 
   return { web, all, routes };
 }
+
+/**
+ * Loads the modules (and SDKs) of the adapters `config` enables without building any: a standby
+ * pays for them while it waits, so a takeover only constructs the adapters (serve-ha.ts).
+ */
+export async function loadChannelModules(config: Config): Promise<void> {
+  await Promise.all([
+    config.telegram.botToken && import('../bridges/telegram/index.ts'),
+    config.slack.botToken && import('../bridges/slack/index.ts'),
+    config.discord.botToken && import('../bridges/discord/index.ts'),
+  ]);
+}

@@ -15,9 +15,15 @@ import os from 'node:os';
 import { Redis } from 'ioredis';
 import type { Log } from '../log.ts';
 
-/** Takes the lease if free: its value is "token ttl holder"; returns the new token or nil. */
+/**
+ * Takes the lease if free: its value is "token ttl holder"; returns the new token (> 0), or when
+ * held minus the ms it has left (≤ 0), for the standby to ask again right as it expires; a key
+ * without expiry (never written so) says a very long time: the standby asks every poll.
+ */
 const ACQUIRE = `
-if redis.call('exists', KEYS[1]) == 1 then return nil end
+local left = redis.call('pttl', KEYS[1])
+if left >= 0 then return -left end
+if left == -1 then return -2147483647 end
 local t = redis.call('incr', KEYS[2])
 redis.call('set', KEYS[1], t .. ' ' .. ARGV[2] .. ' ' .. ARGV[1], 'NX', 'PX', ARGV[2])
 return t`;
@@ -119,6 +125,11 @@ export class LeaderLease {
 
   /** Takes the lease if nobody holds it; the new fencing token, or undefined. */
   async tryAcquire(): Promise<number | undefined> {
+    return (await this.#tryAcquire()).token;
+  }
+
+  /** Takes the lease if free: its token; else how long the holder's lease has left. */
+  async #tryAcquire(): Promise<{ token?: number; leftMs?: number }> {
     const t = (await this.#redis.eval(
       ACQUIRE,
       2,
@@ -126,33 +137,41 @@ export class LeaderLease {
       `${this.#key}:fence`,
       this.holder,
       String(this.#o.ttlMs),
-    )) as number | null;
-    if (t === null) return undefined;
-    this.#token = Number(t);
+    )) as number;
+    if (t <= 0) return { leftMs: -t };
+    this.#token = t;
     this.#value = `${t} ${this.#o.ttlMs} ${this.holder}`;
-    return this.#token;
+    return { token: t };
   }
 
   /**
-   * Tries every poll interval until the lease is ours (its token) or `signal` aborts (undefined).
-   * A Redis error is logged and tried again: a standby waits out an outage.
+   * Tries every poll interval until the lease is ours (its token) or `signal` aborts (undefined);
+   * a lease with less than a poll left is asked for again as it expires (a dead holder's lease is
+   * taken at its expiry, not up to a poll later). A Redis error is logged and tried again after a
+   * poll, never longer: a standby waits out an outage.
    */
   async acquire(signal: AbortSignal): Promise<number | undefined> {
     while (!signal.aborted && !this.#closed) {
+      let waitMs: number | undefined;
       try {
-        const token = await this.tryAcquire();
+        const { token, leftMs } = await this.#tryAcquire();
         if (token !== undefined) return token;
+        // 1 ms past: the key is gone for Redis by then (it expires on the ms).
+        if (leftMs !== undefined) waitMs = leftMs + 1;
       } catch (err) {
         this.#o.log.warn({ err }, 'leader lease: could not ask Redis; trying again');
       }
-      await this.#pause(signal);
+      await this.#pause(signal, waitMs);
     }
     return undefined;
   }
 
-  /** One poll interval, or less when `signal` aborts. */
-  #pause(signal: AbortSignal): Promise<void> {
-    const pollMs = this.#o.pollMs ?? Math.max(100, Math.floor(this.#o.ttlMs / 10));
+  /** One poll interval (or `atMostMs` when shorter), or less when `signal` aborts. */
+  #pause(signal: AbortSignal, atMostMs?: number): Promise<void> {
+    const pollMs = Math.min(
+      this.#o.pollMs ?? Math.max(100, Math.floor(this.#o.ttlMs / 10)),
+      atMostMs ?? Number.POSITIVE_INFINITY,
+    );
     return new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(t);

@@ -1,6 +1,7 @@
 /**
  * Several `serve` on one Postgres (DATABASE_URL) and Redis (REDIS_URL): one leader, hot
- * standbys (issue 33). A standby keeps a small HTTP server of its own on the bridge's address:
+ * standbys (issue 33). A standby is hot: it opens bridge.db, the job queue and the modules a start
+ * needs while it waits (bridge-prep.ts), and keeps a small HTTP server of its own on the bridge's address:
  * `/healthz`, `/readyz` (role `standby`, who leads and how fresh the lease is), `/metrics` (role
  * and lease age) and a console page that says it is a standby. It waits for the leader lease;
  * once it holds it, it closes that server and starts the whole bridge (startBridge) with the
@@ -8,9 +9,8 @@
  * serve command stops the bridge and exits for its supervisor to start it again as a standby.
  */
 import type { Config } from '../config.ts';
-import { migrateToLatest } from '../db/connection.ts';
 import { bridgeDbAnswers, countsBy } from '../db/health.ts';
-import { openConfiguredDb } from '../db/open.ts';
+import type { AnyBridgeDb } from '../db/migrator.ts';
 import { refusePostgresWithoutRedis } from '../db/postgres-support.ts';
 import { healthRoutes, Readiness } from '../http/health.ts';
 import { BridgeMetrics, bearerOr } from '../http/metrics.ts';
@@ -18,9 +18,11 @@ import { sendText } from '../http/respond.ts';
 import { HttpServer, isLoopbackHost, type RequestHandler } from '../http/server.ts';
 import type { Log } from '../log.ts';
 import { type RunningBridge, type StartBridgeOptions, startBridge } from './bridge.ts';
+import { openBridgeDb, type PreparedBridge, prepareBridge } from './bridge-prep.ts';
 import type { LeaderLease } from './leader-lease.ts';
 import { advertiseUrlOf } from './public-url.ts';
 import { standbyConsoleRoute } from './standby-console.ts';
+import { startClock } from './start-clock.ts';
 
 /** True when `serve` elects a leader: bridge.db on Postgres and jobs on Redis. */
 export function leaseWanted(config: Config): boolean {
@@ -82,24 +84,41 @@ export async function startServe(
     const held = await lease.current();
     return held === undefined ? undefined : held.ageMs / 1000;
   };
+  // Hot: bridge.db, the queue and the modules are opened while waiting (bridge-prep.ts).
+  let db: AnyBridgeDb | undefined;
+  let preparing: Promise<PreparedBridge> | undefined;
   try {
-    standby = await startStandby(config, log, lease, leaseAgeSeconds);
+    db = await openBridgeDb(config, log, true);
+    const opened = db;
+    preparing = prepareBridge(config, opened, log, leaseCommandTimeoutMs(config.leaderLeaseMs));
+    standby = await startStandby(config, log, opened, lease, leaseAgeSeconds, preparing);
   } catch (err) {
+    const queue = await preparing;
+    await queue?.queue?.close();
+    await db?.close();
     await lease.close();
     throw err;
   }
   const standbyUrl = standby.url;
+  /** What the standby prepared, until the bridge (or the stop) takes it over. */
+  let handedOver: Promise<PreparedBridge> | undefined = preparing;
   const leading = (async (): Promise<RunningBridge | undefined> => {
     const token = await lease.acquire(stopping.signal);
     if (token === undefined) return undefined;
+    const clock = startClock(log, 'takeover');
     log.info({ token, holder: lease.holder }, 'leader lease taken: starting the bridge');
     lease.keepRenewing((why) => {
       log.error({ why }, 'leader lease lost: this bridge stops leading');
       loseOnce(why);
     });
+    const prepared = await handedOver;
+    handedOver = undefined;
+    clock.mark('standby preparation done');
     await standby?.close();
     standby = undefined;
+    clock.mark('standby server closed');
     try {
+      if (!prepared) throw new Error('the standby stopped before it led');
       bridge = await startBridge(config, log, {
         ...opts,
         leadership: {
@@ -110,6 +129,8 @@ export async function startServe(
           onFenced: (err) => loseOnce(err.message),
           forwardKey: lease.forwardKey,
         },
+        clock,
+        prepared,
       });
     } catch (err) {
       // Not leading after all: the lease goes at once, so another bridge need not wait it out.
@@ -139,6 +160,11 @@ export async function startServe(
       stopping.abort();
       await standby?.close();
       await leading.catch(() => undefined);
+      // Never led: what the standby prepared is closed here (a bridge closes its own).
+      const prepared = await handedOver;
+      handedOver = undefined;
+      await prepared?.queue?.close();
+      await prepared?.db.close();
       await advertising;
       await bridge?.stop();
       await lease.close();
@@ -151,74 +177,89 @@ interface StandbyServer {
   close(): Promise<void>;
 }
 
-/** The standby's bridge.db (migrated: the leader finds it ready) and its HTTP server. */
+/**
+ * The standby's HTTP server on `db` (bridge.db, migrated: the leader finds it ready). Its
+ * `/readyz` says whether the takeover is prepared: the queue connected, the modules loaded.
+ */
 async function startStandby(
   config: Config,
   log: Log,
+  db: AnyBridgeDb,
   lease: LeaderLease,
   leaseAgeSeconds: () => Promise<number | undefined>,
+  preparing: Promise<PreparedBridge>,
 ): Promise<StandbyServer> {
-  const db = await openConfiguredDb(config, 2);
-  try {
-    await migrateToLatest(db);
-    const readiness = new Readiness(log.child({ component: 'readiness' }));
-    readiness.add('bridge.db', () => bridgeDbAnswers(db));
-    readiness.add('leader', async () => {
-      const held = await lease.current();
-      const forwarding = held?.url === undefined ? 'not advertised yet' : 'forwarded to it';
-      return {
-        ready: true,
-        detail:
-          held === undefined
-            ? 'standby: no leader holds the lease (taking it)'
-            : `standby: the leader is ${held.holder} (fencing token ${held.token}, lease renewed ${held.ageMs} ms ago; console ${forwarding})`,
-      };
-    });
-    const metrics = new BridgeMetrics({
-      log,
-      info: { role: 'standby', database: db.dialect, queue: 'bullmq' },
-      runsByStatus: () => countsBy(db, 'runs', 'status'),
-      leaseAgeSeconds,
-    });
-    // No console sessions here: a scraper's bearer token, or loopback when asked for.
-    const refuse: RequestHandler = (_req, res) =>
-      sendText(res, 401, 'a standby serves /metrics to PHASEBRIDGE_METRICS_TOKEN only\n');
-    const server = await HttpServer.start({
-      host: config.host,
-      port: config.port,
-      allowedHosts: config.publicUrl === undefined ? [] : [new URL(config.publicUrl).hostname],
-      log: log.child({ component: 'http' }),
-      // Short: the leader's server binds this port as soon as this one is closed.
-      closeGraceMs: 200,
-      routes: [
-        ...healthRoutes(readiness, () => 'standby'),
-        {
-          prefix: '/metrics',
-          handler:
-            config.metricsOpen === 'loopback' && isLoopbackHost(config.host)
-              ? metrics.handler()
-              : bearerOr(config.metricsToken, () => refuse, metrics.handler()),
-        },
-        standbyConsoleRoute(
-          config,
-          async () => {
-            const held = await lease.current();
-            return held && { holder: held.holder, url: held.url, key: held.forwardKey };
-          },
-          log.child({ component: 'forward' }),
-        ),
-      ],
-    });
-    log.info({ url: server.url }, 'standby: waiting for the leader lease');
+  let prepared: PreparedBridge | undefined;
+  void preparing.then((p) => {
+    prepared = p;
+    log.info('standby: prepared to take over (bridge.db, the job queue, the modules)');
+  });
+  const readiness = new Readiness(log.child({ component: 'readiness' }));
+  readiness.add('bridge.db', () => bridgeDbAnswers(db));
+  readiness.add('leader', async () => {
+    const held = await lease.current();
+    const forwarding = held?.url === undefined ? 'not advertised yet' : 'forwarded to it';
     return {
-      url: server.url,
-      close: async () => {
-        await server.close();
-        await db.close();
-      },
+      ready: true,
+      detail:
+        held === undefined
+          ? 'standby: no leader holds the lease (taking it)'
+          : `standby: the leader is ${held.holder} (fencing token ${held.token}, lease renewed ${held.ageMs} ms ago; console ${forwarding})`,
     };
-  } catch (err) {
-    await db.close();
-    throw err;
-  }
+  });
+  // A note, not a failure (a standby stays ready): what a takeover would still have to open.
+  readiness.add('takeover', async () => ({
+    ready: true,
+    detail: await takeoverNote(prepared),
+  }));
+  const metrics = new BridgeMetrics({
+    log,
+    info: { role: 'standby', database: db.dialect, queue: 'bullmq' },
+    runsByStatus: () => countsBy(db, 'runs', 'status'),
+    leaseAgeSeconds,
+  });
+  // No console sessions here: a scraper's bearer token, or loopback when asked for.
+  const refuse: RequestHandler = (_req, res) =>
+    sendText(res, 401, 'a standby serves /metrics to PHASEBRIDGE_METRICS_TOKEN only\n');
+  const server = await HttpServer.start({
+    host: config.host,
+    port: config.port,
+    allowedHosts: config.publicUrl === undefined ? [] : [new URL(config.publicUrl).hostname],
+    log: log.child({ component: 'http' }),
+    // Short: the leader's server binds this port as soon as this one is closed.
+    closeGraceMs: 200,
+    routes: [
+      ...healthRoutes(readiness, () => 'standby'),
+      {
+        prefix: '/metrics',
+        handler:
+          config.metricsOpen === 'loopback' && isLoopbackHost(config.host)
+            ? metrics.handler()
+            : bearerOr(config.metricsToken, () => refuse, metrics.handler()),
+      },
+      standbyConsoleRoute(
+        config,
+        async () => {
+          const held = await lease.current();
+          return held && { holder: held.holder, url: held.url, key: held.forwardKey };
+        },
+        log.child({ component: 'forward' }),
+      ),
+    ],
+  });
+  log.info({ url: server.url }, 'standby: waiting for the leader lease');
+  return { url: server.url, close: () => server.close() };
+}
+
+/** What `/readyz` says of a standby's preparation (bridge-prep.ts). */
+async function takeoverNote(prepared: PreparedBridge | undefined): Promise<string> {
+  if (prepared === undefined) return 'preparing: opening the job queue, loading modules';
+  if (prepared.queue === undefined) return 'prepared, except the job queue (the takeover opens it)';
+  const answers = await prepared.queue.get('probe:probe:0').then(
+    (job) => job === null,
+    () => false,
+  );
+  return answers
+    ? 'prepared: bridge.db migrated, the job queue connected, the modules loaded'
+    : 'prepared, but the job queue does not answer now';
 }

@@ -1,7 +1,7 @@
 /**
  * The leader lease in a real redis-server (issue 33): one holder at a time, a fencing token that
  * goes up with each acquisition, renewal that keeps it, release that hands it over at once, a
- * dead holder's lease taken after its ttl, and a holder whose lease was taken told it lost. The
+ * dead holder's lease taken after its ttl (as it expires, not a poll later), and a holder whose lease was taken told it lost. The
  * console address a holder advertises is seen with the lease it was advertised under only, and
  * is advertised through a Redis hiccup.
  */
@@ -79,6 +79,26 @@ if (!present && !inCi()) {
       expect(took).toBe(held! + 1);
       expect(Date.now() - started).toBeGreaterThan(1_000);
       expect(token).toBeDefined();
+    });
+
+    it("takes a dead holder's lease as it expires, not up to a poll later", async () => {
+      const key = `test:leader:${process.pid}:${n++}`;
+      const ttlMs = slow(1_000);
+      // A poll much longer than the ttl: only asking again at the expiry takes it in time.
+      const pollMs = slow(8_000);
+      const make = () => LeaderLease.connect({ redisUrl: redis.url, ttlMs, log, key, pollMs });
+      const [dead, standby] = [await make(), await make()];
+      leases.push(dead, standby);
+      const held = await dead.tryAcquire();
+      const started = Date.now();
+      const took = await standby.acquire(AbortSignal.timeout(slow(20_000)));
+      const waited = Date.now() - started;
+      expect(took).toBe(held! + 1);
+      expect(waited).toBeGreaterThanOrEqual(ttlMs - 50);
+      expect(
+        waited,
+        `taken ${waited} ms after the dead holder's lease (ttl ${ttlMs} ms)`,
+      ).toBeLessThan(ttlMs + pollMs / 2);
     });
 
     it('tells a holder whose lease another took that it lost it, and stops it renewing', async () => {

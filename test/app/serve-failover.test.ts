@@ -1,7 +1,8 @@
 /**
  * One leader, a hot standby (issue 33), as an operator meets it: two real `phasebridge serve`
  * processes on one postgres and one redis-server, the fake Telegram, one shared workspace folder.
- * The first leads (it polls Telegram), the second answers /readyz and /metrics as a standby. A
+ * The first leads (it polls Telegram), the second answers /readyz and /metrics as a standby,
+ * which says it has prepared the takeover (bridge.db, the job queue, the modules opened). A
  * run reaches its plan checkpoint; the leader is SIGKILLed and Approve is pressed at once: the
  * standby takes the lease, starts polling, answers the press and applies it once (the run moves
  * on to review), and no update is applied twice (one run, each ledger key once). A leader paused
@@ -29,6 +30,14 @@ describeHa('serve failover: one leader, a hot standby', 'failover story', (suite
       };
       expect(standbyReady.checks.find((c) => c.name === 'leader')?.detail).toMatch(
         /^standby: the leader is /,
+      );
+      // Hot: before any takeover, the standby has bridge.db, the job queue and the modules ready.
+      await waitUntil(
+        async () => {
+          const ready = (await (await fetch(`${b.url}/readyz`)).json()) as typeof standbyReady;
+          return ready.checks.find((c) => c.name === 'takeover')?.detail?.startsWith('prepared:');
+        },
+        { timeoutMs: 60_000, message: `the standby did not prepare:\n${b.output()}` },
       );
       expect((await fetch(`${b.url}/readyz?role=leader`)).status).toBe(503);
       const standbyMetrics = await metricsOf(b);

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
+import { ConflictError } from '../../errors.ts';
 import {
   type BullJobData,
   completedOutcome,
@@ -124,13 +125,18 @@ export async function createBullmqQueue(opts: BullmqQueueOptions): Promise<JobQu
   try {
     await queue.waitUntilReady();
     // Outcomes are those of jobs finishing from now on: remember where the event stream is.
-    const last = await commands.xrevrange(queue.keys.events, '+', '-', 'COUNT', 1);
-    return new BullmqJobQueue(deps, queue, last[0]?.[0] ?? '0-0', keep);
+    return new BullmqJobQueue(deps, queue, await lastEventId(commands, queue.keys.events), keep);
   } catch (err) {
     await queue.close().catch(() => {});
     commands.disconnect();
     throw err;
   }
+}
+
+/** The id of the newest event in the queue's event stream ('0-0' when it is empty). */
+async function lastEventId(commands: Redis, stream: string): Promise<string> {
+  const last = await commands.xrevrange(stream, '+', '-', 'COUNT', 1);
+  return last[0]?.[0] ?? '0-0';
 }
 
 class BullmqJobQueue implements JobQueue {
@@ -146,7 +152,7 @@ class BullmqJobQueue implements JobQueue {
   constructor(
     private readonly deps: BullmqWorkerDeps,
     private readonly queue: Queue<BullJobData, Record<string, unknown>, 'step'>,
-    private readonly startEventId: string,
+    private startEventId: string,
     private readonly keep: ReturnType<typeof keepJobsOf>,
   ) {
     this.listeners = new OutcomeListeners(deps.onError);
@@ -216,6 +222,11 @@ class BullmqJobQueue implements JobQueue {
     if (state !== 'active' && (await this.queue.remove(id)) === 1) return 'removed';
     await this.deps.commands.publish(this.deps.keys.cancelChannel, id);
     return 'aborted';
+  }
+
+  async outcomesFromNow(): Promise<void> {
+    if (this.events) throw new ConflictError('the queue already reports outcomes');
+    this.startEventId = await lastEventId(this.deps.commands, this.queue.keys.events);
   }
 
   onOutcome(listener: OutcomeListener): () => void {

@@ -179,6 +179,11 @@ export interface JobQueue {
   cancel(id: string): Promise<'removed' | 'aborted' | 'not-found'>;
   /** Subscribes to outcomes of jobs run by any worker process; returns the unsubscribe function. */
   onOutcome(listener: OutcomeListener): () => void;
+  /**
+   * Outcomes reported are those of jobs finishing from now on, not from when the queue was
+   * opened (a standby opens it long before it leads); only before the first subscription.
+   */
+  outcomesFromNow?(): Promise<void>;
   /** Subscribes to job starts by any worker process; returns the unsubscribe function. */
   onStarted(listener: StartedListener): () => void;
   /** Subscribes to progress reports of running jobs (any process); returns the unsubscribe function. */
