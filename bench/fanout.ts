@@ -24,7 +24,10 @@
  *
  * Run: npx tsx bench/fanout.ts [--mode outbox|direct|both] [--chats 10,30] [--runs 5] [--step-ms 2500] [--presses 5] [--agent-ms 100] [--think-ms 4000] [--no-interactive]
  * (FANOUT_TRACE=1 prints the calls of the chat that was final last, FANOUT_TRACE=press those of
- * the press chat, on stderr)
+ * the press chat, on stderr; FANOUT_TRACE=timeline also each call of that chat with when its
+ * content was queued, its chat's window and a bot-wide slot opened, its timer was due and fired,
+ * its start and answer, and where the tail's time went over all groups (bench/fanout-trace.ts);
+ * with FANOUT_TIMELINE_FILE=f.json the queued calls are written for bench/fanout-replay.ts)
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -45,6 +48,7 @@ import type { RunState, Workflow } from '../src/engine/model.ts';
 import { FakeTelegram } from '../test/fakes/telegram.ts';
 import { idealFinish, type Necessary } from './fanout-ideal.ts';
 import { InteractiveLoops, summary } from './fanout-interactive.ts';
+import { Timeline } from './fanout-trace.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -140,7 +144,9 @@ async function scenario({ mode, chats }: Scenario) {
   await migrateToLatest(db);
   const repos = createRepositories(db);
   const log = pino({ level: 'silent' });
-  const inner = new TelegramChannel({ token: fake.token, apiRoot: fake.apiRoot, commands: [] });
+  const timeline = process.env.FANOUT_TRACE === 'timeline' ? new Timeline() : undefined;
+  const adapter = new TelegramChannel({ token: fake.token, apiRoot: fake.apiRoot, commands: [] });
+  const inner = timeline ? timeline.adapter(adapter) : adapter;
   let channel: Channel = inner;
   let drain = async () => {};
   let close = async () => {};
@@ -148,9 +154,15 @@ async function scenario({ mode, chats }: Scenario) {
     // Loaded only here, so `--mode direct` also runs on a tree without the outbox (main).
     const o = await import('../src/bridges/outbox/index.ts');
     const store = o.OutboxStore.open(file);
-    const outbox = new o.Outbox({ store, inner, limits: o.limitsOf('telegram') });
+    const outbox = new o.Outbox({
+      store,
+      inner,
+      limits: o.limitsOf('telegram'),
+      ...(timeline ? { timers: timeline.timers() } : {}),
+    });
     outbox.start();
     channel = new o.OutboxChannel(inner, outbox);
+    if (timeline) channel = timeline.queueing(channel);
     drain = () => outbox.drained();
     close = async () => {
       await outbox.stop();
@@ -261,15 +273,39 @@ async function scenario({ mode, chats }: Scenario) {
       process.stderr.write(
         `${c.at! - t0} ${c.method} ${c.ok ? 'ok' : c.errorCode} ${String(c.params.text).slice(0, 60).replace(/\n/g, ' ')}\n`,
       );
-    process.stderr.write(
-      `releases ${necessary
-        .filter((n) => n.chat === 0)
-        .map((n) => n.release)
-        .join(' ')}\n`,
-    );
+    const releases = necessary.filter((n) => n.chat === 0).map((n) => n.release);
+    process.stderr.write(`releases ${releases.join(' ')}\n`);
+    if (timeline) {
+      const { TELEGRAM_LIMITS } = await import('../src/bridges/outbox/limits.ts');
+      const bot = TELEGRAM_LIMITS.limits.find((l) => l.scope === 'bot')!;
+      const held = bot.max - (bot.held ?? 0);
+      const report = timeline.report(t0, new Set(chatRefs), Math.min(...releases.slice(5)), held);
+      for (const row of report.rows.get(`telegram:${lastChat}`) ?? [])
+        process.stderr.write(`${row}\n`);
+      process.stderr.write(`tail ${JSON.stringify(report.tail)}\n`);
+      if (process.env.FANOUT_TIMELINE_FILE) {
+        const calls = timeline.calls.map((c) => ({
+          ...c,
+          start: c.start - t0,
+          answer: c.answer - t0,
+        }));
+        const queued = timeline.queued.map((q) => ({ ...q, at: q.at - t0 }));
+        const file = process.env.FANOUT_TIMELINE_FILE;
+        fs.writeFileSync(file, JSON.stringify({ calls, queued, necessary }));
+      }
+    }
   }
   const perChat = chatIds.map((id) => ok.filter((c) => Number(c.params.chat_id) === id).length);
   const timeToFinal = finalAt - t0;
+  // The private chats' calls share the bot's 30 a second with the fan-out (the platform counts
+  // them); the ideal gives the fan-out all 30 (docs/outbox.md, "Fan-out to 30 groups").
+  const beside = fake.calls.filter(
+    (c) =>
+      c.ok &&
+      MESSAGE_METHODS.has(c.method) &&
+      [PRESS_CHAT, RUN_CHAT].includes(Number(c.params.chat_id)) &&
+      c.at! <= finalAt,
+  ).length;
   const ideal = idealFinish(necessary, LIMITS);
   return {
     calls: calls.length,
@@ -284,6 +320,7 @@ async function scenario({ mode, chats }: Scenario) {
     time_to_final_ms: timeToFinal,
     ideal_ms: Math.round(ideal),
     ratio_to_ideal: +(timeToFinal / ideal).toFixed(3),
+    calls_beside_fanout: beside,
     press_during_fanout_ms: summary(pressMs),
     run_to_checkpoint_during_fanout_ms: summary(runMs),
     interactive_chats_429: interactive429,

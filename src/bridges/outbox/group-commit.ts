@@ -6,7 +6,15 @@
 import { PhasebridgeError } from '../../errors.ts';
 import type { OutgoingMessage, Urgency } from '../messages.ts';
 import type { OutboxKind } from './limits.ts';
-import { closes, deferred, type Entry, item, moreUrgent, type Waiter } from './outbox-entries.ts';
+import {
+  closes,
+  deferred,
+  type Entry,
+  item,
+  moreUrgent,
+  raised,
+  type Waiter,
+} from './outbox-entries.ts';
 import type { OutboxOptions } from './outbox-options.ts';
 import { resent } from './resend.ts';
 import type { Maybe, OutboxBatch, OutboxRow, WriteChain } from './store-port.ts';
@@ -21,6 +29,8 @@ export interface Draft {
   waiters: Waiter[];
   /** The waiting edit whose row this one replaces (coalescing), if any. */
   replaces?: Entry;
+  /** Its place in the queue at its urgency (set by `add`, moved by `raise`; PaceItem.order). */
+  order?: number;
 }
 
 /** What the group commit needs of its Outbox. */
@@ -50,6 +60,8 @@ export class GroupCommit {
   #commit: Promise<void> | undefined;
   /** New calls in that commit (counted in `size` until they are entries). */
   #inCommit = 0;
+  /** Calls queued so far: the place of the next one (PaceItem.order). */
+  #queued = 0;
 
   /** A group commit for the outbox behind `context`. */
   constructor(context: CommitContext) {
@@ -78,9 +90,21 @@ export class GroupCommit {
 
   /** Queues `draft` for this turn's group commit. */
   add(draft: Draft): void {
+    draft.order = ++this.#queued;
     this.#drafts.push(draft);
     this.#flushing ??= setImmediate(() => this.flush());
     if (draft.urgency === 'interactive') this.flushSoon();
+  }
+
+  /**
+   * A later edit of the same message merged into `draft` this turn: as urgent as the more urgent
+   * of the two, in the later one's place when that raised it.
+   */
+  raise(draft: Draft, urgency: Urgency): void {
+    if (moreUrgent(draft.urgency, urgency) === draft.urgency) return;
+    draft.urgency = urgency;
+    draft.order = ++this.#queued;
+    if (urgency === 'interactive') this.flushSoon();
   }
 
   /**
@@ -173,7 +197,7 @@ export class GroupCommit {
     }
     const add = (id: number, d: Draft): void => {
       this.#c.entries.set(id, {
-        item: item(id, d.lane, d.kind, d.urgency, 0, d.message),
+        item: item(id, d.lane, d.kind, d.urgency, 0, d.message, d.order),
         target: d.target,
         message: d.message,
         waiters: d.waiters,
@@ -203,8 +227,7 @@ export class GroupCommit {
       }
       entry.message = d.message;
       entry.item = {
-        ...entry.item,
-        urgency: moreUrgent(entry.item.urgency, d.urgency),
+        ...raised(entry.item, d.urgency, d.order ?? 0),
         closes: entry.item.closes || closes(d.message),
       };
       entry.waiters.push(...d.waiters);

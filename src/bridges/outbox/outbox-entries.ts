@@ -38,8 +38,19 @@ export function item(
   urgency: Urgency,
   notBefore: number,
   message: OutgoingMessage,
+  order = 0,
 ): PaceItem {
-  return { id, lane, kind, urgency, notBefore, closes: closes(message) };
+  return { id, lane, kind, urgency, order, notBefore, closes: closes(message) };
+}
+
+/**
+ * `it` taking over content of `urgency` queued at position `order`: as urgent as the more urgent
+ * of the two, and, when that raised it, in the place of the content that raised it (a progress
+ * edit that became a run's final state waits among the notices from the notice's place).
+ */
+export function raised(it: PaceItem, urgency: Urgency, order: number): PaceItem {
+  if (URGENCY_RANK[urgency] >= URGENCY_RANK[it.urgency]) return it;
+  return { ...it, urgency, order };
 }
 
 /** Whether the call shows a closed checkpoint's decision (its owner is the copy's `decision`). */
@@ -68,9 +79,19 @@ export function absorbSuperseded(entries: Map<number, Entry>): void {
     const top = newest.get(e.target);
     if (e.started || e.item.kind !== 'edit' || !top || top === e) continue;
     entries.delete(id);
+    const [a, b] = [top.item, e.item];
+    const rank = (x: PaceItem) => URGENCY_RANK[x.urgency];
+    // The absorbed edit's urgency and its place at that urgency carry over with its content.
+    const order =
+      rank(a) === rank(b)
+        ? Math.min(a.order ?? 0, b.order ?? 0)
+        : rank(b) < rank(a)
+          ? b.order
+          : a.order;
     top.item = {
       ...top.item,
-      urgency: moreUrgent(top.item.urgency, e.item.urgency),
+      urgency: moreUrgent(a.urgency, b.urgency),
+      order: order ?? 0,
       closes: top.item.closes || e.item.closes,
       notBefore: Math.max(top.item.notBefore, e.item.notBefore),
     };

@@ -21,7 +21,7 @@ import type { OutgoingMessage } from '../messages.ts';
 import { type CommitContext, GroupCommit } from './group-commit.ts';
 import { laneOf, type OutboxKind } from './limits.ts';
 import { type DeliveryContext, deliver } from './outbox-delivery.ts';
-import { absorbSuperseded, deferred, type Entry, item, moreUrgent } from './outbox-entries.ts';
+import { absorbSuperseded, deferred, type Entry, item } from './outbox-entries.ts';
 import {
   type OutboxFailure,
   type OutboxOptions,
@@ -182,9 +182,8 @@ export class Outbox {
         const draft = this.#commits.draftedEdit(target);
         if (draft) {
           draft.message = message;
-          draft.urgency = moreUrgent(draft.urgency, urgency);
           draft.waiters.push(waiter);
-          if (draft.urgency === 'interactive') this.#commits.flushSoon();
+          this.#commits.raise(draft, urgency);
           return;
         }
         const waiting = this.#waitingEdit(target);

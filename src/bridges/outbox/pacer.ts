@@ -5,10 +5,11 @@
  *
  * Rules: one call at a time per lane (chat), so a chat's messages arrive in order; new messages
  * of a lane leave in the order they were queued, edits may pass them (an edit changes a message
- * already there); among the calls allowed now the most urgent goes first, then the oldest. A
- * call counts in its limits' windows from its start until `windowMs` after it finished (a call
- * reaches the platform at the latest when its answer comes back), so the platform never sees
- * more than a limit's `max` in any window.
+ * already there); among the calls allowed now the most urgent goes first; among calls as urgent,
+ * the chat served least recently, then the call that became that urgent first (`order`), then
+ * the oldest row. A call counts in its limits' windows from its start until `windowMs` after it
+ * finished (a call reaches the platform at the latest when its answer comes back), so the
+ * platform never sees more than a limit's `max` in any window.
  *
  * Where a limit has a `burst`, an interactive call (a person waits for it) needs only a token of
  * the scope's bucket (`max + burst`, refilled at `max` per window), not the window's spacing; a
@@ -39,6 +40,13 @@ export interface PaceItem {
   readonly lane: string;
   readonly kind: OutboxKind;
   readonly urgency: Urgency;
+  /**
+   * Its place among calls of its urgency: the queue position (in this process) of the call that
+   * made it as urgent as it is; ties, and rows found at start (absent), go by id. A waiting
+   * progress edit taken over by a run's final state takes the final state's place, not its own
+   * row's older one, which would let it pass the other chats' earlier final states.
+   */
+  readonly order?: number;
   /** Not before this time (ms): a retry's back-off. */
   readonly notBefore: number;
   /** It shows a closed checkpoint's decision: first in its lane, even before earlier sends. */
@@ -74,6 +82,11 @@ export class Pacer {
   readonly #buckets = new Map<string, Bucket>();
   /** Calls in flight per lane (more than one only beside a direct call). */
   readonly #busyLanes = new Map<string, number>();
+  /**
+   * When each lane's last call was answered (within the longest window): among calls as urgent,
+   * the chat served least recently goes first.
+   */
+  readonly #served = new Map<string, number>();
   /** Lanes without their burst until then (a 429 came back from them). */
   readonly #noBurstUntil = new Map<string, number>();
   readonly #longestWindow: number;
@@ -129,7 +142,7 @@ export class Pacer {
         wakeAt = Math.min(wakeAt, at);
         continue;
       }
-      if (!best || before(item, best)) best = item;
+      if (!best || this.#before(item, best)) best = item;
     }
     if (best) return { start: best };
     return Number.isFinite(wakeAt) ? { wakeAt } : { idle: true };
@@ -167,6 +180,9 @@ export class Pacer {
         b.finished.shift();
       }
     }
+    this.#served.set(item.lane, now);
+    for (const [lane, at] of this.#served)
+      if (at <= now - this.#longestWindow) this.#served.delete(lane);
     const left = (this.#busyLanes.get(item.lane) ?? 1) - 1;
     if (left > 0) this.#busyLanes.set(item.lane, left);
     else this.#busyLanes.delete(item.lane);
@@ -179,6 +195,21 @@ export class Pacer {
       b.finished.push(at);
       b.finished.sort((x, y) => x - y);
     }
+  }
+
+  /**
+   * `before`, except that of two calls as urgent to different chats, the chat served least
+   * recently goes first: where the bot-wide limit cannot serve every chat in a window, each
+   * chat waits its turn once rather than the same chats (the last queued) every time.
+   */
+  #before(a: PaceItem, b: PaceItem): boolean {
+    const same = Boolean(a.closes) === Boolean(b.closes) && a.urgency === b.urgency;
+    if (same && a.lane !== b.lane) {
+      const sa = this.#served.get(a.lane) ?? Number.NEGATIVE_INFINITY;
+      const sb = this.#served.get(b.lane) ?? Number.NEGATIVE_INFINITY;
+      if (sa !== sb) return sa < sb;
+    }
+    return before(a, b);
   }
 
   #bucket(key: string): Bucket {
@@ -235,10 +266,13 @@ function tokenAt(b: Bucket, capacity: number, rate: number, now: number): number
   return now + Math.ceil((1 - level) / rate);
 }
 
-/** Closing calls first, then the most urgent, then queue order. */
+/** Closing calls first, then the most urgent, then the first to become that urgent, then row order. */
 function before(a: PaceItem, b: PaceItem): boolean {
   if (Boolean(a.closes) !== Boolean(b.closes)) return Boolean(a.closes);
   const ra = URGENCY_RANK[a.urgency];
   const rb = URGENCY_RANK[b.urgency];
-  return ra !== rb ? ra < rb : a.id < b.id;
+  if (ra !== rb) return ra < rb;
+  const oa = a.order ?? 0;
+  const ob = b.order ?? 0;
+  return oa !== ob ? oa < ob : a.id < b.id;
 }

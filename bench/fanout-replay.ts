@@ -1,0 +1,121 @@
+/**
+ * Plays a fan-out again on a simulated clock: the sends and edits one run of bench/fanout.ts
+ * queued (`FANOUT_TRACE=timeline FANOUT_TIMELINE_FILE=tl.json`), at the times they were queued,
+ * through the real Outbox (SQLite in memory) and Telegram's limits table to a simulated platform
+ * whose calls all take `--latency` ms. Time to final and the ideal (bench/fanout-ideal.ts) are
+ * then free of the machine's load, so a change of the pacer can be compared on the same traffic.
+ * An end notice is queued no earlier than the answer to its run's last status edit in its chat
+ * (the notifier waits for it); every other call keeps its recorded time.
+ *
+ * Run: npx tsx bench/fanout-replay.ts tl.json [--latency 5] [--held 2]
+ */
+import fs from 'node:fs';
+import type { Urgency } from '../src/bridges/messages.ts';
+import { TELEGRAM_LIMITS } from '../src/bridges/outbox/limits.ts';
+import { Outbox } from '../src/bridges/outbox/outbox.ts';
+import { OutboxStore } from '../src/bridges/outbox/store.ts';
+import { plain } from '../src/bridges/render-text.ts';
+import { migrateToLatest, openBridgeDb } from '../src/db/connection.ts';
+import { SimClock, SimPlatform } from '../test/bridges/outbox/sim.ts';
+import { idealFinish, type Necessary } from './fanout-ideal.ts';
+import type { Queued } from './fanout-trace.ts';
+
+const arg = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : fallback;
+};
+const LATENCY = Number(arg('latency', '5'));
+const HELD = arg('held', '');
+const LIMITS = {
+  perChat: { max: 1, windowMs: 1000 },
+  perGroup: { max: 20, windowMs: 60_000 },
+  overall: { max: 30, windowMs: 1000 },
+};
+
+const recorded = JSON.parse(fs.readFileSync(process.argv[2]!, 'utf8')) as {
+  queued: Queued[];
+  necessary: Necessary[];
+};
+const table =
+  HELD === ''
+    ? TELEGRAM_LIMITS
+    : {
+        ...TELEGRAM_LIMITS,
+        limits: TELEGRAM_LIMITS.limits.map((l) =>
+          l.scope === 'bot' ? { ...l, held: Number(HELD) } : l,
+        ),
+      };
+const db = openBridgeDb({ file: ':memory:' });
+await migrateToLatest(db);
+const clock = new SimClock();
+const platform = new SimPlatform('telegram', clock, () => LATENCY);
+const outbox = new Outbox({
+  store: OutboxStore.on(db.sqlite, () => clock.now()),
+  inner: platform,
+  limits: table,
+  timers: clock,
+});
+outbox.start();
+
+const simRef = new Map<string, Promise<string>>();
+/** The last edit queued of each recorded message (the notice of its run waits for it). */
+const lastEdit = new Map<string, Promise<unknown>>();
+/** The recorded status message of each run in each chat. */
+const statusOf = new Map<string, string>();
+const runOf = (text: string) => /fanout-\d+/.exec(text)?.[0] ?? '';
+const fanLanes = new Set<string>();
+const ops = [...recorded.queued].sort((a, b) => a.at - b.at);
+for (const op of ops) {
+  await clock.runUntil(op.at);
+  const lane = op.target.split('/')[0]!;
+  const message = { text: [plain(op.text)], urgency: op.urgency as Urgency | undefined };
+  if (lane.startsWith('telegram:-')) fanLanes.add(lane);
+  if (op.kind === 'send') {
+    const notice = op.text.startsWith('🏁');
+    if (!notice && op.ref) statusOf.set(`${lane}|${runOf(op.text)}`, op.ref);
+    const before = notice
+      ? lastEdit.get(statusOf.get(`${lane}|${runOf(op.text)}`) ?? '')
+      : undefined;
+    const sent = (async () => {
+      await before?.catch(() => undefined);
+      return (await outbox.enqueue('send', op.target, message))!;
+    })();
+    if (op.ref) simRef.set(op.ref, sent);
+    continue;
+  }
+  const target = simRef.get(op.target);
+  if (!target) continue;
+  lastEdit.set(
+    op.target,
+    target.then((ref) => outbox.enqueue('edit', ref, message)),
+  );
+}
+await clock.runAll();
+await outbox.drained();
+const fan = platform.calls.filter((c) => fanLanes.has(c.target.split('/')[0]!));
+// The platform counts a call when it receives it: half the round trip after its start.
+const finalAt = Math.max(...fan.map((c) => c.startedAt + LATENCY / 2));
+const ideal = idealFinish(recorded.necessary, LIMITS);
+const dump = arg('dump', '');
+if (dump) {
+  const calls = platform.calls.map((c) => ({
+    lane: c.target.split('/')[0],
+    kind: c.kind,
+    target: c.target,
+    urgency: c.urgency,
+    start: c.startedAt,
+    answer: c.finishedAt,
+  }));
+  fs.writeFileSync(dump, JSON.stringify({ calls, necessary: recorded.necessary }));
+}
+console.log(
+  JSON.stringify({
+    latency_ms: LATENCY,
+    held: HELD === '' ? 'table' : Number(HELD),
+    calls: fan.length,
+    time_to_final_ms: Math.round(finalAt),
+    ideal_ms: Math.round(ideal),
+    ratio_to_ideal: +(finalAt / ideal).toFixed(3),
+  }),
+);
+await db.close();
