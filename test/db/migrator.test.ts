@@ -12,6 +12,7 @@ import {
   openBridgeDb,
 } from '../../src/db/connection.ts';
 import { CorruptStateError } from '../../src/errors.ts';
+import { bundled } from '../support/bundle.ts';
 import { tempDir } from './helpers.ts';
 
 /** Every migration of this build, in order. */
@@ -240,9 +241,10 @@ describe('migrateToLatest', () => {
   it('lets two processes starting together take turns: one migrates, the other finds it done', async () => {
     const file = join(tempDir(), 'bridge.db');
     dirs.push(join(file, '..'));
-    const child = join(import.meta.dirname, 'fixtures', 'migrate-child.ts');
+    // Bundled once (test/support/bundle.ts): under tsx each start compiled the migrator again.
+    const child = bundled(join(import.meta.dirname, 'fixtures', 'migrate-child.ts'));
     const run = () =>
-      promisify(execFile)(process.execPath, ['--import', 'tsx', child, file], {
+      promisify(execFile)(process.execPath, [child, file], {
         cwd: join(import.meta.dirname, '..', '..'),
       });
     const outputs = await Promise.all([run(), run()]);

@@ -1,5 +1,6 @@
 /**
- * The frame of the HA stories: one postgres and one redis-server for the file, cleanups run after
+ * The frame of the HA stories: databases on the process's shared postgres (`sharedPostgres`: the
+ * stories kill serves, never the database server) and one redis-server for the file, cleanups run after
  * each story, and a skip line naming both tools where they are missing (never in CI, which
  * installs them).
  */
@@ -9,7 +10,7 @@ import {
   NO_POSTGRES_LINE,
   type PostgresHandle,
   postgresBinDir,
-  startPostgres,
+  sharedPostgres,
 } from './postgres.ts';
 import { inCi, type RedisHandle, redisAvailable, startRedis } from './redis.ts';
 import { slow } from './slowdown.ts';
@@ -36,7 +37,7 @@ export function describeHa(title: string, what: string, stories: (suite: HaSuite
   describe(title, () => {
     const suite = { cleanups: [] } as unknown as HaSuite;
     beforeAll(async () => {
-      [suite.pg, suite.redis] = await Promise.all([startPostgres(), startRedis()]);
+      [suite.pg, suite.redis] = await Promise.all([sharedPostgres(), startRedis()]);
     }, slow(60_000));
     afterEach(async () => {
       for (const c of suite.cleanups.splice(0).reverse()) await c();

@@ -9,6 +9,7 @@
  */
 import { afterAll } from 'vitest';
 import { startCpuReport } from './cpu-report.ts';
+import { waitUntil } from './slowdown.ts';
 
 const env = { ...process.env };
 const cwd = process.cwd();
@@ -17,12 +18,12 @@ const before = resourceCounts();
 const cpuReport = startCpuReport();
 
 // biome-ignore lint/correctness/noEmptyPattern: vitest 4 passes the suite second, after a fixture object.
-afterAll(({}, suite) => {
+afterAll(async ({}, suite) => {
   for (const name of Object.keys(process.env)) if (!(name in env)) delete process.env[name];
   Object.assign(process.env, env);
   if (process.cwd() !== cwd) process.chdir(cwd);
   process.umask(umask);
-  if (process.env.PB_LEAK_REPORT) report(suite.file.filepath);
+  if (process.env.PB_LEAK_REPORT) await report(suite.file.filepath);
   cpuReport(suite.file.filepath);
 });
 
@@ -34,11 +35,28 @@ function resourceCounts(): Map<string, number> {
   return counts;
 }
 
-/** Prints the kinds of handles that grew during the file (afterAll of the file's own hooks). */
-function report(file: string): void {
-  const grown = [...resourceCounts()]
+/** The kinds of handles that grew since the file started, with how many more. */
+function grownKinds(): (readonly [string, number])[] {
+  return [...resourceCounts()]
     .map(([kind, n]) => [kind, n - (before.get(kind) ?? 0)] as const)
     .filter(([, n]) => n > 0);
+}
+
+/**
+ * Prints the kinds of handles that grew during the file (afterAll of the file's own hooks). A
+ * server or socket closed by the file's last hook is still listed until libuv's close callback
+ * runs (a loop turn or more later: a console disposed showed its server and 3 sockets at once,
+ * none 200 ms later), so the report first gives closing handles up to a second to go.
+ */
+async function report(file: string): Promise<void> {
+  let grown = grownKinds();
+  await waitUntil(
+    () => {
+      grown = grownKinds();
+      return grown.length === 0;
+    },
+    { timeoutMs: 1000, everyMs: 20 },
+  ).catch(() => {});
   if (grown.length === 0) return;
   const what = grown.map(([kind, n]) => `${kind} +${n}`).join(', ');
   process.stderr.write(`[leak] ${file}: ${what}\n`);

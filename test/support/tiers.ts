@@ -11,7 +11,7 @@ export const SLOW_GLOBS = [
   // Direct children only: test/cli/render/ holds pure renderers (fast).
   'test/cli/*.test.ts',
   'test/contracts/**/*.test.ts',
-  // Repositories on both dialects: a private postgres (initdb + postgres) per file.
+  // Repositories on both dialects: postgres (one server per fork, test/support/postgres.ts).
   'test/db/contract/**/*.test.ts',
   'test/db/repositories/**/*.test.ts',
   'test/e2e/**/*.test.ts',

@@ -21,6 +21,7 @@ import { plain } from '../../../src/bridges/render-text.ts';
 import { TelegramChannel } from '../../../src/bridges/telegram/index.ts';
 import { migrateToLatest, openBridgeDb } from '../../../src/db/connection.ts';
 import { type FakeChat, FakeTelegram } from '../../fakes/telegram.ts';
+import { bundled } from '../../support/bundle.ts';
 
 const GROUPS: FakeChat[] = [1, 2, 3].map((i) => ({
   id: -1000 - i,
@@ -104,9 +105,8 @@ describe('the outbox', () => {
     const child = spawn(
       process.execPath,
       [
-        '--import',
-        'tsx',
-        path.join(import.meta.dirname, 'outbox-child.ts'),
+        // Bundled once (test/support/bundle.ts): tsx would compile the outbox's graph at the start.
+        bundled(path.join(import.meta.dirname, 'outbox-child.ts')),
         file,
         fake.apiRoot,
         fake.token,

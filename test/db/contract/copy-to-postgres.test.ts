@@ -14,7 +14,7 @@ import { openPostgresDb, type PostgresDb } from '../../../src/db/dialects/postgr
 import { createRepositories } from '../../../src/db/repositories/index.ts';
 import { hasCode } from '../../../src/errors.ts';
 import { runCliAsync } from '../../cli/support.ts';
-import { type PostgresHandle, startPostgres } from '../../support/postgres.ts';
+import { type PostgresHandle, sharedPostgres } from '../../support/postgres.ts';
 import { slow } from '../../support/slowdown.ts';
 import { POSTGRES_AVAILABLE, testDbOn } from './dialects.ts';
 
@@ -85,7 +85,7 @@ if (!POSTGRES_AVAILABLE) {
   describe('migrate --to postgres', () => {
     let server: PostgresHandle;
     beforeAll(async () => {
-      server = await startPostgres();
+      server = await sharedPostgres();
     }, slow(60_000));
     afterAll(() => server?.stop(), slow(30_000));
 

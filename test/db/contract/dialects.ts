@@ -2,8 +2,9 @@
  * bridge.db on every dialect, for the repository and contract suites: `describe.each(DIALECT_NAMES)`
  * and `testDbOn(name)` (or `useContractDb`) give each test a fresh migrated database with the
  * repositories over it.
- * SQLite is a file in a temp folder; Postgres is a new database on one private server per test
- * file (test/support/postgres.ts), copied from a database migrated once. Without the Postgres
+ * SQLite is a file in a temp folder; Postgres is a new database on the test process's shared
+ * server (`sharedPostgres`, test/support/postgres.ts), copied from a database migrated once per
+ * process, and dropped when its file is done. Without the Postgres
  * binaries the Postgres cases skip with one line, except in CI, where they fail.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -19,7 +20,7 @@ import {
   NO_POSTGRES_LINE,
   type PostgresHandle,
   postgresBinDir,
-  startPostgres,
+  sharedPostgres,
 } from '../../support/postgres.ts';
 import { inCi } from '../../support/redis.ts';
 import { slow } from '../../support/slowdown.ts';
@@ -43,7 +44,7 @@ export interface DialectTestDb {
 }
 
 /**
- * Registers, in the enclosing describe, what `dialect` needs (Postgres: this file's server) and
+ * Registers, in the enclosing describe, what `dialect` needs (Postgres: the shared server) and
  * returns the function that opens a fresh migrated database for one test. Returns undefined
  * after registering a skip (or, in CI, a failure) when the dialect cannot be had here.
  */
@@ -126,37 +127,58 @@ async function openSqlite(): Promise<Opened> {
   };
 }
 
-/** This test file's server and its migrated template database, shared by its describes. */
-let server: Promise<{ handle: PostgresHandle; template: string }> | undefined;
+/**
+ * The migrated template every test database copies, made once per process on the process's
+ * shared server (test/support/postgres.ts): a fork running twenty Postgres files migrates once.
+ */
+let template: Promise<string> | undefined;
+/** This file's handle on the shared server (its databases are dropped when the file is done). */
+let server: Promise<PostgresHandle> | undefined;
 let users = 0;
 
-/** Starts the server (once per file) and migrates the template every test database copies. */
+/** Takes this file's handle on the shared server and makes the template on first use. */
 async function acquireServer(): Promise<void> {
   users += 1;
-  server ??= (async () => {
-    const handle = await startPostgres();
-    const templateUrl = await handle.createDatabase();
-    const db = await openPostgresDb({ url: templateUrl, maxConnections: 1 });
-    await migrateToLatest(db);
-    await db.close();
-    return { handle, template: new URL(templateUrl).pathname.slice(1) };
-  })();
-  await server;
+  server ??= sharedPostgres();
+  template ??= migratedTemplate();
+  const [handle, made] = [server, template];
+  try {
+    await Promise.all([handle, made]);
+  } catch (err) {
+    // A failed start is not kept: the next file tries again.
+    if (server === handle) server = undefined;
+    if (template === made) template = undefined;
+    throw err;
+  }
 }
 
-/** Stops the server when the last describe using it is done. */
+/** A database migrated to the latest migration, on a handle never stopped: it outlives files. */
+async function migratedTemplate(): Promise<string> {
+  const url = await (await sharedPostgres()).createDatabase();
+  const db = await openPostgresDb({ url, maxConnections: 1 });
+  try {
+    await migrateToLatest(db);
+  } finally {
+    await db.close();
+  }
+  return new URL(url).pathname.slice(1);
+}
+
+/** Drops this file's databases when the last describe using them is done. */
 async function releaseServer(): Promise<void> {
   users -= 1;
   if (users > 0 || server === undefined) return;
-  const { handle } = await server;
+  const handle = await server;
   server = undefined;
   await handle.stop();
 }
 
 async function openPostgres(): Promise<Opened> {
-  if (server === undefined) throw new Error('useContractDb: the postgres server is not started');
-  const { handle, template } = await server;
-  const url = await handle.createDatabase(template);
+  if (server === undefined || template === undefined) {
+    throw new Error('useContractDb: the postgres server is not started');
+  }
+  const handle = await server;
+  const url = await handle.createDatabase(await template);
   const db = await openPostgresDb({ url, maxConnections: 4 });
   return {
     db,

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkBridgeDb } from '../../../src/cli/doctor-checks.ts';
 import { migrateToLatest } from '../../../src/db/connection.ts';
 import { openPostgresDb } from '../../../src/db/dialects/postgres/connection.ts';
-import { NO_POSTGRES_LINE, type PostgresHandle, startPostgres } from '../../support/postgres.ts';
+import { NO_POSTGRES_LINE, type PostgresHandle, sharedPostgres } from '../../support/postgres.ts';
 import { inCi } from '../../support/redis.ts';
 import { slow } from '../../support/slowdown.ts';
 import { POSTGRES_AVAILABLE } from './dialects.ts';
@@ -29,7 +29,7 @@ if (!POSTGRES_AVAILABLE && !inCi()) {
   describe('doctor on Postgres', () => {
     let pg: PostgresHandle;
     beforeAll(async () => {
-      pg = await startPostgres();
+      pg = await sharedPostgres();
     }, slow(60_000));
     afterAll(() => pg?.stop(), slow(30_000));
     const check = (databaseUrl: string) => checkBridgeDb({ home: '/nonexistent', databaseUrl }, '');

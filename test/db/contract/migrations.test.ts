@@ -5,7 +5,7 @@ import { MIGRATIONS } from '../../../migrations/index.ts';
 import { openPostgresDb } from '../../../src/db/dialects/postgres/connection.ts';
 import { migrateToLatest, migrationStatus } from '../../../src/db/migrator.ts';
 import { hasCode } from '../../../src/errors.ts';
-import { type PostgresHandle, startPostgres } from '../../support/postgres.ts';
+import { type PostgresHandle, sharedPostgres } from '../../support/postgres.ts';
 import { slow } from '../../support/slowdown.ts';
 import { DIALECT_NAMES, POSTGRES_AVAILABLE, useContractDb } from './dialects.ts';
 
@@ -115,7 +115,7 @@ describe.each(DIALECT_NAMES)('migrations on %s', (dialect) => {
 describe.skipIf(!POSTGRES_AVAILABLE)('migrations on postgres, two processes at once', () => {
   let server: PostgresHandle;
   beforeAll(async () => {
-    server = await startPostgres();
+    server = await sharedPostgres();
   }, slow(60_000));
   afterAll(() => server?.stop(), slow(30_000));
 
