@@ -226,7 +226,12 @@ export async function stageFileAtomicFast(
   try {
     try {
       fs.writeFileSync(fd, data);
-      if (opts.durable ?? true) await fsyncAsync(fd);
+      if (opts.durable ?? true) {
+        // A turn later: a commit staging its files writes its ledger line meanwhile, so the two
+        // fsyncs start with both files written (one journal commit for both, not one each).
+        await Promise.resolve();
+        await fsyncAsync(fd);
+      }
     } finally {
       fs.closeSync(fd);
     }
