@@ -304,8 +304,20 @@ function tempPath(target: string): string {
   }
   return path.join(
     path.dirname(target),
-    `.${path.basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
+    `.${path.basename(target)}.${process.pid}.${tempTag()}.tmp`,
   );
+}
+
+/** This process's temp tags start at a random point (a reused pid finds no name of its own). */
+let nextTag = randomBytes(4).readUInt32BE(0);
+
+/**
+ * The next 8-hex tag of a temp file: a counter, not 4 random bytes per file (the random source
+ * was a measurable part of a commit's CPU); O_EXCL still refuses any name already there.
+ */
+function tempTag(): string {
+  nextTag = (nextTag + 1) >>> 0;
+  return nextTag.toString(16).padStart(8, '0');
 }
 
 /** Opens a fresh temp file beside `target` (refusing a target that is not a regular file). */
