@@ -1,8 +1,8 @@
 /**
- * A run's projection staged while its ledger line is fsynced, then published (open-run.ts has the
- * commit order). While the line is fsynced, run.json's temp file and the other layouts' files
- * (those that declare `stages`, each in a DurableBatch) are written and fsynced beside their
- * places. Once the line is durable the layouts' batches are published together (renames, appends,
+ * A run's projection staged with its ledger line, then published (open-run.ts has the commit
+ * order). Before the line is written, run.json's temp file and the other layouts' files (those
+ * that declare `stages`, each in a DurableBatch) are written beside their places; their fsyncs
+ * start after the line is written, beside its own. Once the line is durable the layouts' batches are published together (renames, appends,
  * one round of folder fsyncs), then run.json is renamed (never ahead of the ledger or of another
  * layout). What fails is discarded, and the projection stays stale.
  */
@@ -23,7 +23,7 @@ export interface StagedLayout {
   done: Promise<void>;
 }
 
-/** A state's projection staged while its ledger line is fsynced (see OpenRun.commit). */
+/** A state's projection staged with its ledger line (see OpenRun.commit). */
 export interface Staged {
   ctx: StageContext;
   /** run.json written beside its place; null when it is written whole (logs/ made first). */
