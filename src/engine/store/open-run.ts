@@ -48,8 +48,10 @@ import {
   publishLayouts,
   type StageContext,
   type Staged,
+  stageFirst,
   stageLayout,
   stageProjection,
+  writesDeferred,
 } from './staged-projection.ts';
 import type { CommitOptions, CommitResult, LoadedRun, OpenRunOptions, RunPaths } from './types.ts';
 
@@ -202,7 +204,9 @@ export class OpenRun {
     // then are their fsyncs started, together on the thread pool: the file system's journal
     // then takes them in one commit, where a line fsynced alone first took a commit of its own.
     let staged: Staged | null = null;
-    if (!later && this.#canStage()) {
+    // A run's first commit stages run.json alone (stageFirst): its layouts make their folders.
+    const first = this.#state === null && this.#pending.length === 0 && !this.#rebuild;
+    if (!later && (this.#canStage() || first)) {
       const prior = this.#entries;
       const events = decision.events;
       const ctx = {
@@ -211,12 +215,13 @@ export class OpenRun {
         rebuild: false,
         history: () => [...prior.flatMap((e) => e.events), ...events],
       };
-      staged = this.#stage(next, ctx, true);
+      staged = first ? stageFirst(this.#target, next, ctx) : this.#stage(next, ctx, true);
     }
     const appended = this.#append(line);
     appended.catch(() => undefined); // awaited below
     // The marker is made durable beside the ledger line, before any layout file moves.
-    if (staged?.layouts.some(deferred)) this.#durability.ensure().catch(() => undefined);
+    const marks = first ? this.#target.layouts.some((l) => writesDeferred(l, next)) : false;
+    if (marks || staged?.layouts.some(deferred)) this.#durability.ensure().catch(() => undefined);
     try {
       await appended;
     } catch (err) {

@@ -40,12 +40,12 @@ function watchFsyncs(dir: string, ledger: string): { asked: FsyncAsked[]; restor
     fd: number,
     cb: (e: NodeJS.ErrnoException | null) => void,
   ) => {
-    const staged = fs
-      .readdirSync(dir)
+    const staged = (fs.existsSync(dir) ? fs.readdirSync(dir) : [])
       .filter((f) => /^\.run\.json\..*\.tmp$/.test(f))
       .map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')).seq as number);
     const file = fs.readlinkSync(`/proc/self/fd/${fd}`);
-    asked.push({ file, ledgerBytes: fs.statSync(ledger).size, staged });
+    const ledgerBytes = fs.statSync(ledger, { throwIfNoEntry: false })?.size ?? -1;
+    asked.push({ file, ledgerBytes, staged });
     fsync(fd, cb);
   }) as typeof fs.fsync);
   return { asked, restore: () => spy.mockRestore() };
@@ -79,6 +79,24 @@ describe('a commit waits for the disk once for its files', () => {
     tempFsyncs.forEach((t, i) => {
       expect(t.ledgerBytes).toBe(ledgerFsyncs[i]!.ledgerBytes);
     });
+  });
+
+  it("a new run's first line is fsynced with its first run.json already written beside it", async () => {
+    const { dir, ledger } = runFiles(ws);
+    const watch = watchFsyncs(dir, ledger);
+    let seq = 0;
+    try {
+      const r = await store.commit(RUN, 'start', startCommand(RUN, ws));
+      if (!r.ok) throw new Error(r.rejection.message);
+      seq = r.state.seq;
+    } finally {
+      watch.restore();
+    }
+    const realLedger = fs.realpathSync(ledger);
+    const line = watch.asked.filter((a) => a.file === realLedger);
+    expect(line).toHaveLength(1);
+    expect(line[0]!.staged).toEqual([seq]);
+    expect(fs.readdirSync(dir).sort()).toEqual(['ledger.jsonl', 'lock', 'logs', 'run.json']);
   });
 
   it("a new run's folder entries are fsynced beside its first line, durable when the start resolves", async () => {
