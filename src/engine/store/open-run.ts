@@ -129,8 +129,7 @@ export class OpenRun {
     this.#writer = null;
     if (a.corrupt) return; // never written to until an explicit repair
     this.#writer = LedgerWriter.open(this.paths.ledger, a.goodBytes);
-    // A new ledger's folder entry must be durable before its first line counts: it is fsynced
-    // beside that line (#append), one wait for the disk instead of one more before it.
+    // A new ledger's folder entry must be durable before its first line counts: fsynced with it.
     if (a.goodBytes === 0 && !this.#unsyncedDirs.includes(this.paths.runDir)) {
       this.#unsyncedDirs.push(this.paths.runDir);
     }
@@ -199,12 +198,9 @@ export class OpenRun {
     const later = opts.deferProjection === true && this.#onlyNative(next);
     markStage(this.paths.runId, 'decided');
     const line = formatLedgerLine(entry);
-    // With nothing stale, run.json's temp file and the other layouts' files are written first
-    // (beside their places, see the top and durable-batch.ts), then the ledger line, and only
-    // then are their fsyncs started, together on the thread pool: the file system's journal
-    // then takes them in one commit, where a line fsynced alone first took a commit of its own.
+    // Staged files first, then the line, then all their fsyncs: one journal commit takes them
+    // all (see the top). A run's first commit stages run.json alone (stageFirst).
     let staged: Staged | null = null;
-    // A run's first commit stages run.json alone (stageFirst): its layouts make their folders.
     const first = this.#state === null && this.#pending.length === 0 && !this.#rebuild;
     if (!later && (this.#canStage() || first)) {
       const prior = this.#entries;
