@@ -23,7 +23,7 @@ import type { RunEvent } from '../events.ts';
 import { evolve } from '../evolve.ts';
 import { NATIVE_FILES, nativeLayout } from '../layouts/native.ts';
 import type { LayoutProjection, ProjectionContext } from '../layouts/port.ts';
-import { fsyncDirAsync } from '../ledger/atomic-write.ts';
+import { fsyncAsync, fsyncDirAsync } from '../ledger/atomic-write.ts';
 import { LedgerWriter } from '../ledger/ledger-file.ts';
 import { formatLedgerLine } from '../ledger/ledger-format.ts';
 import { RunLock } from '../ledger/run-lock.ts';
@@ -301,7 +301,12 @@ export class OpenRun {
     try {
       const synced = await Promise.allSettled([
         writer.append(line),
-        ...dirs.map((d) => fsyncDirAsync(d)),
+        // The run's folder is open already (#dirFd): no open and close on the thread pool.
+        ...dirs.map((d) =>
+          d === this.paths.runDir && this.#dirFd !== null
+            ? fsyncAsync(this.#dirFd)
+            : fsyncDirAsync(d),
+        ),
       ]);
       const failed = synced.find((r) => r.status === 'rejected');
       if (failed) throw (failed as PromiseRejectedResult).reason;
