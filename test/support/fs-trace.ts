@@ -10,12 +10,19 @@ import { vi } from 'vitest';
 
 /** One observed call: what it did and to which file (a mark: the test's own label). */
 export interface Traced {
-  readonly op: 'write' | 'fsync' | 'rename' | 'mark';
+  readonly op: 'write' | 'fsync' | 'rename' | 'mark' | 'create';
   readonly file: string;
 }
 
-/** Starts tracing; `restore` puts node's functions back. `mark` records a moment of the test's. */
-export function traceFs(): { calls: Traced[]; mark(label: string): void; restore: () => void } {
+/**
+ * Starts tracing; `restore` puts node's functions back. `mark` records a moment of the test's.
+ * `creates`: also records each synchronous open with O_CREAT (op `create`, when it returns).
+ */
+export function traceFs(opts: { creates?: boolean } = {}): {
+  calls: Traced[];
+  mark(label: string): void;
+  restore: () => void;
+} {
   const calls: Traced[] = [];
   const fdPath = new Map<number, string>();
   const open = fs.openSync;
@@ -31,6 +38,10 @@ export function traceFs(): { calls: Traced[]; mark(label: string): void; restore
     vi.spyOn(fs, 'openSync').mockImplementation(((p: fs.PathLike, ...rest: unknown[]) => {
       const fd = (open as (...a: unknown[]) => number)(p, ...rest);
       fdPath.set(fd, path.resolve(String(p)));
+      const flags = rest[0];
+      if (opts.creates && typeof flags === 'number' && (flags & fs.constants.O_CREAT) !== 0) {
+        calls.push({ op: 'create', file: path.resolve(String(p)) });
+      }
       return fd;
     }) as typeof fs.openSync),
     vi.spyOn(fs, 'open').mockImplementation(((p: fs.PathLike, ...rest: unknown[]) => {

@@ -13,7 +13,8 @@
  * - The store projects extra layouts first and the native `run.json` last, so `run.json`'s `seq`
  *   marks the last commit every layout has seen.
  * - Durable writes go through `ctx.io` (see {@link projectThrough}): on a commit the store runs
- *   the projection while the ledger line is being fsynced, with `state` the state the line
+ *   the projection before the ledger line is written (its fsyncs start with the line's), with
+ *   `state` the state the line
  *   yields, and publishes the batch once the line is durable (or discards it when the append
  *   fails). Reads happen while staging; anything that must not happen before the ledger line is
  *   durable (an append, a commit, a cache update) goes in the batch's publish steps.

@@ -226,7 +226,12 @@ export async function stageFileAtomicFast(
   try {
     try {
       fs.writeFileSync(fd, data);
-      if (opts.durable ?? true) await fsyncAsync(fd);
+      if (opts.durable ?? true) {
+        // A turn later: a commit staging its files writes its ledger line meanwhile, so the two
+        // fsyncs start with both files written (one journal commit for both, not one each).
+        await Promise.resolve();
+        await fsyncAsync(fd);
+      }
     } finally {
       fs.closeSync(fd);
     }
@@ -299,8 +304,20 @@ function tempPath(target: string): string {
   }
   return path.join(
     path.dirname(target),
-    `.${path.basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
+    `.${path.basename(target)}.${process.pid}.${tempTag()}.tmp`,
   );
+}
+
+/** This process's temp tags start at a random point (a reused pid finds no name of its own). */
+let nextTag = randomBytes(4).readUInt32BE(0);
+
+/**
+ * The next 8-hex tag of a temp file: a counter, not 4 random bytes per file (the random source
+ * was a measurable part of a commit's CPU); O_EXCL still refuses any name already there.
+ */
+function tempTag(): string {
+  nextTag = (nextTag + 1) >>> 0;
+  return nextTag.toString(16).padStart(8, '0');
 }
 
 /** Opens a fresh temp file beside `target` (refusing a target that is not a regular file). */

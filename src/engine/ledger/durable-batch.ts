@@ -2,8 +2,8 @@
  * One commit's durable writes to a layout's files, in two halves, so that the fsyncs of a
  * projection overlap the ledger's instead of following it one by one:
  *
- * - staging (while the ledger line is being fsynced): each replaced file is written to a temp
- *   file beside it and fsynced on the thread pool (`writeFile`); appends are only recorded
+ * - staging (before the ledger line is written): each replaced file is written to a temp file
+ *   beside it, its fsync started on the thread pool a turn later, with the line's (`writeFile`); appends are only recorded
  *   (`append`): an appended line cannot be taken back, so it waits for the ledger.
  * - `publish()` (once the ledger line is durable): the `onPublish` steps run (e.g. codemachine's
  *   registry rows are written), the temp files are renamed into place, the appends are written,

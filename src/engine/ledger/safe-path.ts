@@ -145,7 +145,9 @@ export function confirmFdInside(fd: number, root: string, shown: string): void {
   } catch {
     return;
   }
-  if (!isInside(fs.realpathSync.native(root), real)) {
+  // The kernel's path has no links: when it is under `root` as written, `root` names that very
+  // folder and the file is inside; otherwise `root` may itself be reached through a link.
+  if (!isInside(root, real) && !isInside(fs.realpathSync.native(root), real)) {
     throw new UnsafePathError(shown, `refusing ${shown}: it leads outside the workspace`);
   }
 }

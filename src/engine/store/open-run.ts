@@ -2,8 +2,9 @@
  * One run held open for writing by a RunStore: its lock file, its ledger writer, the replayed
  * state and the key→outcome index. All methods must be called under the store's per-run mutex.
  *
- * Commit order: decide → append the line + fsync → project layouts (extra ones, then run.json),
- * staged while the line is fsynced and published once it is durable (staged-projection.ts).
+ * Commit order: decide → stage the projection (run.json's and the layouts' next files written
+ * beside their places) → append the line → fsync the line and the staged files together → publish
+ * once the line is durable (extra layouts, then run.json; staged-projection.ts).
  * Once the line is appended the command is committed: a projection failing after it is reported
  * as a warning of the commit and retried on the next commit or load, never thrown.
  *
@@ -22,7 +23,7 @@ import type { RunEvent } from '../events.ts';
 import { evolve } from '../evolve.ts';
 import { NATIVE_FILES, nativeLayout } from '../layouts/native.ts';
 import type { LayoutProjection, ProjectionContext } from '../layouts/port.ts';
-import { fsyncDirAsync } from '../ledger/atomic-write.ts';
+import { fsyncAsync, fsyncDirAsync } from '../ledger/atomic-write.ts';
 import { LedgerWriter } from '../ledger/ledger-file.ts';
 import { formatLedgerLine } from '../ledger/ledger-format.ts';
 import { RunLock } from '../ledger/run-lock.ts';
@@ -47,8 +48,10 @@ import {
   publishLayouts,
   type StageContext,
   type Staged,
+  stageFirst,
   stageLayout,
   stageProjection,
+  writesDeferred,
 } from './staged-projection.ts';
 import type { CommitOptions, CommitResult, LoadedRun, OpenRunOptions, RunPaths } from './types.ts';
 
@@ -74,6 +77,8 @@ export class OpenRun {
   #dirFd: number | null = null;
   /** The layouts' marker and the files they wrote without fsync since. */
   readonly #durability: LayoutDurability;
+  /** Folders with a new entry (the run's, its ledger's) fsynced with the next line. */
+  readonly #unsyncedDirs: string[] = [];
 
   private constructor(paths: RunPaths, layouts: readonly LayoutProjection[], lock: RunLock) {
     this.paths = paths;
@@ -92,6 +97,7 @@ export class OpenRun {
     // Under the lock no one else writes here: temp files of interrupted writes are leftovers.
     sweepOwnTemps(paths.runDir);
     const run = new OpenRun(paths, layouts, lock);
+    run.#unsyncedDirs.push(...(opts.unsyncedDirs ?? []));
     try {
       const snapshots = new Map<number, RunState>();
       let a = analyzeRun(paths.runId, paths.runDir, paths.ledger, (count, state) => {
@@ -123,8 +129,10 @@ export class OpenRun {
     this.#writer = null;
     if (a.corrupt) return; // never written to until an explicit repair
     this.#writer = LedgerWriter.open(this.paths.ledger, a.goodBytes);
-    // A new ledger's folder entry must be durable before its first line counts.
-    if (a.goodBytes === 0) await fsyncDirAsync(this.paths.runDir);
+    // A new ledger's folder entry must be durable before its first line counts: fsynced with it.
+    if (a.goodBytes === 0 && !this.#unsyncedDirs.includes(this.paths.runDir)) {
+      this.#unsyncedDirs.push(this.paths.runDir);
+    }
     this.#dirFd ??= openDir(this.paths.runDir);
     this.#projected = a.state;
     this.#pending = [];
@@ -189,12 +197,12 @@ export class OpenRun {
     };
     const later = opts.deferProjection === true && this.#onlyNative(next);
     markStage(this.paths.runId, 'decided');
-    // The line is written now and fsynced on the thread pool; meanwhile, with nothing stale,
-    // run.json and the other layouts' files are staged (see the top and durable-batch.ts).
-    const appended = this.#append(formatLedgerLine(entry));
-    appended.catch(() => undefined); // awaited below
+    const line = formatLedgerLine(entry);
+    // Staged files first, then the line, then all their fsyncs: one journal commit takes them
+    // all (see the top). A run's first commit stages run.json alone (stageFirst).
     let staged: Staged | null = null;
-    if (!later && this.#canStage()) {
+    const first = this.#state === null && this.#pending.length === 0 && !this.#rebuild;
+    if (!later && (this.#canStage() || first)) {
       const prior = this.#entries;
       const events = decision.events;
       const ctx = {
@@ -203,10 +211,13 @@ export class OpenRun {
         rebuild: false,
         history: () => [...prior.flatMap((e) => e.events), ...events],
       };
-      staged = this.#stage(next, ctx, true);
-      // The marker is made durable beside the ledger line, before any layout file moves.
-      if (staged.layouts.some(deferred)) this.#durability.ensure().catch(() => undefined);
+      staged = first ? stageFirst(this.#target, next, ctx) : this.#stage(next, ctx, true);
     }
+    const appended = this.#append(line);
+    appended.catch(() => undefined); // awaited below
+    // The marker is made durable beside the ledger line, before any layout file moves.
+    const marks = first ? this.#target.layouts.some((l) => writesDeferred(l, next)) : false;
+    if (marks || staged?.layouts.some(deferred)) this.#durability.ensure().catch(() => undefined);
     try {
       await appended;
     } catch (err) {
@@ -286,8 +297,20 @@ export class OpenRun {
    */
   async #append(line: string): Promise<void> {
     const writer = this.#writer!;
+    const dirs = [...this.#unsyncedDirs];
     try {
-      await writer.append(line);
+      const synced = await Promise.allSettled([
+        writer.append(line),
+        // The run's folder is open already (#dirFd): no open and close on the thread pool.
+        ...dirs.map((d) =>
+          d === this.paths.runDir && this.#dirFd !== null
+            ? fsyncAsync(this.#dirFd)
+            : fsyncDirAsync(d),
+        ),
+      ]);
+      const failed = synced.find((r) => r.status === 'rejected');
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+      this.#unsyncedDirs.splice(0, dirs.length);
     } catch (err) {
       try {
         writer.truncate(this.#ledgerBytes);

@@ -17,7 +17,7 @@ import type { Command } from '../commands.ts';
 import { decide } from '../decide.ts';
 import { NATIVE_FILES, nativeRunDir, runsDir } from '../layouts/native.ts';
 import type { LayoutProjection } from '../layouts/port.ts';
-import { ensureRealDir, fsyncDirAsync, lstatNoSymlink } from '../ledger/atomic-write.ts';
+import { ensureRealDir, lstatNoSymlink } from '../ledger/atomic-write.ts';
 import { KeyedMutex } from '../ledger/keyed-mutex.ts';
 import { hasNoLedgerLine, sweepNeverStarted } from './never-started.ts';
 import { OpenRun } from './open-run.ts';
@@ -119,9 +119,9 @@ export class RunStore {
         const first = decide(null, command);
         if (!first.ok) return { ok: false, rejection: first.rejection, state: null };
         ensureRealDir(paths.runDir, { root: this.workspace, mkdirs: true });
-        await fsyncDirAsync(path.dirname(paths.runDir));
-      }
-      run = await this.#openRun(paths);
+        // The new folder's entry is fsynced beside the first ledger line (OpenRun.#append).
+        run = await this.#openRun(paths, { unsyncedDirs: [path.dirname(paths.runDir)] });
+      } else run = await this.#openRun(paths);
     }
     markStage(runId, 'opened');
     return run.commit(key, command, opts);

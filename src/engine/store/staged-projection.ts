@@ -1,14 +1,15 @@
 /**
- * A run's projection staged while its ledger line is fsynced, then published (open-run.ts has the
- * commit order). While the line is fsynced, run.json's temp file and the other layouts' files
- * (those that declare `stages`, each in a DurableBatch) are written and fsynced beside their
- * places. Once the line is durable the layouts' batches are published together (renames, appends,
+ * A run's projection staged with its ledger line, then published (open-run.ts has the commit
+ * order). Before the line is written, run.json's temp file and the other layouts' files (those
+ * that declare `stages`, each in a DurableBatch) are written beside their places; their fsyncs
+ * start after the line is written, beside its own. Once the line is durable the layouts' batches are published together (renames, appends,
  * one round of folder fsyncs), then run.json is renamed (never ahead of the ledger or of another
  * layout). What fails is discarded, and the projection stays stale.
  */
-import { stageRunJson } from '../layouts/native.ts';
+import path from 'node:path';
+import { NATIVE_FILES, stageRunJson } from '../layouts/native.ts';
 import type { LayoutProjection, ProjectionContext } from '../layouts/port.ts';
-import type { StagedWrite } from '../ledger/atomic-write.ts';
+import { ensureRealDir, type StagedWrite } from '../ledger/atomic-write.ts';
 import { DurableBatch } from '../ledger/durable-batch.ts';
 import type { RunState } from '../model.ts';
 import type { LayoutDurability } from './layout-marker.ts';
@@ -23,7 +24,7 @@ export interface StagedLayout {
   done: Promise<void>;
 }
 
-/** A state's projection staged while its ledger line is fsynced (see OpenRun.commit). */
+/** A state's projection staged with its ledger line (see OpenRun.commit). */
 export interface Staged {
   ctx: StageContext;
   /** run.json written beside its place; null when it is written whole (logs/ made first). */
@@ -58,6 +59,24 @@ export function stageProjection(
     staged.layouts.push(stageLayout(target, layout, state, ctx));
   }
   return staged;
+}
+
+/**
+ * A run's first projection staged: its logs/ folder made (an empty one is a never-started
+ * folder's leftover, never-started.ts) and run.json written beside its place. The layouts are
+ * staged only once the line is durable (OpenRun.#project): their first projection makes their
+ * folders, which must not appear for a run whose first line may yet be lost.
+ */
+export function stageFirst(target: ProjectionTarget, state: RunState, ctx: StageContext): Staged {
+  const runJson = (async () => {
+    ensureRealDir(path.join(target.runDir, NATIVE_FILES.logs), {
+      root: target.runDir,
+      mkdirs: true,
+    });
+    return stageRunJson(state, target.runDir);
+  })();
+  runJson.catch(() => undefined); // awaited when publishing or discarding
+  return { ctx, runJson, layouts: [] };
 }
 
 /** Stages one layout's projection of `state` in a batch of its own. */
@@ -113,6 +132,11 @@ export async function publishLayouts(staged: Staged, durability: LayoutDurabilit
 /** True when the commit writes the layout's files without fsync (the marker covers them). */
 export function deferred(l: StagedLayout): boolean {
   return l.layout.durableEachCommit !== true;
+}
+
+/** True when `layout` is written for `state` without fsync (the marker must be durable first). */
+export function writesDeferred(layout: LayoutProjection, state: RunState): boolean {
+  return applies(layout, state) && layout.durableEachCommit !== true;
 }
 
 /** Whether `layout` is written for `state` (default: the run's own layout). */

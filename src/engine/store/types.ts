@@ -97,6 +97,8 @@ export interface OpenRunOptions {
    * explicit repair: back up, then load the good prefix with every projection rebuilt).
    */
   beforeLoad?: (a: RunAnalysis) => RunAnalysis;
+  /** Folders whose new entries must be durable with the run's first ledger line (fsynced with it). */
+  unsyncedDirs?: readonly string[];
 }
 
 /** Options of one {@link OpenRun.commit}. */

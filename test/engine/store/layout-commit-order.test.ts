@@ -156,7 +156,7 @@ describe('a layout projection is staged during the ledger fsync and published af
       store = openStore(ws);
       const { ledger, dir: runDir } = runFiles(ws);
       // Traced from before the run is opened, so that the ledger's fd is known by its path.
-      const trace = traceFs();
+      const trace = traceFs({ creates: true });
       const perCommit: Traced[][] = [];
       let released: Traced[] = [];
       try {
@@ -195,13 +195,15 @@ describe('a layout projection is staged during the ledger fsync and published af
       const firstMove = trace.calls.findIndex(
         (t) => isLayoutFile(t.file, layoutDir) && (t.op === 'rename' || t.op === 'write'),
       );
-      // (The start's first ledger fsync comes after the new ledger's folder fsync: the marker's is later.)
-      const firstLine = trace.calls.findIndex((t) => t.op === 'fsync' && t.file === ledger);
-      const runDirSync = trace.calls.findIndex(
-        (t, i) => i > firstLine && t.op === 'fsync' && t.file === runDir,
+      // (It is fsynced beside the start's first line, as the new ledger's folder entry is.)
+      const marked = trace.calls.findIndex(
+        (t) => t.op === 'create' && path.basename(t.file).startsWith('layouts-since-'),
       );
-      expect(firstLine).toBeGreaterThanOrEqual(0);
-      expect(runDirSync).toBeGreaterThan(firstLine);
+      const runDirSync = trace.calls.findIndex(
+        (t, i) => i > marked && t.op === 'fsync' && t.file === runDir,
+      );
+      expect(marked).toBeGreaterThanOrEqual(0);
+      expect(runDirSync).toBeGreaterThan(marked);
       expect(runDirSync).toBeLessThan(firstMove);
       // Released: every layout folder a file was renamed into is fsynced, and the marker is gone.
       const renamedDirs = new Set(

@@ -73,7 +73,7 @@ export interface CodemachineLayoutOptions {
 /** The codemachine layout projection; `close()` releases its registry.db handles. */
 export class CodemachineLayout implements LayoutProjection {
   readonly name = 'codemachine';
-  /** Writes only through the commit's batch: staged while the ledger line is fsynced. */
+  /** Writes only through the commit's batch: staged with the ledger line, published after it. */
   readonly stages = true;
   /** template.json is read back as hand edits: a lost write would read as one (port.ts). */
   readonly durableEachCommit = true;

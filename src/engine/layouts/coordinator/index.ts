@@ -20,7 +20,11 @@ import { coordinatorPaths, coordinatorSessionId, coordinatorState } from './form
 export function readSessionHead(
   workspace: string,
 ): { session_id?: unknown; state?: unknown } | null {
-  const text = readTextInside(workspace, coordinatorPaths(workspace).state);
+  return sessionHead(readTextInside(workspace, coordinatorPaths(workspace).state));
+}
+
+/** The head of a session file's text (null: no file, or not a JSON object). */
+function sessionHead(text: string | null): { session_id?: unknown; state?: unknown } | null {
   if (text === null) return null;
   try {
     const doc = JSON.parse(text) as unknown;
@@ -56,7 +60,9 @@ function projectCoordinator(state: RunState, workspaceArg: string, io: DurableBa
   const paths = coordinatorPaths(workspace);
   const st = lstatNoSymlink(paths.dir);
   if (st !== null && !st.isDirectory()) throw new Error(`${paths.dir} is not a folder`);
-  const head = readSessionHead(workspace);
+  // Read once: the head is checked and the text compared with the next one.
+  const onDisk = readTextInside(workspace, paths.state);
+  const head = sessionHead(onDisk);
   const ours = coordinatorSessionId(state.id);
   if (head !== null && head.session_id !== ours && head.state !== 'IDLE') {
     throw new Error(
@@ -68,7 +74,7 @@ function projectCoordinator(state: RunState, workspaceArg: string, io: DurableBa
   if (state.status === 'completed') io.requireDurable();
   const doc = coordinatorState(state);
   const text = `${JSON.stringify(doc, null, 2)}\n`;
-  if (readTextInside(workspace, paths.state) !== text) {
+  if (onDisk !== text) {
     io.writeFile(paths.state, text, { root: workspace, mkdirs: true, mode: STATE_FILE_MODE });
   }
   if (state.status !== 'completed') return;

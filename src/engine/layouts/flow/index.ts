@@ -8,7 +8,7 @@
  * lock file, run.yaml is read, merged and written under `run.yaml.lock`; every file goes to a
  * temp file, is fsynced and renamed into place; nothing is opened through a symlink
  * (O_NOFOLLOW, checked from the workspace down). The files are staged in the commit's batch
- * while the ledger line is fsynced and put in place after it; a lock is held from staging until
+ * before its ledger line is written and put in place once the line is durable; a lock is held from staging until
  * the batch is published or discarded. Projection is idempotent: an activity's id
  * carries its event's seq, so a repeat after a crash finds it written, and events.jsonl gets
  * only the lines it is missing.
