@@ -15,14 +15,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { migrateToLatest } from '../src/db/connection.ts';
-import { openPostgresDb } from '../src/db/dialects/postgres/connection.ts';
-import { createRepositories } from '../src/db/repositories/index.ts';
-import { type FakeChat, FakeTelegram, type FakeUser } from '../test/fakes/telegram.ts';
+import type { FakeChat, FakeUser } from '../test/fakes/telegram.ts';
 import { roleOf, type ServeProcess, spawnServe } from '../test/support/ha-serve.ts';
-import { startPostgres } from '../test/support/postgres.ts';
-import { startRedis } from '../test/support/redis.ts';
 import { until } from './failover-runs.ts';
+import { startHaBenchWorld } from './ha-bench-world.ts';
 
 const arg = (name: string, fallback: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -55,19 +51,11 @@ function linesOf(
 }
 
 const loadAtStart = load();
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-takeover-bench-'));
-const ws = path.join(dir, 'ws');
-fs.mkdirSync(ws);
-const [pg, redis] = await Promise.all([startPostgres(), startRedis()]);
-const fake = await FakeTelegram.start();
-fake.addChat(TEAM);
-const url = await pg.createDatabase();
-const setup = await openPostgresDb({ url, maxConnections: 1 });
-await migrateToLatest(setup);
-const repos = createRepositories(setup);
-const binding = await repos.bindings.bind({ chatRef: `telegram:${TEAM.id}`, workspace: ws });
-await repos.allowlist.allow({ bindingId: binding.id }, 'telegram', String(ALICE.id), 'approver');
-await setup.close();
+const { dir, ws, pg, redis, fake, url } = await startHaBenchWorld(
+  'pb-takeover-bench-',
+  TEAM,
+  ALICE,
+);
 const client = new Redis(redis.url);
 
 let generation = 0;
