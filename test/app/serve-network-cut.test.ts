@@ -16,6 +16,7 @@ import { expect, it } from 'vitest';
 import { ALICE, expectAppliedOnce, haCluster, ledgerLinesOf, TEAM } from '../support/ha-cluster.ts';
 import { roleOf } from '../support/ha-serve.ts';
 import { describeHa, redisBehindProxy } from '../support/ha-suite.ts';
+import { processAlive } from '../support/process-alive.ts';
 import { slow, waitUntil } from '../support/slowdown.ts';
 
 /** Pids of the demo agents whose parent is `ppid` (read from /proc). */
@@ -33,16 +34,6 @@ function demoAgentsOf(ppid: number): number[] {
     }
   }
   return pids;
-}
-
-/** True while `pid` is a live process (not gone, not a zombie). */
-function alive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^[ZX]$/.test(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? '');
-  } catch {
-    return false;
-  }
 }
 
 describeHa('serve network cut: the leader loses Redis silently', 'network-cut story', (suite) => {
@@ -120,7 +111,7 @@ describeHa('serve network cut: the leader loses Redis silently', 'network-cut st
 
       // A failing run must not leave a hanging agent behind.
       suite.cleanups.push(() => {
-        if (alive(agent!)) process.kill(-agent!, 'SIGKILL');
+        if (processAlive(agent!)) process.kill(-agent!, 'SIGKILL');
       });
       proxy.cut('blackhole');
       const code = await Promise.race([
@@ -128,7 +119,7 @@ describeHa('serve network cut: the leader loses Redis silently', 'network-cut st
         new Promise<'running'>((r) => setTimeout(() => r('running'), slow(60_000))),
       ]);
       expect(code, a.output()).toBe(75);
-      await waitUntil(() => !alive(agent!), {
+      await waitUntil(() => !processAlive(agent!), {
         timeoutMs: 5_000,
         message: `the agent ${agent} of the old leader still runs after its exit`,
       });

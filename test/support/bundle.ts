@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
+import { processAlive } from './process-alive.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /**
@@ -47,7 +48,7 @@ function ownDir(): string {
   fs.mkdirSync(PARENT, { recursive: true });
   for (const name of fs.readdirSync(PARENT)) {
     const pid = Number(name.split('-')[0]);
-    if (pid > 0 && pid !== process.pid && !alive(pid)) {
+    if (pid > 0 && pid !== process.pid && !processAlive(pid)) {
       fs.rmSync(path.join(PARENT, name), { recursive: true, force: true });
     }
   }
@@ -55,13 +56,4 @@ function ownDir(): string {
   const own = dir;
   process.once('exit', () => fs.rmSync(own, { recursive: true, force: true }));
   return dir;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { processAlive } from './process-alive.ts';
 import { freePort, kill, waitFor } from './server-process.ts';
 
 /** A running Redis; `stop` ends it if we started it (a REDIS_URL one is left alone). */
@@ -65,14 +66,14 @@ export async function startRedis(): Promise<RedisHandle> {
     url: `redis://127.0.0.1:${port}`,
     restart: async () => {
       kill(pid, 'SIGKILL');
-      await waitFor(async () => !alive(pid), 5000, `redis-server ${pid} did not die`);
+      await waitFor(async () => !processAlive(pid), 5000, `redis-server ${pid} did not die`);
       pid = await launch(port, dir);
     },
     stop: async () => {
       process.off('exit', killOnExit);
       kill(pid, 'SIGTERM');
-      await waitFor(async () => !alive(pid), 5000, `redis-server ${pid} did not stop`).catch(() =>
-        kill(pid, 'SIGKILL'),
+      await waitFor(async () => !processAlive(pid), 5000, `redis-server ${pid} did not stop`).catch(
+        () => kill(pid, 'SIGKILL'),
       );
       rmSync(dir, { recursive: true, force: true });
     },
@@ -107,15 +108,6 @@ async function launch(port: number, dir: string): Promise<number> {
   );
   await waitFor(() => ping(port), 5000, `redis-server on port ${port} did not answer PING`);
   return Number(readFileSync(pidFile, 'utf8').trim());
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** True when a Redis on `port` answers PING with +PONG. */

@@ -139,15 +139,8 @@ export async function waitFor<T>(
   }
 }
 
-/** True while process `pid` exists. */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** True while process `pid` runs (a zombie is dead). */
+export { processAlive as alive } from '../../support/process-alive.ts';
 
 /** Approves the open checkpoint of a run and waits until it is idle again. */
 export async function approve(o: Orchestrator, runId: string, key: string): Promise<RunState> {

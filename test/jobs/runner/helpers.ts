@@ -75,22 +75,8 @@ export function invocation(run: TempRun, over: Partial<AgentInvocation> = {}): A
   };
 }
 
-/** True while `pid` runs; a zombie (killed but not reaped, e.g. PID 1 does not reap) is dead. */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    // No /proc (macOS): kill(pid, 0) succeeding is all we know.
-    return process.platform !== 'linux';
-  }
-}
+/** True while `pid` runs; a zombie (killed but not reaped) is dead. */
+export { processAlive as isAlive } from '../../support/process-alive.ts';
 
 /** The pid the demo agent printed for its grandchild, from the step log. */
 export function grandchildPid(logText: string): number {
