@@ -60,7 +60,8 @@ steps:
       const run = await o.startRun({
         workflow: 'par',
         workspace: env.workspace,
-        spec: 's',
+        // Its own spec, so its own run id: the file's tests share one Redis and its job ids.
+        spec: 'parallel tasks',
         actor: ALICE,
       });
       const state = await o.waitUntilIdle(run.id);
@@ -116,7 +117,7 @@ steps:
       const run = await o.startRun({
         workflow: 'gpu',
         workspace: env.workspace,
-        spec: 's',
+        spec: 'gpu tasks',
         actor: ALICE,
       });
       const state = await o.waitUntilIdle(run.id);

@@ -33,6 +33,9 @@ import {
 } from './support.ts';
 
 const availability = redisAvailable();
+// Each test's run has its own spec, hence its own run id slug: the tests share one Redis, and two
+// bridges starting `<second>-s` in the same second made the same job id, so the second run's job
+// was taken for the first's (BullMQ keeps finished jobs) and its run waited forever.
 const TIMEOUT = slow(90_000);
 
 /** A workflow of `steps` ([id, prompt, runsOn?]) all run by the scripted git agent. */
@@ -97,7 +100,7 @@ if (availability.ok || inCi()) {
       const run = await o.startRun({
         workflow: 'one',
         workspace: env.workspace,
-        spec: 's',
+        spec: 'end to end',
         actor: ALICE,
       });
       const state = await o.waitUntilIdle(run.id);
@@ -123,10 +126,8 @@ if (availability.ok || inCi()) {
       expect([...(order as number[])].sort((x, y) => x - y)).toEqual(order);
     });
 
-    // Seen timing out now and then in whole-suite runs (never alone); under investigation, see docs/development.md.
     it('shared mode: a worker with an empty home runs the step in the mounted workspace path', {
       timeout: TIMEOUT,
-      retry: 1,
     }, async () => {
       env = await makeEnv({}, () => bridgeQueue(redis.url));
       await env.repos.agents.add({
@@ -140,7 +141,7 @@ if (availability.ok || inCi()) {
       const run = await o.startRun({
         workflow: 'one',
         workspace: env.workspace,
-        spec: 's',
+        spec: 'shared mode',
         actor: ALICE,
       });
       expect((await o.waitUntilIdle(run.id)).status).toBe('completed');
@@ -167,7 +168,7 @@ if (availability.ok || inCi()) {
       const run = await o.startRun({
         workflow: 'two',
         workspace: env.workspace,
-        spec: 's',
+        spec: 'two workers',
         actor: ALICE,
       });
       const state = await o.waitUntilIdle(run.id);
@@ -207,7 +208,7 @@ if (availability.ok || inCi()) {
       const run = await o.startRun({
         workflow: 'gpu',
         workspace: env.workspace,
-        spec: 's',
+        spec: 'gpu label',
         actor: ALICE,
       });
       // The in-process worker (no labels) keeps putting the job back; nothing starts.
@@ -282,7 +283,7 @@ if (availability.ok || inCi()) {
       const run = await o.startRun({
         workflow: 'slow',
         workspace: env.workspace,
-        spec: 's',
+        spec: 'killed mid-step',
         actor: ALICE,
       });
       // The agent's output reaches the bridge's log file while it still runs.
