@@ -75,7 +75,8 @@ const start = async (slot: number) => {
     args: ['--concurrency', '0'],
     env: {
       PHASEBRIDGE_WORKSPACE: ws,
-      LOG_LEVEL: 'warn',
+      // Kept runs are for looking into: what each bridge did, at info.
+      LOG_LEVEL: process.env.PHASEBRIDGE_BENCH_KEEP === undefined ? 'warn' : 'info',
       TELEGRAM_BOT_TOKEN: fake.token,
       TELEGRAM_API_ROOT: fake.apiRoot,
       DATABASE_URL: url,
@@ -90,6 +91,8 @@ const workers: WorkerProcess[] = [];
 const ledgers = new Ledgers(ws);
 const records: RunRecord[] = [];
 const takeovers: number[] = [];
+/** Kills and takeovers with their times, for the kept timeline (PHASEBRIDGE_BENCH_KEEP). */
+const moments: { at: number; what: string }[] = [];
 let failure: string | undefined;
 try {
   for (let slot = 0; slot < 3; slot++) bridges.push(await start(slot));
@@ -116,6 +119,7 @@ try {
     if (i === undefined) throw new Error('no bridge leads');
     bridges[i]!.child.kill('SIGKILL');
     const killedAt = Date.now();
+    moments.push({ at: killedAt, what: `kill bridge ${i} (${bridges[i]!.name})` });
     await bridges[i]!.exited;
     const next = await until(async () => {
       const j = await leaderNow();
@@ -123,6 +127,7 @@ try {
     }, 120_000);
     if (next === undefined) throw new Error('no standby took over in 120 s');
     takeovers.push(Date.now() - killedAt);
+    moments.push({ at: Date.now(), what: `bridge ${next} (${bridges[next]!.name}) leads` });
     const inFlight = records.filter((r) => r.ending === undefined && r.stalledAt === undefined);
     log(
       `kill ${takeovers.length}: bridge ${i} killed, ${next} leads after ${takeovers.at(-1)} ms (${inFlight.length} runs in flight, load ${load()[0]})`,
@@ -221,6 +226,19 @@ try {
       fs.writeFileSync(path.join(dir, `serve-${b.name}.log`), b.output());
     for (const [i, w] of workers.entries())
       fs.writeFileSync(path.join(dir, `worker-${i}.log`), w.output());
-    log(`kept ${dir} (the workspace, and each process's output in *.log)`);
+    // One line per Telegram call and per kill, in time order: where a press waited, and for what.
+    const timeline = [
+      ...moments,
+      ...fake.calls.map((c) => ({
+        at: c.at ?? 0,
+        what: `${c.method}${c.ok ? '' : ` -> ${c.errorCode}`} ${JSON.stringify(c.params).slice(0, 160)}`,
+      })),
+      ...records.flatMap((r) =>
+        r.presses.map((p) => ({ at: p.at, what: `press ${p.id} (${r.tag})` })),
+      ),
+    ].sort((a, b) => a.at - b.at);
+    const lines = timeline.map((m) => `${new Date(m.at).toISOString().slice(11, 23)} ${m.what}`);
+    fs.writeFileSync(path.join(dir, 'timeline.txt'), `${lines.join('\n')}\n`);
+    log(`kept ${dir} (the workspace, each process's output in *.log, timeline.txt)`);
   }
 }

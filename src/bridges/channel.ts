@@ -80,6 +80,13 @@ export interface Channel {
   /** Posts a message and returns its ref; rate limits are waited out, order per chat is kept. */
   send(chatRef: ChatRef, message: OutgoingMessage): Promise<MessageRef>;
   /**
+   * As `send`, but resolves once the message is durably queued, not delivered: `delivered`
+   * settles with its ref. For the answer to what a person sent, so the next update (a press
+   * whose answer Telegram drops after 15 s) is not held while a group's 20 a minute is spent.
+   * Paced channels only; callers fall back to `send` (chatops `postReply`).
+   */
+  post?(chatRef: ChatRef, message: OutgoingMessage): Promise<{ delivered: Promise<MessageRef> }>;
+  /**
    * Replaces a sent message's content; buttons not in `message` are removed. Never pings.
    * NOT_FOUND (NotFoundError) when the message no longer exists (deleted in the chat).
    */

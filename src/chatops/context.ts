@@ -121,6 +121,22 @@ export function sendTo(
 }
 
 /**
+ * Queues the answer to what a person sent and resolves once it is durable, not delivered (paced
+ * channels): the platform's next update is taken meanwhile. A press behind a reply in a busy
+ * Telegram group (20 a minute) waited up to a minute for it and its answer came too late.
+ * `delivered` settles with the message's ref (unpaced channels: already delivered).
+ */
+export async function postReply(
+  channel: Channel,
+  chatRef: ChatRef,
+  message: OutgoingMessage,
+): Promise<{ delivered: Promise<MessageRef> }> {
+  if (channel.post) return channel.post(chatRef, message);
+  const ref = await channel.send(chatRef, message);
+  return { delivered: Promise.resolve(ref) };
+}
+
+/**
  * Remembers a message the bot sent about a run (run_messages), so a reply to it is answered
  * (issue 29); a failure is logged, never thrown: the message itself went out.
  */

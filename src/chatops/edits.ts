@@ -8,7 +8,14 @@
 import type { Edit } from '../bridges/events.ts';
 import { prose } from '../bridges/render-text.ts';
 import type { AuditEntry } from '../db/repositories/audit.ts';
-import { accessOfEvent, audit, type ChatOpsDeps, channelFor, keyMarker } from './context.ts';
+import {
+  accessOfEvent,
+  audit,
+  type ChatOpsDeps,
+  channelFor,
+  keyMarker,
+  postReply,
+} from './context.ts';
 import { commandHow } from './unbound-hints.ts';
 
 /** Audit rows of the editor searched for what the first message did (newest first). */
@@ -48,5 +55,5 @@ export async function handleEdit(deps: ChatOpsDeps, ev: Edit): Promise<void> {
     detail: `edit of ${first?.action ?? `command:${ev.command}`} not applied`,
   });
   const channel = channelFor(deps, ev.chatRef);
-  await channel?.send(ev.chatRef, { text: prose(words), urgency: 'interactive' });
+  if (channel) await postReply(channel, ev.chatRef, { text: prose(words), urgency: 'interactive' });
 }

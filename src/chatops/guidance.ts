@@ -13,6 +13,7 @@
  * of no run are chatter and ignored.
  */
 import type { Reply } from '../bridges/events.ts';
+import type { MessageRef } from '../bridges/messages.ts';
 import { prose } from '../bridges/render-text.ts';
 import type { Role } from '../db/schema.ts';
 import { isTerminal, RUN_ID_PATTERN } from '../engine/model.ts';
@@ -27,6 +28,7 @@ import {
   audit,
   type ChatOpsDeps,
   channelFor,
+  postReply,
   rememberRunMessage,
 } from './context.ts';
 import { fetchInputs } from './input-fetch.ts';
@@ -105,9 +107,10 @@ export async function handleGuidanceReply(deps: ChatOpsDeps, ev: Reply): Promise
   const { runId } = about;
   const access = await accessOfEvent(deps, ev);
   const channel = channelFor(deps, ev.chatRef);
-  // The answer to what the person just sent: they wait for it.
-  const say = (text: string) =>
-    channel?.send(ev.chatRef, { text: prose(text), urgency: 'interactive' });
+  // The answer to what the person just sent: they wait for it. Durable before the next update
+  // is taken, delivered at the chat's pace (postReply).
+  const say = async (text: string): Promise<{ delivered?: Promise<MessageRef> }> =>
+    channel ? postReply(channel, ev.chatRef, { text: prose(text), urgency: 'interactive' }) : {};
   const base = {
     actor: access.actor,
     action: 'reply:guidance',
@@ -158,7 +161,11 @@ export async function handleGuidanceReply(deps: ChatOpsDeps, ev: Reply): Promise
   const where = noteWhereWords(noteDestinations(result.state));
   await audit(deps, { ...base, outcome: 'allowed', detail: `guidance: ${where}` });
   // A reply to the acknowledgement itself is a note too.
-  await rememberRunMessage(deps, await say(`Noted: ${where}.`), runId, 'ack');
+  const ack = await say(`Noted: ${where}.`);
+  void ack.delivered?.then(
+    (ref) => rememberRunMessage(deps, ref, runId, 'ack'),
+    () => undefined,
+  );
   return true;
 }
 

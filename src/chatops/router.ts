@@ -21,6 +21,7 @@ import {
   audit,
   type ChatOpsDeps,
   channelFor,
+  postReply,
   resolveAccess,
 } from './context.ts';
 import { RecentKeys } from './dedupe.ts';
@@ -219,7 +220,7 @@ export class Router {
   async #reply(event: Command | DirectText, reply: string | OutgoingMessage): Promise<void> {
     const channel = channelFor(this.#deps, event.chatRef);
     const message = typeof reply === 'string' ? text(reply) : reply;
-    await channel?.send(event.chatRef, { urgency: 'interactive', ...message });
+    if (channel) await postReply(channel, event.chatRef, { urgency: 'interactive', ...message });
   }
 }
 

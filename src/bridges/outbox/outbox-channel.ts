@@ -66,6 +66,14 @@ export class OutboxChannel implements Channel {
     return (await this.#outbox.enqueue('send', chatRef, message)) as MessageRef;
   }
 
+  async post(
+    chatRef: ChatRef,
+    message: OutgoingMessage,
+  ): Promise<{ delivered: Promise<MessageRef> }> {
+    const { delivered } = await this.#outbox.commit('send', chatRef, message);
+    return { delivered: delivered as Promise<MessageRef> };
+  }
+
   async edit(messageRef: MessageRef, message: OutgoingMessage): Promise<void> {
     await this.#outbox.enqueue('edit', messageRef, message);
   }

@@ -213,10 +213,25 @@ export class Outbox {
    * still reaches `onFailure`.
    */
   queue(kind: OutboxKind, target: string, message: OutgoingMessage): Promise<void> {
-    this.enqueue(kind, target, message).catch(() => undefined);
-    return new Promise((resolve, reject) => {
+    return this.commit(kind, target, message).then(() => undefined);
+  }
+
+  /**
+   * As `queue`, and the call's outcome too: resolves once the row is committed, with `delivered`:
+   * what `enqueue` settles with (already handled: an unobserved failure is not an error here).
+   */
+  async commit(
+    kind: OutboxKind,
+    target: string,
+    message: OutgoingMessage,
+  ): Promise<{ delivered: Promise<string | null> }> {
+    const delivered = this.enqueue(kind, target, message);
+    delivered.catch(() => undefined);
+    await new Promise<void>((resolve, reject) => {
       this.#commits.tellWhenWritten({ resolve: () => resolve(), reject });
     });
+    // Wrapped: an async function returning the promise itself would wait for the delivery.
+    return { delivered };
   }
 
   /** The newest waiting edit of `target` (the one older waiting edits are absorbed into). */
