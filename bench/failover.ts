@@ -19,7 +19,8 @@
  * is refused and counted apart, pressesAnsweredTooLate), repliesLost (a reply, guidance
  * or reason, acknowledged or not, whose words are not in its run's ledger as feedback exactly
  * once), attemptsStartedTwice (a step attempt started twice: a step run twice), takeover p50/max
- * (SIGKILL → another bridge's /readyz says leader; goal ≤ 10 s), wall time, load averages.
+ * (SIGKILL → another bridge's /readyz says leader; goal ≤ 10 s), press answer p50/max (a press →
+ * its answerCallbackQuery at the fake; Telegram drops one after 15 s), wall time, load averages.
  *
  * Run: npx tsx bench/failover.ts [--kills 20] [--seed 33] [--window 3000] [--in-flight 3]
  *      [--step-ms 1000] [--patience 180000]
@@ -186,6 +187,17 @@ try {
   );
 
   const counts = audit(records, ledgers, fake);
+  // Press -> its answer reached Telegram (the person's spinner ends), over every press.
+  const answerMs = records
+    .flatMap((r) => r.presses)
+    .map((p) => {
+      const c = fake.calls.find(
+        (x) => x.method === 'answerCallbackQuery' && String(x.params.callback_query_id) === p.id,
+      );
+      return c?.at === undefined ? undefined : c.at - p.at;
+    })
+    .filter((ms): ms is number => ms !== undefined)
+    .sort((a, b) => a - b);
   const sorted = [...takeovers].sort((a, b) => a - b);
   // Not a goal of 0: a press answered after Telegram's 15 s was applied; only its toast is lost.
   const { details, pressesAnsweredTooLate, ...zeroes } = counts;
@@ -201,6 +213,8 @@ try {
     pressesAnsweredTooLate,
     takeoverMsP50: sorted[Math.floor((sorted.length - 1) / 2)] ?? null,
     takeoverMsMax: sorted.at(-1) ?? null,
+    pressAnswerMsP50: answerMs[Math.floor((answerMs.length - 1) / 2)] ?? null,
+    pressAnswerMsMax: answerMs.at(-1) ?? null,
     leaderLeaseMs: LEADER_LEASE_MS,
     stepMs: STEP_MS,
     seed: SEED,
