@@ -176,7 +176,8 @@ export class SessionStore {
     const now = this.#now();
     await this.#store.prune(now, now - this.#idle);
     const stored = {
-      sessionId: randomBytes(9).toString('base64url'),
+      // Hex: a base64url id may begin with '-', which `logins revoke <id>` read as an option.
+      sessionId: randomBytes(9).toString('hex'),
       createdAt: now,
       person,
       expiresAt: person === null ? null : now + this.#personTtl,

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { NotFoundError } from '../../errors.ts';
 import type { CliContext } from '../context.ts';
 
-/** Session ids are 12 url-safe characters (9 random bytes). */
+/** Session ids are 18 hex digits (9 random bytes); older ones 12 url-safe characters. */
 const SESSION_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 const when = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
