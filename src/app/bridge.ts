@@ -198,6 +198,7 @@ export async function startBridge(
         state: (p) => repos.channelState.scope(p),
         consoleAdmin: consoleAdmin(repos),
         consoleQueue: consoleQueue(queue, repos),
+        ...(lead && { leading: true }),
       },
     );
     await bindConsole(repos, workspace);

@@ -34,7 +34,15 @@ export interface ChannelStores {
   readonly consoleAdmin?: AdminSource;
   /** The console's queue page (the job queue and the audit log). */
   readonly consoleQueue?: QueueSource;
+  /**
+   * This bridge leads under a lease (several `serve`): a Telegram poll ended by 409 came from a
+   * former leader polling once more before it learned it does not lead, so polling goes on.
+   */
+  readonly leading?: boolean;
 }
+
+/** A leader's pause before polling again after a former leader's poll ended its own (409). */
+const POLL_CONFLICT_RETRY_MS = 1000;
 
 /**
  * Builds every adapter the config enables (constructors validate their own options). `runs` is
@@ -80,6 +88,7 @@ export async function buildChannels(
       logger: log.child({ component: 'telegram' }),
       ...metered('telegram'),
       ...(stores && { state: stores.state('telegram') }),
+      ...(stores?.leading && { pollConflictRetryMs: POLL_CONFLICT_RETRY_MS }),
     });
     all.set('telegram', telegram);
     if (webhook) {

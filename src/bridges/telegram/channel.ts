@@ -156,6 +156,9 @@ export class TelegramChannel implements Channel {
       handle: (update) => this.#bot.handleUpdate(update),
       timeoutSeconds: this.#options.pollingTimeoutSeconds ?? 30,
       log: this.#log,
+      ...(this.#options.pollConflictRetryMs !== undefined && {
+        conflictRetryMs: this.#options.pollConflictRetryMs,
+      }),
       onFatal: (err) => {
         // 401 or 409 after start: polling is dead; say so once.
         if (this.#state === 'stopped') return;

@@ -31,6 +31,13 @@ export interface TelegramChannelOptions {
   /** Long-polling hold time; default 30 s. */
   readonly pollingTimeoutSeconds?: number;
   /**
+   * Set: a poll ended by 409 (another process polled the token) is retried after this pause
+   * instead of ending polling. For a leader under a lease, where the other poller is a former
+   * leader that polled once more before it learned it does not lead. Unset: another bot
+   * instance on the token is not fought; polling ends with a fault /readyz shows.
+   */
+  readonly pollConflictRetryMs?: number;
+  /**
    * Longest wait for any one Bot API answer; default the polling hold + 15 s. grammY's own is
    * 500 s: a server that takes a request and goes silent would stall start-up or polling that long.
    */

@@ -29,6 +29,8 @@ export interface UpdatePollerOptions {
   readonly log: ChannelLogger;
   /** Polling ended on its own (401: token revoked, 409: another poller): it is not retried. */
   readonly onFatal: (err: unknown) => void;
+  /** Set: a 409 is retried after this pause instead of ending polling (options.ts says when). */
+  readonly conflictRetryMs?: number;
 }
 
 /** One long-polling loop, started once and stopped once. */
@@ -75,9 +77,16 @@ export class UpdatePoller {
         allowed = undefined;
       } catch (err) {
         if (signal.aborted) return;
-        if (err instanceof GrammyError && (err.error_code === 401 || err.error_code === 409)) {
-          throw err;
+        const conflict = err instanceof GrammyError && err.error_code === 409;
+        if (conflict && this.#o.conflictRetryMs !== undefined) {
+          this.#o.log.warn(
+            { err },
+            'telegram: another process polled (a former leader?); polling again',
+          );
+          await pause(this.#o.conflictRetryMs, signal);
+          continue;
         }
+        if (conflict || (err instanceof GrammyError && err.error_code === 401)) throw err;
         const wait = err instanceof GrammyError ? (err.parameters.retry_after ?? 3) * 1000 : 0;
         this.#o.log.warn({ err }, 'telegram: getUpdates failed; retrying');
         await pause(Math.max(wait, RETRY_MS), signal);
