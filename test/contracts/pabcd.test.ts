@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { slow } from '../support/slowdown.ts';
 import { TelegramDriver } from './drivers/telegram.ts';
 import type { SeenMessage } from './platform-driver.ts';
 import { until } from './platform-driver.ts';
@@ -63,12 +64,15 @@ const inOrder = (marks: readonly string[]): boolean =>
 async function ask(who: 'alice' | 'bob' | 'carol', text: string): Promise<string> {
   const before = d.latestMessages().length;
   await d.sendCommand(who, text);
-  await until(() => d.latestMessages().length > before, `an answer to ${text}`);
+  // A group's 20 messages a minute may be spent by the run's own: a reply may wait the minute out.
+  await until(() => d.latestMessages().length > before, `an answer to ${text}`, 90_000);
   return d.latestMessages()[before]!.text;
 }
 
 describe('the pabcd preset through chat', () => {
-  it('shows the phases, stops at the closed check gate, takes an override and finishes', async () => {
+  it('shows the phases, stops at the closed check gate, takes an override and finishes', {
+    timeout: slow(180_000),
+  }, async () => {
     // Followed too: rows of our own run are not announced twice (its status message has them).
     await w.bridge.repos.followed.follow(w.workspace, 0);
     await d.sendCommand('alice', 'run pabcd add a login page');
