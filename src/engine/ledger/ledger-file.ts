@@ -333,6 +333,9 @@ export class LedgerWriter {
     while (off < buf.length) off += fs.writeSync(this.#fd, buf, off, buf.length - off);
     this.#syncing++;
     try {
+      // A turn later, as the files a commit staged before this line (stageFileAtomicFast): their
+      // fsyncs go to the thread pool first, this one right after, with no call in between.
+      await Promise.resolve();
       await fsyncAsync(this.#fd);
     } finally {
       // A close asked for meanwhile waited for this fsync (the fd must outlive it).

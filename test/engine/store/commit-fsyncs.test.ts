@@ -81,6 +81,30 @@ describe('a commit waits for the disk once for its files', () => {
     });
   });
 
+  it("the staged run.json's fsync is asked for first, the line's right after it (one journal commit)", async () => {
+    let state = await driveRun(store, ws, 1);
+    const { dir, ledger } = runFiles(ws);
+    const realLedger = fs.realpathSync(ledger);
+    const watch = watchFsyncs(dir, ledger);
+    const sizes: number[] = [];
+    try {
+      for (let n = 2; n <= 4; n++) {
+        const r = await store.commit(RUN, `k${n}`, nextCommand(state, n));
+        if (!r.ok) throw new Error(r.rejection.message);
+        state = r.state;
+        sizes.push(fs.statSync(ledger).size);
+      }
+    } finally {
+      watch.restore();
+    }
+    // Issue 31: asked for the other way round, the line's fsync made the journal commit without
+    // the staged file's data, and run.json's rename waited for a second commit.
+    const order = watch.asked
+      .filter((a) => a.file === realLedger || /\.run\.json\..*\.tmp$/.test(a.file))
+      .map((a) => (a.file === realLedger ? `line@${a.ledgerBytes}` : `run.json@${a.ledgerBytes}`));
+    expect(order).toEqual(sizes.flatMap((size) => [`run.json@${size}`, `line@${size}`]));
+  });
+
   it("a new run's first line is fsynced with its first run.json already written beside it", async () => {
     const { dir, ledger } = runFiles(ws);
     const watch = watchFsyncs(dir, ledger);

@@ -105,13 +105,15 @@ export class CodemachineLayout implements LayoutProjection {
       ...(ctx.history && { history: ctx.history }),
     };
     const ids: RegistryIdLookup = (step) => registry.latestRowId(state.id, step.id);
-    const template = this.#templatePlan(state, ctx, paths);
+    const { template, onDisk } = this.#templatePlan(state, ctx, paths);
     // registry.db first: a step skipped before it ran has its monitoringId only there.
     const expected = registry.rehearse(() => {
       applyRegistryEvents(registry, ctx.events, fold);
       return template?.(ids) ?? null;
     });
-    const staged = expected === null ? null : writeLayoutFile(paths, paths.template, expected, io);
+    // Compared with the text #templatePlan just read: one read of template.json per commit.
+    const staged =
+      expected === null ? null : writeLayoutFile(paths, paths.template, expected, io, onDisk);
     io.onPublish(() => {
       applyRegistryEvents(registry, ctx.events, fold);
       if (template === null) return;
@@ -164,8 +166,8 @@ export class CodemachineLayout implements LayoutProjection {
   }
 
   /**
-   * template.json's text for `state` given the registry's ids, merged over the keys others wrote;
-   * null when a hand edit is to be kept on disk. The document last written is rebuilt from the
+   * template.json's text for `state` given the registry's ids, merged over the keys others wrote
+   * (null when a hand edit is to be kept on disk), and the text on disk now (null: missing). The document last written is rebuilt from the
    * state before this commit's events. A revert or reset in this commit carries out (or
    * overrides) any edit: its result is written.
    */
@@ -173,17 +175,22 @@ export class CodemachineLayout implements LayoutProjection {
     state: RunState,
     ctx: ProjectionContext,
     paths: CodemachinePaths,
-  ): ((ids: RegistryIdLookup) => string) | null {
+  ): { template: ((ids: RegistryIdLookup) => string) | null; onDisk: string | null } {
     const handler = this.#opts.onHandEdit;
     const rewinds = ctx.events.some((e) => e.type === 'reverted' || e.type === 'runReset');
     const read = readTemplateAt(paths.template);
+    const onDisk = read.kind === 'missing' ? null : read.text;
     if (handler && ctx.previous && !ctx.rebuild && !rewinds) {
       const edit = detectFromRead(buildTemplate(ctx.previous), read);
-      if (edit.kind !== 'none' && handler(edit, state) && edit.kind !== 'unreadable') return null;
+      if (edit.kind !== 'none' && handler(edit, state) && edit.kind !== 'unreadable') {
+        return { template: null, onDisk };
+      }
     }
     // Keys CodeMachine (or the user) wrote that the run's state does not hold survive the rewrite.
-    const onDisk = read.kind === 'ok' ? JSON.parse(read.text) : undefined;
-    return (ids) => serializeTemplate(withForeignFields(buildTemplate(state, ids), onDisk));
+    const foreign = read.kind === 'ok' ? JSON.parse(read.text) : undefined;
+    const template = (ids: RegistryIdLookup) =>
+      serializeTemplate(withForeignFields(buildTemplate(state, ids), foreign));
+    return { template, onDisk };
   }
 }
 

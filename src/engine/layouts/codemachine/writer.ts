@@ -13,16 +13,20 @@ import type { CodemachinePaths } from './paths.ts';
 /** The directive file's content at the start of every step. */
 export const DEFAULT_DIRECTIVE_TEXT = `${JSON.stringify(DEFAULT_DIRECTIVE, null, 2)}\n`;
 
-/** Stages `text` for one of the layout's files unless it already holds exactly that (null). */
+/**
+ * Stages `text` for one of the layout's files unless it already holds exactly that (null);
+ * `current`: the file's text the caller has just read (null: missing), not read again.
+ */
 export function writeLayoutFile(
   paths: CodemachinePaths,
   file: string,
   text: string,
   io: DurableBatch,
+  current?: string | null,
 ): StagedFile | null {
   // The workspace folder is trusted; everything from .codemachine down is checked for symlinks.
   const workspace = path.dirname(paths.root);
-  if (readTextInside(workspace, file) === text) return null;
+  if ((current === undefined ? readTextInside(workspace, file) : current) === text) return null;
   return io.writeFile(file, text, { root: workspace, mkdirs: true, mode: STATE_FILE_MODE });
 }
 

@@ -21,9 +21,7 @@ export function flowPaths(workspace: string, runId: string) {
   return {
     runDir,
     runYaml: path.join(runDir, 'run.yaml'),
-    runLock: path.join(runDir, 'run.yaml.lock'),
     activities: path.join(runDir, 'activities'),
-    activitiesLock: path.join(runDir, 'activities', '.lock'),
     events: path.join(runDir, 'events.jsonl'),
   };
 }

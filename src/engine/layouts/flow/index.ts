@@ -4,14 +4,14 @@
  * per phase boundary, numbered, never rewritten) and `events.jsonl` (run_started,
  * activity_recorded with seq and path, session_end, the terminal event).
  *
- * Write discipline, as the seed's helpers: activities are created under the `activities/.lock`
- * lock file, run.yaml is read, merged and written under `run.yaml.lock`; every file goes to a
- * temp file, is fsynced and renamed into place; nothing is opened through a symlink
- * (O_NOFOLLOW, checked from the workspace down). The files are staged in the commit's batch
- * before its ledger line is written and put in place once the line is durable; a lock is held from staging until
- * the batch is published or discarded. Projection is idempotent: an activity's id
- * carries its event's seq, so a repeat after a crash finds it written, and events.jsonl gets
- * only the lines it is missing.
+ * Write discipline: every file goes to a temp file and is renamed into place; nothing is opened
+ * through a symlink (O_NOFOLLOW, checked from the workspace down). The files are staged in the
+ * commit's batch before its ledger line is written and put in place once the line is durable.
+ * No lock file of its own (issue 31): the run's lock (`.phasebridge/runs/<id>/lock`, held by the
+ * RunStore while the run is open) already excludes every other writer of `.flow/runs/<id>/`, and
+ * flow's helper locks with flock, which such files never excluded (docs/flow.md). Projection
+ * is idempotent: an activity's id carries its event's seq, so a repeat after a crash finds it
+ * written, and events.jsonl gets only the lines it is missing.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -19,7 +19,6 @@ import { parse } from 'yaml';
 import type { RunEvent } from '../../events.ts';
 import { evolve } from '../../evolve.ts';
 import type { DurableBatch } from '../../ledger/durable-batch.ts';
-import { RunLock } from '../../ledger/run-lock.ts';
 import {
   ensureDirInside,
   lstatNoSymlink,
@@ -82,46 +81,33 @@ function listActivities(dir: string): { n: number; id: string; file: string }[] 
 
 /**
  * Stages the activities not recorded yet; returns every recorded one, in number order, the new
- * ones included. The lock is taken only when there is an activity to write (most commits record
- * none), and held until the batch settles (the numbers are taken until the files are in place).
+ * ones included (numbered after the highest in the folder: the run's lock keeps them ours).
  */
 function writeActivities(
   workspace: string,
   state: RunState,
   dir: string,
-  lockFile: string,
   drafts: ActivityDraft[],
   io: DurableBatch,
 ): { n: number; id: string; file: string }[] {
   ensureDirInside(workspace, dir);
-  if (drafts.length === 0) return listActivities(dir);
-  const lock = RunLock.acquire(lockFile, `${state.id} (flow activities)`);
-  try {
-    const existing = listActivities(dir);
-    const all = [...existing];
-    const ids = new Set(existing.map((a) => a.id));
-    let n = existing.at(-1)?.n ?? 0;
-    for (const d of drafts) {
-      if (ids.has(d.id)) continue;
-      n++;
-      const name = activityFileName(n, d.id);
-      io.writeFile(path.join(dir, name), toYaml(activityDoc(state, d)), {
-        root: workspace,
-        mode: STATE_FILE_MODE,
-      });
-      all.push({ n, id: d.id, file: name });
-      ids.add(d.id);
-    }
-    if (all.length === existing.length) {
-      lock.release();
-      return existing;
-    }
-    io.onSettle(() => lock.release());
-    return all;
-  } catch (err) {
-    lock.release();
-    throw err;
+  const existing = listActivities(dir);
+  if (drafts.length === 0) return existing;
+  const all = [...existing];
+  const ids = new Set(existing.map((a) => a.id));
+  let n = existing.at(-1)?.n ?? 0;
+  for (const d of drafts) {
+    if (ids.has(d.id)) continue;
+    n++;
+    const name = activityFileName(n, d.id);
+    io.writeFile(path.join(dir, name), toYaml(activityDoc(state, d)), {
+      root: workspace,
+      mode: STATE_FILE_MODE,
+    });
+    all.push({ n, id: d.id, file: name });
+    ids.add(d.id);
   }
+  return all;
 }
 
 /** events.jsonl's text and its parsed lines. */
@@ -249,10 +235,7 @@ interface KnownRunYaml {
   json: string | null;
 }
 
-/**
- * Stages run.yaml when its document changed, merged over what the file holds (under its lock,
- * held until the batch settles).
- */
+/** Stages run.yaml when its document changed, merged over what the file holds. */
 function writeRunYaml(
   workspace: string,
   state: RunState,
@@ -261,46 +244,37 @@ function writeRunYaml(
   io: DurableBatch,
 ): void {
   const repo = repoInfo(workspace);
-  // Unchanged since our own last write and the same document again: nothing to do, no lock.
-  const seen = knownFile<KnownRunYaml>(p.runYaml);
-  if (seen?.value.json != null) {
-    const doc = runDoc(state, activities, repo, seen.value.doc);
-    if (JSON.stringify(doc) === seen.value.json) return;
+  const known = knownFile<KnownRunYaml>(p.runYaml);
+  // Unchanged since our own last write and the same document again: nothing to do.
+  if (known?.value.json != null) {
+    const doc = runDoc(state, activities, repo, known.value.doc);
+    if (JSON.stringify(doc) === known.value.json) return;
   }
-  const lock = RunLock.acquire(p.runLock, `${state.id} (flow run.yaml)`);
-  let held = false;
-  try {
-    const known = knownFile<KnownRunYaml>(p.runYaml);
-    let existing: Record<string, unknown> | null;
-    let current: string | null;
-    if (known !== undefined) {
-      existing = known.value.doc;
-      current = known.value.text;
-    } else {
-      const before = fileIdentity(p.runYaml);
-      current = readTextInside(workspace, p.runYaml);
-      existing = parseRunYaml(current);
-      if (current !== null) {
-        const seenNow = { text: current, doc: existing, json: null };
-        rememberFile(p.runYaml, Buffer.byteLength(current), seenNow, before);
-      }
+  let existing: Record<string, unknown> | null;
+  let current: string | null;
+  if (known !== undefined) {
+    existing = known.value.doc;
+    current = known.value.text;
+  } else {
+    const before = fileIdentity(p.runYaml);
+    current = readTextInside(workspace, p.runYaml);
+    existing = parseRunYaml(current);
+    if (current !== null) {
+      const seenNow = { text: current, doc: existing, json: null };
+      rememberFile(p.runYaml, Buffer.byteLength(current), seenNow, before);
     }
-    const doc = runDoc(state, activities, repo, existing);
-    const text = toYaml(doc);
-    if (current !== text) {
-      io.writeFile(p.runYaml, text, { root: workspace, mkdirs: true, mode: STATE_FILE_MODE });
-    }
-    io.onSettle((published) => {
-      lock.release();
-      if (!published) return;
-      // Parsed back from the text, so that the next merge starts from what a reader sees.
-      const written = { text, doc: parseRunYaml(text), json: JSON.stringify(doc) };
-      rememberFile(p.runYaml, Buffer.byteLength(text), written);
-    });
-    held = true;
-  } finally {
-    if (!held) lock.release();
   }
+  const doc = runDoc(state, activities, repo, existing);
+  const text = toYaml(doc);
+  if (current !== text) {
+    io.writeFile(p.runYaml, text, { root: workspace, mkdirs: true, mode: STATE_FILE_MODE });
+  }
+  io.onSettle((published) => {
+    if (!published) return;
+    // Parsed back from the text, so that the next merge starts from what a reader sees.
+    const written = { text, doc: parseRunYaml(text), json: JSON.stringify(doc) };
+    rememberFile(p.runYaml, Buffer.byteLength(text), written);
+  });
 }
 
 function projectFlow(state: RunState, ctx: ProjectionContext, io: DurableBatch): void {
@@ -308,7 +282,7 @@ function projectFlow(state: RunState, ctx: ProjectionContext, io: DurableBatch):
   const p = flowPaths(workspace, state.id);
   const dirMissing = lstatNoSymlink(p.activities) === null;
   const { drafts, interrupted } = draftsOf(state, ctx, dirMissing);
-  const activities = writeActivities(workspace, state, p.activities, p.activitiesLock, drafts, io);
+  const activities = writeActivities(workspace, state, p.activities, drafts, io);
   appendEvents(workspace, state, p.events, activities, interrupted, io);
   const ids = activities.map((a) => a.id);
   writeRunYaml(workspace, state, p, ids, io);

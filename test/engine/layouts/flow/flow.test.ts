@@ -6,11 +6,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { readEventsJsonl } from '../../../../src/engine/layouts/flow/events-file.ts';
 import { flowLayout } from '../../../../src/engine/layouts/flow/index.ts';
 import { RunStore } from '../../../../src/engine/store/run-store.ts';
+import { ConflictError } from '../../../../src/errors.ts';
 import {
   flowDir,
   flowFiles,
@@ -178,5 +179,31 @@ describe('flow layout', () => {
     expect(note).toBeGreaterThan(0);
     expect(lines.slice(note + 1).filter((l) => l.type === 'activity_recorded')).toHaveLength(2);
     expect(lines.filter((l) => l.type === 'activity_recorded')).toHaveLength(3);
+  });
+  it("takes no lock file in the run's flow folder: the run's own lock keeps other writers out", async () => {
+    const { d, ws } = open();
+    // Lock files are taken by a hard link (run-lock.ts): every link made during a whole run.
+    const linked: string[] = [];
+    const link = fs.linkSync;
+    const spy = vi.spyOn(fs, 'linkSync').mockImplementation((from, to) => {
+      linked.push(path.resolve(String(to)));
+      link(from, to);
+    });
+    try {
+      await complete(d);
+    } finally {
+      spy.mockRestore();
+    }
+    // Only the run's lock, taken once when the run is created (issue 31: a lock file per
+    // run.yaml rewrite and per activity cost a create, a link and two unlinks each).
+    expect(linked).toEqual([path.join(ws, '.phasebridge', 'runs', RUN_ID, 'lock')]);
+    expect(fs.readdirSync(flowDir(ws)).filter((f) => f.includes('lock'))).toEqual([]);
+    // Another store (another process) cannot write the run while it is open here.
+    const other = new RunStore({ workspace: ws, layouts: [flowLayout] });
+    try {
+      await expect(other.load(RUN_ID)).rejects.toBeInstanceOf(ConflictError);
+    } finally {
+      await other.close();
+    }
   });
 });
