@@ -7,7 +7,13 @@
  * An end notice is queued no earlier than the answer to its run's last status edit in its chat
  * (the notifier waits for it); every other call keeps its recorded time.
  *
- * Run: npx tsx bench/fanout-replay.ts tl.json [--latency 5] [--held 2]
+ * The recorded interactive calls (the press loops' private chats) are played too: how long each
+ * waited from being queued to its answer (`interactive_ms`; the press's edit: `press_to_edit_ms`)
+ * shows what a pacing rule costs a person beside the fan-out. `over_limit` counts the calls the
+ * platform would have answered 429 (bot-wide 30 in any second, at arrival: half the round trip
+ * after the start; per chat, 1 a second with Telegram's burst of 2).
+ *
+ * Run: npx tsx bench/fanout-replay.ts tl.json [--latency 5] [--held 2] [--status-burst N] [--at-once N]
  */
 import fs from 'node:fs';
 import type { Urgency } from '../src/bridges/messages.ts';
@@ -26,6 +32,9 @@ const arg = (name: string, fallback: string) => {
 };
 const LATENCY = Number(arg('latency', '5'));
 const HELD = arg('held', '');
+const SB = arg('status-burst', '');
+/** The bot row's `spread.atOnce` (0: no spread). */
+const AT_ONCE = arg('at-once', '');
 const LIMITS = {
   perChat: { max: 1, windowMs: 1000 },
   perGroup: { max: 20, windowMs: 60_000 },
@@ -36,15 +45,25 @@ const recorded = JSON.parse(fs.readFileSync(process.argv[2]!, 'utf8')) as {
   queued: Queued[];
   necessary: Necessary[];
 };
-const table =
-  HELD === ''
-    ? TELEGRAM_LIMITS
-    : {
-        ...TELEGRAM_LIMITS,
-        limits: TELEGRAM_LIMITS.limits.map((l) =>
-          l.scope === 'bot' ? { ...l, held: Number(HELD) } : l,
-        ),
-      };
+const table = {
+  ...TELEGRAM_LIMITS,
+  limits: TELEGRAM_LIMITS.limits.map((l) =>
+    l.scope === 'bot'
+      ? {
+          ...l,
+          ...(HELD === '' ? {} : { held: Number(HELD) }),
+          ...(AT_ONCE === ''
+            ? {}
+            : {
+                spread:
+                  Number(AT_ONCE) > 0 ? { atOnce: Number(AT_ONCE), whileMs: 30_000 } : undefined,
+              }),
+        }
+      : l.scope === 'group' && SB !== ''
+        ? { ...l, statusBurst: Number(SB) }
+        : l,
+  ),
+};
 const db = openBridgeDb({ file: ':memory:' });
 await migrateToLatest(db);
 const clock = new SimClock();
@@ -64,6 +83,18 @@ const lastEdit = new Map<string, Promise<unknown>>();
 const statusOf = new Map<string, string>();
 const runOf = (text: string) => /fanout-\d+/.exec(text)?.[0] ?? '';
 const fanLanes = new Set<string>();
+/** Queued → answered (simulated ms) of each interactive call; the press's edits apart. */
+const interactiveMs: number[] = [];
+const pressMs: number[] = [];
+const timed = <T>(urgency: string | undefined, kind: string, p: Promise<T>): Promise<T> => {
+  if (urgency !== 'interactive') return p;
+  const from = clock.now();
+  return p.then((v) => {
+    interactiveMs.push(clock.now() - from);
+    if (kind === 'edit') pressMs.push(clock.now() - from);
+    return v;
+  });
+};
 const ops = [...recorded.queued].sort((a, b) => a.at - b.at);
 for (const op of ops) {
   await clock.runUntil(op.at);
@@ -78,7 +109,7 @@ for (const op of ops) {
       : undefined;
     const sent = (async () => {
       await before?.catch(() => undefined);
-      return (await outbox.enqueue('send', op.target, message))!;
+      return (await timed(op.urgency, 'send', outbox.enqueue('send', op.target, message)))!;
     })();
     if (op.ref) simRef.set(op.ref, sent);
     continue;
@@ -87,7 +118,7 @@ for (const op of ops) {
   if (!target) continue;
   lastEdit.set(
     op.target,
-    target.then((ref) => outbox.enqueue('edit', ref, message)),
+    target.then((ref) => timed(op.urgency, 'edit', outbox.enqueue('edit', ref, message))),
   );
 }
 await clock.runAll();
@@ -108,14 +139,55 @@ if (dump) {
   }));
   fs.writeFileSync(dump, JSON.stringify({ calls, necessary: recorded.necessary }));
 }
+/** Calls past the platform's limits (each would have been a 429), at their arrival. */
+function overLimit(): number {
+  const arrivals = platform.calls.map((c) => ({
+    lane: c.target.split('/')[0]!,
+    at: c.startedAt + LATENCY / 2,
+  }));
+  arrivals.sort((a, b) => a.at - b.at);
+  let over = 0;
+  const byLane = new Map<string, number[]>();
+  for (let i = 0; i < arrivals.length; i++) {
+    const { lane, at } = arrivals[i]!;
+    // Bot-wide: 30 in (at - 1000, at].
+    let n = 0;
+    for (let j = i; j >= 0 && arrivals[j]!.at > at - 1000; j--) n++;
+    // Per chat: a token bucket of 3 refilled 1 a second (the fake's rule).
+    const mine = byLane.get(lane) ?? [];
+    mine.push(at);
+    byLane.set(lane, mine);
+    let level = 3;
+    let last = Number.NEGATIVE_INFINITY;
+    for (const t of mine) {
+      level = Math.min(3, level + (t - last) / 1000) - 1;
+      last = t;
+    }
+    if (n > 30 || level < -1e-9) over++;
+  }
+  return over;
+}
+const pct = (ms: number[]) => {
+  const s = [...ms].sort((a, b) => a - b);
+  return {
+    n: s.length,
+    p50: Math.round(s[Math.floor(s.length / 2)] ?? 0),
+    max: Math.round(s.at(-1) ?? 0),
+  };
+};
 console.log(
   JSON.stringify({
     latency_ms: LATENCY,
     held: HELD === '' ? 'table' : Number(HELD),
+    status_burst: SB === '' ? 'table' : Number(SB),
+    at_once: AT_ONCE === '' ? 'table' : Number(AT_ONCE),
     calls: fan.length,
     time_to_final_ms: Math.round(finalAt),
     ideal_ms: Math.round(ideal),
     ratio_to_ideal: +(finalAt / ideal).toFixed(3),
+    over_limit: overLimit(),
+    interactive_ms: pct(interactiveMs),
+    press_to_edit_ms: pct(pressMs),
   }),
 );
 await db.close();

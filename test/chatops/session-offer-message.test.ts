@@ -50,7 +50,7 @@ describe('a session offer closed in a busy group', () => {
         urgency: 'notice',
         notBefore: 0,
       };
-      pacer.finished(sent, pacer.started(sent), t0 + i * 1000);
+      pacer.finished(sent, pacer.started(sent, t0 + i * 1000), t0 + i * 1000);
     }
     const now = t0 + 11_000;
     // An edit without an urgency is a progress (status) edit (Outbox.edit's default).

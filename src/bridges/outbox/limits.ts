@@ -41,6 +41,8 @@ export interface RateLimit {
   /**
    * Slots only interactive calls may take (at most `reserve`): a fan-out filling the scope at
    * once (30 chats' status messages) does not make a person's press wait for the next window.
+   * No table holds any since issue 31: held slots cost a fan-out that many of every window, and
+   * `spread` bounds a press's wait instead.
    */
   readonly held?: number;
   /**
@@ -50,6 +52,20 @@ export interface RateLimit {
    * sustained rate stays `max` per window and other calls are paced as without a burst.
    */
   readonly burst?: number;
+  /**
+   * While an interactive call was answered within `whileMs`, at most `atOnce` other calls start
+   * at once; past them, one every `windowMs / max`. A full window then frees its slots a few at
+   * a time, so a person's next call (interactive calls are exempt, and go first) waits for about
+   * `atOnce` slots at most, where a window filled at once would make it wait for all of it.
+   */
+  readonly spread?: { readonly atOnce: number; readonly whileMs: number };
+  /**
+   * Status edits of the scope also need a token of a bucket of this many, refilled at `max -
+   * reserve` per window: progress edits come evenly over the window at the rate they may use,
+   * not all at its start, so a run's end or a checkpoint seldom finds its chat's second just
+   * taken by one (docs/outbox.md, "Fan-out to 30 groups").
+   */
+  readonly statusBurst?: number;
   /** Where the figure comes from. */
   readonly source: string;
 }
@@ -74,7 +90,9 @@ export const TELEGRAM_LIMITS: PlatformLimits = {
       max: 30,
       windowMs: 1000,
       reserve: 5,
-      held: 2,
+      // A press waits for about 11 slots (~370 ms) at most, where a window filled at once made it
+      // wait up to a second; the fan-out's end comes ~1% later (docs/outbox.md, issue 31).
+      spread: { atOnce: 10, whileMs: 30_000 },
       source: 'FAQ: 30 messages/s overall',
     },
     {
@@ -90,6 +108,7 @@ export const TELEGRAM_LIMITS: PlatformLimits = {
       max: 20,
       windowMs: 60_000,
       reserve: 10,
+      statusBurst: 3,
       source: 'FAQ: 20 messages/min per group',
     },
   ],

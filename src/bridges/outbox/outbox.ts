@@ -299,7 +299,7 @@ export class Outbox {
     // Committed before the call is made (Postgres: awaited in `deliver`): a process killed with
     // the call in flight leaves the row `attempted`, so the next leader knows a copy may exist.
     const attempted = this.#write(() => store.attempted(paced.id));
-    const uses = this.#pacer.started(paced);
+    const uses = this.#pacer.started(paced, this.#timers.now());
     // The platform had the call at the latest when its answer came back: counted from then.
     const run = deliver(
       this.#context,

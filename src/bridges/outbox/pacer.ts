@@ -15,6 +15,14 @@
  * the scope's bucket (`max + burst`, refilled at `max` per window), not the window's spacing; a
  * 429 in a lane (`rateLimited`) takes its burst away for `BURST_COOLDOWN_MS`.
  *
+ * Where a limit has a `spread`, for `whileMs` after an interactive call was answered the other
+ * calls start at most `atOnce` at once, then one every `windowMs / max`: a full window then frees
+ * a slot every so often, and a person's next call (exempt, and first) waits about that long.
+ *
+ * Where a limit has a `statusBurst`, status (progress) edits also take a token of their own bucket
+ * (`statusBurst`, refilled at `max - reserve` per window): spread over the window, not spent at
+ * its start.
+ *
  * A `direct` call (an edit answering a press through the press's own response, outside the
  * platform's limits) counts in no limit and may start while its lane has a call in flight.
  *
@@ -70,10 +78,26 @@ export const BURST_COOLDOWN_MS = 60_000;
 /** Tolerance of the token arithmetic (ms-based floats). */
 const EPSILON = 1e-9;
 
+/** A bucket no call has used yet. */
+const UNUSED: TokenCalls = { finished: [], running: 0 };
+
+/** The calls a token bucket counts: finish times, oldest first, and the calls in flight. */
+interface TokenCalls {
+  readonly finished: readonly number[];
+  readonly running: number;
+}
+
 interface Bucket {
   /** Finish times of calls still inside the longest window, oldest first. */
   finished: number[];
   running: number;
+  /**
+   * A `spread` limit's grid: when its next call is due, one every `windowMs / max` (fractional
+   * ms; a call may start from the whole ms at or before, so whole-ms clocks keep the full rate).
+   */
+  due: number;
+  /** Finish times and running count of its status edits alone (a `statusBurst` limit). */
+  status?: { finished: number[]; running: number };
 }
 
 /** Tracks the calls made per bucket and picks the next call to start. */
@@ -90,6 +114,8 @@ export class Pacer {
   /** Lanes without their burst until then (a 429 came back from them). */
   readonly #noBurstUntil = new Map<string, number>();
   readonly #longestWindow: number;
+  /** When the last interactive call was answered (a `spread` limit spreads for a while after). */
+  #lastInteractive = Number.NEGATIVE_INFINITY;
 
   /** Applies one platform's limits table. */
   constructor(table: PlatformLimits) {
@@ -161,10 +187,23 @@ export class Pacer {
     return at;
   }
 
-  /** A call starts: it counts in its buckets and holds its lane until `finished`. */
-  started(item: PaceItem): BucketUse[] {
+  /** A call starts at `now`: it counts in its buckets and holds its lane until `finished`. */
+  started(item: PaceItem, now: number): BucketUse[] {
     const uses = item.direct ? [] : bucketsFor(this.#table, item.lane, item.kind);
-    for (const use of uses) this.#bucket(use.key).running++;
+    for (const use of uses) {
+      const b = this.#bucket(use.key);
+      b.running++;
+      const { spread, windowMs, max } = use.limit;
+      if (spread) {
+        // The grid allows `atOnce` calls at once after a pause, then one every windowMs / max.
+        const slot = windowMs / max;
+        b.due = Math.max(b.due, now - (spread.atOnce - 1) * slot) + slot;
+      }
+      if (isStatus(item) && use.limit.statusBurst) {
+        b.status ??= { finished: [], running: 0 };
+        b.status.running++;
+      }
+    }
     this.#busyLanes.set(item.lane, (this.#busyLanes.get(item.lane) ?? 0) + 1);
     return uses;
   }
@@ -175,12 +214,19 @@ export class Pacer {
       const b = this.#bucket(use.key);
       b.running--;
       b.finished.push(now);
+      if (isStatus(item) && b.status) {
+        b.status.running--;
+        b.status.finished.push(now);
+        while (b.status.finished.length > 0 && b.status.finished[0]! <= now - this.#longestWindow)
+          b.status.finished.shift();
+      }
       // Older than the longest window: no longer counts anywhere.
       while (b.finished.length > 0 && b.finished[0]! <= now - this.#longestWindow) {
         b.finished.shift();
       }
     }
     this.#served.set(item.lane, now);
+    if (item.urgency === 'interactive' || item.closes) this.#lastInteractive = now;
     for (const [lane, at] of this.#served)
       if (at <= now - this.#longestWindow) this.#served.delete(lane);
     const left = (this.#busyLanes.get(item.lane) ?? 1) - 1;
@@ -215,7 +261,7 @@ export class Pacer {
   #bucket(key: string): Bucket {
     let b = this.#buckets.get(key);
     if (!b) {
-      b = { finished: [], running: 0 };
+      b = { finished: [], running: 0, due: Number.NEGATIVE_INFINITY };
       this.#buckets.set(key, b);
     }
     return b;
@@ -234,7 +280,18 @@ export class Pacer {
     const kept =
       urgency === 'status' ? reserve : urgency === 'interactive' ? 0 : (use.limit.held ?? 0);
     const cap = Math.max(1, max - kept);
-    return Math.max(token, this.#windowFree(b, cap, windowMs, now));
+    let at = Math.max(token, this.#windowFree(b, cap, windowMs, now));
+    // While a person is at it, the other calls start spread over the window, so that a full
+    // window frees a slot every windowMs / max and their next call waits about that long.
+    const spread = use.limit.spread;
+    if (spread && urgency !== 'interactive' && now - this.#lastInteractive <= spread.whileMs)
+      at = Math.max(at, Math.floor(b.due));
+    // Status edits spread over the window at the rate they may use, instead of spending it at
+    // once: the scope's calls leave the rest of each window to the calls that matter.
+    const statusBurst = use.limit.statusBurst;
+    if (statusBurst && urgency === 'status')
+      at = Math.max(at, tokenAt(b.status ?? UNUSED, statusBurst, (max - reserve) / windowMs, now));
+    return at;
   }
 
   /** When a slot of `cap` per `windowMs` is free in `b`. */
@@ -252,7 +309,7 @@ export class Pacer {
  * When the token bucket over `b`'s calls (`capacity` tokens, refilled at `rate` per ms, full
  * before its first call; a running call holds a token) has a token, from `now` on.
  */
-function tokenAt(b: Bucket, capacity: number, rate: number, now: number): number {
+function tokenAt(b: TokenCalls, capacity: number, rate: number, now: number): number {
   if (b.running >= capacity) return Number.POSITIVE_INFINITY;
   let level = capacity;
   let last = Number.NEGATIVE_INFINITY;
@@ -264,6 +321,11 @@ function tokenAt(b: Bucket, capacity: number, rate: number, now: number): number
   level -= b.running;
   if (level >= 1 - EPSILON) return now;
   return now + Math.ceil((1 - level) / rate);
+}
+
+/** A progress edit (not one that closes a checkpoint). */
+function isStatus(item: PaceItem): boolean {
+  return item.urgency === 'status' && !item.closes;
 }
 
 /** Closing calls first, then the most urgent, then the first to become that urgent, then row order. */

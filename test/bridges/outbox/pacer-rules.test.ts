@@ -30,7 +30,7 @@ function call(
 
 /** Makes `item` as a whole call: started, then answered at `at`. */
 function made(p: Pacer, item: PaceItem, at: number): void {
-  p.finished(item, p.started(item), at);
+  p.finished(item, p.started(item, at), at);
 }
 
 function startedId(p: Pacer, items: PaceItem[], now: number): number | undefined {
@@ -81,7 +81,7 @@ describe('which waiting call goes next', () => {
   it('a chat with a call in flight sends nothing more until it is answered', () => {
     const p = new Pacer(NO_LIMITS);
     const first = call(1, 'a');
-    const uses = p.started(first);
+    const uses = p.started(first, 0);
     expect([...p.busyLanes]).toEqual(['a']);
     expect(p.next([call(2, 'a')], 0)).toEqual({ idle: true });
     expect(startedId(p, [call(2, 'a'), call(3, 'b')], 0)).toBe(3);
@@ -185,8 +185,8 @@ describe('when a call may start', () => {
     const p = new Pacer(table(BOT));
     const a = call(1, 'a');
     const b = call(2, 'b');
-    const ua = p.started(a);
-    p.started(b);
+    const ua = p.started(a, 0);
+    p.started(b, 0);
     const status = call(3, 'c', { kind: 'edit', urgency: 'status' });
     expect(p.next([status], 20)).toEqual({ idle: true });
     expect(p.earliest(call(4, 'd'), 20)).toBe(20);
@@ -233,14 +233,14 @@ describe('an edit answering a press through its own response (direct)', () => {
   it('starts beside its chat’s call in flight and in a full window; its chat waits for both', () => {
     const p = new Pacer(table(CHAT, BOT));
     const inFlight = call(1, 'a', { kind: 'edit' });
-    const uses = p.started(inFlight);
+    const uses = p.started(inFlight, 0);
     for (let i = 0; i < 3; i++) made(p, call(10 + i, `b${i}`), 0);
     const plain = call(2, 'a', { kind: 'edit', urgency: 'interactive' });
     const direct = { ...plain, direct: true };
     // Not direct: the chat is busy and the bot's window is full.
     expect(p.next([plain], 10)).toEqual({ idle: true });
     expect(startedId(p, [direct], 10)).toBe(2);
-    const directUses = p.started(direct);
+    const directUses = p.started(direct, 0);
     expect(directUses).toEqual([]);
     // The chat's next call waits for both calls in flight.
     p.finished(inFlight, uses, 20);
@@ -256,5 +256,43 @@ describe('an edit answering a press through its own response (direct)', () => {
     for (let i = 0; i < 3; i++) made(p, call(20 + i, `q${i}`), 10);
     // Three ordinary calls do count: they fill what a notice may take (4 less the held slot).
     expect(p.earliest(call(9, 'c'), 20)).toBe(1010);
+  });
+});
+
+describe('spread starts (a bot-wide row’s `spread`)', () => {
+  /** Ten a second; after an interactive call, 3 at once, then one every 100 ms, for 5 s. */
+  const SPREAD: RateLimit = {
+    scope: 'bot',
+    max: 10,
+    windowMs: 1000,
+    reserve: 0,
+    spread: { atOnce: 3, whileMs: 5000 },
+    source: '',
+  };
+
+  it('no one at it: the window’s calls all start at once', () => {
+    const p = new Pacer(table(SPREAD));
+    for (let i = 0; i < 10; i++) {
+      expect(p.earliest(call(i, `g${i}`), 0)).toBe(0);
+      p.started(call(i, `g${i}`), 0);
+    }
+  });
+
+  it('after an interactive call: a few at once, then one a slot; the person’s next call at once', () => {
+    const p = new Pacer(table(SPREAD));
+    made(p, call(1, 'me', { urgency: 'interactive' }), 0);
+    const starts: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const item = call(10 + i, `g${i}`);
+      const at = p.earliest(item, starts.at(-1) ?? 10);
+      p.started(item, at);
+      starts.push(at);
+    }
+    // The person's call at 0 was one of the three: two more at once, then one every 100 ms.
+    expect(starts).toEqual([10, 10, 100, 200, 300, 400]);
+    // Interactive calls are not spread: a slot of the window is all they need.
+    expect(p.earliest(call(30, 'me', { urgency: 'interactive' }), 410)).toBe(410);
+    // The person gone quiet for `whileMs`, the calls go at once again.
+    expect(p.earliest(call(31, 'g9'), 6000)).toBe(6000);
   });
 });
