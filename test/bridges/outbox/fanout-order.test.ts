@@ -7,11 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Urgency } from '../../../src/bridges/messages.ts';
 import type { PlatformLimits } from '../../../src/bridges/outbox/limits.ts';
-import { Outbox } from '../../../src/bridges/outbox/outbox.ts';
-import { OutboxStore } from '../../../src/bridges/outbox/store.ts';
 import { plain } from '../../../src/bridges/render-text.ts';
-import { migrateToLatest, openBridgeDb } from '../../../src/db/connection.ts';
-import { SimClock, SimPlatform } from './sim.ts';
+import { SimClock, SimPlatform, simOutbox } from './sim.ts';
 
 /** One call a second bot-wide, one a second per chat: two chats always contend for the slot. */
 const ONE_SLOT: PlatformLimits = {
@@ -23,17 +20,10 @@ const ONE_SLOT: PlatformLimits = {
 };
 
 async function world() {
-  const db = openBridgeDb({ file: ':memory:' });
-  await migrateToLatest(db);
   const clock = new SimClock();
   const platform = new SimPlatform('telegram', clock, () => 5);
-  const outbox = new Outbox({
-    store: OutboxStore.on(db.sqlite, () => clock.now()),
-    inner: platform,
-    limits: ONE_SLOT,
-    timers: clock,
-  });
-  outbox.start();
+  // Each test closes its db itself.
+  const { db, outbox } = await simOutbox(platform, clock, ONE_SLOT, []);
   const say = (text: string, urgency: Urgency) => ({ text: [plain(text)], urgency });
   const texts = () => platform.calls.map((c) => c.text);
   return { db, clock, platform, outbox, say, texts };

@@ -6,10 +6,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Urgency } from '../../../src/bridges/messages.ts';
-import { Outbox, OutboxStore, TELEGRAM_LIMITS } from '../../../src/bridges/outbox/index.ts';
+import { TELEGRAM_LIMITS } from '../../../src/bridges/outbox/index.ts';
 import { plain } from '../../../src/bridges/render-text.ts';
-import { type BridgeDb, migrateToLatest, openBridgeDb } from '../../../src/db/connection.ts';
-import { SimClock, SimPlatform } from './sim.ts';
+import type { BridgeDb } from '../../../src/db/connection.ts';
+import { SimClock, SimPlatform, simOutbox } from './sim.ts';
 
 const PRIVATE = 'telegram:501';
 const GROUP = 'telegram:-1009';
@@ -22,18 +22,9 @@ afterEach(async () => {
 });
 
 async function world() {
-  const db = openBridgeDb({ file: ':memory:' });
-  open.push(db);
-  await migrateToLatest(db);
   const clock = new SimClock();
   const platform = new SimPlatform('telegram', clock, () => LATENCY);
-  const outbox = new Outbox({
-    store: OutboxStore.on(db.sqlite, () => clock.now()),
-    inner: platform,
-    limits: TELEGRAM_LIMITS,
-    timers: clock,
-  });
-  outbox.start();
+  const { outbox } = await simOutbox(platform, clock, TELEGRAM_LIMITS, open);
   const startOf = (label: string) => platform.calls.find((c) => c.text === label)?.startedAt;
   /** A run's end to `groups` groups: each group's final state, as the notifier queues it. */
   const fanOut = (groups: number, tag: string) => {

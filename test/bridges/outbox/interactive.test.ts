@@ -23,7 +23,7 @@ import { type BridgeDb, migrateToLatest, openBridgeDb } from '../../../src/db/co
 import { RateLimitedError } from '../../../src/errors.ts';
 import { FakeTelegram } from '../../fakes/telegram.ts';
 import type { FakeTelegramLimits } from '../../fakes/telegram-limits.ts';
-import { SimClock, SimPlatform } from './sim.ts';
+import { SimClock, SimPlatform, simOutbox } from './sim.ts';
 
 const PRIVATE = 'telegram:501';
 const say = (label: string, urgency: Urgency): OutgoingMessage => ({
@@ -50,19 +50,10 @@ afterEach(async () => {
 });
 
 /** A real Outbox over a fresh bridge.db and Telegram's table, on a simulated clock. */
-async function simOutbox() {
-  const db = openBridgeDb({ file: ':memory:' });
-  open.push(db);
-  await migrateToLatest(db);
+async function telegramOutbox() {
   const clock = new SimClock();
   const platform = new LimitedPlatform('telegram', clock, () => 20);
-  const outbox = new Outbox({
-    store: OutboxStore.on(db.sqlite, () => clock.now()),
-    inner: platform,
-    limits: TELEGRAM_LIMITS,
-    timers: clock,
-  });
-  outbox.start();
+  const { outbox } = await simOutbox(platform, clock, TELEGRAM_LIMITS, open);
   const startOf = (label: string) => platform.calls.find((c) => c.text === label)?.startedAt;
   return { clock, platform, outbox, startOf };
 }
@@ -73,7 +64,7 @@ describe('interactive calls on a simulated clock (Telegram’s table)', () => {
       ['interactive', 320],
       ['decision', 1020],
     ] as const) {
-      const { clock, outbox, startOf } = await simOutbox();
+      const { clock, outbox, startOf } = await telegramOutbox();
       const cp = outbox.enqueue('send', PRIVATE, say('checkpoint', 'decision'));
       await clock.runUntil(320);
       void outbox.enqueue('edit', (await cp)!, say('approved', urgency));
@@ -88,7 +79,7 @@ describe('interactive calls on a simulated clock (Telegram’s table)', () => {
       ['interactive', 1],
       ['status', 0],
     ] as const) {
-      const { clock, outbox, platform } = await simOutbox();
+      const { clock, outbox, platform } = await telegramOutbox();
       // Queued first in the same turn, as the worker's claim of the approved run's next job is:
       // its spawn forks synchronously, and the person waits for the edit, not for the fork.
       const other = new Promise<number>((r) => setImmediate(() => r(platform.calls.length)));
@@ -100,7 +91,7 @@ describe('interactive calls on a simulated clock (Telegram’s table)', () => {
   });
 
   it('three interactive calls at once, then one a second: the chat’s bucket refills at its rate', async () => {
-    const { clock, outbox, platform } = await simOutbox();
+    const { clock, outbox, platform } = await telegramOutbox();
     for (const i of [1, 2, 3, 4, 5])
       void outbox.enqueue('send', PRIVATE, say(`r${i}`, 'interactive'));
     await clock.runAll();
@@ -109,7 +100,7 @@ describe('interactive calls on a simulated clock (Telegram’s table)', () => {
   });
 
   it('status edits waiting for the chat coalesce behind the press’s edit, which goes first', async () => {
-    const { clock, outbox, platform } = await simOutbox();
+    const { clock, outbox, platform } = await telegramOutbox();
     const status = outbox.enqueue('send', PRIVATE, say('status', 'notice'));
     const cp = outbox.enqueue('send', PRIVATE, say('checkpoint', 'decision'));
     await clock.runUntil(1100);
@@ -128,7 +119,7 @@ describe('interactive calls on a simulated clock (Telegram’s table)', () => {
 
   it('a fan-out filling the bot’s 30 a second at once: a press beside it takes the next free slot, first', async () => {
     for (const urgency of ['interactive', 'decision'] as const) {
-      const { clock, outbox, platform, startOf } = await simOutbox();
+      const { clock, outbox, platform, startOf } = await telegramOutbox();
       for (let i = 0; i < 40; i++)
         void outbox.enqueue('send', `telegram:-100${i}`, say(`g${i}`, 'notice'));
       await clock.runUntil(5);
@@ -144,7 +135,7 @@ describe('interactive calls on a simulated clock (Telegram’s table)', () => {
   });
 
   it('after a 429 the chat’s interactive calls keep its pace for a minute, then burst again', async () => {
-    const { clock, outbox, platform, startOf } = await simOutbox();
+    const { clock, outbox, platform, startOf } = await telegramOutbox();
     const cp = outbox.enqueue('send', PRIVATE, say('checkpoint', 'decision'));
     await clock.runUntil(100);
     const cpRef = (await cp)!;

@@ -4,8 +4,11 @@
  */
 import type { Channel, ChannelCapabilities, Platform } from '../../../src/bridges/channel.ts';
 import type { OutgoingMessage } from '../../../src/bridges/messages.ts';
-import type { OutboxTimers } from '../../../src/bridges/outbox/outbox.ts';
+import type { PlatformLimits } from '../../../src/bridges/outbox/limits.ts';
+import { Outbox, type OutboxTimers } from '../../../src/bridges/outbox/outbox.ts';
+import { OutboxStore } from '../../../src/bridges/outbox/store.ts';
 import { plainTextOf } from '../../../src/bridges/render-text.ts';
+import { type BridgeDb, migrateToLatest, openBridgeDb } from '../../../src/db/connection.ts';
 import { PlatformError } from '../../../src/errors.ts';
 
 interface Timer {
@@ -165,4 +168,27 @@ export class SimPlatform implements Channel {
       );
     });
   }
+}
+
+/**
+ * A real Outbox over a fresh in-memory bridge.db, delivering through `platform` on `clock`'s
+ * time, started. The database goes into `opened` for the test's afterEach to close.
+ */
+export async function simOutbox(
+  platform: SimPlatform,
+  clock: SimClock,
+  limits: PlatformLimits,
+  opened: BridgeDb[],
+): Promise<{ db: BridgeDb; outbox: Outbox }> {
+  const db = openBridgeDb({ file: ':memory:' });
+  opened.push(db);
+  await migrateToLatest(db);
+  const outbox = new Outbox({
+    store: OutboxStore.on(db.sqlite, () => clock.now()),
+    inner: platform,
+    limits,
+    timers: clock,
+  });
+  outbox.start();
+  return { db, outbox };
 }
