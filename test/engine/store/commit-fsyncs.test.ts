@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { RunState } from '../../../src/engine/model.ts';
 import { RunStore } from '../../../src/engine/store/run-store.ts';
 import { traceFs } from '../../support/fs-trace.ts';
 import { nextCommand, startCommand } from './fixtures/demo-run.ts';
@@ -51,23 +52,35 @@ function watchFsyncs(dir: string, ledger: string): { asked: FsyncAsked[]; restor
   return { asked, restore: () => spy.mockRestore() };
 }
 
+/**
+ * Drives the run to its first state, then commits its commands 2..`last` with the fsyncs of its
+ * folder watched; `seen` reads a figure after each of those commits.
+ */
+async function watchedCommits(
+  last: number,
+  seen: (state: RunState, ledger: string) => number,
+): Promise<{ watch: ReturnType<typeof watchFsyncs>; realLedger: string; seen: number[] }> {
+  let state = await driveRun(store, ws, 1);
+  const { dir, ledger } = runFiles(ws);
+  const realLedger = fs.realpathSync(ledger);
+  const watch = watchFsyncs(dir, ledger);
+  const figures: number[] = [];
+  try {
+    for (let n = 2; n <= last; n++) {
+      const r = await store.commit(RUN, `k${n}`, nextCommand(state, n));
+      if (!r.ok) throw new Error(r.rejection.message);
+      state = r.state;
+      figures.push(seen(state, ledger));
+    }
+  } finally {
+    watch.restore();
+  }
+  return { watch, realLedger, seen: figures };
+}
+
 describe('a commit waits for the disk once for its files', () => {
   it("the ledger line's fsync starts with the next run.json already written beside it", async () => {
-    let state = await driveRun(store, ws, 1);
-    const { dir, ledger } = runFiles(ws);
-    const realLedger = fs.realpathSync(ledger);
-    const watch = watchFsyncs(dir, ledger);
-    const seqs: number[] = [];
-    try {
-      for (let n = 2; n <= 5; n++) {
-        const r = await store.commit(RUN, `k${n}`, nextCommand(state, n));
-        if (!r.ok) throw new Error(r.rejection.message);
-        state = r.state;
-        seqs.push(state.seq);
-      }
-    } finally {
-      watch.restore();
-    }
+    const { watch, realLedger, seen: seqs } = await watchedCommits(5, (state) => state.seq);
     const ledgerFsyncs = watch.asked.filter((a) => a.file === realLedger);
     expect(ledgerFsyncs).toHaveLength(4);
     // Each ledger fsync was asked for with its commit's run.json staged (the state it yields),
@@ -82,21 +95,11 @@ describe('a commit waits for the disk once for its files', () => {
   });
 
   it("the staged run.json's fsync is asked for first, the line's right after it (one journal commit)", async () => {
-    let state = await driveRun(store, ws, 1);
-    const { dir, ledger } = runFiles(ws);
-    const realLedger = fs.realpathSync(ledger);
-    const watch = watchFsyncs(dir, ledger);
-    const sizes: number[] = [];
-    try {
-      for (let n = 2; n <= 4; n++) {
-        const r = await store.commit(RUN, `k${n}`, nextCommand(state, n));
-        if (!r.ok) throw new Error(r.rejection.message);
-        state = r.state;
-        sizes.push(fs.statSync(ledger).size);
-      }
-    } finally {
-      watch.restore();
-    }
+    const {
+      watch,
+      realLedger,
+      seen: sizes,
+    } = await watchedCommits(4, (_state, ledger) => fs.statSync(ledger).size);
     // Issue 31: asked for the other way round, the line's fsync made the journal commit without
     // the staged file's data, and run.json's rename waited for a second commit.
     const order = watch.asked
