@@ -36,12 +36,15 @@ import { openBridgeDb, openBridgeQueue, type PreparedBridge } from './bridge-pre
 import { buildChannels } from './channels.ts';
 import { consoleAdmin } from './console-admin.ts';
 import { consoleQueue } from './console-queue.ts';
-import { fencedHandler, type Leadership } from './leadership.ts';
+import { FencedInbound, type Leadership } from './leadership.ts';
 import { namedRunsIndex } from './named-runs-index.ts';
 import { outboxRefusals, type RefusalTarget } from './outbox-refusals.ts';
 import { type PruneSchedule, schedulePrune } from './retention.ts';
 import { type StartClock, startClock } from './start-clock.ts';
 import { describeWorker, WorkerWatch } from './worker-watch.ts';
+
+/** How long a losing leader lets the updates it is applying settle before giving its runs up. */
+const RELINQUISH_SETTLE_MS = 1_500;
 
 /** How long a stop lets deliveries in hand finish before leaving the rest queued (see unwind). */
 const STOP_DELIVERY_GRACE_MS = 3000;
@@ -83,6 +86,12 @@ export interface RunningBridge {
   /** The job queue the orchestrator and the console's queue page use. */
   queue: JobQueue;
   readiness: Readiness;
+  /**
+   * Another bridge leads now (`why`): takes no new job, declines every later update, lets those
+   * being applied settle (a bound), then releases every run lock at once, so the new leader's commits do not
+   * wait for this bridge's stop. Call `stop` after it.
+   */
+  relinquish(why: string): Promise<void>;
   /** Stops taking updates, lets running steps finish or hands them back, flushes, closes. */
   stop(): Promise<void>;
 }
@@ -167,6 +176,7 @@ export async function startBridge(
       secretEnvNames: SECRET_ENV_NAMES,
       agentNice: config.agentNice,
       worker: opts.worker ?? { concurrency: 2 },
+      ...(opts.leadership?.leaseFresh && { takesJobs: opts.leadership.leaseFresh }),
       feed: opts.feedPollMs === undefined ? {} : { pollMs: opts.feedPollMs },
       supervise: opts.supervise ?? {},
     });
@@ -282,8 +292,9 @@ export async function startBridge(
     clock.mark('http server up (/readyz says leader)');
 
     // An adapter whose platform does not answer retries in the background; /readyz names it.
+    const inbound = lead && new FencedInbound(chatops.handle, db.kysely, lead);
     const adapters = new AdapterSupervisor({
-      handler: lead ? fencedHandler(chatops.handle, db.kysely, lead) : chatops.handle,
+      handler: inbound ? inbound.handler : chatops.handle,
       log,
       secrets: secretsOf(config),
     });
@@ -337,6 +348,14 @@ export async function startBridge(
       repos,
       queue,
       readiness,
+      relinquish: async (why) => {
+        // Jobs first: the new leader may queue the next step any moment, for its own workers.
+        orchestrator.takeNoMoreJobs();
+        if (inbound && !(await inbound.stopTaking(why, RELINQUISH_SETTLE_MS)))
+          log.warn('no longer the leader: updates in hand did not settle in time');
+        await orchestrator.relinquishRuns(why);
+        log.info('no longer the leader: every run lock released for the new leader');
+      },
       stop: unwind,
     };
   } catch (err) {

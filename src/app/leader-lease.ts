@@ -55,6 +55,25 @@ export function leaseCommandTimeoutMs(ttlMs: number): number {
   return Math.max(200, Math.floor(ttlMs / 4));
 }
 
+/** Answers whether what a leader leads with (bridge.db) is reachable; a rejection counts as no. */
+export type HealthCheck = () => Promise<boolean>;
+
+const NOT_TAKEN =
+  'leader lease: bridge.db does not answer here; not taking the lease until it does';
+
+/** True when `check` answers true within `ms`; false on false, a rejection or no answer. */
+async function answersWithin(check: HealthCheck, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((r) => {
+    timer = setTimeout(() => r(false), ms);
+  });
+  try {
+    return await Promise.race([check().catch(() => false), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Who holds the lease now, as Redis says. */
 export interface LeaseHolder {
   readonly holder: string;
@@ -94,6 +113,10 @@ export class LeaderLease {
   #value: string | undefined;
   #token: number | undefined;
   #renewer: NodeJS.Timeout | undefined;
+  /** When the lease was last renewed (counted from the request), while keepRenewing runs. */
+  #lastRenewedAt: number | undefined;
+  /** Fires when the lease went unrenewed for 80 % of its ttl (keepRenewing). */
+  #watchdog: NodeJS.Timeout | undefined;
   #closed = false;
 
   private constructor(o: LeaderLeaseOptions, redis: Redis) {
@@ -101,6 +124,11 @@ export class LeaderLease {
     this.#redis = redis;
     this.#key = o.key ?? 'phasebridge:leader';
     this.#consoleKey = `${this.#key}:console`;
+  }
+
+  /** How long a health check may take before it counts as no answer: a Redis command's bound. */
+  get #boundMs(): number {
+    return leaseCommandTimeoutMs(this.#o.ttlMs);
   }
 
   /** Connects to Redis; commands fail fast while it is unreachable (a lease cannot wait). */
@@ -116,6 +144,16 @@ export class LeaderLease {
     redis.on('error', (err) => o.log.debug?.({ err }, 'leader lease: redis error'));
     await redis.connect();
     return new LeaderLease(o, redis);
+  }
+
+  /**
+   * True while this process holds the lease and renewed it within 70 % of the ttl: renewals come
+   * every third, so only a leader whose renewals failed for a while (Redis or bridge.db silent)
+   * is stale, well before a standby could take the lease at 100 %.
+   */
+  get fresh(): boolean {
+    const at = this.#lastRenewedAt;
+    return this.#token !== undefined && at !== undefined && Date.now() - at < this.#o.ttlMs * 0.7;
   }
 
   /** The fencing token of the lease this process holds, or undefined. */
@@ -148,12 +186,24 @@ export class LeaderLease {
    * Tries every poll interval until the lease is ours (its token) or `signal` aborts (undefined);
    * a lease with less than a poll left is asked for again as it expires (a dead holder's lease is
    * taken at its expiry, not up to a poll later). A Redis error is logged and tried again after a
-   * poll, never longer: a standby waits out an outage.
+   * poll, never longer: a standby waits out an outage. With `healthy`, the lease is asked for only
+   * while it answers in time.
    */
-  async acquire(signal: AbortSignal): Promise<number | undefined> {
+  async acquire(signal: AbortSignal, healthy?: HealthCheck): Promise<number | undefined> {
+    let unhealthy = false;
     while (!signal.aborted && !this.#closed) {
       let waitMs: number | undefined;
       try {
+        // A bridge that cannot reach what it would lead with (bridge.db) leaves the lease alone.
+        if (healthy && !(await answersWithin(healthy, this.#boundMs))) {
+          if (!unhealthy) this.#o.log.warn(NOT_TAKEN);
+          unhealthy = true;
+          await this.#pause(signal);
+          continue;
+        }
+        if (unhealthy)
+          this.#o.log.info('leader lease: bridge.db answers again; asking for the lease');
+        unhealthy = false;
         const { token, leftMs } = await this.#tryAcquire();
         if (token !== undefined) return token;
         // 1 ms past: the key is gone for Redis by then (it expires on the ms).
@@ -186,11 +236,17 @@ export class LeaderLease {
   /**
    * Renews every third of the ttl; `onLost` is called once when the lease was taken by another
    * or could not be renewed for 80 % of the ttl (it may expire soon after: stop leading now).
+   * With `healthy`, a renewal happens only when it answers in time: a leader cut off from its
+   * bridge.db lets the lease go to a standby that reaches it.
    */
-  keepRenewing(onLost: (why: string) => void): void {
+  keepRenewing(onLost: (why: string) => void, healthy?: HealthCheck): void {
     const ttl = this.#o.ttlMs;
+    const limit = ttl * 0.8;
     let lastOk = Date.now();
+    this.#lastRenewedAt = lastOk;
     let lost = false;
+    let renewing = false;
+    let sick = false;
     const lose = (why: string) => {
       if (lost) return;
       lost = true;
@@ -198,24 +254,53 @@ export class LeaderLease {
       this.#token = undefined;
       onLost(why);
     };
+    // Lost at 80 % of the ttl on the dot, even while a renewal still waits for its answer: a
+    // check at the next tick could come after the key expired and a standby took over.
+    const arm = () => {
+      if (this.#watchdog) clearTimeout(this.#watchdog);
+      this.#watchdog = setTimeout(
+        () =>
+          lose(
+            sick
+              ? `bridge.db did not answer for ${limit} ms`
+              : `the lease was not renewed for ${limit} ms`,
+          ),
+        Math.max(0, lastOk + limit - Date.now()),
+      );
+    };
     const renew = async () => {
+      // One at a time: a check that waits out its bound must not pile renewals up behind it.
+      if (renewing || lost) return;
+      renewing = true;
       // Counted from before the call: the key's new expiry is at most ttl after the request.
       const sent = Date.now();
       try {
-        const ok = await this.#redis.eval(RENEW, 1, this.#key, this.#value ?? '', String(ttl));
-        if (Number(ok) === 1) lastOk = sent;
-        else return lose('another bridge holds the leader lease');
+        const answers = healthy === undefined || (await answersWithin(healthy, this.#boundMs));
+        sick = !answers;
+        if (sick) {
+          this.#o.log.warn('leader lease: bridge.db does not answer; the lease is not renewed');
+        } else {
+          const ok = await this.#redis.eval(RENEW, 1, this.#key, this.#value ?? '', String(ttl));
+          if (Number(ok) !== 1) return lose('another bridge holds the leader lease');
+          lastOk = sent;
+          this.#lastRenewedAt = sent;
+          if (!lost) arm();
+        }
       } catch (err) {
         this.#o.log.warn({ err }, 'leader lease: renewal failed');
+      } finally {
+        renewing = false;
       }
-      if (Date.now() - lastOk > ttl * 0.8) lose(`the lease was not renewed for ${ttl * 0.8} ms`);
     };
+    arm();
     this.#renewer = setInterval(() => void renew(), Math.max(100, Math.floor(ttl / 3)));
   }
 
   #stopRenewing(): void {
     if (this.#renewer) clearInterval(this.#renewer);
     this.#renewer = undefined;
+    if (this.#watchdog) clearTimeout(this.#watchdog);
+    this.#watchdog = undefined;
   }
 
   /**

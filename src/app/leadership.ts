@@ -22,27 +22,75 @@ export interface Leadership {
   readonly onFenced: (err: FencedError) => void;
   /** What requests the standbys forward to this leader carry (http/forward.ts); a secret. */
   readonly forwardKey?: string;
+  /** True while the lease was renewed lately (leader-lease.ts `fresh`): jobs are taken then. */
+  readonly leaseFresh?: () => boolean;
   /** Bound of the queue's Redis commands (leader-lease.ts says why it follows the lease). */
   readonly redisCommandTimeoutMs?: number;
 }
 
 /**
- * Hands an update on only while `lead`'s token is the database's: a paused old leader that wakes
- * after a takeover applies nothing it still had in hand (the new leader gets it again).
+ * The inbound handler of a leader: hands an update on only while `lead`'s token is the
+ * database's (a paused old leader that wakes after a takeover applies nothing it still had in
+ * hand) and until this process knows it lost the lease; it also knows which updates are still
+ * being applied, so a losing leader can let them settle before it gives its runs up.
  */
-export function fencedHandler(
-  handle: InboundHandler,
-  db: Kysely<Schema>,
-  lead: Leadership,
-): InboundHandler {
-  return async (event) => {
-    const current = await currentFence(db);
-    if (current !== lead.token) {
-      const err = new FencedError(lead.token, current);
-      lead.onFenced(err);
+export class FencedInbound {
+  readonly #handle: InboundHandler;
+  readonly #db: Kysely<Schema>;
+  readonly #lead: Leadership;
+  readonly #applying = new Set<Promise<void>>();
+  #lost: string | undefined;
+
+  constructor(handle: InboundHandler, db: Kysely<Schema>, lead: Leadership) {
+    this.#handle = handle;
+    this.#db = db;
+    this.#lead = lead;
+  }
+
+  /** The handler the adapters call. */
+  readonly handler: InboundHandler = async (event) => {
+    this.#declineIfLost();
+    const current = await currentFence(this.#db);
+    if (current !== this.#lead.token) {
+      const err = new FencedError(this.#lead.token, current);
+      this.#lead.onFenced(err);
       // Declined, not failed: the adapter leaves the update for the new leader (declined.ts).
       throw new UpdateDeclined(err.message, { cause: err });
     }
-    await handle(event);
+    this.#declineIfLost();
+    const applying = this.#handle(event);
+    const settled = applying.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#applying.add(settled);
+    try {
+      await applying;
+    } finally {
+      this.#applying.delete(settled);
+    }
   };
+
+  /**
+   * The lease is lost (`why`): every later update is declined (left for the new leader), and
+   * this resolves once the updates being applied settled, or after `ms` (false then).
+   */
+  async stopTaking(why: string, ms: number): Promise<boolean> {
+    this.#lost ??= why;
+    if (this.#applying.size === 0) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((r) => {
+      timer = setTimeout(() => r(false), ms);
+    });
+    try {
+      return await Promise.race([Promise.all([...this.#applying]).then(() => true), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #declineIfLost(): void {
+    if (this.#lost !== undefined)
+      throw new UpdateDeclined(`this bridge no longer leads (${this.#lost})`);
+  }
 }

@@ -100,17 +100,20 @@ export async function startServe(
     throw err;
   }
   const standbyUrl = standby.url;
+  // Leading needs bridge.db: a bridge that cannot reach it neither takes nor keeps the lease.
+  const openedDb = db;
+  const dbAnswers = () => bridgeDbAnswers(openedDb);
   /** What the standby prepared, until the bridge (or the stop) takes it over. */
   let handedOver: Promise<PreparedBridge> | undefined = preparing;
   const leading = (async (): Promise<RunningBridge | undefined> => {
-    const token = await lease.acquire(stopping.signal);
+    const token = await lease.acquire(stopping.signal, dbAnswers);
     if (token === undefined) return undefined;
     const clock = startClock(log, 'takeover');
     log.info({ token, holder: lease.holder }, 'leader lease taken: starting the bridge');
     lease.keepRenewing((why) => {
       log.error({ why }, 'leader lease lost: this bridge stops leading');
       loseOnce(why);
-    });
+    }, dbAnswers);
     const prepared = await handedOver;
     handedOver = undefined;
     clock.mark('standby preparation done');
@@ -128,6 +131,7 @@ export async function startServe(
           redisCommandTimeoutMs: leaseCommandTimeoutMs(config.leaderLeaseMs),
           onFenced: (err) => loseOnce(err.message),
           forwardKey: lease.forwardKey,
+          leaseFresh: () => lease.fresh,
         },
         clock,
         prepared,

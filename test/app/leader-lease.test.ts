@@ -3,7 +3,8 @@
  * goes up with each acquisition, renewal that keeps it, release that hands it over at once, a
  * dead holder's lease taken after its ttl (as it expires, not a poll later), and a holder whose lease was taken told it lost. The
  * console address a holder advertises is seen with the lease it was advertised under only, and
- * is advertised through a Redis hiccup.
+ * is advertised through a Redis hiccup. A bridge whose bridge.db does not answer neither keeps
+ * nor takes the lease.
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -179,6 +180,51 @@ if (!present && !inCi()) {
         await raw.call('client', 'unpause');
         raw.disconnect();
       }
+    });
+
+    it('a holder whose bridge.db stops answering lets the lease go, and is told why', async () => {
+      const [a, b] = await pair(1_500);
+      let dbAnswers = true;
+      const first = await a.tryAcquire();
+      const lost: string[] = [];
+      // The check hangs, as a query to a black-holed Postgres does.
+      a.keepRenewing(
+        (why) => lost.push(why),
+        () => (dbAnswers ? Promise.resolve(true) : new Promise<boolean>(() => {})),
+      );
+      await holdsFor(
+        () => lost.length === 0 && a.fresh,
+        1_000,
+        'lost (or stale) while bridge.db answered',
+      );
+      dbAnswers = false;
+      // Stale (its worker takes no job) before it counts the lease lost, and lost after.
+      await waitUntil(() => !a.fresh, { message: 'the holder stayed fresh without bridge.db' });
+      const why = await waitUntil(() => lost[0], { message: 'the holder was not told' });
+      expect(why).toContain('bridge.db did not answer');
+      expect(a.token).toBeUndefined();
+      expect(a.fresh).toBe(false);
+      // Not renewed any more: a standby that reaches bridge.db takes it once it expires.
+      const took = await b.acquire(AbortSignal.timeout(slow(10_000)), async () => true);
+      expect(took).toBe(first! + 1);
+    });
+
+    it('a standby that cannot reach bridge.db leaves a free lease alone until it can', async () => {
+      const [, b] = await pair(1_500);
+      let dbAnswers = false;
+      const taking = b.acquire(AbortSignal.timeout(slow(20_000)), async () => {
+        if (!dbAnswers) throw new Error('connect ECONNREFUSED');
+        return true;
+      });
+      expect((await b.current())?.holder).toBeUndefined();
+      await holdsFor(
+        async () => (await b.current()) === undefined,
+        1_000,
+        'taken without bridge.db',
+      );
+      dbAnswers = true;
+      expect(await taking).toBeGreaterThan(0);
+      expect((await b.current())?.holder).toBe(b.holder);
     });
   });
 }

@@ -36,6 +36,27 @@ async function planCheckpoint(): Promise<{ plan: StoredMessage; runId: string }>
 }
 
 describe('after a restart', () => {
+  it('a command answered just before the stop, never confirmed to Telegram, is not answered again', async () => {
+    const update = w.say(ALICE, '/runs');
+    // The getUpdates that would confirm /runs is held before Telegram sees its offset: the
+    // stop comes first, so the next process is given /runs again, as Telegram does.
+    let dropHeld: (err: Error) => void = () => {};
+    const held = new Promise<void>((_, reject) => {
+      dropHeld = reject;
+    });
+    w.fake.onArrival = (method, params) =>
+      method === 'getUpdates' && Number(params.offset ?? 0) > update.update_id ? held : undefined;
+    await w.message(/^No runs here yet\.$/);
+    await w.stop();
+    // The held call is dropped unapplied (its connection is gone): /runs stays unconfirmed.
+    w.fake.onArrival = undefined;
+    dropHeld(new Error('the poller went away'));
+    await w.start();
+    w.say(ALICE, '/whoami');
+    await w.message(/Your role here: operator/);
+    expect(w.messages(/^No runs here yet\.$/)).toHaveLength(1);
+  });
+
   it('a reason typed into a prompt asked before the restart still rejects', async () => {
     const { plan, runId } = await planCheckpoint();
     expect(await w.answerTo(w.press(BOB, plan, 'Reject'))).toBe(

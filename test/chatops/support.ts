@@ -127,6 +127,9 @@ export class World {
       apiRoot: this.fake.apiRoot,
       commands: [{ command: 'run', description: 'Start a run' }],
       logger: log,
+      // As serve wires it: the updates applied are kept in bridge.db, so an update Telegram
+      // gives again after a restart (never confirmed before the stop) is not applied twice.
+      state: repos.channelState.scope('telegram'),
     });
     let served: Channel = this.#options.forgetMessages ? forgetful(channel) : channel;
     let paced: Bridge['outbox'];

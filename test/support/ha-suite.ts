@@ -49,13 +49,21 @@ export function describeHa(title: string, what: string, stories: (suite: HaSuite
   });
 }
 
-/** A proxy in front of the suite's Redis, closed after the story, and the URL through it. */
-export async function redisBehindProxy(suite: HaSuite): Promise<{ proxy: TcpProxy; url: string }> {
-  const target = new URL(suite.redis.url);
+/** A proxy in front of the server at `url` (the suite's Redis, or a story's Postgres database), closed after the story, and the URL through it. */
+export async function behindProxy(
+  suite: HaSuite,
+  url: string,
+): Promise<{ proxy: TcpProxy; url: string }> {
+  const target = new URL(url);
   const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port) });
   suite.cleanups.push(() => proxy.close());
-  const via = new URL(suite.redis.url);
+  const via = new URL(url);
   via.hostname = '127.0.0.1';
   via.port = String(proxy.port);
   return { proxy, url: via.toString() };
+}
+
+/** A proxy in front of the suite's Redis (see behindProxy). */
+export function redisBehindProxy(suite: HaSuite): Promise<{ proxy: TcpProxy; url: string }> {
+  return behindProxy(suite, suite.redis.url);
 }

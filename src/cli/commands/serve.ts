@@ -7,6 +7,8 @@ import type { CliContext } from '../context.ts';
 const LOST_LEASE_EXIT = 75;
 /** How long a leader that lost its lease tries to stop cleanly before it exits anyway. */
 const LOST_STOP_MS = 5_000;
+/** How long a leader that lost its lease may take to give its runs' locks up before its stop. */
+const RELINQUISH_MS = 3_000;
 
 /** Most agent steps one process runs at once (each is a process of its own). */
 const MAX_CONCURRENCY = 64;
@@ -107,6 +109,20 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
         // Another bridge leads now. Every fenced write fails, so a graceful stop may never drain:
         // stop what stops within a bound, then exit for the supervisor to start us as a standby.
         console.error(`phasebridge: no longer the leader (${end.why}); stopping`);
+        // The runs first: the new leader commits to them as soon as it leads, and this stop
+        // may wait out its grace on running steps and a silent Redis before the locks would go.
+        const bridge = await within(
+          serve.leading.catch(() => undefined),
+          RELINQUISH_MS,
+        );
+        const gaveUp =
+          bridge &&
+          (await within(
+            bridge.relinquish(end.why).then(() => true),
+            RELINQUISH_MS,
+          ));
+        if (bridge && gaveUp !== true)
+          log.warn('no longer the leader: the runs were not given up in time');
         const stopped = await Promise.race([
           serve.stop().then(() => true),
           new Promise<false>((r) => setTimeout(() => r(false), LOST_STOP_MS).unref()),
@@ -123,4 +139,17 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
       await serve.stop();
       log.info('stopped');
     });
+}
+
+/** What `p` resolves to, or undefined after `ms` (or if it rejects: the caller goes on either way). */
+async function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((r) => {
+    timer = setTimeout(() => r(undefined), ms);
+  });
+  try {
+    return await Promise.race([p.catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

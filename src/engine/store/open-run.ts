@@ -13,7 +13,6 @@
  * may be behind, {@link OpenRun.flush} (on release) makes them durable and removes it, and a run
  * opened with a marker re-projects them from the ledger.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { ConflictError, CorruptStateError, PhasebridgeError } from '../../errors.ts';
 import { markStage } from '../../trace.ts';
@@ -23,8 +22,6 @@ import type { RunEvent } from '../events.ts';
 import { evolve } from '../evolve.ts';
 import { NATIVE_FILES, nativeLayout } from '../layouts/native.ts';
 import type { LayoutProjection, ProjectionContext } from '../layouts/port.ts';
-import { fsyncAsync, fsyncDirAsync } from '../ledger/atomic-write.ts';
-import { LedgerWriter } from '../ledger/ledger-file.ts';
 import { formatLedgerLine } from '../ledger/ledger-format.ts';
 import { RunLock } from '../ledger/run-lock.ts';
 import { sweepOwnTemps } from '../ledger/temp-sweep.ts';
@@ -38,6 +35,7 @@ import {
   SNAPSHOT_EVERY,
   stateAfterLines,
 } from './run-analysis.ts';
+import { RunLedgerAppender } from './run-ledger-appender.ts';
 import {
   applies,
   deferred,
@@ -61,30 +59,31 @@ export class OpenRun {
   /** Where the projection goes: the run's folder, its workspace and the layouts. */
   readonly #target: ProjectionTarget;
   readonly #lock: RunLock;
-  #writer: LedgerWriter | null = null;
+  readonly #ledger: RunLedgerAppender;
   #entries: RunLedgerEntry[] = [];
   readonly #keys = new Map<string, number>();
   readonly #snapshots = new Map<number, RunState>();
   #state: RunState | null = null;
-  #ledgerBytes = 0;
   #corrupt: RunCorruption | null = null;
   #warnings: string[] = [];
   /** State at the last complete projection, and the events since (non-empty = stale). */
   #projected: RunState | null = null;
   #pending: RunEvent[] = [];
   #rebuild = false;
-  /** The run folder, open for the fsync after each run.json rename (null: opened per write). */
-  #dirFd: number | null = null;
   /** The layouts' marker and the files they wrote without fsync since. */
   readonly #durability: LayoutDurability;
-  /** Folders with a new entry (the run's, its ledger's) fsynced with the next line. */
-  readonly #unsyncedDirs: string[] = [];
 
-  private constructor(paths: RunPaths, layouts: readonly LayoutProjection[], lock: RunLock) {
+  private constructor(
+    paths: RunPaths,
+    layouts: readonly LayoutProjection[],
+    lock: RunLock,
+    unsyncedDirs: readonly string[],
+  ) {
     this.paths = paths;
     this.#target = { runDir: paths.runDir, workspace: paths.workspace, layouts };
     this.#lock = lock;
-    this.#durability = new LayoutDurability(paths.runDir, () => this.#dirFd);
+    this.#ledger = new RunLedgerAppender(paths.runDir, paths.ledger, unsyncedDirs);
+    this.#durability = new LayoutDurability(paths.runDir, () => this.#ledger.dirFd);
   }
 
   /** Locks the run, reads it, truncates a torn tail and re-projects stale layouts. */
@@ -96,8 +95,7 @@ export class OpenRun {
     const lock = RunLock.acquire(path.join(paths.runDir, NATIVE_FILES.lock), paths.runId);
     // Under the lock no one else writes here: temp files of interrupted writes are leftovers.
     sweepOwnTemps(paths.runDir);
-    const run = new OpenRun(paths, layouts, lock);
-    run.#unsyncedDirs.push(...(opts.unsyncedDirs ?? []));
+    const run = new OpenRun(paths, layouts, lock, opts.unsyncedDirs ?? []);
     try {
       const snapshots = new Map<number, RunState>();
       let a = analyzeRun(paths.runId, paths.runDir, paths.ledger, (count, state) => {
@@ -122,18 +120,11 @@ export class OpenRun {
       this.#keys.set(e.key, i);
     });
     this.#state = a.state;
-    this.#ledgerBytes = a.goodBytes;
     this.#corrupt = a.corrupt;
     this.#warnings = a.warnings;
-    this.#writer?.close();
-    this.#writer = null;
+    this.#ledger.detach();
     if (a.corrupt) return; // never written to until an explicit repair
-    this.#writer = LedgerWriter.open(this.paths.ledger, a.goodBytes);
-    // A new ledger's folder entry must be durable before its first line counts: fsynced with it.
-    if (a.goodBytes === 0 && !this.#unsyncedDirs.includes(this.paths.runDir)) {
-      this.#unsyncedDirs.push(this.paths.runDir);
-    }
-    this.#dirFd ??= openDir(this.paths.runDir);
+    this.#ledger.open(a.goodBytes);
     this.#projected = a.state;
     this.#pending = [];
     this.#rebuild = false;
@@ -291,36 +282,16 @@ export class OpenRun {
     return stateAfterLines(this.#entries, this.#snapshots, count);
   }
 
-  /**
-   * Appends a line (resolving once it is fsynced); on failure cuts the file back so no half line
-   * stays before the next one.
-   */
+  /** Appends a line (durable once resolved); a torn line left behind blocks the run. */
   async #append(line: string): Promise<void> {
-    const writer = this.#writer!;
-    const dirs = [...this.#unsyncedDirs];
     try {
-      const synced = await Promise.allSettled([
-        writer.append(line),
-        // The run's folder is open already (#dirFd): no open and close on the thread pool.
-        ...dirs.map((d) =>
-          d === this.paths.runDir && this.#dirFd !== null
-            ? fsyncAsync(this.#dirFd)
-            : fsyncDirAsync(d),
-        ),
-      ]);
-      const failed = synced.find((r) => r.status === 'rejected');
-      if (failed) throw (failed as PromiseRejectedResult).reason;
-      this.#unsyncedDirs.splice(0, dirs.length);
+      await this.#ledger.append(line);
     } catch (err) {
-      try {
-        writer.truncate(this.#ledgerBytes);
-      } catch {
-        // Cannot repair now: a reopen will find and drop the torn tail.
+      if (this.#ledger.torn) {
         this.#corrupt = { reason: 'a ledger append failed; reopen the run', repairable: false };
       }
       throw err;
     }
-    this.#ledgerBytes += Buffer.byteLength(line);
   }
 
   /** Projects; returns null, or the warning saying which projection failed and why. */
@@ -375,7 +346,7 @@ export class OpenRun {
     }
     await publishLayouts(staged, this.#durability);
     try {
-      if (staged.runJson) await (await staged.runJson).publish(this.#dirFd ?? undefined);
+      if (staged.runJson) await (await staged.runJson).publish(this.#ledger.dirFd ?? undefined);
       else await nativeLayout.project(state, this.#nativeContext());
     } catch (cause) {
       throw new ProjectionFailure(nativeLayout.name, cause);
@@ -398,18 +369,9 @@ export class OpenRun {
 
   /** Closes the ledger and releases the lock file. */
   close(): void {
-    this.#writer?.close();
-    this.#writer = null;
-    if (this.#dirFd !== null) fs.closeSync(this.#dirFd);
-    this.#dirFd = null;
+    this.#ledger.close();
     this.#lock.release();
   }
-}
-
-/** The run folder opened for fsync (not following a symlink). */
-function openDir(dir: string): number {
-  const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = fs.constants;
-  return fs.openSync(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
 }
 
 function withWarning(result: CommitResult, warning: string | null): CommitResult {

@@ -97,6 +97,10 @@ export class Orchestrator {
   readonly #workspaceOf = async (runId: string) => (await this.#driver.peek(runId)).workspace;
   #unsubscribe: (() => void)[] = [];
   #closing: Promise<void> | null = null;
+  /** Set by relinquishRuns: another bridge leads and owns the runs. */
+  #relinquished = false;
+  /** Set by takeNoMoreJobs (and relinquishRuns): the in-process worker takes no new job. */
+  #leaving = false;
 
   private constructor(
     opts: OrchestratorOptions,
@@ -337,12 +341,35 @@ export class Orchestrator {
       this.#signals.close();
       this.#timers.close();
       await this.#driver.drain();
-      if (this.#endSessionsOnClose)
+      // Runs given up to a new leader are its sessions now: nothing is written to them here.
+      if (this.#endSessionsOnClose && !this.#relinquished)
         await endSessions(this.#repos.runs, this, this.#log, this.#clock());
       await this.#stores.close();
       this.#listeners.failWaiters(new Error('the orchestrator was closed'));
     })();
     return this.#closing;
+  }
+
+  /**
+   * Another bridge leads now, or is about to: the in-process worker takes no new job from here
+   * on (the other workers do); the steps it runs go on. Call relinquishRuns next.
+   */
+  takeNoMoreJobs(): void {
+    this.#leaving = true;
+  }
+
+  /**
+   * Another bridge leads now (`why`): pending commits end and every run lock is released at
+   * once, before this process's stop (which may wait for running steps); from here on every
+   * command and commit of this orchestrator is refused with a ConflictError saying `why`.
+   */
+  async relinquishRuns(why: string): Promise<void> {
+    this.#leaving = true;
+    this.#relinquished = true;
+    this.#signals.close();
+    await this.#stores.relinquish(
+      `this bridge no longer leads (${why}); its runs are left to the new leader`,
+    );
   }
 
   #assertOpen(): void {
@@ -362,6 +389,7 @@ export class Orchestrator {
       ...(opts.killGraceMs === undefined ? {} : { killGraceMs: opts.killGraceMs }),
       ...(opts.agentNice === undefined ? {} : { agentNice: opts.agentNice }),
       onSpawn: (job, pid) => opts.onAgentSpawn?.({ jobId: job.id, runId: job.runId, pid }),
+      accepting: () => !this.#leaving && (opts.takesJobs?.() ?? true),
     });
   }
 

@@ -14,6 +14,8 @@ export class RunStores {
   readonly #stores = new Map<string, RunStore>();
   readonly #layouts: ClosableProjection[];
   readonly #clock: () => Date;
+  /** Set once this process gave its runs up to another bridge: why it may open none again. */
+  #relinquished: string | undefined;
 
   constructor(opts: {
     agentInfo: (name: string) => AgentInfo | undefined;
@@ -33,6 +35,7 @@ export class RunStores {
 
   /** The store of `workspace` (opened on first use). */
   for(workspace: string): RunStore {
+    if (this.#relinquished !== undefined) throw new ConflictError(this.#relinquished);
     const ws = path.resolve(workspace);
     let store = this.#stores.get(ws);
     if (store === undefined) {
@@ -44,6 +47,17 @@ export class RunStores {
       this.#stores.set(ws, store);
     }
     return store;
+  }
+
+  /**
+   * Another bridge leads now: pending commits end, every run lock is released at once, and no
+   * run is opened again by this process (`for` throws ConflictError with `reason`), so the new
+   * leader's commits need not wait for this process's stop.
+   */
+  async relinquish(reason: string): Promise<void> {
+    this.#relinquished = reason;
+    await Promise.all([...this.#stores.values()].map((s) => s.close()));
+    this.#stores.clear();
   }
 
   /** Closes every store (releasing every run lock) and the layouts' handles (registry.db). */

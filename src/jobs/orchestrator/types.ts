@@ -53,6 +53,11 @@ export interface OrchestratorOptions {
    * `phasebridge worker` processes run jobs.
    */
   worker?: { concurrency: number } | false;
+  /**
+   * While false the in-process worker takes no new job (other workers do): a leader whose lease
+   * went unrenewed for a while, so it never starts a step just as a new leader takes over.
+   */
+  takesJobs?: () => boolean;
   /** SIGTERM → SIGKILL grace for agents of the in-process worker (default 5 s). */
   killGraceMs?: number;
   /** Agents of the in-process worker run this much below our CPU priority (default 0). */

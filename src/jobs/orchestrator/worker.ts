@@ -36,6 +36,8 @@ export interface JobWorkerOptions {
   agentNice?: number;
   /** Called when an agent process exists. */
   onSpawn?(job: QueuedJob, pid: number): void;
+  /** While false no job is taken (left for other workers): a bridge that no longer leads. */
+  accepting?(): boolean;
 }
 
 /** Starts a worker on `queue`; close it (then the queue) to stop. */
@@ -60,7 +62,7 @@ export async function startJobWorker(opts: JobWorkerOptions): Promise<Worker> {
   });
   const worker = await opts.queue.startWorker(step.processor, {
     concurrency: opts.concurrency,
-    accepts: (job) => acceptsJob(job.payload, traits),
+    accepts: (job) => (opts.accepting?.() ?? true) && acceptsJob(job.payload, traits),
     announce: {
       labels,
       ...(opts.engines === undefined ? {} : { engines: [...opts.engines] }),

@@ -1,6 +1,8 @@
 /** Restarts: recovery of awaiting runs, vanished jobs, outcomes from while we were down, locks. */
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import { hostname } from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConflictError } from '../../../src/errors.ts';
 import { startJobWorker } from '../../../src/jobs/orchestrator/worker.ts';
@@ -245,6 +247,42 @@ describe('restart', () => {
     const late = await other.command(run.id, 'cli:cancel-y', { type: 'cancel', actor: ALICE });
     expect(late.ok).toBe(false);
     expect(late.ok ? '' : late.rejection.message).toContain('is completed');
+  });
+
+  it('a bridge that lost its lease gives its runs up at once: the new leader commits while its step still runs', async () => {
+    env = await makeEnv();
+    env.workflow(
+      'slow',
+      'id: slow\nsteps:\n  - id: a\n    agent: demo\n    prompt: "demo: sleep=1500"\n',
+    );
+    const old = await env.open();
+    const run = await old.startRun({
+      workflow: 'slow',
+      workspace: env.workspace,
+      spec: 's',
+      actor: ALICE,
+    });
+    await waitFor(async () => (await old.getRun(run.id)).steps[0]!.status === 'running');
+    const lock = path.join(env.workspace, '.phasebridge', 'runs', run.id, 'lock');
+    expect(fs.existsSync(lock)).toBe(true);
+
+    await old.relinquishRuns('lease lost');
+    // Its step still runs, yet its lock is gone: the new leader need not wait for its stop.
+    expect(fs.existsSync(lock)).toBe(false);
+    expect((await env.queue.get(`${run.id}:a:1`))?.state).toBe('active');
+    const next = await env.open({ worker: false });
+    const cancel = await next.command(run.id, 'cli:cancel-new', { type: 'cancel', actor: ALICE });
+    expect(cancel.ok).toBe(true);
+
+    // The old one writes nothing more, and says why.
+    const refused = old.command(run.id, 'cli:cancel-old', { type: 'cancel', actor: ALICE });
+    await expect(refused).rejects.toBeInstanceOf(ConflictError);
+    await expect(refused).rejects.toThrow(/no longer leads \(lease lost\)/);
+    await waitFor(async () => (await env!.queue.get(`${run.id}:a:1`))?.state !== 'active');
+    const keys = ledgerOf(await next.getRun(run.id)).map((e) => e.key);
+    expect(keys).toContain('cli:cancel-new');
+    expect(keys).not.toContain('cli:cancel-old');
+    expect(repeatedKeys(ledgerOf(await next.getRun(run.id)))).toEqual([]);
   });
 });
 
