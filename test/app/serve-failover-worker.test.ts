@@ -70,6 +70,12 @@ describeHa(
           { timeoutMs: 60_000, message: `build never started on the worker:\n${worker.output()}` },
         );
 
+        // The press's answer goes out beside the build's start, not before it: waited for, so
+        // the kill below finds it answered (the subject here is the step's result).
+        await waitUntil(() => fake.callbackAnswers.has(pressId), {
+          timeoutMs: 30_000,
+          message: `the press was never answered:\n${a.output()}`,
+        });
         // The leader dies while the worker holds the build job; then the agent finishes.
         a.child.kill('SIGKILL');
         await a.exited;
@@ -88,7 +94,6 @@ describeHa(
 
         await roleIs(b, 'leader');
         await reachesReview(b);
-        expect(fake.callbackAnswers.has(pressId)).toBe(true);
         expectAppliedOnce(ws);
         const build = eventsOf(ws).filter((e) => e.stepId === 'build');
         expect(build.filter((e) => e.type === 'stepStarted').map((e) => e.attempt)).toEqual([1]);

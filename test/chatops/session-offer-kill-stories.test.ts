@@ -205,10 +205,15 @@ describe('a session offer across a kill', () => {
     await until(() => w.fake.unconfirmedUpdates === 0, 'the update handled');
     expect(offers()).toHaveLength(1);
     expect(w.messages(/^1 interrupted session/)).toHaveLength(1);
-    // The kill came before the command's audit was written, too.
+    // The kill came before the command's audit was written, too (and so before the adapter
+    // recorded the update as applied, which follows the handling).
     await w.stop();
     const db = new Database(path.join(w.home, 'bridge.db'));
     expect(db.prepare(`delete from audit where action = 'command:sessions'`).run().changes).toBe(1);
+    const applied = db
+      .prepare(`delete from channel_state where platform = 'telegram' and key = ?`)
+      .run(`update:${command.update_id}`);
+    expect(applied.changes).toBe(1);
     db.close();
     await w.start();
     w.fake.pushUpdate(command);

@@ -2,7 +2,7 @@
  * The leader-and-standby stories' shared setting (issue 33): a fresh Postgres database with a
  * Telegram team chat bound to a workspace folder and Alice allowed to approve there, the fake
  * Telegram, and how to start `phasebridge serve` processes on them and wait for what the chat
- * shows. Used by test/app/serve-failover.test.ts and test/app/serve-network-cut.test.ts.
+ * shows. Used by the serve-failover, serve-network-cut and serve-postgres-cut stories.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -11,11 +11,12 @@ import { expect } from 'vitest';
 import { migrateToLatest } from '../../src/db/connection.ts';
 import { openPostgresDb } from '../../src/db/dialects/postgres/connection.ts';
 import { createRepositories } from '../../src/db/repositories/index.ts';
+import type { TcpProxy } from '../fakes/tcp-proxy.ts';
 import { type FakeChat, FakeTelegram, type FakeUser } from '../fakes/telegram.ts';
 import { type ServeProcess, spawnServe, waitForRole } from './ha-serve.ts';
 import type { PostgresHandle } from './postgres.ts';
 import type { RedisHandle } from './redis.ts';
-import { waitUntil } from './slowdown.ts';
+import { slow, waitUntil } from './slowdown.ts';
 
 /** The team chat of the stories. */
 export const TEAM: FakeChat = { id: -2201, type: 'supergroup', title: 'Team' };
@@ -48,6 +49,17 @@ export function expectAppliedOnce(ws: string): void {
   expect(new Set(lines.map((l) => l.key)).size).toBe(lines.length);
   const resolved = lines.flatMap((l) => l.events).filter((e) => e.type === 'checkpointResolved');
   expect(resolved).toHaveLength(1);
+}
+
+/** The run's `stepId` queued once and completed once, at attempt 1; no step interrupted. */
+export function expectStepRunOnce(ws: string, stepId: string): void {
+  const events = ledgerLinesOf(ws).flatMap((l) => l.events);
+  expect(events.filter((e) => e.type === 'stepInterrupted')).toEqual([]);
+  const step = events.filter((e) => e.stepId === stepId);
+  expect(step.filter((e) => e.type === 'stepQueued')).toHaveLength(1);
+  expect(step.filter((e) => e.type === 'stepCompleted')).toEqual([
+    expect.objectContaining({ attempt: 1 }),
+  ]);
 }
 
 /** `/metrics` of a serve, with the stories' token. */
@@ -163,5 +175,51 @@ export async function haCluster(deps: HaClusterDeps) {
     const update = fake.userPresses({ chatId: TEAM.id, messageId, from: ALICE, label });
     return (update as { callback_query?: { id: string } }).callback_query!.id;
   };
-  return { dir, ws, url, fake, start, roleIs, leaderAndStandby, reachesPlan, reachesReview, press };
+  /**
+   * The cut stories: a run reaches its plan checkpoint on `a`; `proxy` (between `a` and a server)
+   * then drops every packet and Alice presses Approve at once. Waits until `b` leads, the press is
+   * answered, the run is at review and `a` exited (expected 75); returns the times after the cut.
+   */
+  const cutAtPlanAndApprove = async (a: ServeProcess, b: ServeProcess, proxy: TcpProxy) => {
+    fake.userSends({ chat: TEAM, from: ALICE, text: '/run demo add a login page' });
+    const plan = await reachesPlan(a);
+    proxy.cut('blackhole');
+    const cutAt = Date.now();
+    const exitedAt = a.exited.then(() => Date.now());
+    const pressId = press(plan.message_id, 'Approve');
+    await roleIs(b, 'leader');
+    const takeoverMs = Date.now() - cutAt;
+    await waitUntil(() => fake.callbackAnswers.has(pressId), {
+      timeoutMs: 60_000,
+      message: `the press was never answered:\n${a.output()}\n---\n${b.output()}`,
+    });
+    await reachesReview(b);
+    const reviewMs = Date.now() - cutAt;
+    const code = await Promise.race([
+      a.exited,
+      new Promise<'running'>((r) => setTimeout(() => r('running'), slow(60_000))),
+    ]);
+    expect(code, a.output()).toBe(75);
+    const exitMs = (await exitedAt) - cutAt;
+    const load = os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ');
+    return {
+      summary: `the standby led ${takeoverMs} ms after the cut, the run was at review after ${reviewMs} ms, the old leader exited 75 after ${exitMs} ms (load ${load})`,
+    };
+  };
+  return {
+    dir,
+    ws,
+    url,
+    fake,
+    start,
+    roleIs,
+    leaderAndStandby,
+    reachesPlan,
+    reachesReview,
+    press,
+    cutAtPlanAndApprove,
+  };
 }
