@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { Redis } from 'ioredis';
 import type { Log } from '../log.ts';
+import { within } from '../within.ts';
 
 /**
  * Takes the lease if free: its value is "token ttl holder"; returns the new token (> 0), or when
@@ -63,15 +64,7 @@ const NOT_TAKEN =
 
 /** True when `check` answers true within `ms`; false on false, a rejection or no answer. */
 async function answersWithin(check: HealthCheck, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((r) => {
-    timer = setTimeout(() => r(false), ms);
-  });
-  try {
-    return await Promise.race([check().catch(() => false), late]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return (await within(check(), ms)) === true;
 }
 
 /** Who holds the lease now, as Redis says. */

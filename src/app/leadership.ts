@@ -7,6 +7,7 @@ import { UpdateDeclined } from '../bridges/declined.ts';
 import type { InboundHandler } from '../bridges/events.ts';
 import { currentFence, FencedError } from '../db/leader-fence.ts';
 import type { Database as Schema } from '../db/schema.ts';
+import { within } from '../within.ts';
 
 /**
  * This process leads several `serve` on one Postgres and Redis (serve-ha.ts): its lease's
@@ -78,15 +79,8 @@ export class FencedInbound {
   async stopTaking(why: string, ms: number): Promise<boolean> {
     this.#lost ??= why;
     if (this.#applying.size === 0) return true;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<false>((r) => {
-      timer = setTimeout(() => r(false), ms);
-    });
-    try {
-      return await Promise.race([Promise.all([...this.#applying]).then(() => true), late]);
-    } finally {
-      clearTimeout(timer);
-    }
+    const settled = Promise.all([...this.#applying]).then(() => true);
+    return (await within(settled, ms)) === true;
   }
 
   #declineIfLost(): void {

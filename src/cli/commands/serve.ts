@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { InvalidInputError } from '../../errors.ts';
 import { makeDirs } from '../../fs-errors.ts';
+import { within } from '../../within.ts';
 import type { CliContext } from '../context.ts';
 
 /** Exit code of a leader that lost its lease (EX_TEMPFAIL: start it again, as a standby). */
@@ -139,17 +140,4 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
       await serve.stop();
       log.info('stopped');
     });
-}
-
-/** What `p` resolves to, or undefined after `ms` (or if it rejects: the caller goes on either way). */
-async function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((r) => {
-    timer = setTimeout(() => r(undefined), ms);
-  });
-  try {
-    return await Promise.race([p.catch(() => undefined), late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -56,15 +56,18 @@ export class RunStores {
    */
   async relinquish(reason: string): Promise<void> {
     this.#relinquished = reason;
-    await Promise.all([...this.#stores.values()].map((s) => s.close()));
-    this.#stores.clear();
+    await this.#closeStores();
   }
 
   /** Closes every store (releasing every run lock) and the layouts' handles (registry.db). */
   async close(): Promise<void> {
+    await this.#closeStores();
+    for (const layout of this.#layouts) layout.close?.();
+  }
+
+  async #closeStores(): Promise<void> {
     await Promise.all([...this.#stores.values()].map((s) => s.close()));
     this.#stores.clear();
-    for (const layout of this.#layouts) layout.close?.();
   }
 }
 
