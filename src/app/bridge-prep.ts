@@ -16,8 +16,14 @@ import type { Log } from '../log.ts';
 import { loadChannelModules } from './channels.ts';
 import { bullmqRetention } from './retention.ts';
 
-/** How long a leader's Postgres session may sit idle inside a transaction (a paused process). */
-const IDLE_IN_TRANSACTION_MS = 10_000;
+/**
+ * How long a leader's Postgres session may sit idle inside a transaction (a paused process, a
+ * stopped machine): 80 % of the lease, when the leader counts itself lost. A leader that idle has
+ * lost its lease anyway, and its locks are gone before a standby can take the lease over.
+ */
+function idleInTransactionMs(leaderLeaseMs: number): number {
+  return Math.floor(leaderLeaseMs * 0.8);
+}
 
 /** Postgres pool of a bridge: the feed, the outbox and the console query at once. */
 const BRIDGE_POOL = 10;
@@ -35,7 +41,7 @@ export async function openBridgeDb(
   const db = await openConfiguredDb(
     config,
     BRIDGE_POOL,
-    leading ? IDLE_IN_TRANSACTION_MS : undefined,
+    leading ? idleInTransactionMs(config.leaderLeaseMs) : undefined,
   );
   try {
     const { applied } = await migrateToLatest(db);

@@ -5,15 +5,24 @@
  * which says it has prepared the takeover (bridge.db, the job queue, the modules opened). A
  * run reaches its plan checkpoint; the leader is SIGKILLed and Approve is pressed at once: the
  * standby takes the lease, starts polling, answers the press and applies it once (the run moves
- * on to review), and no update is applied twice (one run, each ledger key once). A leader paused
- * (SIGSTOP) past its lease wakes after the takeover, finds the lease gone and exits 75. A leader
+ * on to review), and no update is applied twice (one run, each ledger key once). A machine stop
+ * (the leader SIGSTOPped and its database, Redis and Telegram connections black-holed: no packet,
+ * no FIN) is taken over the same way; when the machine comes back the old leader finds the lease
+ * gone and exits 75. A leader
  * killed while the platform holds its checkpoint send unanswered leaves that send `attempted`:
  * the new leader sends it again, a press on the first copy counts, and no copy keeps buttons.
  */
 import { expect, it } from 'vitest';
-import { ALICE, expectAppliedOnce, haCluster, metricsOf, TEAM } from '../support/ha-cluster.ts';
+import {
+  ALICE,
+  expectAppliedOnce,
+  haCluster,
+  metricsOf,
+  TEAM,
+  takeoverPrepared,
+} from '../support/ha-cluster.ts';
 import { roleOf } from '../support/ha-serve.ts';
-import { describeHa } from '../support/ha-suite.ts';
+import { behindProxy, describeHa, redisBehindProxy } from '../support/ha-suite.ts';
 import { slow, waitUntil } from '../support/slowdown.ts';
 
 describeHa('serve failover: one leader, a hot standby', 'failover story', (suite) => {
@@ -32,13 +41,7 @@ describeHa('serve failover: one leader, a hot standby', 'failover story', (suite
         /^standby: the leader is /,
       );
       // Hot: before any takeover, the standby has bridge.db, the job queue and the modules ready.
-      await waitUntil(
-        async () => {
-          const ready = (await (await fetch(`${b.url}/readyz`)).json()) as typeof standbyReady;
-          return ready.checks.find((c) => c.name === 'takeover')?.detail?.startsWith('prepared:');
-        },
-        { timeoutMs: 60_000, message: `the standby did not prepare:\n${b.output()}` },
-      );
+      await takeoverPrepared(b);
       expect((await fetch(`${b.url}/readyz?role=leader`)).status).toBe(503);
       const standbyMetrics = await metricsOf(b);
       expect(standbyMetrics).toContain(
@@ -140,35 +143,46 @@ describeHa('serve failover: one leader, a hot standby', 'failover story', (suite
   );
 
   it(
-    'a leader paused past its lease wakes to find another leading: it stops (exit 75), applying nothing',
+    'a machine stop: the leader frozen, its network silent; the standby leads, a press is applied once; back, the old leader exits 75 applying nothing',
     async () => {
-      const { ws, fake, roleIs, leaderAndStandby, reachesReview } = await cluster();
-      const { a, b } = await leaderAndStandby();
+      const { url, ws, fake, roleIs, start, reachesPlan, reachesReview, press } = await cluster();
+      // Everything the leader reaches goes through a proxy: its database, its Redis, Telegram.
+      const db = await behindProxy(suite, url);
+      const redis = await redisBehindProxy(suite);
+      const telegram = await behindProxy(suite, fake.apiRoot);
+      const a = await start('a', {
+        DATABASE_URL: db.url,
+        REDIS_URL: redis.url,
+        TELEGRAM_API_ROOT: telegram.url.replace(/\/$/, ''),
+      });
+      await roleIs(a, 'leader');
+      const b = await start('b');
+      await roleIs(b, 'standby');
+      await takeoverPrepared(b);
       fake.userSends({ chat: TEAM, from: ALICE, text: '/run demo add a login page' });
-      const plan = await waitUntil(
-        () =>
-          fake
-            .botMessages(TEAM.id)
-            .find(
-              (m) =>
-                /Checkpoint plan/.test(m.text ?? '') &&
-                JSON.stringify(m.replyMarkup ?? {}).includes('Approve'),
-            ),
-        { timeoutMs: 60_000, message: `no plan checkpoint in the chat:\n${a.output()}` },
-      );
+      const plan = await reachesPlan(a);
 
-      // A stop-the-world pause (SIGSTOP: a long GC, a frozen VM) longer than the lease.
+      // The machine stops: the process runs no instruction and its network sends nothing, not
+      // even a FIN or a reset (its sockets stay open on the servers' side).
+      // Each proxy carries the leader's connections: the cut is felt on all three.
+      for (const { proxy } of [db, redis, telegram]) expect(proxy.connections).toBeGreaterThan(0);
       a.child.kill('SIGSTOP');
+      for (const { proxy } of [db, redis, telegram]) proxy.cut('blackhole');
+      const stoppedAt = Date.now();
+      const pressId = press(plan.message_id, 'Approve');
       await roleIs(b, 'leader');
-      fake.userPresses({
-        chatId: TEAM.id,
-        messageId: plan.message_id,
-        from: ALICE,
-        label: 'Approve',
+      console.log(
+        `machine-stop story: the standby led ${Date.now() - stoppedAt} ms after the stop`,
+      );
+      await waitUntil(() => fake.callbackAnswers.has(pressId), {
+        timeoutMs: 60_000,
+        message: `the press was never answered:\n${b.output()}`,
       });
       await reachesReview(b);
 
-      // The old leader wakes: it finds the lease gone, stops leading and exits for a restart.
+      // The machine comes back (a frozen VM resumed): the old leader finds the lease gone,
+      // stops leading and exits for a restart, applying nothing.
+      for (const { proxy } of [db, redis, telegram]) proxy.restore();
       a.child.kill('SIGCONT');
       const code = await Promise.race([
         a.exited,

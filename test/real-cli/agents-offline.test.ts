@@ -13,6 +13,7 @@ import { createRepositories } from '../../src/db/repositories/index.ts';
 import { buildArgv } from '../../src/jobs/runner/agent-argv.ts';
 import { type PermissionPosture, POSTURE_FLAGS } from '../../src/jobs/runner/permissions.ts';
 import { runAgent } from '../../src/jobs/runner/run-agent.ts';
+import { formatDuration } from '../../src/jobs/runner/supervise.ts';
 import type { AgentDefinition } from '../../src/jobs/runner/types.ts';
 import { runCliAsync } from '../cli/support.ts';
 import { invocation, makeTempRun, type TempRun } from '../jobs/runner/helpers.ts';
@@ -57,10 +58,15 @@ if (installed) {
         env: {},
         permissions: { posture: 'read-only' },
       };
-      const out = await runAgent(agent, invocation(run, { baseEnv: env(), timeoutMs: 8000 }));
+      // Codex says it waits for the network within a second on a quiet machine; a loaded one
+      // may take several before its first line, so the step's own timeout scales too.
+      const timeoutMs = slow(8000);
+      const out = await runAgent(agent, invocation(run, { baseEnv: env(), timeoutMs }));
       expect(out.timedOut).toBe(true);
       expect(out.failure).toMatch(
-        /^timed out after 8s; last: .*(waiting for network|Reconnecting|failed to lookup address).* — fix: no network/,
+        new RegExp(
+          `^timed out after ${formatDuration(timeoutMs)}; last: .*(waiting for network|Reconnecting|failed to lookup address).* — fix: no network`,
+        ),
       );
     });
 

@@ -62,6 +62,20 @@ export function expectStepRunOnce(ws: string, stepId: string): void {
   ]);
 }
 
+/** Waits until standby `s` says on /readyz that it prepared the takeover (bridge.db, the queue, the modules). */
+export function takeoverPrepared(s: ServeProcess): Promise<true> {
+  return waitUntil(
+    async () => {
+      const ready = (await (await fetch(`${s.url}/readyz`)).json()) as {
+        checks: { name: string; detail?: string }[];
+      };
+      const detail = ready.checks.find((c) => c.name === 'takeover')?.detail;
+      return detail?.startsWith('prepared:') === true ? true : undefined;
+    },
+    { timeoutMs: 60_000, message: `the standby did not prepare:\n${s.output()}` },
+  );
+}
+
 /** `/metrics` of a serve, with the stories' token. */
 export async function metricsOf(s: ServeProcess): Promise<string> {
   const res = await fetch(`${s.url}/metrics`, {
