@@ -14,16 +14,8 @@ import { createJobQueue, queueConfigFor } from '../jobs/queue/create-queue.ts';
 import type { JobQueue } from '../jobs/queue/port.ts';
 import type { Log } from '../log.ts';
 import { loadChannelModules } from './channels.ts';
+import { leaseLostAfterMs } from './lease-times.ts';
 import { bullmqRetention } from './retention.ts';
-
-/**
- * How long a leader's Postgres session may sit idle inside a transaction (a paused process, a
- * stopped machine): 80 % of the lease, when the leader counts itself lost. A leader that idle has
- * lost its lease anyway, and its locks are gone before a standby can take the lease over.
- */
-function idleInTransactionMs(leaderLeaseMs: number): number {
-  return Math.floor(leaderLeaseMs * 0.8);
-}
 
 /** Postgres pool of a bridge: the feed, the outbox and the console query at once. */
 const BRIDGE_POOL = 10;
@@ -41,7 +33,9 @@ export async function openBridgeDb(
   const db = await openConfiguredDb(
     config,
     BRIDGE_POOL,
-    leading ? idleInTransactionMs(config.leaderLeaseMs) : undefined,
+    // A leader's session idle inside a transaction (a paused process, a stopped machine) is ended
+    // when the leader counts its lease lost anyway: its locks are gone before a standby leads.
+    leading ? leaseLostAfterMs(config.leaderLeaseMs) : undefined,
   );
   try {
     const { applied } = await migrateToLatest(db);

@@ -15,6 +15,7 @@ import os from 'node:os';
 import { Redis } from 'ioredis';
 import type { Log } from '../log.ts';
 import { within } from '../within.ts';
+import { leaseLostAfterMs } from './lease-times.ts';
 
 /**
  * Takes the lease if free: its value is "token ttl holder"; returns the new token (> 0), or when
@@ -234,7 +235,7 @@ export class LeaderLease {
    */
   keepRenewing(onLost: (why: string) => void, healthy?: HealthCheck): void {
     const ttl = this.#o.ttlMs;
-    const limit = ttl * 0.8;
+    const limit = leaseLostAfterMs(ttl);
     let lastOk = Date.now();
     this.#lastRenewedAt = lastOk;
     let lost = false;

@@ -8,9 +8,9 @@
  * on to review), and no update is applied twice (one run, each ledger key once). A machine stop
  * (the leader SIGSTOPped and its database, Redis and Telegram connections black-holed: no packet,
  * no FIN) is taken over the same way; when the machine comes back the old leader finds the lease
- * gone and exits 75. A leader
- * killed while the platform holds its checkpoint send unanswered leaves that send `attempted`:
- * the new leader sends it again, a press on the first copy counts, and no copy keeps buttons.
+ * gone and exits 75. A leader killed while the platform holds its checkpoint send unanswered
+ * leaves that send `attempted`: the new leader sends it again, a press on the first copy counts,
+ * and no copy keeps buttons.
  */
 import { expect, it } from 'vitest';
 import {
@@ -145,27 +145,25 @@ describeHa('serve failover: one leader, a hot standby', 'failover story', (suite
   it(
     'a machine stop: the leader frozen, its network silent; the standby leads, a press is applied once; back, the old leader exits 75 applying nothing',
     async () => {
-      const { url, ws, fake, roleIs, start, reachesPlan, reachesReview, press } = await cluster();
+      const { url, ws, fake, roleIs, leaderAndStandby, reachesPlan, reachesReview, press } =
+        await cluster();
       // Everything the leader reaches goes through a proxy: its database, its Redis, Telegram.
       const db = await behindProxy(suite, url);
       const redis = await redisBehindProxy(suite);
       const telegram = await behindProxy(suite, fake.apiRoot);
-      const a = await start('a', {
+      const { a, b } = await leaderAndStandby({
         DATABASE_URL: db.url,
         REDIS_URL: redis.url,
         TELEGRAM_API_ROOT: telegram.url.replace(/\/$/, ''),
       });
-      await roleIs(a, 'leader');
-      const b = await start('b');
-      await roleIs(b, 'standby');
       await takeoverPrepared(b);
       fake.userSends({ chat: TEAM, from: ALICE, text: '/run demo add a login page' });
       const plan = await reachesPlan(a);
 
-      // The machine stops: the process runs no instruction and its network sends nothing, not
-      // even a FIN or a reset (its sockets stay open on the servers' side).
       // Each proxy carries the leader's connections: the cut is felt on all three.
       for (const { proxy } of [db, redis, telegram]) expect(proxy.connections).toBeGreaterThan(0);
+      // The machine stops: the process runs no instruction and its network sends nothing, not
+      // even a FIN or a reset (its sockets stay open on the servers' side).
       a.child.kill('SIGSTOP');
       for (const { proxy } of [db, redis, telegram]) proxy.cut('blackhole');
       const stoppedAt = Date.now();

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { layoutModule } from '../../engine/layouts/index.ts';
 import { isTerminal } from '../../engine/model.ts';
 import type { Log } from '../../log.ts';
+import { errorMessage } from '../queue/outcome.ts';
 import type { RunDriver } from './run-driver.ts';
 
 /** What a check of the watched file did; `text` says why for 'unreadable' and 'ignored'. */
@@ -47,4 +48,22 @@ export async function applyHandEdit(
   }
   log.info({ runId, edit: check.edit }, `applied a hand edit of ${file}`);
   return { kind: 'applied', edit: check.edit };
+}
+
+/**
+ * At start-up: applies what was edited by hand while no bridge ran, in every unfinished run of
+ * a layout with hand edits (`runs`: the runs index's records). A run that cannot be checked is
+ * logged and left as it is.
+ */
+export async function applyHandEditsAtStart(
+  driver: RunDriver,
+  runs: readonly { id: string; layout: string }[],
+  log: Log,
+): Promise<void> {
+  for (const run of runs) {
+    if (layoutModule(run.layout)?.handEdits === undefined) continue;
+    await applyHandEdit(driver, run.id, log).catch((err: unknown) =>
+      log.warn({ runId: run.id, err: errorMessage(err) }, 'template.json not checked'),
+    );
+  }
 }

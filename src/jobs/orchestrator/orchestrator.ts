@@ -13,7 +13,7 @@ import path from 'node:path';
 import type { RunIndexRecord, RunIndexStatus } from '../../db/index.ts';
 import { createRepositories, type Repositories } from '../../db/repositories/index.ts';
 import { type RunFeedStore, runFeedStoreOf } from '../../db/repositories/run-feed.ts';
-import { layoutModule, loadProjectionFactories } from '../../engine/layouts/index.ts';
+import { loadProjectionFactories } from '../../engine/layouts/index.ts';
 import type { ProjectionFactory } from '../../engine/layouts/module.ts';
 import { findStep, type RunState } from '../../engine/model.ts';
 import type { CommitResult } from '../../engine/store/types.ts';
@@ -26,7 +26,7 @@ import { AgentResolver } from './agent-resolver.ts';
 import { CheckpointExpiry } from './checkpoint-expiry.ts';
 import { EffectRunner } from './effects.ts';
 import { ExpiryTimers } from './expiry-timers.ts';
-import { applyHandEdit } from './hand-edits.ts';
+import { applyHandEdit, applyHandEditsAtStart } from './hand-edits.ts';
 import { JobPreparer } from './job-prep.ts';
 import { JobReports } from './job-reports.ts';
 import type { CommandInput } from './job-results.ts';
@@ -204,12 +204,7 @@ export class Orchestrator {
         ],
       });
       const unfinished = await o.#repos.runs.list({ status: ['active', 'awaiting', 'blocked'] });
-      for (const run of unfinished) {
-        if (layoutModule(run.layout)?.handEdits === undefined) continue;
-        await applyHandEdit(o.#driver, run.id, opts.log).catch((err: unknown) =>
-          opts.log.warn({ runId: run.id, err: errorMessage(err) }, 'template.json not checked'),
-        );
-      }
+      await applyHandEditsAtStart(o.#driver, unfinished, opts.log);
       o.#supervisor?.start();
       if (opts.worker !== false) await o.#startWorker(opts);
     } catch (err) {
