@@ -4,12 +4,13 @@
  * loud banner, except in CI (CI=true) where a missing Redis is a failure.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { processAlive } from './process-alive.ts';
 import { freePort, kill, waitFor } from './server-process.ts';
+import { slow } from './slowdown.ts';
 
 /** A running Redis; `stop` ends it if we started it (a REDIS_URL one is left alone). */
 export interface RedisHandle {
@@ -80,10 +81,40 @@ export async function startRedis(): Promise<RedisHandle> {
   };
 }
 
-/** Starts redis-server (no persistence) on `port`; resolves with its pid once it answers. */
+/**
+ * Starts redis-server (no persistence) on `port`; resolves with its pid once it answers. A restart
+ * found the port still taken (a few in 100 beside busy suites: "bind: Address already in use"):
+ * the killed daemon's main thread is a zombie, so processAlive says gone, while its other threads,
+ * which share its sockets, are still exiting. The start is tried again until the deadline.
+ */
 async function launch(port: number, dir: string): Promise<number> {
   const pidFile = join(dir, 'redis.pid');
-  rmSync(pidFile, { force: true });
+  const logFile = join(dir, 'redis.log');
+  const deadline = Date.now() + slow(5000);
+  for (;;) {
+    rmSync(pidFile, { force: true });
+    rmSync(logFile, { force: true });
+    startDaemon(port, dir, pidFile, logFile);
+    let said = '';
+    while (Date.now() < deadline) {
+      if (await ping(port)) return Number(readFileSync(pidFile, 'utf8').trim());
+      said = existsSync(logFile) ? readFileSync(logFile, 'utf8') : '';
+      if (said.includes('Address already in use')) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    if (Date.now() >= deadline) {
+      // A daemon that failed to start says why only in its log.
+      const log = said.trim().slice(-600);
+      throw new Error(
+        `redis-server on port ${port} did not answer PING${log ? `; its log: ${log}` : ''}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Forks a redis-server daemon on `port` that writes its pid and its log in `dir`. */
+function startDaemon(port: number, dir: string, pidFile: string, logFile: string): void {
   execFileSync(
     'redis-server',
     [
@@ -103,11 +134,11 @@ async function launch(port: number, dir: string): Promise<number> {
       dir,
       '--loglevel',
       'warning',
+      '--logfile',
+      logFile,
     ],
     { stdio: 'ignore' },
   );
-  await waitFor(() => ping(port), 5000, `redis-server on port ${port} did not answer PING`);
-  return Number(readFileSync(pidFile, 'utf8').trim());
 }
 
 /** True when a Redis on `port` answers PING with +PONG. */

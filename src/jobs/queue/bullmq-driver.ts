@@ -270,13 +270,16 @@ class BullmqJobQueue implements JobQueue {
   }
 
   async get(id: string): Promise<JobStatus | null> {
+    // State before data: a job read as it finished was once "completed" with the result not yet
+    // in the data read before it (the step failed "unreadable result"). Finished is final, so data
+    // read after a finished state holds its outcome; a state read early is only stale, not torn.
+    const bullState = await this.queue.getJobState(id);
     const job = await this.queue.getJob(id);
     if (job === undefined) {
       if ((await this.deps.commands.exists(this.deps.keys.cancelled(id))) === 0) return null;
       const outcome: JobOutcome = { ok: false, error: 'cancelled before start', cancelled: true };
       return { id, state: 'cancelled', attempts: 0, outcome };
     }
-    const bullState = await job.getState();
     let outcome: JobOutcome | undefined;
     if (bullState === 'completed') outcome = completedOutcome(job.returnvalue);
     if (bullState === 'failed') outcome = decodeFailure(job.failedReason);

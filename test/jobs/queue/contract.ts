@@ -213,6 +213,49 @@ export function defineQueueContract(
       expect(await queue.get('2026-11-29T143000Z-none:build:1')).toBeNull();
     });
 
+    // The supervisor applies what `get` shows of a job whose outcome event it missed: a read that
+    // caught the job as it finished once showed a completed step with no result, a step failed
+    // "the worker returned an unreadable result" (BullMQ: the job read before its state).
+    it('get, read while jobs finish, never shows one finished without its outcome', async () => {
+      const queue = await ctx.open();
+      const seen = collectOutcomes(queue);
+      const jobs = Array.from({ length: 12 }, (_, i) =>
+        step(`race-${i}`, 'build', i % 3 === 2 ? { fail: `exit ${i}` } : { n: i }),
+      );
+      for (const job of jobs) await queue.enqueue(job);
+      const tracker = ctx.tracker(2);
+      tracker.releaseAll();
+      const torn: string[] = [];
+      let reads = 0;
+      let finished = 0;
+      const poll = async (job: JobSpec): Promise<void> => {
+        const id = jobIdOf(job);
+        const expected = job.payload.fail
+          ? { ok: false, error: job.payload.fail }
+          : { ok: true, result: { echo: job.payload, id } };
+        for (;;) {
+          const status = await queue.get(id);
+          reads++;
+          if (status?.state !== 'completed' && status?.state !== 'failed') {
+            // A macrotask turn: the sqlite driver's reads never leave the microtask queue.
+            await new Promise((r) => setImmediate(r));
+            continue;
+          }
+          if (JSON.stringify(status.outcome) !== JSON.stringify(expected))
+            torn.push(`${id}: ${status.state} ${JSON.stringify(status.outcome)}`);
+          finished++;
+          return;
+        }
+      };
+      const polls = jobs.map(poll);
+      await queue.startWorker(tracker.processor, { concurrency: 2 });
+      await Promise.all(polls);
+      for (const job of jobs) await seen.of(jobIdOf(job));
+      expect(torn).toEqual([]);
+      expect(finished).toBe(jobs.length);
+      expect(reads).toBeGreaterThan(jobs.length);
+    });
+
     it('counts jobs by state (queue depth for /metrics)', async () => {
       const queue = await ctx.open();
       const seen = collectOutcomes(queue);
