@@ -114,8 +114,9 @@ describe('the assembled bridge', () => {
 
     const cookie = await login(bridge);
     // Messages wait in the outbox for Telegram's pace, and chatops sees each update before the
-    // metrics do: read them once the 429 and the third step's end were counted.
-    const text = await until('a counted 429 and three steps', async () => {
+    // metrics do: read them once the 429 and the third step's end were counted, and the runs
+    // index (written in a batch after each commit; once read a step behind under load) says so.
+    const text = await until('a counted 429, three steps and the run awaiting', async () => {
       const body = await (await fetch(`${bridge.url}/metrics`, { headers: { cookie } })).text();
       const limited = metricValue(
         body,
@@ -127,7 +128,8 @@ describe('the assembled bridge', () => {
         'phasebridge_step_duration_seconds_count',
         'outcome="completed"',
       );
-      return limited > 0 && steps >= 3 ? body : undefined;
+      const awaiting = metricValue(body, 'phasebridge_runs', 'status="awaiting"');
+      return limited > 0 && steps >= 3 && awaiting === 1 ? body : undefined;
     });
     expect(
       metricValue(text, 'phasebridge_platform_api_calls_total', 'platform="telegram",outcome="ok"'),
