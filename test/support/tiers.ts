@@ -58,6 +58,7 @@ export const SLOW_FILES = [
   // Queue drivers with worker processes; BullMQ needs redis-server.
   'test/jobs/queue/bullmq.test.ts',
   'test/jobs/queue/bullmq-network-cut.test.ts',
+  'test/jobs/queue/bullmq-redis-gone.test.ts',
   'test/jobs/queue/bullmq-retention.test.ts',
   'test/jobs/queue/sqlite.test.ts',
   // Agents and git as child processes; a tmpfs mount; the approval server over MCP stdio.

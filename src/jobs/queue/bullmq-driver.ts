@@ -16,10 +16,12 @@ import {
   stateOf,
 } from './bullmq-codec.ts';
 import { bullJobCounts, bullListJobs } from './bullmq-listing.ts';
+import { ReconnectPolicy } from './bullmq-reconnect.ts';
 import { assertRedisReachable, QueueKeys, RunLocks } from './bullmq-redis.ts';
 import { type BullmqRetention, DEFAULT_BULLMQ_RETENTION, keepJobsOf } from './bullmq-retention.ts';
 import { type BullmqTiming, type BullmqWorkerDeps, startBullmqWorker } from './bullmq-worker.ts';
 import { listWorkers, WORKER_HEARTBEAT_MS, WorkerKeys } from './bullmq-workers.ts';
+import { fixDisconnectWhileReconnecting } from './ioredis-disconnect.ts';
 import { type ErrorReporter, OutcomeListeners, warnOnError } from './outcome.ts';
 import {
   assertConcurrency,
@@ -84,6 +86,7 @@ const CANCEL_MARK_TTL_MS = 30 * 24 * 3600 * 1000;
 
 /** Checks that Redis answers (ConfigError otherwise) and opens the queue. */
 export async function createBullmqQueue(opts: BullmqQueueOptions): Promise<JobQueue> {
+  fixDisconnectWhileReconnecting();
   await assertRedisReachable(opts.url);
   const prefix = opts.prefix ?? 'phasebridge';
   const queueName = opts.queueName ?? 'phasebridge-jobs';
@@ -91,14 +94,25 @@ export async function createBullmqQueue(opts: BullmqQueueOptions): Promise<JobQu
   const onError = opts.onError ?? warnOnError;
   const commandTimeout = opts.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
   // connectTimeout too: a reconnect into a network that drops packets must fail as well.
-  const bounded = { commandTimeout, connectTimeout: Math.max(commandTimeout, 1_000) };
+  // Every connection reconnects until the queue closes (bullmq-reconnect.ts: a close must end).
+  const reconnect = new ReconnectPolicy();
+  const bounded = {
+    commandTimeout,
+    connectTimeout: Math.max(commandTimeout, 1_000),
+    retryStrategy: reconnect.retryStrategy,
+  };
   const commands = new Redis(opts.url, bounded);
   commands.on('error', (err) => onError(err, 'bullmq driver connection'));
   const lockDurationMs = opts.lockDurationMs ?? 30_000;
   const deps: BullmqWorkerDeps = {
     url: opts.url,
     // Blocking connections (Worker, QueueEvents) must never give up on a command; BullMQ checks it.
-    connection: { url: opts.url, maxRetriesPerRequest: null },
+    connection: {
+      url: opts.url,
+      maxRetriesPerRequest: null,
+      retryStrategy: reconnect.retryStrategy,
+    },
+    reconnect,
     prefix,
     queueName,
     keys,
@@ -127,6 +141,7 @@ export async function createBullmqQueue(opts: BullmqQueueOptions): Promise<JobQu
     // Outcomes are those of jobs finishing from now on: remember where the event stream is.
     return new BullmqJobQueue(deps, queue, await lastEventId(commands, queue.keys.events), keep);
   } catch (err) {
+    reconnect.close();
     await queue.close().catch(() => {});
     commands.disconnect();
     throw err;
@@ -291,6 +306,8 @@ class BullmqJobQueue implements JobQueue {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // A connection lost from now on is not made again: with Redis gone, the close ends.
+    this.deps.reconnect.close();
     await Promise.all([...this.started].map((w) => w.close()));
     this.started.clear();
     await this.events?.close();

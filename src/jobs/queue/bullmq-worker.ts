@@ -8,6 +8,7 @@ import { Worker as BullWorker, type ConnectionOptions, DelayedError, type Job } 
 import { Redis } from 'ioredis';
 import { markStage } from '../../trace.ts';
 import { type BullJobData, type BullSignal, encodeFailure, encodeSignal } from './bullmq-codec.ts';
+import { ReconnectPolicy } from './bullmq-reconnect.ts';
 import type { QueueKeys, RunLocks } from './bullmq-redis.ts';
 import { WorkerBeat, type WorkerKeys } from './bullmq-workers.ts';
 import { type ErrorReporter, runToOutcome } from './outcome.ts';
@@ -37,6 +38,8 @@ export interface BullmqTiming {
 export interface BullmqWorkerDeps {
   url: string;
   connection: ConnectionOptions;
+  /** The queue's connections' reconnection (a worker's connections have their own). */
+  reconnect: ReconnectPolicy;
   prefix: string;
   queueName: string;
   keys: QueueKeys;
@@ -58,6 +61,9 @@ export async function startBullmqWorker(
   const { keys, timing } = deps;
   const { concurrency } = opts;
   let beat: WorkerBeat | null = null;
+  // This worker's connections stop reconnecting once it closes (bullmq-reconnect.ts).
+  const reconnect = new ReconnectPolicy();
+  const connection = { ...deps.connection, retryStrategy: reconnect.retryStrategy };
   /** Puts a job back for later (another of the run's jobs runs, or this worker refuses it). */
   const putBack = async (job: Job<BullJobData>, token?: string): Promise<never> => {
     // Backing off bounds the Redis traffic of a job blocked behind a long agent step.
@@ -121,7 +127,7 @@ export async function startBullmqWorker(
   };
 
   const worker = new BullWorker<BullJobData, Record<string, unknown>>(deps.queueName, wrapped, {
-    connection: deps.connection,
+    connection,
     prefix: deps.prefix,
     concurrency,
     lockDuration: timing.lockDurationMs,
@@ -130,7 +136,10 @@ export async function startBullmqWorker(
   });
   worker.on('error', (err) => deps.onError(err, 'bullmq worker'));
 
-  const subscriber = new Redis(deps.url, { maxRetriesPerRequest: null });
+  const subscriber = new Redis(deps.url, {
+    maxRetriesPerRequest: null,
+    retryStrategy: reconnect.retryStrategy,
+  });
   subscriber.on('error', (err) => deps.onError(err, 'bullmq cancel subscriber'));
   subscriber.on('message', (_channel: string, jobId: string) => {
     worker.cancelJob(jobId, CANCEL_REASON);
@@ -152,6 +161,7 @@ export async function startBullmqWorker(
       beat = b;
     }
   } catch (err) {
+    reconnect.close();
     subscriber.disconnect();
     await worker.close(true);
     throw err;
@@ -162,6 +172,7 @@ export async function startBullmqWorker(
     id: worker.id,
     close: () => {
       closing ??= (async () => {
+        reconnect.close();
         await worker.close();
         await beat?.stop();
         subscriber.disconnect();
