@@ -61,7 +61,7 @@ export function openBridgeQueue(
       jobLeaseMs: config.jobLeaseMs,
       retention: bullmqRetention(config),
       ...(commandTimeoutMs === undefined ? {} : { commandTimeoutMs }),
-      onError: (err) => log.error({ err }, 'queue error'),
+      onError: (err, context) => log.error({ err, context }, 'queue error'),
     }),
   );
 }

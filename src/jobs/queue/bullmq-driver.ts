@@ -43,6 +43,7 @@ import {
   type WorkerInfo,
   type WorkerOptions,
 } from './port.ts';
+import { quietRepeats } from './repeated-errors.ts';
 import { SignalListeners } from './signals.ts';
 
 /** Options of the BullMQ driver; the defaults suit production. */
@@ -102,7 +103,9 @@ export async function createBullmqQueue(opts: BullmqQueueOptions): Promise<JobQu
     retryStrategy: reconnect.retryStrategy,
   };
   const commands = new Redis(opts.url, bounded);
-  commands.on('error', (err) => onError(err, 'bullmq driver connection'));
+  // An outage errs on every connection at every reconnect: its repeats are counted, not each logged.
+  const onConnectionError = quietRepeats(onError);
+  commands.on('error', (err) => onConnectionError(err, 'bullmq driver connection'));
   const lockDurationMs = opts.lockDurationMs ?? 30_000;
   const deps: BullmqWorkerDeps = {
     url: opts.url,
@@ -125,6 +128,7 @@ export async function createBullmqQueue(opts: BullmqQueueOptions): Promise<JobQu
       runBusyRetryMs: opts.runBusyRetryMs ?? 100,
     } satisfies BullmqTiming,
     onError,
+    onConnectionError,
     workerKeys: new WorkerKeys(`${prefix}:${queueName}`),
     heartbeatMs: opts.workerHeartbeatMs ?? WORKER_HEARTBEAT_MS,
   };
@@ -135,7 +139,7 @@ export async function createBullmqQueue(opts: BullmqQueueOptions): Promise<JobQu
     connection: { url: opts.url, ...bounded },
     prefix,
   });
-  queue.on('error', (err) => onError(err, 'bullmq queue'));
+  queue.on('error', (err) => onConnectionError(err, 'bullmq queue'));
   try {
     await queue.waitUntilReady();
     // Outcomes are those of jobs finishing from now on: remember where the event stream is.
@@ -306,8 +310,11 @@ class BullmqJobQueue implements JobQueue {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    // A connection lost from now on is not made again: with Redis gone, the close ends.
+    // A connection lost from now on is not made again: with Redis gone, the close ends. Ours,
+    // already lost (waiting to reconnect, or trying), ends now: the workers' last writes fail at once, not after
+    // the command timeout (BullMQ's own end at their next attempt, bullmq-reconnect.ts).
     this.deps.reconnect.close();
+    if (this.deps.commands.status !== 'ready') this.deps.commands.disconnect();
     await Promise.all([...this.started].map((w) => w.close()));
     this.started.clear();
     await this.events?.close();
@@ -322,7 +329,7 @@ class BullmqJobQueue implements JobQueue {
       prefix: this.deps.prefix,
       lastEventId: this.startEventId,
     });
-    events.on('error', (err) => this.deps.onError(err, 'bullmq queue events'));
+    events.on('error', (err) => this.deps.onConnectionError(err, 'bullmq queue events'));
     events.on('completed', ({ jobId, returnvalue }) =>
       this.deliver(jobId, completedOutcome(returnvalue)),
     );

@@ -9,9 +9,10 @@
 
 /**
  * The longest wait between two reconnects, and so about the longest a close waits for a Redis
- * that is gone (BullMQ's own default grows to 20 s; each failed attempt logs a queue error).
+ * that is gone (BullMQ's own default grows to 20 s). The errors of the attempts are reported
+ * once a minute (repeated-errors.ts), so trying more often costs no log lines.
  */
-export const MAX_RECONNECT_DELAY_MS = 5_000;
+export const MAX_RECONNECT_DELAY_MS = 2_000;
 
 /** A set of connections that reconnect with backoff until they are closing. */
 export class ReconnectPolicy {

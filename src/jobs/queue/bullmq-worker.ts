@@ -47,6 +47,8 @@ export interface BullmqWorkerDeps {
   runLocks: RunLocks;
   timing: BullmqTiming;
   onError: ErrorReporter;
+  /** onError for the connections' own errors (an outage's repeats counted, repeated-errors.ts). */
+  onConnectionError: ErrorReporter;
   workerKeys: WorkerKeys;
   /** Time between worker registry heartbeats. */
   heartbeatMs: number;
@@ -134,13 +136,13 @@ export async function startBullmqWorker(
     stalledInterval: timing.stalledIntervalMs,
     maxStalledCount: timing.maxStalledCount,
   });
-  worker.on('error', (err) => deps.onError(err, 'bullmq worker'));
+  worker.on('error', (err) => deps.onConnectionError(err, 'bullmq worker'));
 
   const subscriber = new Redis(deps.url, {
     maxRetriesPerRequest: null,
     retryStrategy: reconnect.retryStrategy,
   });
-  subscriber.on('error', (err) => deps.onError(err, 'bullmq cancel subscriber'));
+  subscriber.on('error', (err) => deps.onConnectionError(err, 'bullmq cancel subscriber'));
   subscriber.on('message', (_channel: string, jobId: string) => {
     worker.cancelJob(jobId, CANCEL_REASON);
   });

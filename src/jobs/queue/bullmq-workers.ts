@@ -85,6 +85,9 @@ export class WorkerBeat {
   async stop(): Promise<void> {
     this.#stopped = true;
     clearInterval(this.#timer);
+    // Redis gone (a stop during an outage): the record lapses with its TTL; removing it would
+    // only wait out the command timeout.
+    if (this.redis.status !== 'ready') return;
     await this.redis
       .multi()
       .del(this.keys.one(this.#info.id))
