@@ -4,6 +4,7 @@
  * there is no registry: `states()` is null and the gauges are absent.
  */
 import type { WorkerInfo } from '../jobs/queue/port.ts';
+import { quietRepeats } from '../jobs/queue/repeated-errors.ts';
 import type { Log } from '../log.ts';
 
 /** How often the list is read. */
@@ -23,13 +24,15 @@ export function describeWorker(w: WorkerInfo): string {
 /** Keeps the latest worker list of a queue. */
 export class WorkerWatch {
   readonly #list: () => Promise<WorkerInfo[]>;
-  readonly #log: Log;
+  /** A Redis outage fails every read: the first failure is logged, its repeats once a minute. */
+  readonly #failed: (err: unknown) => void;
   #latest: WorkerInfo[] = [];
   #timer: NodeJS.Timeout | undefined;
 
   constructor(list: () => Promise<WorkerInfo[]>, log: Log) {
     this.#list = list;
-    this.#log = log;
+    const report = quietRepeats((err) => log.warn({ err }, 'listing job workers failed'));
+    this.#failed = (err) => report(err, 'listing job workers');
   }
 
   /** Reads the list now and then every few seconds. */
@@ -44,7 +47,7 @@ export class WorkerWatch {
     try {
       this.#latest = await this.#list();
     } catch (err) {
-      this.#log.warn({ err }, 'listing job workers failed');
+      this.#failed(err);
     }
     return this.#latest;
   }

@@ -157,7 +157,8 @@ export async function startBullmqWorker(
         concurrency,
         opts.announce,
         deps.heartbeatMs,
-        deps.onError,
+        // A heartbeat fails every few seconds through an outage: counted as connection errors are.
+        deps.onConnectionError,
       );
       await b.beat();
       beat = b;
