@@ -24,9 +24,9 @@ afterEach(() => {
   for (const c of clients.splice(0)) c.disconnect();
 });
 
-it('a client disconnected while it waits to reconnect ends and rejects its waiting commands', async () => {
+/** A client with the fix installed, waiting (a minute) to reconnect to a port nobody answers. */
+async function reconnectingClient(): Promise<Redis> {
   expect(fixDisconnectWhileReconnecting()).toBe(true);
-  // A long reconnect delay: the client sits in 'reconnecting' with its timer pending.
   const client = new Redis(await deadPort(), '127.0.0.1', {
     maxRetriesPerRequest: null,
     retryStrategy: () => 60_000,
@@ -34,6 +34,11 @@ it('a client disconnected while it waits to reconnect ends and rejects its waiti
   clients.push(client);
   client.on('error', () => {});
   await waitUntil(() => client.status === 'reconnecting', { message: 'never reconnecting' });
+  return client;
+}
+
+it('a client disconnected while it waits to reconnect ends and rejects its waiting commands', async () => {
+  const client = await reconnectingClient();
   let answer: string | undefined;
   client.get('k').then(
     () => {
@@ -58,14 +63,7 @@ it('a client disconnected while it waits to reconnect ends and rejects its waiti
 });
 
 it('a disconnect that asks to reconnect is left to ioredis (the client keeps trying)', async () => {
-  fixDisconnectWhileReconnecting();
-  const client = new Redis(await deadPort(), '127.0.0.1', {
-    maxRetriesPerRequest: null,
-    retryStrategy: () => 60_000,
-  });
-  clients.push(client);
-  client.on('error', () => {});
-  await waitUntil(() => client.status === 'reconnecting', { message: 'never reconnecting' });
+  const client = await reconnectingClient();
   client.disconnect(true);
   expect(client.status).toBe('reconnecting');
 });
