@@ -23,7 +23,7 @@ import { OutboxStore } from '../src/bridges/outbox/store.ts';
 import { plain } from '../src/bridges/render-text.ts';
 import { migrateToLatest, openBridgeDb } from '../src/db/connection.ts';
 import { SimClock, SimPlatform } from '../test/bridges/outbox/sim.ts';
-import { idealFinish, type Necessary } from './fanout-ideal.ts';
+import { idealFinish, idealWithOthers, type Necessary } from './fanout-ideal.ts';
 import type { Queued } from './fanout-trace.ts';
 
 const arg = (name: string, fallback: string) => {
@@ -126,7 +126,12 @@ await outbox.drained();
 const fan = platform.calls.filter((c) => fanLanes.has(c.target.split('/')[0]!));
 // The platform counts a call when it receives it: half the round trip after its start.
 const finalAt = Math.max(...fan.map((c) => c.startedAt + LATENCY / 2));
-const ideal = idealFinish(recorded.necessary, LIMITS);
+// The other chats' calls where the replay put them (arrival: half the round trip after the start).
+const others = platform.calls
+  .filter((c) => !fanLanes.has(c.target.split('/')[0]!))
+  .map((c) => c.startedAt + LATENCY / 2);
+const alone = idealFinish(recorded.necessary, LIMITS);
+const ideal = idealWithOthers(recorded.necessary, LIMITS, others);
 const dump = arg('dump', '');
 if (dump) {
   const calls = platform.calls.map((c) => ({
@@ -185,6 +190,7 @@ console.log(
     time_to_final_ms: Math.round(finalAt),
     ideal_ms: Math.round(ideal),
     ratio_to_ideal: +(finalAt / ideal).toFixed(3),
+    ratio_to_fanout_alone_ideal: +(finalAt / alone).toFixed(3),
     over_limit: overLimit(),
     interactive_ms: pct(interactiveMs),
     press_to_edit_ms: pct(pressMs),

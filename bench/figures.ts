@@ -87,10 +87,23 @@ function fanoutFigures(): FigureSpec[] {
   const max = (limit: number): Goal => ({ kind: 'max', limit });
   return [
     fig('429', 'fan-out to 30 Telegram groups: 429s', '', max(0), ['chats_30', 'rate_limited_429']),
-    fig('ratio', 'fan-out to 30 Telegram groups: time to final vs ideal', '×', max(1.05), [
-      'chats_30',
-      'ratio_to_ideal',
-    ]),
+    // The ideal under the same limits with the bot's other calls (the presses beside it) where
+    // they went (bench/fanout-ideal.ts); the fan-out alone's ideal, which they put out of reach,
+    // is shown beside it.
+    fig(
+      'ratio',
+      "fan-out to 30 Telegram groups: time to final vs ideal (the presses' calls counted)",
+      '×',
+      max(1.05),
+      ['chats_30', 'ratio_to_ideal'],
+    ),
+    fig(
+      'ratio_alone',
+      'fan-out to 30 Telegram groups: time to final vs the fan-out-alone ideal',
+      '×',
+      null,
+      ['chats_30', 'ratio_to_fanout_alone_ideal'],
+    ),
     fig('press_quiet', 'Telegram press → edit, quiet chat, p50', 'ms', max(50), [
       'quiet',
       'press_to_edit_ms',

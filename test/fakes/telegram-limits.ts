@@ -30,7 +30,7 @@ export const TELEGRAM_FAQ_LIMITS: FakeTelegramLimits = {
 };
 
 /** Methods that put or change a message in a chat: these count. */
-const COUNTED = new Set([
+export const COUNTED = new Set([
   'sendMessage',
   'editMessageText',
   'editMessageReplyMarkup',
