@@ -37,6 +37,7 @@ describe.skipIf(!redisAvailable().ok && !inCi())('serve: stopped while Redis is 
       if (serve.child.exitCode === null) serve.child.kill('SIGKILL');
     });
     await waitUntil(() => serve.output().includes('phasebridge is running'), {
+      timeoutMs: 60_000,
       message: `serve never said it runs:\n${serve.output()}`,
     });
 
