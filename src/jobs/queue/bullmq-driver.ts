@@ -311,8 +311,8 @@ class BullmqJobQueue implements JobQueue {
     if (this.closed) return;
     this.closed = true;
     // A connection lost from now on is not made again: with Redis gone, the close ends. Ours,
-    // already lost (waiting to reconnect, or trying), ends now: the workers' last writes fail at once, not after
-    // the command timeout (BullMQ's own end at their next attempt, bullmq-reconnect.ts).
+    // already lost (waiting to reconnect, or trying), ends now: the workers' last writes fail at
+    // once, not after the command timeout (BullMQ's end at their next attempt, bullmq-reconnect.ts).
     this.deps.reconnect.close();
     if (this.deps.commands.status !== 'ready') this.deps.commands.disconnect();
     await Promise.all([...this.started].map((w) => w.close()));
