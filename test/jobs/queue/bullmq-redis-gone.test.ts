@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createJobQueue } from '../../../src/jobs/queue/create-queue.ts';
 import type { JobQueue } from '../../../src/jobs/queue/port.ts';
 import { inCi, type RedisHandle, redisAvailable, startRedis } from '../../support/redis.ts';
-import { waitUntil } from '../../support/slowdown.ts';
+import { holdsFor, waitUntil } from '../../support/slowdown.ts';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -33,13 +33,19 @@ async function queueWithWorker(
   return { redis, queue };
 }
 
-/** Closes `queue`; resolves with 'closed', or fails naming what hung. */
-async function closes(queue: JobQueue, what: string): Promise<string> {
+/** Starts closing `queue`; `ended()` says whether the close has ended. */
+function startClose(queue: JobQueue): { ended: () => boolean } {
   let closed = false;
   queue.close().then(() => {
     closed = true;
   });
-  await waitUntil(() => closed, { timeoutMs: 20_000, message: `${what}: the close never ended` });
+  return { ended: () => closed };
+}
+
+/** Closes `queue`; resolves with 'closed', or fails naming what hung. */
+async function closes(queue: JobQueue, what: string): Promise<string> {
+  const close = startClose(queue);
+  await waitUntil(close.ended, { timeoutMs: 20_000, message: `${what}: the close never ended` });
   return 'closed';
 }
 
@@ -64,14 +70,10 @@ describe.skipIf(!redisAvailable().ok && !inCi())('bullmq: closed while Redis is 
     await waitUntil(() => started, { message: 'the job never started' });
     await redis.stop();
 
-    let closed = false;
-    queue.close().then(() => {
-      closed = true;
-    });
+    const close = startClose(queue);
     // The worker's close is graceful: the running job first.
-    await new Promise((r) => setTimeout(r, 300));
-    expect(closed).toBe(false);
+    await holdsFor(() => !close.ended(), 300, 'the close ended with the job still running');
     finish();
-    await waitUntil(() => closed, { timeoutMs: 20_000, message: 'the close never ended' });
+    await waitUntil(close.ended, { timeoutMs: 20_000, message: 'the close never ended' });
   });
 });
