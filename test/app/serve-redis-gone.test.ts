@@ -1,12 +1,15 @@
 /**
  * `serve` on BullMQ stopped while its Redis is gone (an operator's SIGTERM during an outage): it
  * stops, says so and exits 0, instead of waiting for a Redis that does not come back until the
- * service manager's SIGKILL (the BullMQ driver's close never ended: bullmq-reconnect.ts).
+ * service manager's SIGKILL (the BullMQ driver's close never ended: bullmq-reconnect.ts). Also
+ * when the network to Redis drops every packet: the close then waits its bound and cuts the
+ * connections (bullmq-close.ts).
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { TcpProxy } from '../fakes/tcp-proxy.ts';
 import { type ServeProcess, spawnServe } from '../support/ha-serve.ts';
 import { inCi, redisAvailable, startRedis } from '../support/redis.ts';
 import { waitUntil } from '../support/slowdown.ts';
@@ -21,38 +24,63 @@ describe.skipIf(!redisAvailable().ok && !inCi())('serve: stopped while Redis is 
     const redis = await startRedis();
     cleanups.push(() => redis.stop());
     if (!redis.restart) return; // REDIS_URL's Redis is not ours to stop
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-redis-gone-'));
-    cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
-    const serve: ServeProcess = await spawnServe({
-      name: 'a',
-      dir,
-      env: {
-        PHASEBRIDGE_WORKSPACE: path.join(dir, 'ws'),
-        LOG_LEVEL: 'info',
-        REDIS_URL: redis.url,
-      },
-    });
-    cleanups.push(() => {
-      // A hung bridge must not outlive the story.
-      if (serve.child.exitCode === null) serve.child.kill('SIGKILL');
-    });
-    await waitUntil(() => serve.output().includes('phasebridge is running'), {
-      timeoutMs: 60_000,
-      message: `serve never said it runs:\n${serve.output()}`,
-    });
-
+    const serve = await runningServe(redis.url);
     await redis.stop();
-    serve.child.kill('SIGTERM');
+    expect(await stopped(serve)).toBe(0);
+    expect(serve.output()).toMatch(/"msg":"stopped"/);
+  });
 
-    let code: number | null | undefined;
-    serve.exited.then((c) => {
-      code = c;
-    });
-    await waitUntil(() => code !== undefined, {
-      timeoutMs: 30_000,
-      message: `serve did not stop with Redis gone:\n${serve.output()}`,
-    });
-    expect(code).toBe(0);
+  it('SIGTERM while the network to Redis drops every packet: it stops, saying why', async () => {
+    const redis = await startRedis();
+    cleanups.push(() => redis.stop());
+    const target = new URL(redis.url);
+    const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port) });
+    cleanups.push(() => proxy.close());
+    const proxied = new URL(redis.url);
+    proxied.hostname = '127.0.0.1';
+    proxied.port = String(proxy.port);
+    const serve = await runningServe(proxied.toString());
+    proxy.cut('blackhole');
+    expect(await stopped(serve)).toBe(0);
+    expect(serve.output()).toMatch(/did not answer for 10 s.*connections were cut/);
     expect(serve.output()).toMatch(/"msg":"stopped"/);
   });
 });
+
+/** A `serve` on BullMQ at `redisUrl`, once it says it runs. */
+async function runningServe(redisUrl: string): Promise<ServeProcess> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-redis-gone-'));
+  cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const serve: ServeProcess = await spawnServe({
+    name: 'a',
+    dir,
+    env: {
+      PHASEBRIDGE_WORKSPACE: path.join(dir, 'ws'),
+      LOG_LEVEL: 'info',
+      REDIS_URL: redisUrl,
+    },
+  });
+  cleanups.push(() => {
+    // A hung bridge must not outlive the story.
+    if (serve.child.exitCode === null) serve.child.kill('SIGKILL');
+  });
+  await waitUntil(() => serve.output().includes('phasebridge is running'), {
+    timeoutMs: 60_000,
+    message: `serve never said it runs:\n${serve.output()}`,
+  });
+  return serve;
+}
+
+/** Sends SIGTERM; resolves with the exit code, or fails when the bridge does not stop. */
+async function stopped(serve: ServeProcess): Promise<number | null> {
+  serve.child.kill('SIGTERM');
+  let code: number | null | undefined;
+  serve.exited.then((c) => {
+    code = c;
+  });
+  await waitUntil(() => code !== undefined, {
+    timeoutMs: 40_000,
+    message: `serve did not stop:\n${serve.output()}`,
+  });
+  return code ?? null;
+}

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { ConflictError } from '../../errors.ts';
+import { CLOSE_SILENCE_MS, closeWithin, endClient, RedisSilence } from './bullmq-close.ts';
 import {
   type BullJobData,
   completedOutcome,
@@ -19,7 +20,13 @@ import { bullJobCounts, bullListJobs } from './bullmq-listing.ts';
 import { ReconnectPolicy } from './bullmq-reconnect.ts';
 import { assertRedisReachable, QueueKeys, RunLocks } from './bullmq-redis.ts';
 import { type BullmqRetention, DEFAULT_BULLMQ_RETENTION, keepJobsOf } from './bullmq-retention.ts';
-import { type BullmqTiming, type BullmqWorkerDeps, startBullmqWorker } from './bullmq-worker.ts';
+import {
+  type BullmqTiming,
+  type BullmqWorker,
+  type BullmqWorkerDeps,
+  silentRedis,
+  startBullmqWorker,
+} from './bullmq-worker.ts';
 import { listWorkers, WORKER_HEARTBEAT_MS, WorkerKeys } from './bullmq-workers.ts';
 import { fixDisconnectWhileReconnecting } from './ioredis-disconnect.ts';
 import { type ErrorReporter, OutcomeListeners, warnOnError } from './outcome.ts';
@@ -73,6 +80,11 @@ export interface BullmqQueueOptions {
    * (default `DEFAULT_COMMAND_TIMEOUT_MS`; blocking connections have none, they wait by design).
    */
   commandTimeoutMs?: number;
+  /**
+   * How long a close waits on a Redis that does not answer, once no job runs, before it cuts the
+   * connections (default `CLOSE_SILENCE_MS`, bullmq-close.ts; tests pass less).
+   */
+  closeSilenceMs?: number;
 }
 
 /**
@@ -131,6 +143,8 @@ export async function createBullmqQueue(opts: BullmqQueueOptions): Promise<JobQu
     onConnectionError,
     workerKeys: new WorkerKeys(`${prefix}:${queueName}`),
     heartbeatMs: opts.workerHeartbeatMs ?? WORKER_HEARTBEAT_MS,
+    closeSilenceMs: opts.closeSilenceMs ?? CLOSE_SILENCE_MS,
+    silence: new RedisSilence(),
   };
   const keep = keepJobsOf({ ...DEFAULT_BULLMQ_RETENTION, ...opts.retention });
   // The Queue keeps ioredis' bounded retries: an enqueue during an outage fails instead of hanging;
@@ -162,7 +176,7 @@ class BullmqJobQueue implements JobQueue {
   readonly driver = 'bullmq' as const;
   private readonly listeners: OutcomeListeners;
   private readonly signals: SignalListeners;
-  private readonly started = new Set<Worker>();
+  private readonly started = new Set<BullmqWorker>();
   private events: QueueEvents | undefined;
   /** Outcomes are handed to listeners in stream order even though each needs a lookup. */
   private delivery: Promise<void> = Promise.resolve();
@@ -315,12 +329,36 @@ class BullmqJobQueue implements JobQueue {
     // once, not after the command timeout (BullMQ's end at their next attempt, bullmq-reconnect.ts).
     this.deps.reconnect.close();
     if (this.deps.commands.status !== 'ready') this.deps.commands.disconnect();
-    await Promise.all([...this.started].map((w) => w.close()));
-    this.started.clear();
-    await this.events?.close();
-    await this.delivery;
-    await this.queue.close();
-    this.deps.commands.disconnect();
+    const workers = [...this.started];
+    const cut = (): void => {
+      for (const w of workers) w.cut();
+      this.events?.disconnect().catch(() => undefined);
+      this.queue.disconnect().catch(() => undefined);
+      endClient(this.deps.commands);
+    };
+    const graceful = (async () => {
+      await Promise.all(workers.map((w) => w.closeGracefully()));
+      this.started.clear();
+      await this.events?.close();
+      await this.delivery;
+      await this.queue.close();
+    })();
+    try {
+      // A silent Redis (dropped packets) never answers BullMQ's QUIT: bounded (bullmq-close.ts).
+      await closeWithin({
+        graceful,
+        idle: async () => {
+          await Promise.all(workers.map((w) => w.idle()));
+        },
+        cut,
+        onCut: (ms) => this.deps.onError(silentRedis(ms), 'closing the queue'),
+        silenceMs: this.deps.closeSilenceMs,
+        silence: this.deps.silence,
+      });
+    } finally {
+      // Whatever failed on the way (a QUIT timed out), no connection of ours stays open.
+      cut();
+    }
   }
 
   private openEvents(): QueueEvents {

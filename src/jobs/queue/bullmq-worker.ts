@@ -7,6 +7,7 @@
 import { Worker as BullWorker, type ConnectionOptions, DelayedError, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { markStage } from '../../trace.ts';
+import { closeWithin, endClient, type RedisSilence, RunningJobs } from './bullmq-close.ts';
 import { type BullJobData, type BullSignal, encodeFailure, encodeSignal } from './bullmq-codec.ts';
 import { ReconnectPolicy } from './bullmq-reconnect.ts';
 import type { QueueKeys, RunLocks } from './bullmq-redis.ts';
@@ -34,6 +35,16 @@ export interface BullmqTiming {
   runBusyRetryMs: number;
 }
 
+/** A started worker, with what its queue's close needs of it. */
+export interface BullmqWorker extends Worker {
+  /** Resolves once none of its jobs runs. */
+  idle(): Promise<void>;
+  /** Cuts its connections (a close waiting on a silent Redis ends). */
+  cut(): void;
+  /** Its close without the bound on a silent Redis (its queue's close bounds it). */
+  closeGracefully(): Promise<void>;
+}
+
 /** What a worker needs from its queue. */
 export interface BullmqWorkerDeps {
   url: string;
@@ -52,6 +63,10 @@ export interface BullmqWorkerDeps {
   workerKeys: WorkerKeys;
   /** Time between worker registry heartbeats. */
   heartbeatMs: number;
+  /** How long a close waits on a silent Redis once no job runs (bullmq-close.ts). */
+  closeSilenceMs: number;
+  /** Set once a close of the queue or a worker found Redis silent. */
+  silence: RedisSilence;
 }
 
 /** Starts a BullMQ worker with `concurrency` slots; resolves once it is connected. */
@@ -59,10 +74,12 @@ export async function startBullmqWorker(
   deps: BullmqWorkerDeps,
   processor: Processor,
   opts: WorkerOptions,
-): Promise<Worker> {
+): Promise<BullmqWorker> {
   const { keys, timing } = deps;
   const { concurrency } = opts;
   let beat: WorkerBeat | null = null;
+  /** Our processors running now: a close's bound on a silent Redis starts once none runs. */
+  const running = new RunningJobs();
   // This worker's connections stop reconnecting once it closes (bullmq-reconnect.ts).
   const reconnect = new ReconnectPolicy();
   const connection = { ...deps.connection, retryStrategy: reconnect.retryStrategy };
@@ -109,13 +126,14 @@ export async function startBullmqWorker(
       if (json !== null) send({ type: 'progress', data: JSON.parse(json) });
     };
     send({ type: 'started' });
+    running.start();
     try {
       const outcome = await runToOutcome(
         processor,
         { ...spec, id },
         signal ?? new AbortController().signal,
         report,
-      );
+      ).finally(() => running.end());
       settled = true;
       if (!outcome.ok) throw new Error(encodeFailure(outcome));
       return outcome.result;
@@ -170,17 +188,50 @@ export async function startBullmqWorker(
     throw err;
   }
 
+  /** Cuts every connection of this worker (a close waiting on a silent Redis ends). */
+  const cut = (): void => {
+    reconnect.close();
+    endClient(subscriber);
+    // Both at once (BullMQ's own disconnect waits for the main connection's end first).
+    for (const client of [worker.backend.client, worker.backend.blockingClient]) {
+      client?.then(endClient).catch(() => undefined);
+    }
+  };
+  let graceful: Promise<void> | undefined;
+  /** The close without a bound (the queue's close bounds its workers' together). */
+  const closeGracefully = (): Promise<void> => {
+    graceful ??= (async () => {
+      reconnect.close();
+      await worker.close();
+      // Found silent: the record lapses with its TTL (unregistering would only time out).
+      await beat?.stop({ unregister: !deps.silence.found });
+      subscriber.disconnect();
+    })();
+    return graceful;
+  };
   let closing: Promise<void> | undefined;
   return {
     id: worker.id,
+    idle: () => running.idle(),
+    cut,
+    closeGracefully,
     close: () => {
-      closing ??= (async () => {
-        reconnect.close();
-        await worker.close();
-        await beat?.stop();
-        subscriber.disconnect();
-      })();
+      closing ??= closeWithin({
+        graceful: closeGracefully(),
+        idle: () => running.idle(),
+        cut,
+        onCut: (ms) => deps.onError(silentRedis(ms), `closing worker ${worker.id}`),
+        silenceMs: deps.closeSilenceMs,
+        silence: deps.silence,
+      }).then(() => undefined);
       return closing;
     },
   };
+}
+
+/** The error reported when a close's bound ran out and its connections were cut. */
+export function silentRedis(ms: number): Error {
+  return new Error(
+    `Redis did not answer for ${ms / 1000} s after the last job ended; its connections were cut so the stop could end (a job left active is taken again once its lock lapses)`,
+  );
 }

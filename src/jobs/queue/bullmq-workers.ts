@@ -70,7 +70,8 @@ export class WorkerBeat {
         .sadd(this.keys.all, info.id)
         .exec();
     } catch (err) {
-      this.onError(err, `worker ${info.id} heartbeat`);
+      // One in flight when the worker stopped fails with its connection: nothing to report.
+      if (!this.#stopped) this.onError(err, `worker ${info.id} heartbeat`);
     }
   }
 
@@ -82,12 +83,12 @@ export class WorkerBeat {
   }
 
   /** Stops the heartbeat and removes the record. */
-  async stop(): Promise<void> {
+  async stop(opts: { unregister?: boolean } = {}): Promise<void> {
     this.#stopped = true;
     clearInterval(this.#timer);
-    // Redis gone (a stop during an outage): the record lapses with its TTL; removing it would
-    // only wait out the command timeout.
-    if (this.redis.status !== 'ready') return;
+    // Redis gone or silent (a stop during an outage): the record lapses with its TTL; removing
+    // it would only wait out the command timeout.
+    if (this.redis.status !== 'ready' || opts.unregister === false) return;
     await this.redis
       .multi()
       .del(this.keys.one(this.#info.id))
