@@ -33,13 +33,9 @@ describe.skipIf(!redisAvailable().ok && !inCi())('serve: stopped while Redis is 
   it('SIGTERM while the network to Redis drops every packet: it stops, saying why', async () => {
     const redis = await startRedis();
     cleanups.push(() => redis.stop());
-    const target = new URL(redis.url);
-    const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port) });
+    const { proxy, url } = await TcpProxy.inFront(redis.url);
     cleanups.push(() => proxy.close());
-    const proxied = new URL(redis.url);
-    proxied.hostname = '127.0.0.1';
-    proxied.port = String(proxy.port);
-    const serve = await runningServe(proxied.toString());
+    const serve = await runningServe(url);
     proxy.cut('blackhole');
     expect(await stopped(serve)).toBe(0);
     expect(serve.output()).toMatch(/did not answer for 10 s.*connections were cut/);

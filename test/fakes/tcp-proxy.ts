@@ -45,6 +45,16 @@ export class TcpProxy {
     return proxy;
   }
 
+  /** A proxy in front of the server at `url` (redis://, postgres://…), and the URL through it. */
+  static async inFront(url: string): Promise<{ proxy: TcpProxy; url: string }> {
+    const target = new URL(url);
+    const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port) });
+    const via = new URL(url);
+    via.hostname = '127.0.0.1';
+    via.port = String(proxy.port);
+    return { proxy, url: via.toString() };
+  }
+
   /** The port clients connect to. */
   get port(): number {
     return this.#port;

@@ -54,13 +54,9 @@ export async function behindProxy(
   suite: HaSuite,
   url: string,
 ): Promise<{ proxy: TcpProxy; url: string }> {
-  const target = new URL(url);
-  const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port) });
-  suite.cleanups.push(() => proxy.close());
-  const via = new URL(url);
-  via.hostname = '127.0.0.1';
-  via.port = String(proxy.port);
-  return { proxy, url: via.toString() };
+  const front = await TcpProxy.inFront(url);
+  suite.cleanups.push(() => front.proxy.close());
+  return front;
 }
 
 /** A proxy in front of the suite's Redis (see behindProxy). */

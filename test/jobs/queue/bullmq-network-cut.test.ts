@@ -13,6 +13,7 @@ import type { JobQueue } from '../../../src/jobs/queue/port.ts';
 import { TcpProxy } from '../../fakes/tcp-proxy.ts';
 import { inCi, redisAvailable, startRedis } from '../../support/redis.ts';
 import { holdsFor, waitUntil } from '../../support/slowdown.ts';
+import { startClose } from './fixtures/closing.ts';
 
 const availability = redisAvailable();
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -24,14 +25,10 @@ describe.skipIf(!availability.ok && !inCi())('bullmq: Redis black-holed', () => 
   it('an enqueue fails after the command timeout instead of hanging', async () => {
     const redis = await startRedis();
     cleanups.push(() => redis.stop());
-    const target = new URL(redis.url);
-    const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port) });
-    const proxied = new URL(redis.url);
-    proxied.hostname = '127.0.0.1';
-    proxied.port = String(proxy.port);
+    const { proxy, url } = await TcpProxy.inFront(redis.url);
     const queue: JobQueue = await createJobQueue({
       driver: 'bullmq',
-      url: proxied.toString(),
+      url,
       prefix: `pbtest-${randomUUID().slice(0, 8)}`,
       commandTimeoutMs: 300,
     });
@@ -100,15 +97,11 @@ async function proxiedQueueWithWorker(
 ): Promise<{ proxy: TcpProxy; queue: JobQueue }> {
   const redis = await startRedis();
   cleanups.push(() => redis.stop());
-  const target = new URL(redis.url);
-  const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port) });
+  const { proxy, url } = await TcpProxy.inFront(redis.url);
   cleanups.push(() => proxy.close());
-  const proxied = new URL(redis.url);
-  proxied.hostname = '127.0.0.1';
-  proxied.port = String(proxy.port);
   const queue = await createJobQueue({
     driver: 'bullmq',
-    url: proxied.toString(),
+    url,
     prefix: `pbtest-${randomUUID().slice(0, 8)}`,
     closeSilenceMs: 500,
     onError: (err) => errors.push(String(err)),
@@ -116,13 +109,4 @@ async function proxiedQueueWithWorker(
   queue.onOutcome(() => {});
   await queue.startWorker(processor, { concurrency: 1 });
   return { proxy, queue };
-}
-
-/** Starts closing `queue`; `ended()` says whether the close has ended. */
-function startClose(queue: JobQueue): { ended: () => boolean } {
-  let closed = false;
-  queue.close().then(() => {
-    closed = true;
-  });
-  return { ended: () => closed };
 }

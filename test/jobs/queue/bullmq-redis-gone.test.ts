@@ -10,6 +10,7 @@ import { createJobQueue } from '../../../src/jobs/queue/create-queue.ts';
 import type { JobQueue } from '../../../src/jobs/queue/port.ts';
 import { inCi, type RedisHandle, redisAvailable, startRedis } from '../../support/redis.ts';
 import { holdsFor, waitUntil } from '../../support/slowdown.ts';
+import { startClose } from './fixtures/closing.ts';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -31,15 +32,6 @@ async function queueWithWorker(
   queue.onOutcome(() => {});
   await queue.startWorker(processor, { concurrency: 1 });
   return { redis, queue };
-}
-
-/** Starts closing `queue`; `ended()` says whether the close has ended. */
-function startClose(queue: JobQueue): { ended: () => boolean } {
-  let closed = false;
-  queue.close().then(() => {
-    closed = true;
-  });
-  return { ended: () => closed };
 }
 
 /** Closes `queue`; resolves with 'closed', or fails naming what hung. */
