@@ -3,8 +3,8 @@
  * refusal, no reset). BullMQ closes with QUIT and waits for its blocking commands, whose replies
  * never come then, so a stop never ended (docs/limits.md). The bound starts only once no job of
  * ours is running (a stop lets running steps finish, however long they take); when the close has
- * not ended CLOSE_SILENCE_MS after that, every connection is cut (ioredis' disconnect, which
- * rejects what waits on it), and the close then ends as after a refused connection.
+ * not ended CLOSE_SILENCE_MS after that, every connection is cut (its socket destroyed, what
+ * waits on it failed), and the close then ends as after a refused connection.
  */
 
 /**
@@ -48,9 +48,12 @@ export interface BoundedClose {
 export async function closeWithin(c: BoundedClose): Promise<'closed' | 'cut'> {
   const silenceMs = c.silenceMs ?? CLOSE_SILENCE_MS;
   let timer: NodeJS.Timeout | undefined;
+  let settled = false;
   const bound = c.idle().then(
     () =>
       new Promise<'bound'>((resolve) => {
+        // No timer once the close has ended (it would hold the process for nothing).
+        if (settled) return;
         timer = setTimeout(() => resolve('bound'), c.silence?.found ? 0 : silenceMs);
       }),
   );
@@ -58,6 +61,7 @@ export async function closeWithin(c: BoundedClose): Promise<'closed' | 'cut'> {
   try {
     if ((await Promise.race([ended, bound])) === 'closed') return 'closed';
   } finally {
+    settled = true;
     clearTimeout(timer);
   }
   if (c.silence?.found !== true) c.onCut?.(silenceMs);
@@ -73,9 +77,36 @@ export async function closeWithin(c: BoundedClose): Promise<'closed' | 'cut'> {
   return 'cut';
 }
 
+/** What of an ioredis client ending it needs. */
+interface Client {
+  status: string;
+  disconnect(): void;
+  stream?: { destroy(): void };
+}
+
 /** Disconnects an ioredis client unless it has ended (a disconnect then would only arm a timer). */
-export function endClient(client: { status: string; disconnect(): void }): void {
+export function endClient(client: Client): void {
   if (client.status !== 'end') client.disconnect();
+}
+
+/**
+ * Ends an ioredis client at once, after a silence: its socket destroyed rather than half-closed
+ * (a silent peer never answers the FIN: ioredis would wait 2 s), what waits on it failed.
+ */
+export function cutClient(client: Client): void {
+  if (client.status === 'end') return;
+  client.disconnect();
+  client.stream?.destroy();
+}
+
+/** Cuts the clients of a BullMQ backend (its own connection and its blocking one). */
+export function cutBackend(backend: {
+  client: Promise<Client>;
+  blockingClient?: Promise<Client> | undefined;
+}): void {
+  for (const client of [backend.client, backend.blockingClient]) {
+    client?.then(cutClient).catch(() => undefined);
+  }
 }
 
 /** Counts running jobs; `idle()` resolves when none runs. */

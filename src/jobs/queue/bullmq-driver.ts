@@ -7,7 +7,14 @@ import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { ConflictError } from '../../errors.ts';
-import { CLOSE_SILENCE_MS, closeWithin, endClient, RedisSilence } from './bullmq-close.ts';
+import {
+  CLOSE_SILENCE_MS,
+  closeWithin,
+  cutBackend,
+  cutClient,
+  endClient,
+  RedisSilence,
+} from './bullmq-close.ts';
 import {
   type BullJobData,
   completedOutcome,
@@ -332,9 +339,9 @@ class BullmqJobQueue implements JobQueue {
     const workers = [...this.started];
     const cut = (): void => {
       for (const w of workers) w.cut();
-      this.events?.disconnect().catch(() => undefined);
-      this.queue.disconnect().catch(() => undefined);
-      endClient(this.deps.commands);
+      if (this.events) cutBackend(this.events.backend);
+      cutBackend(this.queue.backend);
+      cutClient(this.deps.commands);
     };
     const graceful = (async () => {
       await Promise.all(workers.map((w) => w.closeGracefully()));
@@ -357,7 +364,10 @@ class BullmqJobQueue implements JobQueue {
       });
     } finally {
       // Whatever failed on the way (a QUIT timed out), no connection of ours stays open.
-      cut();
+      for (const w of workers) w.cut();
+      this.events?.disconnect().catch(() => undefined);
+      this.queue.disconnect().catch(() => undefined);
+      endClient(this.deps.commands);
     }
   }
 

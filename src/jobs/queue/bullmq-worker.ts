@@ -7,7 +7,13 @@
 import { Worker as BullWorker, type ConnectionOptions, DelayedError, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { markStage } from '../../trace.ts';
-import { closeWithin, endClient, type RedisSilence, RunningJobs } from './bullmq-close.ts';
+import {
+  closeWithin,
+  cutBackend,
+  cutClient,
+  type RedisSilence,
+  RunningJobs,
+} from './bullmq-close.ts';
 import { type BullJobData, type BullSignal, encodeFailure, encodeSignal } from './bullmq-codec.ts';
 import { ReconnectPolicy } from './bullmq-reconnect.ts';
 import type { QueueKeys, RunLocks } from './bullmq-redis.ts';
@@ -191,11 +197,9 @@ export async function startBullmqWorker(
   /** Cuts every connection of this worker (a close waiting on a silent Redis ends). */
   const cut = (): void => {
     reconnect.close();
-    endClient(subscriber);
+    cutClient(subscriber);
     // Both at once (BullMQ's own disconnect waits for the main connection's end first).
-    for (const client of [worker.backend.client, worker.backend.blockingClient]) {
-      client?.then(endClient).catch(() => undefined);
-    }
+    cutBackend(worker.backend);
   };
   let graceful: Promise<void> | undefined;
   /** The close without a bound (the queue's close bounds its workers' together). */
