@@ -13,7 +13,7 @@
  */
 export const CLOSE_SILENCE_MS = 10_000;
 
-/** How long a cut close may take to end before it is left behind (ioredis ends a cut in 2 s). */
+/** How long a cut close may take to end before it is left behind (a cut ends its waits at once). */
 const AFTER_CUT_MS = 5_000;
 
 /**
@@ -75,6 +75,13 @@ export async function closeWithin(c: BoundedClose): Promise<'closed' | 'cut'> {
     }),
   ]).finally(() => clearTimeout(left));
   return 'cut';
+}
+
+/** The error reported when a close's bound ran out and its connections were cut. */
+export function silentRedis(ms: number): Error {
+  return new Error(
+    `Redis did not answer for ${ms / 1000} s after the last job ended; its connections were cut so the stop could end (a job left active is taken again once its lock lapses)`,
+  );
 }
 
 /** What of an ioredis client ending it needs. */

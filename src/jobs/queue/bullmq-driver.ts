@@ -14,6 +14,7 @@ import {
   cutClient,
   endClient,
   RedisSilence,
+  silentRedis,
 } from './bullmq-close.ts';
 import {
   type BullJobData,
@@ -31,7 +32,6 @@ import {
   type BullmqTiming,
   type BullmqWorker,
   type BullmqWorkerDeps,
-  silentRedis,
   startBullmqWorker,
 } from './bullmq-worker.ts';
 import { listWorkers, WORKER_HEARTBEAT_MS, WorkerKeys } from './bullmq-workers.ts';

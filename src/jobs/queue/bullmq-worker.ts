@@ -13,6 +13,7 @@ import {
   cutClient,
   type RedisSilence,
   RunningJobs,
+  silentRedis,
 } from './bullmq-close.ts';
 import { type BullJobData, type BullSignal, encodeFailure, encodeSignal } from './bullmq-codec.ts';
 import { ReconnectPolicy } from './bullmq-reconnect.ts';
@@ -231,11 +232,4 @@ export async function startBullmqWorker(
       return closing;
     },
   };
-}
-
-/** The error reported when a close's bound ran out and its connections were cut. */
-export function silentRedis(ms: number): Error {
-  return new Error(
-    `Redis did not answer for ${ms / 1000} s after the last job ended; its connections were cut so the stop could end (a job left active is taken again once its lock lapses)`,
-  );
 }
