@@ -25,9 +25,10 @@ import {
   stateOf,
 } from './bullmq-codec.ts';
 import { bullJobCounts, bullListJobs } from './bullmq-listing.ts';
+import { type BullmqQueueOptions, DEFAULT_COMMAND_TIMEOUT_MS } from './bullmq-options.ts';
 import { ReconnectPolicy } from './bullmq-reconnect.ts';
 import { assertRedisReachable, QueueKeys, RunLocks } from './bullmq-redis.ts';
-import { type BullmqRetention, DEFAULT_BULLMQ_RETENTION, keepJobsOf } from './bullmq-retention.ts';
+import { DEFAULT_BULLMQ_RETENTION, keepJobsOf } from './bullmq-retention.ts';
 import {
   type BullmqTiming,
   type BullmqWorker,
@@ -36,7 +37,7 @@ import {
 } from './bullmq-worker.ts';
 import { listWorkers, WORKER_HEARTBEAT_MS, WorkerKeys } from './bullmq-workers.ts';
 import { fixDisconnectWhileReconnecting } from './ioredis-disconnect.ts';
-import { type ErrorReporter, OutcomeListeners, warnOnError } from './outcome.ts';
+import { OutcomeListeners, warnOnError } from './outcome.ts';
 import {
   assertConcurrency,
   delayOf,
@@ -59,47 +60,6 @@ import {
 } from './port.ts';
 import { quietRepeats } from './repeated-errors.ts';
 import { SignalListeners } from './signals.ts';
-
-/** Options of the BullMQ driver; the defaults suit production. */
-export interface BullmqQueueOptions {
-  /** redis://[user:password@]host:port[/db] (rediss:// for TLS). */
-  url: string;
-  /** BullMQ queue name (default 'phasebridge-jobs'). */
-  queueName?: string;
-  /** Key prefix (default 'phasebridge'); tests use a unique one. */
-  prefix?: string;
-  /** BullMQ job lock; a dead worker's job is recovered after about lockDuration + stalledInterval (default 30 s). */
-  lockDurationMs?: number;
-  /** How often workers look for stalled jobs (default 30 s). */
-  stalledIntervalMs?: number;
-  /** Times a job is taken again after its worker died, before it fails as lost (default 2). */
-  maxLostRetries?: number;
-  /** First retry delay of a job whose run already has a job running, doubling up to 1 s (default 100 ms). */
-  runBusyRetryMs?: number;
-  /** Where errors that cannot be thrown go (default: a process warning). */
-  onError?: ErrorReporter;
-  /** Worker registry heartbeat (default 5 s; a worker is listed until 3 heartbeats are missed). */
-  workerHeartbeatMs?: number;
-  /** How long and how many finished jobs Redis keeps (default `DEFAULT_BULLMQ_RETENTION`). */
-  retention?: Partial<BullmqRetention>;
-  /**
-   * How long a Redis command of the queue's own connections may go unanswered before it fails
-   * (default `DEFAULT_COMMAND_TIMEOUT_MS`; blocking connections have none, they wait by design).
-   */
-  commandTimeoutMs?: number;
-  /**
-   * How long a close waits on a Redis that does not answer, once no job runs, before it cuts the
-   * connections (default `CLOSE_SILENCE_MS`, bullmq-close.ts; tests pass less).
-   */
-  closeSilenceMs?: number;
-}
-
-/**
- * Without a bound, a command sent into a network that drops packets (a cut, not a refusal: no
- * error ever comes) waits for TCP to give up, about 15 minutes: an enqueue hung so, with the run's
- * mutex held. 5 s is far above any healthy Redis answer; a leader passes a shorter one.
- */
-export const DEFAULT_COMMAND_TIMEOUT_MS = 5_000;
 
 /** How long a cancelled job's marker is kept (refuses its start and its re-enqueue). */
 const CANCEL_MARK_TTL_MS = 30 * 24 * 3600 * 1000;
@@ -350,9 +310,10 @@ class BullmqJobQueue implements JobQueue {
       await this.delivery;
       await this.queue.close();
     })();
+    let ended: 'closed' | 'cut' | 'failed' = 'failed';
     try {
       // A silent Redis (dropped packets) never answers BullMQ's QUIT: bounded (bullmq-close.ts).
-      await closeWithin({
+      ended = await closeWithin({
         graceful,
         idle: async () => {
           await Promise.all(workers.map((w) => w.idle()));
@@ -363,10 +324,8 @@ class BullmqJobQueue implements JobQueue {
         silence: this.deps.silence,
       });
     } finally {
-      // Whatever failed on the way (a QUIT timed out), no connection of ours stays open.
-      for (const w of workers) w.cut();
-      this.events?.disconnect().catch(() => undefined);
-      this.queue.disconnect().catch(() => undefined);
+      // A close that failed on the way (a QUIT timed out) leaves no connection of ours open.
+      if (ended === 'failed') cut();
       endClient(this.deps.commands);
     }
   }

@@ -4,7 +4,7 @@
  */
 import type { AnyBridgeDb } from '../../db/migrator.ts';
 import { PhasebridgeError } from '../../errors.ts';
-import type { BullmqQueueOptions } from './bullmq-driver.ts';
+import type { BullmqQueueOptions } from './bullmq-options.ts';
 import type { BullmqRetention } from './bullmq-retention.ts';
 import type { ErrorReporter } from './outcome.ts';
 import type { JobQueue } from './port.ts';

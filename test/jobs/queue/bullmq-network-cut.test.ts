@@ -13,7 +13,7 @@ import type { JobQueue } from '../../../src/jobs/queue/port.ts';
 import { TcpProxy } from '../../fakes/tcp-proxy.ts';
 import { inCi, redisAvailable, startRedis } from '../../support/redis.ts';
 import { holdsFor, waitUntil } from '../../support/slowdown.ts';
-import { startClose } from './fixtures/closing.ts';
+import { heldJob, startClose } from './fixtures/closing.ts';
 
 const availability = redisAvailable();
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -69,22 +69,15 @@ describe.skipIf(!availability.ok && !inCi())('bullmq: Redis black-holed', () => 
   it('a job running: the close waits for it past the bound, then ends', async () => {
     const errors: string[] = [];
     const cut = () => errors.some((e) => /did not answer/.test(e));
-    let started = false;
-    let finish: () => void = () => {};
-    const { proxy, queue } = await proxiedQueueWithWorker(async () => {
-      started = true;
-      await new Promise<void>((resolve) => {
-        finish = resolve;
-      });
-      return { done: true };
-    }, errors);
+    const job = heldJob();
+    const { proxy, queue } = await proxiedQueueWithWorker(job.processor, errors);
     await queue.enqueue({ runId: 'r1', stepId: 'plan', attempt: 1, payload: {} });
-    await waitUntil(() => started, { message: 'the job never started' });
+    await waitUntil(job.started, { message: 'the job never started' });
     proxy.cut('blackhole');
     const close = startClose(queue);
     // The bound (0.5 s) starts when the job ends, however long it runs: nothing is cut before.
     await holdsFor(() => !close.ended() && !cut(), 1_500, 'the close cut a running job short');
-    finish();
+    job.finish();
     await waitUntil(close.ended, { timeoutMs: 20_000, message: 'the close never ended' });
     expect(cut()).toBe(true);
   });

@@ -10,7 +10,7 @@ import { createJobQueue } from '../../../src/jobs/queue/create-queue.ts';
 import type { JobQueue } from '../../../src/jobs/queue/port.ts';
 import { inCi, type RedisHandle, redisAvailable, startRedis } from '../../support/redis.ts';
 import { holdsFor, waitUntil } from '../../support/slowdown.ts';
-import { startClose } from './fixtures/closing.ts';
+import { heldJob, startClose } from './fixtures/closing.ts';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -49,23 +49,16 @@ describe.skipIf(!redisAvailable().ok && !inCi())('bullmq: closed while Redis is 
   });
 
   it('a job running: the close waits for it to finish, then ends', async () => {
-    let started = false;
-    let finish: () => void = () => {};
-    const { redis, queue } = await queueWithWorker(async () => {
-      started = true;
-      await new Promise<void>((resolve) => {
-        finish = resolve;
-      });
-      return { done: true };
-    });
+    const job = heldJob();
+    const { redis, queue } = await queueWithWorker(job.processor);
     await queue.enqueue({ runId: 'r1', stepId: 'plan', attempt: 1, payload: {} });
-    await waitUntil(() => started, { message: 'the job never started' });
+    await waitUntil(job.started, { message: 'the job never started' });
     await redis.stop();
 
     const close = startClose(queue);
     // The worker's close is graceful: the running job first.
     await holdsFor(() => !close.ended(), 300, 'the close ended with the job still running');
-    finish();
+    job.finish();
     await waitUntil(close.ended, { timeoutMs: 20_000, message: 'the close never ended' });
   });
 });
